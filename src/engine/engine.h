@@ -1,0 +1,123 @@
+/* engine.h - the scheduler. Pure: no I/O, no clock, no threads, no
+ * globals. A driver (the simulator, or the Kubernetes world) tells it what
+ * happened (nodes and pods come and go) and asks it to schedule; it answers
+ * with decisions. The same sequence of calls always gives the same decisions.
+ *
+ * Cycle (gp_engine_schedule): pending pods in queue order (priority, then
+ * age) -> filter every node (state, selector, taints, GPU model, cpu, memory,
+ * GPUs) -> score the feasible nodes with the policy -> the best node wins
+ * (ties: lowest node id) and the policy's choice of GPUs inside it ->
+ * commit. A pod that fits nowhere gets an explanation, and is not tried
+ * again until the cluster changes (a release or a node added). */
+#ifndef GP_ENGINE_ENGINE_H
+#define GP_ENGINE_ENGINE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "engine/model.h"
+#include "util/err.h"
+#include "util/rng.h"
+
+struct gp_engine;
+
+/* A placement policy: an ops struct. score() is called for every node that
+ * passed the filters; the highest score wins. It also chooses the GPUs
+ * inside the node (gp_engine_pick_default() is the usual answer). It may
+ * read the whole cluster through the engine (e.g. FGD's fragmentation).
+ * on_bind/on_release let a policy keep incremental state; both may be NULL. */
+struct gp_policy_ops {
+    const char *name;
+    const char *summary; /* one line for --help */
+    int (*init)(struct gp_engine *e, void **state); /* may be NULL */
+    void (*destroy)(void *state);                   /* may be NULL */
+    double (*score)(void *state, const struct gp_engine *e, const struct gp_node *node,
+                    const struct gp_pod *pod, struct gp_pick *pick);
+    void (*on_bind)(void *state, const struct gp_engine *e, const struct gp_node *node,
+                    const struct gp_pod *pod);
+    void (*on_release)(void *state, const struct gp_engine *e, const struct gp_node *node,
+                       const struct gp_pod *pod);
+};
+
+/* The registry of built-in policies, NULL-terminated. */
+extern const struct gp_policy_ops *const gp_policies[];
+const struct gp_policy_ops *gp_policy_find(const char *name);
+
+enum gp_decision_kind {
+    GP_DECISION_BIND,
+    GP_DECISION_UNSCHEDULABLE,
+};
+
+struct gp_decision {
+    enum gp_decision_kind kind;
+    uint32_t pod;
+    uint32_t node;       /* BIND */
+    struct gp_pick pick; /* BIND */
+    struct gp_explain explain; /* UNSCHEDULABLE */
+};
+
+/* Creates an engine with a policy and a seed (for policies that draw random
+ * numbers). Returns NULL when out of memory or when the policy's init fails. */
+struct gp_engine *gp_engine_new(const struct gp_policy_ops *policy, uint64_t seed);
+void gp_engine_free(struct gp_engine *e);
+
+/* Nodes. ids are dense and never reused. */
+enum gp_err gp_engine_node_add(struct gp_engine *e, const struct gp_node_spec *spec,
+                               uint32_t *out_id);
+/* The node's pods must have been released first (GP_ESTATE otherwise). */
+enum gp_err gp_engine_node_remove(struct gp_engine *e, uint32_t node);
+
+/* Pods enter the pending queue. ids are dense and never reused. */
+enum gp_err gp_engine_pod_add(struct gp_engine *e, const struct gp_pod_spec *spec, double now_s,
+                              uint32_t *out_id);
+/* A bound pod finished (or failed, or was evicted): its resources are
+ * released and it leaves the engine. A pending pod is simply dropped. */
+enum gp_err gp_engine_pod_finished(struct gp_engine *e, uint32_t pod);
+
+/* One scheduling cycle at time now_s: tries up to `budget` pending pods (0 =
+ * all) in queue order, appends a decision per tried pod to out (up to cap)
+ * and returns the number of decisions written. Binds are already committed
+ * when this returns. */
+size_t gp_engine_schedule(struct gp_engine *e, double now_s, size_t budget,
+                          struct gp_decision *out, size_t cap);
+
+/* Tries to place one pod now, outside the queue order (the static packing
+ * experiment). Returns 1 with a BIND or UNSCHEDULABLE decision in *out. */
+enum gp_err gp_engine_schedule_pod(struct gp_engine *e, uint32_t pod, struct gp_decision *out);
+
+/* Read-only views for drivers and policies. */
+size_t gp_engine_node_count(const struct gp_engine *e);
+const struct gp_node *gp_engine_node(const struct gp_engine *e, uint32_t id);
+size_t gp_engine_pod_count(const struct gp_engine *e);
+const struct gp_pod *gp_engine_pod(const struct gp_engine *e, uint32_t id);
+size_t gp_engine_pending_count(const struct gp_engine *e);
+/* Interned GPU model names; a node's `model` indexes this table. */
+size_t gp_engine_model_count(const struct gp_engine *e);
+const char *gp_engine_model_name(const struct gp_engine *e, uint32_t model);
+/* The engine's generator, for policies that draw random numbers. */
+struct gp_rng *gp_engine_rng(const struct gp_engine *e);
+const struct gp_policy_ops *gp_engine_policy(const struct gp_engine *e);
+
+/* Cluster totals, kept incrementally. */
+struct gp_engine_totals {
+    uint32_t nodes_ready;
+    uint64_t gpus;
+    uint64_t gpu_milli_total, gpu_milli_alloc;
+    int64_t cpu_milli_total, cpu_milli_alloc;
+    int64_t mem_mib_total, mem_mib_alloc;
+    uint64_t pods_bound;
+};
+void gp_engine_totals(const struct gp_engine *e, struct gp_engine_totals *out);
+
+/* Filters: the first filter that rejects node for pod, or GP_FILTER_COUNT
+ * when the pod fits. Exposed for tests and for drivers that explain. */
+enum gp_filter gp_engine_filter(const struct gp_engine *e, const struct gp_node *node,
+                                const struct gp_pod *pod);
+
+/* The default choice of GPUs inside a feasible node: for a share, the
+ * fullest GPU it still fits on (best fit, lowest index on ties); for whole
+ * GPUs, the lowest-indexed free ones. Returns 0, or -1 if it does not fit. */
+int gp_engine_pick_default(const struct gp_node *node, const struct gp_pod *pod,
+                           struct gp_pick *pick);
+
+#endif

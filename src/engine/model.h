@@ -1,0 +1,160 @@
+/* model.h - the engine's resource model: what a node offers, what a pod
+ * asks for, and the per-node summaries that make filtering a few loads.
+ *
+ * Units are in the names: cpu in millicores (_milli), memory in MiB (_mib),
+ * a GPU share in thousandths of a GPU (gpu_milli, 1000 = one whole GPU).
+ * Strings and arrays inside a *_spec are borrowed: the caller keeps them
+ * alive for as long as the engine holds the node or pod (in practice they
+ * live in the run's arena). */
+#ifndef GP_ENGINE_MODEL_H
+#define GP_ENGINE_MODEL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define GP_MAX_GPUS_PER_NODE 16
+#define GP_GPU_MILLI 1000
+#define GP_MAX_GPU_MODELS 64
+
+struct gp_kv {
+    const char *key;
+    const char *value;
+};
+
+enum gp_taint_effect {
+    GP_EFFECT_NO_SCHEDULE,
+    GP_EFFECT_PREFER_NO_SCHEDULE,
+    GP_EFFECT_NO_EXECUTE,
+};
+
+struct gp_taint {
+    const char *key;
+    const char *value; /* may be NULL or "" */
+    enum gp_taint_effect effect;
+};
+
+/* Kubernetes toleration semantics: key NULL with op_exists tolerates every
+ * taint; any_effect tolerates all effects of a matching key. */
+struct gp_toleration {
+    const char *key;
+    const char *value;
+    bool op_exists; /* operator Exists (else Equal) */
+    bool any_effect;
+    enum gp_taint_effect effect;
+};
+
+struct gp_node_spec {
+    const char *name;
+    const char *pool;      /* node pool name; may be NULL */
+    const char *gpu_model; /* e.g. "A100-80GB"; NULL or "" when gpu_count is 0 */
+    int64_t cpu_milli;
+    int64_t mem_mib;
+    uint32_t gpu_count;
+    uint32_t gpu_mem_mib; /* per GPU; 0 = unknown (memory requests then only need 0) */
+    const struct gp_kv *labels;
+    size_t nlabels;
+    const struct gp_taint *taints;
+    size_t ntaints;
+    double price_per_hour_usd; /* whole node, for cost reports */
+};
+
+struct gp_pod_spec {
+    const char *name;
+    int64_t cpu_milli;
+    int64_t mem_mib;
+    /* GPUs: gpu_count GPUs, each with gpu_milli of its compute. gpu_milli is
+     * 1000 for whole GPUs; below 1000 only with gpu_count == 1 (a share of
+     * one GPU). gpu_count == 0 is a CPU-only pod. */
+    uint32_t gpu_count;
+    uint32_t gpu_milli;
+    uint32_t gpu_mem_mib; /* per GPU; 0 = not declared */
+    const char *const *gpu_models; /* allowed models; none = any */
+    size_t ngpu_models;
+    const struct gp_kv *node_selector;
+    size_t nnode_selector;
+    const struct gp_toleration *tolerations;
+    size_t ntolerations;
+    int32_t priority;
+};
+
+/* One GPU's free capacity inside a node. */
+struct gp_gpu {
+    uint32_t milli_free;
+    uint32_t mem_free_mib;
+    uint32_t pods;
+};
+
+enum gp_node_state {
+    GP_NODE_READY,
+    GP_NODE_GONE,
+};
+
+struct gp_node {
+    struct gp_node_spec spec;
+    uint32_t id;
+    uint32_t model; /* interned spec.gpu_model, index into the engine's model table */
+    enum gp_node_state state;
+    int64_t cpu_free_milli;
+    int64_t mem_free_mib;
+    struct gp_gpu gpu[GP_MAX_GPUS_PER_NODE];
+    /* summaries, kept by the engine on every bind and release */
+    uint32_t gpus_whole_free;    /* GPUs with milli_free == 1000 and nothing on them */
+    uint32_t gpu_milli_free;     /* sum of milli_free */
+    uint32_t gpu_milli_max_free; /* largest milli_free of one GPU */
+    uint32_t pods;
+};
+
+enum gp_pod_state {
+    GP_POD_PENDING,
+    GP_POD_BOUND,
+    GP_POD_DONE, /* finished or removed; its resources are released */
+};
+
+/* Which GPUs of a node a pod gets. For a share, ngpus is 1. */
+struct gp_pick {
+    uint8_t ngpus;
+    uint8_t gpu[GP_MAX_GPUS_PER_NODE];
+};
+
+struct gp_pod {
+    struct gp_pod_spec spec;
+    uint32_t id;
+    uint64_t model_mask; /* allowed models as bits of the model table; ~0 = any */
+    enum gp_pod_state state;
+    int64_t seq;        /* submission order, the tie-break for age */
+    double added_at_s;  /* engine time of the pod_add */
+    uint32_t node;      /* when bound */
+    struct gp_pick pick;
+    uint64_t tried_gen; /* cluster generation of the last failed attempt */
+};
+
+/* Why a node was rejected for a pod. Each rejected node counts once, under
+ * the first filter that rejected it, in this order. */
+#define GP_FILTERS(X)                                                                              \
+    X(NODE_STATE, "node not ready")                                                                \
+    X(SELECTOR, "node(s) didn't match node selector")                                              \
+    X(TAINT, "node(s) had untolerated taint")                                                      \
+    X(GPU_MODEL, "node(s) had a different GPU model")                                              \
+    X(CPU, "Insufficient cpu")                                                                     \
+    X(MEMORY, "Insufficient memory")                                                               \
+    X(GPU_COUNT, "Insufficient nvidia.com/gpu")                                                    \
+    X(GPU_SHARE, "no GPU with enough free share")                                                  \
+    X(GPU_MEMORY, "no GPU with enough free GPU memory")
+
+enum gp_filter {
+#define GP_FILTER_ENUM(name, text) GP_FILTER_##name,
+    GP_FILTERS(GP_FILTER_ENUM)
+#undef GP_FILTER_ENUM
+        GP_FILTER_COUNT
+};
+
+const char *gp_filter_name(enum gp_filter f); /* e.g. "cpu", "gpu-model" */
+const char *gp_filter_text(enum gp_filter f); /* the human reason */
+
+struct gp_explain {
+    uint32_t nodes_total;
+    uint32_t rejected[GP_FILTER_COUNT];
+};
+
+#endif

@@ -1,0 +1,85 @@
+/* workload.h - a workload as the readers produce it: a list of items, each
+ * one Kubernetes object (a Pod, a Deployment, a Job) or one trace row, with
+ * its pod template and its simulation hints. Readers: Kubernetes manifests
+ * with sim.gpuplane.io annotations (manifest.c), the openb pod CSV and the
+ * Philly job CSV (openb.c, philly.c). Everything lives in the caller's arena. */
+#ifndef GP_IO_WORKLOAD_H
+#define GP_IO_WORKLOAD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "engine/model.h"
+#include "util/arena.h"
+#include "util/err.h"
+#include "util/rng.h"
+
+enum gp_item_kind {
+    GP_ITEM_POD,
+    GP_ITEM_DEPLOYMENT, /* `replicas` pods that run until the end */
+    GP_ITEM_JOB,        /* `completions` successful pods, `parallelism` at a time */
+};
+
+/* A random (or fixed) duration in seconds. */
+enum gp_dist_kind {
+    GP_DIST_FIXED,     /* a */
+    GP_DIST_EXP,       /* exponential with mean a */
+    GP_DIST_UNIFORM,   /* uniform in [a, b] */
+    GP_DIST_LOGNORMAL, /* median a, sigma b (of the underlying normal) */
+};
+
+struct gp_dist {
+    enum gp_dist_kind kind;
+    double a, b;
+};
+
+double gp_dist_sample(const struct gp_dist *d, struct gp_rng *r);
+/* Parses "30m", "exp(30m)", "uniform(10m,2h)", "lognormal(20m,1.0)". */
+bool gp_dist_parse(const char *s, struct gp_dist *out);
+
+struct gp_item {
+    const char *name;
+    const char *source; /* "file:line" of the object or row, for messages */
+    enum gp_item_kind kind;
+    struct gp_pod_spec pod; /* the pod template */
+    uint32_t replicas;      /* DEPLOYMENT */
+    uint32_t completions;   /* JOB */
+    uint32_t parallelism;   /* JOB */
+    uint32_t backoff_limit; /* JOB: failed pods tolerated; POD: retries (default 0) */
+    double arrival_s;       /* first submission, seconds from the start */
+    bool has_duration;      /* false: runs until the end of the simulation */
+    struct gp_dist duration;
+    uint32_t repeat;           /* submissions of this item (a stream); >= 1 */
+    struct gp_dist interarrival; /* between submissions when repeat > 1 */
+    double failure_prob;       /* each pod run fails with this probability */
+    const char *queue;         /* gpuplane.io/queue label; may be NULL */
+};
+
+struct gp_workload {
+    struct gp_item *items; /* in the arena */
+    size_t nitems, cap;
+};
+
+/* Appends the items read from arg to w: "PATH" (a YAML/JSON manifest file,
+ * or a directory of *.yaml, *.yml, *.json files, read in name order),
+ * "openb:PATH" or "philly:PATH". */
+enum gp_err gp_workload_load(const char *arg, struct gp_arena *a, struct gp_workload *w,
+                             struct gp_diag *diag);
+
+/* The readers behind it; each appends to w. */
+enum gp_err gp_workload_parse_manifest(const char *text, size_t len, const char *name,
+                                       struct gp_arena *a, struct gp_workload *w,
+                                       struct gp_diag *diag);
+enum gp_err gp_workload_parse_openb(const char *text, size_t len, const char *name,
+                                    struct gp_arena *a, struct gp_workload *w,
+                                    struct gp_diag *diag);
+enum gp_err gp_workload_parse_philly(const char *text, size_t len, const char *name,
+                                     struct gp_arena *a, struct gp_workload *w,
+                                     struct gp_diag *diag);
+
+/* Appends one item (copied) to w, growing its array in the arena. */
+enum gp_err gp_workload_append(struct gp_workload *w, struct gp_arena *a,
+                               const struct gp_item *item);
+
+#endif

@@ -1,0 +1,107 @@
+/* sim.h - the simulator: a virtual clock and an event heap ordered by
+ * (time, sequence) drive the engine through a workload on a cluster.
+ *
+ * Timed mode: items are submitted at their arrival times, pods run for
+ * their duration and finish (or fail, and are retried with exponential
+ * back-off up to their limit); Deployments run to the end. Metrics are
+ * sampled on a fixed interval of virtual time.
+ *
+ * Static mode (the FGD paper's packing experiment): the workload's pods are
+ * shuffled with the seed, resampled with replacement until their GPU
+ * request reaches `inflate` x the cluster's GPUs, and arrive one at a time;
+ * none finishes, a pod that fits nowhere fails, the next one arrives. */
+#ifndef GP_SIM_SIM_H
+#define GP_SIM_SIM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "engine/engine.h"
+#include "io/cluster.h"
+#include "io/workload.h"
+#include "util/err.h"
+
+enum gp_sim_mode {
+    GP_SIM_TIMED,
+    GP_SIM_STATIC,
+};
+
+struct gp_sim_config {
+    enum gp_sim_mode mode;
+    const struct gp_policy_ops *policy;
+    uint64_t seed;
+    double horizon_s;     /* timed: simulated time; 0 = until the workload is done */
+    double sample_s;      /* timed: metrics interval; 0 = automatic */
+    double inflate;       /* static: target GPU request / capacity (1.3) */
+    double backoff_base_s; /* retry back-off: base * 2^(attempt-1), capped */
+    double backoff_max_s;
+    /* progress callback (driver-side, may be NULL): fraction done in [0,1] */
+    void (*progress)(void *ctx, double fraction);
+    void *progress_ctx;
+};
+
+void gp_sim_config_default(struct gp_sim_config *c);
+
+/* One metrics sample of the timed mode. */
+struct gp_sim_sample {
+    double t_s;
+    double gpu_alloc_pct; /* allocated GPU-milli / total GPU-milli */
+    double cpu_alloc_pct;
+    double mem_alloc_pct;
+    uint32_t pending;
+    uint32_t running;
+    uint32_t nodes;
+};
+
+/* A point of the static curve. */
+struct gp_sim_point {
+    double arrived_pct;
+    double unallocated_pct;
+};
+
+struct gp_sim_stats {
+    double mean, p50, p95, p99, max;
+};
+
+struct gp_sim_result {
+    enum gp_sim_mode mode;
+    const char *policy;
+    uint64_t seed;
+    double sim_end_s; /* virtual time at the end */
+    uint64_t pods_submitted;
+    uint64_t pods_scheduled; /* distinct pods bound at least once */
+    uint64_t pods_completed;
+    uint64_t pods_failed;    /* gave up: retries exhausted, or (static) fit nowhere */
+    uint64_t pods_pending_end;
+    uint64_t pods_running_end;
+    uint64_t pod_retries;
+    uint64_t binds;
+    struct gp_sim_stats queue_delay_s; /* submission to bind, of bound pods */
+    double *queue_delays_s;            /* every bound pod's delay (sorted) */
+    size_t nqueue_delays;
+    double node_hours;
+    double gpu_hours_total;
+    double gpu_hours_allocated;
+    double gpu_hours_idle;
+    double cost_usd; /* node-hours x node price, where prices are known */
+    /* pod-attempts found unschedulable, per first rejecting filter, summed */
+    uint64_t unschedulable[GP_FILTER_COUNT];
+    struct gp_sim_sample *samples;
+    size_t nsamples;
+    /* static mode */
+    double unallocated_gpu_pct_at_100;
+    struct gp_sim_point *curve;
+    size_t ncurve;
+    /* cluster */
+    uint32_t nodes;
+    uint64_t gpus;
+};
+
+/* Runs one simulation. Memory of the result (arrays) lives in arena a.
+ * Errors are bad input found late (e.g. a pod larger than any GP limit). */
+enum gp_err gp_sim_run(const struct gp_sim_config *cfg, const struct gp_cluster *cluster,
+                       const struct gp_workload *workload, struct gp_arena *a,
+                       struct gp_sim_result *out, struct gp_diag *diag);
+
+#endif
