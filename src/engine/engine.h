@@ -28,7 +28,7 @@ struct gp_engine;
  * on_bind/on_release let a policy keep incremental state; both may be NULL. */
 struct gp_policy_ops {
     const char *name;
-    const char *summary; /* one line for --help */
+    const char *summary;                            /* one line for --help */
     int (*init)(struct gp_engine *e, void **state); /* may be NULL */
     void (*destroy)(void *state);                   /* may be NULL */
     double (*score)(void *state, const struct gp_engine *e, const struct gp_node *node,
@@ -51,8 +51,8 @@ enum gp_decision_kind {
 struct gp_decision {
     enum gp_decision_kind kind;
     uint32_t pod;
-    uint32_t node;       /* BIND */
-    struct gp_pick pick; /* BIND */
+    uint32_t node;             /* BIND */
+    struct gp_pick pick;       /* BIND */
     struct gp_explain explain; /* UNSCHEDULABLE */
 };
 
@@ -78,8 +78,8 @@ enum gp_err gp_engine_pod_finished(struct gp_engine *e, uint32_t pod);
  * all) in queue order, appends a decision per tried pod to out (up to cap)
  * and returns the number of decisions written. Binds are already committed
  * when this returns. */
-size_t gp_engine_schedule(struct gp_engine *e, double now_s, size_t budget,
-                          struct gp_decision *out, size_t cap);
+size_t gp_engine_schedule(struct gp_engine *e, double now_s, size_t budget, struct gp_decision *out,
+                          size_t cap);
 
 /* Tries to place one pod now, outside the queue order (the static packing
  * experiment). Returns 1 with a BIND or UNSCHEDULABLE decision in *out. */

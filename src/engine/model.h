@@ -14,8 +14,8 @@
 #include <stdint.h>
 
 #define GP_MAX_GPUS_PER_NODE 16
-#define GP_GPU_MILLI 1000
-#define GP_MAX_GPU_MODELS 64
+#define GP_GPU_MILLI         1000
+#define GP_MAX_GPU_MODELS    64
 
 struct gp_kv {
     const char *key;
@@ -68,7 +68,7 @@ struct gp_pod_spec {
      * one GPU). gpu_count == 0 is a CPU-only pod. */
     uint32_t gpu_count;
     uint32_t gpu_milli;
-    uint32_t gpu_mem_mib; /* per GPU; 0 = not declared */
+    uint32_t gpu_mem_mib;          /* per GPU; 0 = not declared */
     const char *const *gpu_models; /* allowed models; none = any */
     size_t ngpu_models;
     const struct gp_kv *node_selector;
@@ -122,9 +122,9 @@ struct gp_pod {
     uint32_t id;
     uint64_t model_mask; /* allowed models as bits of the model table; ~0 = any */
     enum gp_pod_state state;
-    int64_t seq;        /* submission order, the tie-break for age */
-    double added_at_s;  /* engine time of the pod_add */
-    uint32_t node;      /* when bound */
+    int64_t seq;       /* submission order, the tie-break for age */
+    double added_at_s; /* engine time of the pod_add */
+    uint32_t node;     /* when bound */
     struct gp_pick pick;
     uint64_t tried_gen; /* cluster generation of the last failed attempt */
 };

@@ -46,8 +46,7 @@ enum gp_err gp_cluster_load(const char *arg, struct gp_arena *a, struct gp_clust
 /* The readers behind gp_cluster_load; text is the whole file, name is used
  * in diagnostics. They never print; all errors go to diag. */
 enum gp_err gp_cluster_parse_yaml(const char *text, size_t len, const char *name,
-                                  struct gp_arena *a, struct gp_cluster *out,
-                                  struct gp_diag *diag);
+                                  struct gp_arena *a, struct gp_cluster *out, struct gp_diag *diag);
 enum gp_err gp_cluster_parse_openb(const char *text, size_t len, const char *name,
                                    struct gp_arena *a, struct gp_cluster *out,
                                    struct gp_diag *diag);

@@ -13,8 +13,8 @@
 #include "util/sbuf.h"
 
 struct gp_report_meta {
-    const char *version;       /* gpuplane version */
-    const char *cluster;       /* the --cluster argument, or "built-in demo" */
+    const char *version;          /* gpuplane version */
+    const char *cluster;          /* the --cluster argument, or "built-in demo" */
     const char *const *workloads; /* the --workload arguments */
     size_t nworkloads;
     const struct gp_cluster *cluster_spec; /* pools, for the summary; may be NULL */

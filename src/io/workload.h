@@ -50,10 +50,10 @@ struct gp_item {
     double arrival_s;       /* first submission, seconds from the start */
     bool has_duration;      /* false: runs until the end of the simulation */
     struct gp_dist duration;
-    uint32_t repeat;           /* submissions of this item (a stream); >= 1 */
+    uint32_t repeat;             /* submissions of this item (a stream); >= 1 */
     struct gp_dist interarrival; /* between submissions when repeat > 1 */
-    double failure_prob;       /* each pod run fails with this probability */
-    const char *queue;         /* gpuplane.io/queue label; may be NULL */
+    double failure_prob;         /* each pod run fails with this probability */
+    const char *queue;           /* gpuplane.io/queue label; may be NULL */
 };
 
 struct gp_workload {

@@ -31,9 +31,9 @@ struct gp_sim_config {
     enum gp_sim_mode mode;
     const struct gp_policy_ops *policy;
     uint64_t seed;
-    double horizon_s;     /* timed: simulated time; 0 = until the workload is done */
-    double sample_s;      /* timed: metrics interval; 0 = automatic */
-    double inflate;       /* static: target GPU request / capacity (1.3) */
+    double horizon_s;      /* timed: simulated time; 0 = until the workload is done */
+    double sample_s;       /* timed: metrics interval; 0 = automatic */
+    double inflate;        /* static: target GPU request / capacity (1.3) */
     double backoff_base_s; /* retry back-off: base * 2^(attempt-1), capped */
     double backoff_max_s;
     /* progress callback (driver-side, may be NULL): fraction done in [0,1] */
@@ -72,7 +72,7 @@ struct gp_sim_result {
     uint64_t pods_submitted;
     uint64_t pods_scheduled; /* distinct pods bound at least once */
     uint64_t pods_completed;
-    uint64_t pods_failed;    /* gave up: retries exhausted, or (static) fit nowhere */
+    uint64_t pods_failed; /* gave up: retries exhausted, or (static) fit nowhere */
     uint64_t pods_pending_end;
     uint64_t pods_running_end;
     uint64_t pod_retries;

@@ -16,8 +16,8 @@ enum gp_err gp_fs_read(const char *path, char **out, size_t *out_len, struct gp_
     FILE *f = fopen(path, "rb");
     if (!f) {
         int e = errno;
-        return gp_diag_set(diag, e == ENOENT ? GP_ENOTFOUND : GP_EIO, "%s: cannot open: %s",
-                           path, strerror(e));
+        return gp_diag_set(diag, e == ENOENT ? GP_ENOTFOUND : GP_EIO, "%s: cannot open: %s", path,
+                           strerror(e));
     }
     struct stat st;
     if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
@@ -60,8 +60,7 @@ out:
     return GP_OK;
 }
 
-enum gp_err gp_fs_write_atomic(const char *path, const char *data, size_t len,
-                               struct gp_diag *diag)
+enum gp_err gp_fs_write_atomic(const char *path, const char *data, size_t len, struct gp_diag *diag)
 {
     size_t plen = strlen(path);
     char *tmp = malloc(plen + 16);
@@ -82,8 +81,7 @@ enum gp_err gp_fs_write_atomic(const char *path, const char *data, size_t len,
         goto out;
     }
     if (rename(tmp, path) != 0) {
-        err = gp_diag_set(diag, GP_EIO, "%s: cannot rename into place: %s", path,
-                          strerror(errno));
+        err = gp_diag_set(diag, GP_EIO, "%s: cannot rename into place: %s", path, strerror(errno));
         remove(tmp);
     }
 out:

@@ -75,12 +75,23 @@ void gp_sbuf_add_xml(struct gp_sbuf *b, const char *s)
 {
     for (; *s; s++) {
         switch (*s) {
-        case '&': gp_sbuf_add(b, "&amp;"); break;
-        case '<': gp_sbuf_add(b, "&lt;"); break;
-        case '>': gp_sbuf_add(b, "&gt;"); break;
-        case '"': gp_sbuf_add(b, "&quot;"); break;
-        case '\'': gp_sbuf_add(b, "&#39;"); break;
-        default: gp_sbuf_addc(b, *s);
+        case '&':
+            gp_sbuf_add(b, "&amp;");
+            break;
+        case '<':
+            gp_sbuf_add(b, "&lt;");
+            break;
+        case '>':
+            gp_sbuf_add(b, "&gt;");
+            break;
+        case '"':
+            gp_sbuf_add(b, "&quot;");
+            break;
+        case '\'':
+            gp_sbuf_add(b, "&#39;");
+            break;
+        default:
+            gp_sbuf_addc(b, *s);
         }
     }
 }

@@ -89,9 +89,17 @@ bool gp_units_mem_mib(const char *s, int64_t *out)
         const char *suffix;
         double bytes;
     } units[] = {
-        {"", 1.0},         {"k", 1e3},           {"M", 1e6},           {"G", 1e9},
-        {"T", 1e12},       {"P", 1e15},          {"Ki", 1024.0},       {"Mi", 1048576.0},
-        {"Gi", 1073741824.0}, {"Ti", 1099511627776.0}, {"Pi", 1125899906842624.0},
+        {"", 1.0},
+        {"k", 1e3},
+        {"M", 1e6},
+        {"G", 1e9},
+        {"T", 1e12},
+        {"P", 1e15},
+        {"Ki", 1024.0},
+        {"Mi", 1048576.0},
+        {"Gi", 1073741824.0},
+        {"Ti", 1099511627776.0},
+        {"Pi", 1125899906842624.0},
     };
     double v;
     const char *suf;
@@ -126,8 +134,12 @@ bool gp_units_duration_s(const char *s, double *out)
     for (;;) {
         double mult;
         switch (*suf) {
-        case 'd': mult = 86400; break;
-        case 'h': mult = 3600; break;
+        case 'd':
+            mult = 86400;
+            break;
+        case 'h':
+            mult = 3600;
+            break;
         case 'm':
             if (suf[1] == 's') {
                 mult = 0.001;
@@ -136,8 +148,11 @@ bool gp_units_duration_s(const char *s, double *out)
                 mult = 60;
             }
             break;
-        case 's': mult = 1; break;
-        default: return false;
+        case 's':
+            mult = 1;
+            break;
+        default:
+            return false;
         }
         total += v * mult;
         p = suf + 1;

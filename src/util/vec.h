@@ -18,8 +18,7 @@ int gp_vec_grow(void **items, size_t *cap, size_t need, size_t elem);
     }
 
 #define GP_VEC_RESERVE(v, n)                                                                       \
-    ((n) <= (v)->cap ? 0                                                                           \
-                     : gp_vec_grow((void **)&(v)->items, &(v)->cap, (n), sizeof *(v)->items))
+    ((n) <= (v)->cap ? 0 : gp_vec_grow((void **)&(v)->items, &(v)->cap, (n), sizeof *(v)->items))
 
 #define GP_VEC_PUSH(v, x)                                                                          \
     (GP_VEC_RESERVE((v), (v)->len + 1) != 0 ? -1 : ((v)->items[(v)->len++] = (x), 0))

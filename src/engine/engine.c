@@ -1,0 +1,551 @@
+/* engine.c - the scheduling cycle: the queue, the filters, the policy's
+ * score, the commit and the release, with per-node summaries and cluster
+ * totals kept incrementally. Pure: no I/O, no clock, no globals. */
+#include "engine/engine.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/vec.h"
+
+struct gp_engine {
+    const struct gp_policy_ops *policy;
+    void *policy_state;
+    struct gp_rng rng;
+    GP_VEC(struct gp_node) nodes;
+    GP_VEC(struct gp_pod) pods;
+    GP_VEC(uint32_t) pending; /* pod ids in queue order */
+    const char *models[GP_MAX_GPU_MODELS];
+    uint32_t nmodels;
+    uint64_t generation; /* bumped whenever capacity grows (release, node added) */
+    int64_t next_seq;
+    struct gp_engine_totals totals;
+};
+
+const char *gp_filter_name(enum gp_filter f)
+{
+    static const char *const names[] = {"node-state", "node-selector", "taint",
+                                        "gpu-model",  "cpu",           "memory",
+                                        "gpu-count",  "gpu-share",     "gpu-memory"};
+    _Static_assert(sizeof names / sizeof names[0] == GP_FILTER_COUNT, "one name per filter");
+    return (unsigned)f < GP_FILTER_COUNT ? names[f] : "none";
+}
+
+const char *gp_filter_text(enum gp_filter f)
+{
+    static const char *const texts[] = {
+#define GP_FILTER_TEXT(name, text) text,
+        GP_FILTERS(GP_FILTER_TEXT)
+#undef GP_FILTER_TEXT
+    };
+    return (unsigned)f < GP_FILTER_COUNT ? texts[f] : "fits";
+}
+
+struct gp_engine *gp_engine_new(const struct gp_policy_ops *policy, uint64_t seed)
+{
+    struct gp_engine *e = calloc(1, sizeof *e);
+    if (!e)
+        return NULL;
+    e->policy = policy;
+    gp_rng_seed(&e->rng, seed);
+    if (policy && policy->init && policy->init(e, &e->policy_state) != 0) {
+        free(e);
+        return NULL;
+    }
+    return e;
+}
+
+void gp_engine_free(struct gp_engine *e)
+{
+    if (!e)
+        return;
+    if (e->policy && e->policy->destroy)
+        e->policy->destroy(e->policy_state);
+    GP_VEC_FREE(&e->nodes);
+    GP_VEC_FREE(&e->pods);
+    GP_VEC_FREE(&e->pending);
+    free(e);
+}
+
+/* Returns the model's index, interning it; -1 when the table is full. */
+static int model_intern(struct gp_engine *e, const char *name)
+{
+    for (uint32_t i = 0; i < e->nmodels; i++)
+        if (strcmp(e->models[i], name) == 0)
+            return (int)i;
+    if (e->nmodels == GP_MAX_GPU_MODELS)
+        return -1;
+    e->models[e->nmodels] = name;
+    return (int)e->nmodels++;
+}
+
+static void node_summarise(struct gp_node *n)
+{
+    n->gpus_whole_free = 0;
+    n->gpu_milli_free = 0;
+    n->gpu_milli_max_free = 0;
+    for (uint32_t g = 0; g < n->spec.gpu_count; g++) {
+        uint32_t m = n->gpu[g].milli_free;
+        n->gpus_whole_free += m == GP_GPU_MILLI;
+        n->gpu_milli_free += m;
+        if (m > n->gpu_milli_max_free)
+            n->gpu_milli_max_free = m;
+    }
+}
+
+enum gp_err gp_engine_node_add(struct gp_engine *e, const struct gp_node_spec *spec,
+                               uint32_t *out_id)
+{
+    if (spec->gpu_count > GP_MAX_GPUS_PER_NODE || spec->cpu_milli < 0 || spec->mem_mib < 0)
+        return GP_EINVALID;
+    struct gp_node n;
+    memset(&n, 0, sizeof n);
+    n.spec = *spec;
+    n.id = (uint32_t)e->nodes.len;
+    n.state = GP_NODE_READY;
+    n.cpu_free_milli = spec->cpu_milli;
+    n.mem_free_mib = spec->mem_mib;
+    if (spec->gpu_count > 0) {
+        int m = model_intern(e, spec->gpu_model ? spec->gpu_model : "");
+        if (m < 0)
+            return GP_ELIMIT;
+        n.model = (uint32_t)m;
+    }
+    for (uint32_t g = 0; g < spec->gpu_count; g++) {
+        n.gpu[g].milli_free = GP_GPU_MILLI;
+        n.gpu[g].mem_free_mib = spec->gpu_mem_mib;
+    }
+    node_summarise(&n);
+    if (GP_VEC_PUSH(&e->nodes, n) != 0)
+        return GP_ENOMEM;
+    e->totals.nodes_ready++;
+    e->totals.gpus += spec->gpu_count;
+    e->totals.gpu_milli_total += (uint64_t)spec->gpu_count * GP_GPU_MILLI;
+    e->totals.cpu_milli_total += spec->cpu_milli;
+    e->totals.mem_mib_total += spec->mem_mib;
+    e->generation++;
+    if (out_id)
+        *out_id = n.id;
+    return GP_OK;
+}
+
+enum gp_err gp_engine_node_remove(struct gp_engine *e, uint32_t id)
+{
+    if (id >= e->nodes.len || e->nodes.items[id].state == GP_NODE_GONE)
+        return GP_EINVALID;
+    struct gp_node *n = &e->nodes.items[id];
+    if (n->pods > 0)
+        return GP_ESTATE;
+    n->state = GP_NODE_GONE;
+    e->totals.nodes_ready--;
+    e->totals.gpus -= n->spec.gpu_count;
+    e->totals.gpu_milli_total -= (uint64_t)n->spec.gpu_count * GP_GPU_MILLI;
+    e->totals.cpu_milli_total -= n->spec.cpu_milli;
+    e->totals.mem_mib_total -= n->spec.mem_mib;
+    return GP_OK;
+}
+
+/* Queue order: higher priority first, then older (lower seq) first. */
+static int queue_before(const struct gp_pod *a, const struct gp_pod *b)
+{
+    if (a->spec.priority != b->spec.priority)
+        return a->spec.priority > b->spec.priority;
+    return a->seq < b->seq;
+}
+
+static enum gp_err pending_insert(struct gp_engine *e, uint32_t pod)
+{
+    if (GP_VEC_RESERVE(&e->pending, e->pending.len + 1) != 0)
+        return GP_ENOMEM;
+    const struct gp_pod *p = &e->pods.items[pod];
+    size_t lo = 0, hi = e->pending.len;
+    while (lo < hi) { /* first position whose pod p goes before */
+        size_t mid = lo + (hi - lo) / 2;
+        if (queue_before(p, &e->pods.items[e->pending.items[mid]]))
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
+    memmove(&e->pending.items[lo + 1], &e->pending.items[lo],
+            (e->pending.len - lo) * sizeof e->pending.items[0]);
+    e->pending.items[lo] = pod;
+    e->pending.len++;
+    return GP_OK;
+}
+
+static void pending_remove(struct gp_engine *e, uint32_t pod)
+{
+    for (size_t i = 0; i < e->pending.len; i++) {
+        if (e->pending.items[i] == pod) {
+            memmove(&e->pending.items[i], &e->pending.items[i + 1],
+                    (e->pending.len - i - 1) * sizeof e->pending.items[0]);
+            e->pending.len--;
+            return;
+        }
+    }
+}
+
+enum gp_err gp_engine_pod_add(struct gp_engine *e, const struct gp_pod_spec *spec, double now_s,
+                              uint32_t *out_id)
+{
+    if (spec->cpu_milli < 0 || spec->mem_mib < 0 || spec->gpu_count > GP_MAX_GPUS_PER_NODE)
+        return GP_EINVALID;
+    if (spec->gpu_count > 0 && (spec->gpu_milli == 0 || spec->gpu_milli > GP_GPU_MILLI ||
+                                (spec->gpu_count > 1 && spec->gpu_milli != GP_GPU_MILLI)))
+        return GP_EINVALID;
+    struct gp_pod p;
+    memset(&p, 0, sizeof p);
+    p.spec = *spec;
+    p.id = (uint32_t)e->pods.len;
+    p.state = GP_POD_PENDING;
+    p.seq = e->next_seq++;
+    p.added_at_s = now_s;
+    p.tried_gen = UINT64_MAX;
+    p.model_mask = spec->ngpu_models ? 0 : ~(uint64_t)0;
+    for (size_t i = 0; i < spec->ngpu_models; i++) {
+        int m = model_intern(e, spec->gpu_models[i]);
+        if (m < 0)
+            return GP_ELIMIT;
+        p.model_mask |= (uint64_t)1 << m;
+    }
+    if (GP_VEC_PUSH(&e->pods, p) != 0)
+        return GP_ENOMEM;
+    enum gp_err err = pending_insert(e, p.id);
+    if (err != GP_OK) {
+        e->pods.len--;
+        return err;
+    }
+    if (out_id)
+        *out_id = p.id;
+    return GP_OK;
+}
+
+static bool selector_matches(const struct gp_node *n, const struct gp_pod *p)
+{
+    for (size_t i = 0; i < p->spec.nnode_selector; i++) {
+        const struct gp_kv *want = &p->spec.node_selector[i];
+        bool found = false;
+        for (size_t j = 0; j < n->spec.nlabels && !found; j++)
+            found = strcmp(n->spec.labels[j].key, want->key) == 0 &&
+                    strcmp(n->spec.labels[j].value, want->value) == 0;
+        if (!found)
+            return false;
+    }
+    return true;
+}
+
+static bool str_eq(const char *a, const char *b)
+{
+    return strcmp(a ? a : "", b ? b : "") == 0;
+}
+
+static bool tolerates(const struct gp_pod *p, const struct gp_taint *t)
+{
+    for (size_t i = 0; i < p->spec.ntolerations; i++) {
+        const struct gp_toleration *tol = &p->spec.tolerations[i];
+        if (!tol->any_effect && tol->effect != t->effect)
+            continue;
+        if (!tol->key || !*tol->key) {
+            if (tol->op_exists)
+                return true;
+            continue;
+        }
+        if (strcmp(tol->key, t->key) != 0)
+            continue;
+        if (tol->op_exists || str_eq(tol->value, t->value))
+            return true;
+    }
+    return false;
+}
+
+static bool taints_tolerated(const struct gp_node *n, const struct gp_pod *p)
+{
+    for (size_t i = 0; i < n->spec.ntaints; i++) {
+        const struct gp_taint *t = &n->spec.taints[i];
+        if (t->effect != GP_EFFECT_PREFER_NO_SCHEDULE && !tolerates(p, t))
+            return false;
+    }
+    return true;
+}
+
+enum gp_filter gp_engine_filter(const struct gp_engine *e, const struct gp_node *n,
+                                const struct gp_pod *p)
+{
+    (void)e;
+    if (n->state != GP_NODE_READY)
+        return GP_FILTER_NODE_STATE;
+    if (p->spec.nnode_selector && !selector_matches(n, p))
+        return GP_FILTER_SELECTOR;
+    if (n->spec.ntaints && !taints_tolerated(n, p))
+        return GP_FILTER_TAINT;
+    uint32_t want = p->spec.gpu_count;
+    if (want > 0 && n->spec.gpu_count > 0 && !(p->model_mask >> n->model & 1))
+        return GP_FILTER_GPU_MODEL;
+    if (p->spec.cpu_milli > n->cpu_free_milli)
+        return GP_FILTER_CPU;
+    if (p->spec.mem_mib > n->mem_free_mib)
+        return GP_FILTER_MEMORY;
+    if (want == 0)
+        return GP_FILTER_COUNT;
+    uint32_t milli = p->spec.gpu_milli, mem = p->spec.gpu_mem_mib;
+    if (milli == GP_GPU_MILLI) {
+        if (n->gpus_whole_free < want)
+            return GP_FILTER_GPU_COUNT;
+        if (mem > n->spec.gpu_mem_mib)
+            return GP_FILTER_GPU_MEMORY;
+        return GP_FILTER_COUNT;
+    }
+    if (n->spec.gpu_count == 0)
+        return GP_FILTER_GPU_COUNT;
+    if (n->gpu_milli_max_free < milli)
+        return GP_FILTER_GPU_SHARE;
+    if (mem > 0) {
+        for (uint32_t g = 0; g < n->spec.gpu_count; g++)
+            if (n->gpu[g].milli_free >= milli && n->gpu[g].mem_free_mib >= mem)
+                return GP_FILTER_COUNT;
+        return GP_FILTER_GPU_MEMORY;
+    }
+    return GP_FILTER_COUNT;
+}
+
+int gp_engine_pick_default(const struct gp_node *n, const struct gp_pod *p, struct gp_pick *pick)
+{
+    uint32_t want = p->spec.gpu_count, milli = p->spec.gpu_milli, mem = p->spec.gpu_mem_mib;
+    pick->ngpus = 0;
+    if (want == 0)
+        return 0;
+    if (milli == GP_GPU_MILLI) {
+        for (uint32_t g = 0; g < n->spec.gpu_count && pick->ngpus < want; g++)
+            if (n->gpu[g].milli_free == GP_GPU_MILLI && n->gpu[g].mem_free_mib >= mem)
+                pick->gpu[pick->ngpus++] = (uint8_t)g;
+        return pick->ngpus == want ? 0 : -1;
+    }
+    int best = -1;
+    for (uint32_t g = 0; g < n->spec.gpu_count; g++) {
+        const struct gp_gpu *gpu = &n->gpu[g];
+        if (gpu->milli_free < milli || gpu->mem_free_mib < mem)
+            continue;
+        if (best < 0 || gpu->milli_free < n->gpu[best].milli_free)
+            best = (int)g;
+    }
+    if (best < 0)
+        return -1;
+    pick->ngpus = 1;
+    pick->gpu[0] = (uint8_t)best;
+    return 0;
+}
+
+/* A policy's pick must name distinct GPUs of the node that can hold the pod. */
+static bool pick_valid(const struct gp_node *n, const struct gp_pod *p, const struct gp_pick *pick)
+{
+    if (pick->ngpus != p->spec.gpu_count)
+        return false;
+    uint32_t seen = 0;
+    for (uint32_t i = 0; i < pick->ngpus; i++) {
+        uint32_t g = pick->gpu[i];
+        if (g >= n->spec.gpu_count || (seen >> g & 1))
+            return false;
+        seen |= 1u << g;
+        if (n->gpu[g].milli_free < p->spec.gpu_milli ||
+            n->gpu[g].mem_free_mib < p->spec.gpu_mem_mib)
+            return false;
+    }
+    return true;
+}
+
+static void commit(struct gp_engine *e, struct gp_pod *p, struct gp_node *n,
+                   const struct gp_pick *pick)
+{
+    p->state = GP_POD_BOUND;
+    p->node = n->id;
+    p->pick = *pick;
+    n->cpu_free_milli -= p->spec.cpu_milli;
+    n->mem_free_mib -= p->spec.mem_mib;
+    for (uint32_t i = 0; i < pick->ngpus; i++) {
+        struct gp_gpu *g = &n->gpu[pick->gpu[i]];
+        g->milli_free -= p->spec.gpu_milli;
+        g->mem_free_mib -= p->spec.gpu_mem_mib;
+        g->pods++;
+    }
+    node_summarise(n);
+    n->pods++;
+    e->totals.gpu_milli_alloc += (uint64_t)pick->ngpus * p->spec.gpu_milli;
+    e->totals.cpu_milli_alloc += p->spec.cpu_milli;
+    e->totals.mem_mib_alloc += p->spec.mem_mib;
+    e->totals.pods_bound++;
+    if (e->policy && e->policy->on_bind)
+        e->policy->on_bind(e->policy_state, e, n, p);
+}
+
+static void release(struct gp_engine *e, struct gp_pod *p)
+{
+    struct gp_node *n = &e->nodes.items[p->node];
+    n->cpu_free_milli += p->spec.cpu_milli;
+    n->mem_free_mib += p->spec.mem_mib;
+    for (uint32_t i = 0; i < p->pick.ngpus; i++) {
+        struct gp_gpu *g = &n->gpu[p->pick.gpu[i]];
+        g->milli_free += p->spec.gpu_milli;
+        g->mem_free_mib += p->spec.gpu_mem_mib;
+        g->pods--;
+    }
+    node_summarise(n);
+    n->pods--;
+    e->totals.gpu_milli_alloc -= (uint64_t)p->pick.ngpus * p->spec.gpu_milli;
+    e->totals.cpu_milli_alloc -= p->spec.cpu_milli;
+    e->totals.mem_mib_alloc -= p->spec.mem_mib;
+    e->totals.pods_bound--;
+    e->generation++;
+    if (e->policy && e->policy->on_release)
+        e->policy->on_release(e->policy_state, e, n, p);
+}
+
+enum gp_err gp_engine_pod_finished(struct gp_engine *e, uint32_t id)
+{
+    if (id >= e->pods.len)
+        return GP_EINVALID;
+    struct gp_pod *p = &e->pods.items[id];
+    switch (p->state) {
+    case GP_POD_PENDING:
+        pending_remove(e, id);
+        break;
+    case GP_POD_BOUND:
+        release(e, p);
+        break;
+    case GP_POD_DONE:
+        return GP_ESTATE;
+    }
+    p->state = GP_POD_DONE;
+    return GP_OK;
+}
+
+/* Filters every node, scores the feasible ones and commits the best. Fills
+ * *d with a BIND or an UNSCHEDULABLE decision. */
+static void place(struct gp_engine *e, struct gp_pod *p, struct gp_decision *d)
+{
+    memset(d, 0, sizeof *d);
+    d->pod = p->id;
+    struct gp_node *best = NULL;
+    double best_score = 0;
+    struct gp_pick best_pick = {0}, pick;
+    for (size_t i = 0; i < e->nodes.len; i++) {
+        struct gp_node *n = &e->nodes.items[i];
+        enum gp_filter f = gp_engine_filter(e, n, p);
+        if (f != GP_FILTER_COUNT) {
+            d->explain.rejected[f]++;
+            continue;
+        }
+        double score;
+        if (e->policy) {
+            memset(&pick, 0, sizeof pick);
+            score = e->policy->score(e->policy_state, e, n, p, &pick);
+            if (!pick_valid(n, p, &pick) && gp_engine_pick_default(n, p, &pick) != 0)
+                continue;
+        } else {
+            score = 0;
+            gp_engine_pick_default(n, p, &pick);
+        }
+        if (!best || score > best_score) {
+            best = n;
+            best_score = score;
+            best_pick = pick;
+        }
+    }
+    d->explain.nodes_total = (uint32_t)e->nodes.len;
+    if (!best) {
+        d->kind = GP_DECISION_UNSCHEDULABLE;
+        p->tried_gen = e->generation;
+        return;
+    }
+    d->kind = GP_DECISION_BIND;
+    d->node = best->id;
+    d->pick = best_pick;
+    commit(e, p, best, &best_pick);
+}
+
+size_t gp_engine_schedule(struct gp_engine *e, double now_s, size_t budget, struct gp_decision *out,
+                          size_t cap)
+{
+    (void)now_s;
+    size_t ndec = 0, tried = 0, keep = 0;
+    size_t i = 0;
+    for (; i < e->pending.len; i++) {
+        uint32_t id = e->pending.items[i];
+        struct gp_pod *p = &e->pods.items[id];
+        bool stop = ndec == cap || (budget && tried == budget);
+        if (stop || p->tried_gen == e->generation) {
+            e->pending.items[keep++] = id;
+            continue;
+        }
+        tried++;
+        place(e, p, &out[ndec]);
+        if (out[ndec].kind != GP_DECISION_BIND)
+            e->pending.items[keep++] = id;
+        ndec++;
+    }
+    e->pending.len = keep;
+    return ndec;
+}
+
+enum gp_err gp_engine_schedule_pod(struct gp_engine *e, uint32_t id, struct gp_decision *out)
+{
+    if (id >= e->pods.len)
+        return GP_EINVALID;
+    struct gp_pod *p = &e->pods.items[id];
+    if (p->state != GP_POD_PENDING)
+        return GP_ESTATE;
+    place(e, p, out);
+    if (out->kind == GP_DECISION_BIND)
+        pending_remove(e, id);
+    return GP_OK;
+}
+
+size_t gp_engine_node_count(const struct gp_engine *e)
+{
+    return e->nodes.len;
+}
+
+const struct gp_node *gp_engine_node(const struct gp_engine *e, uint32_t id)
+{
+    return id < e->nodes.len ? &e->nodes.items[id] : NULL;
+}
+
+size_t gp_engine_pod_count(const struct gp_engine *e)
+{
+    return e->pods.len;
+}
+
+const struct gp_pod *gp_engine_pod(const struct gp_engine *e, uint32_t id)
+{
+    return id < e->pods.len ? &e->pods.items[id] : NULL;
+}
+
+size_t gp_engine_pending_count(const struct gp_engine *e)
+{
+    return e->pending.len;
+}
+
+size_t gp_engine_model_count(const struct gp_engine *e)
+{
+    return e->nmodels;
+}
+
+const char *gp_engine_model_name(const struct gp_engine *e, uint32_t model)
+{
+    return model < e->nmodels ? e->models[model] : NULL;
+}
+
+struct gp_rng *gp_engine_rng(const struct gp_engine *e)
+{
+    /* the generator is the engine's mutable state, reachable from a const view */
+    return (struct gp_rng *)(uintptr_t)&e->rng;
+}
+
+const struct gp_policy_ops *gp_engine_policy(const struct gp_engine *e)
+{
+    return e->policy;
+}
+
+void gp_engine_totals(const struct gp_engine *e, struct gp_engine_totals *out)
+{
+    *out = e->totals;
+}
