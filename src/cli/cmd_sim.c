@@ -1,0 +1,458 @@
+/* cmd_sim.c - `gpuplane sim`: load a cluster and workloads (or the built-in
+ * demo), run the simulator, print the summary and write the requested
+ * outputs. All input is read and checked before anything is written, and
+ * each output file appears whole or not at all. */
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+#include "engine/engine.h"
+#include "io/cluster.h"
+#include "io/report.h"
+#include "io/workload.h"
+#include "sim/sim.h"
+#include "util/arena.h"
+#include "util/fs.h"
+#include "util/sbuf.h"
+#include "util/units.h"
+
+#define GP_SIM_MAX_WORKLOADS 64
+#define GP_DEMO_REPORT       "gpuplane-report.html"
+
+struct sim_opts {
+    const char *cluster;
+    const char *workloads[GP_SIM_MAX_WORKLOADS];
+    size_t nworkloads;
+    const char *policy;
+    uint64_t seed;
+    enum gp_sim_mode mode;
+    double inflate;
+    double horizon_s;
+    double sample_s;
+    const char *json, *csv, *report;
+    bool quiet, no_progress, help;
+};
+
+static void sim_usage(FILE *f)
+{
+    fprintf(f, "usage: gpuplane sim [--cluster FILE] [--workload FILE|DIR ...] [--policy NAME]\n"
+               "                    [--seed N] [--mode timed|static] [--json FILE] [--csv FILE]\n"
+               "                    [--report FILE] [options]\n"
+               "\n"
+               "Replays a workload on a cluster with gpuplane's scheduling engine and reports\n"
+               "allocation, queueing delay, node- and GPU-hours. With no arguments it runs the\n"
+               "built-in demo (a mixed cluster, inference services and a stream of batch and\n"
+               "training jobs over one day) and writes " GP_DEMO_REPORT ".\n"
+               "\n"
+               "inputs:\n"
+               "  --cluster FILE      cluster spec: a gpuplane Cluster YAML, or openb:NODES.csv,\n"
+               "                      or philly:MACHINES (docs/FORMATS.md)\n"
+               "  --workload ARG      Kubernetes manifests (a YAML/JSON file or a directory of\n"
+               "                      them), openb:PODS.csv or philly:JOBS.csv; repeatable\n"
+               "engine:\n"
+               "  --policy NAME       placement policy (default best-fit):\n");
+    for (size_t i = 0; gp_policies[i]; i++)
+        fprintf(f, "                        %-15s %s\n", gp_policies[i]->name,
+                gp_policies[i]->summary);
+    fprintf(f, "  --seed N            random seed (default 1); same inputs and seed give\n"
+               "                      byte-identical JSON and CSV\n"
+               "simulation:\n"
+               "  --mode MODE         timed (default): pods arrive, run and finish;\n"
+               "                      static: the FGD packing experiment (pods arrive one at a\n"
+               "                      time in a shuffled order and never leave)\n"
+               "  --horizon DURATION  timed: simulated time, e.g. 24h (default: until done)\n"
+               "  --sample DURATION   timed: metrics interval (default: horizon/288)\n"
+               "  --inflate X         static: resample pods until their GPU request is X times\n"
+               "                      the cluster's GPUs (default 1.3)\n"
+               "outputs:\n"
+               "  --json FILE         results as JSON (schema in docs/FORMATS.md)\n"
+               "  --csv FILE          the timeline as CSV (static mode: the packing curve)\n"
+               "  --report FILE       a self-contained HTML report with charts\n"
+               "  --quiet             no summary on stdout\n"
+               "  --no-progress       no progress bar (it is shown only on a terminal)\n"
+               "  -h, --help          this help\n"
+               "\n"
+               "exit codes: 0 success, 2 bad input or usage, 1 any other failure\n");
+}
+
+enum opt_arg { OPT_FLAG, OPT_VALUE };
+
+struct opt_spec {
+    const char *name;
+    enum opt_arg arg;
+    /* returns GP_OK or an error with diag set */
+    enum gp_err (*set)(struct sim_opts *o, const char *v, struct gp_diag *d);
+};
+
+static enum gp_err set_cluster(struct sim_opts *o, const char *v, struct gp_diag *d)
+{
+    (void)d;
+    o->cluster = v;
+    return GP_OK;
+}
+
+static enum gp_err set_workload(struct sim_opts *o, const char *v, struct gp_diag *d)
+{
+    if (o->nworkloads == GP_SIM_MAX_WORKLOADS)
+        return gp_diag_set(d, GP_EUSAGE, "--workload: at most %d workloads", GP_SIM_MAX_WORKLOADS);
+    o->workloads[o->nworkloads++] = v;
+    return GP_OK;
+}
+
+static enum gp_err set_policy(struct sim_opts *o, const char *v, struct gp_diag *d)
+{
+    if (!gp_policy_find(v)) {
+        char names[256] = "";
+        for (size_t i = 0; gp_policies[i]; i++) {
+            if (i)
+                strncat(names, ", ", sizeof names - strlen(names) - 1);
+            strncat(names, gp_policies[i]->name, sizeof names - strlen(names) - 1);
+        }
+        return gp_diag_set(d, GP_EUSAGE, "--policy: unknown policy '%s' (expected one of: %s)", v,
+                           names);
+    }
+    o->policy = v;
+    return GP_OK;
+}
+
+static enum gp_err set_seed(struct sim_opts *o, const char *v, struct gp_diag *d)
+{
+    int64_t seed;
+    if (!gp_units_uint(v, &seed))
+        return gp_diag_set(d, GP_EUSAGE, "--seed: expected a non-negative integer, got '%s'", v);
+    o->seed = (uint64_t)seed;
+    return GP_OK;
+}
+
+static enum gp_err set_mode(struct sim_opts *o, const char *v, struct gp_diag *d)
+{
+    if (strcmp(v, "timed") == 0)
+        o->mode = GP_SIM_TIMED;
+    else if (strcmp(v, "static") == 0)
+        o->mode = GP_SIM_STATIC;
+    else
+        return gp_diag_set(d, GP_EUSAGE, "--mode: expected 'timed' or 'static', got '%s'", v);
+    return GP_OK;
+}
+
+static enum gp_err set_inflate(struct sim_opts *o, const char *v, struct gp_diag *d)
+{
+    if (!gp_units_number(v, &o->inflate) || o->inflate <= 0 || o->inflate > 100)
+        return gp_diag_set(d, GP_EUSAGE,
+                           "--inflate: expected a number greater than 0 (e.g. 1.3), got '%s'", v);
+    return GP_OK;
+}
+
+static enum gp_err set_horizon(struct sim_opts *o, const char *v, struct gp_diag *d)
+{
+    if (!gp_units_duration_s(v, &o->horizon_s) || o->horizon_s <= 0)
+        return gp_diag_set(d, GP_EUSAGE,
+                           "--horizon: expected a positive duration like 24h or 90m, got '%s'", v);
+    return GP_OK;
+}
+
+static enum gp_err set_sample(struct sim_opts *o, const char *v, struct gp_diag *d)
+{
+    if (!gp_units_duration_s(v, &o->sample_s) || o->sample_s <= 0)
+        return gp_diag_set(d, GP_EUSAGE, "--sample: expected a positive duration like 5m, got '%s'",
+                           v);
+    return GP_OK;
+}
+
+static enum gp_err set_json(struct sim_opts *o, const char *v, struct gp_diag *d)
+{
+    (void)d;
+    o->json = v;
+    return GP_OK;
+}
+
+static enum gp_err set_csv(struct sim_opts *o, const char *v, struct gp_diag *d)
+{
+    (void)d;
+    o->csv = v;
+    return GP_OK;
+}
+
+static enum gp_err set_report(struct sim_opts *o, const char *v, struct gp_diag *d)
+{
+    (void)d;
+    o->report = v;
+    return GP_OK;
+}
+
+static enum gp_err set_quiet(struct sim_opts *o, const char *v, struct gp_diag *d)
+{
+    (void)v, (void)d;
+    o->quiet = true;
+    return GP_OK;
+}
+
+static enum gp_err set_no_progress(struct sim_opts *o, const char *v, struct gp_diag *d)
+{
+    (void)v, (void)d;
+    o->no_progress = true;
+    return GP_OK;
+}
+
+static enum gp_err set_help(struct sim_opts *o, const char *v, struct gp_diag *d)
+{
+    (void)v, (void)d;
+    o->help = true;
+    return GP_OK;
+}
+
+static const struct opt_spec sim_opt_table[] = {
+    {"--cluster", OPT_VALUE, set_cluster},
+    {"--workload", OPT_VALUE, set_workload},
+    {"--policy", OPT_VALUE, set_policy},
+    {"--seed", OPT_VALUE, set_seed},
+    {"--mode", OPT_VALUE, set_mode},
+    {"--inflate", OPT_VALUE, set_inflate},
+    {"--horizon", OPT_VALUE, set_horizon},
+    {"--sample", OPT_VALUE, set_sample},
+    {"--json", OPT_VALUE, set_json},
+    {"--csv", OPT_VALUE, set_csv},
+    {"--report", OPT_VALUE, set_report},
+    {"--quiet", OPT_FLAG, set_quiet},
+    {"--no-progress", OPT_FLAG, set_no_progress},
+    {"--help", OPT_FLAG, set_help},
+    {"-h", OPT_FLAG, set_help},
+};
+
+static enum gp_err parse_opts(int argc, char **argv, struct sim_opts *o, struct gp_diag *d)
+{
+    for (int i = 1; i < argc; i++) {
+        const char *arg = argv[i];
+        const char *eq = strchr(arg, '=');
+        size_t name_len = eq && strncmp(arg, "--", 2) == 0 ? (size_t)(eq - arg) : strlen(arg);
+        const struct opt_spec *spec = NULL;
+        for (size_t k = 0; k < sizeof sim_opt_table / sizeof sim_opt_table[0]; k++)
+            if (strlen(sim_opt_table[k].name) == name_len &&
+                strncmp(sim_opt_table[k].name, arg, name_len) == 0)
+                spec = &sim_opt_table[k];
+        if (!spec)
+            return gp_diag_set(d, GP_EUSAGE, "sim: unknown option '%s' (see gpuplane sim --help)",
+                               arg);
+        const char *value = NULL;
+        if (spec->arg == OPT_VALUE) {
+            if (name_len < strlen(arg))
+                value = arg + name_len + 1;
+            else if (i + 1 < argc)
+                value = argv[++i];
+            else
+                return gp_diag_set(d, GP_EUSAGE, "sim: option '%s' needs a value", spec->name);
+            if (!*value)
+                return gp_diag_set(d, GP_EUSAGE, "sim: option '%s' needs a non-empty value",
+                                   spec->name);
+        } else if (name_len < strlen(arg)) {
+            return gp_diag_set(d, GP_EUSAGE, "sim: option '%s' takes no value", spec->name);
+        }
+        enum gp_err err = spec->set(o, value, d);
+        if (err != GP_OK)
+            return err;
+    }
+    return GP_OK;
+}
+
+/* The progress bar: on a terminal only, and only once a run has taken more
+ * than a second. */
+struct progress {
+    struct timespec start;
+    bool shown;
+};
+
+static double elapsed_s(const struct timespec *start)
+{
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (double)(now.tv_sec - start->tv_sec) + (double)(now.tv_nsec - start->tv_nsec) * 1e-9;
+}
+
+static void progress_cb(void *ctx, double fraction)
+{
+    struct progress *p = ctx;
+    if (!p->shown && elapsed_s(&p->start) < 1.0)
+        return;
+    p->shown = true;
+    int width = 40, filled = (int)(fraction * width + 0.5);
+    if (filled > width)
+        filled = width;
+    fprintf(stderr, "\r  simulating [%.*s%*s] %3d%%", filled,
+            "########################################", width - filled, "",
+            (int)(fraction * 100 + 0.5));
+    fflush(stderr);
+}
+
+/* Writes every requested output; on any failure removes the ones already
+ * written, so a run leaves all of its outputs or none. */
+static enum gp_err write_outputs(const struct sim_opts *o, const struct gp_sim_result *r,
+                                 const struct gp_report_meta *m, struct gp_diag *d)
+{
+    struct {
+        const char *path;
+        struct gp_sbuf buf;
+    } out[3];
+    size_t nout = 0;
+    enum gp_err err = GP_OK;
+    if (o->json) {
+        out[nout].path = o->json;
+        gp_sbuf_init(&out[nout].buf);
+        gp_report_json(&out[nout].buf, r, m);
+        nout++;
+    }
+    if (o->csv) {
+        out[nout].path = o->csv;
+        gp_sbuf_init(&out[nout].buf);
+        gp_report_csv(&out[nout].buf, r);
+        nout++;
+    }
+    if (o->report) {
+        out[nout].path = o->report;
+        gp_sbuf_init(&out[nout].buf);
+        gp_report_html(&out[nout].buf, r, m);
+        nout++;
+    }
+    size_t written = 0;
+    for (size_t i = 0; i < nout && err == GP_OK; i++) {
+        if (out[i].buf.oom) {
+            err = gp_diag_set(d, GP_ENOMEM, "%s: out of memory while rendering", out[i].path);
+            break;
+        }
+        err = gp_fs_write_atomic(out[i].path, gp_sbuf_str(&out[i].buf), out[i].buf.len, d);
+        if (err == GP_OK)
+            written++;
+    }
+    if (err != GP_OK)
+        for (size_t i = 0; i < written; i++)
+            remove(out[i].path);
+    for (size_t i = 0; i < nout; i++)
+        gp_sbuf_free(&out[i].buf);
+    return err;
+}
+
+/* Output paths must differ, or one would silently overwrite another. */
+static enum gp_err check_outputs(const struct sim_opts *o, struct gp_diag *d)
+{
+    const char *paths[3] = {o->json, o->csv, o->report};
+    for (int i = 0; i < 3; i++)
+        for (int j = i + 1; j < 3; j++)
+            if (paths[i] && paths[j] && strcmp(paths[i], paths[j]) == 0)
+                return gp_diag_set(d, GP_EUSAGE, "sim: two outputs would both write '%s'",
+                                   paths[i]);
+    return GP_OK;
+}
+
+int gp_cmd_sim(int argc, char **argv)
+{
+    struct sim_opts o;
+    memset(&o, 0, sizeof o);
+    o.policy = "best-fit";
+    o.seed = 1;
+    o.mode = GP_SIM_TIMED;
+    o.inflate = 1.3;
+    struct gp_diag diag = {""};
+    struct gp_arena arena;
+    gp_arena_init(&arena);
+    struct gp_cluster cluster;
+    struct gp_workload workload;
+    struct gp_sim_result result;
+    memset(&cluster, 0, sizeof cluster);
+    memset(&workload, 0, sizeof workload);
+    memset(&result, 0, sizeof result);
+    int rc = 0;
+
+    enum gp_err err = parse_opts(argc, argv, &o, &diag);
+    if (err != GP_OK)
+        goto fail;
+    if (o.help) {
+        sim_usage(stdout);
+        goto out;
+    }
+    bool demo = !o.cluster && o.nworkloads == 0;
+    if (!demo && !o.cluster) {
+        err = gp_diag_set(&diag, GP_EUSAGE, "sim: --workload needs --cluster too");
+        goto fail;
+    }
+    if (!demo && o.nworkloads == 0) {
+        err = gp_diag_set(&diag, GP_EUSAGE, "sim: --cluster needs at least one --workload");
+        goto fail;
+    }
+    if ((err = check_outputs(&o, &diag)) != GP_OK)
+        goto fail;
+    if (demo) {
+        err = gp_cluster_parse_yaml(gp_demo_cluster_yaml, gp_demo_cluster_yaml_len,
+                                    "demo/cluster.yaml", &arena, &cluster, &diag);
+        if (err == GP_OK)
+            err = gp_workload_parse_manifest(gp_demo_workload_yaml, gp_demo_workload_yaml_len,
+                                             "demo/workload.yaml", &arena, &workload, &diag);
+        if (err != GP_OK)
+            goto fail;
+        o.workloads[o.nworkloads++] = "built-in demo workload";
+        if (o.horizon_s == 0)
+            o.horizon_s = 86400;
+        if (!o.report && !o.json && !o.csv)
+            o.report = GP_DEMO_REPORT;
+    } else {
+        if ((err = gp_cluster_load(o.cluster, &arena, &cluster, &diag)) != GP_OK)
+            goto fail;
+        for (size_t i = 0; i < o.nworkloads; i++)
+            if ((err = gp_workload_load(o.workloads[i], &arena, &workload, &diag)) != GP_OK)
+                goto fail;
+    }
+    if (cluster.nnodes == 0) {
+        err = gp_diag_set(&diag, GP_EINVALID, "%s: the cluster has no nodes",
+                          demo ? "demo/cluster.yaml" : o.cluster);
+        goto fail;
+    }
+
+    struct gp_sim_config cfg;
+    gp_sim_config_default(&cfg);
+    cfg.mode = o.mode;
+    cfg.policy = gp_policy_find(o.policy);
+    cfg.seed = o.seed;
+    cfg.inflate = o.inflate;
+    cfg.horizon_s = o.horizon_s;
+    cfg.sample_s = o.sample_s;
+    struct progress prog;
+    clock_gettime(CLOCK_MONOTONIC, &prog.start);
+    prog.shown = false;
+    if (!o.no_progress && isatty(STDERR_FILENO)) {
+        cfg.progress = progress_cb;
+        cfg.progress_ctx = &prog;
+    }
+    err = gp_sim_run(&cfg, &cluster, &workload, &arena, &result, &diag);
+    if (prog.shown)
+        fprintf(stderr, "\r%*s\r", 60, "");
+    if (err != GP_OK)
+        goto fail;
+    double wall_s = elapsed_s(&prog.start);
+
+    struct gp_report_meta meta = {
+        .version = GP_VERSION,
+        .cluster = demo ? "built-in demo cluster" : o.cluster,
+        .workloads = o.workloads,
+        .nworkloads = o.nworkloads,
+        .cluster_spec = &cluster,
+    };
+    if ((err = write_outputs(&o, &result, &meta, &diag)) != GP_OK)
+        goto fail;
+    if (!o.quiet) {
+        gp_report_summary(stdout, &result, &meta);
+        printf("\nsimulated in %.2f s of wall time\n", wall_s);
+        const char *outs[3] = {o.json, o.csv, o.report};
+        for (int i = 0; i < 3; i++)
+            if (outs[i])
+                printf("wrote %s\n", outs[i]);
+    }
+    goto out;
+fail:
+    rc = gp_cli_fail(err, diag.msg);
+out:
+    gp_arena_free(&arena);
+    return rc;
+}
