@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# deps.sh - installs what gpuplane needs to build and test on Debian
+# bookworm (run as root, or it uses sudo).
+set -euo pipefail
+pkgs=(build-essential cmake pkg-config libfyaml-dev libjansson-dev libcmocka-dev
+      clang libclang-rt-14-dev clang-format)
+sudo=""
+[ "$(id -u)" -eq 0 ] || sudo=sudo
+$sudo apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${pkgs[@]}" >/dev/null
