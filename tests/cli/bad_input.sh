@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# bad_input.sh - every class of bad input gives one clear line on stderr
+# naming the file and line (or the flag or field), exit code 2, and leaves no
+# output file behind.
+set -uo pipefail
+gp="${GPUPLANE:?}"
+src="${GP_SRC:?}"
+bad="$src/tests/data/bad"
+good_cluster="$src/examples/cluster-mixed.yaml"
+good_workload="$src/examples/workload-mixed.yaml"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fails=0
+
+# expect NAME PATTERN ARGS... : exit 2, one stderr line matching PATTERN, no outputs
+expect() {
+    local name="$1" pattern="$2"
+    shift 2
+    rm -f "$tmp"/out.*
+    "$gp" sim "$@" --json "$tmp/out.json" --csv "$tmp/out.csv" --report "$tmp/out.html" \
+        >"$tmp/stdout" 2>"$tmp/stderr"
+    local rc=$?
+    local lines
+    lines=$(wc -l <"$tmp/stderr")
+    if [ "$rc" -ne 2 ]; then
+        echo "FAIL $name: exit code $rc, expected 2"; fails=$((fails + 1))
+    elif [ "$lines" -ne 1 ]; then
+        echo "FAIL $name: expected one line on stderr, got $lines:"; cat "$tmp/stderr"
+        fails=$((fails + 1))
+    elif ! grep -Eq -- "$pattern" "$tmp/stderr"; then
+        echo "FAIL $name: stderr does not match '$pattern':"; cat "$tmp/stderr"
+        fails=$((fails + 1))
+    elif ls "$tmp"/out.* >/dev/null 2>&1; then
+        echo "FAIL $name: output files were left behind"; fails=$((fails + 1))
+    else
+        echo "ok   $name: $(cat "$tmp/stderr")"
+    fi
+}
+
+expect "missing cluster file" "nope\.yaml.*(No such file|cannot open)" \
+    --cluster "$tmp/nope.yaml" --workload "$good_workload"
+expect "missing workload file" "nope\.yaml.*(No such file|cannot open)" \
+    --cluster "$good_cluster" --workload "$tmp/nope.yaml"
+expect "yaml syntax error" "syntax\.yaml:[0-9]+" \
+    --cluster "$bad/syntax.yaml" --workload "$good_workload"
+expect "unknown field" "unknown-field\.yaml:[0-9]+.*gpus" \
+    --cluster "$bad/unknown-field.yaml" --workload "$good_workload"
+expect "wrong units" "wrong-units\.yaml:[0-9]+.*cpu" \
+    --cluster "$bad/wrong-units.yaml" --workload "$good_workload"
+expect "negative count" "negative-count\.yaml:[0-9]+.*count" \
+    --cluster "$bad/negative-count.yaml" --workload "$good_workload"
+expect "bad manifest quantity" "bad-quantity\.yaml:[0-9]+.*memory" \
+    --cluster "$good_cluster" --workload "$bad/bad-quantity.yaml"
+expect "unknown annotation" "bad-annotation\.yaml:[0-9]+.*sim\.gpuplane\.io/durration" \
+    --cluster "$good_cluster" --workload "$bad/bad-annotation.yaml"
+expect "broken openb csv row" "broken\.csv:3" \
+    --cluster "openb:$bad/broken.csv" --workload "$good_workload"
+expect "unknown policy" "--policy.*unknown policy 'tetris'" \
+    --cluster "$good_cluster" --workload "$good_workload" --policy tetris
+expect "bad seed" "--seed" --cluster "$good_cluster" --workload "$good_workload" --seed -1
+expect "unknown option" "unknown option '--colour'" --colour
+expect "workload without cluster" "--cluster" --workload "$good_workload"
+
+if [ "$fails" -ne 0 ]; then
+    echo "$fails bad-input case(s) failed"
+    exit 1
+fi
+echo "all bad-input cases give one line, exit 2 and no output"
