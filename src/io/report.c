@@ -1,0 +1,591 @@
+/* report.c - the simulator's text outputs: the human summary, the JSON
+ * document (schema in docs/FORMATS.md, "Simulation output") and the CSV
+ * timeline, plus the formatting helpers of report_fmt.h. Everything here is
+ * a function of the result and the meta alone, so a run's output is
+ * byte-identical from one invocation to the next. */
+#include "io/report.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "io/report_fmt.h"
+
+/* ---- formatting helpers ------------------------------------------------ */
+
+void gp_report_fmt_num(char *buf, size_t n, double x, int maxdec)
+{
+    if (n == 0)
+        return;
+    buf[0] = '\0';
+    if (!isfinite(x))
+        return;
+    if (maxdec < 0)
+        maxdec = 0;
+    if (maxdec > 9)
+        maxdec = 9;
+    if (fabs(x) >= 1e15) {
+        snprintf(buf, n, "%.15g", x);
+        return;
+    }
+    snprintf(buf, n, "%.*f", maxdec, x);
+    char *dot = strchr(buf, '.');
+    if (dot) {
+        char *end = buf + strlen(buf);
+        while (end > dot + 1 && end[-1] == '0')
+            *--end = '\0';
+        if (end == dot + 1)
+            *dot = '\0';
+    }
+    if (strcmp(buf, "-0") == 0)
+        snprintf(buf, n, "0");
+}
+
+void gp_report_fmt_duration(char *buf, size_t n, double s)
+{
+    char num[64];
+
+    if (n == 0)
+        return;
+    if (!isfinite(s) || s < 0) {
+        snprintf(buf, n, "-");
+    } else if (s == 0) {
+        snprintf(buf, n, "0 s");
+    } else if (s < 0.0005) {
+        snprintf(buf, n, "< 1 ms");
+    } else if (s < 0.9995) {
+        snprintf(buf, n, "%.0f ms", s * 1000.0);
+    } else if (s < 9.95) {
+        gp_report_fmt_num(num, sizeof num, s, 1);
+        snprintf(buf, n, "%s s", num);
+    } else if (s < 59.5) {
+        snprintf(buf, n, "%.0f s", s);
+    } else if (s < 3599.5) {
+        long total = lround(s);
+        long min = total / 60, sec = total % 60;
+        if (sec == 0)
+            snprintf(buf, n, "%ld min", min);
+        else
+            snprintf(buf, n, "%ld min %ld s", min, sec);
+    } else if (s < 47.95 * 3600.0) {
+        gp_report_fmt_num(num, sizeof num, s / 3600.0, 1);
+        snprintf(buf, n, "%s h", num);
+    } else {
+        gp_report_fmt_num(num, sizeof num, s / 86400.0, 1);
+        snprintf(buf, n, "%s d", num);
+    }
+}
+
+static double finite_or0(double x)
+{
+    return isfinite(x) ? x : 0.0;
+}
+
+double gp_report_gpu_avg_pct(const struct gp_sim_result *r)
+{
+    double total = finite_or0(r->gpu_hours_total);
+    if (total > 0)
+        return 100.0 * finite_or0(r->gpu_hours_allocated) / total;
+    if (!r->samples || r->nsamples == 0)
+        return 0.0;
+    double sum = 0;
+    size_t n = 0;
+    for (size_t i = 0; i < r->nsamples; i++) {
+        if (isfinite(r->samples[i].gpu_alloc_pct)) {
+            sum += r->samples[i].gpu_alloc_pct;
+            n++;
+        }
+    }
+    return n ? sum / (double)n : 0.0;
+}
+
+double gp_report_gpu_peak_pct(const struct gp_sim_result *r)
+{
+    double peak = 0;
+    for (size_t i = 0; r->samples && i < r->nsamples; i++) {
+        double v = r->samples[i].gpu_alloc_pct;
+        if (isfinite(v) && v > peak)
+            peak = v;
+    }
+    return peak;
+}
+
+double gp_report_gpu_idle_pct(const struct gp_sim_result *r)
+{
+    double total = finite_or0(r->gpu_hours_total);
+    if (total <= 0)
+        return 0.0;
+    return 100.0 * finite_or0(r->gpu_hours_idle) / total;
+}
+
+double gp_report_static_final_pct(const struct gp_sim_result *r, double *arrived_pct)
+{
+    if (arrived_pct)
+        *arrived_pct = 0;
+    if (!r->curve || r->ncurve == 0)
+        return 0.0;
+    const struct gp_sim_point *p = &r->curve[r->ncurve - 1];
+    if (arrived_pct)
+        *arrived_pct = finite_or0(p->arrived_pct);
+    return finite_or0(p->unallocated_pct);
+}
+
+size_t gp_report_top_reasons(const struct gp_sim_result *r, enum gp_filter *order)
+{
+    size_t n = 0;
+    for (int f = 0; f < GP_FILTER_COUNT; f++)
+        order[n++] = (enum gp_filter)f;
+    /* insertion sort: stable, so equal counts keep the filter order */
+    for (size_t i = 1; i < n; i++) {
+        enum gp_filter f = order[i];
+        size_t j = i;
+        while (j > 0 && r->unschedulable[order[j - 1]] < r->unschedulable[f]) {
+            order[j] = order[j - 1];
+            j--;
+        }
+        order[j] = f;
+    }
+    size_t nonzero = 0;
+    while (nonzero < n && r->unschedulable[order[nonzero]] > 0)
+        nonzero++;
+    return nonzero;
+}
+
+/* ---- summary ------------------------------------------------------------ */
+
+#define LABEL_W           16 /* width of the label column */
+#define MAX_POOLS_SHOWN   8
+#define MAX_REASONS_SHOWN 5
+
+static const char *str_or(const char *s, const char *dflt)
+{
+    return s && *s ? s : dflt;
+}
+
+static void line_label(FILE *f, const char *label)
+{
+    fprintf(f, "  %-*s", LABEL_W, label);
+}
+
+static void summary_cluster(FILE *f, const struct gp_sim_result *r, const struct gp_report_meta *m)
+{
+    line_label(f, "cluster");
+    fprintf(f, "%s: %" PRIu32 " node%s, %" PRIu64 " GPU%s\n",
+            str_or(m ? m->cluster : NULL, "(unnamed)"), r->nodes, r->nodes == 1 ? "" : "s", r->gpus,
+            r->gpus == 1 ? "" : "s");
+    const struct gp_cluster *c = m ? m->cluster_spec : NULL;
+    if (!c || !c->pools)
+        return;
+    int namew = 4;
+    size_t shown = c->npools < MAX_POOLS_SHOWN ? c->npools : MAX_POOLS_SHOWN;
+    for (size_t i = 0; i < shown; i++) {
+        int len = (int)strlen(str_or(c->pools[i].name, "-"));
+        if (len > namew)
+            namew = len > 32 ? 32 : len;
+    }
+    for (size_t i = 0; i < shown; i++) {
+        const struct gp_pool_spec *p = &c->pools[i];
+        char what[160];
+        if (p->gpus_per_node > 0)
+            snprintf(what, sizeof what, "%" PRIu32 " x %" PRIu32 " %s", p->count, p->gpus_per_node,
+                     str_or(p->gpu_model, "GPU"));
+        else
+            snprintf(what, sizeof what, "%" PRIu32 " x CPU only", p->count);
+        line_label(f, "");
+        if (p->price_per_hour_usd > 0 && isfinite(p->price_per_hour_usd))
+            fprintf(f, "  %-*.*s  %-22s  $%.2f/h per node\n", namew, namew, str_or(p->name, "-"),
+                    what, p->price_per_hour_usd);
+        else
+            fprintf(f, "  %-*.*s  %s\n", namew, namew, str_or(p->name, "-"), what);
+    }
+    if (c->npools > shown) {
+        line_label(f, "");
+        fprintf(f, "  ... and %zu more pools\n", c->npools - shown);
+    }
+}
+
+static void summary_workloads(FILE *f, const struct gp_report_meta *m)
+{
+    if (!m || !m->workloads || m->nworkloads == 0)
+        return;
+    line_label(f, m->nworkloads == 1 ? "workload" : "workloads");
+    for (size_t i = 0; i < m->nworkloads; i++)
+        fprintf(f, "%s%s", i ? ", " : "", str_or(m->workloads[i], "-"));
+    fputc('\n', f);
+}
+
+static void summary_pods(FILE *f, const struct gp_sim_result *r)
+{
+    line_label(f, "pods");
+    if (r->mode == GP_SIM_STATIC) {
+        fprintf(f, "%" PRIu64 " arrived, %" PRIu64 " scheduled, %" PRIu64 " failed (fit nowhere)\n",
+                r->pods_submitted, r->pods_scheduled, r->pods_failed);
+        return;
+    }
+    fprintf(f,
+            "%" PRIu64 " submitted, %" PRIu64 " scheduled, %" PRIu64 " completed, %" PRIu64
+            " failed\n",
+            r->pods_submitted, r->pods_scheduled, r->pods_completed, r->pods_failed);
+    line_label(f, "");
+    fprintf(f, "%" PRIu64 " pending and %" PRIu64 " running at the end, %" PRIu64 " retr%s\n",
+            r->pods_pending_end, r->pods_running_end, r->pod_retries,
+            r->pod_retries == 1 ? "y" : "ies");
+}
+
+static void summary_delay(FILE *f, const struct gp_sim_result *r)
+{
+    const struct gp_sim_stats *q = &r->queue_delay_s;
+    double v[5] = {q->mean, q->p50, q->p95, q->p99, q->max};
+    line_label(f, "queueing delay");
+    fprintf(f, "%12s%12s%12s%12s%12s\n", "mean", "p50", "p95", "p99", "max");
+    line_label(f, "");
+    for (int i = 0; i < 5; i++) {
+        char d[32];
+        gp_report_fmt_duration(d, sizeof d, v[i]);
+        fprintf(f, "%12s", d);
+    }
+    fputc('\n', f);
+}
+
+static void summary_usage(FILE *f, const struct gp_sim_result *r)
+{
+    line_label(f, "GPU allocation");
+    fprintf(f, "%.1f %% average, %.1f %% peak\n", gp_report_gpu_avg_pct(r),
+            gp_report_gpu_peak_pct(r));
+    line_label(f, "node-hours");
+    fprintf(f, "%.1f\n", finite_or0(r->node_hours));
+    line_label(f, "GPU-hours");
+    fprintf(f, "%.1f total, %.1f allocated, %.1f idle (%.1f %% idle)\n",
+            finite_or0(r->gpu_hours_total), finite_or0(r->gpu_hours_allocated),
+            finite_or0(r->gpu_hours_idle), gp_report_gpu_idle_pct(r));
+    if (isfinite(r->cost_usd) && r->cost_usd > 0) {
+        line_label(f, "cost");
+        fprintf(f, "$%.2f\n", r->cost_usd);
+    }
+}
+
+static void summary_static(FILE *f, const struct gp_sim_result *r)
+{
+    double arrived;
+    double final = gp_report_static_final_pct(r, &arrived);
+    line_label(f, "unallocated GPU");
+    fprintf(f, "%.2f %% of capacity at 100 %% arrived (ideal packing: 0 %%)\n",
+            finite_or0(r->unallocated_gpu_pct_at_100));
+    if (r->ncurve > 0) {
+        line_label(f, "");
+        fprintf(f, "%.2f %% at the end (%.0f %% arrived)\n", final, arrived);
+    }
+}
+
+static void summary_reasons(FILE *f, const struct gp_sim_result *r)
+{
+    enum gp_filter order[GP_FILTER_COUNT];
+    size_t n = gp_report_top_reasons(r, order);
+    if (n == 0) {
+        line_label(f, "unschedulable");
+        fprintf(f, "none\n");
+        return;
+    }
+    line_label(f, "unschedulable");
+    fprintf(f, "nodes rejected in failed attempts, by first failing filter:\n");
+    char first[32];
+    snprintf(first, sizeof first, "%" PRIu64, r->unschedulable[order[0]]);
+    int w = (int)strlen(first);
+    size_t shown = n < MAX_REASONS_SHOWN ? n : MAX_REASONS_SHOWN;
+    for (size_t i = 0; i < shown; i++) {
+        line_label(f, "");
+        fprintf(f, "%*" PRIu64 "  %s\n", w, r->unschedulable[order[i]], gp_filter_text(order[i]));
+    }
+    if (n > shown) {
+        uint64_t rest = 0;
+        for (size_t i = shown; i < n; i++)
+            rest += r->unschedulable[order[i]];
+        line_label(f, "");
+        fprintf(f, "%*" PRIu64 "  other reasons\n", w, rest);
+    }
+}
+
+void gp_report_summary(FILE *f, const struct gp_sim_result *r, const struct gp_report_meta *m)
+{
+    bool timed = r->mode != GP_SIM_STATIC;
+    char d[32];
+
+    if (m && m->version && *m->version)
+        fprintf(f, "gpuplane %s - simulation summary\n", m->version);
+    else
+        fprintf(f, "gpuplane - simulation summary\n");
+    line_label(f, "mode");
+    fprintf(f, "%s, policy %s, seed %" PRIu64 "\n", timed ? "timed" : "static packing",
+            str_or(r->policy, "-"), r->seed);
+    summary_cluster(f, r, m);
+    summary_workloads(f, m);
+    if (timed) {
+        gp_report_fmt_duration(d, sizeof d, r->sim_end_s);
+        line_label(f, "simulated time");
+        fprintf(f, "%s\n", d);
+    }
+    fputc('\n', f);
+    summary_pods(f, r);
+    if (timed) {
+        summary_delay(f, r);
+        fputc('\n', f);
+        summary_usage(f, r);
+    } else {
+        fputc('\n', f);
+        summary_static(f, r);
+    }
+    summary_reasons(f, r);
+}
+
+/* ---- JSON ---------------------------------------------------------------- */
+
+/* Builds the document; any allocation failure clears *ok (jansson's
+ * json_object_set_new and json_array_append_new take NULL and fail). */
+struct jctx {
+    bool ok;
+};
+
+static void jset(struct jctx *c, json_t *obj, const char *key, json_t *v)
+{
+    if (!obj || json_object_set_new(obj, key, v) != 0)
+        c->ok = false;
+}
+
+static void jpush(struct jctx *c, json_t *arr, json_t *v)
+{
+    if (!arr || json_array_append_new(arr, v) != 0)
+        c->ok = false;
+}
+
+/* A real rounded to dec decimals, so the text is short and stable; null
+ * when not finite (JSON has no NaN). */
+static json_t *jreal(double x, int dec)
+{
+    if (!isfinite(x))
+        return json_null();
+    double p = pow(10.0, dec);
+    double v = round(x * p) / p;
+    if (!isfinite(v))
+        v = x;
+    if (v == 0)
+        v = 0.0; /* no "-0.0" */
+    return json_real(v);
+}
+
+static json_t *juint(uint64_t v)
+{
+    return json_integer(v > (uint64_t)INT64_MAX ? (json_int_t)INT64_MAX : (json_int_t)v);
+}
+
+/* Appends the UTF-8 sequence at s to *out (or U+FFFD for an invalid byte)
+ * and returns the bytes consumed. Rejects overlong forms, surrogates and
+ * code points above U+10FFFF, as jansson does. */
+static size_t utf8_step(const unsigned char *s, char *out, size_t *olen)
+{
+    unsigned char c = s[0];
+    size_t need = 0;
+    uint32_t cp = 0;
+    if (c < 0x80) {
+        out[(*olen)++] = (char)c;
+        return 1;
+    } else if (c >= 0xC2 && c <= 0xDF) {
+        need = 1;
+        cp = c & 0x1F;
+    } else if (c >= 0xE0 && c <= 0xEF) {
+        need = 2;
+        cp = c & 0x0F;
+    } else if (c >= 0xF0 && c <= 0xF4) {
+        need = 3;
+        cp = c & 0x07;
+    }
+    size_t i = 1;
+    for (; need && i <= need; i++) {
+        if ((s[i] & 0xC0) != 0x80)
+            break;
+        cp = (cp << 6) | (s[i] & 0x3F);
+    }
+    bool valid = need > 0 && i == need + 1;
+    if (valid && ((need == 2 && cp < 0x800) || (need == 3 && (cp < 0x10000 || cp > 0x10FFFF)) ||
+                  (cp >= 0xD800 && cp <= 0xDFFF)))
+        valid = false;
+    if (!valid) {
+        memcpy(out + *olen, "\xEF\xBF\xBD", 3);
+        *olen += 3;
+        return 1;
+    }
+    memcpy(out + *olen, s, need + 1);
+    *olen += need + 1;
+    return need + 1;
+}
+
+/* A JSON string; invalid UTF-8 bytes become U+FFFD; NULL gives null. */
+static json_t *jstr(const char *s)
+{
+    if (!s)
+        return json_null();
+    json_t *j = json_string(s);
+    if (j)
+        return j;
+    size_t len = strlen(s);
+    char *clean = malloc(len * 3 + 1);
+    if (!clean)
+        return NULL;
+    size_t olen = 0;
+    for (size_t i = 0; i < len;)
+        i += utf8_step((const unsigned char *)s + i, clean, &olen);
+    clean[olen] = '\0';
+    j = json_string(clean);
+    free(clean);
+    return j;
+}
+
+static json_t *json_input(struct jctx *c, const struct gp_report_meta *m)
+{
+    json_t *in = json_object();
+    jset(c, in, "cluster", jstr(m && m->cluster ? m->cluster : ""));
+    json_t *w = json_array();
+    for (size_t i = 0; m && m->workloads && i < m->nworkloads; i++)
+        jpush(c, w, jstr(m->workloads[i]));
+    jset(c, in, "workloads", w);
+    return in;
+}
+
+static json_t *json_timeline(struct jctx *c, const struct gp_sim_result *r)
+{
+    json_t *tl = json_array();
+    for (size_t i = 0; r->samples && i < r->nsamples; i++) {
+        const struct gp_sim_sample *s = &r->samples[i];
+        json_t *o = json_object();
+        jset(c, o, "t_s", jreal(s->t_s, 3));
+        jset(c, o, "gpu_alloc_pct", jreal(s->gpu_alloc_pct, 4));
+        jset(c, o, "cpu_alloc_pct", jreal(s->cpu_alloc_pct, 4));
+        jset(c, o, "mem_alloc_pct", jreal(s->mem_alloc_pct, 4));
+        jset(c, o, "pending", json_integer(s->pending));
+        jset(c, o, "running", json_integer(s->running));
+        jset(c, o, "nodes", json_integer(s->nodes));
+        jpush(c, tl, o);
+    }
+    return tl;
+}
+
+static json_t *json_static(struct jctx *c, const struct gp_sim_result *r)
+{
+    json_t *st = json_object();
+    jset(c, st, "unallocated_gpu_pct_at_100", jreal(r->unallocated_gpu_pct_at_100, 4));
+    json_t *curve = json_array();
+    for (size_t i = 0; r->curve && i < r->ncurve; i++) {
+        json_t *pt = json_array();
+        jpush(c, pt, jreal(r->curve[i].arrived_pct, 4));
+        jpush(c, pt, jreal(r->curve[i].unallocated_pct, 4));
+        jpush(c, curve, pt);
+    }
+    jset(c, st, "curve", curve);
+    return st;
+}
+
+void gp_report_json(struct gp_sbuf *out, const struct gp_sim_result *r,
+                    const struct gp_report_meta *m)
+{
+    struct jctx c = {.ok = true};
+    json_t *root = json_object();
+
+    json_t *hdr = json_object();
+    jset(&c, hdr, "version", jstr(m && m->version ? m->version : ""));
+    jset(&c, hdr, "schema", json_integer(1));
+    jset(&c, root, "gpuplane", hdr);
+    jset(&c, root, "input", json_input(&c, m));
+    jset(&c, root, "mode", json_string(r->mode == GP_SIM_STATIC ? "static" : "timed"));
+    jset(&c, root, "policy", jstr(r->policy ? r->policy : ""));
+    /* seeds above INT64_MAX do not fit a JSON integer here: decimal string */
+    if (r->seed > (uint64_t)INT64_MAX) {
+        char seed[32];
+        snprintf(seed, sizeof seed, "%" PRIu64, r->seed);
+        jset(&c, root, "seed", json_string(seed));
+    } else {
+        jset(&c, root, "seed", json_integer((json_int_t)r->seed));
+    }
+    jset(&c, root, "sim_end_s", jreal(r->sim_end_s, 3));
+
+    json_t *cl = json_object();
+    jset(&c, cl, "nodes", json_integer(r->nodes));
+    jset(&c, cl, "gpus", juint(r->gpus));
+    jset(&c, root, "cluster", cl);
+
+    json_t *pods = json_object();
+    jset(&c, pods, "submitted", juint(r->pods_submitted));
+    jset(&c, pods, "scheduled", juint(r->pods_scheduled));
+    jset(&c, pods, "completed", juint(r->pods_completed));
+    jset(&c, pods, "failed", juint(r->pods_failed));
+    jset(&c, pods, "pending_at_end", juint(r->pods_pending_end));
+    jset(&c, pods, "running_at_end", juint(r->pods_running_end));
+    jset(&c, pods, "retries", juint(r->pod_retries));
+    jset(&c, root, "pods", pods);
+
+    json_t *qd = json_object();
+    jset(&c, qd, "mean", jreal(r->queue_delay_s.mean, 3));
+    jset(&c, qd, "p50", jreal(r->queue_delay_s.p50, 3));
+    jset(&c, qd, "p95", jreal(r->queue_delay_s.p95, 3));
+    jset(&c, qd, "p99", jreal(r->queue_delay_s.p99, 3));
+    jset(&c, qd, "max", jreal(r->queue_delay_s.max, 3));
+    jset(&c, root, "queue_delay_s", qd);
+
+    jset(&c, root, "node_hours", jreal(r->node_hours, 4));
+    json_t *gh = json_object();
+    jset(&c, gh, "total", jreal(r->gpu_hours_total, 4));
+    jset(&c, gh, "allocated", jreal(r->gpu_hours_allocated, 4));
+    jset(&c, gh, "idle", jreal(r->gpu_hours_idle, 4));
+    jset(&c, root, "gpu_hours", gh);
+    jset(&c, root, "cost_usd", jreal(r->cost_usd, 4));
+
+    json_t *un = json_object();
+    for (int f = 0; f < GP_FILTER_COUNT; f++)
+        jset(&c, un, gp_filter_name((enum gp_filter)f), juint(r->unschedulable[f]));
+    jset(&c, root, "unschedulable", un);
+
+    jset(&c, root, "timeline", json_timeline(&c, r));
+    if (r->mode == GP_SIM_STATIC)
+        jset(&c, root, "static", json_static(&c, r));
+
+    char *text = NULL;
+    if (c.ok && root)
+        text = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(12));
+    if (text) {
+        gp_sbuf_add(out, text);
+        gp_sbuf_addc(out, '\n');
+    } else {
+        out->oom = true;
+    }
+    free(text);
+    json_decref(root);
+}
+
+/* ---- CSV ----------------------------------------------------------------- */
+
+void gp_report_csv(struct gp_sbuf *out, const struct gp_sim_result *r)
+{
+    char a[64], b[64], c[64], d[64];
+
+    if (r->mode == GP_SIM_STATIC) {
+        gp_sbuf_add(out, "arrived_pct,unallocated_pct\n");
+        for (size_t i = 0; r->curve && i < r->ncurve; i++) {
+            gp_report_fmt_num(a, sizeof a, r->curve[i].arrived_pct, 4);
+            gp_report_fmt_num(b, sizeof b, r->curve[i].unallocated_pct, 4);
+            gp_sbuf_printf(out, "%s,%s\n", a, b);
+        }
+        return;
+    }
+    gp_sbuf_add(out, "t_s,gpu_alloc_pct,cpu_alloc_pct,mem_alloc_pct,pending,running,nodes\n");
+    for (size_t i = 0; r->samples && i < r->nsamples; i++) {
+        const struct gp_sim_sample *s = &r->samples[i];
+        gp_report_fmt_num(a, sizeof a, s->t_s, 3);
+        gp_report_fmt_num(b, sizeof b, s->gpu_alloc_pct, 4);
+        gp_report_fmt_num(c, sizeof c, s->cpu_alloc_pct, 4);
+        gp_report_fmt_num(d, sizeof d, s->mem_alloc_pct, 4);
+        gp_sbuf_printf(out, "%s,%s,%s,%s,%" PRIu32 ",%" PRIu32 ",%" PRIu32 "\n", a, b, c, d,
+                       s->pending, s->running, s->nodes);
+    }
+}

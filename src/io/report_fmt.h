@@ -1,0 +1,33 @@
+/* report_fmt.h - number and duration formatting and derived figures shared
+ * by the report writers (report.c, report_html.c). Internal to io/; every
+ * function is pure and writes into the caller's buffer. */
+#ifndef GP_IO_REPORT_FMT_H
+#define GP_IO_REPORT_FMT_H
+
+#include <stddef.h>
+
+#include "sim/sim.h"
+
+/* A duration for people: "0 s", "350 ms", "3.2 s", "42 s", "4 min 10 s",
+ * "2.5 h", "3.1 d". Non-finite or negative values give "-". */
+void gp_report_fmt_duration(char *buf, size_t n, double s);
+
+/* x with at most maxdec decimals and no trailing zeros ("72.5", "3600",
+ * "0.0012"); never "-0". Non-finite values give "" (an empty CSV field). */
+void gp_report_fmt_num(char *buf, size_t n, double x, int maxdec);
+
+/* Time-averaged GPU allocation in percent: allocated / total GPU-hours, or
+ * the mean of the samples when GPU-hours are unknown; 0 without data. */
+double gp_report_gpu_avg_pct(const struct gp_sim_result *r);
+/* Highest sampled GPU allocation in percent; 0 without samples. */
+double gp_report_gpu_peak_pct(const struct gp_sim_result *r);
+/* Idle GPU-hours as a percentage of the total; 0 when the total is 0. */
+double gp_report_gpu_idle_pct(const struct gp_sim_result *r);
+/* Unallocated GPU % at the last point of the static curve (0 if none). */
+double gp_report_static_final_pct(const struct gp_sim_result *r, double *arrived_pct);
+
+/* Filters ordered by their count, highest first (ties in filter order);
+ * returns how many have a count above zero. order has GP_FILTER_COUNT slots. */
+size_t gp_report_top_reasons(const struct gp_sim_result *r, enum gp_filter *order);
+
+#endif
