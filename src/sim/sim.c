@@ -1,0 +1,1009 @@
+/* sim.c - the simulator: drives the engine through a workload on a cluster,
+ * either in virtual time (timed mode: an event heap of arrivals, pod ends
+ * and back-off expiries) or as the FGD paper's static packing experiment.
+ * docs/simulator.md describes the semantics and every metric. */
+#include "sim/sim.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim/heap.h"
+#include "sim/metrics.h"
+#include "util/vec.h"
+
+#define DAY_S           86400.0
+#define AUTO_SAMPLES    288       /* automatic interval: end / 288, at least 1 s */
+#define MAX_SAMPLES     10000000  /* more is a mistake in sample_s */
+#define MAX_EVENTS      100000000 /* guards against workloads that never settle */
+#define MAX_SAME_TIME   100000    /* cycles at one instant: zero-length runs retried at once */
+#define MAX_STATIC_PODS 50000000  /* guards the static mode's resampling */
+#define MAX_INFLATE     100.0
+#define NONE            UINT32_MAX
+
+/* Independent random streams, so that e.g. changing failure_prob does not
+ * shift the arrival times. Durations and failures are keyed by the pod
+ * (item, submission, slot, attempt), not drawn in event order, so a pod
+ * runs for the same time whichever policy places it. */
+enum stream {
+    STREAM_ARRIVAL = 1,
+    STREAM_DURATION,
+    STREAM_FAILURE,
+    STREAM_SHUFFLE,
+};
+
+enum ev_kind {
+    EV_ARRIVAL,  /* a = item */
+    EV_END,      /* a = engine pod, b = 1 when the run fails */
+    EV_RESUBMIT, /* a = logical pod, whose back-off has expired */
+};
+
+enum inst_state { INST_ACTIVE, INST_DONE, INST_FAILED };
+
+/* A logical pod: one replica of a Deployment, one completion slot of a Job,
+ * the pod of a Pod. Its attempts (after failures) are distinct engine pods. */
+enum lpod_state { LP_PENDING, LP_RUNNING, LP_BACKOFF, LP_COMPLETED, LP_FAILED };
+
+/* One submission of an item (an item with repeat = n has n instances). */
+struct inst {
+    uint32_t item;
+    uint32_t k; /* submission number within the item */
+    uint32_t created, succeeded, failures;
+    uint32_t head, tail; /* its logical pods, linked through lpod.next */
+    uint8_t state;
+};
+
+struct lpod {
+    uint32_t inst;
+    uint32_t slot;     /* index of the pod within its instance */
+    uint32_t next;     /* next logical pod of the same instance */
+    uint32_t epod;     /* current engine pod when PENDING or RUNNING */
+    uint32_t runs;     /* binds so far */
+    uint32_t failures; /* its own failures (Deployment back-off) */
+    uint8_t state;
+    uint8_t has_event; /* an EV_END or EV_RESUBMIT for it is in the heap and live */
+};
+
+/* One engine pod (an attempt), indexed by the engine's dense pod id. */
+struct epod {
+    uint32_t lpod;
+    double added_s;
+    uint8_t counted; /* its unschedulable explanation has been counted */
+};
+
+/* The cluster's state from t_s on, for the samples. */
+struct change {
+    double t_s;
+    struct gp_sim_sample s;
+};
+
+struct item_run {
+    struct gp_rng arrivals;
+    uint32_t next_k;
+};
+
+struct run {
+    const struct gp_sim_config *cfg;
+    const struct gp_cluster *cluster;
+    const struct gp_workload *wl;
+    struct gp_arena *a;
+    struct gp_sim_result *out;
+    struct gp_diag *diag;
+    struct gp_engine *e;
+
+    struct gp_sim_heap heap;
+    struct item_run *items;
+    GP_VEC(struct inst) insts;
+    GP_VEC(struct lpod) lpods;
+    GP_VEC(struct epod) epods;
+    GP_VEC(struct gp_decision) dec;
+    GP_VEC(double) delays;
+    GP_VEC(struct change) log;
+
+    double now_s;
+    uint64_t finite_events; /* live events in the heap that are not endless */
+    uint64_t events;        /* events applied */
+    uint64_t arrivals_total, arrivals_done;
+    double price_per_s; /* sum of node prices, per second */
+    /* integrals over time of the piecewise-constant state */
+    double node_s, gpu_milli_total_s, gpu_milli_alloc_s, cost_usd;
+    int progress_pct;
+};
+
+static uint64_t mix64(uint64_t z)
+{
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
+
+/* Seeds r from the run's seed, a stream and up to four keys. */
+static void rng_keyed(struct gp_rng *r, uint64_t seed, enum stream s, uint64_t k1, uint64_t k2,
+                      uint64_t k3, uint64_t k4)
+{
+    uint64_t h = mix64(seed + 0x9e3779b97f4a7c15ULL * (uint64_t)s);
+    h = mix64(h ^ (k1 + 0x632be59bd9b4e019ULL));
+    h = mix64(h ^ (k2 + 0x85157af5ULL));
+    h = mix64(h ^ (k3 + 0x2545f4914f6cdd1dULL));
+    h = mix64(h ^ (k4 + 0x9e3779b97f4a7c15ULL));
+    gp_rng_seed(r, h);
+}
+
+void gp_sim_config_default(struct gp_sim_config *c)
+{
+    memset(c, 0, sizeof *c);
+    c->mode = GP_SIM_TIMED;
+    c->policy = gp_policy_find("best-fit");
+    if (!c->policy)
+        c->policy = gp_policies[0];
+    c->seed = 42;
+    c->horizon_s = 0;
+    c->sample_s = 0;
+    c->inflate = 1.3;
+    c->backoff_base_s = 10;
+    c->backoff_max_s = 360;
+}
+
+static void progress(struct run *r, double fraction)
+{
+    if (!r->cfg->progress)
+        return;
+    if (!(fraction > 0))
+        fraction = 0;
+    if (fraction > 1)
+        fraction = 1;
+    int pct = (int)(fraction * 100);
+    if (pct <= r->progress_pct)
+        return;
+    r->progress_pct = pct;
+    r->cfg->progress(r->cfg->progress_ctx, fraction);
+}
+
+/* ---- input checks --------------------------------------------------------- */
+
+static const char *item_where(const struct gp_item *it, size_t i, char *buf, size_t n)
+{
+    if (it->source && *it->source)
+        snprintf(buf, n, "%s: %s", it->source, it->name ? it->name : "item");
+    else
+        snprintf(buf, n, "workload item %zu (%s)", i, it->name ? it->name : "unnamed");
+    return buf;
+}
+
+static enum gp_err check_pod(const struct gp_pod_spec *p, const char *where, struct gp_diag *diag)
+{
+    if (p->cpu_milli < 0 || p->mem_mib < 0)
+        return gp_diag_set(diag, GP_EINVALID, "%s: negative cpu or memory request", where);
+    if (p->gpu_count > GP_MAX_GPUS_PER_NODE)
+        return gp_diag_set(diag, GP_EINVALID,
+                           "%s: asks for %u GPUs on one node, more than the limit of %d", where,
+                           p->gpu_count, GP_MAX_GPUS_PER_NODE);
+    if (p->gpu_count > 0 && (p->gpu_milli == 0 || p->gpu_milli > GP_GPU_MILLI))
+        return gp_diag_set(diag, GP_EINVALID, "%s: GPU share of %u milli-GPU, expected 1 to %d",
+                           where, p->gpu_milli, GP_GPU_MILLI);
+    if (p->gpu_count > 1 && p->gpu_milli != GP_GPU_MILLI)
+        return gp_diag_set(diag, GP_EINVALID,
+                           "%s: a share of a GPU (%u milli) is only possible with one GPU, "
+                           "not %u",
+                           where, p->gpu_milli, p->gpu_count);
+    return GP_OK;
+}
+
+static enum gp_err check_inputs(const struct gp_sim_config *cfg, const struct gp_cluster *cluster,
+                                const struct gp_workload *wl, struct gp_diag *diag)
+{
+    if (!(cfg->horizon_s >= 0) || isinf(cfg->horizon_s))
+        return gp_diag_set(diag, GP_EINVALID,
+                           "simulation horizon: expected a finite number of "
+                           "seconds >= 0, got %g",
+                           cfg->horizon_s);
+    if (!(cfg->sample_s >= 0) || isinf(cfg->sample_s))
+        return gp_diag_set(diag, GP_EINVALID,
+                           "sample interval: expected a finite number of seconds >= 0, got %g",
+                           cfg->sample_s);
+    if (!(cfg->backoff_base_s >= 0) || !(cfg->backoff_max_s >= 0) || isinf(cfg->backoff_base_s) ||
+        isinf(cfg->backoff_max_s))
+        return gp_diag_set(diag, GP_EINVALID,
+                           "retry back-off: expected finite seconds >= 0, got base %g, max %g",
+                           cfg->backoff_base_s, cfg->backoff_max_s);
+    if (cfg->mode == GP_SIM_STATIC && !(cfg->inflate >= 0 && cfg->inflate <= MAX_INFLATE))
+        return gp_diag_set(diag, GP_EINVALID, "inflate: expected a ratio from 0 to %g, got %g",
+                           MAX_INFLATE, cfg->inflate);
+    if (cfg->mode != GP_SIM_TIMED && cfg->mode != GP_SIM_STATIC)
+        return gp_diag_set(diag, GP_EINVALID, "unknown simulation mode %d", (int)cfg->mode);
+    for (size_t i = 0; i < cluster->nnodes; i++) {
+        const struct gp_node_spec *n = &cluster->nodes[i];
+        const char *name = n->name ? n->name : "unnamed";
+        if (n->gpu_count > GP_MAX_GPUS_PER_NODE)
+            return gp_diag_set(diag, GP_EINVALID,
+                               "%s: node %s has %u GPUs, more than the limit of %d",
+                               cluster->source ? cluster->source : "cluster", name, n->gpu_count,
+                               GP_MAX_GPUS_PER_NODE);
+        if (n->cpu_milli < 0 || n->mem_mib < 0)
+            return gp_diag_set(diag, GP_EINVALID, "%s: node %s has negative cpu or memory",
+                               cluster->source ? cluster->source : "cluster", name);
+    }
+    for (size_t i = 0; i < wl->nitems; i++) {
+        const struct gp_item *it = &wl->items[i];
+        char where[256];
+        item_where(it, i, where, sizeof where);
+        enum gp_err err = check_pod(&it->pod, where, diag);
+        if (err != GP_OK)
+            return err;
+        if (cfg->mode == GP_SIM_STATIC)
+            continue;
+        if (!(it->arrival_s >= 0) || isinf(it->arrival_s))
+            return gp_diag_set(diag, GP_EINVALID,
+                               "%s: arrival: expected a finite time >= 0 s, got %g", where,
+                               it->arrival_s);
+        if (!(it->failure_prob >= 0 && it->failure_prob <= 1))
+            return gp_diag_set(diag, GP_EINVALID,
+                               "%s: failure probability: expected 0 to 1, got %g", where,
+                               it->failure_prob);
+        if (it->kind != GP_ITEM_POD && it->kind != GP_ITEM_DEPLOYMENT && it->kind != GP_ITEM_JOB)
+            return gp_diag_set(diag, GP_EINVALID, "%s: unknown item kind %d", where, (int)it->kind);
+    }
+    return GP_OK;
+}
+
+static enum gp_err add_nodes(struct run *r)
+{
+    const struct gp_cluster *c = r->cluster;
+    double price = 0;
+    for (size_t i = 0; i < c->nnodes; i++) {
+        enum gp_err err = gp_engine_node_add(r->e, &c->nodes[i], NULL);
+        if (err != GP_OK)
+            return gp_diag_set(r->diag, err, "%s: node %s: the engine refused it: %s",
+                               c->source ? c->source : "cluster",
+                               c->nodes[i].name ? c->nodes[i].name : "unnamed", gp_strerror(err));
+        if (c->nodes[i].price_per_hour_usd > 0 && isfinite(c->nodes[i].price_per_hour_usd))
+            price += c->nodes[i].price_per_hour_usd;
+    }
+    r->price_per_s = price / 3600.0;
+    return GP_OK;
+}
+
+static enum gp_err nomem(struct run *r)
+{
+    return gp_diag_set(r->diag, GP_ENOMEM, "simulator: out of memory");
+}
+
+/* ---- timed mode ----------------------------------------------------------- */
+
+static bool item_endless(const struct gp_item *it)
+{
+    return it->kind == GP_ITEM_DEPLOYMENT || !it->has_duration;
+}
+
+/* The logical pod an EV_END or EV_RESUBMIT is about. */
+static struct lpod *event_lpod(const struct run *r, uint32_t kind, uint32_t a)
+{
+    return &r->lpods.items[kind == EV_END ? r->epods.items[a].lpod : a];
+}
+
+static bool lpod_finite(const struct run *r, const struct lpod *l)
+{
+    return !item_endless(&r->wl->items[r->insts.items[l->inst].item]);
+}
+
+/* Arrivals are finite work; a pod's end or resubmission is finite unless
+ * its item is endless (a Deployment's failures go on forever). The count of
+ * live finite events in the heap decides when a run without a horizon is
+ * over, so events made stale (by a failed Job) are discounted at once. */
+static enum gp_err push_event(struct run *r, double t_s, uint32_t kind, uint32_t a, uint32_t b)
+{
+    if (gp_sim_heap_push(&r->heap, t_s, kind, a, b) != 0)
+        return nomem(r);
+    bool finite = true;
+    if (kind != EV_ARRIVAL) {
+        struct lpod *l = event_lpod(r, kind, a);
+        l->has_event = 1;
+        finite = lpod_finite(r, l);
+    }
+    r->finite_events += finite;
+    return GP_OK;
+}
+
+/* Whether a popped event still matters; if so, it leaves the live count. */
+static bool event_take(struct run *r, const struct gp_sim_event *ev)
+{
+    if (ev->kind == EV_ARRIVAL) {
+        r->finite_events--;
+        return true;
+    }
+    struct lpod *l = event_lpod(r, ev->kind, ev->a);
+    bool live = l->has_event && (ev->kind == EV_END ? l->state == LP_RUNNING && l->epod == ev->a
+                                                    : l->state == LP_BACKOFF);
+    if (!live)
+        return false;
+    l->has_event = 0;
+    r->finite_events -= lpod_finite(r, l);
+    return true;
+}
+
+static double backoff_s(const struct run *r, uint32_t failures)
+{
+    double base = r->cfg->backoff_base_s, max = r->cfg->backoff_max_s;
+    double d = failures >= 1 && failures <= 63 ? ldexp(base, (int)failures - 1) : max;
+    return d < max ? d : max;
+}
+
+/* Samples a distribution, clamped to >= 0. */
+static double dist_draw(const struct gp_dist *d, struct gp_rng *rng)
+{
+    double v = gp_dist_sample(d, rng);
+    return v > 0 ? v : 0;
+}
+
+static uint32_t job_target(const struct gp_item *it)
+{
+    if (it->kind == GP_ITEM_POD)
+        return 1;
+    return it->completions ? it->completions : 1;
+}
+
+static uint32_t job_parallel(const struct gp_item *it)
+{
+    if (it->kind == GP_ITEM_POD)
+        return 1;
+    return it->parallelism ? it->parallelism : 1;
+}
+
+/* A new attempt of logical pod lp enters the engine's queue. */
+static enum gp_err attempt_add(struct run *r, uint32_t lp)
+{
+    struct lpod *l = &r->lpods.items[lp];
+    const struct inst *in = &r->insts.items[l->inst];
+    const struct gp_item *it = &r->wl->items[in->item];
+    uint32_t id;
+    enum gp_err err = gp_engine_pod_add(r->e, &it->pod, r->now_s, &id);
+    if (err != GP_OK) {
+        char where[256];
+        return gp_diag_set(r->diag, err, "%s: the engine refused its pod: %s",
+                           item_where(it, in->item, where, sizeof where), gp_strerror(err));
+    }
+    if (id != r->epods.len)
+        return gp_diag_set(r->diag, GP_ESTATE, "simulator: engine pod ids are not dense");
+    struct epod ep = {.lpod = lp, .added_s = r->now_s, .counted = 0};
+    if (GP_VEC_PUSH(&r->epods, ep) != 0)
+        return nomem(r);
+    l->epod = id;
+    l->state = LP_PENDING;
+    return GP_OK;
+}
+
+static enum gp_err lpod_create(struct run *r, uint32_t ii)
+{
+    struct inst *in = &r->insts.items[ii];
+    struct lpod l = {.inst = ii, .slot = in->created, .next = NONE, .epod = NONE};
+    uint32_t lp = (uint32_t)r->lpods.len;
+    if (r->lpods.len >= NONE || GP_VEC_PUSH(&r->lpods, l) != 0)
+        return nomem(r);
+    in->created++;
+    if (in->tail == NONE)
+        in->head = lp;
+    else
+        r->lpods.items[in->tail].next = lp;
+    in->tail = lp;
+    r->out->pods_submitted++;
+    return attempt_add(r, lp);
+}
+
+static enum gp_err instance_submit(struct run *r, uint32_t item, uint32_t k)
+{
+    const struct gp_item *it = &r->wl->items[item];
+    struct inst in = {.item = item, .k = k, .head = NONE, .tail = NONE, .state = INST_ACTIVE};
+    uint32_t ii = (uint32_t)r->insts.len;
+    if (r->insts.len >= NONE || GP_VEC_PUSH(&r->insts, in) != 0)
+        return nomem(r);
+    uint32_t n;
+    if (it->kind == GP_ITEM_DEPLOYMENT) {
+        n = it->replicas;
+    } else {
+        uint32_t target = job_target(it), par = job_parallel(it);
+        n = par < target ? par : target;
+    }
+    if (n == 0)
+        r->insts.items[ii].state = INST_DONE;
+    for (uint32_t i = 0; i < n; i++) {
+        enum gp_err err = lpod_create(r, ii);
+        if (err != GP_OK)
+            return err;
+    }
+    return GP_OK;
+}
+
+static enum gp_err on_arrival(struct run *r, uint32_t item)
+{
+    const struct gp_item *it = &r->wl->items[item];
+    struct item_run *ir = &r->items[item];
+    uint32_t k = ir->next_k++;
+    r->arrivals_done++;
+    enum gp_err err = instance_submit(r, item, k);
+    if (err != GP_OK)
+        return err;
+    uint32_t repeat = it->repeat ? it->repeat : 1;
+    if (ir->next_k < repeat) {
+        double t = r->now_s + dist_draw(&it->interarrival, &ir->arrivals);
+        if (isfinite(t))
+            return push_event(r, t, EV_ARRIVAL, item, 0);
+    }
+    return GP_OK;
+}
+
+/* Takes every unfinished pod of a failed instance out of the engine. */
+static enum gp_err instance_fail(struct run *r, uint32_t ii)
+{
+    struct inst *in = &r->insts.items[ii];
+    bool finite = !item_endless(&r->wl->items[in->item]);
+    in->state = INST_FAILED;
+    for (uint32_t lp = in->head; lp != NONE; lp = r->lpods.items[lp].next) {
+        struct lpod *l = &r->lpods.items[lp];
+        if (l->state == LP_COMPLETED || l->state == LP_FAILED)
+            continue;
+        if (l->has_event) { /* its end or resubmission is now stale */
+            l->has_event = 0;
+            r->finite_events -= finite;
+        }
+        if (l->state == LP_PENDING || l->state == LP_RUNNING) {
+            enum gp_err err = gp_engine_pod_finished(r->e, l->epod);
+            if (err != GP_OK)
+                return gp_diag_set(r->diag, err, "simulator: engine refused to remove pod %u",
+                                   l->epod);
+        }
+        l->state = LP_FAILED;
+        r->out->pods_failed++;
+    }
+    return GP_OK;
+}
+
+static enum gp_err on_end(struct run *r, uint32_t epod, bool failed)
+{
+    uint32_t lp = r->epods.items[epod].lpod;
+    struct lpod *l = &r->lpods.items[lp];
+    enum gp_err err = gp_engine_pod_finished(r->e, epod);
+    if (err != GP_OK)
+        return gp_diag_set(r->diag, err, "simulator: engine refused to finish pod %u", epod);
+    uint32_t ii = l->inst;
+    struct inst *in = &r->insts.items[ii];
+    const struct gp_item *it = &r->wl->items[in->item];
+    if (!failed) {
+        l->state = LP_COMPLETED;
+        r->out->pods_completed++;
+        in->succeeded++;
+        if (in->succeeded >= job_target(it)) {
+            in->state = INST_DONE;
+            return GP_OK;
+        }
+        if (in->created < job_target(it))
+            return lpod_create(r, ii);
+        return GP_OK;
+    }
+    l->failures++;
+    in->failures++;
+    l->state = LP_BACKOFF;
+    if (it->kind == GP_ITEM_DEPLOYMENT) /* replaced, with no limit */
+        return push_event(r, r->now_s + backoff_s(r, l->failures), EV_RESUBMIT, lp, 0);
+    if (in->failures > it->backoff_limit)
+        return instance_fail(r, ii);
+    return push_event(r, r->now_s + backoff_s(r, in->failures), EV_RESUBMIT, lp, 0);
+}
+
+static enum gp_err on_resubmit(struct run *r, uint32_t lp)
+{
+    r->out->pod_retries++;
+    return attempt_add(r, lp);
+}
+
+/* A pod was bound: record its delay and schedule the end of its run. */
+static enum gp_err on_bind(struct run *r, const struct gp_decision *d)
+{
+    struct epod *ep = &r->epods.items[d->pod];
+    uint32_t lp = ep->lpod;
+    struct lpod *l = &r->lpods.items[lp];
+    const struct inst *in = &r->insts.items[l->inst];
+    const struct gp_item *it = &r->wl->items[in->item];
+    r->out->binds++;
+    if (l->runs == 0)
+        r->out->pods_scheduled++;
+    l->runs++;
+    l->state = LP_RUNNING;
+    if (GP_VEC_PUSH(&r->delays, r->now_s - ep->added_s) != 0)
+        return nomem(r);
+
+    uint64_t seed = r->cfg->seed;
+    struct gp_rng dur, fail;
+    rng_keyed(&dur, seed, STREAM_DURATION, in->item, in->k, l->slot, l->runs);
+    rng_keyed(&fail, seed, STREAM_FAILURE, in->item, in->k, l->slot, l->runs);
+    double u = gp_rng_unit(&fail), at = gp_rng_unit(&fail);
+    bool fails = u < it->failure_prob;
+    if (!it->has_duration)
+        return GP_OK; /* runs until the end; a failure needs a duration to happen in */
+    double len = dist_draw(&it->duration, &dur);
+    if (it->kind == GP_ITEM_DEPLOYMENT && !fails)
+        return GP_OK; /* a Deployment's pods never complete */
+    double t = r->now_s + (fails ? at * len : len);
+    if (!isfinite(t))
+        return GP_OK;
+    return push_event(r, t, EV_END, d->pod, fails);
+}
+
+static enum gp_err on_unschedulable(struct run *r, const struct gp_decision *d)
+{
+    struct epod *ep = &r->epods.items[d->pod];
+    if (ep->counted)
+        return GP_OK;
+    ep->counted = 1;
+    for (int f = 0; f < GP_FILTER_COUNT; f++)
+        r->out->unschedulable[f] += d->explain.rejected[f];
+    return GP_OK;
+}
+
+static enum gp_err schedule_cycle(struct run *r)
+{
+    size_t pending = gp_engine_pending_count(r->e);
+    if (pending == 0)
+        return GP_OK;
+    if (GP_VEC_RESERVE(&r->dec, pending) != 0)
+        return nomem(r);
+    size_t n = gp_engine_schedule(r->e, r->now_s, 0, r->dec.items, r->dec.cap);
+    for (size_t i = 0; i < n; i++) {
+        const struct gp_decision *d = &r->dec.items[i];
+        if (d->pod >= r->epods.len)
+            return gp_diag_set(r->diag, GP_ESTATE, "simulator: decision for unknown pod %u",
+                               d->pod);
+        enum gp_err err = d->kind == GP_DECISION_BIND ? on_bind(r, d) : on_unschedulable(r, d);
+        if (err != GP_OK)
+            return err;
+    }
+    return GP_OK;
+}
+
+static void state_now(const struct run *r, struct gp_sim_sample *s)
+{
+    struct gp_engine_totals t;
+    gp_engine_totals(r->e, &t);
+    memset(s, 0, sizeof *s);
+    s->gpu_alloc_pct =
+        t.gpu_milli_total ? 100.0 * (double)t.gpu_milli_alloc / (double)t.gpu_milli_total : 0;
+    s->cpu_alloc_pct =
+        t.cpu_milli_total > 0 ? 100.0 * (double)t.cpu_milli_alloc / (double)t.cpu_milli_total : 0;
+    s->mem_alloc_pct =
+        t.mem_mib_total > 0 ? 100.0 * (double)t.mem_mib_alloc / (double)t.mem_mib_total : 0;
+    size_t pending = gp_engine_pending_count(r->e);
+    s->pending = pending > UINT32_MAX ? UINT32_MAX : (uint32_t)pending;
+    s->running = t.pods_bound > UINT32_MAX ? UINT32_MAX : (uint32_t)t.pods_bound;
+    s->nodes = t.nodes_ready;
+}
+
+/* Records the state from now on (one entry per distinct time and state). */
+static enum gp_err log_state(struct run *r)
+{
+    struct change c = {.t_s = r->now_s};
+    state_now(r, &c.s);
+    if (r->log.len > 0) {
+        struct change *last = &r->log.items[r->log.len - 1];
+        c.s.t_s = last->s.t_s;
+        if (memcmp(&last->s, &c.s, sizeof c.s) == 0)
+            return GP_OK;
+        if (last->t_s == r->now_s) {
+            *last = c;
+            return GP_OK;
+        }
+    }
+    return GP_VEC_PUSH(&r->log, c) == 0 ? GP_OK : nomem(r);
+}
+
+/* Integrates the constant state of [now, t) and moves the clock to t. */
+static void advance(struct run *r, double t_s)
+{
+    double dt = t_s - r->now_s;
+    if (dt > 0) {
+        struct gp_engine_totals t;
+        gp_engine_totals(r->e, &t);
+        r->node_s += (double)t.nodes_ready * dt;
+        r->gpu_milli_total_s += (double)t.gpu_milli_total * dt;
+        r->gpu_milli_alloc_s += (double)t.gpu_milli_alloc * dt;
+        r->cost_usd += r->price_per_s * dt;
+        r->now_s = t_s;
+    }
+}
+
+static enum gp_err apply_event(struct run *r, const struct gp_sim_event *ev)
+{
+    switch (ev->kind) {
+    case EV_ARRIVAL:
+        return on_arrival(r, ev->a);
+    case EV_END:
+        return on_end(r, ev->a, ev->b != 0);
+    case EV_RESUBMIT:
+        return on_resubmit(r, ev->a);
+    }
+    return GP_OK;
+}
+
+static double timed_fraction(const struct run *r, bool endless_only)
+{
+    double f;
+    if (r->cfg->horizon_s > 0)
+        f = r->now_s / r->cfg->horizon_s;
+    else if (endless_only)
+        f = r->now_s / DAY_S;
+    else /* the end is unknown: arrivals so far, the best cheap guess */
+        f = r->arrivals_total ? (double)r->arrivals_done / (double)r->arrivals_total : 0;
+    return f < 0.99 ? f : 0.99; /* 1 is reported once, at the end */
+}
+
+/* The sample interval for a run that ends at end_s, and the number of
+ * samples: at 0, step, 2 step, ... <= end_s, plus one at end_s when it is
+ * not a multiple of step (so the last sample is the final state);
+ * GP_ELIMIT when too many. */
+static enum gp_err samples_plan(struct run *r, double end_s, double *step, size_t *n)
+{
+    *step = r->cfg->sample_s;
+    if (!(*step > 0)) {
+        *step = end_s / AUTO_SAMPLES;
+        if (*step < 1)
+            *step = 1;
+    }
+    double regular = floor(end_s / *step) + 1;
+    double count = regular + ((regular - 1) * *step < end_s);
+    if (count > MAX_SAMPLES)
+        return gp_diag_set(r->diag, GP_ELIMIT,
+                           "sample interval %g s over %g s of simulation gives more than %d "
+                           "samples; choose a longer interval",
+                           *step, end_s, MAX_SAMPLES);
+    *n = (size_t)count;
+    return GP_OK;
+}
+
+static enum gp_err samples_build(struct run *r, double end_s)
+{
+    double step;
+    size_t n;
+    enum gp_err err = samples_plan(r, end_s, &step, &n);
+    if (err != GP_OK)
+        return err;
+    struct gp_sim_sample *s = gp_arena_alloc(r->a, n * sizeof *s);
+    if (!s)
+        return nomem(r);
+    size_t j = 0;
+    for (size_t i = 0; i < n; i++) {
+        double t = i + 1 == n ? end_s : (double)i * step;
+        while (j + 1 < r->log.len && r->log.items[j + 1].t_s <= t)
+            j++;
+        s[i] = r->log.items[j].s;
+        s[i].t_s = t;
+    }
+    r->out->samples = s;
+    r->out->nsamples = n;
+    return GP_OK;
+}
+
+static enum gp_err run_timed(struct run *r)
+{
+    const struct gp_workload *wl = r->wl;
+    const double horizon = r->cfg->horizon_s;
+    bool endless_only = wl->nitems > 0;
+    enum gp_err err = GP_OK;
+
+    r->items = calloc(wl->nitems ? wl->nitems : 1, sizeof *r->items);
+    if (!r->items)
+        return nomem(r);
+    for (size_t i = 0; i < wl->nitems; i++) {
+        const struct gp_item *it = &wl->items[i];
+        rng_keyed(&r->items[i].arrivals, r->cfg->seed, STREAM_ARRIVAL, i, 0, 0, 0);
+        r->arrivals_total += it->repeat ? it->repeat : 1;
+        if (!item_endless(it))
+            endless_only = false;
+        if ((err = push_event(r, it->arrival_s, EV_ARRIVAL, (uint32_t)i, 0)) != GP_OK)
+            return err;
+    }
+    if (horizon > 0) { /* a bad sample interval fails before the run, not after */
+        double step;
+        size_t n;
+        if ((err = samples_plan(r, horizon, &step, &n)) != GP_OK)
+            return err;
+    }
+    if ((err = log_state(r)) != GP_OK)
+        return err;
+
+    const struct gp_sim_event *top;
+    uint64_t same_time = 0; /* cycles in a row at the same instant */
+    while ((top = gp_sim_heap_peek(&r->heap)) != NULL) {
+        double t = top->t_s;
+        if (horizon > 0) {
+            if (t > horizon)
+                break;
+        } else if (!endless_only) {
+            if (r->finite_events == 0)
+                break;
+        } else if (r->finite_events == 0 && t > DAY_S) {
+            break;
+        }
+        same_time = t == r->now_s && r->events > 0 ? same_time + 1 : 0;
+        if (same_time > MAX_SAME_TIME)
+            return gp_diag_set(r->diag, GP_ELIMIT,
+                               "simulation stopped: more than %d scheduling cycles at t = %g s; "
+                               "pods end the moment they start and are retried without "
+                               "back-off (check durations and the back-off)",
+                               MAX_SAME_TIME, t);
+        advance(r, t);
+        while ((top = gp_sim_heap_peek(&r->heap)) != NULL && top->t_s == t) {
+            struct gp_sim_event ev;
+            gp_sim_heap_pop(&r->heap, &ev);
+            if (!event_take(r, &ev))
+                continue; /* stale: its Job failed meanwhile */
+            if (++r->events > MAX_EVENTS)
+                return gp_diag_set(r->diag, GP_ELIMIT,
+                                   "simulation stopped after %d events at t = %g s: pods fail "
+                                   "or arrive too often; set a horizon or check durations "
+                                   "and back-off",
+                                   MAX_EVENTS, t);
+            if ((err = apply_event(r, &ev)) != GP_OK)
+                return err;
+        }
+        if ((err = schedule_cycle(r)) != GP_OK)
+            return err;
+        if ((err = log_state(r)) != GP_OK)
+            return err;
+        progress(r, timed_fraction(r, endless_only));
+    }
+
+    double end = r->now_s;
+    if (horizon > 0)
+        end = horizon;
+    else if (endless_only && end < DAY_S)
+        end = DAY_S;
+    advance(r, end);
+
+    struct gp_sim_result *out = r->out;
+    out->sim_end_s = end;
+    out->node_hours = r->node_s / 3600.0;
+    out->gpu_hours_total = r->gpu_milli_total_s / GP_GPU_MILLI / 3600.0;
+    out->gpu_hours_allocated = r->gpu_milli_alloc_s / GP_GPU_MILLI / 3600.0;
+    out->gpu_hours_idle = out->gpu_hours_total - out->gpu_hours_allocated;
+    out->cost_usd = r->cost_usd;
+    for (size_t i = 0; i < r->lpods.len; i++) {
+        uint8_t s = r->lpods.items[i].state;
+        out->pods_pending_end += s == LP_PENDING || s == LP_BACKOFF;
+        out->pods_running_end += s == LP_RUNNING;
+    }
+    if (r->delays.len > 0) {
+        gp_sim_metrics_sort(r->delays.items, r->delays.len);
+        out->queue_delays_s =
+            gp_arena_memdup(r->a, r->delays.items, r->delays.len * sizeof *r->delays.items);
+        if (!out->queue_delays_s)
+            return nomem(r);
+        out->nqueue_delays = r->delays.len;
+        gp_sim_metrics_stats(out->queue_delays_s, out->nqueue_delays, &out->queue_delay_s);
+    }
+    return samples_build(r, end);
+}
+
+/* ---- static mode ---------------------------------------------------------- */
+
+static uint64_t gpu_request_milli(const struct gp_pod_spec *p)
+{
+    return (uint64_t)p->gpu_count * p->gpu_milli;
+}
+
+/* How many pods an item contributes to the static experiment: the pods it
+ * runs at once (timing, repeats and durations are ignored). */
+static uint32_t static_count(const struct gp_item *it)
+{
+    switch (it->kind) {
+    case GP_ITEM_DEPLOYMENT:
+        return it->replicas;
+    case GP_ITEM_JOB: {
+        uint32_t target = it->completions ? it->completions : 1;
+        uint32_t par = it->parallelism ? it->parallelism : 1;
+        return par < target ? par : target;
+    }
+    default:
+        return 1;
+    }
+}
+
+static double unallocated_pct(const struct run *r)
+{
+    struct gp_engine_totals t;
+    gp_engine_totals(r->e, &t);
+    if (t.gpu_milli_total == 0)
+        return 0;
+    return 100.0 - 100.0 * (double)t.gpu_milli_alloc / (double)t.gpu_milli_total;
+}
+
+static enum gp_err run_static(struct run *r)
+{
+    struct gp_sim_result *out = r->out;
+    GP_VEC(const struct gp_pod_spec *) pods = {0};
+    enum gp_err err = GP_OK;
+    struct gp_rng rng;
+    struct gp_engine_totals tot;
+    gp_engine_totals(r->e, &tot);
+    const uint64_t cap_milli = tot.gpu_milli_total;
+    uint64_t total_milli = 0, positive = 0;
+
+    for (size_t i = 0; i < r->wl->nitems; i++) {
+        const struct gp_item *it = &r->wl->items[i];
+        for (uint32_t c = static_count(it); c > 0; c--) {
+            if (pods.len >= MAX_STATIC_PODS || GP_VEC_PUSH(&pods, &it->pod) != 0) {
+                err = nomem(r);
+                goto done;
+            }
+            total_milli += gpu_request_milli(&it->pod);
+            positive += gpu_request_milli(&it->pod) > 0;
+        }
+    }
+    /* shuffle (Fisher-Yates) */
+    rng_keyed(&rng, r->cfg->seed, STREAM_SHUFFLE, 0, 0, 0, 0);
+    for (size_t i = pods.len; i > 1; i--) {
+        size_t j = (size_t)gp_rng_below(&rng, i);
+        const struct gp_pod_spec *tmp = pods.items[i - 1];
+        pods.items[i - 1] = pods.items[j];
+        pods.items[j] = tmp;
+    }
+    /* inflate (or deflate) to inflate x capacity; see docs/simulator.md */
+    const size_t n0 = pods.len;
+    if (r->cfg->inflate > 0 && cap_milli > 0 && n0 > 0) {
+        const double target = r->cfg->inflate * (double)cap_milli;
+        if ((double)total_milli > target) {
+            while (pods.len > 0 && (double)total_milli > target)
+                total_milli -= gpu_request_milli(pods.items[--pods.len]);
+        } else if (positive > 0) {
+            for (;;) {
+                const struct gp_pod_spec *p = pods.items[gp_rng_below(&rng, n0)];
+                if ((double)(total_milli + gpu_request_milli(p)) > target)
+                    break;
+                if (pods.len >= MAX_STATIC_PODS) {
+                    err = gp_diag_set(r->diag, GP_ELIMIT,
+                                      "static mode: more than %d pods needed to reach %g x "
+                                      "the cluster's GPUs",
+                                      MAX_STATIC_PODS, r->cfg->inflate);
+                    goto done;
+                }
+                if (GP_VEC_PUSH(&pods, p) != 0) {
+                    err = nomem(r);
+                    goto done;
+                }
+                total_milli += gpu_request_milli(p);
+            }
+        }
+    }
+
+    /* the curve: one point per integer % of arrived GPU request */
+    size_t xmax = 0;
+    if (cap_milli > 0) {
+        double top = r->cfg->inflate > 0 ? r->cfg->inflate * 100.0
+                                         : 100.0 * (double)total_milli / (double)cap_milli;
+        xmax = (size_t)floor(top + 1e-9);
+        out->ncurve = xmax + 1;
+        out->curve = gp_arena_alloc(r->a, out->ncurve * sizeof *out->curve);
+        if (!out->curve) {
+            err = nomem(r);
+            goto done;
+        }
+    }
+    size_t next_x = 0;
+    bool have100 = false;
+    uint64_t arrived = 0;
+    double unalloc = unallocated_pct(r);
+    for (size_t i = 0;; i++) {
+        /* record the state after i pods */
+        while (out->curve && next_x <= xmax && arrived * 100 >= (uint64_t)next_x * cap_milli) {
+            out->curve[next_x].arrived_pct = (double)next_x;
+            out->curve[next_x].unallocated_pct = unalloc;
+            next_x++;
+        }
+        if (!have100 && cap_milli > 0 && arrived >= cap_milli) {
+            out->unallocated_gpu_pct_at_100 = unalloc;
+            have100 = true;
+        }
+        if (i == pods.len)
+            break;
+        const struct gp_pod_spec *p = pods.items[i];
+        uint32_t id;
+        struct gp_decision d;
+        if ((err = gp_engine_pod_add(r->e, p, 0, &id)) != GP_OK) {
+            err = gp_diag_set(r->diag, err, "static mode: the engine refused pod %s: %s",
+                              p->name ? p->name : "unnamed", gp_strerror(err));
+            goto done;
+        }
+        if ((err = gp_engine_schedule_pod(r->e, id, &d)) != GP_OK) {
+            err = gp_diag_set(r->diag, err, "static mode: scheduling pod %s failed: %s",
+                              p->name ? p->name : "unnamed", gp_strerror(err));
+            goto done;
+        }
+        out->pods_submitted++;
+        if (d.kind == GP_DECISION_BIND) {
+            out->pods_scheduled++;
+            out->binds++;
+        } else {
+            out->pods_failed++;
+            for (int f = 0; f < GP_FILTER_COUNT; f++)
+                out->unschedulable[f] += d.explain.rejected[f];
+            if ((err = gp_engine_pod_finished(r->e, id)) != GP_OK) {
+                err = gp_diag_set(r->diag, err, "static mode: removing pod %s failed: %s",
+                                  p->name ? p->name : "unnamed", gp_strerror(err));
+                goto done;
+            }
+        }
+        arrived += gpu_request_milli(p);
+        unalloc = unallocated_pct(r);
+        progress(r, (double)(i + 1) / (double)pods.len);
+    }
+    for (; out->curve && next_x <= xmax; next_x++) {
+        out->curve[next_x].arrived_pct = (double)next_x;
+        out->curve[next_x].unallocated_pct = unalloc;
+    }
+    if (!have100)
+        out->unallocated_gpu_pct_at_100 = unalloc;
+    out->pods_running_end = out->pods_scheduled;
+done:
+    GP_VEC_FREE(&pods);
+    return err;
+}
+
+/* ---- entry point ---------------------------------------------------------- */
+
+enum gp_err gp_sim_run(const struct gp_sim_config *cfg, const struct gp_cluster *cluster,
+                       const struct gp_workload *workload, struct gp_arena *a,
+                       struct gp_sim_result *out, struct gp_diag *diag)
+{
+    if (!cfg || !cluster || !workload || !a || !out)
+        return gp_diag_set(diag, GP_EINVALID,
+                           "simulator: missing configuration, cluster, "
+                           "workload, arena or result");
+    memset(out, 0, sizeof *out);
+    out->mode = cfg->mode;
+    out->policy = cfg->policy ? cfg->policy->name : "none";
+    out->seed = cfg->seed;
+    if ((cluster->nnodes && !cluster->nodes) || (workload->nitems && !workload->items))
+        return gp_diag_set(diag, GP_EINVALID, "simulator: cluster or workload without its array");
+    enum gp_err err = check_inputs(cfg, cluster, workload, diag);
+    if (err != GP_OK)
+        return err;
+
+    struct run r;
+    memset(&r, 0, sizeof r);
+    r.cfg = cfg;
+    r.cluster = cluster;
+    r.wl = workload;
+    r.a = a;
+    r.out = out;
+    r.diag = diag;
+    r.progress_pct = -1;
+    gp_sim_heap_init(&r.heap);
+
+    r.e = gp_engine_new(cfg->policy, cfg->seed);
+    if (!r.e) {
+        err = gp_diag_set(diag, GP_ENOMEM,
+                          "cannot start the engine: out of memory, or policy %s failed to "
+                          "initialise",
+                          out->policy);
+        goto done;
+    }
+    if ((err = add_nodes(&r)) != GP_OK)
+        goto done;
+    struct gp_engine_totals t;
+    gp_engine_totals(r.e, &t);
+    out->nodes = t.nodes_ready;
+    out->gpus = t.gpus;
+
+    err = cfg->mode == GP_SIM_STATIC ? run_static(&r) : run_timed(&r);
+    if (err == GP_OK && cfg->progress && r.progress_pct < 100)
+        cfg->progress(cfg->progress_ctx, 1.0);
+done:
+    gp_engine_free(r.e);
+    gp_sim_heap_free(&r.heap);
+    free(r.items);
+    GP_VEC_FREE(&r.insts);
+    GP_VEC_FREE(&r.lpods);
+    GP_VEC_FREE(&r.epods);
+    GP_VEC_FREE(&r.dec);
+    GP_VEC_FREE(&r.delays);
+    GP_VEC_FREE(&r.log);
+    return err;
+}
