@@ -388,6 +388,8 @@ int gp_cmd_sim(int argc, char **argv)
         err = gp_cluster_parse_yaml(gp_demo_cluster_yaml, gp_demo_cluster_yaml_len,
                                     "demo/cluster.yaml", &arena, &cluster, &diag);
         if (err == GP_OK)
+            err = gp_cluster_expand(&cluster, &arena, &diag);
+        if (err == GP_OK)
             err = gp_workload_parse_manifest(gp_demo_workload_yaml, gp_demo_workload_yaml_len,
                                              "demo/workload.yaml", &arena, &workload, &diag);
         if (err != GP_OK)
