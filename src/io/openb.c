@@ -1,0 +1,433 @@
+/* openb.c - readers for the Alibaba openb GPU-sharing trace (the FGD paper's
+ * cluster-trace-gpu-v2023): the node list (sn,cpu_milli,memory_mib,gpu,
+ * model) as a gp_cluster with one pool per node shape, and the pod list
+ * (name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,
+ * creation_time,deletion_time,scheduled_time; the multigpu files have only
+ * the first five) as pod items. Columns are matched by header name.
+ * docs/FORMATS.md describes the mapping. */
+#include "io/cluster.h"
+#include "io/csv.h"
+#include "io/workload.h"
+#include "util/vec.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define OPENB_MAX_CPU_MILLI 1000000000LL /* a million cores */
+#define OPENB_MAX_MEM_MIB   1000000000LL /* about 954 TiB */
+#define OPENB_MAX_TIME_S    1e12         /* about 31,700 years */
+#define OPENB_MAX_MODEL_LEN 63           /* a Kubernetes label value */
+
+/* Per-GPU memory of the models whose memory is public. G2 and G3 are
+ * undisclosed internal codes: 0 (unknown). */
+static const struct {
+    const char *model;
+    uint32_t mem_mib;
+} openb_gpu_mem[] = {
+    {"T4", 16384}, {"P100", 16384}, {"V100M16", 16384}, {"V100M32", 32768}, {"A10", 24576},
+};
+
+static uint32_t openb_model_mem(const char *model)
+{
+    for (size_t i = 0; i < sizeof openb_gpu_mem / sizeof openb_gpu_mem[0]; i++)
+        if (strcmp(openb_gpu_mem[i].model, model) == 0)
+            return openb_gpu_mem[i].mem_mib;
+    return 0;
+}
+
+/* A GPU model name must be usable as a label value: 1..63 of [A-Za-z0-9._-]. */
+static bool openb_model_ok(const char *s, size_t n)
+{
+    if (n == 0 || n > OPENB_MAX_MODEL_LEN)
+        return false;
+    for (size_t i = 0; i < n; i++) {
+        char ch = s[i];
+        if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
+              ch == '.' || ch == '_' || ch == '-'))
+            return false;
+    }
+    return true;
+}
+
+/* "96c" for 96000, "1500m" for 1500; "384gi" for 393216, "1000mi" otherwise. */
+static void openb_shape_suffix(int64_t cpu_milli, int64_t mem_mib, char *out, size_t n)
+{
+    char cpu[32], mem[32];
+    if (cpu_milli % 1000 == 0)
+        snprintf(cpu, sizeof cpu, "%" PRId64 "c", cpu_milli / 1000);
+    else
+        snprintf(cpu, sizeof cpu, "%" PRId64 "m", cpu_milli);
+    if (mem_mib % 1024 == 0)
+        snprintf(mem, sizeof mem, "%" PRId64 "gi", mem_mib / 1024);
+    else
+        snprintf(mem, sizeof mem, "%" PRId64 "mi", mem_mib);
+    snprintf(out, n, "-%s-%s", cpu, mem);
+}
+
+enum gp_err gp_cluster_parse_openb(const char *text, size_t len, const char *name,
+                                   struct gp_arena *a, struct gp_cluster *out, struct gp_diag *diag)
+{
+    enum { C_SN, C_CPU, C_MEM, C_GPU, C_MODEL, C_N };
+    static const struct gp_csv_col cols[C_N] = {
+        {"sn", true}, {"cpu_milli", true}, {"memory_mib", true}, {"gpu", true}, {"model", false},
+    };
+    struct gp_csv c;
+    struct gp_csv_map names = {0}, shapes = {0}, bases = {0}, pool_names = {0};
+    GP_VEC(struct gp_node_spec) nodes = {0};
+    GP_VEC(uint32_t) node_pool = {0};
+    GP_VEC(struct gp_pool_spec) pools = {0};
+    GP_VEC(uint32_t) pool_base = {0};   /* per pool: index into base_shapes */
+    GP_VEC(uint32_t) base_shapes = {0}; /* per (model, gpus): how many shapes */
+    GP_VEC(struct gp_kv *) pool_labels = {0};
+    int idx[C_N];
+    bool got;
+    enum gp_err err;
+
+    if (!name)
+        name = "<openb>";
+    gp_csv_init(&c, text, len, name);
+    err = gp_csv_header(&c, cols, C_N, 0, idx, diag);
+    if (err != GP_OK)
+        goto out;
+    while ((err = gp_csv_next(&c, &got, diag)) == GP_OK && got) {
+        struct gp_node_spec n = {0};
+        int64_t cpu, mem, gpus;
+        const char *sn = gp_csv_field(&c, idx[C_SN]);
+        if (!*sn) {
+            err = gp_csv_bad(&c, GP_EINVALID, idx[C_SN], "sn", "a node name", diag);
+            goto out;
+        }
+        if ((err = gp_csv_int(&c, idx[C_CPU], "cpu_milli", 0, OPENB_MAX_CPU_MILLI, &cpu, diag)) ||
+            (err = gp_csv_int(&c, idx[C_MEM], "memory_mib", 0, OPENB_MAX_MEM_MIB, &mem, diag)) ||
+            (err = gp_csv_int(&c, idx[C_GPU], "gpu", 0, GP_MAX_GPUS_PER_NODE, &gpus, diag)))
+            goto out;
+        const char *model = gp_csv_field(&c, idx[C_MODEL]);
+        if (gpus == 0) {
+            model = ""; /* a model on a CPU-only node means nothing */
+        } else if (!openb_model_ok(model, strlen(model))) {
+            err = gp_csv_bad(&c, GP_EINVALID, idx[C_MODEL], "model",
+                             "a GPU model name (1-63 of A-Z a-z 0-9 . _ -) for a node with GPUs",
+                             diag);
+            goto out;
+        }
+        n.name = gp_arena_strdup(a, sn);
+        if (!n.name) {
+            err = gp_diag_set(diag, GP_ENOMEM, "%s: out of memory", name);
+            goto out;
+        }
+        bool found;
+        uint32_t first;
+        if (gp_csv_map_put(&names, n.name, (uint32_t)c.line, &found, &first) != GP_OK) {
+            err = gp_diag_set(diag, GP_ENOMEM, "%s: out of memory", name);
+            goto out;
+        }
+        if (found) {
+            char q[64];
+            gp_csv_quote(sn, q, sizeof q);
+            err = gp_csv_fail(&c, GP_EINVALID, diag,
+                              "column 'sn': node \"%s\" is already defined on line %" PRIu32, q,
+                              first);
+            goto out;
+        }
+        n.cpu_milli = cpu;
+        n.mem_mib = mem;
+        n.gpu_count = (uint32_t)gpus;
+        n.gpu_mem_mib = openb_model_mem(model);
+
+        /* the node's shape, and its pool */
+        char key[OPENB_MAX_MODEL_LEN + 80];
+        snprintf(key, sizeof key, "%s|%" PRId64 "|%" PRId64 "|%" PRId64, model, gpus, cpu, mem);
+        uint32_t pi;
+        if (!gp_csv_map_get(&shapes, key, &pi)) {
+            struct gp_pool_spec p = {0};
+            const char *k = gp_arena_strdup(a, key);
+            p.gpu_model = *model ? gp_arena_strdup(a, model) : NULL;
+            p.gpus_per_node = (uint32_t)gpus;
+            p.gpu_mem_mib = n.gpu_mem_mib;
+            p.cpu_milli = cpu;
+            p.mem_mib = mem;
+            pi = (uint32_t)pools.len;
+            /* how many shapes share this (model, gpus): decides the names */
+            char bkey[OPENB_MAX_MODEL_LEN + 24];
+            snprintf(bkey, sizeof bkey, "%s|%" PRId64, model, gpus);
+            uint32_t bi;
+            const char *bk = NULL;
+            if (!gp_csv_map_get(&bases, bkey, &bi)) {
+                bi = (uint32_t)base_shapes.len;
+                bk = gp_arena_strdup(a, bkey);
+                if (!bk || GP_VEC_PUSH(&base_shapes, 0) != 0 ||
+                    gp_csv_map_put(&bases, bk, bi, &found, &bi) != GP_OK) {
+                    err = gp_diag_set(diag, GP_ENOMEM, "%s: out of memory", name);
+                    goto out;
+                }
+            }
+            base_shapes.items[bi]++;
+            if (!k || (*model && !p.gpu_model) || GP_VEC_PUSH(&pools, p) != 0 ||
+                GP_VEC_PUSH(&pool_base, bi) != 0 ||
+                gp_csv_map_put(&shapes, k, pi, &found, &pi) != GP_OK) {
+                err = gp_diag_set(diag, GP_ENOMEM, "%s: out of memory", name);
+                goto out;
+            }
+        }
+        pools.items[pi].count++;
+        n.gpu_model = pools.items[pi].gpu_model;
+        if (GP_VEC_PUSH(&nodes, n) != 0 || GP_VEC_PUSH(&node_pool, pi) != 0) {
+            err = gp_diag_set(diag, GP_ENOMEM, "%s: out of memory", name);
+            goto out;
+        }
+    }
+    if (err != GP_OK)
+        goto out;
+    if (nodes.len == 0) {
+        err = gp_diag_set(diag, GP_EINVALID,
+                          "%s: no nodes, expected at least one row after the header", name);
+        goto out;
+    }
+
+    /* pool names: openb-<model>-<n>gpu (openb-cpu for CPU-only nodes), with
+     * -<cores>c-<memory>gi added when that name covers several shapes */
+    for (size_t i = 0; i < pools.len; i++) {
+        struct gp_pool_spec *p = &pools.items[i];
+        char suffix[80] = "";
+        if (base_shapes.items[pool_base.items[i]] > 1)
+            openb_shape_suffix(p->cpu_milli, p->mem_mib, suffix, sizeof suffix);
+        char *pname = p->gpu_model ? gp_arena_printf(a, "openb-%s-%" PRIu32 "gpu%s", p->gpu_model,
+                                                     p->gpus_per_node, suffix)
+                                   : gp_arena_printf(a, "openb-cpu%s", suffix);
+        /* only a contrived model name can make two names collide: number them */
+        const char *base = pname;
+        for (unsigned k = 2; pname; k++) {
+            bool found;
+            uint32_t other;
+            if (gp_csv_map_put(&pool_names, pname, (uint32_t)i, &found, &other) != GP_OK)
+                pname = NULL;
+            else if (found)
+                pname = gp_arena_printf(a, "%s-%u", base, k);
+            else
+                break;
+        }
+        struct gp_kv *labels = gp_arena_alloc(a, 2 * sizeof *labels);
+        if (!pname || !labels || GP_VEC_PUSH(&pool_labels, labels) != 0) {
+            err = gp_diag_set(diag, GP_ENOMEM, "%s: out of memory", name);
+            goto out;
+        }
+        p->name = pname;
+        labels[0].key = "gpuplane.io/pool";
+        labels[0].value = pname;
+        labels[1].key = "nvidia.com/gpu.product";
+        labels[1].value = p->gpu_model;
+    }
+    /* the nodes carry the labels; a pool's own labels are user labels */
+    for (size_t j = 0; j < nodes.len; j++) {
+        const struct gp_pool_spec *p = &pools.items[node_pool.items[j]];
+        nodes.items[j].pool = p->name;
+        nodes.items[j].labels = pool_labels.items[node_pool.items[j]];
+        nodes.items[j].nlabels = p->gpu_model ? 2 : 1;
+    }
+
+    out->name = "openb";
+    out->source = gp_arena_strdup(a, name);
+    out->pools = gp_arena_memdup(a, pools.items, pools.len * sizeof *pools.items);
+    out->npools = pools.len;
+    out->nodes = gp_arena_memdup(a, nodes.items, nodes.len * sizeof *nodes.items);
+    out->nnodes = nodes.len;
+    if (!out->source || !out->pools || !out->nodes) {
+        memset(out, 0, sizeof *out);
+        err = gp_diag_set(diag, GP_ENOMEM, "%s: out of memory", name);
+    }
+out:
+    gp_csv_free(&c);
+    gp_csv_map_free(&names);
+    gp_csv_map_free(&shapes);
+    gp_csv_map_free(&bases);
+    gp_csv_map_free(&pool_names);
+    GP_VEC_FREE(&nodes);
+    GP_VEC_FREE(&node_pool);
+    GP_VEC_FREE(&pools);
+    GP_VEC_FREE(&pool_base);
+    GP_VEC_FREE(&base_shapes);
+    GP_VEC_FREE(&pool_labels);
+    return err;
+}
+
+/* Splits "A|B" into an arena array of distinct model names. An empty
+ * spec (or only separators) is "any model": *out NULL, *n 0. */
+static enum gp_err openb_gpu_spec(const struct gp_csv *c, int idx, struct gp_arena *a,
+                                  const char *const **out, size_t *n, struct gp_diag *diag)
+{
+    const char *s = gp_csv_field(c, idx);
+    const char **models = NULL;
+    size_t count = 0, cap = 0;
+    *out = NULL;
+    *n = 0;
+    for (const char *p = s; *p;) {
+        const char *e = strchr(p, '|');
+        size_t l = e ? (size_t)(e - p) : strlen(p);
+        while (l && (*p == ' ' || *p == '\t')) {
+            p++;
+            l--;
+        }
+        while (l && (p[l - 1] == ' ' || p[l - 1] == '\t'))
+            l--;
+        if (l) {
+            if (!openb_model_ok(p, l))
+                return gp_csv_bad(c, GP_EINVALID, idx, "gpu_spec",
+                                  "GPU model names (A-Z a-z 0-9 . _ -) separated by '|'", diag);
+            bool dup = false;
+            for (size_t i = 0; i < count && !dup; i++)
+                dup = strlen(models[i]) == l && memcmp(models[i], p, l) == 0;
+            if (!dup) {
+                if (count == GP_MAX_GPU_MODELS)
+                    return gp_csv_bad(c, GP_EINVALID, idx, "gpu_spec",
+                                      "at most 64 distinct GPU models", diag);
+                if (count == cap) {
+                    size_t ncap = cap ? cap * 2 : 4;
+                    const char **m = gp_arena_alloc(a, ncap * sizeof *m);
+                    if (!m)
+                        return gp_diag_set(diag, GP_ENOMEM, "%s: out of memory", c->name);
+                    if (count)
+                        memcpy(m, models, count * sizeof *m);
+                    models = m;
+                    cap = ncap;
+                }
+                models[count] = gp_arena_strndup(a, p, l);
+                if (!models[count])
+                    return gp_diag_set(diag, GP_ENOMEM, "%s: out of memory", c->name);
+                count++;
+            }
+        }
+        if (!e)
+            break;
+        p = e + 1;
+    }
+    *out = models;
+    *n = count;
+    return GP_OK;
+}
+
+/* An optional time column: -1 when the column or the value is absent. */
+static enum gp_err openb_time(const struct gp_csv *c, int idx, const char *col, double *out,
+                              struct gp_diag *diag)
+{
+    *out = -1;
+    if (!*gp_csv_field(c, idx))
+        return GP_OK;
+    return gp_csv_number(c, idx, col, 0, OPENB_MAX_TIME_S, out, diag);
+}
+
+enum gp_err gp_workload_parse_openb(const char *text, size_t len, const char *name,
+                                    struct gp_arena *a, struct gp_workload *w, struct gp_diag *diag)
+{
+    enum {
+        C_NAME,
+        C_CPU,
+        C_MEM,
+        C_NGPU,
+        C_MILLI,
+        C_SPEC,
+        C_QOS,
+        C_PHASE,
+        C_CREATE,
+        C_DELETE,
+        C_SCHED,
+        C_N
+    };
+    static const struct gp_csv_col cols[C_N] = {
+        {"name", false},          {"cpu_milli", true},       {"memory_mib", true},
+        {"num_gpu", true},        {"gpu_milli", true},       {"gpu_spec", false},
+        {"qos", false},           {"pod_phase", false},      {"creation_time", false},
+        {"deletion_time", false}, {"scheduled_time", false},
+    };
+    struct gp_csv c;
+    const size_t start = w->nitems;
+    size_t row = 0;
+    int idx[C_N];
+    bool got;
+    enum gp_err err;
+
+    if (!name)
+        name = "<openb>";
+    gp_csv_init(&c, text, len, name);
+    err = gp_csv_header(&c, cols, C_N, 0, idx, diag);
+    if (err != GP_OK)
+        goto out;
+    while ((err = gp_csv_next(&c, &got, diag)) == GP_OK && got) {
+        struct gp_item it = {0};
+        int64_t cpu, mem, ngpu, milli;
+        double created, deleted, sched;
+        if ((err = gp_csv_int(&c, idx[C_CPU], "cpu_milli", 0, OPENB_MAX_CPU_MILLI, &cpu, diag)) ||
+            (err = gp_csv_int(&c, idx[C_MEM], "memory_mib", 0, OPENB_MAX_MEM_MIB, &mem, diag)) ||
+            (err = gp_csv_int(&c, idx[C_NGPU], "num_gpu", 0, GP_MAX_GPUS_PER_NODE, &ngpu, diag)) ||
+            (err = gp_csv_int(&c, idx[C_MILLI], "gpu_milli", 0, GP_GPU_MILLI, &milli, diag)))
+            goto out;
+        if (ngpu == 0 && milli != 0) {
+            err = gp_csv_bad(&c, GP_EINVALID, idx[C_MILLI], "gpu_milli",
+                             "0 for a pod with num_gpu 0", diag);
+            goto out;
+        }
+        if (ngpu >= 1 && milli == 0) {
+            err = gp_csv_bad(&c, GP_EINVALID, idx[C_MILLI], "gpu_milli",
+                             "an integer 1..1000 for a pod with GPUs", diag);
+            goto out;
+        }
+        if (ngpu > 1 && milli != GP_GPU_MILLI) {
+            err = gp_csv_bad(&c, GP_EINVALID, idx[C_MILLI], "gpu_milli",
+                             "1000 for a pod with num_gpu > 1 (a share needs num_gpu 1)", diag);
+            goto out;
+        }
+        if ((err = openb_gpu_spec(&c, idx[C_SPEC], a, &it.pod.gpu_models, &it.pod.ngpu_models,
+                                  diag)) ||
+            (err = openb_time(&c, idx[C_CREATE], "creation_time", &created, diag)) ||
+            (err = openb_time(&c, idx[C_DELETE], "deletion_time", &deleted, diag)) ||
+            (err = openb_time(&c, idx[C_SCHED], "scheduled_time", &sched, diag)))
+            goto out;
+        const char *pname = gp_csv_field(&c, idx[C_NAME]);
+        it.name = *pname ? gp_arena_strdup(a, pname) : gp_arena_printf(a, "openb-pod-%04zu", row);
+        it.source = gp_arena_printf(a, "%s:%lu", name, c.line);
+        if (!it.name || !it.source) {
+            err = gp_diag_set(diag, GP_ENOMEM, "%s: out of memory", name);
+            goto out;
+        }
+        it.kind = GP_ITEM_POD;
+        it.pod.name = it.name;
+        it.pod.cpu_milli = cpu;
+        it.pod.mem_mib = mem;
+        it.pod.gpu_count = (uint32_t)ngpu;
+        it.pod.gpu_milli = (uint32_t)milli;
+        it.repeat = 1;
+        /* the raw creation time for now (-1: none); made relative below */
+        it.arrival_s = created;
+        if (created >= 0 && deleted > created) {
+            it.has_duration = true;
+            it.duration.kind = GP_DIST_FIXED;
+            it.duration.a = deleted - created;
+        }
+        if ((err = gp_workload_append(w, a, &it)) != GP_OK) {
+            gp_diag_set(diag, err, "%s: out of memory", name);
+            goto out;
+        }
+        row++;
+    }
+    if (err != GP_OK)
+        goto out;
+    if (row == 0) {
+        err = gp_diag_set(diag, GP_EINVALID,
+                          "%s: no pods, expected at least one row after the header", name);
+        goto out;
+    }
+    /* arrivals count from the earliest creation time of the file */
+    double first = INFINITY;
+    for (size_t i = start; i < w->nitems; i++)
+        if (w->items[i].arrival_s >= 0 && w->items[i].arrival_s < first)
+            first = w->items[i].arrival_s;
+    for (size_t i = start; i < w->nitems; i++)
+        w->items[i].arrival_s = w->items[i].arrival_s >= 0 ? w->items[i].arrival_s - first : 0;
+out:
+    gp_csv_free(&c);
+    if (err != GP_OK)
+        w->nitems = start; /* all or nothing */
+    return err;
+}
