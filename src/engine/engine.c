@@ -18,6 +18,11 @@ struct gp_engine {
     const char *models[GP_MAX_GPU_MODELS];
     uint32_t nmodels;
     uint64_t generation; /* bumped whenever capacity grows (release, node added) */
+    /* Pods that failed at `failed_gen`, one per distinct request shape: a pod
+     * of the same shape fails too until the generation changes (a bind only
+     * takes capacity away), so it is answered without scanning the nodes. */
+    GP_VEC(struct gp_decision) failed;
+    uint64_t failed_gen;
     int64_t next_seq;
     struct gp_engine_totals totals;
 };
@@ -64,6 +69,7 @@ void gp_engine_free(struct gp_engine *e)
     GP_VEC_FREE(&e->nodes);
     GP_VEC_FREE(&e->pods);
     GP_VEC_FREE(&e->pending);
+    GP_VEC_FREE(&e->failed);
     free(e);
 }
 
@@ -462,6 +468,33 @@ static void place(struct gp_engine *e, struct gp_pod *p, struct gp_decision *d)
     commit(e, p, best, &best_pick);
 }
 
+/* Two pods of the same shape fit on exactly the same nodes. Arrays are
+ * compared by identity (pods made from one template share them), so this
+ * may say "different" for equal requests, never "same" for different ones. */
+static bool same_shape(const struct gp_pod *a, const struct gp_pod *b)
+{
+    const struct gp_pod_spec *x = &a->spec, *y = &b->spec;
+    return x->cpu_milli == y->cpu_milli && x->mem_mib == y->mem_mib &&
+           x->gpu_count == y->gpu_count && x->gpu_milli == y->gpu_milli &&
+           x->gpu_mem_mib == y->gpu_mem_mib && a->model_mask == b->model_mask &&
+           x->nnode_selector == y->nnode_selector && x->node_selector == y->node_selector &&
+           x->ntolerations == y->ntolerations && x->tolerations == y->tolerations;
+}
+
+/* The cached failure of a pod of p's shape at the current generation. */
+static const struct gp_decision *failed_lookup(struct gp_engine *e, const struct gp_pod *p)
+{
+    if (e->failed_gen != e->generation) {
+        e->failed.len = 0;
+        e->failed_gen = e->generation;
+        return NULL;
+    }
+    for (size_t i = 0; i < e->failed.len; i++)
+        if (same_shape(&e->pods.items[e->failed.items[i].pod], p))
+            return &e->failed.items[i];
+    return NULL;
+}
+
 size_t gp_engine_schedule(struct gp_engine *e, double now_s, size_t budget, struct gp_decision *out,
                           size_t cap)
 {
@@ -477,7 +510,16 @@ size_t gp_engine_schedule(struct gp_engine *e, double now_s, size_t budget, stru
             continue;
         }
         tried++;
-        place(e, p, &out[ndec]);
+        const struct gp_decision *known = failed_lookup(e, p);
+        if (known) {
+            out[ndec] = *known;
+            out[ndec].pod = id;
+            p->tried_gen = e->generation;
+        } else {
+            place(e, p, &out[ndec]);
+            if (out[ndec].kind != GP_DECISION_BIND && e->failed.len < 64)
+                (void)GP_VEC_PUSH(&e->failed, out[ndec]); /* a cache: failing to grow is fine */
+        }
         if (out[ndec].kind != GP_DECISION_BIND)
             e->pending.items[keep++] = id;
         ndec++;

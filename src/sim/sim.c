@@ -31,6 +31,7 @@ enum stream {
     STREAM_DURATION,
     STREAM_FAILURE,
     STREAM_SHUFFLE,
+    STREAM_NODE_ORDER,
 };
 
 enum ev_kind {
@@ -247,21 +248,49 @@ static enum gp_err check_inputs(const struct gp_sim_config *cfg, const struct gp
     return GP_OK;
 }
 
+static void rng_keyed(struct gp_rng *r, uint64_t seed, enum stream s, uint64_t k1, uint64_t k2,
+                      uint64_t k3, uint64_t k4);
+
+/* Adds the cluster's nodes to the engine. The engine gives ties to the
+ * lowest node id; in static mode the nodes are added in a seeded random
+ * order, as the FGD experiment's simulator does (it prefixes node names with
+ * a seeded permutation and breaks ties by name), so that ties fall on a
+ * random but fixed node rather than on the first node of the file. */
 static enum gp_err add_nodes(struct run *r)
 {
     const struct gp_cluster *c = r->cluster;
     double price = 0;
-    for (size_t i = 0; i < c->nnodes; i++) {
-        enum gp_err err = gp_engine_node_add(r->e, &c->nodes[i], NULL);
-        if (err != GP_OK)
-            return gp_diag_set(r->diag, err, "%s: node %s: the engine refused it: %s",
-                               c->source ? c->source : "cluster",
-                               c->nodes[i].name ? c->nodes[i].name : "unnamed", gp_strerror(err));
-        if (c->nodes[i].price_per_hour_usd > 0 && isfinite(c->nodes[i].price_per_hour_usd))
-            price += c->nodes[i].price_per_hour_usd;
+    size_t *order = malloc((c->nnodes ? c->nnodes : 1) * sizeof *order);
+    if (!order)
+        return gp_diag_set(r->diag, GP_ENOMEM, "simulator: out of memory");
+    for (size_t i = 0; i < c->nnodes; i++)
+        order[i] = i;
+    if (r->cfg->mode == GP_SIM_STATIC) {
+        struct gp_rng rng;
+        rng_keyed(&rng, r->cfg->seed, STREAM_NODE_ORDER, 0, 0, 0, 0);
+        for (size_t i = c->nnodes; i > 1; i--) {
+            size_t j = (size_t)gp_rng_below(&rng, i);
+            size_t t = order[i - 1];
+            order[i - 1] = order[j];
+            order[j] = t;
+        }
     }
+    enum gp_err err = GP_OK;
+    for (size_t k = 0; k < c->nnodes; k++) {
+        const struct gp_node_spec *n = &c->nodes[order[k]];
+        err = gp_engine_node_add(r->e, n, NULL);
+        if (err != GP_OK) {
+            gp_diag_set(r->diag, err, "%s: node %s: the engine refused it: %s",
+                        c->source ? c->source : "cluster", n->name ? n->name : "unnamed",
+                        gp_strerror(err));
+            break;
+        }
+        if (n->price_per_hour_usd > 0 && isfinite(n->price_per_hour_usd))
+            price += n->price_per_hour_usd;
+    }
+    free(order);
     r->price_per_s = price / 3600.0;
-    return GP_OK;
+    return err;
 }
 
 static enum gp_err nomem(struct run *r)

@@ -41,6 +41,7 @@ struct gp_diag {
  * `return gp_diag_set(d, GP_EPARSE, "%s:%d: ...", ...)`. */
 enum gp_err gp_diag_set(struct gp_diag *diag, enum gp_err err, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
-enum gp_err gp_diag_vset(struct gp_diag *diag, enum gp_err err, const char *fmt, va_list ap);
+enum gp_err gp_diag_vset(struct gp_diag *diag, enum gp_err err, const char *fmt, va_list ap)
+    __attribute__((format(printf, 3, 0)));
 
 #endif
