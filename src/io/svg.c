@@ -375,9 +375,11 @@ static struct pt *series_points(const struct frame *f, const struct gp_svg_serie
     return t.pts;
 }
 
-static void run_path(struct gp_sbuf *out, const struct pt *p, size_t n, bool step)
+/* Draws a run of points; `cont` continues the current subpath (an area's
+ * outline) instead of starting a new one with a move. */
+static void run_path(struct gp_sbuf *out, const struct pt *p, size_t n, bool step, bool cont)
 {
-    gp_sbuf_printf(out, "M%.1f %.1f", p[0].x, p[0].y);
+    gp_sbuf_printf(out, "%c%.1f %.1f", cont ? 'L' : 'M', p[0].x, p[0].y);
     for (size_t i = 1; i < n; i++) {
         if (step)
             gp_sbuf_printf(out, "H%.1f V%.1f", p[i].x, p[i].y);
@@ -404,9 +406,8 @@ static void draw_series(struct gp_sbuf *out, const struct frame *f, const struct
             size_t j = i + 1;
             while (j < n && !p[j].brk)
                 j++;
-            gp_sbuf_printf(out, "M%.1f %.1fL%.1f %.1f", p[i].x, f->y1, p[i].x, p[i].y);
-            if (j - i > 1)
-                run_path(out, p + i, j - i, s->step);
+            gp_sbuf_printf(out, "M%.1f %.1f", p[i].x, f->y1);
+            run_path(out, p + i, j - i, s->step, true);
             gp_sbuf_printf(out, "L%.1f %.1fZ", p[j - 1].x, f->y1);
             i = j;
         }
@@ -422,7 +423,7 @@ static void draw_series(struct gp_sbuf *out, const struct frame *f, const struct
         size_t j = i + 1;
         while (j < n && !p[j].brk)
             j++;
-        run_path(out, p + i, j - i, s->step);
+        run_path(out, p + i, j - i, s->step, false);
         i = j;
     }
     gp_sbuf_add(out, "\"/>\n");
