@@ -1,0 +1,248 @@
+/* load.c - the entry points behind --cluster and --workload: pick the
+ * reader from the argument ("openb:PATH", "philly:PATH", or a plain path
+ * to gpuplane YAML or Kubernetes manifests, where a workload directory is
+ * read file by file in name order), expand node pools into nodes, and
+ * grow a workload's item array. */
+#include <dirent.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "io/cluster.h"
+#include "io/philly.h"
+#include "io/workload.h"
+#include "io/yaml_walk.h"
+#include "util/fs.h"
+
+/* "openb:x" -> "x" when arg starts with prefix, else NULL. */
+static const char *after_prefix(const char *arg, const char *prefix)
+{
+    size_t n = strlen(prefix);
+    return strncmp(arg, prefix, n) == 0 ? arg + n : NULL;
+}
+
+static enum gp_err empty_path(const char *arg, struct gp_diag *diag)
+{
+    return gp_diag_set(diag, GP_EUSAGE, "%s: expected a file name after the colon", arg);
+}
+
+enum gp_err gp_cluster_expand(struct gp_cluster *c, struct gp_arena *a, struct gp_diag *diag)
+{
+    const char *name = c->source ? c->source : "cluster";
+    uint64_t total = 0;
+    for (size_t i = 0; i < c->npools; i++)
+        total += c->pools[i].count;
+    if (total > GP_CLUSTER_MAX_NODES)
+        return gp_diag_set(diag, GP_ELIMIT, "%s: %llu nodes in all, more than the %d supported",
+                           name, (unsigned long long)total, GP_CLUSTER_MAX_NODES);
+    struct gp_node_spec *nodes = NULL;
+    if (total > 0) {
+        nodes = gp_arena_alloc(a, (size_t)total * sizeof *nodes);
+        if (!nodes)
+            return gp_diag_set(diag, GP_ENOMEM, "%s: out of memory", name);
+    }
+    size_t k = 0;
+    for (size_t i = 0; i < c->npools; i++) {
+        const struct gp_pool_spec *p = &c->pools[i];
+        bool gpu = p->gpu_model && *p->gpu_model && p->gpus_per_node > 0;
+        /* every node of a pool shares one label array: the pool's labels,
+         * then the two that gpuplane sets (replacing any written) */
+        struct gp_kv *labels = gp_arena_alloc(a, (p->nlabels + 2) * sizeof *labels);
+        if (!labels)
+            return gp_diag_set(diag, GP_ENOMEM, "%s: out of memory", name);
+        size_t nl = 0;
+        for (size_t j = 0; j < p->nlabels; j++)
+            if (strcmp(p->labels[j].key, "gpuplane.io/pool") != 0 &&
+                strcmp(p->labels[j].key, "nvidia.com/gpu.product") != 0)
+                labels[nl++] = p->labels[j];
+        labels[nl].key = "gpuplane.io/pool";
+        labels[nl++].value = p->name;
+        if (gpu) {
+            labels[nl].key = "nvidia.com/gpu.product";
+            labels[nl++].value = p->gpu_model;
+        }
+        for (uint32_t n = 0; n < p->count; n++, k++) {
+            struct gp_node_spec *s = &nodes[k];
+            s->name = gp_arena_printf(a, "%s-%u", p->name, n);
+            if (!s->name)
+                return gp_diag_set(diag, GP_ENOMEM, "%s: out of memory", name);
+            s->pool = p->name;
+            s->gpu_model = gpu ? p->gpu_model : NULL;
+            s->cpu_milli = p->cpu_milli;
+            s->mem_mib = p->mem_mib;
+            s->gpu_count = gpu ? p->gpus_per_node : 0;
+            s->gpu_mem_mib = gpu ? p->gpu_mem_mib : 0;
+            s->labels = labels;
+            s->nlabels = nl;
+            s->taints = p->taints;
+            s->ntaints = p->ntaints;
+            s->price_per_hour_usd = p->price_per_hour_usd;
+        }
+    }
+    c->nodes = nodes;
+    c->nnodes = k;
+    return GP_OK;
+}
+
+typedef enum gp_err (*cluster_reader)(const char *, size_t, const char *, struct gp_arena *,
+                                      struct gp_cluster *, struct gp_diag *);
+
+enum gp_err gp_cluster_load(const char *arg, struct gp_arena *a, struct gp_cluster *out,
+                            struct gp_diag *diag)
+{
+    cluster_reader reader = gp_cluster_parse_yaml;
+    const char *path = arg;
+    const char *rest = after_prefix(arg, "openb:");
+    if (rest) {
+        reader = gp_cluster_parse_openb;
+        path = rest;
+    } else if ((rest = after_prefix(arg, "philly:")) != NULL) {
+        reader = gp_cluster_parse_philly;
+        path = rest;
+    }
+    if (!*path)
+        return rest ? empty_path(arg, diag)
+                    : gp_diag_set(diag, GP_EUSAGE, "expected a cluster file name");
+    char *text = NULL;
+    size_t len = 0;
+    enum gp_err err = gp_fs_read(path, &text, &len, diag);
+    if (err != GP_OK)
+        return err;
+    err = reader(text, len, path, a, out, diag);
+    free(text);
+    if (err == GP_OK && !out->nodes)
+        err = gp_cluster_expand(out, a, diag);
+    return err;
+}
+
+typedef enum gp_err (*workload_reader)(const char *, size_t, const char *, struct gp_arena *,
+                                       struct gp_workload *, struct gp_diag *);
+
+static enum gp_err read_workload_file(const char *path, workload_reader reader, struct gp_arena *a,
+                                      struct gp_workload *w, struct gp_diag *diag)
+{
+    char *text = NULL;
+    size_t len = 0;
+    enum gp_err err = gp_fs_read(path, &text, &len, diag);
+    if (err != GP_OK)
+        return err;
+    err = reader(text, len, path, a, w, diag);
+    free(text);
+    return err;
+}
+
+static bool manifest_name(const char *name)
+{
+    size_t n = strlen(name);
+    if (name[0] == '.')
+        return false;
+    static const char *const exts[] = {".yaml", ".yml", ".json"};
+    for (size_t i = 0; i < sizeof exts / sizeof exts[0]; i++) {
+        size_t e = strlen(exts[i]);
+        if (n > e && strcmp(name + n - e, exts[i]) == 0)
+            return true;
+    }
+    return false;
+}
+
+static int compare_names(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Reads every manifest of a directory in name order (bytewise, so the
+ * order does not depend on the locale). */
+static enum gp_err read_workload_dir(const char *dir, struct gp_arena *a, struct gp_workload *w,
+                                     struct gp_diag *diag)
+{
+    enum gp_err err = GP_OK;
+    char **names = NULL;
+    size_t n = 0, cap = 0;
+    DIR *d = opendir(dir);
+    if (!d)
+        return gp_diag_set(diag, GP_EIO, "%s: cannot read the directory", dir);
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        if (!manifest_name(e->d_name))
+            continue;
+        if (n == cap) {
+            size_t ncap = cap ? cap * 2 : 16;
+            char **p = realloc(names, ncap * sizeof *names);
+            if (!p) {
+                err = gp_diag_set(diag, GP_ENOMEM, "%s: out of memory", dir);
+                goto out;
+            }
+            names = p;
+            cap = ncap;
+        }
+        size_t len = strlen(dir) + strlen(e->d_name) + 2;
+        names[n] = malloc(len);
+        if (!names[n]) {
+            err = gp_diag_set(diag, GP_ENOMEM, "%s: out of memory", dir);
+            goto out;
+        }
+        bool slash = *dir && dir[strlen(dir) - 1] == '/';
+        snprintf(names[n], len, "%s%s%s", dir, slash ? "" : "/", e->d_name);
+        n++;
+    }
+    if (n == 0) {
+        err = gp_diag_set(diag, GP_EINVALID,
+                          "%s: no *.yaml, *.yml or *.json files in the directory", dir);
+        goto out;
+    }
+    qsort(names, n, sizeof *names, compare_names);
+    size_t before = w->nitems;
+    for (size_t i = 0; i < n && err == GP_OK; i++) {
+        struct stat st;
+        if (stat(names[i], &st) == 0 && S_ISDIR(st.st_mode))
+            continue; /* a directory named like a file */
+        err = read_workload_file(names[i], gp_workload_parse_manifest, a, w, diag);
+    }
+    if (err != GP_OK)
+        w->nitems = before;
+out:
+    closedir(d);
+    for (size_t i = 0; i < n; i++)
+        free(names[i]);
+    free(names);
+    return err;
+}
+
+enum gp_err gp_workload_load(const char *arg, struct gp_arena *a, struct gp_workload *w,
+                             struct gp_diag *diag)
+{
+    const char *rest;
+    if ((rest = after_prefix(arg, "openb:")) != NULL)
+        return *rest ? read_workload_file(rest, gp_workload_parse_openb, a, w, diag)
+                     : empty_path(arg, diag);
+    if ((rest = after_prefix(arg, "philly:")) != NULL)
+        return *rest ? read_workload_file(rest, gp_workload_parse_philly, a, w, diag)
+                     : empty_path(arg, diag);
+    if (!*arg)
+        return gp_diag_set(diag, GP_EUSAGE, "expected a workload file or directory name");
+    struct stat st;
+    if (stat(arg, &st) == 0 && S_ISDIR(st.st_mode))
+        return read_workload_dir(arg, a, w, diag);
+    return read_workload_file(arg, gp_workload_parse_manifest, a, w, diag);
+}
+
+enum gp_err gp_workload_append(struct gp_workload *w, struct gp_arena *a,
+                               const struct gp_item *item)
+{
+    if (w->nitems == w->cap) {
+        size_t cap = w->cap ? w->cap * 2 : 64;
+        if (cap > SIZE_MAX / sizeof *w->items)
+            return GP_ENOMEM;
+        struct gp_item *items = gp_arena_alloc(a, cap * sizeof *items);
+        if (!items)
+            return GP_ENOMEM;
+        if (w->nitems)
+            memcpy(items, w->items, w->nitems * sizeof *items);
+        w->items = items; /* the old array stays in the arena until it is freed */
+        w->cap = cap;
+    }
+    w->items[w->nitems++] = *item;
+    return GP_OK;
+}

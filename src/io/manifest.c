@@ -1,0 +1,948 @@
+/* manifest.c - the Kubernetes manifest reader: a YAML (or JSON) stream of
+ * Pods, Deployments and Jobs (or a List of them) with gpuplane and
+ * simulation annotations, read into workload items. Fields Kubernetes
+ * allows and we do not use are skipped; the fields we read are checked
+ * for type and units; unknown gpuplane.io/ and sim.gpuplane.io/
+ * annotations are errors, so that a typo is never silently ignored. */
+#include <string.h>
+
+#include "io/workload.h"
+#include "io/yaml_walk.h"
+#include "util/units.h"
+
+/* Kubernetes defaults. */
+#define JOB_BACKOFF_LIMIT_DEFAULT 6
+#define INT32_LIMIT               2147483647.0
+
+/* The gpuplane and simulation annotations of one metadata block. */
+struct hints {
+    bool has_arrival, has_duration, has_repeat, has_interarrival, has_failure, has_retries;
+    bool has_gpu_milli, has_gpu_mem, has_models;
+    double arrival_s;
+    struct gp_dist duration, interarrival;
+    uint32_t repeat, retries, gpu_milli, gpu_mem_mib;
+    double failure_prob;
+    const char *const *models;
+    size_t nmodels;
+    /* where each was written, for errors found when they are combined */
+    const char *retries_path, *milli_path, *models_path;
+    struct fy_node *retries_node, *milli_node, *models_node;
+};
+
+/* One container's resources as written. */
+struct resources {
+    bool has_cpu, has_mem, has_gpu;
+    int64_t cpu_milli, mem_mib, gpus;
+    struct fy_node *gpu_node;
+};
+
+/* One object being read. level 0 is the object's metadata, 1 the pod
+ * template's; what the template says wins. */
+struct obj {
+    struct gp_workload *w;
+    struct gp_item item;
+    int level;
+    struct hints h[2];
+    const char *queue[2];
+    /* the pod spec, summed over containers, max over init containers */
+    int64_t cpu_milli, mem_mib, gpus;
+    int64_t init_cpu_milli, init_mem_mib, init_gpus;
+    struct fy_node *gpu_node; /* the last nvidia.com/gpu seen, for errors */
+    const char *gpu_path;
+    const struct gp_kv *selector;
+    size_t nselector;
+    struct fy_node *selector_node;
+    const char *selector_path;
+    struct gp_toleration *tolerations;
+    size_t ntolerations;
+};
+
+struct container {
+    struct obj *o;
+    struct resources req, lim;
+};
+
+static enum gp_err oom(struct gp_yaml *y)
+{
+    return gp_diag_set(y->diag, GP_ENOMEM, "%s: out of memory", y->name);
+}
+
+/* Remembers the current path in the arena, for a later error. */
+static const char *path_copy(struct gp_yaml *y)
+{
+    const char *p = gp_arena_strdup(y->arena, y->path);
+    return p ? p : "";
+}
+
+/* Fails at a node with the path it was read under. */
+static enum gp_err fail_at(struct gp_yaml *y, const char *path, struct fy_node *n, const char *msg,
+                           const char *detail)
+{
+    gp_yaml_set_root(y, path);
+    return gp_yaml_fail(y, n, GP_EINVALID, "%s%s", msg, detail);
+}
+
+/* --- annotations --------------------------------------------------------- */
+
+static struct hints *hints_of(void *obj)
+{
+    struct obj *o = obj;
+    return &o->h[o->level];
+}
+
+static enum gp_err bad_value(struct gp_yaml *y, struct fy_node *v, const char *expected)
+{
+    char q[80];
+    return gp_yaml_fail(y, v, GP_EINVALID, "expected %s, got \"%s\"", expected,
+                        gp_yaml_quote(v, q, sizeof q));
+}
+
+static enum gp_err ann_arrival(struct gp_yaml *y, struct fy_node *v, void *obj)
+{
+    struct hints *h = hints_of(obj);
+    const char *s;
+    enum gp_err err = gp_yaml_text(y, v, "a duration", &s);
+    if (err == GP_OK && (!gp_units_duration_s(s, &h->arrival_s) || h->arrival_s > 1e9))
+        err = bad_value(y, v, "a duration from the start like 90s, 15m or 2h30m");
+    h->has_arrival = err == GP_OK;
+    return err;
+}
+
+#define DIST_EXPECTED                                                                              \
+    "a duration or distribution like 30m, exp(30m), uniform(10m,2h) or lognormal(20m,1.0)"
+
+static enum gp_err ann_duration(struct gp_yaml *y, struct fy_node *v, void *obj)
+{
+    struct hints *h = hints_of(obj);
+    const char *s;
+    enum gp_err err = gp_yaml_text(y, v, "a duration", &s);
+    if (err == GP_OK && !gp_dist_parse(s, &h->duration))
+        err = bad_value(y, v, DIST_EXPECTED);
+    h->has_duration = err == GP_OK;
+    return err;
+}
+
+static enum gp_err ann_interarrival(struct gp_yaml *y, struct fy_node *v, void *obj)
+{
+    struct hints *h = hints_of(obj);
+    const char *s;
+    enum gp_err err = gp_yaml_text(y, v, "a duration", &s);
+    if (err == GP_OK && !gp_dist_parse(s, &h->interarrival))
+        err = bad_value(y, v, DIST_EXPECTED);
+    h->has_interarrival = err == GP_OK;
+    return err;
+}
+
+/* An integer annotation in [min, max]; quoted or not. */
+static enum gp_err ann_uint(struct gp_yaml *y, struct fy_node *v, int64_t min, int64_t max,
+                            const char *expected, uint32_t *out)
+{
+    const char *s;
+    int64_t n;
+    enum gp_err err = gp_yaml_text(y, v, "an integer", &s);
+    if (err == GP_OK && (!gp_units_uint(s, &n) || n < min || n > max))
+        err = bad_value(y, v, expected);
+    if (err == GP_OK)
+        *out = (uint32_t)n;
+    return err;
+}
+
+static enum gp_err ann_repeat(struct gp_yaml *y, struct fy_node *v, void *obj)
+{
+    struct hints *h = hints_of(obj);
+    enum gp_err err = ann_uint(y, v, 1, GP_WORKLOAD_MAX_REPEAT,
+                               "a number of submissions from 1 to 10000000", &h->repeat);
+    h->has_repeat = err == GP_OK;
+    return err;
+}
+
+static enum gp_err ann_retries(struct gp_yaml *y, struct fy_node *v, void *obj)
+{
+    struct hints *h = hints_of(obj);
+    enum gp_err err =
+        ann_uint(y, v, 0, 1000000, "a number of retries from 0 to 1000000", &h->retries);
+    h->has_retries = err == GP_OK;
+    h->retries_node = v;
+    h->retries_path = path_copy(y);
+    return err;
+}
+
+static enum gp_err ann_failure(struct gp_yaml *y, struct fy_node *v, void *obj)
+{
+    struct hints *h = hints_of(obj);
+    const char *s;
+    enum gp_err err = gp_yaml_text(y, v, "a probability", &s);
+    if (err == GP_OK &&
+        (!gp_units_number(s, &h->failure_prob) || !(h->failure_prob >= 0 && h->failure_prob <= 1)))
+        err = bad_value(y, v, "a probability from 0 to 1 like 0.05");
+    h->has_failure = err == GP_OK;
+    return err;
+}
+
+static enum gp_err ann_gpu_milli(struct gp_yaml *y, struct fy_node *v, void *obj)
+{
+    struct hints *h = hints_of(obj);
+    enum gp_err err = ann_uint(y, v, 1, GP_GPU_MILLI,
+                               "thousandths of one GPU from 1 to 1000 like \"250\"", &h->gpu_milli);
+    h->has_gpu_milli = err == GP_OK;
+    h->milli_node = v;
+    h->milli_path = path_copy(y);
+    return err;
+}
+
+static enum gp_err ann_gpu_memory(struct gp_yaml *y, struct fy_node *v, void *obj)
+{
+    struct hints *h = hints_of(obj);
+    int64_t mib;
+    enum gp_err err = gp_yaml_mem_mib(y, v, &mib);
+    if (err == GP_OK && (mib <= 0 || mib > UINT32_MAX))
+        err = bad_value(y, v, "a positive GPU memory quantity like 10Gi");
+    if (err == GP_OK)
+        h->gpu_mem_mib = (uint32_t)mib;
+    h->has_gpu_mem = err == GP_OK;
+    return err;
+}
+
+static enum gp_err ann_gpu_model(struct gp_yaml *y, struct fy_node *v, void *obj)
+{
+    struct hints *h = hints_of(obj);
+    const char *s;
+    enum gp_err err = gp_yaml_text(y, v, "a GPU model list", &s);
+    if (err != GP_OK)
+        return err;
+    size_t n = 1;
+    for (const char *p = s; *p; p++)
+        n += *p == '|';
+    if (n > GP_MAX_GPU_MODELS)
+        return bad_value(y, v, "at most 64 GPU models");
+    const char **models = gp_arena_alloc(y->arena, n * sizeof *models);
+    if (!models)
+        return oom(y);
+    size_t count = 0;
+    const char *p = s;
+    for (;;) {
+        const char *bar = strchr(p, '|');
+        size_t len = bar ? (size_t)(bar - p) : strlen(p);
+        while (len && *p == ' ') {
+            p++;
+            len--;
+        }
+        while (len && p[len - 1] == ' ')
+            len--;
+        char *m = gp_arena_strndup(y->arena, p, len);
+        if (!m)
+            return oom(y);
+        if (!*m || !gp_yaml_label_value_ok(m))
+            return bad_value(y, v, "GPU models separated by | like \"A100-80GB|H100-80GB\"");
+        models[count++] = m;
+        if (!bar)
+            break;
+        p = bar + 1;
+    }
+    h->models = models;
+    h->nmodels = count;
+    h->has_models = true;
+    h->models_node = v;
+    h->models_path = path_copy(y);
+    return GP_OK;
+}
+
+/* Known annotations under our prefixes; anything else there is a typo. */
+static const struct gp_yaml_field annotation_fields[] = {
+    GP_YCUSTOM("sim.gpuplane.io/arrival", ann_arrival, 0),
+    GP_YCUSTOM("sim.gpuplane.io/duration", ann_duration, 0),
+    GP_YCUSTOM("sim.gpuplane.io/repeat", ann_repeat, 0),
+    GP_YCUSTOM("sim.gpuplane.io/interarrival", ann_interarrival, 0),
+    GP_YCUSTOM("sim.gpuplane.io/failure-probability", ann_failure, 0),
+    GP_YCUSTOM("sim.gpuplane.io/retries", ann_retries, 0),
+    GP_YCUSTOM("gpuplane.io/gpu-milli", ann_gpu_milli, 0),
+    GP_YCUSTOM("gpuplane.io/gpu-memory", ann_gpu_memory, 0),
+    GP_YCUSTOM("gpuplane.io/gpu-model", ann_gpu_model, 0),
+};
+#define NANNOTATIONS (sizeof annotation_fields / sizeof annotation_fields[0])
+
+static bool our_prefix(const char *key)
+{
+    return strncmp(key, "gpuplane.io/", 12) == 0 || strncmp(key, "sim.gpuplane.io/", 16) == 0;
+}
+
+static enum gp_err meta_annotations(struct gp_yaml *y, struct fy_node *v, void *obj)
+{
+    if (!fy_node_is_mapping(v))
+        return gp_yaml_fail(y, v, GP_EINVALID, "expected a mapping of strings, got %s",
+                            gp_yaml_describe(v));
+    void *it = NULL;
+    struct fy_node_pair *p;
+    while ((p = fy_node_mapping_iterate(v, &it)) != NULL) {
+        struct fy_node *k = fy_node_pair_key(p), *val = fy_node_pair_value(p);
+        const char *key;
+        enum gp_err err = gp_yaml_text(y, k, "a string key", &key);
+        if (err != GP_OK)
+            return err;
+        if (!our_prefix(key))
+            continue;
+        struct gp_yaml_saved s = gp_yaml_push_key(y, key, k);
+        size_t i;
+        for (i = 0; i < NANNOTATIONS; i++)
+            if (strcmp(annotation_fields[i].key, key) == 0)
+                break;
+        if (i == NANNOTATIONS) {
+            char expected[400];
+            size_t o = 0;
+            expected[0] = '\0';
+            for (size_t j = 0; j < NANNOTATIONS && o < sizeof expected; j++) {
+                int n = snprintf(expected + o, sizeof expected - o, "%s%s", j ? ", " : "",
+                                 annotation_fields[j].key);
+                o += n > 0 ? (size_t)n : 0;
+            }
+            err = gp_yaml_fail(y, k, GP_EINVALID,
+                               "unknown gpuplane annotation (expected one of: %s)", expected);
+        } else if (gp_yaml_is_null(val)) {
+            err = gp_yaml_fail(y, k, GP_EINVALID, "expected a value, got null");
+        } else {
+            err = annotation_fields[i].fn(y, val, obj);
+        }
+        gp_yaml_pop(y, s);
+        if (err != GP_OK)
+            return err;
+    }
+    return GP_OK;
+}
+
+static enum gp_err meta_labels(struct gp_yaml *y, struct fy_node *v, void *obj)
+{
+    struct obj *o = obj;
+    const struct gp_kv *kv;
+    size_t n;
+    enum gp_err err = gp_yaml_kv_map(y, v, true, &kv, &n);
+    for (size_t i = 0; err == GP_OK && i < n; i++)
+        if (strcmp(kv[i].key, "gpuplane.io/queue") == 0)
+            o->queue[o->level] = kv[i].value;
+    return err;
+}
+
+/* metadata of the object (level 0) and of its pod template (level 1) */
+static const struct gp_yaml_field meta_fields[] = {
+    GP_YFIELD("name", GP_YT_STRING, struct obj, item.name, 0, 0, 0),
+    GP_YCUSTOM("labels", meta_labels, 0),
+    GP_YCUSTOM("annotations", meta_annotations, 0),
+};
+
+/* --- containers ---------------------------------------------------------- */
+
+static enum gp_err resource_map(struct gp_yaml *y, struct fy_node *v, struct resources *r,
+                                struct obj *o)
+{
+    if (!fy_node_is_mapping(v))
+        return gp_yaml_fail(y, v, GP_EINVALID, "expected a mapping of resource quantities, got %s",
+                            gp_yaml_describe(v));
+    void *it = NULL;
+    struct fy_node_pair *p;
+    while ((p = fy_node_mapping_iterate(v, &it)) != NULL) {
+        struct fy_node *k = fy_node_pair_key(p), *val = fy_node_pair_value(p);
+        const char *key, *s;
+        enum gp_err err = gp_yaml_text(y, k, "a resource name", &key);
+        if (err != GP_OK)
+            return err;
+        struct gp_yaml_saved saved = gp_yaml_push_key(y, key, k);
+        if (strcmp(key, "cpu") == 0) {
+            err = gp_yaml_cpu_milli(y, val, &r->cpu_milli);
+            r->has_cpu = true;
+        } else if (strcmp(key, "memory") == 0) {
+            err = gp_yaml_mem_mib(y, val, &r->mem_mib);
+            r->has_mem = true;
+        } else if (strcmp(key, "nvidia.com/gpu") == 0) {
+            err = gp_yaml_text(y, val, "a whole number of GPUs", &s);
+            if (err == GP_OK && (!gp_units_uint(s, &r->gpus) || r->gpus > 1000000))
+                err = bad_value(y, val,
+                                "a whole number of GPUs like 1 (for a share of one GPU use the "
+                                "gpuplane.io/gpu-milli annotation)");
+            r->has_gpu = true;
+            r->gpu_node = val;
+            if (err == GP_OK && r->gpus > 0) {
+                o->gpu_node = val;
+                o->gpu_path = path_copy(y);
+            }
+        } else if (strncmp(key, "nvidia.com/mig-", 15) == 0 ||
+                   strcmp(key, "nvidia.com/gpu.shared") == 0) {
+            err = gp_yaml_fail(y, k, GP_EUNSUPPORTED,
+                               "not supported yet; ask for nvidia.com/gpu, with the "
+                               "gpuplane.io/gpu-milli annotation for a share");
+        }
+        gp_yaml_pop(y, saved);
+        if (err != GP_OK)
+            return err;
+    }
+    return GP_OK;
+}
+
+static enum gp_err res_requests(struct gp_yaml *y, struct fy_node *v, void *obj)
+{
+    struct container *c = obj;
+    return resource_map(y, v, &c->req, c->o);
+}
+
+static enum gp_err res_limits(struct gp_yaml *y, struct fy_node *v, void *obj)
+{
+    struct container *c = obj;
+    return resource_map(y, v, &c->lim, c->o);
+}
+
+static const struct gp_yaml_field resources_fields[] = {
+    GP_YCUSTOM("requests", res_requests, 0),
+    GP_YCUSTOM("limits", res_limits, 0),
+};
+
+static enum gp_err container_resources(struct gp_yaml *y, struct fy_node *v, void *obj)
+{
+    return gp_yaml_object(y, v, resources_fields,
+                          sizeof resources_fields / sizeof resources_fields[0], obj, false);
+}
+
+static const struct gp_yaml_field container_fields[] = {
+    GP_YCUSTOM("resources", container_resources, 0),
+};
+
+/* Reads one container: a request defaults to its limit, as in Kubernetes. */
+static enum gp_err read_container(struct gp_yaml *y, struct fy_node *item, struct obj *o,
+                                  int64_t *cpu, int64_t *mem, int64_t *gpus)
+{
+    struct container c;
+    memset(&c, 0, sizeof c);
+    c.o = o;
+    enum gp_err err = gp_yaml_object(
+        y, item, container_fields, sizeof container_fields / sizeof container_fields[0], &c, false);
+    if (err != GP_OK)
+        return err;
+    if (c.req.has_gpu && c.lim.has_gpu && c.req.gpus != c.lim.gpus) {
+        struct gp_yaml_saved s = gp_yaml_push_key(y, "resources", NULL);
+        err = gp_yaml_fail(y, c.req.gpu_node, GP_EINVALID,
+                           "requests and limits of nvidia.com/gpu differ (%lld and %lld); "
+                           "Kubernetes needs them equal",
+                           (long long)c.req.gpus, (long long)c.lim.gpus);
+        gp_yaml_pop(y, s);
+        return err;
+    }
+    *cpu = c.req.has_cpu ? c.req.cpu_milli : c.lim.has_cpu ? c.lim.cpu_milli : 0;
+    *mem = c.req.has_mem ? c.req.mem_mib : c.lim.has_mem ? c.lim.mem_mib : 0;
+    *gpus = c.req.has_gpu ? c.req.gpus : c.lim.has_gpu ? c.lim.gpus : 0;
+    return GP_OK;
+}
+
+static int64_t max64(int64_t a, int64_t b)
+{
+    return a > b ? a : b;
+}
+
+static enum gp_err container_item(struct gp_yaml *y, struct fy_node *item, size_t i, void *ctx)
+{
+    struct obj *o = ctx;
+    int64_t cpu, mem, gpus;
+    (void)i;
+    enum gp_err err = read_container(y, item, o, &cpu, &mem, &gpus);
+    if (err != GP_OK)
+        return err;
+    /* each is at most 1e15 (units.h), so sums of int64 cannot overflow
+     * before this check trips */
+    o->cpu_milli += cpu;
+    o->mem_mib += mem;
+    o->gpus += gpus;
+    if (o->cpu_milli > 1e15 || o->mem_mib > 1e15 || o->gpus > 1e15)
+        return gp_yaml_fail(y, item, GP_EINVALID, "the pod's total resources are too large");
+    return GP_OK;
+}
+
+static enum gp_err init_container_item(struct gp_yaml *y, struct fy_node *item, size_t i, void *ctx)
+{
+    struct obj *o = ctx;
+    int64_t cpu, mem, gpus;
+    (void)i;
+    enum gp_err err = read_container(y, item, o, &cpu, &mem, &gpus);
+    o->init_cpu_milli = max64(o->init_cpu_milli, cpu);
+    o->init_mem_mib = max64(o->init_mem_mib, mem);
+    o->init_gpus = max64(o->init_gpus, gpus);
+    return err;
+}
+
+static enum gp_err spec_containers(struct gp_yaml *y, struct fy_node *v, void *obj)
+{
+    if (fy_node_is_sequence(v) && fy_node_sequence_item_count(v) == 0)
+        return gp_yaml_fail(y, v, GP_EINVALID, "expected at least one container");
+    return gp_yaml_list(y, v, container_item, obj);
+}
+
+static enum gp_err spec_init_containers(struct gp_yaml *y, struct fy_node *v, void *obj)
+{
+    return gp_yaml_list(y, v, init_container_item, obj);
+}
+
+/* --- scheduling constraints ---------------------------------------------- */
+
+static enum gp_err spec_node_selector(struct gp_yaml *y, struct fy_node *v, void *obj)
+{
+    struct obj *o = obj;
+    o->selector_node = v;
+    o->selector_path = path_copy(y);
+    return gp_yaml_kv_map(y, v, true, &o->selector, &o->nselector);
+}
+
+/* A toleration as written, checked as Kubernetes does. */
+struct toleration_in {
+    const char *key, *op, *value, *effect;
+};
+
+static enum gp_err tol_text(struct gp_yaml *y, struct fy_node *v, const char **out)
+{
+    return gp_yaml_text(y, v, "a string", out);
+}
+
+static enum gp_err tol_key(struct gp_yaml *y, struct fy_node *v, void *obj)
+{
+    return tol_text(y, v, &((struct toleration_in *)obj)->key);
+}
+
+static enum gp_err tol_op(struct gp_yaml *y, struct fy_node *v, void *obj)
+{
+    struct toleration_in *t = obj;
+    enum gp_err err = tol_text(y, v, &t->op);
+    if (err == GP_OK && strcmp(t->op, "Equal") != 0 && strcmp(t->op, "Exists") != 0)
+        err = bad_value(y, v, "Equal or Exists");
+    return err;
+}
+
+static enum gp_err tol_value(struct gp_yaml *y, struct fy_node *v, void *obj)
+{
+    return tol_text(y, v, &((struct toleration_in *)obj)->value);
+}
+
+static enum gp_err tol_effect(struct gp_yaml *y, struct fy_node *v, void *obj)
+{
+    struct toleration_in *t = obj;
+    enum gp_err err = tol_text(y, v, &t->effect);
+    if (err == GP_OK && *t->effect && strcmp(t->effect, "NoSchedule") != 0 &&
+        strcmp(t->effect, "PreferNoSchedule") != 0 && strcmp(t->effect, "NoExecute") != 0)
+        err = bad_value(y, v, "NoSchedule, PreferNoSchedule or NoExecute (or none for all)");
+    return err;
+}
+
+static const struct gp_yaml_field toleration_fields[] = {
+    GP_YCUSTOM("key", tol_key, 0),
+    GP_YCUSTOM("operator", tol_op, 0),
+    GP_YCUSTOM("value", tol_value, 0),
+    GP_YCUSTOM("effect", tol_effect, 0),
+    {"tolerationSeconds", GP_YT_IGNORE, 0, 0, 0, 0, NULL},
+};
+
+static enum gp_err toleration_item(struct gp_yaml *y, struct fy_node *item, size_t i, void *ctx)
+{
+    struct obj *o = ctx;
+    struct toleration_in in = {"", "Equal", "", ""};
+    enum gp_err err =
+        gp_yaml_object(y, item, toleration_fields,
+                       sizeof toleration_fields / sizeof toleration_fields[0], &in, false);
+    if (err != GP_OK)
+        return err;
+    bool exists = strcmp(in.op, "Exists") == 0;
+    if (exists && *in.value)
+        return gp_yaml_fail(y, item, GP_EINVALID, "value must be empty when operator is Exists");
+    if (!*in.key && !exists)
+        return gp_yaml_fail(y, item, GP_EINVALID, "an empty key needs operator Exists");
+    if (*in.key && !gp_yaml_qualified_name_ok(in.key))
+        return gp_yaml_fail(y, item, GP_EINVALID,
+                            "key: expected a taint key ([prefix/]name), got \"%.80s\"", in.key);
+    struct gp_toleration *t = &o->tolerations[i];
+    t->key = *in.key ? in.key : NULL;
+    t->value = in.value;
+    t->op_exists = exists;
+    t->any_effect = !*in.effect;
+    t->effect = strcmp(in.effect, "NoExecute") == 0          ? GP_EFFECT_NO_EXECUTE
+                : strcmp(in.effect, "PreferNoSchedule") == 0 ? GP_EFFECT_PREFER_NO_SCHEDULE
+                                                             : GP_EFFECT_NO_SCHEDULE;
+    o->ntolerations = i + 1;
+    return GP_OK;
+}
+
+static enum gp_err spec_tolerations(struct gp_yaml *y, struct fy_node *v, void *obj)
+{
+    struct obj *o = obj;
+    if (!fy_node_is_sequence(v))
+        return gp_yaml_list(y, v, toleration_item, o); /* reports the type */
+    int n = fy_node_sequence_item_count(v);
+    if (n <= 0)
+        return GP_OK;
+    o->tolerations = gp_arena_alloc(y->arena, (size_t)n * sizeof *o->tolerations);
+    if (!o->tolerations)
+        return oom(y);
+    return gp_yaml_list(y, v, toleration_item, o);
+}
+
+static const struct gp_yaml_field pod_spec_fields[] = {
+    GP_YCUSTOM("containers", spec_containers, GP_YF_REQUIRED),
+    GP_YCUSTOM("initContainers", spec_init_containers, 0),
+    GP_YCUSTOM("nodeSelector", spec_node_selector, 0),
+    GP_YCUSTOM("tolerations", spec_tolerations, 0),
+    GP_YFIELD("priority", GP_YT_I32, struct obj, item.pod.priority, 0, -INT32_LIMIT - 1,
+              INT32_LIMIT),
+};
+
+static enum gp_err pod_spec(struct gp_yaml *y, struct fy_node *v, void *obj)
+{
+    return gp_yaml_object(y, v, pod_spec_fields, sizeof pod_spec_fields / sizeof pod_spec_fields[0],
+                          obj, false);
+}
+
+/* --- pod templates, Deployments and Jobs --------------------------------- */
+
+static enum gp_err template_metadata(struct gp_yaml *y, struct fy_node *v, void *obj)
+{
+    struct obj *o = obj;
+    const char *name = o->item.name; /* a template's own name is not the object's */
+    o->level = 1;
+    enum gp_err err =
+        gp_yaml_object(y, v, meta_fields, sizeof meta_fields / sizeof meta_fields[0], obj, false);
+    o->level = 0;
+    o->item.name = name;
+    return err;
+}
+
+static const struct gp_yaml_field template_fields[] = {
+    GP_YCUSTOM("metadata", template_metadata, 0),
+    GP_YCUSTOM("spec", pod_spec, GP_YF_REQUIRED),
+};
+
+static enum gp_err pod_template(struct gp_yaml *y, struct fy_node *v, void *obj)
+{
+    return gp_yaml_object(y, v, template_fields, sizeof template_fields / sizeof template_fields[0],
+                          obj, false);
+}
+
+static const struct gp_yaml_field deployment_spec_fields[] = {
+    GP_YFIELD("replicas", GP_YT_U32, struct obj, item.replicas, 0, 0, INT32_LIMIT),
+    GP_YCUSTOM("template", pod_template, GP_YF_REQUIRED),
+};
+
+static const struct gp_yaml_field job_spec_fields[] = {
+    GP_YFIELD("completions", GP_YT_U32, struct obj, item.completions, 0, 0, INT32_LIMIT),
+    GP_YFIELD("parallelism", GP_YT_U32, struct obj, item.parallelism, 0, 0, INT32_LIMIT),
+    GP_YFIELD("backoffLimit", GP_YT_U32, struct obj, item.backoff_limit, 0, 0, INT32_LIMIT),
+    GP_YCUSTOM("template", pod_template, GP_YF_REQUIRED),
+};
+
+static enum gp_err deployment_spec(struct gp_yaml *y, struct fy_node *v, void *obj)
+{
+    return gp_yaml_object(y, v, deployment_spec_fields,
+                          sizeof deployment_spec_fields / sizeof deployment_spec_fields[0], obj,
+                          false);
+}
+
+static enum gp_err job_spec(struct gp_yaml *y, struct fy_node *v, void *obj)
+{
+    return gp_yaml_object(y, v, job_spec_fields, sizeof job_spec_fields / sizeof job_spec_fields[0],
+                          obj, false);
+}
+
+/* The top level of each kind: apiVersion, kind and metadata are read
+ * before the walk (see read_object). */
+#define TOP_IGNORED                                                                                \
+    {"apiVersion", GP_YT_IGNORE, 0, 0, 0, 0, NULL}, {"kind", GP_YT_IGNORE, 0, 0, 0, 0, NULL},      \
+    {                                                                                              \
+        "metadata", GP_YT_IGNORE, 0, 0, 0, 0, NULL                                                 \
+    }
+
+static const struct gp_yaml_field pod_fields[] = {
+    TOP_IGNORED,
+    GP_YCUSTOM("spec", pod_spec, GP_YF_REQUIRED),
+};
+static const struct gp_yaml_field deployment_fields[] = {
+    TOP_IGNORED,
+    GP_YCUSTOM("spec", deployment_spec, GP_YF_REQUIRED),
+};
+static const struct gp_yaml_field job_fields[] = {
+    TOP_IGNORED,
+    GP_YCUSTOM("spec", job_spec, GP_YF_REQUIRED),
+};
+
+/* The kinds we read: adding one is a row and its spec table. */
+static const struct kind {
+    const char *kind;
+    const char *api_version;
+    enum gp_item_kind item_kind;
+    const struct gp_yaml_field *fields;
+    size_t nfields;
+} kinds[] = {
+#define KIND(name, api, item_kind, fields)                                                         \
+    {                                                                                              \
+        name, api, item_kind, fields, sizeof fields / sizeof fields[0]                             \
+    }
+    KIND("Pod", "v1", GP_ITEM_POD, pod_fields),
+    KIND("Deployment", "apps/v1", GP_ITEM_DEPLOYMENT, deployment_fields),
+    KIND("Job", "batch/v1", GP_ITEM_JOB, job_fields),
+#undef KIND
+};
+#define NKINDS (sizeof kinds / sizeof kinds[0])
+
+/* --- building the item --------------------------------------------------- */
+
+/* Merges the object's and the template's hints; the template wins. */
+static struct hints merge(const struct hints *obj, const struct hints *tpl)
+{
+    struct hints h = *obj;
+#define TAKE(flag, ...)                                                                            \
+    do {                                                                                           \
+        if (tpl->flag) {                                                                           \
+            h.flag = true;                                                                         \
+            __VA_ARGS__;                                                                           \
+        }                                                                                          \
+    } while (0)
+    TAKE(has_arrival, h.arrival_s = tpl->arrival_s);
+    TAKE(has_duration, h.duration = tpl->duration);
+    TAKE(has_repeat, h.repeat = tpl->repeat);
+    TAKE(has_interarrival, h.interarrival = tpl->interarrival);
+    TAKE(has_failure, h.failure_prob = tpl->failure_prob);
+    TAKE(has_retries, h.retries = tpl->retries, h.retries_node = tpl->retries_node,
+         h.retries_path = tpl->retries_path);
+    TAKE(has_gpu_milli, h.gpu_milli = tpl->gpu_milli, h.milli_node = tpl->milli_node,
+         h.milli_path = tpl->milli_path);
+    TAKE(has_gpu_mem, h.gpu_mem_mib = tpl->gpu_mem_mib);
+    TAKE(has_models, h.models = tpl->models, h.nmodels = tpl->nmodels,
+         h.models_node = tpl->models_node, h.models_path = tpl->models_path);
+#undef TAKE
+    return h;
+}
+
+/* Turns what was read into the item's pod and hints. */
+static enum gp_err finish(struct gp_yaml *y, struct obj *o)
+{
+    struct gp_item *it = &o->item;
+    struct gp_pod_spec *pod = &it->pod;
+    struct hints h = merge(&o->h[0], &o->h[1]);
+    char detail[160];
+
+    pod->name = it->name;
+    pod->cpu_milli = max64(o->cpu_milli, o->init_cpu_milli);
+    pod->mem_mib = max64(o->mem_mib, o->init_mem_mib);
+    int64_t gpus = max64(o->gpus, o->init_gpus);
+    if (gpus > GP_MAX_GPUS_PER_NODE) {
+        snprintf(detail, sizeof detail,
+                 " (the pod asks for %lld GPUs in all; a node has at most %d)", (long long)gpus,
+                 GP_MAX_GPUS_PER_NODE);
+        if (!o->gpu_path)
+            return gp_yaml_fail(y, NULL, GP_EINVALID, "too many GPUs for one node%s", detail);
+        return fail_at(y, o->gpu_path, o->gpu_node, "too many GPUs for one node", detail);
+    }
+    pod->gpu_count = (uint32_t)gpus;
+    pod->gpu_milli = gpus > 0 ? GP_GPU_MILLI : 0;
+    if (h.has_gpu_milli) {
+        if (gpus > 1) {
+            snprintf(detail, sizeof detail,
+                     " with nvidia.com/gpu: %lld (a share is part of one GPU)", (long long)gpus);
+            return fail_at(y, h.milli_path, h.milli_node, "cannot be combined", detail);
+        }
+        pod->gpu_count = 1;
+        pod->gpu_milli = h.gpu_milli;
+    }
+    if (h.has_gpu_mem) {
+        pod->gpu_mem_mib = h.gpu_mem_mib;
+        if (pod->gpu_count == 0)
+            pod->gpu_count = 1; /* a share of one GPU by memory alone: gpu_milli stays 0 */
+    }
+    const char *product = NULL;
+    for (size_t i = 0; i < o->nselector; i++)
+        if (strcmp(o->selector[i].key, "nvidia.com/gpu.product") == 0)
+            product = o->selector[i].value;
+    if (h.has_models) {
+        if (pod->gpu_count == 0)
+            return fail_at(y, h.models_path, h.models_node,
+                           "a GPU model constraint on a pod that asks for no GPU", "");
+        pod->gpu_models = h.models;
+        pod->ngpu_models = h.nmodels;
+    }
+    if (product && pod->gpu_count > 0) {
+        bool allowed = !h.has_models;
+        for (size_t i = 0; i < h.nmodels; i++)
+            allowed |= strcmp(h.models[i], product) == 0;
+        if (!allowed) {
+            snprintf(detail, sizeof detail, " %.80s", product);
+            return fail_at(
+                y, h.models_path, h.models_node,
+                "does not allow the model of nodeSelector nvidia.com/gpu.product:", detail);
+        }
+        const char **one = gp_arena_alloc(y->arena, sizeof *one);
+        if (!one)
+            return oom(y);
+        one[0] = product;
+        pod->gpu_models = one;
+        pod->ngpu_models = 1;
+    }
+    pod->node_selector = o->selector;
+    pod->nnode_selector = o->nselector;
+    pod->tolerations = o->tolerations;
+    pod->ntolerations = o->ntolerations;
+
+    if (h.has_retries && it->kind != GP_ITEM_POD)
+        return fail_at(y, h.retries_path, h.retries_node, "only for a Pod",
+                       it->kind == GP_ITEM_JOB ? "; a Job has spec.backoffLimit" : "");
+    if (it->kind == GP_ITEM_POD)
+        it->backoff_limit = h.has_retries ? h.retries : 0;
+    it->arrival_s = h.has_arrival ? h.arrival_s : 0;
+    it->has_duration = h.has_duration;
+    it->duration = h.duration;
+    it->repeat = h.has_repeat ? h.repeat : 1;
+    it->interarrival = h.interarrival; /* fixed 0 unless given */
+    it->failure_prob = h.has_failure ? h.failure_prob : 0;
+    it->queue = o->queue[1] ? o->queue[1] : o->queue[0];
+    return GP_OK;
+}
+
+/* --- objects and documents ----------------------------------------------- */
+
+struct stream {
+    struct gp_workload *w;
+    struct gp_arena *a;
+};
+
+static enum gp_err read_object(struct gp_yaml *y, struct fy_node *n, struct stream *st,
+                               bool in_list);
+
+static enum gp_err list_item(struct gp_yaml *y, struct fy_node *item, size_t i, void *ctx)
+{
+    (void)i;
+    return read_object(y, item, ctx, true);
+}
+
+/* A required string field of the object itself (kind, apiVersion). */
+static enum gp_err top_string(struct gp_yaml *y, struct fy_node *n, const char *key,
+                              const char **out, struct fy_node **at)
+{
+    *at = fy_node_mapping_lookup_by_string(n, key, FY_NT);
+    if (gp_yaml_is_null(*at))
+        return gp_yaml_fail(y, n, GP_EINVALID, "missing required field \"%s\"", key);
+    struct gp_yaml_saved s = gp_yaml_push_key(y, key, gp_yaml_key_node(n, key));
+    enum gp_err err = gp_yaml_string(y, *at, out);
+    gp_yaml_pop(y, s);
+    return err;
+}
+
+static enum gp_err read_object(struct gp_yaml *y, struct fy_node *n, struct stream *st,
+                               bool in_list)
+{
+    if (!fy_node_is_mapping(n))
+        return gp_yaml_fail(y, n, GP_EINVALID, "expected a Kubernetes object (a mapping), got %s",
+                            gp_yaml_describe(n));
+    int line = 0, col = 0;
+    gp_yaml_node_mark(n, &line, &col);
+    const char *kind, *api;
+    struct fy_node *kind_node, *api_node;
+    enum gp_err err = top_string(y, n, "kind", &kind, &kind_node);
+    if (err != GP_OK)
+        return err;
+    if (strcmp(kind, "List") == 0) {
+        if (in_list)
+            return gp_yaml_fail(y, kind_node, GP_EINVALID, "a List inside a List is not supported");
+        struct fy_node *items = fy_node_mapping_lookup_by_string(n, "items", FY_NT);
+        struct gp_yaml_saved s = gp_yaml_push_key(y, "items", gp_yaml_key_node(n, "items"));
+        err = gp_yaml_list(y, items, list_item, st);
+        gp_yaml_pop(y, s);
+        return err;
+    }
+    const struct kind *k = NULL;
+    for (size_t i = 0; i < NKINDS; i++)
+        if (strcmp(kinds[i].kind, kind) == 0)
+            k = &kinds[i];
+    if (!k) {
+        char q[80];
+        return gp_yaml_fail(y, kind_node, GP_EUNSUPPORTED,
+                            "unknown kind \"%s\" in the object starting at line %d (expected one "
+                            "of: Pod, Deployment, Job, List)",
+                            gp_yaml_quote(kind_node, q, sizeof q), line);
+    }
+    err = top_string(y, n, "apiVersion", &api, &api_node);
+    if (err != GP_OK)
+        return err;
+    if (strcmp(api, k->api_version) != 0) {
+        char q[80];
+        struct gp_yaml_saved s = gp_yaml_push_key(y, "apiVersion", NULL);
+        err = gp_yaml_fail(y, api_node, GP_EINVALID, "expected \"%s\" for a %s, got \"%s\"",
+                           k->api_version, k->kind, gp_yaml_quote(api_node, q, sizeof q));
+        gp_yaml_pop(y, s);
+        return err;
+    }
+
+    struct obj *o = gp_arena_alloc(st->a, sizeof *o); /* zeroed; large for the stack */
+    if (!o)
+        return oom(y);
+    o->w = st->w;
+    o->item.kind = k->item_kind;
+    o->item.replicas = 1;
+    o->item.completions = 1;
+    o->item.parallelism = 1;
+    o->item.backoff_limit = k->item_kind == GP_ITEM_JOB ? JOB_BACKOFF_LIMIT_DEFAULT : 0;
+
+    /* the name first, so that every path names the object */
+    char outer[sizeof y->path];
+    memcpy(outer, y->path, sizeof outer);
+    gp_yaml_set_root(y, k->kind);
+    struct fy_node *meta = fy_node_mapping_lookup_by_string(n, "metadata", FY_NT);
+    struct gp_yaml_saved s = gp_yaml_push_key(y, "metadata", gp_yaml_key_node(n, "metadata"));
+    if (gp_yaml_is_null(meta)) {
+        err = gp_yaml_fail(y, n, GP_EINVALID, "missing required field \"metadata\"");
+    } else if (!fy_node_is_mapping(meta)) {
+        err = gp_yaml_fail(y, meta, GP_EINVALID, "expected a mapping, got %s",
+                           gp_yaml_describe(meta));
+    } else {
+        const char *key = "name";
+        struct fy_node *name = fy_node_mapping_lookup_by_string(meta, key, FY_NT);
+        if (gp_yaml_is_null(name)) {
+            key = "generateName";
+            name = fy_node_mapping_lookup_by_string(meta, key, FY_NT);
+        }
+        if (gp_yaml_is_null(name)) {
+            err = gp_yaml_fail(y, meta, GP_EINVALID, "missing required field \"name\"");
+        } else {
+            struct gp_yaml_saved s2 = gp_yaml_push_key(y, key, gp_yaml_key_node(meta, key));
+            err = gp_yaml_string(y, name, &o->item.name);
+            gp_yaml_pop(y, s2);
+        }
+    }
+    gp_yaml_pop(y, s);
+    if (err != GP_OK)
+        return err;
+    char rootpath[128];
+    snprintf(rootpath, sizeof rootpath, "%s/%.100s", k->kind, o->item.name);
+    gp_yaml_set_root(y, rootpath);
+    s = gp_yaml_push_key(y, "metadata", gp_yaml_key_node(n, "metadata"));
+    err =
+        gp_yaml_object(y, meta, meta_fields, sizeof meta_fields / sizeof meta_fields[0], o, false);
+    gp_yaml_pop(y, s);
+    if (err != GP_OK)
+        return err;
+    err = gp_yaml_object(y, n, k->fields, k->nfields, o, false);
+    if (err == GP_OK)
+        err = finish(y, o);
+    if (err != GP_OK)
+        return err;
+    gp_yaml_set_root(y, outer);
+    o->item.source = gp_arena_printf(st->a, "%s:%d", y->name, line);
+    if (!o->item.source)
+        return oom(y);
+    return gp_workload_append(st->w, st->a, &o->item) == GP_OK ? GP_OK : oom(y);
+}
+
+static enum gp_err manifest_document(struct gp_yaml *y, struct fy_node *root, void *ctx)
+{
+    return read_object(y, root, ctx, false);
+}
+
+enum gp_err gp_workload_parse_manifest(const char *text, size_t len, const char *name,
+                                       struct gp_arena *a, struct gp_workload *w,
+                                       struct gp_diag *diag)
+{
+    struct gp_yaml y;
+    struct stream st = {w, a};
+    size_t before = w->nitems;
+    gp_yaml_init(&y, name, a, diag);
+    enum gp_err err = gp_yaml_each_document(&y, text, len, manifest_document, &st);
+    if (err != GP_OK)
+        w->nitems = before;
+    return err;
+}
