@@ -92,7 +92,7 @@ static void node_summarise(struct gp_node *n)
     n->gpu_milli_max_free = 0;
     for (uint32_t g = 0; g < n->spec.gpu_count; g++) {
         uint32_t m = n->gpu[g].milli_free;
-        n->gpus_whole_free += m == GP_GPU_MILLI;
+        n->gpus_whole_free += m == GP_GPU_MILLI && n->gpu[g].pods == 0;
         n->gpu_milli_free += m;
         if (m > n->gpu_milli_max_free)
             n->gpu_milli_max_free = m;
@@ -196,8 +196,11 @@ enum gp_err gp_engine_pod_add(struct gp_engine *e, const struct gp_pod_spec *spe
 {
     if (spec->cpu_milli < 0 || spec->mem_mib < 0 || spec->gpu_count > GP_MAX_GPUS_PER_NODE)
         return GP_EINVALID;
-    if (spec->gpu_count > 0 && (spec->gpu_milli == 0 || spec->gpu_milli > GP_GPU_MILLI ||
-                                (spec->gpu_count > 1 && spec->gpu_milli != GP_GPU_MILLI)))
+    /* a share of one GPU may be memory only (gpu_milli 0, gpu_mem_mib > 0) */
+    if (spec->gpu_count > 0 &&
+        (spec->gpu_milli > GP_GPU_MILLI ||
+         (spec->gpu_milli == 0 && (spec->gpu_count > 1 || spec->gpu_mem_mib == 0)) ||
+         (spec->gpu_count > 1 && spec->gpu_milli != GP_GPU_MILLI)))
         return GP_EINVALID;
     struct gp_pod p;
     memset(&p, 0, sizeof p);
@@ -322,7 +325,8 @@ int gp_engine_pick_default(const struct gp_node *n, const struct gp_pod *p, stru
         return 0;
     if (milli == GP_GPU_MILLI) {
         for (uint32_t g = 0; g < n->spec.gpu_count && pick->ngpus < want; g++)
-            if (n->gpu[g].milli_free == GP_GPU_MILLI && n->gpu[g].mem_free_mib >= mem)
+            if (n->gpu[g].milli_free == GP_GPU_MILLI && n->gpu[g].pods == 0 &&
+                n->gpu[g].mem_free_mib >= mem)
                 pick->gpu[pick->ngpus++] = (uint8_t)g;
         return pick->ngpus == want ? 0 : -1;
     }
@@ -355,6 +359,8 @@ static bool pick_valid(const struct gp_node *n, const struct gp_pod *p, const st
         if (n->gpu[g].milli_free < p->spec.gpu_milli ||
             n->gpu[g].mem_free_mib < p->spec.gpu_mem_mib)
             return false;
+        if (p->spec.gpu_milli == GP_GPU_MILLI && n->gpu[g].pods > 0)
+            return false; /* a whole GPU must be empty, memory-only shares too */
     }
     return true;
 }
@@ -367,10 +373,12 @@ static void commit(struct gp_engine *e, struct gp_pod *p, struct gp_node *n,
     p->pick = *pick;
     n->cpu_free_milli -= p->spec.cpu_milli;
     n->mem_free_mib -= p->spec.mem_mib;
+    bool whole = p->spec.gpu_milli == GP_GPU_MILLI;
     for (uint32_t i = 0; i < pick->ngpus; i++) {
         struct gp_gpu *g = &n->gpu[pick->gpu[i]];
         g->milli_free -= p->spec.gpu_milli;
-        g->mem_free_mib -= p->spec.gpu_mem_mib;
+        /* a whole GPU is exclusive: its memory goes with it */
+        g->mem_free_mib = whole ? 0 : g->mem_free_mib - p->spec.gpu_mem_mib;
         g->pods++;
     }
     node_summarise(n);
@@ -388,10 +396,11 @@ static void release(struct gp_engine *e, struct gp_pod *p)
     struct gp_node *n = &e->nodes.items[p->node];
     n->cpu_free_milli += p->spec.cpu_milli;
     n->mem_free_mib += p->spec.mem_mib;
+    bool whole = p->spec.gpu_milli == GP_GPU_MILLI;
     for (uint32_t i = 0; i < p->pick.ngpus; i++) {
         struct gp_gpu *g = &n->gpu[p->pick.gpu[i]];
         g->milli_free += p->spec.gpu_milli;
-        g->mem_free_mib += p->spec.gpu_mem_mib;
+        g->mem_free_mib = whole ? n->spec.gpu_mem_mib : g->mem_free_mib + p->spec.gpu_mem_mib;
         g->pods--;
     }
     node_summarise(n);

@@ -65,7 +65,8 @@ struct gp_pod_spec {
     int64_t mem_mib;
     /* GPUs: gpu_count GPUs, each with gpu_milli of its compute. gpu_milli is
      * 1000 for whole GPUs; below 1000 only with gpu_count == 1 (a share of
-     * one GPU). gpu_count == 0 is a CPU-only pod. */
+     * one GPU; 0 with gpu_mem_mib > 0 is a memory-only share). gpu_count == 0
+     * is a CPU-only pod. */
     uint32_t gpu_count;
     uint32_t gpu_milli;
     uint32_t gpu_mem_mib;          /* per GPU; 0 = not declared */
@@ -99,7 +100,7 @@ struct gp_node {
     int64_t mem_free_mib;
     struct gp_gpu gpu[GP_MAX_GPUS_PER_NODE];
     /* summaries, kept by the engine on every bind and release */
-    uint32_t gpus_whole_free;    /* GPUs with milli_free == 1000 and nothing on them */
+    uint32_t gpus_whole_free;    /* GPUs with nothing on them */
     uint32_t gpu_milli_free;     /* sum of milli_free */
     uint32_t gpu_milli_max_free; /* largest milli_free of one GPU */
     uint32_t pods;

@@ -3,6 +3,7 @@
  * summaries and totals always equal to what the bound pods add up to. */
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -168,6 +169,29 @@ static void test_gpu_memory_filter(void **state)
     gp_engine_free(e);
 }
 
+static void test_memory_only_share_blocks_whole_gpu(void **state)
+{
+    (void)state;
+    struct gp_engine *e = gp_engine_new(NULL, 1);
+    struct gp_node_spec a = gpu_node("a", "T4", 1);
+    gp_engine_node_add(e, &a, NULL);
+    struct gp_pod_spec mem_only = gpu_pod("m", 1, 0);
+    mem_only.gpu_mem_mib = 4096;
+    uint32_t id;
+    struct gp_decision d;
+    assert_int_equal(gp_engine_pod_add(e, &mem_only, 0, &id), GP_OK);
+    gp_engine_schedule_pod(e, id, &d);
+    assert_int_equal(d.kind, GP_DECISION_BIND);
+    assert_int_equal(gp_engine_node(e, 0)->gpus_whole_free, 0);
+    /* the GPU is no longer whole: a whole-GPU pod must not share it */
+    struct gp_pod_spec whole = gpu_pod("w", 1, 1000);
+    gp_engine_pod_add(e, &whole, 0, &id);
+    gp_engine_schedule_pod(e, id, &d);
+    assert_int_equal(d.kind, GP_DECISION_UNSCHEDULABLE);
+    assert_int_equal(d.explain.rejected[GP_FILTER_GPU_COUNT], 1);
+    gp_engine_free(e);
+}
+
 static void test_queue_order_and_retry_after_release(void **state)
 {
     (void)state;
@@ -204,7 +228,7 @@ static void test_invalid_requests_rejected(void **state)
     struct gp_engine *e = gp_engine_new(NULL, 1);
     struct gp_pod_spec p = gpu_pod("p", 2, 500); /* a share of two GPUs */
     assert_int_equal(gp_engine_pod_add(e, &p, 0, NULL), GP_EINVALID);
-    p = gpu_pod("p", 1, 0);
+    p = gpu_pod("p", 1, 0); /* no compute and no memory: asks for nothing */
     assert_int_equal(gp_engine_pod_add(e, &p, 0, NULL), GP_EINVALID);
     p = gpu_pod("p", 1, 1001);
     assert_int_equal(gp_engine_pod_add(e, &p, 0, NULL), GP_EINVALID);
@@ -294,11 +318,26 @@ static void check_invariants(const struct gp_engine *e)
         assert_int_equal(n->mem_free_mib, n->spec.mem_mib - mem);
         assert_int_equal(n->pods, pods);
         uint32_t whole = 0, sum = 0, max = 0;
+        uint32_t gpods[GP_MAX_GPUS_PER_NODE] = {0};
+        bool gwhole[GP_MAX_GPUS_PER_NODE] = {false};
+        for (uint32_t j = 0; j < gp_engine_pod_count(e); j++) {
+            const struct gp_pod *p = gp_engine_pod(e, j);
+            if (p->state == GP_POD_BOUND && p->node == i)
+                for (uint32_t g = 0; g < p->pick.ngpus; g++) {
+                    gpods[p->pick.gpu[g]]++;
+                    gwhole[p->pick.gpu[g]] |= p->spec.gpu_milli == GP_GPU_MILLI;
+                }
+        }
         for (uint32_t g = 0; g < n->spec.gpu_count; g++) {
+            /* a whole GPU is never shared */
+            if (gwhole[g])
+                assert_true(gpods[g] == 1);
             assert_true(gmilli[g] <= GP_GPU_MILLI);
             assert_true(gmem[g] <= n->spec.gpu_mem_mib);
+            uint32_t mem_free = gwhole[g] ? 0 : n->spec.gpu_mem_mib - gmem[g];
+            assert_int_equal(n->gpu[g].mem_free_mib, mem_free);
             assert_int_equal(n->gpu[g].milli_free, GP_GPU_MILLI - gmilli[g]);
-            whole += gmilli[g] == 0;
+            whole += gpods[g] == 0;
             sum += GP_GPU_MILLI - gmilli[g];
             if (GP_GPU_MILLI - gmilli[g] > max)
                 max = GP_GPU_MILLI - gmilli[g];
@@ -347,8 +386,8 @@ static void random_pod(struct gp_rng *r, struct gp_pod_spec *s)
         break; /* CPU only */
     case 1:
         s->gpu_count = 1;
-        s->gpu_milli = (uint32_t)(50 + gp_rng_below(r, 950));
-        if (gp_rng_below(r, 2))
+        s->gpu_milli = (uint32_t)(gp_rng_below(r, 8) ? 50 + gp_rng_below(r, 950) : 0);
+        if (s->gpu_milli == 0 || gp_rng_below(r, 2))
             s->gpu_mem_mib = (uint32_t)(1024 + gp_rng_below(r, 16384));
         break;
     default:
@@ -469,6 +508,7 @@ int main(void)
         cmocka_unit_test(test_share_best_fit_inside_node),
         cmocka_unit_test(test_explanations_count_first_filter),
         cmocka_unit_test(test_gpu_memory_filter),
+        cmocka_unit_test(test_memory_only_share_blocks_whole_gpu),
         cmocka_unit_test(test_queue_order_and_retry_after_release),
         cmocka_unit_test(test_invalid_requests_rejected),
         cmocka_unit_test(test_node_remove_needs_empty_node),
