@@ -39,7 +39,8 @@ struct gp_cluster {
  * labels plus gpuplane.io/pool=<pool> and nvidia.com/gpu.product=<model>. */
 enum gp_err gp_cluster_expand(struct gp_cluster *c, struct gp_arena *a, struct gp_diag *diag);
 
-/* Reads "gpuplane YAML" (default) or "openb:PATH" (see FORMATS.md). */
+/* Reads "PATH" (gpuplane Cluster YAML), "openb:PATH" or "philly:PATH"
+ * (docs/FORMATS.md). */
 enum gp_err gp_cluster_load(const char *arg, struct gp_arena *a, struct gp_cluster *out,
                             struct gp_diag *diag);
 
