@@ -46,6 +46,15 @@ const char *gp_filter_text(enum gp_filter f)
     return (unsigned)f < GP_FILTER_COUNT ? texts[f] : "fits";
 }
 
+enum gp_filter gp_explain_main(const struct gp_explain *x)
+{
+    enum gp_filter best = GP_FILTER_COUNT;
+    for (int f = 0; f < GP_FILTER_COUNT; f++)
+        if (x->rejected[f] > 0 && (best == GP_FILTER_COUNT || x->rejected[f] > x->rejected[best]))
+            best = (enum gp_filter)f;
+    return best;
+}
+
 struct gp_engine *gp_engine_new(const struct gp_policy_ops *policy, uint64_t seed)
 {
     struct gp_engine *e = calloc(1, sizeof *e);

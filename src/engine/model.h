@@ -158,4 +158,8 @@ struct gp_explain {
     uint32_t rejected[GP_FILTER_COUNT];
 };
 
+/* The main reason a pod did not fit: the filter that rejected the most
+ * nodes (the earlier filter on ties); GP_FILTER_COUNT when none did. */
+enum gp_filter gp_explain_main(const struct gp_explain *x);
+
 #endif

@@ -291,7 +291,7 @@ static void summary_reasons(FILE *f, const struct gp_sim_result *r)
         return;
     }
     line_label(f, "unschedulable");
-    fprintf(f, "nodes rejected in failed attempts, by first failing filter:\n");
+    fprintf(f, "pods that did not fit when tried, by main reason:\n");
     char first[32];
     snprintf(first, sizeof first, "%" PRIu64, r->unschedulable[order[0]]);
     int w = (int)strlen(first);

@@ -266,8 +266,9 @@ static void reasons(struct gp_sbuf *o, const struct gp_sim_result *r)
     for (size_t i = 0; i < n; i++)
         total += r->unschedulable[order[i]];
     gp_sbuf_add(o, "<section class=\"panel\">\n<h2>Unschedulable reasons</h2>\n"
-                   "<p class=\"sub\">Nodes rejected in failed scheduling attempts, counted "
-                   "under the first filter that rejected them.</p>\n<table>\n");
+                   "<p class=\"sub\">Pods that did not fit when they were tried, each "
+                   "counted once under its main reason: the filter that rejected the most "
+                   "nodes.</p>\n<table>\n");
     for (size_t i = 0; i < n; i++) {
         char cnt[32], pct[32];
         uint64_t v = r->unschedulable[order[i]];

@@ -564,8 +564,7 @@ static enum gp_err on_unschedulable(struct run *r, const struct gp_decision *d)
     if (ep->counted)
         return GP_OK;
     ep->counted = 1;
-    for (int f = 0; f < GP_FILTER_COUNT; f++)
-        r->out->unschedulable[f] += d->explain.rejected[f];
+    r->out->unschedulable[gp_explain_main(&d->explain)]++;
     return GP_OK;
 }
 
@@ -951,8 +950,7 @@ static enum gp_err run_static(struct run *r)
             out->binds++;
         } else {
             out->pods_failed++;
-            for (int f = 0; f < GP_FILTER_COUNT; f++)
-                out->unschedulable[f] += d.explain.rejected[f];
+            out->unschedulable[gp_explain_main(&d.explain)]++;
             if ((err = gp_engine_pod_finished(r->e, id)) != GP_OK) {
                 err = gp_diag_set(r->diag, err, "static mode: removing pod %s failed: %s",
                                   p->name ? p->name : "unnamed", gp_strerror(err));

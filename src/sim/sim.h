@@ -85,7 +85,8 @@ struct gp_sim_result {
     double gpu_hours_allocated;
     double gpu_hours_idle;
     double cost_usd; /* node-hours x node price, where prices are known */
-    /* pod-attempts found unschedulable, per first rejecting filter, summed */
+    /* pod attempts found unschedulable, each counted once under its main
+     * reason (gp_explain_main: the filter that rejected the most nodes) */
     uint64_t unschedulable[GP_FILTER_COUNT];
     struct gp_sim_sample *samples;
     size_t nsamples;

@@ -149,6 +149,18 @@ static void test_explanations_count_first_filter(void **state)
     gp_engine_free(e);
 }
 
+static void test_explain_main_reason(void **state)
+{
+    (void)state;
+    struct gp_explain x = {0};
+    assert_int_equal(gp_explain_main(&x), GP_FILTER_COUNT);
+    x.rejected[GP_FILTER_CPU] = 3;
+    x.rejected[GP_FILTER_GPU_COUNT] = 5;
+    assert_int_equal(gp_explain_main(&x), GP_FILTER_GPU_COUNT);
+    x.rejected[GP_FILTER_TAINT] = 5; /* a tie goes to the earlier filter */
+    assert_int_equal(gp_explain_main(&x), GP_FILTER_TAINT);
+}
+
 static void test_gpu_memory_filter(void **state)
 {
     (void)state;
@@ -507,6 +519,7 @@ int main(void)
         cmocka_unit_test(test_whole_gpus_first_fit),
         cmocka_unit_test(test_share_best_fit_inside_node),
         cmocka_unit_test(test_explanations_count_first_filter),
+        cmocka_unit_test(test_explain_main_reason),
         cmocka_unit_test(test_gpu_memory_filter),
         cmocka_unit_test(test_memory_only_share_blocks_whole_gpu),
         cmocka_unit_test(test_queue_order_and_retry_after_release),
