@@ -6,7 +6,9 @@ set -uo pipefail
 gp="${GPUPLANE:?}"
 src="${GP_SRC:?}"
 golden="$src/tests/golden"
-data="$src/tests/data/sim"
+# relative paths: the input names are part of the JSON, the same in every clone
+cd "$src"
+data="tests/data/sim"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fails=0
@@ -47,8 +49,8 @@ case_ static-random --mode static --cluster "openb:$data/nodes.csv" \
     --workload "openb:$data/pods.csv" --policy random --seed 42
 case_ timed-trace --cluster "openb:$data/nodes.csv" --workload "openb:$data/pods.csv" \
     --policy gpu-packing --seed 3 --sample 1h
-case_ timed-mixed --cluster "$src/examples/cluster-mixed.yaml" \
-    --workload "$src/examples/workload-mixed.yaml" --policy spread --seed 5 --horizon 12h
+case_ timed-mixed --cluster examples/cluster-mixed.yaml \
+    --workload examples/workload-mixed.yaml --policy spread --seed 5 --horizon 12h
 
 # a different seed must change a static run (the shuffle depends on it)
 "$gp" sim --mode static --cluster "openb:$data/nodes.csv" --workload "openb:$data/pods.csv" \
