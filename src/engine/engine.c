@@ -23,6 +23,8 @@ struct gp_engine {
      * takes capacity away), so it is answered without scanning the nodes. */
     GP_VEC(struct gp_decision) failed;
     uint64_t failed_gen;
+    GP_VEC(struct gp_shape) target;
+    uint64_t target_version;
     int64_t next_seq;
     struct gp_engine_totals totals;
 };
@@ -79,6 +81,7 @@ void gp_engine_free(struct gp_engine *e)
     GP_VEC_FREE(&e->pods);
     GP_VEC_FREE(&e->pending);
     GP_VEC_FREE(&e->failed);
+    GP_VEC_FREE(&e->target);
     free(e);
 }
 
@@ -608,4 +611,83 @@ const struct gp_policy_ops *gp_engine_policy(const struct gp_engine *e)
 void gp_engine_totals(const struct gp_engine *e, struct gp_engine_totals *out)
 {
     *out = e->totals;
+}
+
+/* Shape order for the target: more pods first, then a fixed order of the
+ * fields, so that the result does not depend on the input order. */
+static int shape_cmp(const void *pa, const void *pb)
+{
+    const struct gp_shape *a = pa, *b = pb;
+    if (a->weight != b->weight)
+        return a->weight > b->weight ? -1 : 1;
+    if (a->gpu_count != b->gpu_count)
+        return a->gpu_count < b->gpu_count ? -1 : 1;
+    if (a->gpu_milli != b->gpu_milli)
+        return a->gpu_milli < b->gpu_milli ? -1 : 1;
+    if (a->cpu_milli != b->cpu_milli)
+        return a->cpu_milli < b->cpu_milli ? -1 : 1;
+    if (a->model_mask != b->model_mask)
+        return a->model_mask < b->model_mask ? -1 : 1;
+    return 0;
+}
+
+enum gp_err gp_engine_set_target(struct gp_engine *e, const struct gp_pod_spec *specs,
+                                 const uint32_t *counts, size_t n, double coverage)
+{
+    if (!(coverage > 0 && coverage <= 1))
+        return GP_EINVALID;
+    e->target.len = 0;
+    e->target_version++;
+    double total = 0;
+    for (size_t i = 0; i < n; i++) {
+        const struct gp_pod_spec *p = &specs[i];
+        struct gp_shape s = {.cpu_milli = p->cpu_milli, .gpu_count = p->gpu_count};
+        s.gpu_milli = p->gpu_count ? p->gpu_milli : 0;
+        s.model_mask = p->ngpu_models ? 0 : ~(uint64_t)0;
+        for (size_t k = 0; k < p->ngpu_models; k++) {
+            int m = model_intern(e, p->gpu_models[k]);
+            if (m < 0)
+                return GP_ELIMIT;
+            s.model_mask |= (uint64_t)1 << m;
+        }
+        if (!s.gpu_count)
+            s.model_mask = ~(uint64_t)0;
+        double c = counts ? counts[i] : 1;
+        total += c;
+        size_t k = 0;
+        while (k < e->target.len && !(e->target.items[k].cpu_milli == s.cpu_milli &&
+                                      e->target.items[k].gpu_count == s.gpu_count &&
+                                      e->target.items[k].gpu_milli == s.gpu_milli &&
+                                      e->target.items[k].model_mask == s.model_mask))
+            k++;
+        if (k < e->target.len) {
+            e->target.items[k].weight += c;
+            continue;
+        }
+        s.weight = c;
+        if (GP_VEC_PUSH(&e->target, s) != 0)
+            return GP_ENOMEM;
+    }
+    if (total <= 0) {
+        e->target.len = 0;
+        return GP_OK;
+    }
+    qsort(e->target.items, e->target.len, sizeof e->target.items[0], shape_cmp);
+    double cum = 0;
+    size_t keep = 0;
+    while (keep < e->target.len && cum < coverage * total - 1e-9)
+        cum += e->target.items[keep++].weight;
+    e->target.len = keep;
+    for (size_t k = 0; k < keep; k++)
+        e->target.items[k].weight /= cum;
+    return GP_OK;
+}
+
+const struct gp_shape *gp_engine_target(const struct gp_engine *e, size_t *n, uint64_t *version)
+{
+    if (n)
+        *n = e->target.len;
+    if (version)
+        *version = e->target_version;
+    return e->target.len ? e->target.items : NULL;
 }

@@ -98,6 +98,27 @@ const char *gp_engine_model_name(const struct gp_engine *e, uint32_t model);
 struct gp_rng *gp_engine_rng(const struct gp_engine *e);
 const struct gp_policy_ops *gp_engine_policy(const struct gp_engine *e);
 
+/* The target workload: the mix of request shapes the cluster is expected to
+ * receive, for policies that plan for it (FGD's fragmentation measure). */
+struct gp_shape {
+    int64_t cpu_milli;
+    uint32_t gpu_count;
+    uint32_t gpu_milli;  /* per GPU; 0 when gpu_count is 0 */
+    uint64_t model_mask; /* allowed GPU models, as pod->model_mask */
+    double weight;       /* share of pods; the weights sum to 1 */
+};
+
+/* Sets the target from pod specs, specs[i] standing for counts[i] pods:
+ * the distinct shapes (cpu, GPU count, GPU share, allowed models), most
+ * popular first, keeping the fewest that cover `coverage` (0..1] of all
+ * pods, reweighted to sum to 1 - FGD's "typical pods". Replaces any earlier
+ * target and bumps the target version. */
+enum gp_err gp_engine_set_target(struct gp_engine *e, const struct gp_pod_spec *specs,
+                                 const uint32_t *counts, size_t n, double coverage);
+/* The target's shapes (NULL, 0 when none is set) and its version, which
+ * changes whenever the target does. */
+const struct gp_shape *gp_engine_target(const struct gp_engine *e, size_t *n, uint64_t *version);
+
 /* Cluster totals, kept incrementally. */
 struct gp_engine_totals {
     uint32_t nodes_ready;
