@@ -85,8 +85,8 @@ static void expect_bind(struct gp_decision d, uint32_t node_id, int gpu)
 static void test_registry(void **unused)
 {
     (void)unused;
-    static const char *const names[] = {"random",      "best-fit",       "dot-product",
-                                        "gpu-packing", "gpu-clustering", "spread"};
+    static const char *const names[] = {"random",         "best-fit", "dot-product", "gpu-packing",
+                                        "gpu-clustering", "spread",   "fgd"};
     size_t n = 0;
     while (gp_policies[n])
         n++;

@@ -1,0 +1,173 @@
+/* test_fgd.c - the target workload ("typical pods"), the FGD fragmentation
+ * measure and the fgd policy's choices on cases worked out by hand. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "engine/engine.h"
+#include "engine/frag.h"
+
+static struct gp_node_spec node2(const char *name, int64_t cpu_milli)
+{
+    struct gp_node_spec s = {0};
+    s.name = name;
+    s.gpu_model = "T4";
+    s.gpu_count = 2;
+    s.gpu_mem_mib = 16384;
+    s.cpu_milli = cpu_milli;
+    s.mem_mib = 65536;
+    return s;
+}
+
+static struct gp_pod_spec pod(int64_t cpu_milli, uint32_t gpus, uint32_t milli)
+{
+    struct gp_pod_spec s = {0};
+    s.name = "p";
+    s.cpu_milli = cpu_milli;
+    s.mem_mib = 1024;
+    s.gpu_count = gpus;
+    s.gpu_milli = milli;
+    return s;
+}
+
+static void test_target_keeps_popular_shapes(void **state)
+{
+    (void)state;
+    struct gp_engine *e = gp_engine_new(NULL, 1);
+    struct gp_pod_spec specs[] = {pod(1000, 1, 1000), pod(2000, 1, 500), pod(4000, 0, 0),
+                                  pod(1000, 1, 1000)};
+    uint32_t counts[] = {40, 30, 10, 20}; /* the first and last are one shape: 60 */
+    size_t n;
+    uint64_t v1, v2;
+    assert_int_equal(gp_engine_set_target(e, specs, counts, 4, 0.95), GP_OK);
+    const struct gp_shape *s = gp_engine_target(e, &n, &v1);
+    assert_int_equal(n, 3);
+    assert_int_equal(s[0].cpu_milli, 1000);
+    assert_float_equal(s[0].weight, 0.6, 1e-12);
+    assert_int_equal(s[1].gpu_milli, 500);
+    assert_int_equal(s[2].gpu_count, 0);
+    /* 90 % is covered by the two most popular: reweighted 2/3 and 1/3 */
+    assert_int_equal(gp_engine_set_target(e, specs, counts, 4, 0.9), GP_OK);
+    s = gp_engine_target(e, &n, &v2);
+    assert_int_equal(n, 2);
+    assert_float_equal(s[0].weight, 2.0 / 3, 1e-12);
+    assert_float_equal(s[1].weight, 1.0 / 3, 1e-12);
+    assert_true(v2 != v1);
+    assert_int_equal(gp_engine_set_target(e, specs, counts, 4, 0), GP_EINVALID);
+    gp_engine_free(e);
+}
+
+/* Binds a pod on node `node`, GPU `gpu`, by making it the only fit. */
+static void bind_share(struct gp_engine *e, uint32_t milli, uint32_t *out)
+{
+    struct gp_pod_spec p = pod(1000, 1, milli);
+    uint32_t id;
+    struct gp_decision d;
+    assert_int_equal(gp_engine_pod_add(e, &p, 0, &id), GP_OK);
+    assert_int_equal(gp_engine_schedule_pod(e, id, &d), GP_OK);
+    assert_int_equal(d.kind, GP_DECISION_BIND);
+    if (out)
+        *out = d.node;
+}
+
+static void test_frag_measure_by_hand(void **state)
+{
+    (void)state;
+    struct gp_engine *e = gp_engine_new(NULL, 1);
+    struct gp_node_spec a = node2("a", 32000);
+    gp_engine_node_add(e, &a, NULL);
+    /* target: half one-GPU pods, half CPU-only pods */
+    struct gp_pod_spec specs[] = {pod(1000, 1, 1000), pod(1000, 0, 0)};
+    gp_engine_set_target(e, specs, NULL, 2, 1.0);
+    struct gp_frag *f = gp_frag_new();
+    /* empty node: the whole-GPU shape fits and no GPU is partly used (0);
+     * for the CPU-only shape all 2000 idle milli are fragment: 0.5 x 2000 */
+    assert_float_equal(gp_frag_node(f, e, gp_engine_node(e, 0)), 1000, 1e-9);
+    bind_share(e, 300, NULL); /* GPU 0 now has 700 free */
+    gp_frag_touch(f, 0);
+    /* whole-GPU shape: GPU 1 fits, GPU 0's 700 is fragment; CPU-only: 1700 */
+    assert_float_equal(gp_frag_node(f, e, gp_engine_node(e, 0)), 0.5 * 700 + 0.5 * 1700, 1e-9);
+    /* tentatively a second share of 700 on GPU 1: no GPU fits a whole-GPU
+     * pod, so all 1000 idle milli are fragment for both shapes */
+    struct gp_pod_spec q = pod(1000, 1, 700);
+    uint32_t id;
+    gp_engine_pod_add(e, &q, 0, &id);
+    struct gp_pick pick = {1, {1}};
+    assert_float_equal(gp_frag_node_after(f, e, gp_engine_node(e, 0), gp_engine_pod(e, id), &pick),
+                       1000, 1e-9);
+    gp_frag_free(f);
+    gp_engine_free(e);
+}
+
+/* Target: one-GPU pods only. Node a has 500 free on GPU 0 and GPU 1 free;
+ * node b is empty. A 500 share: on a's GPU 0 fragmentation falls 500 -> 0
+ * (score trunc(100 sigmoid(0.5)) = 62); on a's GPU 1 it rises 500 -> 1000
+ * (37); on b it rises 0 -> 500 (37). FGD fills a's GPU 0. */
+static void test_fgd_fills_the_fragment(void **state)
+{
+    (void)state;
+    struct gp_engine *e = gp_engine_new(gp_policy_find("fgd"), 1);
+    struct gp_node_spec a = node2("a", 32000), b = node2("b", 32000);
+    gp_engine_node_add(e, &a, NULL);
+    gp_engine_node_add(e, &b, NULL);
+    struct gp_pod_spec whole = pod(1000, 1, 1000);
+    gp_engine_set_target(e, &whole, NULL, 1, 1.0);
+    uint32_t node;
+    bind_share(e, 500, &node); /* empty cluster: all scores equal, node a wins */
+    assert_int_equal(node, 0);
+    struct gp_pod_spec share = pod(1000, 1, 500);
+    uint32_t id;
+    struct gp_decision d;
+    gp_engine_pod_add(e, &share, 0, &id);
+    gp_engine_schedule_pod(e, id, &d);
+    assert_int_equal(d.kind, GP_DECISION_BIND);
+    assert_int_equal(d.node, 0);
+    const struct gp_pod *first = gp_engine_pod(e, 0);
+    assert_int_equal(d.pick.gpu[0], first->pick.gpu[0]); /* the same GPU */
+    gp_engine_free(e);
+}
+
+/* Target: one-GPU pods that need 8 cores. A CPU-only pod of 4 cores: on
+ * node a (10 cores) it would leave 6, too few for the target, so a's two
+ * idle GPUs become fragment (score trunc(100 sigmoid(-2)) = 11); node b has
+ * cores to spare (50). FGD puts it on b although a comes first. */
+static void test_fgd_keeps_cpu_for_gpu_pods(void **state)
+{
+    (void)state;
+    struct gp_engine *e = gp_engine_new(gp_policy_find("fgd"), 1);
+    struct gp_node_spec a = node2("a", 10000), b = node2("b", 100000);
+    gp_engine_node_add(e, &a, NULL);
+    gp_engine_node_add(e, &b, NULL);
+    struct gp_pod_spec whole = pod(8000, 1, 1000);
+    gp_engine_set_target(e, &whole, NULL, 1, 1.0);
+    struct gp_pod_spec cpu = pod(4000, 0, 0);
+    uint32_t id;
+    struct gp_decision d;
+    gp_engine_pod_add(e, &cpu, 0, &id);
+    gp_engine_schedule_pod(e, id, &d);
+    assert_int_equal(d.kind, GP_DECISION_BIND);
+    assert_int_equal(d.node, 1);
+    /* best-fit would have taken the smaller node */
+    struct gp_engine *bf = gp_engine_new(gp_policy_find("best-fit"), 1);
+    gp_engine_node_add(bf, &a, NULL);
+    gp_engine_node_add(bf, &b, NULL);
+    gp_engine_pod_add(bf, &cpu, 0, &id);
+    gp_engine_schedule_pod(bf, id, &d);
+    assert_int_equal(d.node, 0);
+    gp_engine_free(bf);
+    gp_engine_free(e);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_target_keeps_popular_shapes),
+        cmocka_unit_test(test_frag_measure_by_hand),
+        cmocka_unit_test(test_fgd_fills_the_fragment),
+        cmocka_unit_test(test_fgd_keeps_cpu_for_gpu_pods),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
