@@ -873,63 +873,95 @@ out:
     return err;
 }
 
-static enum gp_err run_static(struct run *r)
-{
-    struct gp_sim_result *out = r->out;
-    GP_VEC(const struct gp_pod_spec *) pods = {0};
-    enum gp_err err = GP_OK;
-    struct gp_rng rng;
-    struct gp_engine_totals tot;
-    gp_engine_totals(r->e, &tot);
-    const uint64_t cap_milli = tot.gpu_milli_total;
-    uint64_t total_milli = 0, positive = 0;
+/* The static mode's arrival sequence (docs/simulator.md): every pod of the
+ * workload, shuffled with the seed, then resampled with replacement until
+ * the GPU request reaches inflate x cap_milli (or cut to it). */
+typedef GP_VEC(const struct gp_pod_spec *) pod_seq;
 
-    for (size_t i = 0; i < r->wl->nitems; i++) {
-        const struct gp_item *it = &r->wl->items[i];
+static enum gp_err static_sequence(const struct gp_sim_config *cfg, const struct gp_workload *wl,
+                                   uint64_t cap_milli, pod_seq *pods, struct gp_diag *diag)
+{
+    struct gp_rng rng;
+    uint64_t total_milli = 0, positive = 0;
+    for (size_t i = 0; i < wl->nitems; i++) {
+        const struct gp_item *it = &wl->items[i];
         for (uint32_t c = static_count(it); c > 0; c--) {
-            if (pods.len >= MAX_STATIC_PODS || GP_VEC_PUSH(&pods, &it->pod) != 0) {
-                err = nomem(r);
-                goto done;
-            }
+            if (pods->len >= MAX_STATIC_PODS || GP_VEC_PUSH(pods, &it->pod) != 0)
+                return gp_diag_set(diag, GP_ENOMEM, "simulator: out of memory");
             total_milli += gpu_request_milli(&it->pod);
             positive += gpu_request_milli(&it->pod) > 0;
         }
     }
     /* shuffle (Fisher-Yates) */
-    rng_keyed(&rng, r->cfg->seed, STREAM_SHUFFLE, 0, 0, 0, 0);
-    for (size_t i = pods.len; i > 1; i--) {
+    rng_keyed(&rng, cfg->seed, STREAM_SHUFFLE, 0, 0, 0, 0);
+    for (size_t i = pods->len; i > 1; i--) {
         size_t j = (size_t)gp_rng_below(&rng, i);
-        const struct gp_pod_spec *tmp = pods.items[i - 1];
-        pods.items[i - 1] = pods.items[j];
-        pods.items[j] = tmp;
+        const struct gp_pod_spec *tmp = pods->items[i - 1];
+        pods->items[i - 1] = pods->items[j];
+        pods->items[j] = tmp;
     }
-    /* inflate (or deflate) to inflate x capacity; see docs/simulator.md */
-    const size_t n0 = pods.len;
-    if (r->cfg->inflate > 0 && cap_milli > 0 && n0 > 0) {
-        const double target = r->cfg->inflate * (double)cap_milli;
-        if ((double)total_milli > target) {
-            while (pods.len > 0 && (double)total_milli > target)
-                total_milli -= gpu_request_milli(pods.items[--pods.len]);
-        } else if (positive > 0) {
-            for (;;) {
-                const struct gp_pod_spec *p = pods.items[gp_rng_below(&rng, n0)];
-                if ((double)(total_milli + gpu_request_milli(p)) > target)
-                    break;
-                if (pods.len >= MAX_STATIC_PODS) {
-                    err = gp_diag_set(r->diag, GP_ELIMIT,
-                                      "static mode: more than %d pods needed to reach %g x "
-                                      "the cluster's GPUs",
-                                      MAX_STATIC_PODS, r->cfg->inflate);
-                    goto done;
-                }
-                if (GP_VEC_PUSH(&pods, p) != 0) {
-                    err = nomem(r);
-                    goto done;
-                }
-                total_milli += gpu_request_milli(p);
-            }
-        }
+    /* inflate (or deflate) to inflate x capacity */
+    const size_t n0 = pods->len;
+    if (cfg->inflate <= 0 || cap_milli == 0 || n0 == 0)
+        return GP_OK;
+    const double target = cfg->inflate * (double)cap_milli;
+    if ((double)total_milli > target) {
+        while (pods->len > 0 && (double)total_milli > target)
+            total_milli -= gpu_request_milli(pods->items[--pods->len]);
+        return GP_OK;
     }
+    while (positive > 0) {
+        const struct gp_pod_spec *p = pods->items[gp_rng_below(&rng, n0)];
+        if ((double)(total_milli + gpu_request_milli(p)) > target)
+            break;
+        if (pods->len >= MAX_STATIC_PODS)
+            return gp_diag_set(diag, GP_ELIMIT,
+                               "static mode: more than %d pods needed to reach %g x the "
+                               "cluster's GPUs",
+                               MAX_STATIC_PODS, cfg->inflate);
+        if (GP_VEC_PUSH(pods, p) != 0)
+            return gp_diag_set(diag, GP_ENOMEM, "simulator: out of memory");
+        total_milli += gpu_request_milli(p);
+    }
+    return GP_OK;
+}
+
+enum gp_err gp_sim_static_sequence(const struct gp_sim_config *cfg,
+                                   const struct gp_cluster *cluster,
+                                   const struct gp_workload *workload, struct gp_arena *a,
+                                   const struct gp_pod_spec ***out, size_t *n, struct gp_diag *diag)
+{
+    uint64_t cap_milli = 0;
+    for (size_t i = 0; i < cluster->nnodes; i++)
+        cap_milli += (uint64_t)cluster->nodes[i].gpu_count * GP_GPU_MILLI;
+    pod_seq pods = {0};
+    enum gp_err err = static_sequence(cfg, workload, cap_milli, &pods, diag);
+    *out = NULL;
+    *n = 0;
+    if (err == GP_OK && pods.len > 0) {
+        *out = gp_arena_memdup(a, pods.items, pods.len * sizeof pods.items[0]);
+        if (!*out)
+            err = gp_diag_set(diag, GP_ENOMEM, "simulator: out of memory");
+        else
+            *n = pods.len;
+    }
+    GP_VEC_FREE(&pods);
+    return err;
+}
+
+static enum gp_err run_static(struct run *r)
+{
+    struct gp_sim_result *out = r->out;
+    pod_seq pods = {0};
+    enum gp_err err = GP_OK;
+    struct gp_engine_totals tot;
+    gp_engine_totals(r->e, &tot);
+    const uint64_t cap_milli = tot.gpu_milli_total;
+    if ((err = static_sequence(r->cfg, r->wl, cap_milli, &pods, r->diag)) != GP_OK)
+        goto done;
+    uint64_t total_milli = 0;
+    for (size_t i = 0; i < pods.len; i++)
+        total_milli += gpu_request_milli(pods.items[i]);
 
     /* the curve: one point per integer % of arrived GPU request */
     size_t xmax = 0;

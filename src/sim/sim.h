@@ -105,4 +105,14 @@ enum gp_err gp_sim_run(const struct gp_sim_config *cfg, const struct gp_cluster 
                        const struct gp_workload *workload, struct gp_arena *a,
                        struct gp_sim_result *out, struct gp_diag *diag);
 
+/* The static mode's arrival sequence for cfg (seed, inflate): the pods of
+ * the workload shuffled and resampled exactly as gp_sim_run does, as
+ * pointers to the workload's pod specs in an array in arena a. For tools
+ * that analyse the same arrivals (e.g. a bound on the best packing). */
+enum gp_err gp_sim_static_sequence(const struct gp_sim_config *cfg,
+                                   const struct gp_cluster *cluster,
+                                   const struct gp_workload *workload, struct gp_arena *a,
+                                   const struct gp_pod_spec ***out, size_t *n,
+                                   struct gp_diag *diag);
+
 #endif
