@@ -6,8 +6,9 @@
 #include <string.h>
 
 const struct gp_policy_ops *const gp_policies[] = {
-    &gp_policy_random,         &gp_policy_best_fit, &gp_policy_dot_product, &gp_policy_gpu_packing,
-    &gp_policy_gpu_clustering, &gp_policy_spread,   &gp_policy_fgd,         NULL,
+    &gp_policy_random,      &gp_policy_best_fit,       &gp_policy_dot_product,
+    &gp_policy_gpu_packing, &gp_policy_gpu_clustering, &gp_policy_spread,
+    &gp_policy_fgd,         &gp_policy_fgd_pack,       NULL,
 };
 
 const struct gp_policy_ops *gp_policy_find(const char *name)

@@ -23,6 +23,7 @@ extern const struct gp_policy_ops gp_policy_gpu_packing;
 extern const struct gp_policy_ops gp_policy_gpu_clustering;
 extern const struct gp_policy_ops gp_policy_spread;
 extern const struct gp_policy_ops gp_policy_fgd;
+extern const struct gp_policy_ops gp_policy_fgd_pack;
 
 /* The normalisation constants of the FGD authors' simulator (their
  * "MaxSpec"): scores that compare nodes of different sizes divide by the

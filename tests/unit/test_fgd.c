@@ -161,6 +161,40 @@ static void test_fgd_keeps_cpu_for_gpu_pods(void **state)
     gp_engine_free(e);
 }
 
+/* Target: one-GPU pods. Node a is empty; node b already runs one such pod
+ * (placed there by a node selector). A one-GPU pod leaves no fragment on
+ * either node, so FGD scores both 50 and takes a, the lower id; fgd-pack
+ * prefers the busy node b and keeps a empty. */
+static void test_fgd_pack_prefers_busy_nodes(void **state)
+{
+    (void)state;
+    static const struct gp_kv label = {"pool", "b"};
+    const char *names[] = {"fgd", "fgd-pack"};
+    for (int k = 0; k < 2; k++) {
+        struct gp_engine *e = gp_engine_new(gp_policy_find(names[k]), 1);
+        struct gp_node_spec a = node2("a", 32000), b = node2("b", 32000);
+        b.labels = &label;
+        b.nlabels = 1;
+        gp_engine_node_add(e, &a, NULL);
+        gp_engine_node_add(e, &b, NULL);
+        struct gp_pod_spec whole = pod(1000, 1, 1000);
+        gp_engine_set_target(e, &whole, NULL, 1, 1.0);
+        struct gp_pod_spec pinned = whole;
+        pinned.node_selector = &label;
+        pinned.nnode_selector = 1;
+        uint32_t id;
+        struct gp_decision d;
+        gp_engine_pod_add(e, &pinned, 0, &id);
+        gp_engine_schedule_pod(e, id, &d);
+        assert_int_equal(d.node, 1);
+        gp_engine_pod_add(e, &whole, 0, &id);
+        gp_engine_schedule_pod(e, id, &d);
+        assert_int_equal(d.kind, GP_DECISION_BIND);
+        assert_int_equal(d.node, k == 0 ? 0 : 1);
+        gp_engine_free(e);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -168,6 +202,7 @@ int main(void)
         cmocka_unit_test(test_frag_measure_by_hand),
         cmocka_unit_test(test_fgd_fills_the_fragment),
         cmocka_unit_test(test_fgd_keeps_cpu_for_gpu_pods),
+        cmocka_unit_test(test_fgd_pack_prefers_busy_nodes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -86,7 +86,7 @@ static void test_registry(void **unused)
 {
     (void)unused;
     static const char *const names[] = {"random",         "best-fit", "dot-product", "gpu-packing",
-                                        "gpu-clustering", "spread",   "fgd"};
+                                        "gpu-clustering", "spread",   "fgd",         "fgd-pack"};
     size_t n = 0;
     while (gp_policies[n])
         n++;
