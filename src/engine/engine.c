@@ -8,6 +8,13 @@
 
 #include "util/vec.h"
 
+/* A gang and its members' state. */
+struct group {
+    struct gp_group_spec spec;
+    uint32_t bound; /* members bound now */
+    uint64_t cycle; /* the scheduling cycle that last tried it */
+};
+
 struct gp_engine {
     const struct gp_policy_ops *policy;
     void *policy_state;
@@ -27,13 +34,18 @@ struct gp_engine {
     uint64_t target_version;
     int64_t next_seq;
     struct gp_engine_totals totals;
+    GP_VEC(struct group) groups; /* gang id - 1 */
+    GP_VEC(uint32_t) scratch;    /* a gang's members during its attempt */
+    uint64_t cycle;              /* scheduling cycles so far */
+    /* while a gang tries one topology domain: nodes outside it are rejected */
+    const char *domain_key, *domain_value;
 };
 
 const char *gp_filter_name(enum gp_filter f)
 {
-    static const char *const names[] = {"node-state", "node-selector", "taint",
-                                        "gpu-model",  "cpu",           "memory",
-                                        "gpu-count",  "gpu-share",     "gpu-memory"};
+    static const char *const names[] = {"node-state", "node-selector", "topology", "taint",
+                                        "gpu-model",  "cpu",           "memory",   "gpu-count",
+                                        "gpu-share",  "gpu-memory"};
     _Static_assert(sizeof names / sizeof names[0] == GP_FILTER_COUNT, "one name per filter");
     return (unsigned)f < GP_FILTER_COUNT ? names[f] : "none";
 }
@@ -82,6 +94,8 @@ void gp_engine_free(struct gp_engine *e)
     GP_VEC_FREE(&e->pending);
     GP_VEC_FREE(&e->failed);
     GP_VEC_FREE(&e->target);
+    GP_VEC_FREE(&e->groups);
+    GP_VEC_FREE(&e->scratch);
     free(e);
 }
 
@@ -214,6 +228,8 @@ enum gp_err gp_engine_pod_add(struct gp_engine *e, const struct gp_pod_spec *spe
          (spec->gpu_milli == 0 && (spec->gpu_count > 1 || spec->gpu_mem_mib == 0)) ||
          (spec->gpu_count > 1 && spec->gpu_milli != GP_GPU_MILLI)))
         return GP_EINVALID;
+    if (spec->group > e->groups.len)
+        return GP_EINVALID;
     struct gp_pod p;
     memset(&p, 0, sizeof p);
     p.spec = *spec;
@@ -255,6 +271,14 @@ static bool selector_matches(const struct gp_node *n, const struct gp_pod *p)
     return true;
 }
 
+static bool has_label(const struct gp_node *n, const char *key, const char *value)
+{
+    for (size_t j = 0; j < n->spec.nlabels; j++)
+        if (strcmp(n->spec.labels[j].key, key) == 0)
+            return !value || strcmp(n->spec.labels[j].value, value) == 0;
+    return false;
+}
+
 static bool str_eq(const char *a, const char *b)
 {
     return strcmp(a ? a : "", b ? b : "") == 0;
@@ -292,11 +316,12 @@ static bool taints_tolerated(const struct gp_node *n, const struct gp_pod *p)
 enum gp_filter gp_engine_filter(const struct gp_engine *e, const struct gp_node *n,
                                 const struct gp_pod *p)
 {
-    (void)e;
     if (n->state != GP_NODE_READY)
         return GP_FILTER_NODE_STATE;
     if (p->spec.nnode_selector && !selector_matches(n, p))
         return GP_FILTER_SELECTOR;
+    if (e->domain_key && !has_label(n, e->domain_key, e->domain_value))
+        return GP_FILTER_TOPOLOGY;
     if (n->spec.ntaints && !taints_tolerated(n, p))
         return GP_FILTER_TAINT;
     uint32_t want = p->spec.gpu_count;
@@ -399,11 +424,15 @@ static void commit(struct gp_engine *e, struct gp_pod *p, struct gp_node *n,
     e->totals.cpu_milli_alloc += p->spec.cpu_milli;
     e->totals.mem_mib_alloc += p->spec.mem_mib;
     e->totals.pods_bound++;
+    if (p->spec.group)
+        e->groups.items[p->spec.group - 1].bound++;
     if (e->policy && e->policy->on_bind)
         e->policy->on_bind(e->policy_state, e, n, p);
 }
 
-static void release(struct gp_engine *e, struct gp_pod *p)
+/* Gives a bound pod's resources back. `grow` bumps the cluster generation
+ * (capacity grew); a gang's rollback restores an earlier state and does not. */
+static void release(struct gp_engine *e, struct gp_pod *p, bool grow)
 {
     struct gp_node *n = &e->nodes.items[p->node];
     n->cpu_free_milli += p->spec.cpu_milli;
@@ -421,7 +450,10 @@ static void release(struct gp_engine *e, struct gp_pod *p)
     e->totals.cpu_milli_alloc -= p->spec.cpu_milli;
     e->totals.mem_mib_alloc -= p->spec.mem_mib;
     e->totals.pods_bound--;
-    e->generation++;
+    if (p->spec.group)
+        e->groups.items[p->spec.group - 1].bound--;
+    if (grow)
+        e->generation++;
     if (e->policy && e->policy->on_release)
         e->policy->on_release(e->policy_state, e, n, p);
 }
@@ -436,7 +468,7 @@ enum gp_err gp_engine_pod_finished(struct gp_engine *e, uint32_t id)
         pending_remove(e, id);
         break;
     case GP_POD_BOUND:
-        release(e, p);
+        release(e, p, true);
         break;
     case GP_POD_DONE:
         return GP_ESTATE;
@@ -516,18 +548,219 @@ static const struct gp_decision *failed_lookup(struct gp_engine *e, const struct
     return NULL;
 }
 
+/* Could pod p fit node n if n were empty? (The "never fits" test.) */
+static bool fits_empty(const struct gp_engine *e, const struct gp_node *n, const struct gp_pod *p)
+{
+    if (n->state != GP_NODE_READY || (p->spec.nnode_selector && !selector_matches(n, p)) ||
+        (n->spec.ntaints && !taints_tolerated(n, p)))
+        return false;
+    (void)e;
+    if (p->spec.cpu_milli > n->spec.cpu_milli || p->spec.mem_mib > n->spec.mem_mib)
+        return false;
+    if (p->spec.gpu_count == 0)
+        return true;
+    return (p->model_mask >> n->model & 1) && p->spec.gpu_count <= n->spec.gpu_count &&
+           p->spec.gpu_mem_mib <= n->spec.gpu_mem_mib;
+}
+
+/* A gang never fits when one of its members fits no node even empty, or
+ * its `need` smallest GPU requests exceed every GPU its members could use. */
+static bool gang_never_fits(const struct gp_engine *e, const uint32_t *members, size_t n,
+                            uint32_t need)
+{
+    uint64_t eligible = 0, wanted = 0;
+    for (size_t k = 0; k < n; k++) {
+        const struct gp_pod *p = &e->pods.items[members[k]];
+        bool any = false;
+        for (size_t i = 0; i < e->nodes.len && !any; i++)
+            any = fits_empty(e, &e->nodes.items[i], p);
+        if (!any)
+            return true;
+    }
+    for (size_t i = 0; i < e->nodes.len; i++) {
+        const struct gp_node *node = &e->nodes.items[i];
+        for (size_t k = 0; k < n; k++) {
+            if (fits_empty(e, node, &e->pods.items[members[k]])) {
+                eligible += (uint64_t)node->spec.gpu_count * GP_GPU_MILLI;
+                break;
+            }
+        }
+    }
+    /* members in queue order share one template in practice: take the first `need` */
+    for (size_t k = 0; k < n && k < need; k++) {
+        const struct gp_pod *p = &e->pods.items[members[k]];
+        wanted += (uint64_t)p->spec.gpu_count * p->spec.gpu_milli;
+    }
+    return wanted > eligible;
+}
+
+/* Places the members one after another, each where the policy likes best
+ * given the members placed before it. Keeps them when at least `need` are
+ * bound; otherwise takes every one back, so a gang never holds resources
+ * while it waits. *fail gets the first member's explanation. */
+static bool gang_try(struct gp_engine *e, const uint32_t *members, size_t n, uint32_t need,
+                     struct gp_decision *out, struct gp_decision *fail, bool *have_fail)
+{
+    uint32_t placed = 0;
+    for (size_t k = 0; k < n; k++) {
+        place(e, &e->pods.items[members[k]], &out[k]);
+        if (out[k].kind == GP_DECISION_BIND)
+            placed++;
+        else if (!*have_fail) {
+            *fail = out[k];
+            *have_fail = true;
+        }
+    }
+    if (placed >= need)
+        return true;
+    for (size_t k = n; k-- > 0;) {
+        struct gp_pod *p = &e->pods.items[members[k]];
+        if (out[k].kind == GP_DECISION_BIND) {
+            release(e, p, false);
+            p->state = GP_POD_PENDING;
+        }
+    }
+    return false;
+}
+
+/* Free GPU milli of the ready nodes in one topology domain. */
+static uint64_t domain_free(const struct gp_engine *e, const char *key, const char *value)
+{
+    uint64_t free_milli = 0;
+    for (size_t i = 0; i < e->nodes.len; i++) {
+        const struct gp_node *n = &e->nodes.items[i];
+        if (n->state == GP_NODE_READY && has_label(n, key, value))
+            free_milli += n->gpu_milli_free;
+    }
+    return free_milli;
+}
+
+/* Tries the gang once per topology domain, the domain with the most free
+ * GPU first (ties by name), then - when the domain is only preferred -
+ * anywhere. */
+static bool gang_try_domains(struct gp_engine *e, const struct group *g, const uint32_t *members,
+                             size_t n, uint32_t need, struct gp_decision *out,
+                             struct gp_decision *fail, bool *have_fail)
+{
+    const char *key = g->spec.topology_key;
+    if (!key)
+        return gang_try(e, members, n, need, out, fail, have_fail);
+    const char *tried_last = NULL;
+    for (;;) {
+        /* the next domain: most free GPU below the last one tried */
+        const char *best = NULL;
+        uint64_t best_free = 0, last_free = tried_last ? domain_free(e, key, tried_last) : 0;
+        for (size_t i = 0; i < e->nodes.len; i++) {
+            const struct gp_node *node = &e->nodes.items[i];
+            const char *v = NULL;
+            for (size_t j = 0; j < node->spec.nlabels && !v; j++)
+                if (strcmp(node->spec.labels[j].key, key) == 0)
+                    v = node->spec.labels[j].value;
+            if (!v || node->state != GP_NODE_READY)
+                continue;
+            uint64_t f = domain_free(e, key, v);
+            bool after_last =
+                !tried_last || f < last_free || (f == last_free && strcmp(v, tried_last) > 0);
+            bool better = !best || f > best_free || (f == best_free && strcmp(v, best) < 0);
+            if (after_last && better) {
+                best = v;
+                best_free = f;
+            }
+        }
+        if (!best)
+            break;
+        e->domain_key = key;
+        e->domain_value = best;
+        bool ok = gang_try(e, members, n, need, out, fail, have_fail);
+        e->domain_key = e->domain_value = NULL;
+        if (ok)
+            return true;
+        tried_last = best;
+    }
+    return !g->spec.topology_required && gang_try(e, members, n, need, out, fail, have_fail);
+}
+
+/* One attempt at a gang: a decision for each of its pending members, in
+ * queue order, written to out (room for all of them is the caller's). */
+static size_t place_gang(struct gp_engine *e, uint32_t gid, struct gp_decision *out)
+{
+    struct group *g = &e->groups.items[gid - 1];
+    e->scratch.len = 0;
+    for (size_t i = 0; i < e->pending.len; i++) {
+        uint32_t id = e->pending.items[i];
+        if (e->pods.items[id].spec.group == gid && e->pods.items[id].state == GP_POD_PENDING)
+            if (GP_VEC_PUSH(&e->scratch, id) != 0)
+                return 0; /* out of memory: try again next cycle */
+    }
+    const uint32_t *members = e->scratch.items;
+    size_t n = e->scratch.len;
+    uint32_t need = g->spec.min_member > g->bound ? g->spec.min_member - g->bound : 0;
+    if (need == 0) { /* the gang runs: late members join one by one */
+        for (size_t k = 0; k < n; k++)
+            place(e, &e->pods.items[members[k]], &out[k]);
+        return n;
+    }
+    struct gp_decision fail;
+    bool have_fail = false;
+    enum gp_gang_wait why = GP_GANG_MEMBERS;
+    memset(&fail, 0, sizeof fail);
+    if (n >= need) {
+        if (gang_try_domains(e, g, members, n, need, out, &fail, &have_fail))
+            return n;
+        why = gang_never_fits(e, members, n, need) ? GP_GANG_NEVER_FITS : GP_GANG_NO_ROOM;
+    }
+    for (size_t k = 0; k < n; k++) {
+        struct gp_pod *p = &e->pods.items[members[k]];
+        out[k] = fail;
+        out[k].kind = GP_DECISION_UNSCHEDULABLE;
+        out[k].pod = p->id;
+        out[k].gang = why;
+        out[k].explain.nodes_total = (uint32_t)e->nodes.len;
+        /* waiting for members: try again when one arrives, whatever the cluster */
+        p->tried_gen = why == GP_GANG_MEMBERS ? UINT64_MAX : e->generation;
+    }
+    return n;
+}
+
+static size_t gang_pending(const struct gp_engine *e, uint32_t gid)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < e->pending.len; i++)
+        n += e->pods.items[e->pending.items[i]].spec.group == gid;
+    return n;
+}
+
 size_t gp_engine_schedule(struct gp_engine *e, double now_s, size_t budget, struct gp_decision *out,
                           size_t cap)
 {
     (void)now_s;
     size_t ndec = 0, tried = 0, keep = 0;
-    size_t i = 0;
-    for (; i < e->pending.len; i++) {
+    bool full = false;
+    e->cycle++;
+    for (size_t i = 0; i < e->pending.len; i++) {
         uint32_t id = e->pending.items[i];
         struct gp_pod *p = &e->pods.items[id];
-        bool stop = ndec == cap || (budget && tried == budget);
+        if (p->state == GP_POD_BOUND) /* a gang member placed earlier in this cycle */
+            continue;
+        bool stop = full || ndec == cap || (budget && tried == budget);
         if (stop || p->tried_gen == e->generation) {
             e->pending.items[keep++] = id;
+            continue;
+        }
+        if (p->spec.group) {
+            struct group *g = &e->groups.items[p->spec.group - 1];
+            if (g->cycle != e->cycle) {
+                if (cap - ndec < gang_pending(e, p->spec.group)) {
+                    full = true; /* no room for the whole gang's decisions */
+                    e->pending.items[keep++] = id;
+                    continue;
+                }
+                g->cycle = e->cycle;
+                tried++;
+                ndec += place_gang(e, p->spec.group, out + ndec);
+            }
+            if (p->state != GP_POD_BOUND)
+                e->pending.items[keep++] = id;
             continue;
         }
         tried++;
@@ -549,6 +782,26 @@ size_t gp_engine_schedule(struct gp_engine *e, double now_s, size_t budget, stru
     return ndec;
 }
 
+enum gp_err gp_engine_group_add(struct gp_engine *e, const struct gp_group_spec *spec,
+                                uint32_t *out_id)
+{
+    if (spec->min_member == 0)
+        return GP_EINVALID;
+    struct group g;
+    memset(&g, 0, sizeof g);
+    g.spec = *spec;
+    if (GP_VEC_PUSH(&e->groups, g) != 0)
+        return GP_ENOMEM;
+    if (out_id)
+        *out_id = (uint32_t)e->groups.len;
+    return GP_OK;
+}
+
+uint32_t gp_engine_group_bound(const struct gp_engine *e, uint32_t group)
+{
+    return group >= 1 && group <= e->groups.len ? e->groups.items[group - 1].bound : 0;
+}
+
 enum gp_err gp_engine_schedule_pod(struct gp_engine *e, uint32_t id, struct gp_decision *out)
 {
     if (id >= e->pods.len)
@@ -556,6 +809,8 @@ enum gp_err gp_engine_schedule_pod(struct gp_engine *e, uint32_t id, struct gp_d
     struct gp_pod *p = &e->pods.items[id];
     if (p->state != GP_POD_PENDING)
         return GP_ESTATE;
+    if (p->spec.group) /* gangs are placed whole, by gp_engine_schedule */
+        return GP_EINVALID;
     place(e, p, out);
     if (out->kind == GP_DECISION_BIND)
         pending_remove(e, id);

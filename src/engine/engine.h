@@ -12,6 +12,7 @@
 #ifndef GP_ENGINE_ENGINE_H
 #define GP_ENGINE_ENGINE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -48,13 +49,40 @@ enum gp_decision_kind {
     GP_DECISION_UNSCHEDULABLE,
 };
 
+/* Why a gang member was not placed (UNSCHEDULABLE decisions). */
+enum gp_gang_wait {
+    GP_GANG_NONE,       /* not a gang member, or a member placed on its own */
+    GP_GANG_MEMBERS,    /* fewer members submitted than min_member */
+    GP_GANG_NO_ROOM,    /* the members do not all fit now; nothing is held */
+    GP_GANG_NEVER_FITS, /* they could not fit even the empty cluster */
+};
+
 struct gp_decision {
     enum gp_decision_kind kind;
     uint32_t pod;
     uint32_t node;             /* BIND */
     struct gp_pick pick;       /* BIND */
     struct gp_explain explain; /* UNSCHEDULABLE */
+    enum gp_gang_wait gang;    /* UNSCHEDULABLE */
 };
+
+/* A gang (a PodGroup): its pods are placed all together or not at all. At
+ * least min_member of them must be bound at once; members placed beyond
+ * that join one by one. With a topology key, members go to nodes that share
+ * one value of that node label (a rack, an InfiniBand domain): required, or
+ * preferred (tried first, then anywhere). */
+struct gp_group_spec {
+    const char *name;
+    uint32_t min_member;
+    const char *topology_key; /* NULL: no topology constraint */
+    bool topology_required;
+};
+
+/* Registers a gang; ids start at 1 (0 in a pod spec means "no gang"). */
+enum gp_err gp_engine_group_add(struct gp_engine *e, const struct gp_group_spec *spec,
+                                uint32_t *out_id);
+/* Bound members of a gang now. */
+uint32_t gp_engine_group_bound(const struct gp_engine *e, uint32_t group);
 
 /* Creates an engine with a policy and a seed (for policies that draw random
  * numbers). Returns NULL when out of memory or when the policy's init fails. */
