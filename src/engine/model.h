@@ -44,6 +44,8 @@ struct gp_toleration {
     enum gp_taint_effect effect;
 };
 
+struct gp_sharing_spec; /* engine/sharing.h */
+
 struct gp_node_spec {
     const char *name;
     const char *pool;      /* node pool name; may be NULL */
@@ -57,6 +59,8 @@ struct gp_node_spec {
     const struct gp_taint *taints;
     size_t ntaints;
     double price_per_hour_usd; /* whole node, for cost reports */
+    /* how the GPUs are shared: the pool's spec (borrowed); NULL = exclusive */
+    const struct gp_sharing_spec *sharing;
 };
 
 struct gp_pod_spec {
@@ -77,6 +81,7 @@ struct gp_pod_spec {
     const struct gp_toleration *tolerations;
     size_t ntolerations;
     int32_t priority;
+    uint32_t group; /* gang: an id from gp_engine_group_add; 0 = none */
 };
 
 /* One GPU's free capacity inside a node. */
@@ -135,6 +140,7 @@ struct gp_pod {
 #define GP_FILTERS(X)                                                                              \
     X(NODE_STATE, "node not ready")                                                                \
     X(SELECTOR, "node(s) didn't match node selector")                                              \
+    X(TOPOLOGY, "node(s) outside the gang's topology domain")                                      \
     X(TAINT, "node(s) had untolerated taint")                                                      \
     X(GPU_MODEL, "node(s) had a different GPU model")                                              \
     X(CPU, "Insufficient cpu")                                                                     \
