@@ -563,22 +563,28 @@ static bool fits_empty(const struct gp_engine *e, const struct gp_node *n, const
            p->spec.gpu_mem_mib <= n->spec.gpu_mem_mib;
 }
 
-/* A gang never fits when one of its members fits no node even empty, or
- * its `need` smallest GPU requests exceed every GPU its members could use. */
-static bool gang_never_fits(const struct gp_engine *e, const uint32_t *members, size_t n,
-                            uint32_t need)
+/* Whether the gang could fit the empty cluster, within the domain
+ * key=value when key is set: every member fits some node of it when empty,
+ * and its `need` first GPU requests fit the GPUs of the nodes that can take
+ * a member (a capacity test: a gang that passes may still not pack). */
+static bool gang_fits_empty(const struct gp_engine *e, const uint32_t *members, size_t n,
+                            uint32_t need, const char *key, const char *value)
 {
     uint64_t eligible = 0, wanted = 0;
     for (size_t k = 0; k < n; k++) {
         const struct gp_pod *p = &e->pods.items[members[k]];
         bool any = false;
-        for (size_t i = 0; i < e->nodes.len && !any; i++)
-            any = fits_empty(e, &e->nodes.items[i], p);
+        for (size_t i = 0; i < e->nodes.len && !any; i++) {
+            const struct gp_node *node = &e->nodes.items[i];
+            any = (!key || has_label(node, key, value)) && fits_empty(e, node, p);
+        }
         if (!any)
-            return true;
+            return false;
     }
     for (size_t i = 0; i < e->nodes.len; i++) {
         const struct gp_node *node = &e->nodes.items[i];
+        if (key && !has_label(node, key, value))
+            continue;
         for (size_t k = 0; k < n; k++) {
             if (fits_empty(e, node, &e->pods.items[members[k]])) {
                 eligible += (uint64_t)node->spec.gpu_count * GP_GPU_MILLI;
@@ -586,12 +592,29 @@ static bool gang_never_fits(const struct gp_engine *e, const uint32_t *members, 
             }
         }
     }
-    /* members in queue order share one template in practice: take the first `need` */
     for (size_t k = 0; k < n && k < need; k++) {
         const struct gp_pod *p = &e->pods.items[members[k]];
         wanted += (uint64_t)p->spec.gpu_count * p->spec.gpu_milli;
     }
-    return wanted > eligible;
+    return wanted <= eligible;
+}
+
+/* A gang never fits when it cannot fit the empty cluster - or, with a
+ * required topology domain, no domain of the empty cluster. */
+static bool gang_never_fits(const struct gp_engine *e, const struct group *g,
+                            const uint32_t *members, size_t n, uint32_t need)
+{
+    const char *key = g->spec.topology_key;
+    if (!key || !g->spec.topology_required)
+        return !gang_fits_empty(e, members, n, need, NULL, NULL);
+    for (size_t i = 0; i < e->nodes.len; i++) {
+        const struct gp_node *node = &e->nodes.items[i];
+        for (size_t j = 0; j < node->spec.nlabels; j++)
+            if (strcmp(node->spec.labels[j].key, key) == 0 &&
+                gang_fits_empty(e, members, n, need, key, node->spec.labels[j].value))
+                return false;
+    }
+    return true;
 }
 
 /* Places the members one after another, each where the policy likes best
@@ -707,7 +730,7 @@ static size_t place_gang(struct gp_engine *e, uint32_t gid, struct gp_decision *
     if (n >= need) {
         if (gang_try_domains(e, g, members, n, need, out, &fail, &have_fail))
             return n;
-        why = gang_never_fits(e, members, n, need) ? GP_GANG_NEVER_FITS : GP_GANG_NO_ROOM;
+        why = gang_never_fits(e, g, members, n, need) ? GP_GANG_NEVER_FITS : GP_GANG_NO_ROOM;
     }
     for (size_t k = 0; k < n; k++) {
         struct gp_pod *p = &e->pods.items[members[k]];

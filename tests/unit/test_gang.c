@@ -1,0 +1,326 @@
+/* test_gang.c - gangs: all or nothing, nothing held while waiting,
+ * waiting for members, topology domains, never-fits detection, and
+ * property tests (no partial gang is ever bound; no deadlock: once the
+ * cluster drains, every gang that fits the empty cluster is placed). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "engine/engine.h"
+
+static const struct gp_kv rack_a = {"rack", "a"}, rack_b = {"rack", "b"};
+
+static struct gp_node_spec gnode(const char *name, uint32_t gpus, const struct gp_kv *rack)
+{
+    struct gp_node_spec s = {0};
+    s.name = name;
+    s.gpu_model = "H100";
+    s.gpu_count = gpus;
+    s.gpu_mem_mib = 81920;
+    s.cpu_milli = 64000;
+    s.mem_mib = 524288;
+    if (rack) {
+        s.labels = rack;
+        s.nlabels = 1;
+    }
+    return s;
+}
+
+static struct gp_pod_spec gpod(uint32_t gpus, uint32_t group)
+{
+    struct gp_pod_spec s = {0};
+    s.name = "worker";
+    s.cpu_milli = 8000;
+    s.mem_mib = 65536;
+    s.gpu_count = gpus;
+    s.gpu_milli = 1000;
+    s.group = group;
+    return s;
+}
+
+static uint32_t add_gang(struct gp_engine *e, uint32_t min, uint32_t pods, uint32_t gpus,
+                         const char *topology_key, bool required)
+{
+    struct gp_group_spec g = {"train", min, topology_key, required};
+    uint32_t gid;
+    assert_int_equal(gp_engine_group_add(e, &g, &gid), GP_OK);
+    for (uint32_t i = 0; i < pods; i++) {
+        struct gp_pod_spec p = gpod(gpus, gid);
+        assert_int_equal(gp_engine_pod_add(e, &p, 0, NULL), GP_OK);
+    }
+    return gid;
+}
+
+static uint64_t alloc_milli(const struct gp_engine *e)
+{
+    struct gp_engine_totals t;
+    gp_engine_totals(e, &t);
+    return t.gpu_milli_alloc;
+}
+
+static void test_gang_placed_whole(void **state)
+{
+    (void)state;
+    struct gp_engine *e = gp_engine_new(gp_policy_find("best-fit"), 1);
+    struct gp_node_spec a = gnode("a", 4, NULL), b = gnode("b", 4, NULL);
+    gp_engine_node_add(e, &a, NULL);
+    gp_engine_node_add(e, &b, NULL);
+    uint32_t gid = add_gang(e, 2, 2, 4, NULL, false);
+    struct gp_decision d[8];
+    size_t n = gp_engine_schedule(e, 0, 0, d, 8);
+    assert_int_equal(n, 2);
+    assert_int_equal(d[0].kind, GP_DECISION_BIND);
+    assert_int_equal(d[1].kind, GP_DECISION_BIND);
+    assert_true(d[0].node != d[1].node);
+    assert_int_equal(gp_engine_group_bound(e, gid), 2);
+    gp_engine_free(e);
+}
+
+/* A plain pod holds 2 GPUs of node a; a gang of 2 x 4 GPUs cannot fit and
+ * must hold nothing while it waits. When the pod leaves, the gang goes in. */
+static void test_gang_holds_nothing_while_waiting(void **state)
+{
+    (void)state;
+    struct gp_engine *e = gp_engine_new(gp_policy_find("best-fit"), 1);
+    struct gp_node_spec a = gnode("a", 4, NULL), b = gnode("b", 4, NULL);
+    gp_engine_node_add(e, &a, NULL);
+    gp_engine_node_add(e, &b, NULL);
+    struct gp_pod_spec plain = gpod(2, 0);
+    uint32_t pid;
+    gp_engine_pod_add(e, &plain, 0, &pid);
+    struct gp_decision d[8];
+    assert_int_equal(gp_engine_schedule(e, 0, 0, d, 8), 1);
+    uint32_t gid = add_gang(e, 2, 2, 4, NULL, false);
+    size_t n = gp_engine_schedule(e, 1, 0, d, 8);
+    assert_int_equal(n, 2);
+    for (size_t i = 0; i < n; i++) {
+        assert_int_equal(d[i].kind, GP_DECISION_UNSCHEDULABLE);
+        assert_int_equal(d[i].gang, GP_GANG_NO_ROOM);
+    }
+    assert_int_equal(gp_engine_group_bound(e, gid), 0);
+    assert_int_equal(alloc_milli(e), 2000); /* only the plain pod */
+    /* a one-GPU pod that arrives later still fits: the gang blocks nothing */
+    struct gp_pod_spec small = gpod(1, 0);
+    gp_engine_pod_add(e, &small, 2, NULL);
+    n = gp_engine_schedule(e, 2, 0, d, 8);
+    assert_int_equal(n, 1);
+    assert_int_equal(d[0].kind, GP_DECISION_BIND);
+    gp_engine_pod_finished(e, pid);
+    gp_engine_pod_finished(e, d[0].pod);
+    n = gp_engine_schedule(e, 3, 0, d, 8);
+    assert_int_equal(n, 2);
+    assert_int_equal(gp_engine_group_bound(e, gid), 2);
+    gp_engine_free(e);
+}
+
+static void test_gang_waits_for_members(void **state)
+{
+    (void)state;
+    struct gp_engine *e = gp_engine_new(NULL, 1);
+    struct gp_node_spec a = gnode("a", 8, NULL);
+    gp_engine_node_add(e, &a, NULL);
+    uint32_t gid = add_gang(e, 3, 2, 1, NULL, false);
+    struct gp_decision d[8];
+    size_t n = gp_engine_schedule(e, 0, 0, d, 8);
+    assert_int_equal(n, 2);
+    assert_int_equal(d[0].gang, GP_GANG_MEMBERS);
+    assert_int_equal(alloc_milli(e), 0);
+    struct gp_pod_spec third = gpod(1, gid);
+    gp_engine_pod_add(e, &third, 1, NULL);
+    n = gp_engine_schedule(e, 1, 0, d, 8);
+    assert_int_equal(n, 3);
+    assert_int_equal(gp_engine_group_bound(e, gid), 3);
+    /* a fourth member joins the running gang on its own */
+    gp_engine_pod_add(e, &third, 2, NULL);
+    n = gp_engine_schedule(e, 2, 0, d, 8);
+    assert_int_equal(n, 1);
+    assert_int_equal(d[0].kind, GP_DECISION_BIND);
+    assert_int_equal(gp_engine_group_bound(e, gid), 4);
+    gp_engine_free(e);
+}
+
+static void test_gang_never_fits(void **state)
+{
+    (void)state;
+    struct gp_engine *e = gp_engine_new(NULL, 1);
+    struct gp_node_spec a = gnode("a", 8, NULL), b = gnode("b", 8, NULL);
+    gp_engine_node_add(e, &a, NULL);
+    gp_engine_node_add(e, &b, NULL);
+    add_gang(e, 3, 3, 8, NULL, false); /* 24 GPUs on a 16-GPU cluster */
+    struct gp_pod_spec huge = gpod(1, 0);
+    huge.cpu_milli = 1000000; /* fits no node at all */
+    struct gp_group_spec g = {"huge", 1, NULL, false};
+    uint32_t gid;
+    gp_engine_group_add(e, &g, &gid);
+    huge.group = gid;
+    gp_engine_pod_add(e, &huge, 0, NULL);
+    struct gp_decision d[8];
+    size_t n = gp_engine_schedule(e, 0, 0, d, 8);
+    assert_int_equal(n, 4);
+    for (size_t i = 0; i < n; i++)
+        assert_int_equal(d[i].gang, GP_GANG_NEVER_FITS);
+    assert_int_equal(alloc_milli(e), 0);
+    gp_engine_free(e);
+}
+
+/* Racks a (nodes 0, 1) and b (nodes 2, 3) of 2 GPUs; a plain pod takes one
+ * GPU of node 0. A gang of 2 x 2 GPUs that requires one rack goes to rack b;
+ * one that only prefers a rack spans racks when no rack has room. */
+static void test_gang_topology(void **state)
+{
+    (void)state;
+    struct gp_engine *e = gp_engine_new(NULL, 1);
+    struct gp_node_spec n0 = gnode("n0", 2, &rack_a), n1 = gnode("n1", 2, &rack_a),
+                        n2 = gnode("n2", 2, &rack_b), n3 = gnode("n3", 2, &rack_b);
+    gp_engine_node_add(e, &n0, NULL);
+    gp_engine_node_add(e, &n1, NULL);
+    gp_engine_node_add(e, &n2, NULL);
+    gp_engine_node_add(e, &n3, NULL);
+    struct gp_pod_spec plain = gpod(1, 0);
+    struct gp_decision d[8];
+    gp_engine_pod_add(e, &plain, 0, NULL);
+    gp_engine_schedule(e, 0, 0, d, 8);
+    assert_int_equal(d[0].node, 0);
+    add_gang(e, 2, 2, 2, "rack", true);
+    size_t n = gp_engine_schedule(e, 1, 0, d, 8);
+    assert_int_equal(n, 2);
+    assert_int_equal(d[0].kind, GP_DECISION_BIND);
+    assert_int_equal(d[0].node, 2);
+    assert_int_equal(d[1].node, 3);
+    /* left: one GPU on n0 and two on n1 (rack a). Two 1-GPU... a gang of
+     * 2 x 1 GPU fits rack a; a required gang of 2 x 2 GPUs does not fit any
+     * rack, and a preferred one does not fit anywhere either */
+    add_gang(e, 2, 2, 2, "rack", true);
+    n = gp_engine_schedule(e, 2, 0, d, 8);
+    assert_int_equal(d[0].kind, GP_DECISION_UNSCHEDULABLE);
+    assert_int_equal(d[0].gang, GP_GANG_NO_ROOM);
+    assert_true(d[0].explain.rejected[GP_FILTER_TOPOLOGY] > 0);
+    gp_engine_free(e);
+
+    /* preferred: rack a has 1 + 1 free GPUs, rack b 2: a gang of 3 x 1 GPU
+     * fits no single rack and spans them */
+    e = gp_engine_new(NULL, 1);
+    gp_engine_node_add(e, &n0, NULL);
+    gp_engine_node_add(e, &n1, NULL);
+    gp_engine_node_add(e, &n2, NULL);
+    gp_engine_node_add(e, &n3, NULL);
+    struct gp_pod_spec two = gpod(2, 0);
+    gp_engine_pod_add(e, &two, 0, NULL);   /* fills n0 */
+    gp_engine_pod_add(e, &two, 0, NULL);   /* fills n1 */
+    gp_engine_pod_add(e, &plain, 0, NULL); /* one GPU of n2 */
+    gp_engine_schedule(e, 0, 0, d, 8);
+    uint32_t gid = add_gang(e, 2, 2, 1, "rack", false);
+    n = gp_engine_schedule(e, 1, 0, d, 8);
+    assert_int_equal(n, 2);
+    assert_int_equal(gp_engine_group_bound(e, gid), 2);
+    gp_engine_free(e);
+}
+
+/* ---- properties ------------------------------------------------------- */
+
+static void check_no_partial_gang(const struct gp_engine *e, uint32_t ngroups,
+                                  const uint32_t *min_member)
+{
+    for (uint32_t g = 1; g <= ngroups; g++) {
+        uint32_t bound = gp_engine_group_bound(e, g);
+        assert_true(bound == 0 || bound >= min_member[g]);
+    }
+}
+
+static void test_property_gangs(void **state)
+{
+    (void)state;
+    static const char *const policies[] = {"best-fit", "fgd", "random", "spread"};
+    for (uint64_t seed = 1; seed <= 300; seed++) {
+        struct gp_rng r;
+        gp_rng_seed(&r, seed);
+        struct gp_engine *e = gp_engine_new(gp_policy_find(policies[seed % 4]), seed);
+        char names[8][16];
+        uint32_t nnodes = 2 + (uint32_t)gp_rng_below(&r, 6);
+        for (uint32_t i = 0; i < nnodes; i++) {
+            snprintf(names[i], sizeof names[i], "n%u", i);
+            struct gp_node_spec s =
+                gnode(names[i], 1u << gp_rng_below(&r, 4), gp_rng_below(&r, 2) ? &rack_a : &rack_b);
+            gp_engine_node_add(e, &s, NULL);
+        }
+        uint32_t min_member[64] = {0}, ngroups = 0;
+        bool placed[64] = {false}, never[64] = {false};
+        struct gp_decision d[256];
+        for (int step = 0; step < 40; step++) {
+            uint64_t op = gp_rng_below(&r, 6);
+            if (op < 2 && ngroups < 63) {
+                uint32_t members = 1 + (uint32_t)gp_rng_below(&r, 4);
+                uint32_t min = 1 + (uint32_t)gp_rng_below(&r, members);
+                bool topo = gp_rng_below(&r, 3) == 0;
+                uint32_t gid = add_gang(e, min, members, 1u << gp_rng_below(&r, 3),
+                                        topo ? "rack" : NULL, gp_rng_below(&r, 2));
+                min_member[gid] = min;
+                ngroups = gid;
+            } else if (op < 4) {
+                struct gp_pod_spec p = gpod(1 + (uint32_t)gp_rng_below(&r, 2), 0);
+                gp_engine_pod_add(e, &p, step, NULL);
+            } else if (op == 4) {
+                size_t n = gp_engine_schedule(e, step, 0, d, 256);
+                for (size_t i = 0; i < n; i++) {
+                    uint32_t g = gp_engine_pod(e, d[i].pod)->spec.group;
+                    if (g && d[i].kind == GP_DECISION_BIND)
+                        placed[g] = true;
+                    if (g && d[i].gang == GP_GANG_NEVER_FITS)
+                        never[g] = true;
+                }
+            } else if (gp_engine_pod_count(e) > 0) {
+                /* plain pods leave; gang members stay (they run) */
+                uint32_t id = (uint32_t)gp_rng_below(&r, gp_engine_pod_count(e));
+                const struct gp_pod *p = gp_engine_pod(e, id);
+                if (p->state == GP_POD_BOUND && p->spec.group == 0)
+                    gp_engine_pod_finished(e, id);
+            }
+            check_no_partial_gang(e, ngroups, min_member);
+        }
+        /* drain: every bound pod leaves, cycle after cycle, until the queue
+         * makes no more progress; then every gang that could ever fit ran */
+        for (int round = 0; round < 200 && gp_engine_pending_count(e) > 0; round++) {
+            size_t n = gp_engine_schedule(e, 100 + round, 0, d, 256);
+            bool progress = false;
+            for (size_t i = 0; i < n; i++) {
+                uint32_t g = gp_engine_pod(e, d[i].pod)->spec.group;
+                if (d[i].kind == GP_DECISION_BIND) {
+                    progress = true;
+                    if (g)
+                        placed[g] = true;
+                }
+                if (g && d[i].gang == GP_GANG_NEVER_FITS)
+                    never[g] = true;
+            }
+            check_no_partial_gang(e, ngroups, min_member);
+            size_t finished = 0;
+            for (uint32_t id = 0; id < gp_engine_pod_count(e); id++)
+                if (gp_engine_pod(e, id)->state == GP_POD_BOUND)
+                    finished += gp_engine_pod_finished(e, id) == GP_OK;
+            if (!progress && finished == 0)
+                break; /* the cluster is empty and nothing more fits */
+        }
+        for (uint32_t g = 1; g <= ngroups; g++)
+            assert_true(placed[g] || never[g]);
+        gp_engine_free(e);
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_gang_placed_whole),
+        cmocka_unit_test(test_gang_holds_nothing_while_waiting),
+        cmocka_unit_test(test_gang_waits_for_members),
+        cmocka_unit_test(test_gang_never_fits),
+        cmocka_unit_test(test_gang_topology),
+        cmocka_unit_test(test_property_gangs),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
