@@ -11,8 +11,9 @@
 /* A gang and its members' state. */
 struct group {
     struct gp_group_spec spec;
-    uint32_t bound; /* members bound now */
-    uint64_t cycle; /* the scheduling cycle that last tried it */
+    GP_VEC(uint32_t) members; /* every pod ever added to it, in order */
+    uint32_t bound;           /* members bound now */
+    uint64_t cycle;           /* the scheduling cycle that last tried it */
 };
 
 struct gp_engine {
@@ -30,6 +31,14 @@ struct gp_engine {
      * takes capacity away), so it is answered without scanning the nodes. */
     GP_VEC(struct gp_decision) failed;
     uint64_t failed_gen;
+    /* the same for gangs: a gang like a failed one (same member shape, same
+     * number still needed, same topology) fails too at that generation */
+    struct failed_gang {
+        uint32_t pod; /* a member of the failed gang, for its shape */
+        uint32_t need;
+        struct gp_decision decision;
+    } failed_gangs[16];
+    uint32_t nfailed_gangs;
     GP_VEC(struct gp_shape) target;
     uint64_t target_version;
     int64_t next_seq;
@@ -94,6 +103,8 @@ void gp_engine_free(struct gp_engine *e)
     GP_VEC_FREE(&e->pending);
     GP_VEC_FREE(&e->failed);
     GP_VEC_FREE(&e->target);
+    for (size_t i = 0; i < e->groups.len; i++)
+        GP_VEC_FREE(&e->groups.items[i].members);
     GP_VEC_FREE(&e->groups);
     GP_VEC_FREE(&e->scratch);
     free(e);
@@ -248,6 +259,11 @@ enum gp_err gp_engine_pod_add(struct gp_engine *e, const struct gp_pod_spec *spe
     if (GP_VEC_PUSH(&e->pods, p) != 0)
         return GP_ENOMEM;
     enum gp_err err = pending_insert(e, p.id);
+    if (err == GP_OK && p.spec.group &&
+        GP_VEC_PUSH(&e->groups.items[p.spec.group - 1].members, p.id) != 0) {
+        pending_remove(e, p.id);
+        err = GP_ENOMEM;
+    }
     if (err != GP_OK) {
         e->pods.len--;
         return err;
@@ -539,6 +555,7 @@ static const struct gp_decision *failed_lookup(struct gp_engine *e, const struct
 {
     if (e->failed_gen != e->generation) {
         e->failed.len = 0;
+        e->nfailed_gangs = 0;
         e->failed_gen = e->generation;
         return NULL;
     }
@@ -703,15 +720,40 @@ static bool gang_try_domains(struct gp_engine *e, const struct group *g, const u
     return !g->spec.topology_required && gang_try(e, members, n, need, out, fail, have_fail);
 }
 
+/* A failed gang at this generation that this one is like: members of the
+ * same shape (all members of a gang share one template), as many still
+ * needed, the same topology. */
+static const struct gp_decision *failed_gang_lookup(struct gp_engine *e, const struct group *g,
+                                                    uint32_t member, uint32_t need)
+{
+    if (e->failed_gen != e->generation) {
+        e->failed.len = 0;
+        e->nfailed_gangs = 0;
+        e->failed_gen = e->generation;
+        return NULL;
+    }
+    const struct gp_pod *p = &e->pods.items[member];
+    for (uint32_t i = 0; i < e->nfailed_gangs; i++) {
+        const struct failed_gang *f = &e->failed_gangs[i];
+        const struct gp_pod *q = &e->pods.items[f->pod];
+        const struct group *h = &e->groups.items[q->spec.group - 1];
+        if (f->need == need && same_shape(p, q) &&
+            str_eq(h->spec.topology_key, g->spec.topology_key) &&
+            h->spec.topology_required == g->spec.topology_required)
+            return &f->decision;
+    }
+    return NULL;
+}
+
 /* One attempt at a gang: a decision for each of its pending members, in
  * queue order, written to out (room for all of them is the caller's). */
 static size_t place_gang(struct gp_engine *e, uint32_t gid, struct gp_decision *out)
 {
     struct group *g = &e->groups.items[gid - 1];
     e->scratch.len = 0;
-    for (size_t i = 0; i < e->pending.len; i++) {
-        uint32_t id = e->pending.items[i];
-        if (e->pods.items[id].spec.group == gid && e->pods.items[id].state == GP_POD_PENDING)
+    for (size_t i = 0; i < g->members.len; i++) {
+        uint32_t id = g->members.items[i];
+        if (e->pods.items[id].state == GP_POD_PENDING)
             if (GP_VEC_PUSH(&e->scratch, id) != 0)
                 return 0; /* out of memory: try again next cycle */
     }
@@ -728,9 +770,22 @@ static size_t place_gang(struct gp_engine *e, uint32_t gid, struct gp_decision *
     enum gp_gang_wait why = GP_GANG_MEMBERS;
     memset(&fail, 0, sizeof fail);
     if (n >= need) {
-        if (gang_try_domains(e, g, members, n, need, out, &fail, &have_fail))
+        const struct gp_decision *known = failed_gang_lookup(e, g, members[0], need);
+        if (known) {
+            fail = *known;
+            why = known->gang;
+        } else if (gang_try_domains(e, g, members, n, need, out, &fail, &have_fail)) {
             return n;
-        why = gang_never_fits(e, g, members, n, need) ? GP_GANG_NEVER_FITS : GP_GANG_NO_ROOM;
+        } else {
+            why = gang_never_fits(e, g, members, n, need) ? GP_GANG_NEVER_FITS : GP_GANG_NO_ROOM;
+            fail.gang = why;
+            if (e->nfailed_gangs < sizeof e->failed_gangs / sizeof e->failed_gangs[0]) {
+                struct failed_gang *f = &e->failed_gangs[e->nfailed_gangs++];
+                f->pod = members[0];
+                f->need = need;
+                f->decision = fail;
+            }
+        }
     }
     for (size_t k = 0; k < n; k++) {
         struct gp_pod *p = &e->pods.items[members[k]];
@@ -747,9 +802,10 @@ static size_t place_gang(struct gp_engine *e, uint32_t gid, struct gp_decision *
 
 static size_t gang_pending(const struct gp_engine *e, uint32_t gid)
 {
+    const struct group *g = &e->groups.items[gid - 1];
     size_t n = 0;
-    for (size_t i = 0; i < e->pending.len; i++)
-        n += e->pods.items[e->pending.items[i]].spec.group == gid;
+    for (size_t i = 0; i < g->members.len; i++)
+        n += e->pods.items[g->members.items[i]].state == GP_POD_PENDING;
     return n;
 }
 

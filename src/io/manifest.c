@@ -44,6 +44,7 @@ struct obj {
     int level;
     struct hints h[2];
     const char *queue[2];
+    const char *group[2]; /* the PodGroup named by a label or annotation */
     /* the pod spec, summed over containers, max over init containers */
     int64_t cpu_milli, mem_mib, gpus;
     int64_t init_cpu_milli, init_mem_mib, init_gpus;
@@ -279,6 +280,13 @@ static enum gp_err meta_annotations(struct gp_yaml *y, struct fy_node *v, void *
         enum gp_err err = gp_yaml_text(y, k, "a string key", &key);
         if (err != GP_OK)
             return err;
+        if (strcmp(key, "scheduling.k8s.io/group-name") == 0) { /* Volcano */
+            struct obj *o = obj;
+            err = gp_yaml_string(y, val, &o->group[o->level]);
+            if (err != GP_OK)
+                return err;
+            continue;
+        }
         if (!our_prefix(key))
             continue;
         struct gp_yaml_saved s = gp_yaml_push_key(y, key, k);
@@ -318,6 +326,8 @@ static enum gp_err meta_labels(struct gp_yaml *y, struct fy_node *v, void *obj)
     for (size_t i = 0; err == GP_OK && i < n; i++)
         if (strcmp(kv[i].key, "gpuplane.io/queue") == 0)
             o->queue[o->level] = kv[i].value;
+        else if (strcmp(kv[i].key, "scheduling.x-k8s.io/pod-group") == 0) /* scheduler-plugins */
+            o->group[o->level] = kv[i].value;
     return err;
 }
 
@@ -791,15 +801,126 @@ static enum gp_err finish(struct gp_yaml *y, struct obj *o)
     it->interarrival = h.interarrival; /* fixed 0 unless given */
     it->failure_prob = h.has_failure ? h.failure_prob : 0;
     it->queue = o->queue[1] ? o->queue[1] : o->queue[0];
+    it->group_name = o->group[1] ? o->group[1] : o->group[0];
     return GP_OK;
 }
 
 /* --- objects and documents ----------------------------------------------- */
 
+/* A PodGroup read from the stream: the gang its pods form. */
+struct podgroup {
+    const char *name;
+    uint32_t min_member;
+    const char *topology_key;
+    bool topology_required;
+};
+
 struct stream {
     struct gp_workload *w;
     struct gp_arena *a;
+    struct podgroup *groups; /* in the arena */
+    size_t ngroups, cap;
 };
+
+/* PodGroup: scheduler-plugins' and Volcano's CRDs share what we read:
+ * metadata.name, spec.minMember (default 1), and our topology annotations
+ * gpuplane.io/topology-key (a node label) and gpuplane.io/topology-policy
+ * (required, or preferred: the default). */
+static enum gp_err podgroup_annotations(struct gp_yaml *y, struct fy_node *v, void *ctx)
+{
+    struct podgroup *g = ctx;
+    if (!fy_node_is_mapping(v))
+        return gp_yaml_fail(y, v, GP_EINVALID, "expected a mapping of strings, got %s",
+                            gp_yaml_describe(v));
+    void *it = NULL;
+    struct fy_node_pair *p;
+    while ((p = fy_node_mapping_iterate(v, &it)) != NULL) {
+        struct fy_node *k = fy_node_pair_key(p), *val = fy_node_pair_value(p);
+        const char *key, *text = "";
+        enum gp_err err = gp_yaml_text(y, k, "a string key", &key);
+        if (err != GP_OK)
+            return err;
+        if (!our_prefix(key))
+            continue;
+        struct gp_yaml_saved s = gp_yaml_push_key(y, key, k);
+        if (strcmp(key, "gpuplane.io/topology-key") == 0) {
+            err = gp_yaml_string(y, val, &g->topology_key);
+            if (err == GP_OK && !gp_yaml_qualified_name_ok(g->topology_key))
+                err = bad_value(y, val, "a node label key like gpuplane.io/rack");
+        } else if (strcmp(key, "gpuplane.io/topology-policy") == 0) {
+            err = gp_yaml_text(y, val, "required or preferred", &text);
+            if (err == GP_OK && strcmp(text, "required") != 0 && strcmp(text, "preferred") != 0)
+                err = bad_value(y, val, "required or preferred");
+            g->topology_required = err == GP_OK && strcmp(text, "required") == 0;
+        } else {
+            err = gp_yaml_fail(y, k, GP_EINVALID,
+                               "unknown gpuplane annotation on a PodGroup (expected one of: "
+                               "gpuplane.io/topology-key, gpuplane.io/topology-policy)");
+        }
+        gp_yaml_pop(y, s);
+        if (err != GP_OK)
+            return err;
+    }
+    return GP_OK;
+}
+
+static const struct gp_yaml_field podgroup_meta_fields[] = {
+    GP_YFIELD("name", GP_YT_STRING, struct podgroup, name, GP_YF_REQUIRED, 0, 0),
+    GP_YCUSTOM("annotations", podgroup_annotations, 0),
+};
+
+static const struct gp_yaml_field podgroup_spec_fields[] = {
+    GP_YFIELD("minMember", GP_YT_U32, struct podgroup, min_member, 0, 1, 100000),
+};
+
+static enum gp_err podgroup_meta(struct gp_yaml *y, struct fy_node *v, void *obj)
+{
+    return gp_yaml_object(y, v, podgroup_meta_fields,
+                          sizeof podgroup_meta_fields / sizeof podgroup_meta_fields[0], obj, false);
+}
+
+static enum gp_err podgroup_spec(struct gp_yaml *y, struct fy_node *v, void *obj)
+{
+    return gp_yaml_object(y, v, podgroup_spec_fields,
+                          sizeof podgroup_spec_fields / sizeof podgroup_spec_fields[0], obj, false);
+}
+
+static const struct gp_yaml_field podgroup_fields[] = {
+    {"apiVersion", GP_YT_IGNORE, 0, 0, 0, 0, NULL},
+    {"kind", GP_YT_IGNORE, 0, 0, 0, 0, NULL},
+    GP_YCUSTOM("metadata", podgroup_meta, GP_YF_REQUIRED),
+    GP_YCUSTOM("spec", podgroup_spec, 0),
+};
+
+static enum gp_err read_podgroup(struct gp_yaml *y, struct fy_node *n, struct stream *st)
+{
+    struct podgroup g;
+    memset(&g, 0, sizeof g);
+    g.min_member = 1;
+    char outer[sizeof y->path];
+    memcpy(outer, y->path, sizeof outer);
+    gp_yaml_set_root(y, "PodGroup");
+    enum gp_err err = gp_yaml_object(y, n, podgroup_fields,
+                                     sizeof podgroup_fields / sizeof podgroup_fields[0], &g, false);
+    gp_yaml_set_root(y, outer);
+    if (err != GP_OK)
+        return err;
+    for (size_t i = 0; i < st->ngroups; i++)
+        if (strcmp(st->groups[i].name, g.name) == 0)
+            return gp_yaml_fail(y, n, GP_EINVALID, "PodGroup \"%s\" is defined twice", g.name);
+    if (st->ngroups == st->cap) {
+        size_t cap = st->cap ? st->cap * 2 : 8;
+        struct podgroup *p = gp_arena_alloc(st->a, cap * sizeof *p);
+        if (!p)
+            return oom(y);
+        if (st->ngroups)
+            memcpy(p, st->groups, st->ngroups * sizeof *p);
+        st->groups = p;
+        st->cap = cap;
+    }
+    st->groups[st->ngroups++] = g;
+    return GP_OK;
+}
 
 static enum gp_err read_object(struct gp_yaml *y, struct fy_node *n, struct stream *st,
                                bool in_list);
@@ -845,6 +966,23 @@ static enum gp_err read_object(struct gp_yaml *y, struct fy_node *n, struct stre
         gp_yaml_pop(y, s);
         return err;
     }
+    if (strcmp(kind, "PodGroup") == 0) {
+        err = top_string(y, n, "apiVersion", &api, &api_node);
+        if (err != GP_OK)
+            return err;
+        if (strcmp(api, "scheduling.x-k8s.io/v1alpha1") != 0 &&
+            strcmp(api, "scheduling.volcano.sh/v1beta1") != 0) {
+            char q[80];
+            struct gp_yaml_saved s = gp_yaml_push_key(y, "apiVersion", NULL);
+            err = gp_yaml_fail(y, api_node, GP_EINVALID,
+                               "expected \"scheduling.x-k8s.io/v1alpha1\" or "
+                               "\"scheduling.volcano.sh/v1beta1\" for a PodGroup, got \"%s\"",
+                               gp_yaml_quote(api_node, q, sizeof q));
+            gp_yaml_pop(y, s);
+            return err;
+        }
+        return read_podgroup(y, n, st);
+    }
     const struct kind *k = NULL;
     for (size_t i = 0; i < NKINDS; i++)
         if (strcmp(kinds[i].kind, kind) == 0)
@@ -853,7 +991,7 @@ static enum gp_err read_object(struct gp_yaml *y, struct fy_node *n, struct stre
         char q[80];
         return gp_yaml_fail(y, kind_node, GP_EUNSUPPORTED,
                             "unknown kind \"%s\" in the object starting at line %d (expected one "
-                            "of: Pod, Deployment, Job, List)",
+                            "of: Pod, Deployment, Job, PodGroup, List)",
                             gp_yaml_quote(kind_node, q, sizeof q), line);
     }
     err = top_string(y, n, "apiVersion", &api, &api_node);
@@ -938,10 +1076,29 @@ enum gp_err gp_workload_parse_manifest(const char *text, size_t len, const char 
                                        struct gp_diag *diag)
 {
     struct gp_yaml y;
-    struct stream st = {w, a};
+    struct stream st = {w, a, NULL, 0, 0};
     size_t before = w->nitems;
     gp_yaml_init(&y, name, a, diag);
     enum gp_err err = gp_yaml_each_document(&y, text, len, manifest_document, &st);
+    /* each object that names a PodGroup of this file becomes a gang */
+    for (size_t i = before; err == GP_OK && i < w->nitems; i++) {
+        struct gp_item *it = &w->items[i];
+        if (!it->group_name)
+            continue;
+        const struct podgroup *g = NULL;
+        for (size_t k = 0; k < st.ngroups && !g; k++)
+            if (strcmp(st.groups[k].name, it->group_name) == 0)
+                g = &st.groups[k];
+        if (!g) {
+            err = gp_diag_set(diag, GP_EINVALID,
+                              "%s: %s names PodGroup \"%s\", which this file does not define",
+                              it->source, it->name, it->group_name);
+            break;
+        }
+        it->gang_min = g->min_member;
+        it->topology_key = g->topology_key;
+        it->topology_required = g->topology_required;
+    }
     if (err != GP_OK)
         w->nitems = before;
     return err;

@@ -131,11 +131,12 @@ enum gp_err gp_workload_parse_philly(const char *text, size_t len, const char *n
         }
         uint32_t per_pod = (uint32_t)gpus;
         if (gpus > GP_PHILLY_GPUS_PER_POD) {
-            /* a gang of ceil(g/8) pods of 8 GPUs (not yet all-or-nothing) */
+            /* a gang of ceil(g/8) pods of 8 GPUs, placed all or nothing */
             it.kind = GP_ITEM_JOB;
             it.completions =
                 (uint32_t)((gpus + GP_PHILLY_GPUS_PER_POD - 1) / GP_PHILLY_GPUS_PER_POD);
             it.parallelism = it.completions;
+            it.gang_min = it.completions;
             per_pod = GP_PHILLY_GPUS_PER_POD;
         } else {
             it.kind = GP_ITEM_POD;

@@ -234,6 +234,13 @@ static void summary_pods(FILE *f, const struct gp_sim_result *r)
     fprintf(f, "%" PRIu64 " pending and %" PRIu64 " running at the end, %" PRIu64 " retr%s\n",
             r->pods_pending_end, r->pods_running_end, r->pod_retries,
             r->pod_retries == 1 ? "y" : "ies");
+    if (r->gang_restarts || r->gangs_never_fit) {
+        line_label(f, "gangs");
+        fprintf(f,
+                "%" PRIu64 " members restarted with a failed member, %" PRIu64
+                " gangs failed: they cannot fit the empty cluster\n",
+                r->gang_restarts, r->gangs_never_fit);
+    }
 }
 
 static void summary_delay(FILE *f, const struct gp_sim_result *r)
@@ -524,6 +531,11 @@ void gp_report_json(struct gp_sbuf *out, const struct gp_sim_result *r,
     jset(&c, pods, "running_at_end", juint(r->pods_running_end));
     jset(&c, pods, "retries", juint(r->pod_retries));
     jset(&c, root, "pods", pods);
+
+    json_t *gangs = json_object();
+    jset(&c, gangs, "restarts", juint(r->gang_restarts));
+    jset(&c, gangs, "never_fit", juint(r->gangs_never_fit));
+    jset(&c, root, "gangs", gangs);
 
     json_t *qd = json_object();
     jset(&c, qd, "mean", jreal(r->queue_delay_s.mean, 3));

@@ -54,6 +54,12 @@ struct gp_item {
     struct gp_dist interarrival; /* between submissions when repeat > 1 */
     double failure_prob;         /* each pod run fails with this probability */
     const char *queue;           /* gpuplane.io/queue label; may be NULL */
+    /* a gang (PodGroup): each submission's pods are placed all together,
+     * at least gang_min of them at once; 0 = not a gang */
+    const char *group_name; /* the PodGroup it names; NULL = none */
+    uint32_t gang_min;
+    const char *topology_key; /* node label the gang's nodes share; NULL = any */
+    bool topology_required;   /* else preferred */
 };
 
 struct gp_workload {

@@ -52,6 +52,7 @@ struct inst {
     uint32_t k; /* submission number within the item */
     uint32_t created, succeeded, failures;
     uint32_t head, tail; /* its logical pods, linked through lpod.next */
+    uint32_t group;      /* its gang in the engine; 0 = not a gang */
     uint8_t state;
 };
 
@@ -386,7 +387,9 @@ static enum gp_err attempt_add(struct run *r, uint32_t lp)
     const struct inst *in = &r->insts.items[l->inst];
     const struct gp_item *it = &r->wl->items[in->item];
     uint32_t id;
-    enum gp_err err = gp_engine_pod_add(r->e, &it->pod, r->now_s, &id);
+    struct gp_pod_spec spec = it->pod;
+    spec.group = in->group;
+    enum gp_err err = gp_engine_pod_add(r->e, &spec, r->now_s, &id);
     if (err != GP_OK) {
         char where[256];
         return gp_diag_set(r->diag, err, "%s: the engine refused its pod: %s",
@@ -435,6 +438,14 @@ static enum gp_err instance_submit(struct run *r, uint32_t item, uint32_t k)
     }
     if (n == 0)
         r->insts.items[ii].state = INST_DONE;
+    if (it->gang_min > 0 && n > 0) { /* each submission is one gang */
+        struct gp_group_spec g = {it->name, it->gang_min < n ? it->gang_min : n, it->topology_key,
+                                  it->topology_required};
+        enum gp_err err = gp_engine_group_add(r->e, &g, &r->insts.items[ii].group);
+        if (err != GP_OK)
+            return gp_diag_set(r->diag, err, "simulator: cannot add gang %s: %s",
+                               it->name ? it->name : "unnamed", gp_strerror(err));
+    }
     for (uint32_t i = 0; i < n; i++) {
         enum gp_err err = lpod_create(r, ii);
         if (err != GP_OK)
@@ -487,6 +498,31 @@ static enum gp_err instance_fail(struct run *r, uint32_t ii)
     return GP_OK;
 }
 
+/* A member of a gang failed: every other running member is stopped and
+ * goes back to the queue with it at time t, as a distributed job restarts
+ * all of its workers. */
+static enum gp_err gang_restart(struct run *r, uint32_t ii, double t)
+{
+    struct inst *in = &r->insts.items[ii];
+    for (uint32_t lp = in->head; lp != NONE; lp = r->lpods.items[lp].next) {
+        struct lpod *l = &r->lpods.items[lp];
+        if (l->state != LP_RUNNING)
+            continue;
+        if (l->has_event) {
+            l->has_event = 0;
+            r->finite_events -= lpod_finite(r, l);
+        }
+        enum gp_err err = gp_engine_pod_finished(r->e, l->epod);
+        if (err != GP_OK)
+            return gp_diag_set(r->diag, err, "simulator: engine refused to stop pod %u", l->epod);
+        l->state = LP_BACKOFF;
+        r->out->gang_restarts++;
+        if ((err = push_event(r, t, EV_RESUBMIT, lp, 0)) != GP_OK)
+            return err;
+    }
+    return GP_OK;
+}
+
 static enum gp_err on_end(struct run *r, uint32_t epod, bool failed)
 {
     uint32_t lp = r->epods.items[epod].lpod;
@@ -516,7 +552,11 @@ static enum gp_err on_end(struct run *r, uint32_t epod, bool failed)
         return push_event(r, r->now_s + backoff_s(r, l->failures), EV_RESUBMIT, lp, 0);
     if (in->failures > it->backoff_limit)
         return instance_fail(r, ii);
-    return push_event(r, r->now_s + backoff_s(r, in->failures), EV_RESUBMIT, lp, 0);
+    double t = r->now_s + backoff_s(r, in->failures);
+    if (in->group) /* a gang fails whole: its running members stop and restart with it */
+        if ((err = gang_restart(r, ii, t)) != GP_OK)
+            return err;
+    return push_event(r, t, EV_RESUBMIT, lp, 0);
 }
 
 static enum gp_err on_resubmit(struct run *r, uint32_t lp)
@@ -543,7 +583,8 @@ static enum gp_err on_bind(struct run *r, const struct gp_decision *d)
 
     uint64_t seed = r->cfg->seed;
     struct gp_rng dur, fail;
-    rng_keyed(&dur, seed, STREAM_DURATION, in->item, in->k, l->slot, l->runs);
+    /* a gang's members run for one duration, the job's */
+    rng_keyed(&dur, seed, STREAM_DURATION, in->item, in->k, in->group ? 0 : l->slot, l->runs);
     rng_keyed(&fail, seed, STREAM_FAILURE, in->item, in->k, l->slot, l->runs);
     double u = gp_rng_unit(&fail), at = gp_rng_unit(&fail);
     bool fails = u < it->failure_prob;
@@ -561,10 +602,18 @@ static enum gp_err on_bind(struct run *r, const struct gp_decision *d)
 static enum gp_err on_unschedulable(struct run *r, const struct gp_decision *d)
 {
     struct epod *ep = &r->epods.items[d->pod];
-    if (ep->counted)
+    struct lpod *l = &r->lpods.items[ep->lpod];
+    if (d->gang == GP_GANG_NEVER_FITS && l->state == LP_PENDING) {
+        /* reported at once, not left pending in silence: the job fails */
+        r->out->gangs_never_fit++;
+        return instance_fail(r, l->inst);
+    }
+    if (ep->counted || l->state == LP_FAILED)
         return GP_OK;
     ep->counted = 1;
-    r->out->unschedulable[gp_explain_main(&d->explain)]++;
+    enum gp_filter main_reason = gp_explain_main(&d->explain);
+    if (main_reason != GP_FILTER_COUNT) /* a gang waiting for members scanned no node */
+        r->out->unschedulable[main_reason]++;
     return GP_OK;
 }
 
@@ -1012,7 +1061,9 @@ static enum gp_err run_static(struct run *r)
             out->binds++;
         } else {
             out->pods_failed++;
-            out->unschedulable[gp_explain_main(&d.explain)]++;
+            enum gp_filter main_reason = gp_explain_main(&d.explain);
+            if (main_reason != GP_FILTER_COUNT)
+                out->unschedulable[main_reason]++;
             if ((err = gp_engine_pod_finished(r->e, id)) != GP_OK) {
                 err = gp_diag_set(r->diag, err, "static mode: removing pod %s failed: %s",
                                   p->name ? p->name : "unnamed", gp_strerror(err));

@@ -76,6 +76,8 @@ struct gp_sim_result {
     uint64_t pods_pending_end;
     uint64_t pods_running_end;
     uint64_t pod_retries;
+    uint64_t gang_restarts;   /* running gang members stopped because another failed */
+    uint64_t gangs_never_fit; /* gangs failed at once: they could not fit the empty cluster */
     uint64_t binds;
     struct gp_sim_stats queue_delay_s; /* submission to bind, of bound pods */
     double *queue_delays_s;            /* every bound pod's delay (sorted) */

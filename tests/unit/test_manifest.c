@@ -487,7 +487,7 @@ static void test_unknown_kind(void **state)
     expect_error(POD("") "---\napiVersion: v1\nkind: Service\nmetadata: {name: s}\n",
                  GP_EUNSUPPORTED,
                  "jobs.yaml:10:7: unknown kind \"Service\" in the object starting at line 9 "
-                 "(expected one of: Pod, Deployment, Job, List)");
+                 "(expected one of: Pod, Deployment, Job, PodGroup, List)");
     expect_error("apiVersion: extensions/v1beta1\nkind: Deployment\nmetadata: {name: d}\n",
                  GP_EINVALID,
                  "jobs.yaml:1:13: apiVersion: expected \"apps/v1\" for a Deployment, got "
@@ -496,6 +496,53 @@ static void test_unknown_kind(void **state)
                  GP_EINVALID, "jobs.yaml:5:9: items[0]: a List inside a List is not supported");
     expect_error("- a\n", GP_EINVALID,
                  "jobs.yaml:1:3: expected a Kubernetes object (a mapping), got a list");
+}
+
+/* PodGroups of both CRDs make the objects that name them gangs. */
+static void test_podgroups(void **state)
+{
+    (void)state;
+    struct parsed *p = parse_ok(
+        "apiVersion: scheduling.x-k8s.io/v1alpha1\nkind: PodGroup\nmetadata:\n  name: train\n"
+        "  annotations:\n    gpuplane.io/topology-key: gpuplane.io/rack\n"
+        "    gpuplane.io/topology-policy: required\n"
+        "spec:\n  minMember: 4\n  scheduleTimeoutSeconds: 600\n"
+        "---\napiVersion: scheduling.volcano.sh/v1beta1\nkind: PodGroup\n"
+        "metadata: {name: eval}\nspec: {minMember: 2, queue: research}\n"
+        "---\napiVersion: batch/v1\nkind: Job\nmetadata:\n  name: workers\n"
+        "spec:\n  parallelism: 4\n  completions: 4\n  template:\n    metadata:\n"
+        "      labels: {scheduling.x-k8s.io/pod-group: train}\n"
+        "    spec:\n      containers:\n      - name: c\n"
+        "        resources: {limits: {nvidia.com/gpu: 8}}\n"
+        "---\napiVersion: batch/v1\nkind: Job\nmetadata:\n  name: evals\n"
+        "  annotations: {scheduling.k8s.io/group-name: eval}\n"
+        "spec:\n  parallelism: 2\n  template:\n    spec:\n      containers:\n"
+        "      - name: c\n---\n" POD(""));
+    assert_int_equal(p->w.nitems, 3); /* PodGroups are not items */
+    const struct gp_item *train = &p->w.items[0], *evals = &p->w.items[1], *pod = &p->w.items[2];
+    assert_string_equal(train->group_name, "train");
+    assert_int_equal(train->gang_min, 4);
+    assert_string_equal(train->topology_key, "gpuplane.io/rack");
+    assert_true(train->topology_required);
+    assert_int_equal(evals->gang_min, 2);
+    assert_null(evals->topology_key);
+    assert_int_equal(pod->gang_min, 0);
+    done(p);
+    expect_error("apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: j\n  labels: "
+                 "{scheduling.x-k8s.io/pod-group: nope}\nspec:\n  template:\n    spec:\n"
+                 "      containers:\n      - name: c\n",
+                 GP_EINVALID,
+                 "jobs.yaml:1: j names PodGroup \"nope\", which this file does not define");
+    expect_error("apiVersion: scheduling.x-k8s.io/v1alpha1\nkind: PodGroup\nmetadata: {name: g}\n"
+                 "spec: {minMember: 0}\n",
+                 GP_EINVALID,
+                 "jobs.yaml:4:19: PodGroup.spec.minMember: expected an integer from 1 to 100000, "
+                 "got \"0\"");
+    expect_error("apiVersion: scheduling.x-k8s.io/v1alpha1\nkind: PodGroup\nmetadata:\n  name: g\n"
+                 "  annotations: {gpuplane.io/topology-policy: strict}\n",
+                 GP_EINVALID,
+                 "jobs.yaml:5:46: PodGroup.metadata.annotations[\"gpuplane.io/topology-policy\"]: "
+                 "expected required or preferred, got \"strict\"");
 }
 
 static void test_bad_annotation(void **state)
@@ -781,25 +828,16 @@ static void test_append_grows(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_example_workload),
-        cmocka_unit_test(test_defaults),
-        cmocka_unit_test(test_resources),
-        cmocka_unit_test(test_gpu_shares),
-        cmocka_unit_test(test_constraints),
-        cmocka_unit_test(test_template_wins),
-        cmocka_unit_test(test_lists_and_json),
-        cmocka_unit_test(test_ignores_other_fields),
-        cmocka_unit_test(test_syntax_error),
-        cmocka_unit_test(test_bad_quantity),
-        cmocka_unit_test(test_wrong_types),
-        cmocka_unit_test(test_missing_required),
-        cmocka_unit_test(test_unknown_kind),
-        cmocka_unit_test(test_bad_annotation),
-        cmocka_unit_test(test_error_keeps_workload),
-        cmocka_unit_test(test_dist_parse),
-        cmocka_unit_test(test_dist_sample),
-        cmocka_unit_test(test_directory_order),
-        cmocka_unit_test(test_missing_file),
+        cmocka_unit_test(test_example_workload), cmocka_unit_test(test_defaults),
+        cmocka_unit_test(test_resources),        cmocka_unit_test(test_gpu_shares),
+        cmocka_unit_test(test_constraints),      cmocka_unit_test(test_template_wins),
+        cmocka_unit_test(test_lists_and_json),   cmocka_unit_test(test_ignores_other_fields),
+        cmocka_unit_test(test_syntax_error),     cmocka_unit_test(test_bad_quantity),
+        cmocka_unit_test(test_wrong_types),      cmocka_unit_test(test_missing_required),
+        cmocka_unit_test(test_unknown_kind),     cmocka_unit_test(test_podgroups),
+        cmocka_unit_test(test_bad_annotation),   cmocka_unit_test(test_error_keeps_workload),
+        cmocka_unit_test(test_dist_parse),       cmocka_unit_test(test_dist_sample),
+        cmocka_unit_test(test_directory_order),  cmocka_unit_test(test_missing_file),
         cmocka_unit_test(test_append_grows),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

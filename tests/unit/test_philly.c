@@ -141,6 +141,7 @@ static void test_jobs_fixture(void **state)
     assert_int_equal(it->kind, GP_ITEM_JOB);
     assert_int_equal(it->completions, 2);
     assert_int_equal(it->parallelism, 2);
+    assert_int_equal(it->gang_min, 2); /* placed all or nothing */
     assert_int_equal(it->pod.gpu_count, 8);
     assert_int_equal(it->pod.cpu_milli, 32000);
     assert_int_equal(it->pod.mem_mib, 262144);

@@ -822,9 +822,92 @@ static void test_property_random_runs(void **state)
     }
 }
 
+/* A gang of three 8-GPU workers on two 8-GPU nodes can never fit: the job
+ * fails at once instead of waiting in silence. */
+static void test_gang_never_fits_fails_at_once(void **state)
+{
+    (void)state;
+    struct gp_node_spec n[] = {node("n0", 8, 0), node("n1", 8, 0)};
+    struct gp_item it = pod_item("train", 8, 1000, HOUR);
+    it.kind = GP_ITEM_JOB;
+    it.completions = it.parallelism = 3;
+    it.gang_min = 3;
+    struct gp_sim_config c = config(GP_SIM_TIMED);
+    struct gp_arena a;
+    gp_arena_init(&a);
+    struct gp_sim_result r;
+    assert_int_equal(run(&c, n, 2, &it, 1, &a, &r), GP_OK);
+    assert_int_equal(r.gangs_never_fit, 1);
+    assert_int_equal(r.pods_failed, 3);
+    assert_int_equal(r.binds, 0);
+    assert_near(r.sim_end_s, 0, 0);
+    gp_arena_free(&a);
+}
+
+/* A gang of two 8-GPU workers whose runs always fail (backoffLimit 1):
+ * the first failure stops the other worker and both restart after the
+ * back-off; the second failure ends the job. Both workers run together,
+ * so each bind brings the whole gang. */
+static void test_gang_restarts_together(void **state)
+{
+    (void)state;
+    struct gp_node_spec n[] = {node("n0", 8, 0), node("n1", 8, 0)};
+    struct gp_item it = pod_item("train", 8, 1000, HOUR);
+    it.kind = GP_ITEM_JOB;
+    it.completions = it.parallelism = 2;
+    it.gang_min = 2;
+    it.failure_prob = 1.0;
+    it.backoff_limit = 1;
+    struct gp_sim_config c = config(GP_SIM_TIMED);
+    struct gp_arena a;
+    gp_arena_init(&a);
+    struct gp_sim_result r;
+    assert_int_equal(run(&c, n, 2, &it, 1, &a, &r), GP_OK);
+    assert_int_equal(r.gang_restarts, 1);
+    assert_int_equal(r.binds, 4);
+    assert_int_equal(r.pods_failed, 2);
+    assert_int_equal(r.pods_completed, 0);
+    assert_int_equal(r.gangs_never_fit, 0);
+    gp_arena_free(&a);
+}
+
+/* Gang members of a job start together: with one node busy for an hour,
+ * a two-node gang waits and holds nothing, so a one-GPU pod arriving later
+ * still starts at once. */
+static void test_gang_waits_without_holding(void **state)
+{
+    (void)state;
+    struct gp_node_spec n[] = {node("n0", 8, 0), node("n1", 8, 0)};
+    struct gp_item items[3];
+    items[0] = pod_item("busy", 8, 1000, HOUR);
+    items[1] = pod_item("train", 8, 1000, HOUR);
+    items[1].kind = GP_ITEM_JOB;
+    items[1].completions = items[1].parallelism = 2;
+    items[1].gang_min = 2;
+    items[1].arrival_s = 60;
+    items[2] = pod_item("small", 1, 1000, 600);
+    items[2].arrival_s = 120;
+    struct gp_sim_config c = config(GP_SIM_TIMED);
+    struct gp_arena a;
+    gp_arena_init(&a);
+    struct gp_sim_result r;
+    assert_int_equal(run(&c, n, 2, items, 3, &a, &r), GP_OK);
+    assert_int_equal(r.pods_completed, 4);
+    /* delays: busy 0, small 0 (n1 free), train x2: start when busy and
+     * small are done, at 1 h: 3600 - 60 */
+    assert_near(r.queue_delay_s.max, HOUR - 60, 1e-6);
+    assert_int_equal(r.nqueue_delays, 4);
+    assert_near(r.queue_delays_s[0], 0, 0);
+    assert_near(r.queue_delays_s[1], 0, 0);
+    gp_arena_free(&a);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_gang_never_fits_fails_at_once),
+        cmocka_unit_test(test_gang_restarts_together),
+        cmocka_unit_test(test_gang_waits_without_holding),
         cmocka_unit_test(test_timed_by_hand),
         cmocka_unit_test(test_auto_samples),
         cmocka_unit_test(test_backoff_and_limit),
