@@ -7,6 +7,8 @@
 static const struct gp_cmd commands[] = {
     {"sim", "replay a workload on a cluster with the scheduling engine (no arguments: a demo)",
      gp_cmd_sim},
+    {"packing", "the FGD paper's static packing experiment on the openb trace, beside its numbers",
+     gp_cmd_packing},
 };
 
 static void usage(FILE *f)

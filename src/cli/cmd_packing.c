@@ -1,0 +1,1015 @@
+/* cmd_packing.c - `gpuplane packing`: the FGD paper's static packing
+ * experiment (Weng et al., USENIX ATC '23) as a matrix: every workload x
+ * policy x seed is one static-mode simulation on the openb GPU cluster, and
+ * the unallocated GPU % at 100 % arrived is compared, per workload and
+ * policy, with the authors' published runs. The cluster and each workload
+ * are read once; each simulation gets its own arena. With --jobs N > 1 the
+ * cells are shared out round-robin to N forked workers that send their
+ * results back through pipes; results are stored by cell index, so the
+ * output does not depend on the number of workers or their timing. */
+#include <errno.h>
+#include <math.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+#include "cli/packing.h"
+#include "engine/engine.h"
+#include "io/cluster.h"
+#include "io/fgd_results.h"
+#include "io/workload.h"
+#include "sim/sim.h"
+#include "util/arena.h"
+#include "util/fs.h"
+#include "util/sbuf.h"
+#include "util/units.h"
+
+#define DEFAULT_DATA     "../shared/data/openb"
+#define DEFAULT_EXPECTED "../shared/data/fgd-expected-results"
+#define EXPECTED_FILE    "analysis_allo_discrete.csv"
+#define CLUSTER_FILE     "openb_node_list_gpu_node.csv"
+#define POD_FILE_PREFIX  "openb_pod_list_"
+#define TRACE_HINT                                                                                 \
+    "the openb CSVs are the cluster-trace-gpu-v2023 folder of Alibaba's public clusterdata "       \
+    "repository (https://github.com/alibaba/clusterdata); pass their folder with --data DIR"
+
+#define MAX_WORKLOADS 64
+#define MAX_POLICIES  32
+#define MAX_SEEDS     10000
+#define MAX_JOBS      64
+#define MAX_CELLS     1000000
+
+/* The workloads of the paper's figures (docs/fragmentation.md). */
+static const char *const paper_workloads[] = {
+    "default",    "cpu050",     "cpu100",      "cpu200",     "cpu250",     "gpushare40",
+    "gpushare60", "gpushare80", "gpushare100", "gpuspec10",  "gpuspec20",  "gpuspec25",
+    "gpuspec33",  "multigpu20", "multigpu30",  "multigpu40", "multigpu50",
+};
+#define NPAPER_WORKLOADS (sizeof paper_workloads / sizeof paper_workloads[0])
+
+/* The paper's policies, in its order. */
+static const char *const paper_policies[] = {
+    "random", "dot-product", "gpu-clustering", "gpu-packing", "best-fit", "fgd",
+};
+#define NPAPER_POLICIES (sizeof paper_policies / sizeof paper_policies[0])
+
+struct packing_opts {
+    const char *data, *expected;
+    const char *workloads_arg, *policies_arg, *seeds_arg;
+    double inflate;
+    unsigned jobs;
+    const char *json, *markdown, *report;
+    bool quiet, no_progress, help;
+};
+
+static void packing_usage(FILE *f)
+{
+    fprintf(f, "usage: gpuplane packing [--data DIR] [--expected DIR] [--workloads LIST]\n"
+               "                        [--policies LIST] [--seeds A-B|LIST] [--inflate X]\n"
+               "                        [--json FILE] [--markdown FILE] [--report FILE.html] "
+               "[options]\n"
+               "\n"
+               "Runs the static packing experiment of the FGD paper (Weng et al., USENIX ATC '23)\n"
+               "on the Alibaba openb trace: for every workload, policy and seed, pods arrive one\n"
+               "at a time in a seeded shuffled order, inflated to X times the cluster's GPUs, and\n"
+               "never leave. Prints the unallocated GPU %% at 100 %% arrived (mean and sd over\n"
+               "the seeds) beside the authors' published numbers. See docs/fragmentation.md.\n"
+               "\n"
+               "inputs:\n"
+               "  --data DIR          the openb CSVs (default " DEFAULT_DATA " if present;\n"
+               "                      the cluster-trace-gpu-v2023 folder of Alibaba's clusterdata\n"
+               "                      repository, https://github.com/alibaba/clusterdata)\n"
+               "  --expected DIR      the authors' result tables (default " DEFAULT_EXPECTED "\n"
+               "                      if present; without them there is no paper column); a\n"
+               "                      path to " EXPECTED_FILE " itself works too\n"
+               "experiment:\n"
+               "  --workloads LIST    comma-separated openb workload names (file " POD_FILE_PREFIX
+               "NAME.csv),\n"
+               "                      or 'all' for the paper's 17 (default: default)\n"
+               "  --policies LIST     comma-separated policies, or 'all' for every registered one\n"
+               "                      (default: the paper's six: random, dot-product,\n"
+               "                      gpu-clustering, gpu-packing, best-fit, fgd)\n"
+               "  --seeds SEEDS       a range A-B or a list like 42,43,50-51 (default 42-51)\n"
+               "  --inflate X         resample pods until their GPU request is X times the\n"
+               "                      cluster's GPUs (default 1.3, the paper's value)\n"
+               "  --jobs N            worker processes (default 2; 1 runs in this process)\n"
+               "outputs:\n"
+               "  --json FILE         every run and every summary as JSON\n"
+               "  --markdown FILE     the table as Markdown\n"
+               "  --report FILE       a self-contained HTML page with a chart per workload\n"
+               "  --quiet             no table on stdout\n"
+               "  --no-progress       no progress line (it is shown only on a terminal)\n"
+               "  -h, --help          this help\n"
+               "\n"
+               "exit codes: 0 success, 2 bad input or usage, 1 any other failure\n");
+}
+
+/* ---- options ------------------------------------------------------------- */
+
+enum opt_arg { OPT_FLAG, OPT_VALUE };
+
+struct opt_spec {
+    const char *name;
+    enum opt_arg arg;
+    enum gp_err (*set)(struct packing_opts *o, const char *v, struct gp_diag *d);
+};
+
+#define SETTER(fn, field)                                                                          \
+    static enum gp_err fn(struct packing_opts *o, const char *v, struct gp_diag *d)                \
+    {                                                                                              \
+        (void)d;                                                                                   \
+        o->field = v;                                                                              \
+        return GP_OK;                                                                              \
+    }
+SETTER(set_data, data)
+SETTER(set_expected, expected)
+SETTER(set_workloads, workloads_arg)
+SETTER(set_policies, policies_arg)
+SETTER(set_seeds, seeds_arg)
+SETTER(set_json, json)
+SETTER(set_markdown, markdown)
+SETTER(set_report, report)
+#undef SETTER
+
+static enum gp_err set_inflate(struct packing_opts *o, const char *v, struct gp_diag *d)
+{
+    if (!gp_units_number(v, &o->inflate) || o->inflate <= 0 || o->inflate > 100)
+        return gp_diag_set(d, GP_EUSAGE,
+                           "--inflate: expected a number greater than 0 and at most 100 "
+                           "(e.g. 1.3), got '%s'",
+                           v);
+    return GP_OK;
+}
+
+static enum gp_err set_jobs(struct packing_opts *o, const char *v, struct gp_diag *d)
+{
+    int64_t n;
+    if (!gp_units_uint(v, &n) || n < 1 || n > MAX_JOBS)
+        return gp_diag_set(d, GP_EUSAGE, "--jobs: expected an integer 1..%d, got '%s'", MAX_JOBS,
+                           v);
+    o->jobs = (unsigned)n;
+    return GP_OK;
+}
+
+static enum gp_err set_quiet(struct packing_opts *o, const char *v, struct gp_diag *d)
+{
+    (void)v, (void)d;
+    o->quiet = true;
+    return GP_OK;
+}
+
+static enum gp_err set_no_progress(struct packing_opts *o, const char *v, struct gp_diag *d)
+{
+    (void)v, (void)d;
+    o->no_progress = true;
+    return GP_OK;
+}
+
+static enum gp_err set_help(struct packing_opts *o, const char *v, struct gp_diag *d)
+{
+    (void)v, (void)d;
+    o->help = true;
+    return GP_OK;
+}
+
+static const struct opt_spec packing_opt_table[] = {
+    {"--data", OPT_VALUE, set_data},
+    {"--expected", OPT_VALUE, set_expected},
+    {"--workloads", OPT_VALUE, set_workloads},
+    {"--policies", OPT_VALUE, set_policies},
+    {"--seeds", OPT_VALUE, set_seeds},
+    {"--inflate", OPT_VALUE, set_inflate},
+    {"--jobs", OPT_VALUE, set_jobs},
+    {"--json", OPT_VALUE, set_json},
+    {"--markdown", OPT_VALUE, set_markdown},
+    {"--report", OPT_VALUE, set_report},
+    {"--quiet", OPT_FLAG, set_quiet},
+    {"--no-progress", OPT_FLAG, set_no_progress},
+    {"--help", OPT_FLAG, set_help},
+    {"-h", OPT_FLAG, set_help},
+};
+
+static enum gp_err parse_opts(int argc, char **argv, struct packing_opts *o, struct gp_diag *d)
+{
+    for (int i = 1; i < argc; i++) {
+        const char *arg = argv[i];
+        const char *eq = strchr(arg, '=');
+        size_t name_len = eq && strncmp(arg, "--", 2) == 0 ? (size_t)(eq - arg) : strlen(arg);
+        const struct opt_spec *spec = NULL;
+        for (size_t k = 0; k < sizeof packing_opt_table / sizeof packing_opt_table[0]; k++)
+            if (strlen(packing_opt_table[k].name) == name_len &&
+                strncmp(packing_opt_table[k].name, arg, name_len) == 0)
+                spec = &packing_opt_table[k];
+        if (!spec)
+            return gp_diag_set(d, GP_EUSAGE,
+                               "packing: unknown option '%s' (see gpuplane packing --help)", arg);
+        const char *value = NULL;
+        if (spec->arg == OPT_VALUE) {
+            if (name_len < strlen(arg))
+                value = arg + name_len + 1;
+            else if (i + 1 < argc)
+                value = argv[++i];
+            else
+                return gp_diag_set(d, GP_EUSAGE, "packing: option '%s' needs a value", spec->name);
+            if (!*value)
+                return gp_diag_set(d, GP_EUSAGE, "packing: option '%s' needs a non-empty value",
+                                   spec->name);
+        } else if (name_len < strlen(arg)) {
+            return gp_diag_set(d, GP_EUSAGE, "packing: option '%s' takes no value", spec->name);
+        }
+        enum gp_err err = spec->set(o, value, d);
+        if (err != GP_OK)
+            return err;
+    }
+    return GP_OK;
+}
+
+/* ---- lists: workloads, policies, seeds ------------------------------------ */
+
+/* Splits s at commas into at most max pieces copied into the arena; an
+ * empty piece is an error. */
+static enum gp_err split_list(const char *flag, const char *s, struct gp_arena *a, const char **out,
+                              size_t max, size_t *n, struct gp_diag *d)
+{
+    *n = 0;
+    for (const char *p = s;;) {
+        const char *comma = strchr(p, ',');
+        size_t len = comma ? (size_t)(comma - p) : strlen(p);
+        if (len == 0)
+            return gp_diag_set(d, GP_EUSAGE, "%s: empty name in the list '%s'", flag, s);
+        if (*n == max)
+            return gp_diag_set(d, GP_EUSAGE, "%s: more than %zu names in the list", flag, max);
+        if (!(out[(*n)++] = gp_arena_strndup(a, p, len)))
+            return gp_diag_set(d, GP_ENOMEM, "%s: out of memory", flag);
+        if (!comma)
+            return GP_OK;
+        p = comma + 1;
+    }
+}
+
+static bool listed_before(const char *const *names, size_t n, const char *name)
+{
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(names[i], name) == 0)
+            return true;
+    return false;
+}
+
+/* A workload name becomes part of a file name: letters, digits, '_', '-'
+ * and '.' only, and no leading '.'. */
+static bool workload_name_ok(const char *s)
+{
+    if (!*s || *s == '.')
+        return false;
+    for (; *s; s++)
+        if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') ||
+              *s == '_' || *s == '-' || *s == '.'))
+            return false;
+    return true;
+}
+
+static enum gp_err parse_workloads(const char *arg, const char *dir, struct gp_arena *a,
+                                   const char **out, size_t *n, struct gp_diag *d)
+{
+    if (strcmp(arg, "all") == 0) {
+        for (size_t i = 0; i < NPAPER_WORKLOADS; i++)
+            out[i] = paper_workloads[i];
+        *n = NPAPER_WORKLOADS;
+    } else {
+        enum gp_err err = split_list("--workloads", arg, a, out, MAX_WORKLOADS, n, d);
+        if (err != GP_OK)
+            return err;
+    }
+    for (size_t i = 0; i < *n; i++) {
+        if (!workload_name_ok(out[i]))
+            return gp_diag_set(d, GP_EUSAGE,
+                               "--workloads: '%s' is not a workload name (expected letters, "
+                               "digits, '_' or '-', as in default,cpu050,gpushare40, or all)",
+                               out[i]);
+        if (listed_before(out, i, out[i]))
+            return gp_diag_set(d, GP_EUSAGE, "--workloads: '%s' is listed twice", out[i]);
+        char *path = gp_arena_printf(a, "%s/" POD_FILE_PREFIX "%s.csv", dir, out[i]);
+        if (!path)
+            return gp_diag_set(d, GP_ENOMEM, "--workloads: out of memory");
+        if (access(path, R_OK) != 0)
+            return gp_diag_set(d, GP_EUSAGE,
+                               "--workloads: unknown workload '%s': no readable %s (the paper's "
+                               "are: default, cpu050, ..., multigpu50, or all)",
+                               out[i], path);
+    }
+    return GP_OK;
+}
+
+static enum gp_err unknown_policy(const char *name, struct gp_diag *d)
+{
+    char names[256] = "";
+    for (size_t i = 0; gp_policies[i]; i++) {
+        if (i)
+            strncat(names, ", ", sizeof names - strlen(names) - 1);
+        strncat(names, gp_policies[i]->name, sizeof names - strlen(names) - 1);
+    }
+    return gp_diag_set(d, GP_EUSAGE,
+                       "--policies: unknown policy '%s' (expected all, or some of: %s)", name,
+                       names);
+}
+
+static enum gp_err parse_policies(const char *arg, struct gp_arena *a,
+                                  const struct gp_policy_ops **out, size_t *n, struct gp_diag *d)
+{
+    *n = 0;
+    if (!arg || strcmp(arg, "all") == 0) {
+        /* the paper's six in its order, then the rest in registry order */
+        for (size_t i = 0; i < NPAPER_POLICIES; i++)
+            if ((out[*n] = gp_policy_find(paper_policies[i])))
+                (*n)++;
+        if (!arg)
+            return GP_OK;
+        for (size_t i = 0; gp_policies[i] && *n < MAX_POLICIES; i++) {
+            bool seen = false;
+            for (size_t k = 0; k < *n; k++)
+                seen = seen || out[k] == gp_policies[i];
+            if (!seen)
+                out[(*n)++] = gp_policies[i];
+        }
+        return GP_OK;
+    }
+    const char *names[MAX_POLICIES];
+    size_t nn;
+    enum gp_err err = split_list("--policies", arg, a, names, MAX_POLICIES, &nn, d);
+    if (err != GP_OK)
+        return err;
+    for (size_t i = 0; i < nn; i++) {
+        if (!(out[i] = gp_policy_find(names[i])))
+            return unknown_policy(names[i], d);
+        if (listed_before(names, i, names[i]))
+            return gp_diag_set(d, GP_EUSAGE, "--policies: '%s' is listed twice", names[i]);
+    }
+    *n = nn;
+    return GP_OK;
+}
+
+/* "42-51", "42,43,50-51": ranges and single seeds, in the order given. */
+static enum gp_err parse_seeds(const char *arg, struct gp_arena *a, uint64_t **out, size_t *n,
+                               struct gp_diag *d)
+{
+    const char *items[MAX_SEEDS];
+    size_t nitems;
+    enum gp_err err = split_list("--seeds", arg, a, items, MAX_SEEDS, &nitems, d);
+    if (err != GP_OK)
+        return err;
+    uint64_t *seeds = gp_arena_alloc(a, MAX_SEEDS * sizeof *seeds);
+    if (!seeds)
+        return gp_diag_set(d, GP_ENOMEM, "--seeds: out of memory");
+    size_t k = 0;
+    for (size_t i = 0; i < nitems; i++) {
+        const char *item = items[i];
+        const char *dash = strchr(item, '-');
+        char lo_text[32];
+        int64_t lo = 0, hi = 0;
+        bool ok;
+        if (dash) {
+            size_t n_lo = (size_t)(dash - item);
+            ok = n_lo < sizeof lo_text;
+            if (ok) {
+                memcpy(lo_text, item, n_lo);
+                lo_text[n_lo] = '\0';
+                ok = gp_units_uint(lo_text, &lo) && gp_units_uint(dash + 1, &hi);
+            }
+        } else {
+            ok = gp_units_uint(item, &lo);
+            hi = lo;
+        }
+        if (!ok)
+            return gp_diag_set(d, GP_EUSAGE,
+                               "--seeds: expected a range A-B or a list of non-negative "
+                               "integers like 42,43,50-51, got '%s'",
+                               arg);
+        if (hi < lo)
+            return gp_diag_set(d, GP_EUSAGE, "--seeds: the range '%s' ends before it starts", item);
+        if ((uint64_t)(hi - lo) >= MAX_SEEDS - k)
+            return gp_diag_set(d, GP_EUSAGE, "--seeds: more than %d seeds", MAX_SEEDS);
+        for (int64_t s = lo; s <= hi; s++) {
+            for (size_t j = 0; j < k; j++)
+                if (seeds[j] == (uint64_t)s)
+                    return gp_diag_set(d, GP_EUSAGE, "--seeds: seed %lld is listed twice",
+                                       (long long)s);
+            seeds[k++] = (uint64_t)s;
+        }
+    }
+    *out = seeds;
+    *n = k;
+    return GP_OK;
+}
+
+/* ---- inputs -------------------------------------------------------------- */
+
+static bool is_dir(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+static bool is_file(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+static enum gp_err resolve_data(struct packing_opts *o, struct gp_diag *d)
+{
+    if (!o->data) {
+        if (!is_dir(DEFAULT_DATA))
+            return gp_diag_set(d, GP_ENOTFOUND, "packing: no openb trace at %s; " TRACE_HINT,
+                               DEFAULT_DATA);
+        o->data = DEFAULT_DATA;
+    } else if (!is_dir(o->data)) {
+        return gp_diag_set(d, GP_ENOTFOUND, "--data: '%s' is not a folder; " TRACE_HINT, o->data);
+    }
+    return GP_OK;
+}
+
+/* The published table's path, or NULL for none. */
+static enum gp_err resolve_expected(const struct packing_opts *o, struct gp_arena *a,
+                                    const char **path, struct gp_diag *d)
+{
+    *path = NULL;
+    if (!o->expected) {
+        if (is_dir(DEFAULT_EXPECTED) && is_file(DEFAULT_EXPECTED "/" EXPECTED_FILE))
+            *path = DEFAULT_EXPECTED "/" EXPECTED_FILE;
+        return GP_OK;
+    }
+    if (is_file(o->expected)) {
+        *path = o->expected;
+        return GP_OK;
+    }
+    if (!is_dir(o->expected))
+        return gp_diag_set(d, GP_ENOTFOUND,
+                           "--expected: '%s' is neither a folder nor a file (expected the FGD "
+                           "results folder holding " EXPECTED_FILE ")",
+                           o->expected);
+    char *p = gp_arena_printf(a, "%s/" EXPECTED_FILE, o->expected);
+    if (!p)
+        return gp_diag_set(d, GP_ENOMEM, "--expected: out of memory");
+    if (!is_file(p))
+        return gp_diag_set(d, GP_ENOTFOUND, "--expected: no %s (expected the FGD results folder)",
+                           p);
+    *path = p;
+    return GP_OK;
+}
+
+/* ---- the lower bound: LEAD, wire it up here ---------------------------------
+ * The least unallocated GPU % at 100 % arrived that any placement could
+ * reach on this workload's arrival sequences. When src/plan/bound.h
+ * (gp_bound_packing / gp_bound_at) is in the build, this becomes, per seed
+ * (one arena per seed, cfg as in run_cell: static mode, the seed, inflate):
+ *     gp_sim_static_sequence(&cfg, cluster, workload, &a, &pods, &n, diag);
+ *     gp_bound_at(cluster, pods, n, 100, &res, diag);   (res.unallocated_pct)
+ * averaged over the seeds, with *have = true. The table, Markdown, JSON and
+ * HTML already show it (a "lower bound" row/column per workload). Until
+ * then it answers "not available". */
+static enum gp_err packing_bound(const struct gp_cluster *cluster,
+                                 const struct gp_workload *workload, const uint64_t *seeds,
+                                 size_t nseeds, double inflate, bool *have, double *pct,
+                                 const char **note, struct gp_diag *diag)
+{
+    (void)cluster, (void)workload, (void)seeds, (void)nseeds, (void)inflate, (void)diag;
+    *have = false;
+    *pct = NAN;
+    *note = "not available";
+    return GP_OK;
+}
+
+/* ---- running the cells --------------------------------------------------- */
+
+struct run_ctx {
+    struct gp_packing *pk;
+    const struct gp_cluster *cluster;
+    const struct gp_workload *wl; /* [nworkloads] */
+    bool progress;
+    struct timespec start;
+    size_t done, total;
+    unsigned jobs;
+};
+
+static double elapsed_s(const struct timespec *start)
+{
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (double)(now.tv_sec - start->tv_sec) + (double)(now.tv_nsec - start->tv_nsec) * 1e-9;
+}
+
+static void progress_line(struct run_ctx *rc)
+{
+    if (!rc->progress)
+        return;
+    fprintf(stderr, "\r  packing: %zu/%zu simulations (%d %%), %.0f s", rc->done, rc->total,
+            (int)(100.0 * (double)rc->done / (double)(rc->total ? rc->total : 1)),
+            elapsed_s(&rc->start));
+    fflush(stderr);
+}
+
+static void cell_coords(const struct gp_packing *pk, size_t cell, size_t *w, size_t *p, size_t *s)
+{
+    *s = cell % pk->nseeds;
+    *p = (cell / pk->nseeds) % pk->npolicies;
+    *w = cell / pk->nseeds / pk->npolicies;
+}
+
+/* One simulation; its arena lives only for this call. curve gets
+ * pk->npoints values (NaN where the run has no point). */
+static enum gp_err run_cell(const struct run_ctx *rc, size_t cell, struct gp_packing_cell *out,
+                            double *curve, struct gp_diag *d)
+{
+    const struct gp_packing *pk = rc->pk;
+    size_t w, p, s;
+    cell_coords(pk, cell, &w, &p, &s);
+    struct gp_sim_config cfg;
+    gp_sim_config_default(&cfg);
+    cfg.mode = GP_SIM_STATIC;
+    cfg.policy = pk->policies[p];
+    cfg.seed = pk->seeds[s];
+    cfg.inflate = pk->inflate;
+    struct gp_arena a;
+    gp_arena_init(&a);
+    struct gp_sim_result r;
+    memset(&r, 0, sizeof r);
+    struct gp_diag sd = {""};
+    enum gp_err err = gp_sim_run(&cfg, rc->cluster, &rc->wl[w], &a, &r, &sd);
+    if (err != GP_OK) {
+        gp_diag_set(d, err, "packing: workload %s, policy %s, seed %llu: %s", pk->workloads[w],
+                    pk->policies[p]->name, (unsigned long long)pk->seeds[s], sd.msg);
+        goto done;
+    }
+    out->at100_pct = r.unallocated_gpu_pct_at_100;
+    out->pods_submitted = r.pods_submitted;
+    out->pods_failed = r.pods_failed;
+    for (size_t x = 0; x < pk->npoints; x++)
+        curve[x] = NAN;
+    for (size_t i = 0; r.curve && i < r.ncurve; i++) {
+        double x = r.curve[i].arrived_pct;
+        if (isfinite(x) && x >= 0 && x < (double)pk->npoints && x == floor(x))
+            curve[(size_t)x] = r.curve[i].unallocated_pct;
+    }
+done:
+    gp_arena_free(&a);
+    return err;
+}
+
+static enum gp_err run_serial(struct run_ctx *rc, struct gp_diag *d)
+{
+    struct gp_packing *pk = rc->pk;
+    for (size_t c = 0; c < rc->total; c++) {
+        enum gp_err err = run_cell(rc, c, &pk->cells[c], &pk->curves[c * pk->npoints], d);
+        if (err != GP_OK)
+            return err;
+        rc->done++;
+        progress_line(rc);
+    }
+    return GP_OK;
+}
+
+/* What a worker sends for each cell, followed by npoints doubles (the
+ * curve) when err is GP_OK. */
+struct wire {
+    uint64_t cell;
+    int32_t err;
+    struct gp_packing_cell c;
+    struct gp_diag diag;
+};
+
+static bool write_all(int fd, const void *buf, size_t n)
+{
+    const char *p = buf;
+    while (n > 0) {
+        ssize_t k = write(fd, p, n);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k <= 0)
+            return false;
+        p += k;
+        n -= (size_t)k;
+    }
+    return true;
+}
+
+/* Reads exactly n bytes; returns n, 0 at a clean end of file, or -1. */
+static ssize_t read_all(int fd, void *buf, size_t n)
+{
+    char *p = buf;
+    size_t got = 0;
+    while (got < n) {
+        ssize_t k = read(fd, p + got, n - got);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k < 0)
+            return -1;
+        if (k == 0)
+            return got == 0 ? 0 : -1;
+        got += (size_t)k;
+    }
+    return (ssize_t)got;
+}
+
+/* A worker: cells first, first + step, ...; never returns. */
+static void worker(struct run_ctx *rc, size_t first, size_t step, int fd)
+{
+    const struct gp_packing *pk = rc->pk;
+    double *curve = malloc((pk->npoints ? pk->npoints : 1) * sizeof *curve);
+    int status = 0;
+    for (size_t c = first; c < rc->total; c += step) {
+        struct wire m;
+        memset(&m, 0, sizeof m);
+        m.cell = c;
+        m.err = curve ? run_cell(rc, c, &m.c, curve, &m.diag)
+                      : gp_diag_set(&m.diag, GP_ENOMEM, "packing: out of memory in a worker");
+        bool ok = write_all(fd, &m, sizeof m);
+        if (ok && m.err == GP_OK)
+            ok = write_all(fd, curve, pk->npoints * sizeof *curve);
+        if (!ok || m.err != GP_OK) {
+            status = 1;
+            break;
+        }
+    }
+    free(curve);
+    close(fd);
+    _exit(status);
+}
+
+static enum gp_err run_forked(struct run_ctx *rc, struct gp_diag *d)
+{
+    struct gp_packing *pk = rc->pk;
+    unsigned jobs = rc->jobs;
+    pid_t pids[MAX_JOBS];
+    struct pollfd fds[MAX_JOBS];
+    unsigned started = 0, open = 0;
+    enum gp_err err = GP_OK;
+    fflush(stdout);
+    fflush(stderr);
+    for (unsigned j = 0; j < jobs; j++) {
+        int pfd[2];
+        if (pipe(pfd) != 0) {
+            err = gp_diag_set(d, GP_EIO, "packing: cannot create a pipe: %s", strerror(errno));
+            break;
+        }
+        pid_t pid = fork();
+        if (pid < 0) {
+            close(pfd[0]);
+            close(pfd[1]);
+            err = gp_diag_set(d, GP_EIO, "packing: cannot start a worker: %s", strerror(errno));
+            break;
+        }
+        if (pid == 0) {
+            close(pfd[0]);
+            for (unsigned k = 0; k < started; k++)
+                close(fds[k].fd);
+            worker(rc, j, jobs, pfd[1]);
+        }
+        close(pfd[1]);
+        pids[started] = pid;
+        fds[started].fd = pfd[0];
+        fds[started].events = POLLIN;
+        fds[started].revents = 0;
+        started++;
+        open++;
+    }
+    while (err == GP_OK && open > 0) {
+        int k = poll(fds, started, -1);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k < 0) {
+            err = gp_diag_set(d, GP_EIO, "packing: waiting for the workers: %s", strerror(errno));
+            break;
+        }
+        for (unsigned j = 0; j < started && err == GP_OK; j++) {
+            if (fds[j].fd < 0 || !(fds[j].revents & (POLLIN | POLLHUP | POLLERR)))
+                continue;
+            struct wire m;
+            ssize_t got = read_all(fds[j].fd, &m, sizeof m);
+            if (got == 0) {
+                close(fds[j].fd);
+                fds[j].fd = -1;
+                open--;
+                continue;
+            }
+            if (got < 0 || m.cell >= rc->total) {
+                err = gp_diag_set(d, GP_EIO, "packing: a worker's results were cut short");
+                break;
+            }
+            if (m.err != GP_OK) {
+                memcpy(d, &m.diag, sizeof *d);
+                d->msg[sizeof d->msg - 1] = '\0';
+                err = m.err > GP_OK && m.err < GP_E_COUNT ? (enum gp_err)m.err : GP_ESTATE;
+                break;
+            }
+            double *curve = &pk->curves[m.cell * pk->npoints];
+            if (read_all(fds[j].fd, curve, pk->npoints * sizeof *curve) !=
+                (ssize_t)(pk->npoints * sizeof *curve)) {
+                err = gp_diag_set(d, GP_EIO, "packing: a worker's results were cut short");
+                break;
+            }
+            pk->cells[m.cell] = m.c;
+            rc->done++;
+            progress_line(rc);
+        }
+    }
+    /* on an error the other workers are stopped; then every worker is reaped */
+    for (unsigned j = 0; j < started; j++) {
+        if (fds[j].fd >= 0)
+            close(fds[j].fd);
+        if (err != GP_OK)
+            kill(pids[j], SIGTERM);
+    }
+    for (unsigned j = 0; j < started; j++) {
+        int status = 0;
+        while (waitpid(pids[j], &status, 0) < 0 && errno == EINTR)
+            ;
+        if (err == GP_OK && !(WIFEXITED(status) && WEXITSTATUS(status) == 0))
+            err = WIFSIGNALED(status)
+                      ? gp_diag_set(d, GP_ESTATE, "packing: a worker was killed by signal %d",
+                                    WTERMSIG(status))
+                      : gp_diag_set(d, GP_ESTATE, "packing: a worker failed");
+    }
+    if (err == GP_OK && rc->done != rc->total)
+        err = gp_diag_set(d, GP_ESTATE, "packing: %zu of %zu simulations came back", rc->done,
+                          rc->total);
+    return err;
+}
+
+/* ---- summaries ----------------------------------------------------------- */
+
+static void mean_sd(const double *v, size_t n, size_t stride, double *mean, double *sd,
+                    size_t *used)
+{
+    double sum = 0;
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        if (isfinite(v[i * stride])) {
+            sum += v[i * stride];
+            k++;
+        }
+    *used = k;
+    *mean = k ? sum / (double)k : NAN;
+    double ss = 0;
+    for (size_t i = 0; k && i < n; i++)
+        if (isfinite(v[i * stride]))
+            ss += (v[i * stride] - *mean) * (v[i * stride] - *mean);
+    *sd = k > 1 ? sqrt(ss / (double)(k - 1)) : (k ? 0 : NAN);
+}
+
+static enum gp_err summarise(struct gp_packing *pk, const struct gp_fgd_results *paper,
+                             struct gp_diag *d)
+{
+    size_t ns = pk->nseeds, np = pk->npoints;
+    double *tmp = malloc((ns ? ns : 1) * sizeof *tmp);
+    if (!tmp)
+        return gp_diag_set(d, GP_ENOMEM, "packing: out of memory");
+    for (size_t w = 0; w < pk->nworkloads; w++) {
+        for (size_t p = 0; p < pk->npolicies; p++) {
+            size_t wp = w * pk->npolicies + p;
+            struct gp_packing_sum *sum = &pk->sums[wp];
+            for (size_t s = 0; s < ns; s++)
+                tmp[s] = pk->cells[wp * ns + s].at100_pct;
+            mean_sd(tmp, ns, 1, &sum->mean, &sum->sd, &sum->n);
+            for (size_t x = 0; x < np; x++) {
+                double m, sd;
+                size_t k;
+                mean_sd(&pk->curves[wp * ns * np + x], ns, np, &m, &sd, &k);
+                pk->mean_curves[wp * np + x] = m;
+                pk->paper_curves[wp * np + x] = NAN;
+            }
+            sum->paper_n = 0;
+            sum->paper_mean = sum->paper_sd = sum->diff = NAN;
+            sum->off = false;
+            if (!paper)
+                continue;
+            const char *wl = pk->workloads[w], *pol = pk->policies[p]->name;
+            double m, sd;
+            sum->paper_n = gp_fgd_results_stat(paper, wl, pol, pk->inflate, 100, &m, &sd);
+            if (sum->paper_n > 0) {
+                sum->paper_mean = 100 - m; /* the table holds allocation % */
+                sum->paper_sd = sd;
+                sum->diff = sum->mean - sum->paper_mean;
+                sum->off = fabs(sum->diff) > GP_PACKING_OFF_PTS;
+            }
+            for (size_t x = 0; x < np; x++)
+                if (gp_fgd_results_stat(paper, wl, pol, pk->inflate, x, &m, &sd) > 0)
+                    pk->paper_curves[wp * np + x] = 100 - m;
+        }
+    }
+    free(tmp);
+    return GP_OK;
+}
+
+/* ---- outputs ------------------------------------------------------------- */
+
+enum { OUT_JSON, OUT_MARKDOWN, OUT_REPORT, NOUT };
+
+static enum gp_err check_outputs(const struct packing_opts *o, struct gp_diag *d)
+{
+    const char *paths[NOUT] = {o->json, o->markdown, o->report};
+    for (int i = 0; i < NOUT; i++)
+        for (int j = i + 1; j < NOUT; j++)
+            if (paths[i] && paths[j] && strcmp(paths[i], paths[j]) == 0)
+                return gp_diag_set(d, GP_EUSAGE, "packing: two outputs would both write '%s'",
+                                   paths[i]);
+    return GP_OK;
+}
+
+/* Renders every requested output, then writes them; on any failure removes
+ * the ones already written, so a run leaves all of its outputs or none. */
+static enum gp_err write_outputs(const struct packing_opts *o, const struct gp_packing *pk,
+                                 struct gp_diag *d)
+{
+    const char *paths[NOUT] = {o->json, o->markdown, o->report};
+    struct gp_sbuf buf[NOUT];
+    enum gp_err err = GP_OK;
+    for (int i = 0; i < NOUT; i++)
+        gp_sbuf_init(&buf[i]);
+    if (o->json)
+        err = gp_packing_json(&buf[OUT_JSON], pk, d);
+    if (o->markdown)
+        gp_packing_markdown(&buf[OUT_MARKDOWN], pk);
+    if (o->report)
+        gp_packing_html(&buf[OUT_REPORT], pk);
+    int written = 0;
+    for (int i = 0; i < NOUT && err == GP_OK; i++) {
+        if (!paths[i])
+            continue;
+        if (buf[i].oom) {
+            err = gp_diag_set(d, GP_ENOMEM, "%s: out of memory while rendering", paths[i]);
+            break;
+        }
+        err = gp_fs_write_atomic(paths[i], gp_sbuf_str(&buf[i]), buf[i].len, d);
+        if (err == GP_OK)
+            written = i + 1;
+    }
+    if (err != GP_OK)
+        for (int i = 0; i < written; i++)
+            if (paths[i])
+                remove(paths[i]);
+    for (int i = 0; i < NOUT; i++)
+        gp_sbuf_free(&buf[i]);
+    return err;
+}
+
+/* ---- the command --------------------------------------------------------- */
+
+int gp_cmd_packing(int argc, char **argv)
+{
+    struct packing_opts o;
+    memset(&o, 0, sizeof o);
+    o.inflate = 1.3;
+    o.jobs = 2;
+    struct gp_diag diag = {""};
+    struct gp_arena arena;
+    gp_arena_init(&arena);
+    struct gp_packing pk;
+    memset(&pk, 0, sizeof pk);
+    struct gp_fgd_results paper;
+    memset(&paper, 0, sizeof paper);
+    struct run_ctx rc;
+    memset(&rc, 0, sizeof rc);
+    clock_gettime(CLOCK_MONOTONIC, &rc.start);
+    const char *workloads[MAX_WORKLOADS];
+    const struct gp_policy_ops *policies[MAX_POLICIES];
+    uint64_t *seeds = NULL;
+    int rc_exit = 0;
+
+    enum gp_err err = parse_opts(argc, argv, &o, &diag);
+    if (err != GP_OK)
+        goto fail;
+    if (o.help) {
+        packing_usage(stdout);
+        goto out;
+    }
+    /* every argument is checked before anything is loaded or run */
+    if ((err = check_outputs(&o, &diag)) != GP_OK)
+        goto fail;
+    if ((err = parse_policies(o.policies_arg, &arena, policies, &pk.npolicies, &diag)) != GP_OK)
+        goto fail;
+    if ((err = parse_seeds(o.seeds_arg ? o.seeds_arg : "42-51", &arena, &seeds, &pk.nseeds,
+                           &diag)) != GP_OK)
+        goto fail;
+    if ((err = resolve_data(&o, &diag)) != GP_OK)
+        goto fail;
+    if ((err = parse_workloads(o.workloads_arg ? o.workloads_arg : "default", o.data, &arena,
+                               workloads, &pk.nworkloads, &diag)) != GP_OK)
+        goto fail;
+    const char *expected_path;
+    if ((err = resolve_expected(&o, &arena, &expected_path, &diag)) != GP_OK)
+        goto fail;
+    size_t total = pk.nworkloads * pk.npolicies * pk.nseeds;
+    if (total > MAX_CELLS) {
+        err = gp_diag_set(&diag, GP_EUSAGE, "packing: %zu simulations requested, at most %d", total,
+                          MAX_CELLS);
+        goto fail;
+    }
+
+    /* inputs: the published table, the cluster, each workload, once */
+    if (expected_path && (err = gp_fgd_results_load(expected_path, &arena, &paper, &diag)) != GP_OK)
+        goto fail;
+    struct gp_cluster cluster;
+    memset(&cluster, 0, sizeof cluster);
+    pk.cluster_path = gp_arena_printf(&arena, "%s/" CLUSTER_FILE, o.data);
+    char *cluster_arg = gp_arena_printf(&arena, "openb:%s", pk.cluster_path ? pk.cluster_path : "");
+    if (!pk.cluster_path || !cluster_arg) {
+        err = gp_diag_set(&diag, GP_ENOMEM, "packing: out of memory");
+        goto fail;
+    }
+    if (!is_file(pk.cluster_path)) {
+        err = gp_diag_set(&diag, GP_ENOTFOUND, "--data: no %s in '%s'; " TRACE_HINT, CLUSTER_FILE,
+                          o.data);
+        goto fail;
+    }
+    if ((err = gp_cluster_load(cluster_arg, &arena, &cluster, &diag)) != GP_OK)
+        goto fail;
+    if (cluster.nnodes == 0) {
+        err = gp_diag_set(&diag, GP_EINVALID, "%s: the cluster has no nodes", pk.cluster_path);
+        goto fail;
+    }
+    struct gp_workload *wl = gp_arena_alloc(&arena, pk.nworkloads * sizeof *wl);
+    pk.has_bound = gp_arena_alloc(&arena, pk.nworkloads * sizeof *pk.has_bound);
+    pk.bound_pct = gp_arena_alloc(&arena, pk.nworkloads * sizeof *pk.bound_pct);
+    pk.bound_note = gp_arena_alloc(&arena, pk.nworkloads * sizeof *pk.bound_note);
+    if (!wl || !pk.has_bound || !pk.bound_pct || !pk.bound_note) {
+        err = gp_diag_set(&diag, GP_ENOMEM, "packing: out of memory");
+        goto fail;
+    }
+    for (size_t w = 0; w < pk.nworkloads; w++) {
+        char *arg =
+            gp_arena_printf(&arena, "openb:%s/" POD_FILE_PREFIX "%s.csv", o.data, workloads[w]);
+        if (!arg) {
+            err = gp_diag_set(&diag, GP_ENOMEM, "packing: out of memory");
+            goto fail;
+        }
+        if ((err = gp_workload_load(arg, &arena, &wl[w], &diag)) != GP_OK)
+            goto fail;
+    }
+
+    pk.data_dir = o.data;
+    pk.expected_path = expected_path;
+    pk.workloads = workloads;
+    pk.policies = policies;
+    pk.seeds = seeds;
+    pk.inflate = o.inflate;
+    pk.nodes = (uint32_t)cluster.nnodes;
+    for (size_t i = 0; i < cluster.nnodes; i++)
+        pk.gpus += cluster.nodes[i].gpu_count;
+    pk.npoints = (size_t)floor(o.inflate * 100 + 1e-9) + 1;
+    size_t nwp = pk.nworkloads * pk.npolicies;
+    pk.cells = gp_arena_alloc(&arena, total * sizeof *pk.cells);
+    pk.curves = gp_arena_alloc(&arena, total * pk.npoints * sizeof *pk.curves);
+    pk.sums = gp_arena_alloc(&arena, nwp * sizeof *pk.sums);
+    pk.mean_curves = gp_arena_alloc(&arena, nwp * pk.npoints * sizeof *pk.mean_curves);
+    pk.paper_curves = gp_arena_alloc(&arena, nwp * pk.npoints * sizeof *pk.paper_curves);
+    if (!pk.cells || !pk.curves || !pk.sums || !pk.mean_curves || !pk.paper_curves) {
+        err = gp_diag_set(&diag, GP_ENOMEM, "packing: out of memory");
+        goto fail;
+    }
+    for (size_t w = 0; w < pk.nworkloads; w++)
+        if ((err = packing_bound(&cluster, &wl[w], seeds, pk.nseeds, o.inflate, &pk.has_bound[w],
+                                 &pk.bound_pct[w], &pk.bound_note[w], &diag)) != GP_OK)
+            goto fail;
+
+    rc.pk = &pk;
+    rc.cluster = &cluster;
+    rc.wl = wl;
+    rc.total = total;
+    rc.jobs = o.jobs < total ? o.jobs : (unsigned)(total ? total : 1);
+    rc.progress = !o.quiet && !o.no_progress && isatty(STDERR_FILENO);
+    progress_line(&rc);
+    err = rc.jobs > 1 ? run_forked(&rc, &diag) : run_serial(&rc, &diag);
+    if (rc.progress)
+        fprintf(stderr, "\r%*s\r", 70, "");
+    if (err != GP_OK)
+        goto fail;
+    double wall_s = elapsed_s(&rc.start);
+    if ((err = summarise(&pk, expected_path ? &paper : NULL, &diag)) != GP_OK)
+        goto fail;
+    if ((err = write_outputs(&o, &pk, &diag)) != GP_OK)
+        goto fail;
+    if (!o.quiet) {
+        gp_packing_print(stdout, &pk);
+        printf("\nran %zu simulations in %.1f s of wall time (%u worker%s)\n", total, wall_s,
+               rc.jobs, rc.jobs == 1 ? "" : "s");
+        const char *outs[NOUT] = {o.json, o.markdown, o.report};
+        for (int i = 0; i < NOUT; i++)
+            if (outs[i])
+                printf("wrote %s\n", outs[i]);
+    }
+    goto out;
+fail:
+    rc_exit = gp_cli_fail(err, diag.msg);
+out:
+    gp_arena_free(&arena);
+    return rc_exit;
+}

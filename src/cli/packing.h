@@ -1,0 +1,77 @@
+/* packing.h - `gpuplane packing`, the FGD paper's static packing experiment
+ * as a matrix of workloads x policies x seeds: what cmd_packing.c computes
+ * and packing_out.c writes (the text table, Markdown, JSON and the HTML
+ * report). Internal to cli/. Everything in struct gp_packing is owned by
+ * cmd_packing.c; the writers only read it. */
+#ifndef GP_CLI_PACKING_H
+#define GP_CLI_PACKING_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "engine/engine.h"
+#include "util/err.h"
+#include "util/sbuf.h"
+
+/* A cell whose mean is further than this from the paper's is marked. */
+#define GP_PACKING_OFF_PTS 1.0
+
+/* One simulation: a (workload, policy, seed). */
+struct gp_packing_cell {
+    double at100_pct; /* unallocated GPU % at 100 % arrived */
+    uint64_t pods_submitted, pods_failed;
+};
+
+/* One (workload, policy) over the seeds, beside the published runs. */
+struct gp_packing_sum {
+    size_t n;
+    double mean, sd; /* ours; sd is the sample standard deviation (n - 1) */
+    size_t paper_n;  /* published runs of this cell; 0 = none */
+    double paper_mean, paper_sd;
+    double diff; /* mean - paper_mean in points; NaN without the paper */
+    bool off;    /* |diff| > GP_PACKING_OFF_PTS */
+};
+
+struct gp_packing {
+    /* the experiment */
+    const char *data_dir;
+    const char *cluster_path;
+    const char *expected_path;    /* the published table read, or NULL */
+    const char *const *workloads; /* short names, "default" */
+    size_t nworkloads;
+    const struct gp_policy_ops *const *policies;
+    size_t npolicies;
+    const uint64_t *seeds;
+    size_t nseeds;
+    double inflate;
+    uint32_t nodes;
+    uint64_t gpus;
+    /* results, filled by the run */
+    size_t npoints;                /* curve points: x = 0 .. npoints - 1 (% arrived) */
+    struct gp_packing_cell *cells; /* [(w * npolicies + p) * nseeds + s] */
+    double *curves;                /* [cell * npoints + x], unallocated %; NaN = none */
+    struct gp_packing_sum *sums;   /* [w * npolicies + p] */
+    double *mean_curves;           /* [(w * npolicies + p) * npoints + x] */
+    double *paper_curves;          /* same shape, the published mean; NaN = none */
+    /* the lower bound per workload (see packing_bound in cmd_packing.c) */
+    bool *has_bound;
+    double *bound_pct;
+    const char **bound_note; /* why there is none, e.g. "not available" */
+};
+
+/* The text table for stdout. */
+void gp_packing_print(FILE *f, const struct gp_packing *pk);
+/* The same table as Markdown, for docs. */
+void gp_packing_markdown(struct gp_sbuf *b, const struct gp_packing *pk);
+/* Every cell and every summary as JSON (stable: no clock, no paths other
+ * than the inputs given). b->oom or GP_ENOMEM on allocation failure. */
+enum gp_err gp_packing_json(struct gp_sbuf *b, const struct gp_packing *pk, struct gp_diag *diag);
+/* One self-contained HTML page: the table and a chart per workload. */
+void gp_packing_html(struct gp_sbuf *b, const struct gp_packing *pk);
+
+/* Seeds as ranges: "42-51", "1,3,7-9". */
+void gp_packing_fmt_seeds(char *buf, size_t n, const uint64_t *seeds, size_t nseeds);
+
+#endif
