@@ -73,8 +73,12 @@ enum gp_filter gp_explain_main(const struct gp_explain *x)
 {
     enum gp_filter best = GP_FILTER_COUNT;
     for (int f = 0; f < GP_FILTER_COUNT; f++)
-        if (x->rejected[f] > 0 && (best == GP_FILTER_COUNT || x->rejected[f] > x->rejected[best]))
+        if (f != GP_FILTER_TOPOLOGY && x->rejected[f] > 0 &&
+            (best == GP_FILTER_COUNT || x->rejected[f] > x->rejected[best]))
             best = (enum gp_filter)f;
+    /* nodes outside a gang's domain say why only when nothing else does */
+    if (best == GP_FILTER_COUNT && x->rejected[GP_FILTER_TOPOLOGY] > 0)
+        best = GP_FILTER_TOPOLOGY;
     return best;
 }
 

@@ -165,7 +165,9 @@ struct gp_explain {
 };
 
 /* The main reason a pod did not fit: the filter that rejected the most
- * nodes (the earlier filter on ties); GP_FILTER_COUNT when none did. */
+ * nodes (the earlier filter on ties), topology only when no other filter
+ * rejected any node (a gang tried inside one domain also sees the nodes
+ * outside it rejected); GP_FILTER_COUNT when none did. */
 enum gp_filter gp_explain_main(const struct gp_explain *x);
 
 #endif

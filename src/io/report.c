@@ -237,8 +237,8 @@ static void summary_pods(FILE *f, const struct gp_sim_result *r)
     if (r->gang_restarts || r->gangs_never_fit) {
         line_label(f, "gangs");
         fprintf(f,
-                "%" PRIu64 " members restarted with a failed member, %" PRIu64
-                " gangs failed: they cannot fit the empty cluster\n",
+                "%" PRIu64 " members restarted with a failed one, %" PRIu64
+                " never fit the cluster\n",
                 r->gang_restarts, r->gangs_never_fit);
     }
 }

@@ -49,6 +49,8 @@ case_ static-random --mode static --cluster "openb:$data/nodes.csv" \
     --workload "openb:$data/pods.csv" --policy random --seed 42
 case_ timed-trace --cluster "openb:$data/nodes.csv" --workload "openb:$data/pods.csv" \
     --policy gpu-packing --seed 3 --sample 1h
+case_ timed-gangs --cluster examples/cluster-racks.yaml --workload examples/training-gangs.yaml \
+    --policy fgd --seed 2
 case_ timed-mixed --cluster examples/cluster-mixed.yaml \
     --workload examples/workload-mixed.yaml --policy spread --seed 5 --horizon 12h
 

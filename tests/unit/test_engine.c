@@ -159,6 +159,11 @@ static void test_explain_main_reason(void **state)
     assert_int_equal(gp_explain_main(&x), GP_FILTER_GPU_COUNT);
     x.rejected[GP_FILTER_TAINT] = 5; /* a tie goes to the earlier filter */
     assert_int_equal(gp_explain_main(&x), GP_FILTER_TAINT);
+    x.rejected[GP_FILTER_TOPOLOGY] = 9; /* outside a gang's domain: not the reason */
+    assert_int_equal(gp_explain_main(&x), GP_FILTER_TAINT);
+    struct gp_explain only = {0};
+    only.rejected[GP_FILTER_TOPOLOGY] = 2;
+    assert_int_equal(gp_explain_main(&only), GP_FILTER_TOPOLOGY);
 }
 
 static void test_gpu_memory_filter(void **state)
