@@ -2,7 +2,7 @@
 # deps.sh - installs what gpuplane needs to build and test on Debian
 # bookworm (run as root, or it uses sudo).
 set -euo pipefail
-pkgs=(build-essential cmake pkg-config libfyaml-dev libjansson-dev libcmocka-dev
+pkgs=(build-essential cmake pkg-config libfyaml-dev libjansson-dev libcmocka-dev libglpk-dev
       clang libclang-rt-14-dev clang-format)
 sudo=""
 [ "$(id -u)" -eq 0 ] || sudo=sudo
