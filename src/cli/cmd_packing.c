@@ -27,6 +27,7 @@
 #include "io/cluster.h"
 #include "io/fgd_results.h"
 #include "io/workload.h"
+#include "plan/bound.h"
 #include "sim/sim.h"
 #include "util/arena.h"
 #include "util/fs.h"
@@ -466,25 +467,50 @@ static enum gp_err resolve_expected(const struct packing_opts *o, struct gp_aren
     return GP_OK;
 }
 
-/* ---- the lower bound: LEAD, wire it up here ---------------------------------
- * The least unallocated GPU % at 100 % arrived that any placement could
- * reach on this workload's arrival sequences. When src/plan/bound.h
- * (gp_bound_packing / gp_bound_at) is in the build, this becomes, per seed
- * (one arena per seed, cfg as in run_cell: static mode, the seed, inflate):
- *     gp_sim_static_sequence(&cfg, cluster, workload, &a, &pods, &n, diag);
- *     gp_bound_at(cluster, pods, n, 100, &res, diag);   (res.unallocated_pct)
- * averaged over the seeds, with *have = true. The table, Markdown, JSON and
- * HTML already show it (a "lower bound" row/column per workload). Until
- * then it answers "not available". */
+/* ---- the lower bound -------------------------------------------------------
+ * The least unallocated GPU % at 100 % arrived that any placement, even one
+ * that knows the whole sequence, could reach on this workload's arrival
+ * sequences (src/plan/bound.h, docs/bound.md): per seed, the same sequence
+ * the simulator replays, bounded at the point it reads at 100 %; averaged
+ * over the seeds. Clusters the bound does not model (GPU sharing) have none. */
 static enum gp_err packing_bound(const struct gp_cluster *cluster,
                                  const struct gp_workload *workload, const uint64_t *seeds,
                                  size_t nseeds, double inflate, bool *have, double *pct,
                                  const char **note, struct gp_diag *diag)
 {
-    (void)cluster, (void)workload, (void)seeds, (void)nseeds, (void)inflate, (void)diag;
+    enum gp_err err = GP_OK;
+    double sum = 0;
     *have = false;
     *pct = NAN;
     *note = "not available";
+    for (size_t k = 0; k < nseeds && err == GP_OK; k++) {
+        struct gp_sim_config cfg;
+        gp_sim_config_default(&cfg);
+        cfg.mode = GP_SIM_STATIC;
+        cfg.seed = seeds[k];
+        cfg.inflate = inflate;
+        struct gp_arena a;
+        gp_arena_init(&a);
+        const struct gp_pod_spec **pods;
+        size_t n;
+        struct gp_bound_result res;
+        err = gp_sim_static_sequence(&cfg, cluster, workload, &a, &pods, &n, diag);
+        if (err == GP_OK)
+            err = gp_bound_at(cluster, pods, n, 100, &res, diag);
+        gp_arena_free(&a);
+        if (err == GP_EUNSUPPORTED) {
+            *note = "not available for GPU sharing";
+            return GP_OK;
+        }
+        sum += res.unallocated_pct;
+    }
+    if (err != GP_OK)
+        return err;
+    if (nseeds > 0) {
+        *have = true;
+        *pct = sum / (double)nseeds;
+        *note = NULL;
+    }
     return GP_OK;
 }
 
