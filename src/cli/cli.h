@@ -12,6 +12,7 @@ struct gp_cmd {
 
 int gp_cmd_sim(int argc, char **argv);
 int gp_cmd_packing(int argc, char **argv);
+int gp_cmd_render(int argc, char **argv);
 
 /* Prints "gpuplane: <msg>" to stderr and returns the exit code for err. */
 int gp_cli_fail(enum gp_err err, const char *msg);

@@ -9,6 +9,8 @@ static const struct gp_cmd commands[] = {
      gp_cmd_sim},
     {"packing", "the FGD paper's static packing experiment on the openb trace, beside its numbers",
      gp_cmd_packing},
+    {"render", "the NVIDIA device plugin, MIG and node-label configs of a cluster's GPU sharing",
+     gp_cmd_render},
 };
 
 static void usage(FILE *f)

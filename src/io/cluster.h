@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "engine/model.h"
+#include "engine/sharing.h"
 #include "util/arena.h"
 #include "util/err.h"
 
@@ -23,7 +24,8 @@ struct gp_pool_spec {
     size_t nlabels;
     const struct gp_taint *taints;
     size_t ntaints;
-    double price_per_hour_usd; /* per node-hour; 0 = unknown */
+    double price_per_hour_usd;      /* per node-hour; 0 = unknown */
+    struct gp_sharing_spec sharing; /* checked against gpu_model; zero = exclusive */
 };
 
 struct gp_cluster {
@@ -36,7 +38,8 @@ struct gp_cluster {
 };
 
 /* Expands pools into nodes named "<pool>-<i>" (i from 0) carrying the pool's
- * labels plus gpuplane.io/pool=<pool> and nvidia.com/gpu.product=<model>. */
+ * labels plus gpuplane.io/pool=<pool> and nvidia.com/gpu.product=<model>;
+ * a node's sharing points at its pool's spec unless that is exclusive. */
 enum gp_err gp_cluster_expand(struct gp_cluster *c, struct gp_arena *a, struct gp_diag *diag);
 
 /* Reads "PATH" (gpuplane Cluster YAML), "openb:PATH" or "philly:PATH"

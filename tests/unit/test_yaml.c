@@ -208,7 +208,7 @@ static void test_unknown_field(void **state)
                         "    gpus: {model: A100-80GB, count: 8}\n",
                  GP_EINVALID,
                  "cluster.yaml:8:5: spec.nodePools[0].gpus: unknown field (expected one of: name, "
-                 "gpu, cpu, memory, count, pricePerHour, labels, taints)");
+                 "gpu, cpu, memory, count, pricePerHour, labels, taints, sharing)");
     expect_error(HEADER "  nodePools:\n"
                         "  - name: a100\n"
                         "    gpu: {model: A100-80GB, cnt: 8}\n",

@@ -1,0 +1,71 @@
+/* sharing.h - how a node pool's GPUs are shared, as the Cluster spec's
+ * `sharing:` says it (src/io/cluster_yaml.c reads and checks it) and as
+ * NVIDIA's stack implements it: whole GPUs (exclusive), time-slicing and
+ * MPS (each GPU advertised `replicas` times by the device plugin), or MIG
+ * (each GPU split into GPU instances, src/engine/mig.h).
+ *
+ * A pool owns one gp_sharing_spec (in its gp_pool_spec); every node of the
+ * pool points at it (gp_node_spec.sharing, NULL for exclusive). It lives in
+ * the run's arena and is never changed after the reader checked it. */
+#ifndef GP_ENGINE_SHARING_H
+#define GP_ENGINE_SHARING_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "engine/mig.h"
+
+enum gp_share_mode {
+    GP_SHARE_EXCLUSIVE = 0, /* one pod per GPU; the default */
+    GP_SHARE_TIMESLICE,     /* CUDA time-slicing: no memory or fault isolation */
+    GP_SHARE_MPS,           /* CUDA MPS: per-client thread % and pinned memory limits */
+    GP_SHARE_MIG,           /* MIG GPU instances: hardware isolation */
+};
+
+enum gp_mig_strategy {
+    GP_MIG_MIXED = 0, /* instances as nvidia.com/mig-<profile> (the default) */
+    GP_MIG_SINGLE,    /* identical instances, each as nvidia.com/gpu */
+};
+
+#define GP_SHARE_MAX_REPLICAS 256 /* time-slicing replicas per GPU we accept */
+#define GP_MPS_MAX_CLIENTS    48  /* MPS clients per GPU, Volta and newer */
+
+struct gp_sharing_spec {
+    enum gp_share_mode mode;
+    /* timeslice and mps: the device plugin advertises each GPU this many
+     * times (>= 2); 1 for exclusive and mig */
+    uint32_t replicas;
+    bool rename_by_default;              /* advertise nvidia.com/gpu.shared */
+    bool fail_requests_greater_than_one; /* the plugin refuses requests > 1 (always for mps) */
+    bool oversubscribe; /* timeslice: place pods whose declared GPU memory does not fit, flagged */
+    struct {
+        /* per client (one replica); defaults as NVIDIA's device plugin sets
+         * them: 100 / replicas and the GPU's memory / replicas (0 when the
+         * pool does not give its GPU memory) */
+        uint32_t active_thread_pct;
+        uint32_t pinned_mem_mib;
+    } mps;
+    struct {
+        enum gp_mig_strategy strategy;
+        const struct gp_mig_model *model; /* the pool's GPU model */
+        const char *config;               /* the mig-parted config name written, or NULL */
+        struct gp_mig_layout layout;      /* per GPU, placed; may be empty when dynamic */
+        bool dynamic; /* the engine may re-partition an empty GPU for pending pods */
+    } mig;
+};
+
+/* "exclusive", "timeslice", "mps", "mig". */
+const char *gp_share_mode_name(enum gp_share_mode mode);
+/* "mixed", "single". */
+const char *gp_mig_strategy_name(enum gp_mig_strategy strategy);
+
+/* The extended resource a pod asks for on a pool shared this way, as NVIDIA's
+ * device plugin advertises it: "nvidia.com/gpu", or "nvidia.com/gpu.shared"
+ * for renamed replicas. For mig, pass a profile index: the mixed strategy's
+ * "nvidia.com/mig-1g.10gb", or "nvidia.com/gpu" under single. Writes into
+ * buf and returns it. */
+const char *gp_sharing_resource(const struct gp_sharing_spec *s, int mig_profile, char *buf,
+                                size_t size);
+
+#endif
