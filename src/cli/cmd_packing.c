@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "cli/opts.h"
 #include "cli/packing.h"
 #include "engine/engine.h"
 #include "io/cluster.h"
@@ -116,33 +117,9 @@ static void packing_usage(FILE *f)
 
 /* ---- options ------------------------------------------------------------- */
 
-enum opt_arg { OPT_FLAG, OPT_VALUE };
-
-struct opt_spec {
-    const char *name;
-    enum opt_arg arg;
-    enum gp_err (*set)(struct packing_opts *o, const char *v, struct gp_diag *d);
-};
-
-#define SETTER(fn, field)                                                                          \
-    static enum gp_err fn(struct packing_opts *o, const char *v, struct gp_diag *d)                \
-    {                                                                                              \
-        (void)d;                                                                                   \
-        o->field = v;                                                                              \
-        return GP_OK;                                                                              \
-    }
-SETTER(set_data, data)
-SETTER(set_expected, expected)
-SETTER(set_workloads, workloads_arg)
-SETTER(set_policies, policies_arg)
-SETTER(set_seeds, seeds_arg)
-SETTER(set_json, json)
-SETTER(set_markdown, markdown)
-SETTER(set_report, report)
-#undef SETTER
-
-static enum gp_err set_inflate(struct packing_opts *o, const char *v, struct gp_diag *d)
+static enum gp_err set_inflate(void *opts, const char *v, struct gp_diag *d)
 {
+    struct packing_opts *o = opts;
     if (!gp_units_number(v, &o->inflate) || o->inflate <= 0 || o->inflate > 100)
         return gp_diag_set(d, GP_EUSAGE,
                            "--inflate: expected a number greater than 0 and at most 100 "
@@ -151,8 +128,9 @@ static enum gp_err set_inflate(struct packing_opts *o, const char *v, struct gp_
     return GP_OK;
 }
 
-static enum gp_err set_jobs(struct packing_opts *o, const char *v, struct gp_diag *d)
+static enum gp_err set_jobs(void *opts, const char *v, struct gp_diag *d)
 {
+    struct packing_opts *o = opts;
     int64_t n;
     if (!gp_units_uint(v, &n) || n < 1 || n > MAX_JOBS)
         return gp_diag_set(d, GP_EUSAGE, "--jobs: expected an integer 1..%d, got '%s'", MAX_JOBS,
@@ -161,78 +139,22 @@ static enum gp_err set_jobs(struct packing_opts *o, const char *v, struct gp_dia
     return GP_OK;
 }
 
-static enum gp_err set_quiet(struct packing_opts *o, const char *v, struct gp_diag *d)
-{
-    (void)v, (void)d;
-    o->quiet = true;
-    return GP_OK;
-}
-
-static enum gp_err set_no_progress(struct packing_opts *o, const char *v, struct gp_diag *d)
-{
-    (void)v, (void)d;
-    o->no_progress = true;
-    return GP_OK;
-}
-
-static enum gp_err set_help(struct packing_opts *o, const char *v, struct gp_diag *d)
-{
-    (void)v, (void)d;
-    o->help = true;
-    return GP_OK;
-}
-
-static const struct opt_spec packing_opt_table[] = {
-    {"--data", OPT_VALUE, set_data},
-    {"--expected", OPT_VALUE, set_expected},
-    {"--workloads", OPT_VALUE, set_workloads},
-    {"--policies", OPT_VALUE, set_policies},
-    {"--seeds", OPT_VALUE, set_seeds},
-    {"--inflate", OPT_VALUE, set_inflate},
-    {"--jobs", OPT_VALUE, set_jobs},
-    {"--json", OPT_VALUE, set_json},
-    {"--markdown", OPT_VALUE, set_markdown},
-    {"--report", OPT_VALUE, set_report},
-    {"--quiet", OPT_FLAG, set_quiet},
-    {"--no-progress", OPT_FLAG, set_no_progress},
-    {"--help", OPT_FLAG, set_help},
-    {"-h", OPT_FLAG, set_help},
+static const struct gp_opt packing_opt_table[] = {
+    GP_OPT_STRING_AT("--data", struct packing_opts, data),
+    GP_OPT_STRING_AT("--expected", struct packing_opts, expected),
+    GP_OPT_STRING_AT("--workloads", struct packing_opts, workloads_arg),
+    GP_OPT_STRING_AT("--policies", struct packing_opts, policies_arg),
+    GP_OPT_STRING_AT("--seeds", struct packing_opts, seeds_arg),
+    GP_OPT_VALUE_FN("--inflate", set_inflate),
+    GP_OPT_VALUE_FN("--jobs", set_jobs),
+    GP_OPT_STRING_AT("--json", struct packing_opts, json),
+    GP_OPT_STRING_AT("--markdown", struct packing_opts, markdown),
+    GP_OPT_STRING_AT("--report", struct packing_opts, report),
+    GP_OPT_FLAG_AT("--quiet", struct packing_opts, quiet),
+    GP_OPT_FLAG_AT("--no-progress", struct packing_opts, no_progress),
+    GP_OPT_FLAG_AT("--help", struct packing_opts, help),
+    GP_OPT_FLAG_AT("-h", struct packing_opts, help),
 };
-
-static enum gp_err parse_opts(int argc, char **argv, struct packing_opts *o, struct gp_diag *d)
-{
-    for (int i = 1; i < argc; i++) {
-        const char *arg = argv[i];
-        const char *eq = strchr(arg, '=');
-        size_t name_len = eq && strncmp(arg, "--", 2) == 0 ? (size_t)(eq - arg) : strlen(arg);
-        const struct opt_spec *spec = NULL;
-        for (size_t k = 0; k < sizeof packing_opt_table / sizeof packing_opt_table[0]; k++)
-            if (strlen(packing_opt_table[k].name) == name_len &&
-                strncmp(packing_opt_table[k].name, arg, name_len) == 0)
-                spec = &packing_opt_table[k];
-        if (!spec)
-            return gp_diag_set(d, GP_EUSAGE,
-                               "packing: unknown option '%s' (see gpuplane packing --help)", arg);
-        const char *value = NULL;
-        if (spec->arg == OPT_VALUE) {
-            if (name_len < strlen(arg))
-                value = arg + name_len + 1;
-            else if (i + 1 < argc)
-                value = argv[++i];
-            else
-                return gp_diag_set(d, GP_EUSAGE, "packing: option '%s' needs a value", spec->name);
-            if (!*value)
-                return gp_diag_set(d, GP_EUSAGE, "packing: option '%s' needs a non-empty value",
-                                   spec->name);
-        } else if (name_len < strlen(arg)) {
-            return gp_diag_set(d, GP_EUSAGE, "packing: option '%s' takes no value", spec->name);
-        }
-        enum gp_err err = spec->set(o, value, d);
-        if (err != GP_OK)
-            return err;
-    }
-    return GP_OK;
-}
 
 /* ---- lists: workloads, policies, seeds ------------------------------------ */
 
@@ -910,7 +832,9 @@ int gp_cmd_packing(int argc, char **argv)
     uint64_t *seeds = NULL;
     int rc_exit = 0;
 
-    enum gp_err err = parse_opts(argc, argv, &o, &diag);
+    enum gp_err err =
+        gp_opts_parse(argc, argv, packing_opt_table,
+                      sizeof packing_opt_table / sizeof packing_opt_table[0], &o, &diag);
     if (err != GP_OK)
         goto fail;
     if (o.help) {

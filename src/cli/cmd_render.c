@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 
 #include "cli/cli.h"
+#include "cli/opts.h"
 #include "io/cluster.h"
 #include "io/render.h"
 #include "util/arena.h"
@@ -45,38 +46,12 @@ static void render_usage(FILE *f)
                "exit codes: 0 success, 2 bad input or usage, 1 any other failure\n");
 }
 
-static enum gp_err parse_opts(int argc, char **argv, struct render_opts *o, struct gp_diag *d)
-{
-    for (int i = 1; i < argc; i++) {
-        const char *arg = argv[i];
-        if (strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0) {
-            o->help = true;
-            continue;
-        }
-        const char **dst = NULL;
-        const char *name = NULL;
-        if (strncmp(arg, "--cluster", 9) == 0 && (arg[9] == '\0' || arg[9] == '=')) {
-            dst = &o->cluster;
-            name = "--cluster";
-        } else if (strncmp(arg, "--out", 5) == 0 && (arg[5] == '\0' || arg[5] == '=')) {
-            dst = &o->out;
-            name = "--out";
-        } else {
-            return gp_diag_set(d, GP_EUSAGE,
-                               "render: unknown option '%s' (see gpuplane render --help)", arg);
-        }
-        const char *value = strchr(arg, '=') ? strchr(arg, '=') + 1 : NULL;
-        if (!value) {
-            if (i + 1 >= argc)
-                return gp_diag_set(d, GP_EUSAGE, "render: option '%s' needs a value", name);
-            value = argv[++i];
-        }
-        if (!*value)
-            return gp_diag_set(d, GP_EUSAGE, "render: option '%s' needs a non-empty value", name);
-        *dst = value;
-    }
-    return GP_OK;
-}
+static const struct gp_opt render_opt_table[] = {
+    GP_OPT_STRING_AT("--cluster", struct render_opts, cluster),
+    GP_OPT_STRING_AT("--out", struct render_opts, out),
+    GP_OPT_FLAG_AT("--help", struct render_opts, help),
+    GP_OPT_FLAG_AT("-h", struct render_opts, help),
+};
 
 /* Writes every file into dir; on a failure removes those already written. */
 static enum gp_err write_files(const char *dir, const struct gp_render *r, struct gp_diag *d)
@@ -123,7 +98,9 @@ int gp_cmd_render(int argc, char **argv)
     gp_sbuf_init(&stream);
     int rc = 0;
 
-    enum gp_err err = parse_opts(argc, argv, &o, &diag);
+    enum gp_err err =
+        gp_opts_parse(argc, argv, render_opt_table,
+                      sizeof render_opt_table / sizeof render_opt_table[0], &o, &diag);
     if (err != GP_OK)
         goto fail;
     if (o.help) {

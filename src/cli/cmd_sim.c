@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "cli/opts.h"
 #include "engine/engine.h"
 #include "io/cluster.h"
 #include "io/report.h"
@@ -80,32 +81,18 @@ static void sim_usage(FILE *f)
                "exit codes: 0 success, 2 bad input or usage, 1 any other failure\n");
 }
 
-enum opt_arg { OPT_FLAG, OPT_VALUE };
-
-struct opt_spec {
-    const char *name;
-    enum opt_arg arg;
-    /* returns GP_OK or an error with diag set */
-    enum gp_err (*set)(struct sim_opts *o, const char *v, struct gp_diag *d);
-};
-
-static enum gp_err set_cluster(struct sim_opts *o, const char *v, struct gp_diag *d)
+static enum gp_err set_workload(void *opts, const char *v, struct gp_diag *d)
 {
-    (void)d;
-    o->cluster = v;
-    return GP_OK;
-}
-
-static enum gp_err set_workload(struct sim_opts *o, const char *v, struct gp_diag *d)
-{
+    struct sim_opts *o = opts;
     if (o->nworkloads == GP_SIM_MAX_WORKLOADS)
         return gp_diag_set(d, GP_EUSAGE, "--workload: at most %d workloads", GP_SIM_MAX_WORKLOADS);
     o->workloads[o->nworkloads++] = v;
     return GP_OK;
 }
 
-static enum gp_err set_policy(struct sim_opts *o, const char *v, struct gp_diag *d)
+static enum gp_err set_policy(void *opts, const char *v, struct gp_diag *d)
 {
+    struct sim_opts *o = opts;
     if (!gp_policy_find(v)) {
         char names[256] = "";
         for (size_t i = 0; gp_policies[i]; i++) {
@@ -120,8 +107,9 @@ static enum gp_err set_policy(struct sim_opts *o, const char *v, struct gp_diag 
     return GP_OK;
 }
 
-static enum gp_err set_seed(struct sim_opts *o, const char *v, struct gp_diag *d)
+static enum gp_err set_seed(void *opts, const char *v, struct gp_diag *d)
 {
+    struct sim_opts *o = opts;
     int64_t seed;
     if (!gp_units_uint(v, &seed))
         return gp_diag_set(d, GP_EUSAGE, "--seed: expected a non-negative integer, got '%s'", v);
@@ -129,8 +117,9 @@ static enum gp_err set_seed(struct sim_opts *o, const char *v, struct gp_diag *d
     return GP_OK;
 }
 
-static enum gp_err set_mode(struct sim_opts *o, const char *v, struct gp_diag *d)
+static enum gp_err set_mode(void *opts, const char *v, struct gp_diag *d)
 {
+    struct sim_opts *o = opts;
     if (strcmp(v, "timed") == 0)
         o->mode = GP_SIM_TIMED;
     else if (strcmp(v, "static") == 0)
@@ -140,124 +129,50 @@ static enum gp_err set_mode(struct sim_opts *o, const char *v, struct gp_diag *d
     return GP_OK;
 }
 
-static enum gp_err set_inflate(struct sim_opts *o, const char *v, struct gp_diag *d)
+static enum gp_err set_inflate(void *opts, const char *v, struct gp_diag *d)
 {
+    struct sim_opts *o = opts;
     if (!gp_units_number(v, &o->inflate) || o->inflate <= 0 || o->inflate > 100)
         return gp_diag_set(d, GP_EUSAGE,
                            "--inflate: expected a number greater than 0 (e.g. 1.3), got '%s'", v);
     return GP_OK;
 }
 
-static enum gp_err set_horizon(struct sim_opts *o, const char *v, struct gp_diag *d)
+static enum gp_err set_horizon(void *opts, const char *v, struct gp_diag *d)
 {
+    struct sim_opts *o = opts;
     if (!gp_units_duration_s(v, &o->horizon_s) || o->horizon_s <= 0)
         return gp_diag_set(d, GP_EUSAGE,
                            "--horizon: expected a positive duration like 24h or 90m, got '%s'", v);
     return GP_OK;
 }
 
-static enum gp_err set_sample(struct sim_opts *o, const char *v, struct gp_diag *d)
+static enum gp_err set_sample(void *opts, const char *v, struct gp_diag *d)
 {
+    struct sim_opts *o = opts;
     if (!gp_units_duration_s(v, &o->sample_s) || o->sample_s <= 0)
         return gp_diag_set(d, GP_EUSAGE, "--sample: expected a positive duration like 5m, got '%s'",
                            v);
     return GP_OK;
 }
 
-static enum gp_err set_json(struct sim_opts *o, const char *v, struct gp_diag *d)
-{
-    (void)d;
-    o->json = v;
-    return GP_OK;
-}
-
-static enum gp_err set_csv(struct sim_opts *o, const char *v, struct gp_diag *d)
-{
-    (void)d;
-    o->csv = v;
-    return GP_OK;
-}
-
-static enum gp_err set_report(struct sim_opts *o, const char *v, struct gp_diag *d)
-{
-    (void)d;
-    o->report = v;
-    return GP_OK;
-}
-
-static enum gp_err set_quiet(struct sim_opts *o, const char *v, struct gp_diag *d)
-{
-    (void)v, (void)d;
-    o->quiet = true;
-    return GP_OK;
-}
-
-static enum gp_err set_no_progress(struct sim_opts *o, const char *v, struct gp_diag *d)
-{
-    (void)v, (void)d;
-    o->no_progress = true;
-    return GP_OK;
-}
-
-static enum gp_err set_help(struct sim_opts *o, const char *v, struct gp_diag *d)
-{
-    (void)v, (void)d;
-    o->help = true;
-    return GP_OK;
-}
-
-static const struct opt_spec sim_opt_table[] = {
-    {"--cluster", OPT_VALUE, set_cluster},
-    {"--workload", OPT_VALUE, set_workload},
-    {"--policy", OPT_VALUE, set_policy},
-    {"--seed", OPT_VALUE, set_seed},
-    {"--mode", OPT_VALUE, set_mode},
-    {"--inflate", OPT_VALUE, set_inflate},
-    {"--horizon", OPT_VALUE, set_horizon},
-    {"--sample", OPT_VALUE, set_sample},
-    {"--json", OPT_VALUE, set_json},
-    {"--csv", OPT_VALUE, set_csv},
-    {"--report", OPT_VALUE, set_report},
-    {"--quiet", OPT_FLAG, set_quiet},
-    {"--no-progress", OPT_FLAG, set_no_progress},
-    {"--help", OPT_FLAG, set_help},
-    {"-h", OPT_FLAG, set_help},
+static const struct gp_opt sim_opt_table[] = {
+    GP_OPT_STRING_AT("--cluster", struct sim_opts, cluster),
+    GP_OPT_VALUE_FN("--workload", set_workload),
+    GP_OPT_VALUE_FN("--policy", set_policy),
+    GP_OPT_VALUE_FN("--seed", set_seed),
+    GP_OPT_VALUE_FN("--mode", set_mode),
+    GP_OPT_VALUE_FN("--inflate", set_inflate),
+    GP_OPT_VALUE_FN("--horizon", set_horizon),
+    GP_OPT_VALUE_FN("--sample", set_sample),
+    GP_OPT_STRING_AT("--json", struct sim_opts, json),
+    GP_OPT_STRING_AT("--csv", struct sim_opts, csv),
+    GP_OPT_STRING_AT("--report", struct sim_opts, report),
+    GP_OPT_FLAG_AT("--quiet", struct sim_opts, quiet),
+    GP_OPT_FLAG_AT("--no-progress", struct sim_opts, no_progress),
+    GP_OPT_FLAG_AT("--help", struct sim_opts, help),
+    GP_OPT_FLAG_AT("-h", struct sim_opts, help),
 };
-
-static enum gp_err parse_opts(int argc, char **argv, struct sim_opts *o, struct gp_diag *d)
-{
-    for (int i = 1; i < argc; i++) {
-        const char *arg = argv[i];
-        const char *eq = strchr(arg, '=');
-        size_t name_len = eq && strncmp(arg, "--", 2) == 0 ? (size_t)(eq - arg) : strlen(arg);
-        const struct opt_spec *spec = NULL;
-        for (size_t k = 0; k < sizeof sim_opt_table / sizeof sim_opt_table[0]; k++)
-            if (strlen(sim_opt_table[k].name) == name_len &&
-                strncmp(sim_opt_table[k].name, arg, name_len) == 0)
-                spec = &sim_opt_table[k];
-        if (!spec)
-            return gp_diag_set(d, GP_EUSAGE, "sim: unknown option '%s' (see gpuplane sim --help)",
-                               arg);
-        const char *value = NULL;
-        if (spec->arg == OPT_VALUE) {
-            if (name_len < strlen(arg))
-                value = arg + name_len + 1;
-            else if (i + 1 < argc)
-                value = argv[++i];
-            else
-                return gp_diag_set(d, GP_EUSAGE, "sim: option '%s' needs a value", spec->name);
-            if (!*value)
-                return gp_diag_set(d, GP_EUSAGE, "sim: option '%s' needs a non-empty value",
-                                   spec->name);
-        } else if (name_len < strlen(arg)) {
-            return gp_diag_set(d, GP_EUSAGE, "sim: option '%s' takes no value", spec->name);
-        }
-        enum gp_err err = spec->set(o, value, d);
-        if (err != GP_OK)
-            return err;
-    }
-    return GP_OK;
-}
 
 /* The progress bar: on a terminal only, and only once a run has taken more
  * than a second. */
@@ -366,7 +281,8 @@ int gp_cmd_sim(int argc, char **argv)
     memset(&result, 0, sizeof result);
     int rc = 0;
 
-    enum gp_err err = parse_opts(argc, argv, &o, &diag);
+    enum gp_err err = gp_opts_parse(argc, argv, sim_opt_table,
+                                    sizeof sim_opt_table / sizeof sim_opt_table[0], &o, &diag);
     if (err != GP_OK)
         goto fail;
     if (o.help) {
