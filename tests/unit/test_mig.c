@@ -365,7 +365,7 @@ static void expect_counts(const struct gp_mig_model *m, const char *counts_spec,
     struct gp_mig_layout l;
     char why[200] = "";
     bool ok = gp_mig_layout_from_counts(m, &c, &l, why, sizeof why);
-    char got[200];
+    char got[sizeof why + 16];
     if (ok)
         gp_mig_layout_format(m, &l, got, sizeof got);
     else
