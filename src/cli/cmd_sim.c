@@ -75,7 +75,8 @@ static void sim_usage(FILE *f)
                "  --csv FILE          the timeline as CSV (static mode: the packing curve)\n"
                "  --report FILE       a self-contained HTML report with charts\n"
                "  --quiet             no summary on stdout\n"
-               "  --no-progress       no progress bar (it is shown only on a terminal)\n"
+               "  --no-progress       no progress bar (shown only on a terminal, once a run has\n"
+               "                      taken GPUPLANE_PROGRESS_DELAY seconds, default 1)\n"
                "  -h, --help          this help\n"
                "\n"
                "exit codes: 0 success, 2 bad input or usage, 1 any other failure\n");
@@ -178,6 +179,7 @@ static const struct gp_opt sim_opt_table[] = {
  * than a second. */
 struct progress {
     struct timespec start;
+    double delay_s; /* 1 s, or GPUPLANE_PROGRESS_DELAY (seconds; tests use 0) */
     bool shown;
 };
 
@@ -191,7 +193,7 @@ static double elapsed_s(const struct timespec *start)
 static void progress_cb(void *ctx, double fraction)
 {
     struct progress *p = ctx;
-    if (!p->shown && elapsed_s(&p->start) < 1.0)
+    if (!p->shown && elapsed_s(&p->start) < p->delay_s)
         return;
     p->shown = true;
     int width = 40, filled = (int)(fraction * width + 0.5);
@@ -339,6 +341,9 @@ int gp_cmd_sim(int argc, char **argv)
     struct progress prog;
     clock_gettime(CLOCK_MONOTONIC, &prog.start);
     prog.shown = false;
+    const char *delay = getenv("GPUPLANE_PROGRESS_DELAY");
+    if (!delay || !gp_units_number(delay, &prog.delay_s) || prog.delay_s < 0)
+        prog.delay_s = 1.0;
     if (!o.no_progress && isatty(STDERR_FILENO)) {
         cfg.progress = progress_cb;
         cfg.progress_ctx = &prog;
