@@ -460,7 +460,7 @@ static void test_policies_under_bound(void **state)
         memset(&c, 0, sizeof c);
         c.nodes = n;
         c.nnodes = nn;
-        struct gp_workload w = {it, ni, ni};
+        struct gp_workload w = {.items = it, .nitems = ni, .cap = ni};
         for (size_t k = 0; gp_policies[k]; k++) {
             struct gp_arena a;
             gp_arena_init(&a);
