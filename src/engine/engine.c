@@ -1,12 +1,22 @@
-/* engine.c - the scheduling cycle: the queue, the filters, the policy's
- * score, the commit and the release, with per-node summaries and cluster
- * totals kept incrementally. Pure: no I/O, no clock, no globals. */
+/* engine.c - the scheduling cycle: the queues (quotas, fair share), the
+ * filters, the policy's score, the commit and the release, gangs placed
+ * all or nothing, and preemption and reclaim, with per-node summaries,
+ * per-queue use and cluster totals kept incrementally. Pure: no I/O, no
+ * clock, no globals. */
 #include "engine/engine.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "util/vec.h"
+
+#define NONE UINT32_MAX
+
+/* Resources a quota counts: GPU milli of any model, cpu milli, memory MiB,
+ * then GPU milli of each model of the model table. */
+enum { R_GPU, R_CPU, R_MEM, R_MODEL, NRES = R_MODEL + GP_MAX_GPU_MODELS };
+#define NBASIC R_MODEL
 
 /* A gang and its members' state. */
 struct group {
@@ -14,6 +24,73 @@ struct group {
     GP_VEC(uint32_t) members; /* every pod ever added to it, in order */
     uint32_t bound;           /* members bound now */
     uint64_t cycle;           /* the scheduling cycle that last tried it */
+    uint32_t queue;           /* its members' queue */
+    uint64_t mark;            /* the preemption search that last looked at it */
+};
+
+/* A queue: its quota as caps, its use, its pending pods in order and its
+ * bound pods. Use counts the queue's own pods and its descendants'. */
+struct queue {
+    struct gp_queue_spec spec;
+    uint32_t parent; /* NONE: top level */
+    uint32_t depth;  /* 0 at the top */
+    int64_t guar[NRES];
+    int64_t cap[NRES]; /* guaranteed + borrowing limit; INT64_MAX: none */
+    int64_t used[NRES];
+    uint8_t guaranteed_res[NRES]; /* the resources with a guarantee */
+    uint32_t nguaranteed_res;
+    bool capped;              /* a finite cap on gpu, cpu or memory, here or above */
+    bool model_capped;        /* a finite per-model cap, here or above */
+    bool guaranteed;          /* a guarantee here or above */
+    bool may_preempt;         /* its pods may evict others */
+    bool avail;               /* the cycle: pods left to try here or below */
+    GP_VEC(uint32_t) pending; /* pod ids: priority, then age */
+    GP_VEC(uint32_t) bound;   /* its own bound pods, in no order */
+    size_t cursor, keep;      /* the cycle's walk over pending */
+};
+
+/* What decides where a pod fits. Arrays are compared by identity (pods
+ * made from one template share them), so equal requests may get two
+ * shapes, different ones never one. */
+struct shape_key {
+    int64_t cpu_milli, mem_mib;
+    uint32_t gpu_count, gpu_milli, gpu_mem_mib, queue;
+    uint64_t model_mask;
+    const void *node_selector, *tolerations;
+    size_t nnode_selector, ntolerations;
+};
+
+struct shape {
+    struct shape_key key;
+    uint64_t failed_gen; /* the generation of `failed`; UINT64_MAX: none */
+    struct gp_decision failed;
+    /* a pod alone of this shape and priority found no victims at this
+     * victim generation */
+    uint64_t preempt_failed_gen;
+    int32_t preempt_failed_priority;
+};
+
+/* The engine's own per-pod state, beside the public struct gp_pod. */
+struct pod_x {
+    uint32_t slot;        /* index in its queue's bound list, when bound */
+    uint64_t preempt_gen; /* victim generation of its last failed preemption */
+    double bound_at_s;    /* engine time of its bind, when bound */
+};
+
+/* What a preemption search could free on a node. */
+struct freeable {
+    int64_t gpu_milli, cpu_milli, mem_mib;
+};
+
+/* A set of victims evicted together: one pod, or a gang's bound members. */
+struct unit {
+    uint32_t first, n; /* pods in e->victims */
+    int32_t priority;
+    double bound_at_s; /* the latest bind among them */
+    uint32_t key;      /* the newest pod id among them, the last tie-break */
+    uint32_t vc, qc;   /* reclaim: the victim's and the preemptor's branches under
+                        * their common ancestor */
+    enum gp_evict_reason reason;
 };
 
 struct gp_engine {
@@ -22,15 +99,23 @@ struct gp_engine {
     struct gp_rng rng;
     GP_VEC(struct gp_node) nodes;
     GP_VEC(struct gp_pod) pods;
-    GP_VEC(uint32_t) pending; /* pod ids in queue order */
+    GP_VEC(struct pod_x) px;     /* beside pods */
+    GP_VEC(struct queue) queues; /* queue 0 is the default queue */
+    size_t npending;             /* pods in the queues' pending lists */
+    bool quotas, model_quotas;   /* some queue has a finite cap (per model) */
+    bool preempt;                /* some queue's pods may evict others */
     const char *models[GP_MAX_GPU_MODELS];
     uint32_t nmodels;
     uint64_t generation; /* bumped whenever capacity grows (release, node added) */
-    /* Pods that failed at `failed_gen`, one per distinct request shape: a pod
-     * of the same shape fails too until the generation changes (a bind only
-     * takes capacity away), so it is answered without scanning the nodes. */
-    GP_VEC(struct gp_decision) failed;
-    uint64_t failed_gen;
+    /* Request shapes, interned: pods of one shape fit on exactly the same
+     * nodes. A shape remembers the failure of its last pod that fitted
+     * nowhere: a pod of the same shape fails too until the generation
+     * changes (a bind only takes capacity away), so it is answered without
+     * scanning the nodes. */
+    GP_VEC(struct shape) shapes;
+    uint32_t *shape_slots; /* open addressing: shape index + 1, 0 = empty */
+    size_t nshape_slots;   /* a power of two, at least twice the shapes */
+    uint64_t failed_gen;   /* of the gang failures below */
     /* the same for gangs: a gang like a failed one (same member shape, same
      * number still needed, same topology) fails too at that generation */
     struct failed_gang {
@@ -48,13 +133,36 @@ struct gp_engine {
     uint64_t cycle;              /* scheduling cycles so far */
     /* while a gang tries one topology domain: nodes outside it are rejected */
     const char *domain_key, *domain_value;
+    double now_s; /* of the last cycle */
+    /* preemption: the victim generation is bumped whenever the possible
+     * victims, or the room they leave, may have changed (a release, a
+     * node, a queue, an eviction, a pod reaching its minimum runtime), so
+     * a pod whose search failed is not searched again before */
+    uint64_t victim_gen;
+    GP_VEC(uint32_t) immature; /* bound pods that may not be evicted yet */
+    double next_mature_s;      /* the earliest time one of them may */
+    GP_VEC(struct unit) units;
+    GP_VEC(uint32_t) victims;         /* units' pods */
+    GP_VEC(uint32_t) chosen;          /* indexes of the units released, in order */
+    GP_VEC(uint32_t) gmembers;        /* a preempting gang's pending members */
+    GP_VEC(struct gp_decision) tmp;   /* a tentative gang attempt's decisions */
+    GP_VEC(struct freeable) freeable; /* per node: what the candidate victims hold */
+    uint64_t mark;                    /* preemption searches so far */
+    /* gangs' searches that failed at `failed_victim_gen` (a pod alone's
+     * failure is kept in its shape) */
+    struct failed_preempt {
+        uint32_t pod;
+        uint32_t need; /* 0 for a pod alone */
+    } failed_preempt[16];
+    uint32_t nfailed_preempt;
+    uint64_t failed_victim_gen;
 };
 
 const char *gp_filter_name(enum gp_filter f)
 {
     static const char *const names[] = {"node-state", "node-selector", "topology", "taint",
                                         "gpu-model",  "cpu",           "memory",   "gpu-count",
-                                        "gpu-share",  "gpu-memory"};
+                                        "gpu-share",  "gpu-memory",    "quota"};
     _Static_assert(sizeof names / sizeof names[0] == GP_FILTER_COUNT, "one name per filter");
     return (unsigned)f < GP_FILTER_COUNT ? names[f] : "none";
 }
@@ -82,6 +190,9 @@ enum gp_filter gp_explain_main(const struct gp_explain *x)
     return best;
 }
 
+static void queue_limits(struct gp_engine *e, struct queue *q);
+static void queues_refresh(struct gp_engine *e);
+
 struct gp_engine *gp_engine_new(const struct gp_policy_ops *policy, uint64_t seed)
 {
     struct gp_engine *e = calloc(1, sizeof *e);
@@ -89,7 +200,20 @@ struct gp_engine *gp_engine_new(const struct gp_policy_ops *policy, uint64_t see
         return NULL;
     e->policy = policy;
     gp_rng_seed(&e->rng, seed);
+    struct queue q0;
+    memset(&q0, 0, sizeof q0);
+    q0.spec.name = "default";
+    q0.spec.weight = 1;
+    q0.spec.no_preempt_within = true;
+    q0.parent = NONE;
+    if (GP_VEC_PUSH(&e->queues, q0) != 0) {
+        free(e);
+        return NULL;
+    }
+    queue_limits(e, &e->queues.items[0]);
+    queues_refresh(e);
     if (policy && policy->init && policy->init(e, &e->policy_state) != 0) {
+        GP_VEC_FREE(&e->queues);
         free(e);
         return NULL;
     }
@@ -104,13 +228,26 @@ void gp_engine_free(struct gp_engine *e)
         e->policy->destroy(e->policy_state);
     GP_VEC_FREE(&e->nodes);
     GP_VEC_FREE(&e->pods);
-    GP_VEC_FREE(&e->pending);
-    GP_VEC_FREE(&e->failed);
+    GP_VEC_FREE(&e->px);
+    for (size_t i = 0; i < e->queues.len; i++) {
+        GP_VEC_FREE(&e->queues.items[i].pending);
+        GP_VEC_FREE(&e->queues.items[i].bound);
+    }
+    GP_VEC_FREE(&e->queues);
+    GP_VEC_FREE(&e->shapes);
+    free(e->shape_slots);
     GP_VEC_FREE(&e->target);
     for (size_t i = 0; i < e->groups.len; i++)
         GP_VEC_FREE(&e->groups.items[i].members);
     GP_VEC_FREE(&e->groups);
     GP_VEC_FREE(&e->scratch);
+    GP_VEC_FREE(&e->immature);
+    GP_VEC_FREE(&e->units);
+    GP_VEC_FREE(&e->victims);
+    GP_VEC_FREE(&e->chosen);
+    GP_VEC_FREE(&e->gmembers);
+    GP_VEC_FREE(&e->tmp);
+    GP_VEC_FREE(&e->freeable);
     free(e);
 }
 
@@ -171,6 +308,7 @@ enum gp_err gp_engine_node_add(struct gp_engine *e, const struct gp_node_spec *s
     e->totals.cpu_milli_total += spec->cpu_milli;
     e->totals.mem_mib_total += spec->mem_mib;
     e->generation++;
+    e->victim_gen++;
     if (out_id)
         *out_id = n.id;
     return GP_OK;
@@ -202,34 +340,98 @@ static int queue_before(const struct gp_pod *a, const struct gp_pod *b)
 
 static enum gp_err pending_insert(struct gp_engine *e, uint32_t pod)
 {
-    if (GP_VEC_RESERVE(&e->pending, e->pending.len + 1) != 0)
-        return GP_ENOMEM;
     const struct gp_pod *p = &e->pods.items[pod];
-    size_t lo = 0, hi = e->pending.len;
+    struct queue *q = &e->queues.items[p->spec.queue];
+    if (GP_VEC_RESERVE(&q->pending, q->pending.len + 1) != 0)
+        return GP_ENOMEM;
+    size_t lo = 0, hi = q->pending.len;
     while (lo < hi) { /* first position whose pod p goes before */
         size_t mid = lo + (hi - lo) / 2;
-        if (queue_before(p, &e->pods.items[e->pending.items[mid]]))
+        if (queue_before(p, &e->pods.items[q->pending.items[mid]]))
             hi = mid;
         else
             lo = mid + 1;
     }
-    memmove(&e->pending.items[lo + 1], &e->pending.items[lo],
-            (e->pending.len - lo) * sizeof e->pending.items[0]);
-    e->pending.items[lo] = pod;
-    e->pending.len++;
+    memmove(&q->pending.items[lo + 1], &q->pending.items[lo],
+            (q->pending.len - lo) * sizeof q->pending.items[0]);
+    q->pending.items[lo] = pod;
+    q->pending.len++;
+    e->npending++;
     return GP_OK;
 }
 
 static void pending_remove(struct gp_engine *e, uint32_t pod)
 {
-    for (size_t i = 0; i < e->pending.len; i++) {
-        if (e->pending.items[i] == pod) {
-            memmove(&e->pending.items[i], &e->pending.items[i + 1],
-                    (e->pending.len - i - 1) * sizeof e->pending.items[0]);
-            e->pending.len--;
+    struct queue *q = &e->queues.items[e->pods.items[pod].spec.queue];
+    for (size_t i = 0; i < q->pending.len; i++) {
+        if (q->pending.items[i] == pod) {
+            memmove(&q->pending.items[i], &q->pending.items[i + 1],
+                    (q->pending.len - i - 1) * sizeof q->pending.items[0]);
+            q->pending.len--;
+            e->npending--;
             return;
         }
     }
+}
+
+static uint64_t shape_hash(const struct shape_key *k)
+{
+    uint64_t h = 0x9e3779b97f4a7c15ULL;
+    const uint64_t words[] = {(uint64_t)k->cpu_milli,
+                              (uint64_t)k->mem_mib,
+                              (uint64_t)k->gpu_count << 32 | k->gpu_milli,
+                              (uint64_t)k->gpu_mem_mib << 32 | k->queue,
+                              k->model_mask,
+                              (uint64_t)(uintptr_t)k->node_selector ^ k->nnode_selector,
+                              (uint64_t)(uintptr_t)k->tolerations ^ k->ntolerations};
+    for (size_t i = 0; i < sizeof words / sizeof words[0]; i++) {
+        h ^= words[i] + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
+        h *= 0xbf58476d1ce4e5b9ULL;
+    }
+    return h ^ (h >> 31);
+}
+
+static bool shape_key_eq(const struct shape_key *a, const struct shape_key *b)
+{
+    return a->cpu_milli == b->cpu_milli && a->mem_mib == b->mem_mib &&
+           a->gpu_count == b->gpu_count && a->gpu_milli == b->gpu_milli &&
+           a->gpu_mem_mib == b->gpu_mem_mib && a->queue == b->queue &&
+           a->model_mask == b->model_mask && a->node_selector == b->node_selector &&
+           a->nnode_selector == b->nnode_selector && a->tolerations == b->tolerations &&
+           a->ntolerations == b->ntolerations;
+}
+
+/* The shape of key k, added when new; NONE when out of memory. */
+static uint32_t shape_intern(struct gp_engine *e, const struct shape_key *k)
+{
+    if (2 * (e->shapes.len + 1) > e->nshape_slots) { /* grow and rehash */
+        size_t n = e->nshape_slots ? 2 * e->nshape_slots : 64;
+        uint32_t *slots = calloc(n, sizeof *slots);
+        if (!slots)
+            return NONE;
+        for (size_t i = 0; i < e->shapes.len; i++) {
+            size_t j = (size_t)shape_hash(&e->shapes.items[i].key) & (n - 1);
+            while (slots[j])
+                j = (j + 1) & (n - 1);
+            slots[j] = (uint32_t)i + 1;
+        }
+        free(e->shape_slots);
+        e->shape_slots = slots;
+        e->nshape_slots = n;
+    }
+    size_t j = (size_t)shape_hash(k) & (e->nshape_slots - 1);
+    for (; e->shape_slots[j]; j = (j + 1) & (e->nshape_slots - 1))
+        if (shape_key_eq(&e->shapes.items[e->shape_slots[j] - 1].key, k))
+            return e->shape_slots[j] - 1;
+    struct shape s;
+    memset(&s, 0, sizeof s);
+    s.key = *k;
+    s.failed_gen = UINT64_MAX;
+    s.preempt_failed_gen = UINT64_MAX;
+    if (e->shapes.len >= NONE - 1 || GP_VEC_PUSH(&e->shapes, s) != 0)
+        return NONE;
+    e->shape_slots[j] = (uint32_t)e->shapes.len;
+    return (uint32_t)e->shapes.len - 1;
 }
 
 enum gp_err gp_engine_pod_add(struct gp_engine *e, const struct gp_pod_spec *spec, double now_s,
@@ -243,8 +445,11 @@ enum gp_err gp_engine_pod_add(struct gp_engine *e, const struct gp_pod_spec *spe
          (spec->gpu_milli == 0 && (spec->gpu_count > 1 || spec->gpu_mem_mib == 0)) ||
          (spec->gpu_count > 1 && spec->gpu_milli != GP_GPU_MILLI)))
         return GP_EINVALID;
-    if (spec->group > e->groups.len)
+    if (spec->group > e->groups.len || spec->queue >= e->queues.len)
         return GP_EINVALID;
+    struct group *g = spec->group ? &e->groups.items[spec->group - 1] : NULL;
+    if (g && g->members.len > 0 && g->queue != spec->queue)
+        return GP_EINVALID; /* a gang lives in one queue */
     struct gp_pod p;
     memset(&p, 0, sizeof p);
     p.spec = *spec;
@@ -260,18 +465,32 @@ enum gp_err gp_engine_pod_add(struct gp_engine *e, const struct gp_pod_spec *spe
             return GP_ELIMIT;
         p.model_mask |= (uint64_t)1 << m;
     }
-    if (GP_VEC_PUSH(&e->pods, p) != 0)
+    struct shape_key k = {spec->cpu_milli,      spec->mem_mib,       spec->gpu_count,
+                          spec->gpu_milli,      spec->gpu_mem_mib,   spec->queue,
+                          p.model_mask,         spec->node_selector, spec->tolerations,
+                          spec->nnode_selector, spec->ntolerations};
+    p.shape = shape_intern(e, &k);
+    if (p.shape == NONE)
         return GP_ENOMEM;
+    struct pod_x x = {NONE, UINT64_MAX, 0};
+    struct queue *q = &e->queues.items[spec->queue];
+    /* a queue's bound pods are some of its live ones: commit never grows */
+    if (GP_VEC_RESERVE(&q->bound, q->pending.len + q->bound.len + 1) != 0 ||
+        GP_VEC_RESERVE(&e->px, e->pods.len + 1) != 0 || GP_VEC_PUSH(&e->pods, p) != 0)
+        return GP_ENOMEM;
+    e->px.items[e->px.len++] = x;
     enum gp_err err = pending_insert(e, p.id);
-    if (err == GP_OK && p.spec.group &&
-        GP_VEC_PUSH(&e->groups.items[p.spec.group - 1].members, p.id) != 0) {
+    if (err == GP_OK && g && GP_VEC_PUSH(&g->members, p.id) != 0) {
         pending_remove(e, p.id);
         err = GP_ENOMEM;
     }
     if (err != GP_OK) {
         e->pods.len--;
+        e->px.len--;
         return err;
     }
+    if (g)
+        g->queue = spec->queue;
     if (out_id)
         *out_id = p.id;
     return GP_OK;
@@ -333,8 +552,9 @@ static bool taints_tolerated(const struct gp_node *n, const struct gp_pod *p)
     return true;
 }
 
-enum gp_filter gp_engine_filter(const struct gp_engine *e, const struct gp_node *n,
-                                const struct gp_pod *p)
+/* The node filters without quotas. */
+static inline enum gp_filter filter_fit(const struct gp_engine *e, const struct gp_node *n,
+                                        const struct gp_pod *p)
 {
     if (n->state != GP_NODE_READY)
         return GP_FILTER_NODE_STATE;
@@ -372,6 +592,35 @@ enum gp_filter gp_engine_filter(const struct gp_engine *e, const struct gp_node 
         return GP_FILTER_GPU_MEMORY;
     }
     return GP_FILTER_COUNT;
+}
+
+/* GPU milli a pod takes (a memory-only share takes none). */
+static inline int64_t gpu_req(const struct gp_pod *p)
+{
+    return (int64_t)p->spec.gpu_count * p->spec.gpu_milli;
+}
+
+/* Whether the pod's GPUs on a node of model m would take its queue, or an
+ * ancestor, over the per-model cap. */
+static bool model_quota_blocks(const struct gp_engine *e, const struct gp_pod *p, uint32_t m)
+{
+    int64_t want = gpu_req(p);
+    for (uint32_t x = p->spec.queue; x != NONE; x = e->queues.items[x].parent) {
+        const struct queue *q = &e->queues.items[x];
+        if (q->cap[R_MODEL + m] != INT64_MAX && q->used[R_MODEL + m] + want > q->cap[R_MODEL + m])
+            return true;
+    }
+    return false;
+}
+
+enum gp_filter gp_engine_filter(const struct gp_engine *e, const struct gp_node *n,
+                                const struct gp_pod *p)
+{
+    enum gp_filter f = filter_fit(e, n, p);
+    if (f == GP_FILTER_COUNT && e->model_quotas && p->spec.gpu_count > 0 &&
+        e->queues.items[p->spec.queue].model_capped && model_quota_blocks(e, p, n->model))
+        return GP_FILTER_QUOTA;
+    return f;
 }
 
 int gp_engine_pick_default(const struct gp_node *n, const struct gp_pod *p, struct gp_pick *pick)
@@ -422,12 +671,32 @@ static bool pick_valid(const struct gp_node *n, const struct gp_pod *p, const st
     return true;
 }
 
+/* Adds (sign 1) or takes back (-1) a pod's use to its queue and every
+ * ancestor. */
+static void queue_charge(struct gp_engine *e, const struct gp_pod *p, uint32_t model, int sign)
+{
+    int64_t gpu = sign * gpu_req(p), cpu = sign * p->spec.cpu_milli, mem = sign * p->spec.mem_mib;
+    for (uint32_t x = p->spec.queue; x != NONE; x = e->queues.items[x].parent) {
+        struct queue *q = &e->queues.items[x];
+        q->used[R_GPU] += gpu;
+        q->used[R_CPU] += cpu;
+        q->used[R_MEM] += mem;
+        if (p->spec.gpu_count > 0)
+            q->used[R_MODEL + model] += gpu;
+    }
+}
+
 static void commit(struct gp_engine *e, struct gp_pod *p, struct gp_node *n,
                    const struct gp_pick *pick)
 {
     p->state = GP_POD_BOUND;
     p->node = n->id;
     p->pick = *pick;
+    e->px.items[p->id].bound_at_s = e->now_s;
+    struct queue *q = &e->queues.items[p->spec.queue];
+    e->px.items[p->id].slot = (uint32_t)q->bound.len;
+    q->bound.items[q->bound.len++] = p->id; /* room reserved by gp_engine_pod_add */
+    queue_charge(e, p, n->model, 1);
     n->cpu_free_milli -= p->spec.cpu_milli;
     n->mem_free_mib -= p->spec.mem_mib;
     bool whole = p->spec.gpu_milli == GP_GPU_MILLI;
@@ -455,6 +724,12 @@ static void commit(struct gp_engine *e, struct gp_pod *p, struct gp_node *n,
 static void release(struct gp_engine *e, struct gp_pod *p, bool grow)
 {
     struct gp_node *n = &e->nodes.items[p->node];
+    struct queue *q = &e->queues.items[p->spec.queue];
+    uint32_t slot = e->px.items[p->id].slot, last = q->bound.items[--q->bound.len];
+    q->bound.items[slot] = last;
+    e->px.items[last].slot = slot;
+    e->px.items[p->id].slot = NONE;
+    queue_charge(e, p, n->model, -1);
     n->cpu_free_milli += p->spec.cpu_milli;
     n->mem_free_mib += p->spec.mem_mib;
     bool whole = p->spec.gpu_milli == GP_GPU_MILLI;
@@ -472,8 +747,10 @@ static void release(struct gp_engine *e, struct gp_pod *p, bool grow)
     e->totals.pods_bound--;
     if (p->spec.group)
         e->groups.items[p->spec.group - 1].bound--;
-    if (grow)
+    if (grow) {
         e->generation++;
+        e->victim_gen++;
+    }
     if (e->policy && e->policy->on_release)
         e->policy->on_release(e->policy_state, e, n, p);
 }
@@ -497,18 +774,57 @@ enum gp_err gp_engine_pod_finished(struct gp_engine *e, uint32_t id)
     return GP_OK;
 }
 
+/* The pod's request of gpu, cpu and memory, as quotas count them. */
+static void pod_request(const struct gp_pod *p, int64_t req[NBASIC])
+{
+    req[R_GPU] = gpu_req(p);
+    req[R_CPU] = p->spec.cpu_milli;
+    req[R_MEM] = p->spec.mem_mib;
+}
+
+/* The queue (the pod's own or an ancestor) whose cap on gpu, cpu or memory
+ * a request of `times` pods like p would exceed; NONE when none. */
+static uint32_t quota_blocks(const struct gp_engine *e, const struct gp_pod *p, int64_t times)
+{
+    int64_t req[NBASIC];
+    pod_request(p, req);
+    for (uint32_t x = p->spec.queue; x != NONE; x = e->queues.items[x].parent) {
+        const struct queue *q = &e->queues.items[x];
+        for (int r = 0; r < NBASIC; r++)
+            if (req[r] > 0 && q->cap[r] != INT64_MAX && (req[r] > (q->cap[r] - q->used[r]) / times))
+                return x;
+    }
+    return NONE;
+}
+
 /* Filters every node, scores the feasible ones and commits the best. Fills
  * *d with a BIND or an UNSCHEDULABLE decision. */
 static void place(struct gp_engine *e, struct gp_pod *p, struct gp_decision *d)
 {
     memset(d, 0, sizeof *d);
     d->pod = p->id;
+    d->quota_queue = GP_QUEUE_NONE;
+    if (e->quotas && e->queues.items[p->spec.queue].capped) {
+        uint32_t q = quota_blocks(e, p, 1);
+        if (q != NONE) { /* no node is looked at: the queue says no */
+            d->kind = GP_DECISION_UNSCHEDULABLE;
+            d->quota_queue = q;
+            d->explain.nodes_total = (uint32_t)e->nodes.len;
+            d->explain.rejected[GP_FILTER_QUOTA] = (uint32_t)e->nodes.len;
+            p->tried_gen = e->generation;
+            return;
+        }
+    }
     struct gp_node *best = NULL;
     double best_score = 0;
     struct gp_pick best_pick = {0}, pick;
+    bool model_quota =
+        e->model_quotas && p->spec.gpu_count > 0 && e->queues.items[p->spec.queue].model_capped;
     for (size_t i = 0; i < e->nodes.len; i++) {
         struct gp_node *n = &e->nodes.items[i];
-        enum gp_filter f = gp_engine_filter(e, n, p);
+        enum gp_filter f = filter_fit(e, n, p);
+        if (f == GP_FILTER_COUNT && model_quota && model_quota_blocks(e, p, n->model))
+            f = GP_FILTER_QUOTA; /* as gp_engine_filter */
         if (f != GP_FILTER_COUNT) {
             d->explain.rejected[f]++;
             continue;
@@ -541,32 +857,19 @@ static void place(struct gp_engine *e, struct gp_pod *p, struct gp_decision *d)
     commit(e, p, best, &best_pick);
 }
 
-/* Two pods of the same shape fit on exactly the same nodes. Arrays are
- * compared by identity (pods made from one template share them), so this
- * may say "different" for equal requests, never "same" for different ones. */
-static bool same_shape(const struct gp_pod *a, const struct gp_pod *b)
+/* The cached failure of a pod of p's shape at the current generation. */
+static const struct gp_decision *failed_lookup(const struct gp_engine *e, const struct gp_pod *p)
 {
-    const struct gp_pod_spec *x = &a->spec, *y = &b->spec;
-    return x->cpu_milli == y->cpu_milli && x->mem_mib == y->mem_mib &&
-           x->gpu_count == y->gpu_count && x->gpu_milli == y->gpu_milli &&
-           x->gpu_mem_mib == y->gpu_mem_mib && a->model_mask == b->model_mask &&
-           x->nnode_selector == y->nnode_selector && x->node_selector == y->node_selector &&
-           x->ntolerations == y->ntolerations && x->tolerations == y->tolerations;
+    const struct shape *s = &e->shapes.items[p->shape];
+    return s->failed_gen == e->generation ? &s->failed : NULL;
 }
 
-/* The cached failure of a pod of p's shape at the current generation. */
-static const struct gp_decision *failed_lookup(struct gp_engine *e, const struct gp_pod *p)
+static void failed_remember(struct gp_engine *e, const struct gp_pod *p,
+                            const struct gp_decision *d)
 {
-    if (e->failed_gen != e->generation) {
-        e->failed.len = 0;
-        e->nfailed_gangs = 0;
-        e->failed_gen = e->generation;
-        return NULL;
-    }
-    for (size_t i = 0; i < e->failed.len; i++)
-        if (same_shape(&e->pods.items[e->failed.items[i].pod], p))
-            return &e->failed.items[i];
-    return NULL;
+    struct shape *s = &e->shapes.items[p->shape];
+    s->failed = *d;
+    s->failed_gen = e->generation;
 }
 
 /* Could pod p fit node n if n were empty? (The "never fits" test.) */
@@ -636,6 +939,21 @@ static bool gang_never_fits(const struct gp_engine *e, const struct group *g,
                 return false;
     }
     return true;
+}
+
+/* Whether `need` pods like p exceed a cap of its queue or an ancestor even
+ * when the queue uses nothing: they can never run together. */
+static bool quota_never_fits(const struct gp_engine *e, const struct gp_pod *p, uint32_t need)
+{
+    int64_t req[NBASIC];
+    pod_request(p, req);
+    for (uint32_t x = p->spec.queue; x != NONE; x = e->queues.items[x].parent) {
+        const struct queue *q = &e->queues.items[x];
+        for (int r = 0; r < NBASIC; r++)
+            if (req[r] > 0 && q->cap[r] != INT64_MAX && req[r] > q->cap[r] / need)
+                return true;
+    }
+    return false;
 }
 
 /* Places the members one after another, each where the policy likes best
@@ -731,7 +1049,6 @@ static const struct gp_decision *failed_gang_lookup(struct gp_engine *e, const s
                                                     uint32_t member, uint32_t need)
 {
     if (e->failed_gen != e->generation) {
-        e->failed.len = 0;
         e->nfailed_gangs = 0;
         e->failed_gen = e->generation;
         return NULL;
@@ -741,7 +1058,7 @@ static const struct gp_decision *failed_gang_lookup(struct gp_engine *e, const s
         const struct failed_gang *f = &e->failed_gangs[i];
         const struct gp_pod *q = &e->pods.items[f->pod];
         const struct group *h = &e->groups.items[q->spec.group - 1];
-        if (f->need == need && same_shape(p, q) &&
+        if (f->need == need && p->shape == q->shape &&
             str_eq(h->spec.topology_key, g->spec.topology_key) &&
             h->spec.topology_required == g->spec.topology_required)
             return &f->decision;
@@ -773,6 +1090,7 @@ static size_t place_gang(struct gp_engine *e, uint32_t gid, struct gp_decision *
     bool have_fail = false;
     enum gp_gang_wait why = GP_GANG_MEMBERS;
     memset(&fail, 0, sizeof fail);
+    fail.quota_queue = GP_QUEUE_NONE;
     if (n >= need) {
         const struct gp_decision *known = failed_gang_lookup(e, g, members[0], need);
         if (known) {
@@ -781,7 +1099,10 @@ static size_t place_gang(struct gp_engine *e, uint32_t gid, struct gp_decision *
         } else if (gang_try_domains(e, g, members, n, need, out, &fail, &have_fail)) {
             return n;
         } else {
-            why = gang_never_fits(e, g, members, n, need) ? GP_GANG_NEVER_FITS : GP_GANG_NO_ROOM;
+            why = gang_never_fits(e, g, members, n, need) ||
+                          quota_never_fits(e, &e->pods.items[members[0]], need)
+                      ? GP_GANG_NEVER_FITS
+                      : GP_GANG_NO_ROOM;
             fail.gang = why;
             if (e->nfailed_gangs < sizeof e->failed_gangs / sizeof e->failed_gangs[0]) {
                 struct failed_gang *f = &e->failed_gangs[e->nfailed_gangs++];
@@ -813,55 +1134,902 @@ static size_t gang_pending(const struct gp_engine *e, uint32_t gid)
     return n;
 }
 
+/* ---- queues --------------------------------------------------------------- */
+
+static int64_t sat_add(int64_t a, int64_t b)
+{
+    return a > INT64_MAX - b ? INT64_MAX : a + b;
+}
+
+static void quota_apply(struct queue *q, int r, const struct gp_quota *x)
+{
+    q->guar[r] = x->guaranteed;
+    q->cap[r] = x->limited ? sat_add(x->guaranteed, x->borrow_limit) : INT64_MAX;
+}
+
+/* The guarantees and caps of q from its spec; its models are interned. */
+static void queue_limits(struct gp_engine *e, struct queue *q)
+{
+    for (int r = 0; r < NRES; r++) {
+        q->guar[r] = 0;
+        q->cap[r] = INT64_MAX;
+    }
+    quota_apply(q, R_GPU, &q->spec.gpu_milli);
+    quota_apply(q, R_CPU, &q->spec.cpu_milli);
+    quota_apply(q, R_MEM, &q->spec.mem_mib);
+    for (size_t i = 0; i < q->spec.nmodels; i++) {
+        int m = model_intern(e, q->spec.models[i].model);
+        if (m >= 0)
+            quota_apply(q, R_MODEL + m, &q->spec.models[i].gpu_milli);
+    }
+    q->nguaranteed_res = 0;
+    for (int r = 0; r < NRES; r++)
+        if (q->guar[r] > 0)
+            q->guaranteed_res[q->nguaranteed_res++] = (uint8_t)r;
+}
+
+/* The flags each queue inherits from its ancestors (parents come first). */
+static void queues_refresh(struct gp_engine *e)
+{
+    e->quotas = e->model_quotas = e->preempt = false;
+    for (size_t i = 0; i < e->queues.len; i++) {
+        struct queue *q = &e->queues.items[i];
+        const struct queue *up = q->parent == NONE ? NULL : &e->queues.items[q->parent];
+        bool capped = false, model_capped = false, guaranteed = false;
+        for (int r = 0; r < NRES; r++) {
+            if (q->cap[r] != INT64_MAX)
+                *(r < NBASIC ? &capped : &model_capped) = true;
+            guaranteed |= q->guar[r] > 0;
+        }
+        q->capped = capped || (up && up->capped);
+        q->model_capped = model_capped || (up && up->model_capped);
+        q->guaranteed = guaranteed || (up && up->guaranteed);
+        q->may_preempt = !q->spec.no_preempt_within || q->guaranteed;
+        e->quotas |= q->capped;
+        e->model_quotas |= q->model_capped;
+        e->preempt |= q->may_preempt;
+    }
+}
+
+static bool quota_ok(const struct gp_quota *q)
+{
+    return q->guaranteed >= 0 && (!q->limited || q->borrow_limit >= 0);
+}
+
+enum gp_err gp_engine_queue_set(struct gp_engine *e, const struct gp_queue_spec *spec,
+                                uint32_t *out_id)
+{
+    if (!spec || !spec->name || !*spec->name || !(spec->weight >= 0) || spec->weight > 1e12 ||
+        !(spec->min_runtime_s >= 0) || spec->min_runtime_s > 1e15 || !quota_ok(&spec->gpu_milli) ||
+        !quota_ok(&spec->cpu_milli) || !quota_ok(&spec->mem_mib) ||
+        spec->nmodels > GP_MAX_GPU_MODELS || (spec->nmodels && !spec->models))
+        return GP_EINVALID;
+    for (size_t i = 0; i < spec->nmodels; i++) {
+        const struct gp_model_quota *m = &spec->models[i];
+        if (!m->model || !*m->model || !quota_ok(&m->gpu_milli))
+            return GP_EINVALID;
+        for (size_t j = 0; j < i; j++)
+            if (strcmp(spec->models[j].model, m->model) == 0)
+                return GP_EINVALID;
+        if (model_intern(e, m->model) < 0)
+            return GP_ELIMIT;
+    }
+    uint32_t id = NONE;
+    for (size_t i = 0; i < e->queues.len && id == NONE; i++)
+        if (strcmp(e->queues.items[i].spec.name, spec->name) == 0)
+            id = (uint32_t)i;
+    uint32_t parent = spec->parent ? spec->parent : NONE;
+    if (spec->parent >= e->queues.len || (id == 0 && parent != NONE) ||
+        (id != NONE && e->queues.items[id].parent != parent))
+        return GP_EINVALID;
+    if (id == NONE) {
+        struct queue q;
+        memset(&q, 0, sizeof q);
+        q.parent = parent;
+        q.depth = parent == NONE ? 0 : e->queues.items[parent].depth + 1;
+        if (e->queues.len >= NONE - 1 || GP_VEC_PUSH(&e->queues, q) != 0)
+            return GP_ENOMEM;
+        id = (uint32_t)e->queues.len - 1;
+    }
+    struct queue *q = &e->queues.items[id];
+    q->spec = *spec;
+    if (!(q->spec.weight > 0))
+        q->spec.weight = 1;
+    queue_limits(e, q);
+    queues_refresh(e);
+    e->generation++; /* what fits, and what may be evicted, may have changed */
+    e->victim_gen++;
+    if (out_id)
+        *out_id = id;
+    return GP_OK;
+}
+
+size_t gp_engine_queue_count(const struct gp_engine *e)
+{
+    return e->queues.len;
+}
+
+const struct gp_queue_spec *gp_engine_queue_spec(const struct gp_engine *e, uint32_t id)
+{
+    return id < e->queues.len ? &e->queues.items[id].spec : NULL;
+}
+
+uint32_t gp_engine_queue_parent(const struct gp_engine *e, uint32_t id)
+{
+    return id < e->queues.len ? e->queues.items[id].parent : GP_QUEUE_NONE;
+}
+
+enum gp_err gp_engine_queue_usage(const struct gp_engine *e, uint32_t id,
+                                  struct gp_queue_usage *out)
+{
+    if (id >= e->queues.len)
+        return GP_EINVALID;
+    const struct queue *q = &e->queues.items[id];
+    out->gpu_milli = q->used[R_GPU];
+    out->cpu_milli = q->used[R_CPU];
+    out->mem_mib = q->used[R_MEM];
+    out->pods_bound = (uint32_t)q->bound.len;
+    out->pods_pending = 0;
+    for (size_t i = 0; i < q->pending.len; i++)
+        out->pods_pending += e->pods.items[q->pending.items[i]].state == GP_POD_PENDING;
+    return GP_OK;
+}
+
+int64_t gp_engine_queue_model_used(const struct gp_engine *e, uint32_t id, uint32_t model)
+{
+    if (id >= e->queues.len || model >= GP_MAX_GPU_MODELS)
+        return 0;
+    return e->queues.items[id].used[R_MODEL + model];
+}
+
+/* ---- fair share ------------------------------------------------------------ */
+
+/* A queue's fair-share key; the lower goes first. Tier 0: queues using less
+ * than their guarantee, by the largest use/guarantee ratio over the
+ * resources they are guaranteed. Tier 1: the others, by their dominant
+ * share of the cluster (the largest use/capacity over gpu, cpu, memory).
+ * Both are divided by the weight. */
+static void queue_key(const struct gp_engine *e, const struct queue *q, int *tier, double *val)
+{
+    double g = -1;
+    for (uint32_t i = 0; i < q->nguaranteed_res; i++) {
+        int r = q->guaranteed_res[i];
+        double x = (double)q->used[r] / (double)q->guar[r];
+        if (x > g)
+            g = x;
+    }
+    if (g >= 0 && g < 1) {
+        *tier = 0;
+        *val = g / q->spec.weight;
+        return;
+    }
+    const struct gp_engine_totals *t = &e->totals;
+    double d = 0;
+    if (t->gpu_milli_total > 0)
+        d = (double)q->used[R_GPU] / (double)t->gpu_milli_total;
+    if (t->cpu_milli_total > 0 && (double)q->used[R_CPU] / (double)t->cpu_milli_total > d)
+        d = (double)q->used[R_CPU] / (double)t->cpu_milli_total;
+    if (t->mem_mib_total > 0 && (double)q->used[R_MEM] / (double)t->mem_mib_total > d)
+        d = (double)q->used[R_MEM] / (double)t->mem_mib_total;
+    *tier = 1;
+    *val = d / q->spec.weight;
+}
+
+static bool queue_left(const struct queue *q)
+{
+    return q->cursor < q->pending.len;
+}
+
+/* The queue whose next pod the cycle tries: from the top of the tree, the
+ * child with the lowest key among those with pods left, down to a queue
+ * with pods of its own (which go before its children's); ties to the lower
+ * id. NONE when every list is done. */
+static uint32_t pick_queue(struct gp_engine *e)
+{
+    struct queue *qs = e->queues.items;
+    size_t nq = e->queues.len;
+    if (nq == 1)
+        return queue_left(&qs[0]) ? 0 : NONE;
+    bool any = false;
+    for (size_t i = 0; i < nq; i++)
+        qs[i].avail = false;
+    for (size_t i = 0; i < nq; i++) {
+        if (!queue_left(&qs[i]))
+            continue;
+        any = true;
+        for (uint32_t x = (uint32_t)i; x != NONE && !qs[x].avail; x = qs[x].parent)
+            qs[x].avail = true;
+    }
+    if (!any)
+        return NONE;
+    uint32_t at = NONE;
+    for (;;) {
+        if (at != NONE && queue_left(&qs[at]))
+            return at;
+        uint32_t best = NONE;
+        int best_tier = 0;
+        double best_val = 0;
+        for (size_t i = 0; i < nq; i++) {
+            if (qs[i].parent != at || !qs[i].avail)
+                continue;
+            int tier;
+            double val;
+            queue_key(e, &qs[i], &tier, &val);
+            if (best == NONE || tier < best_tier || (tier == best_tier && val < best_val)) {
+                best = (uint32_t)i;
+                best_tier = tier;
+                best_val = val;
+            }
+        }
+        if (best == NONE)
+            return NONE;
+        at = best;
+    }
+}
+
+/* ---- preemption and reclaim --------------------------------------------- */
+
+/* A pod may be evicted once it has run its queue's minimum runtime, and
+ * at least MIN_RUN_S whatever its queue says: never at the instant it was
+ * bound (a bind and its eviction would chase each other in one instant). */
+#define MIN_RUN_S 0.001
+
+static double evictable_from(const struct gp_engine *e, const struct gp_pod *p)
+{
+    double min_s = e->queues.items[p->spec.queue].spec.min_runtime_s;
+    return e->px.items[p->id].bound_at_s + (min_s > MIN_RUN_S ? min_s : MIN_RUN_S);
+}
+
+static bool evictable(const struct gp_engine *e, const struct gp_pod *p)
+{
+    return e->now_s >= evictable_from(e, p);
+}
+
+/* A pod was bound for real (not tentatively): a possible victim once it
+ * has run (evictable). While any queue may evict, it is watched until then. */
+static void note_bound(struct gp_engine *e, const struct gp_pod *p)
+{
+    /* no new victim yet: a pod bound now may be evicted only once it has
+     * run, and mature_check says when (so a cycle's binds do not make the
+     * failed searches of that cycle worth repeating) */
+    if (!e->preempt)
+        return;
+    double from_s = evictable_from(e, p);
+    if (GP_VEC_PUSH(&e->immature, p->id) != 0)
+        from_s = e->now_s; /* out of memory: look again every cycle */
+    if (e->immature.len == 1 || from_s < e->next_mature_s)
+        e->next_mature_s = from_s;
+}
+
+/* Watched pods that became evictable are possible victims now: searches
+ * that failed before may succeed. */
+static void mature_check(struct gp_engine *e)
+{
+    if (e->immature.len == 0 || e->now_s < e->next_mature_s)
+        return;
+    size_t k = 0;
+    bool matured = false;
+    double next = 0;
+    for (size_t i = 0; i < e->immature.len; i++) {
+        const struct gp_pod *p = &e->pods.items[e->immature.items[i]];
+        if (p->state != GP_POD_BOUND)
+            continue;
+        if (evictable(e, p)) {
+            matured = true;
+            continue;
+        }
+        double t = evictable_from(e, p);
+        if (k == 0 || t < next)
+            next = t;
+        e->immature.items[k++] = p->id;
+    }
+    e->immature.len = k;
+    e->next_mature_s = next;
+    if (matured)
+        e->victim_gen++;
+}
+
+double gp_engine_next_wake_s(const struct gp_engine *e)
+{
+    if (!e->preempt || e->immature.len == 0)
+        return INFINITY;
+    bool waiting = false;
+    for (size_t i = 0; i < e->queues.len && !waiting; i++)
+        waiting = e->queues.items[i].may_preempt && e->queues.items[i].pending.len > 0;
+    if (!waiting)
+        return INFINITY;
+    return e->next_mature_s > e->now_s ? e->next_mature_s : INFINITY;
+}
+
+/* The lowest common ancestor of two queues; NONE for the root above the
+ * top-level queues. */
+static uint32_t queue_lca(const struct gp_engine *e, uint32_t a, uint32_t b)
+{
+    const struct queue *qs = e->queues.items;
+    while (a != b && a != NONE && b != NONE) {
+        uint32_t da = qs[a].depth, db = qs[b].depth;
+        if (da >= db)
+            a = qs[a].parent;
+        if (db >= da)
+            b = qs[b].parent;
+    }
+    return a == b ? a : NONE;
+}
+
+/* The ancestor of x (or x) whose parent is `top`. */
+static uint32_t queue_below(const struct gp_engine *e, uint32_t top, uint32_t x)
+{
+    while (e->queues.items[x].parent != top)
+        x = e->queues.items[x].parent;
+    return x;
+}
+
+/* May a request `req` of queue x reclaim from another branch under the
+ * parent of branch qc? Every queue from x up to qc stays within what it is
+ * guaranteed with it, and qc is guaranteed something the request needs. */
+static bool reclaim_right(const struct gp_engine *e, const struct gp_pod *p,
+                          const int64_t req[NBASIC], uint32_t x, uint32_t qc, bool within_only)
+{
+    for (;; x = e->queues.items[x].parent) {
+        const struct queue *q = &e->queues.items[x];
+        for (int r = 0; r < NBASIC; r++)
+            if (req[r] > 0 && q->guar[r] > 0 && q->used[r] + req[r] > q->guar[r])
+                return false;
+        if (x == qc)
+            break;
+    }
+    if (within_only)
+        return true;
+    const struct queue *c = &e->queues.items[qc];
+    for (int r = 0; r < NBASIC; r++)
+        if (req[r] > 0 && c->guar[r] > 0)
+            return true;
+    if (req[R_GPU] > 0) /* or a model it may run on, within that model's guarantee */
+        for (uint32_t m = 0; m < e->nmodels; m++)
+            if ((p->model_mask >> m & 1) && c->guar[R_MODEL + m] > 0 &&
+                c->used[R_MODEL + m] + req[R_GPU] <= c->guar[R_MODEL + m])
+                return true;
+    return false;
+}
+
+/* Does branch vc use more than it is guaranteed of something branch qc is
+ * guaranteed and the request needs? (If not, none of its pods can be
+ * reclaimed for it: releasing victims only lowers the use.) */
+static bool branch_borrowing(const struct gp_engine *e, uint32_t vc, uint32_t qc,
+                             const int64_t req[NBASIC])
+{
+    const struct queue *v = &e->queues.items[vc], *q = &e->queues.items[qc];
+    for (int r = 0; r < NBASIC; r++)
+        if (req[r] > 0 && q->guar[r] > 0 && v->used[r] > v->guar[r])
+            return true;
+    for (uint32_t m = 0; req[R_GPU] > 0 && m < e->nmodels; m++)
+        if (q->guar[R_MODEL + m] > 0 && v->used[R_MODEL + m] > v->guar[R_MODEL + m])
+            return true;
+    return false;
+}
+
+static bool reclaimable_chain(const struct gp_engine *e, uint32_t x, uint32_t vc)
+{
+    for (;; x = e->queues.items[x].parent) {
+        if (e->queues.items[x].spec.not_reclaimable)
+            return false;
+        if (x == vc)
+            return true;
+    }
+}
+
+/* Is branch vc still borrowing something the preemptor needs and the unit
+ * holds? (Checked as victims are taken, with those before it released.) */
+static bool unit_borrowing(const struct gp_engine *e, const struct unit *u,
+                           const int64_t need[NBASIC])
+{
+    /* only what the preemptor's branch is guaranteed can be taken back */
+    const struct queue *vc = &e->queues.items[u->vc], *qc = &e->queues.items[u->qc];
+    for (uint32_t i = 0; i < u->n; i++) {
+        const struct gp_pod *v = &e->pods.items[e->victims.items[u->first + i]];
+        int64_t held[NBASIC];
+        pod_request(v, held);
+        for (int r = 0; r < NBASIC; r++)
+            if (need[r] > 0 && held[r] > 0 && qc->guar[r] > 0 && vc->used[r] > vc->guar[r])
+                return true;
+        uint32_t m = R_MODEL + e->nodes.items[v->node].model;
+        if (need[R_GPU] > 0 && held[R_GPU] > 0 && qc->guar[m] > 0 && vc->used[m] > vc->guar[m])
+            return true;
+    }
+    return false;
+}
+
+/* Cost order of victims: lowest priority first, then the most recently
+ * bound, then the newest pod. */
+static int unit_cmp(const void *pa, const void *pb)
+{
+    const struct unit *a = pa, *b = pb;
+    if (a->priority != b->priority)
+        return a->priority < b->priority ? -1 : 1;
+    if (a->bound_at_s != b->bound_at_s)
+        return a->bound_at_s > b->bound_at_s ? -1 : 1;
+    return a->key > b->key ? -1 : a->key < b->key;
+}
+
+/* The possible victims of pod p (a gang's member when gid is set, for
+ * `times` members): units of pods it may evict, in e->units, cost order. */
+static size_t collect_units(struct gp_engine *e, const struct gp_pod *p, uint32_t gid,
+                            uint32_t times)
+{
+    e->units.len = e->victims.len = 0;
+    e->mark++;
+    int64_t req[NBASIC];
+    pod_request(p, req);
+    for (int r = 0; r < NBASIC; r++)
+        req[r] *= times;
+    uint32_t own = p->spec.queue;
+    /* reclaim needs the pod's own queue within its guarantee, at least */
+    bool may_reclaim = e->queues.items[own].guaranteed && reclaim_right(e, p, req, own, own, true);
+    for (uint32_t vq = 0; vq < e->queues.len; vq++) {
+        const struct queue *q = &e->queues.items[vq];
+        if (q->bound.len == 0)
+            continue;
+        enum gp_evict_reason reason = GP_EVICT_PREEMPTED;
+        uint32_t vc = NONE, qc = NONE;
+        if (vq == own) {
+            if (q->spec.no_preempt_within)
+                continue;
+        } else {
+            if (!may_reclaim)
+                continue;
+            uint32_t top = queue_lca(e, own, vq);
+            if (top == own || top == vq)
+                continue; /* one contains the other: no reclaim inside a lineage */
+            vc = queue_below(e, top, vq);
+            qc = queue_below(e, top, own);
+            if (!reclaim_right(e, p, req, own, qc, false) || !reclaimable_chain(e, vq, vc) ||
+                !branch_borrowing(e, vc, qc, req))
+                continue;
+            reason = GP_EVICT_RECLAIMED;
+        }
+        for (size_t i = 0; i < q->bound.len; i++) {
+            const struct gp_pod *v = &e->pods.items[q->bound.items[i]];
+            if (!evictable(e, v))
+                continue;
+            if (reason == GP_EVICT_PREEMPTED && v->spec.priority >= p->spec.priority)
+                continue;
+            struct unit u = {(uint32_t)e->victims.len,
+                             0,
+                             v->spec.priority,
+                             e->px.items[v->id].bound_at_s,
+                             v->id,
+                             vc,
+                             qc,
+                             reason};
+            if (v->spec.group) { /* a gang goes whole */
+                struct group *g = &e->groups.items[v->spec.group - 1];
+                if (v->spec.group == gid || g->mark == e->mark)
+                    continue;
+                g->mark = e->mark;
+                bool ok = true;
+                for (size_t k = 0; k < g->members.len && ok; k++) {
+                    const struct gp_pod *m = &e->pods.items[g->members.items[k]];
+                    if (m->state != GP_POD_BOUND)
+                        continue;
+                    ok = evictable(e, m) && GP_VEC_PUSH(&e->victims, m->id) == 0;
+                    if (e->px.items[m->id].bound_at_s > u.bound_at_s)
+                        u.bound_at_s = e->px.items[m->id].bound_at_s;
+                    if (m->id > u.key)
+                        u.key = m->id;
+                }
+                if (!ok) {
+                    e->victims.len = u.first;
+                    continue;
+                }
+            } else if (GP_VEC_PUSH(&e->victims, v->id) != 0) {
+                continue;
+            }
+            u.n = (uint32_t)e->victims.len - u.first;
+            if (GP_VEC_PUSH(&e->units, u) != 0)
+                e->victims.len = u.first;
+        }
+    }
+    return e->units.len;
+}
+
+static void unit_release(struct gp_engine *e, const struct unit *u)
+{
+    for (uint32_t i = 0; i < u->n; i++)
+        release(e, &e->pods.items[e->victims.items[u->first + i]], false);
+}
+
+/* Puts a released unit back exactly where it was, as it was. */
+static void unit_restore(struct gp_engine *e, const struct unit *u)
+{
+    for (uint32_t i = u->n; i-- > 0;) {
+        struct gp_pod *v = &e->pods.items[e->victims.items[u->first + i]];
+        double at = e->px.items[v->id].bound_at_s;
+        commit(e, v, &e->nodes.items[v->node], &v->pick);
+        e->px.items[v->id].bound_at_s = at;
+    }
+}
+
+/* Takes back a gang's tentative binds. */
+static void gang_undo(struct gp_engine *e, const uint32_t *members, size_t n,
+                      const struct gp_decision *d)
+{
+    for (size_t k = n; k-- > 0;) {
+        struct gp_pod *m = &e->pods.items[members[k]];
+        if (d[k].kind == GP_DECISION_BIND) {
+            release(e, m, false);
+            m->state = GP_POD_PENDING;
+        }
+    }
+}
+
+/* Would the preemptor fit now? A pod: within its quotas and some node
+ * passes every filter. A gang: a tentative placement, taken back. */
+static bool preemptor_fits(struct gp_engine *e, struct gp_pod *p, const struct group *g,
+                           uint32_t need)
+{
+    if (!g) {
+        if (e->quotas && e->queues.items[p->spec.queue].capped && quota_blocks(e, p, 1) != NONE)
+            return false;
+        for (size_t i = 0; i < e->nodes.len; i++)
+            if (gp_engine_filter(e, &e->nodes.items[i], p) == GP_FILTER_COUNT)
+                return true;
+        return false;
+    }
+    struct gp_decision fail;
+    bool have_fail = false;
+    const uint32_t *members = e->gmembers.items;
+    size_t n = e->gmembers.len;
+    if (!gang_try_domains(e, g, members, n, need, e->tmp.items, &fail, &have_fail))
+        return false;
+    gang_undo(e, members, n, e->tmp.items);
+    return true;
+}
+
+static bool preempt_known_failed(struct gp_engine *e, const struct gp_pod *p, uint32_t need)
+{
+    if (need == 0) {
+        const struct shape *s = &e->shapes.items[p->shape];
+        return s->preempt_failed_gen == e->victim_gen &&
+               s->preempt_failed_priority == p->spec.priority;
+    }
+    if (e->failed_victim_gen != e->victim_gen) {
+        e->nfailed_preempt = 0;
+        e->failed_victim_gen = e->victim_gen;
+        return false;
+    }
+    for (uint32_t i = 0; i < e->nfailed_preempt; i++) {
+        const struct failed_preempt *f = &e->failed_preempt[i];
+        const struct gp_pod *q = &e->pods.items[f->pod];
+        if (f->need != need || p->shape != q->shape || p->spec.priority != q->spec.priority)
+            continue;
+        if (need == 0)
+            return true;
+        const struct group *a = &e->groups.items[p->spec.group - 1];
+        const struct group *b = &e->groups.items[q->spec.group - 1];
+        if (str_eq(a->spec.topology_key, b->spec.topology_key) &&
+            a->spec.topology_required == b->spec.topology_required)
+            return true;
+    }
+    return false;
+}
+
+static void preempt_failed(struct gp_engine *e, const struct gp_pod *p, uint32_t need)
+{
+    if (need == 0) {
+        struct shape *s = &e->shapes.items[p->shape];
+        s->preempt_failed_gen = e->victim_gen;
+        s->preempt_failed_priority = p->spec.priority;
+        return;
+    }
+    if (e->failed_victim_gen != e->victim_gen) {
+        e->nfailed_preempt = 0;
+        e->failed_victim_gen = e->victim_gen;
+    }
+    if (e->nfailed_preempt < sizeof e->failed_preempt / sizeof e->failed_preempt[0]) {
+        struct failed_preempt *f = &e->failed_preempt[e->nfailed_preempt++];
+        f->pod = p->id;
+        f->need = need;
+    }
+}
+
+/* An upper bound, cheap enough to stop hopeless searches before they
+ * release anything: could `need` pods like p (0: p alone) fit if every
+ * candidate victim left? Per node, what is free plus what the victims
+ * there hold, in GPU share, cpu and memory. */
+static bool room_possible(struct gp_engine *e, const struct gp_pod *p, uint32_t need)
+{
+    size_t nn = e->nodes.len;
+    if (GP_VEC_RESERVE(&e->freeable, nn) != 0)
+        return true; /* cannot tell: search */
+    struct freeable *f = e->freeable.items;
+    memset(f, 0, nn * sizeof *f);
+    for (size_t i = 0; i < e->victims.len; i++) {
+        const struct gp_pod *v = &e->pods.items[e->victims.items[i]];
+        f[v->node].gpu_milli += gpu_req(v);
+        f[v->node].cpu_milli += v->spec.cpu_milli;
+        f[v->node].mem_mib += v->spec.mem_mib;
+    }
+    int64_t req[NBASIC];
+    pod_request(p, req);
+    uint64_t total = 0, want = need ? need : 1;
+    for (size_t i = 0; i < nn; i++) {
+        const struct gp_node *n = &e->nodes.items[i];
+        if (!fits_empty(e, n, p))
+            continue;
+        int64_t have[NBASIC] = {(int64_t)n->gpu_milli_free + f[i].gpu_milli,
+                                n->cpu_free_milli + f[i].cpu_milli, n->mem_free_mib + f[i].mem_mib};
+        int64_t k = INT64_MAX;
+        for (int r = 0; r < NBASIC; r++)
+            if (req[r] > 0 && have[r] / req[r] < k)
+                k = have[r] / req[r];
+        total += (uint64_t)(k > (int64_t)want ? (int64_t)want : k);
+        if (total >= want)
+            return true;
+    }
+    return false;
+}
+
+static bool fits_some_empty(const struct gp_engine *e, const struct gp_pod *p)
+{
+    for (size_t i = 0; i < e->nodes.len; i++)
+        if (fits_empty(e, &e->nodes.items[i], p))
+            return true;
+    return false;
+}
+
+/* Tries to make room for pod p (with gid, for the pending members of its
+ * gang) by evicting others. Takes candidate victims in cost order,
+ * releasing each until the preemptor fits, then puts back, the costliest
+ * first, every one it can do without. If it fits, writes an EVICT decision
+ * per victim and the preemptor's decisions (a BIND, or one per gang
+ * member) to out and returns their number; otherwise everything is as
+ * before and it returns 0 (with *full set when out had too little room). */
+static size_t preempt(struct gp_engine *e, struct gp_pod *p, uint32_t gid, struct gp_decision *out,
+                      size_t room, bool *full)
+{
+    struct group *g = gid ? &e->groups.items[gid - 1] : NULL;
+    uint32_t need = 0;
+    size_t npods = 1;
+    if (g) {
+        e->gmembers.len = 0;
+        for (size_t i = 0; i < g->members.len; i++) {
+            uint32_t id = g->members.items[i];
+            if (e->pods.items[id].state == GP_POD_PENDING && GP_VEC_PUSH(&e->gmembers, id) != 0)
+                return 0;
+        }
+        npods = e->gmembers.len;
+        need = g->spec.min_member > g->bound ? g->spec.min_member - g->bound : 0;
+        if (need == 0 || npods < need || GP_VEC_RESERVE(&e->tmp, npods) != 0)
+            return 0;
+    }
+    if (preempt_known_failed(e, p, need))
+        return 0;
+    if ((!g && !fits_some_empty(e, p)) || collect_units(e, p, gid, need ? need : 1) == 0 ||
+        !room_possible(e, p, need)) {
+        preempt_failed(e, p, need);
+        return 0;
+    }
+    if (e->units.len > 1)
+        qsort(e->units.items, e->units.len, sizeof e->units.items[0], unit_cmp);
+    int64_t want[NBASIC];
+    pod_request(p, want);
+    e->chosen.len = 0;
+    bool fits = false;
+    for (size_t i = 0; i < e->units.len && !fits; i++) {
+        const struct unit *u = &e->units.items[i];
+        if (u->reason == GP_EVICT_RECLAIMED && !unit_borrowing(e, u, want))
+            continue;
+        if (GP_VEC_PUSH(&e->chosen, (uint32_t)i) != 0)
+            break;
+        unit_release(e, u);
+        fits = preemptor_fits(e, p, g, need);
+    }
+    if (fits) { /* keep only the victims it needs, the cheapest */
+        size_t keep = 0;
+        for (size_t k = e->chosen.len; k-- > 0;) {
+            const struct unit *u = &e->units.items[e->chosen.items[k]];
+            unit_restore(e, u);
+            if (preemptor_fits(e, p, g, need))
+                continue; /* reprieved */
+            unit_release(e, u);
+            e->chosen.items[e->chosen.len - 1 - keep++] = e->chosen.items[k];
+        }
+        memmove(e->chosen.items, e->chosen.items + e->chosen.len - keep,
+                keep * sizeof e->chosen.items[0]);
+        e->chosen.len = keep;
+    }
+    size_t nvictims = 0;
+    for (size_t k = 0; k < e->chosen.len; k++)
+        nvictims += e->units.items[e->chosen.items[k]].n;
+    struct gp_decision bind;
+    bool placed = false, roomy = nvictims + npods <= room;
+    if (fits && roomy) {
+        if (g) {
+            struct gp_decision fail;
+            bool have_fail = false;
+            placed = gang_try_domains(e, g, e->gmembers.items, npods, need, e->tmp.items, &fail,
+                                      &have_fail);
+        } else {
+            place(e, p, &bind);
+            placed = bind.kind == GP_DECISION_BIND;
+        }
+    }
+    if (!placed) {
+        for (size_t k = e->chosen.len; k-- > 0;)
+            unit_restore(e, &e->units.items[e->chosen.items[k]]);
+        if (fits && !roomy)
+            *full = true; /* no room for the decisions: try again next cycle */
+        else
+            preempt_failed(e, p, need);
+        return 0;
+    }
+    size_t n = 0;
+    for (size_t k = 0; k < e->chosen.len; k++) {
+        const struct unit *u = &e->units.items[e->chosen.items[k]];
+        for (uint32_t i = 0; i < u->n; i++) {
+            struct gp_pod *v = &e->pods.items[e->victims.items[u->first + i]];
+            v->state = GP_POD_DONE;
+            struct gp_decision *d = &out[n++];
+            memset(d, 0, sizeof *d);
+            d->kind = GP_DECISION_EVICT;
+            d->pod = v->id;
+            d->node = v->node;
+            d->pick = v->pick;
+            d->evict = (uint8_t)u->reason;
+            d->by = p->id;
+        }
+    }
+    if (g) {
+        for (size_t k = 0; k < npods; k++) {
+            out[n] = e->tmp.items[k];
+            if (out[n].kind == GP_DECISION_BIND)
+                note_bound(e, &e->pods.items[out[n].pod]);
+            n++;
+        }
+    } else {
+        out[n++] = bind;
+        note_bound(e, p);
+    }
+    e->generation++; /* the victims' room, less what the preemptor took, is free */
+    e->victim_gen++;
+    return n;
+}
+
+/* ---- the cycle -------------------------------------------------------------- */
+
+/* Tries pod p (and, for a gang member, its whole gang once per cycle),
+ * appending its decisions. Returns whether p stays pending; *changed when
+ * something was bound or evicted (the queues' shares moved). */
+static bool try_pod(struct gp_engine *e, struct gp_pod *p, struct gp_decision *out, size_t cap,
+                    size_t *ndec, size_t *tried, bool *full, bool *changed)
+{
+    uint32_t id = p->id;
+    bool may_preempt = e->preempt && e->queues.items[p->spec.queue].may_preempt;
+    bool retry = may_preempt && e->px.items[id].preempt_gen != e->victim_gen;
+    if (p->tried_gen == e->generation && !retry)
+        return true; /* not until the cluster changes */
+    if (p->spec.group) {
+        uint32_t gid = p->spec.group;
+        struct group *g = &e->groups.items[gid - 1];
+        if (g->cycle == e->cycle)
+            return true;
+        if (cap - *ndec < gang_pending(e, gid)) {
+            *full = true; /* no room for the whole gang's decisions */
+            return true;
+        }
+        g->cycle = e->cycle;
+        (*tried)++;
+        size_t n = place_gang(e, gid, out + *ndec);
+        if (p->state != GP_POD_BOUND && retry && n > 0 && out[*ndec].gang == GP_GANG_NO_ROOM) {
+            size_t m = preempt(e, p, gid, out + *ndec, cap - *ndec, full);
+            if (m > 0) {
+                *ndec += m;
+                *changed = true;
+                return p->state != GP_POD_BOUND;
+            }
+            for (size_t i = 0; i < g->members.len; i++)
+                e->px.items[g->members.items[i]].preempt_gen = e->victim_gen;
+        }
+        for (size_t k = 0; k < n; k++)
+            if (out[*ndec + k].kind == GP_DECISION_BIND) {
+                note_bound(e, &e->pods.items[out[*ndec + k].pod]);
+                *changed = true;
+            }
+        *ndec += n;
+        return p->state != GP_POD_BOUND;
+    }
+    (*tried)++;
+    struct gp_decision *d = &out[*ndec];
+    const struct gp_decision *known = failed_lookup(e, p);
+    if (known) {
+        *d = *known;
+        d->pod = id;
+        p->tried_gen = e->generation;
+    } else {
+        place(e, p, d);
+        if (d->kind != GP_DECISION_BIND)
+            failed_remember(e, p, d);
+    }
+    if (d->kind == GP_DECISION_BIND) {
+        (*ndec)++;
+        note_bound(e, p);
+        *changed = true;
+        return false;
+    }
+    if (retry) { /* preempt writes to out only when it succeeds */
+        size_t m = preempt(e, p, 0, d, cap - *ndec, full);
+        if (m > 0) {
+            *ndec += m;
+            *changed = true;
+            return false;
+        }
+        if (!*full)
+            e->px.items[id].preempt_gen = e->victim_gen;
+    }
+    (*ndec)++;
+    return true;
+}
+
 size_t gp_engine_schedule(struct gp_engine *e, double now_s, size_t budget, struct gp_decision *out,
                           size_t cap)
 {
-    (void)now_s;
-    size_t ndec = 0, tried = 0, keep = 0;
-    bool full = false;
+    size_t ndec = 0, tried = 0;
+    bool full = false, changed = false;
+    if (now_s > e->now_s)
+        e->now_s = now_s;
     e->cycle++;
-    for (size_t i = 0; i < e->pending.len; i++) {
-        uint32_t id = e->pending.items[i];
-        struct gp_pod *p = &e->pods.items[id];
-        if (p->state == GP_POD_BOUND) /* a gang member placed earlier in this cycle */
-            continue;
-        bool stop = full || ndec == cap || (budget && tried == budget);
-        if (stop || p->tried_gen == e->generation) {
-            e->pending.items[keep++] = id;
-            continue;
-        }
-        if (p->spec.group) {
-            struct group *g = &e->groups.items[p->spec.group - 1];
-            if (g->cycle != e->cycle) {
-                if (cap - ndec < gang_pending(e, p->spec.group)) {
-                    full = true; /* no room for the whole gang's decisions */
-                    e->pending.items[keep++] = id;
-                    continue;
-                }
-                g->cycle = e->cycle;
-                tried++;
-                ndec += place_gang(e, p->spec.group, out + ndec);
+    mature_check(e);
+    for (size_t i = 0; i < e->queues.len; i++)
+        e->queues.items[i].cursor = e->queues.items[i].keep = 0;
+    bool stop = false;
+    while (!stop) {
+        uint32_t cur = pick_queue(e);
+        if (cur == NONE)
+            break;
+        /* this queue's pods, until something is bound or evicted (the
+         * shares move) or the list ends */
+        struct queue *q = &e->queues.items[cur];
+        uint32_t *items = q->pending.items;
+        size_t i = q->cursor, k = q->keep, len = q->pending.len;
+        bool may_preempt = e->preempt && q->may_preempt;
+        struct gp_pod *pods = e->pods.items;
+        uint64_t gen = e->generation;
+        changed = false;
+        while (i < len && !changed) {
+            uint32_t id = items[i];
+            struct gp_pod *p = &pods[id];
+            if (p->state != GP_POD_PENDING) { /* a gang member placed earlier in this cycle */
+                i++;
+                continue;
             }
-            if (p->state != GP_POD_BOUND)
-                e->pending.items[keep++] = id;
-            continue;
+            if (full || ndec == cap || (budget && tried == budget)) {
+                stop = true;
+                break;
+            }
+            i++;
+            if (p->tried_gen == gen &&
+                !(may_preempt && e->px.items[id].preempt_gen != e->victim_gen)) {
+                items[k++] = id; /* not until the cluster changes */
+                continue;
+            }
+            if (try_pod(e, p, out, cap, &ndec, &tried, &full, &changed))
+                items[k++] = id;
+            gen = e->generation;
         }
-        tried++;
-        const struct gp_decision *known = failed_lookup(e, p);
-        if (known) {
-            out[ndec] = *known;
-            out[ndec].pod = id;
-            p->tried_gen = e->generation;
-        } else {
-            place(e, p, &out[ndec]);
-            if (out[ndec].kind != GP_DECISION_BIND && e->failed.len < 64)
-                (void)GP_VEC_PUSH(&e->failed, out[ndec]); /* a cache: failing to grow is fine */
-        }
-        if (out[ndec].kind != GP_DECISION_BIND)
-            e->pending.items[keep++] = id;
-        ndec++;
+        q->cursor = i;
+        q->keep = k;
     }
-    e->pending.len = keep;
+    /* the rest of each list stays as it was; pods bound meanwhile leave */
+    e->npending = 0;
+    for (size_t i = 0; i < e->queues.len; i++) {
+        struct queue *q = &e->queues.items[i];
+        size_t k = q->keep;
+        for (size_t j = q->cursor; j < q->pending.len; j++)
+            if (e->pods.items[q->pending.items[j]].state == GP_POD_PENDING)
+                q->pending.items[k++] = q->pending.items[j];
+        q->pending.len = k;
+        e->npending += k;
+    }
     return ndec;
 }
 
@@ -920,9 +2088,15 @@ const struct gp_pod *gp_engine_pod(const struct gp_engine *e, uint32_t id)
     return id < e->pods.len ? &e->pods.items[id] : NULL;
 }
 
+double gp_engine_pod_bound_at(const struct gp_engine *e, uint32_t id)
+{
+    return id < e->pods.len && e->pods.items[id].state == GP_POD_BOUND ? e->px.items[id].bound_at_s
+                                                                       : -1;
+}
+
 size_t gp_engine_pending_count(const struct gp_engine *e)
 {
-    return e->pending.len;
+    return e->npending;
 }
 
 size_t gp_engine_model_count(const struct gp_engine *e)

@@ -3,12 +3,15 @@
  * happened (nodes and pods come and go) and asks it to schedule; it answers
  * with decisions. The same sequence of calls always gives the same decisions.
  *
- * Cycle (gp_engine_schedule): pending pods in queue order (priority, then
- * age) -> filter every node (state, selector, taints, GPU model, cpu, memory,
- * GPUs) -> score the feasible nodes with the policy -> the best node wins
- * (ties: lowest node id) and the policy's choice of GPUs inside it ->
- * commit. A pod that fits nowhere gets an explanation, and is not tried
- * again until the cluster changes (a release or a node added). */
+ * Cycle (gp_engine_schedule): pending pods in queue order (the queue with
+ * the lowest weighted dominant share first; inside a queue priority, then
+ * age) -> the queue's quota -> filter every node (state, selector, taints,
+ * GPU model, cpu, memory, GPUs, per-model quota) -> score the feasible
+ * nodes with the policy -> the best node wins (ties: lowest node id) and
+ * the policy's choice of GPUs inside it -> commit. A pod that fits nowhere
+ * may evict others (preemption inside its queue, reclaim of its queue's
+ * guarantee); otherwise it gets an explanation, and is not tried again
+ * until the cluster changes (a release or a node added). */
 #ifndef GP_ENGINE_ENGINE_H
 #define GP_ENGINE_ENGINE_H
 
@@ -17,6 +20,7 @@
 #include <stdint.h>
 
 #include "engine/model.h"
+#include "engine/queue.h"
 #include "util/err.h"
 #include "util/rng.h"
 
@@ -47,7 +51,18 @@ const struct gp_policy_ops *gp_policy_find(const char *name);
 enum gp_decision_kind {
     GP_DECISION_BIND,
     GP_DECISION_UNSCHEDULABLE,
+    GP_DECISION_EVICT, /* a bound pod is stopped to make room for `by` */
 };
+
+/* Why a pod was evicted (EVICT decisions). */
+enum gp_evict_reason {
+    GP_EVICT_NONE,
+    GP_EVICT_PREEMPTED, /* by a higher-priority pod of its own queue */
+    GP_EVICT_RECLAIMED, /* by a queue taking back its guaranteed quota */
+};
+
+/* "No queue" in a decision's quota_queue. */
+#define GP_QUEUE_NONE UINT32_MAX
 
 /* Why a gang member was not placed (UNSCHEDULABLE decisions). */
 enum gp_gang_wait {
@@ -57,13 +72,24 @@ enum gp_gang_wait {
     GP_GANG_NEVER_FITS, /* they could not fit even the empty cluster */
 };
 
+/* An EVICT comes before the BIND (or the gang's BINDs) it makes room for,
+ * in the same gp_engine_schedule answer; the evicted pod has left the
+ * engine (as after gp_engine_pod_finished) and its resources are free. */
 struct gp_decision {
     enum gp_decision_kind kind;
     uint32_t pod;
-    uint32_t node;             /* BIND */
-    struct gp_pick pick;       /* BIND */
+    uint32_t node;             /* BIND; EVICT: where it ran */
+    struct gp_pick pick;       /* BIND; EVICT: the GPUs it had */
+    uint8_t evict;             /* EVICT: an enum gp_evict_reason */
     struct gp_explain explain; /* UNSCHEDULABLE */
     enum gp_gang_wait gang;    /* UNSCHEDULABLE */
+    union {
+        /* UNSCHEDULABLE because its queue (or an ancestor) has no quota
+         * left for it: that queue, and every node is counted under
+         * GP_FILTER_QUOTA; GP_QUEUE_NONE otherwise */
+        uint32_t quota_queue;
+        uint32_t by; /* EVICT: the pod it makes room for */
+    };
 };
 
 /* A gang (a PodGroup): its pods are placed all together or not at all. At
@@ -84,6 +110,33 @@ enum gp_err gp_engine_group_add(struct gp_engine *e, const struct gp_group_spec 
 /* Bound members of a gang now. */
 uint32_t gp_engine_group_bound(const struct gp_engine *e, uint32_t group);
 
+/* Queues (queue.h). Queue 0 is the default queue, named "default": a
+ * top-level queue with no quota whose pods never preempt one another.
+ * Declares a queue, or - when a queue of that name exists - changes its
+ * quota, weight and preemption rules (its parent must stay the same);
+ * "default" changes queue 0. Ids are dense; a parent (spec->parent, 0 =
+ * top level) is declared before its children. A change lets pods that
+ * waited try again; lowering a quota below its use evicts nothing. */
+enum gp_err gp_engine_queue_set(struct gp_engine *e, const struct gp_queue_spec *spec,
+                                uint32_t *out_id);
+size_t gp_engine_queue_count(const struct gp_engine *e);
+/* The queue's spec as set (strings borrowed from the caller); NULL if none. */
+const struct gp_queue_spec *gp_engine_queue_spec(const struct gp_engine *e, uint32_t id);
+/* Parent id of a queue; GP_QUEUE_NONE for a top-level queue or a bad id. */
+uint32_t gp_engine_queue_parent(const struct gp_engine *e, uint32_t id);
+
+/* What a queue and its descendants use now. */
+struct gp_queue_usage {
+    int64_t gpu_milli, cpu_milli, mem_mib;
+    uint32_t pods_bound;   /* this queue's own pods, bound */
+    uint32_t pods_pending; /* this queue's own pods, pending */
+};
+enum gp_err gp_engine_queue_usage(const struct gp_engine *e, uint32_t id,
+                                  struct gp_queue_usage *out);
+/* GPU milli of model `model` (an index of the model table) used by a queue
+ * and its descendants. */
+int64_t gp_engine_queue_model_used(const struct gp_engine *e, uint32_t id, uint32_t model);
+
 /* Creates an engine with a policy and a seed (for policies that draw random
  * numbers). Returns NULL when out of memory or when the policy's init fails. */
 struct gp_engine *gp_engine_new(const struct gp_policy_ops *policy, uint64_t seed);
@@ -95,19 +148,31 @@ enum gp_err gp_engine_node_add(struct gp_engine *e, const struct gp_node_spec *s
 /* The node's pods must have been released first (GP_ESTATE otherwise). */
 enum gp_err gp_engine_node_remove(struct gp_engine *e, uint32_t node);
 
-/* Pods enter the pending queue. ids are dense and never reused. */
+/* Pods enter their queue's pending list. ids are dense and never reused.
+ * GP_EINVALID for an unknown queue or gang, or a gang member in another
+ * queue than the gang's first member. */
 enum gp_err gp_engine_pod_add(struct gp_engine *e, const struct gp_pod_spec *spec, double now_s,
                               uint32_t *out_id);
-/* A bound pod finished (or failed, or was evicted): its resources are
- * released and it leaves the engine. A pending pod is simply dropped. */
+/* A bound pod finished (or failed, or was stopped by the driver): its
+ * resources are released and it leaves the engine. A pending pod is simply
+ * dropped. (A pod the engine evicted has already left: GP_ESTATE.) */
 enum gp_err gp_engine_pod_finished(struct gp_engine *e, uint32_t pod);
 
 /* One scheduling cycle at time now_s: tries up to `budget` pending pods (0 =
- * all) in queue order, appends a decision per tried pod to out (up to cap)
- * and returns the number of decisions written. Binds are already committed
- * when this returns. */
+ * all) in queue order, appends a decision per tried pod to out, preceded
+ * by the EVICT decisions that made room for it, and returns the number of
+ * decisions written (at most cap: room for one per pending pod plus one
+ * per bound pod is always enough). Binds and evictions are committed when
+ * this returns. now_s must not go back in time; it dates binds, for the
+ * queues' minimum runtime before eviction. */
 size_t gp_engine_schedule(struct gp_engine *e, double now_s, size_t budget, struct gp_decision *out,
                           size_t cap);
+
+/* When a driver with nothing else to tell the engine should still run a
+ * cycle: the earliest time after the last cycle's now_s at which a bound
+ * pod becomes evictable (it has run, and its queue's minimum runtime)
+ * while pods that may evict wait. INFINITY when there is no such time. */
+double gp_engine_next_wake_s(const struct gp_engine *e);
 
 /* Tries to place one pod now, outside the queue order (the static packing
  * experiment). Returns 1 with a BIND or UNSCHEDULABLE decision in *out. */
@@ -118,6 +183,8 @@ size_t gp_engine_node_count(const struct gp_engine *e);
 const struct gp_node *gp_engine_node(const struct gp_engine *e, uint32_t id);
 size_t gp_engine_pod_count(const struct gp_engine *e);
 const struct gp_pod *gp_engine_pod(const struct gp_engine *e, uint32_t id);
+/* When a bound pod was bound (the now_s of that cycle); -1 if not bound. */
+double gp_engine_pod_bound_at(const struct gp_engine *e, uint32_t id);
 size_t gp_engine_pending_count(const struct gp_engine *e);
 /* Interned GPU model names; a node's `model` indexes this table. */
 size_t gp_engine_model_count(const struct gp_engine *e);

@@ -74,6 +74,7 @@ struct gp_pod_spec {
     uint32_t gpu_count;
     uint32_t gpu_milli;
     uint32_t gpu_mem_mib;          /* per GPU; 0 = not declared */
+    uint32_t queue;                /* an id from gp_engine_queue_set; 0 = the default queue */
     const char *const *gpu_models; /* allowed models; none = any */
     size_t ngpu_models;
     const struct gp_kv *node_selector;
@@ -126,6 +127,7 @@ struct gp_pick {
 struct gp_pod {
     struct gp_pod_spec spec;
     uint32_t id;
+    uint32_t shape;      /* engine: its request shape, interned (pods alike share it) */
     uint64_t model_mask; /* allowed models as bits of the model table; ~0 = any */
     enum gp_pod_state state;
     int64_t seq;       /* submission order, the tie-break for age */
@@ -147,7 +149,8 @@ struct gp_pod {
     X(MEMORY, "Insufficient memory")                                                               \
     X(GPU_COUNT, "Insufficient nvidia.com/gpu")                                                    \
     X(GPU_SHARE, "no GPU with enough free share")                                                  \
-    X(GPU_MEMORY, "no GPU with enough free GPU memory")
+    X(GPU_MEMORY, "no GPU with enough free GPU memory")                                            \
+    X(QUOTA, "queue quota exceeded")
 
 enum gp_filter {
 #define GP_FILTER_ENUM(name, text) GP_FILTER_##name,

@@ -1,9 +1,11 @@
 /* manifest.c - the Kubernetes manifest reader: a YAML (or JSON) stream of
  * Pods, Deployments and Jobs (or a List of them) with gpuplane and
- * simulation annotations, read into workload items. Fields Kubernetes
+ * simulation annotations, read into workload items, with the PodGroups
+ * that make gangs and the Queues (gpuplane's or Volcano's) pods join. Fields Kubernetes
  * allows and we do not use are skipped; the fields we read are checked
  * for type and units; unknown gpuplane.io/ and sim.gpuplane.io/
  * annotations are errors, so that a typo is never silently ignored. */
+#include <math.h>
 #include <string.h>
 
 #include "io/workload.h"
@@ -17,8 +19,8 @@
 /* The gpuplane and simulation annotations of one metadata block. */
 struct hints {
     bool has_arrival, has_duration, has_repeat, has_interarrival, has_failure, has_retries;
-    bool has_gpu_milli, has_gpu_mem, has_models;
-    double arrival_s;
+    bool has_gpu_milli, has_gpu_mem, has_models, has_failure_rate, has_checkpoint;
+    double arrival_s, failure_rate_per_s, checkpoint_s;
     struct gp_dist duration, interarrival;
     uint32_t repeat, retries, gpu_milli, gpu_mem_mib;
     double failure_prob;
@@ -43,8 +45,11 @@ struct obj {
     struct gp_item item;
     int level;
     struct hints h[2];
-    const char *queue[2];
+    /* the queue named by gpuplane.io/queue, by Kueue's label and by
+     * Volcano's annotation, in that order of precedence */
+    const char *queue[2], *kueue[2], *vqueue[2];
     const char *group[2]; /* the PodGroup named by a label or annotation */
+    uint32_t deadline_s;  /* Job spec.activeDeadlineSeconds; 0 = none */
     /* the pod spec, summed over containers, max over init containers */
     int64_t cpu_milli, mem_mib, gpus;
     int64_t init_cpu_milli, init_mem_mib, init_gpus;
@@ -180,6 +185,46 @@ static enum gp_err ann_failure(struct gp_yaml *y, struct fy_node *v, void *obj)
     return err;
 }
 
+/* "0.1/h": a number of failures per second, minute, hour or day. */
+static enum gp_err ann_failure_rate(struct gp_yaml *y, struct fy_node *v, void *obj)
+{
+    struct hints *h = hints_of(obj);
+    const char *s;
+    enum gp_err err = gp_yaml_text(y, v, "a rate", &s);
+    if (err != GP_OK)
+        return err;
+    const char *slash = strchr(s, '/');
+    double per = 0, n;
+    if (slash) {
+        const char *u = slash + 1;
+        per = strcmp(u, "s") == 0   ? 1
+              : strcmp(u, "m") == 0 ? 60
+              : strcmp(u, "h") == 0 ? 3600
+              : strcmp(u, "d") == 0 ? 86400
+                                    : 0;
+    }
+    char *num = gp_arena_strndup(y->arena, s, slash ? (size_t)(slash - s) : strlen(s));
+    if (!num)
+        return oom(y);
+    if (per == 0 || !gp_units_number(num, &n) || !(n >= 0) || n > 1e9)
+        return bad_value(y, v, "a failure rate like 0.1/h (failures per s, m, h or d)");
+    h->failure_rate_per_s = n / per;
+    h->has_failure_rate = true;
+    return GP_OK;
+}
+
+static enum gp_err ann_checkpoint(struct gp_yaml *y, struct fy_node *v, void *obj)
+{
+    struct hints *h = hints_of(obj);
+    const char *s;
+    enum gp_err err = gp_yaml_text(y, v, "a duration", &s);
+    if (err == GP_OK && (!gp_units_duration_s(s, &h->checkpoint_s) || !(h->checkpoint_s > 0) ||
+                         h->checkpoint_s > 1e9))
+        err = bad_value(y, v, "a checkpoint interval greater than zero like 30m");
+    h->has_checkpoint = err == GP_OK;
+    return err;
+}
+
 static enum gp_err ann_gpu_milli(struct gp_yaml *y, struct fy_node *v, void *obj)
 {
     struct hints *h = hints_of(obj);
@@ -256,6 +301,8 @@ static const struct gp_yaml_field annotation_fields[] = {
     GP_YCUSTOM("sim.gpuplane.io/interarrival", ann_interarrival, 0),
     GP_YCUSTOM("sim.gpuplane.io/failure-probability", ann_failure, 0),
     GP_YCUSTOM("sim.gpuplane.io/retries", ann_retries, 0),
+    GP_YCUSTOM("sim.gpuplane.io/failure-rate", ann_failure_rate, 0),
+    GP_YCUSTOM("sim.gpuplane.io/checkpoint-interval", ann_checkpoint, 0),
     GP_YCUSTOM("gpuplane.io/gpu-milli", ann_gpu_milli, 0),
     GP_YCUSTOM("gpuplane.io/gpu-memory", ann_gpu_memory, 0),
     GP_YCUSTOM("gpuplane.io/gpu-model", ann_gpu_model, 0),
@@ -287,6 +334,15 @@ static enum gp_err meta_annotations(struct gp_yaml *y, struct fy_node *v, void *
                 return err;
             continue;
         }
+        if (strcmp(key, "scheduling.volcano.sh/queue-name") == 0) {
+            struct obj *o = obj;
+            struct gp_yaml_saved s = gp_yaml_push_key(y, key, k);
+            err = gp_yaml_string(y, val, &o->vqueue[o->level]);
+            gp_yaml_pop(y, s);
+            if (err != GP_OK)
+                return err;
+            continue;
+        }
         if (!our_prefix(key))
             continue;
         struct gp_yaml_saved s = gp_yaml_push_key(y, key, k);
@@ -295,7 +351,7 @@ static enum gp_err meta_annotations(struct gp_yaml *y, struct fy_node *v, void *
             if (strcmp(annotation_fields[i].key, key) == 0)
                 break;
         if (i == NANNOTATIONS) {
-            char expected[400];
+            char expected[640];
             size_t o = 0;
             expected[0] = '\0';
             for (size_t j = 0; j < NANNOTATIONS && o < sizeof expected; j++) {
@@ -326,6 +382,8 @@ static enum gp_err meta_labels(struct gp_yaml *y, struct fy_node *v, void *obj)
     for (size_t i = 0; err == GP_OK && i < n; i++)
         if (strcmp(kv[i].key, "gpuplane.io/queue") == 0)
             o->queue[o->level] = kv[i].value;
+        else if (strcmp(kv[i].key, "kueue.x-k8s.io/queue-name") == 0)
+            o->kueue[o->level] = kv[i].value;
         else if (strcmp(kv[i].key, "scheduling.x-k8s.io/pod-group") == 0) /* scheduler-plugins */
             o->group[o->level] = kv[i].value;
     return err;
@@ -635,6 +693,7 @@ static const struct gp_yaml_field job_spec_fields[] = {
     GP_YFIELD("completions", GP_YT_U32, struct obj, item.completions, 0, 0, INT32_LIMIT),
     GP_YFIELD("parallelism", GP_YT_U32, struct obj, item.parallelism, 0, 0, INT32_LIMIT),
     GP_YFIELD("backoffLimit", GP_YT_U32, struct obj, item.backoff_limit, 0, 0, INT32_LIMIT),
+    GP_YFIELD("activeDeadlineSeconds", GP_YT_U32, struct obj, deadline_s, 0, 1, INT32_LIMIT),
     GP_YCUSTOM("template", pod_template, GP_YF_REQUIRED),
 };
 
@@ -709,6 +768,8 @@ static struct hints merge(const struct hints *obj, const struct hints *tpl)
     TAKE(has_repeat, h.repeat = tpl->repeat);
     TAKE(has_interarrival, h.interarrival = tpl->interarrival);
     TAKE(has_failure, h.failure_prob = tpl->failure_prob);
+    TAKE(has_failure_rate, h.failure_rate_per_s = tpl->failure_rate_per_s);
+    TAKE(has_checkpoint, h.checkpoint_s = tpl->checkpoint_s);
     TAKE(has_retries, h.retries = tpl->retries, h.retries_node = tpl->retries_node,
          h.retries_path = tpl->retries_path);
     TAKE(has_gpu_milli, h.gpu_milli = tpl->gpu_milli, h.milli_node = tpl->milli_node,
@@ -800,7 +861,13 @@ static enum gp_err finish(struct gp_yaml *y, struct obj *o)
     it->repeat = h.has_repeat ? h.repeat : 1;
     it->interarrival = h.interarrival; /* fixed 0 unless given */
     it->failure_prob = h.has_failure ? h.failure_prob : 0;
-    it->queue = o->queue[1] ? o->queue[1] : o->queue[0];
+    it->failure_rate_per_s = h.has_failure_rate ? h.failure_rate_per_s : 0;
+    it->checkpoint_s = h.has_checkpoint ? h.checkpoint_s : 0;
+    it->active_deadline_s = o->deadline_s;
+    for (int level = 1; level >= 0 && !it->queue; level--)
+        it->queue = o->queue[level]   ? o->queue[level]
+                    : o->kueue[level] ? o->kueue[level]
+                                      : o->vqueue[level];
     it->group_name = o->group[1] ? o->group[1] : o->group[0];
     return GP_OK;
 }
@@ -810,6 +877,7 @@ static enum gp_err finish(struct gp_yaml *y, struct obj *o)
 /* A PodGroup read from the stream: the gang its pods form. */
 struct podgroup {
     const char *name;
+    const char *queue; /* Volcano's spec.queue; NULL = none */
     uint32_t min_member;
     const char *topology_key;
     bool topology_required;
@@ -871,6 +939,7 @@ static const struct gp_yaml_field podgroup_meta_fields[] = {
 
 static const struct gp_yaml_field podgroup_spec_fields[] = {
     GP_YFIELD("minMember", GP_YT_U32, struct podgroup, min_member, 0, 1, 100000),
+    GP_YFIELD("queue", GP_YT_STRING, struct podgroup, queue, 0, 0, 0),
 };
 
 static enum gp_err podgroup_meta(struct gp_yaml *y, struct fy_node *v, void *obj)
@@ -922,6 +991,379 @@ static enum gp_err read_podgroup(struct gp_yaml *y, struct fy_node *n, struct st
     return GP_OK;
 }
 
+/* --- Queues ---------------------------------------------------------------- */
+
+#define QUEUE_MAX_GPUS 1e9 /* a quota of GPUs, in GPUs */
+
+/* What one resource map (guaranteed, borrowingLimit, Volcano's capability,
+ * deserved, guarantee.resource) said, per resource: gpu milli, cpu milli,
+ * memory MiB. */
+struct res_map {
+    bool has[3];
+    int64_t v[3];
+};
+
+/* A queue being read. */
+struct queue_in {
+    struct gp_queue_def def;
+    bool volcano;
+    struct res_map guaranteed, borrow, capability, deserved, guarantee;
+    struct gp_model_quota *models;
+    size_t nmodels;
+    const char *within;   /* preemption.withinQueue */
+    const char *reclaim;  /* reclaimable, as written */
+    struct fy_node *spec; /* for errors that name the spec */
+};
+
+/* A number of GPUs (a whole or decimal number, quoted or not) in milli. */
+static enum gp_err gpu_quantity(struct gp_yaml *y, struct fy_node *v, int64_t *milli)
+{
+    const char *s;
+    double n;
+    enum gp_err err = gp_yaml_text(y, v, "a number of GPUs", &s);
+    if (err == GP_OK && (!gp_units_number(s, &n) || !(n >= 0) || n > QUEUE_MAX_GPUS))
+        err = bad_value(y, v, "a number of GPUs like 16 or 2.5");
+    if (err == GP_OK)
+        *milli = (int64_t)llround(n * GP_GPU_MILLI);
+    return err;
+}
+
+/* A map of resource names to quantities. gpuplane's Queue knows only
+ * nvidia.com/gpu, cpu and memory; Volcano's may list others, skipped. */
+static enum gp_err res_map_read(struct gp_yaml *y, struct fy_node *v, struct res_map *r,
+                                bool strict)
+{
+    if (!fy_node_is_mapping(v))
+        return gp_yaml_fail(y, v, GP_EINVALID, "expected a mapping of resource quantities, got %s",
+                            gp_yaml_describe(v));
+    void *it = NULL;
+    struct fy_node_pair *p;
+    while ((p = fy_node_mapping_iterate(v, &it)) != NULL) {
+        struct fy_node *k = fy_node_pair_key(p), *val = fy_node_pair_value(p);
+        const char *key;
+        enum gp_err err = gp_yaml_text(y, k, "a resource name", &key);
+        if (err != GP_OK)
+            return err;
+        struct gp_yaml_saved saved = gp_yaml_push_key(y, key, k);
+        int i = strcmp(key, "nvidia.com/gpu") == 0 ? 0
+                : strcmp(key, "cpu") == 0          ? 1
+                : strcmp(key, "memory") == 0       ? 2
+                                                   : -1;
+        if (i < 0 && strict)
+            err = gp_yaml_fail(y, k, GP_EUNSUPPORTED,
+                               "unknown resource (expected one of: nvidia.com/gpu, cpu, memory; "
+                               "per GPU model, use gpuModels)");
+        else if (i == 0)
+            err = gpu_quantity(y, val, &r->v[0]);
+        else if (i == 1)
+            err = gp_yaml_cpu_milli(y, val, &r->v[1]);
+        else if (i == 2)
+            err = gp_yaml_mem_mib(y, val, &r->v[2]);
+        if (err == GP_OK && i >= 0)
+            r->has[i] = true;
+        gp_yaml_pop(y, saved);
+        if (err != GP_OK)
+            return err;
+    }
+    return GP_OK;
+}
+
+static enum gp_err q_guaranteed(struct gp_yaml *y, struct fy_node *v, void *obj)
+{
+    return res_map_read(y, v, &((struct queue_in *)obj)->guaranteed, true);
+}
+
+static enum gp_err q_borrow(struct gp_yaml *y, struct fy_node *v, void *obj)
+{
+    return res_map_read(y, v, &((struct queue_in *)obj)->borrow, true);
+}
+
+static enum gp_err q_capability(struct gp_yaml *y, struct fy_node *v, void *obj)
+{
+    return res_map_read(y, v, &((struct queue_in *)obj)->capability, false);
+}
+
+static enum gp_err q_deserved(struct gp_yaml *y, struct fy_node *v, void *obj)
+{
+    return res_map_read(y, v, &((struct queue_in *)obj)->deserved, false);
+}
+
+static enum gp_err q_guarantee_resource(struct gp_yaml *y, struct fy_node *v, void *obj)
+{
+    return res_map_read(y, v, &((struct queue_in *)obj)->guarantee, false);
+}
+
+static const struct gp_yaml_field volcano_guarantee_fields[] = {
+    GP_YCUSTOM("resource", q_guarantee_resource, 0),
+};
+
+static enum gp_err q_guarantee(struct gp_yaml *y, struct fy_node *v, void *obj)
+{
+    return gp_yaml_object(y, v, volcano_guarantee_fields, 1, obj, false);
+}
+
+static enum gp_err q_bool(struct gp_yaml *y, struct fy_node *v, const char **out)
+{
+    enum gp_err err = gp_yaml_text(y, v, "true or false", out);
+    if (err == GP_OK && strcmp(*out, "true") != 0 && strcmp(*out, "false") != 0)
+        err = bad_value(y, v, "true or false");
+    return err;
+}
+
+static enum gp_err q_reclaimable(struct gp_yaml *y, struct fy_node *v, void *obj)
+{
+    return q_bool(y, v, &((struct queue_in *)obj)->reclaim);
+}
+
+static enum gp_err q_parent(struct gp_yaml *y, struct fy_node *v, void *obj)
+{
+    struct queue_in *q = obj;
+    enum gp_err err = gp_yaml_string(y, v, &q->def.parent);
+    if (err == GP_OK && q->volcano && strcmp(q->def.parent, "root") == 0)
+        q->def.parent = NULL; /* Volcano's implicit root queue */
+    return err;
+}
+
+static enum gp_err q_within(struct gp_yaml *y, struct fy_node *v, void *obj)
+{
+    struct queue_in *q = obj;
+    enum gp_err err = gp_yaml_text(y, v, "LowerPriority or Never", &q->within);
+    if (err == GP_OK && strcmp(q->within, "LowerPriority") != 0 && strcmp(q->within, "Never") != 0)
+        err = bad_value(y, v, "LowerPriority or Never");
+    return err;
+}
+
+static enum gp_err q_min_runtime(struct gp_yaml *y, struct fy_node *v, void *obj)
+{
+    struct queue_in *q = obj;
+    const char *s;
+    enum gp_err err = gp_yaml_text(y, v, "a duration", &s);
+    if (err == GP_OK &&
+        (!gp_units_duration_s(s, &q->def.spec.min_runtime_s) || q->def.spec.min_runtime_s > 1e9))
+        err = bad_value(y, v, "a duration like 30m");
+    return err;
+}
+
+static const struct gp_yaml_field preemption_fields[] = {
+    GP_YCUSTOM("withinQueue", q_within, 0),
+    GP_YCUSTOM("minRuntime", q_min_runtime, 0),
+};
+
+static enum gp_err q_preemption(struct gp_yaml *y, struct fy_node *v, void *obj)
+{
+    return gp_yaml_object(y, v, preemption_fields,
+                          sizeof preemption_fields / sizeof preemption_fields[0], obj, true);
+}
+
+/* One gpuModels entry: {model, guaranteed, borrowingLimit} in GPUs. */
+struct model_in {
+    const char *model;
+    struct fy_node *guaranteed, *borrow;
+};
+
+static enum gp_err mq_guaranteed(struct gp_yaml *y, struct fy_node *v, void *obj)
+{
+    ((struct model_in *)obj)->guaranteed = v;
+    (void)y;
+    return GP_OK;
+}
+
+static enum gp_err mq_borrow(struct gp_yaml *y, struct fy_node *v, void *obj)
+{
+    ((struct model_in *)obj)->borrow = v;
+    (void)y;
+    return GP_OK;
+}
+
+static const struct gp_yaml_field model_quota_fields[] = {
+    GP_YFIELD("model", GP_YT_STRING, struct model_in, model, GP_YF_REQUIRED, 0, 0),
+    GP_YCUSTOM("guaranteed", mq_guaranteed, 0),
+    GP_YCUSTOM("borrowingLimit", mq_borrow, 0),
+};
+
+static enum gp_err model_quota_item(struct gp_yaml *y, struct fy_node *item, size_t i, void *ctx)
+{
+    struct queue_in *q = ctx;
+    struct model_in m = {NULL, NULL, NULL};
+    enum gp_err err =
+        gp_yaml_object(y, item, model_quota_fields,
+                       sizeof model_quota_fields / sizeof model_quota_fields[0], &m, true);
+    if (err != GP_OK)
+        return err;
+    if (!gp_yaml_label_value_ok(m.model))
+        return gp_yaml_fail(y, item, GP_EINVALID,
+                            "model: expected a GPU model like A100-80GB, got \"%.80s\"", m.model);
+    for (size_t j = 0; j < i; j++)
+        if (strcmp(q->models[j].model, m.model) == 0)
+            return gp_yaml_fail(y, item, GP_EINVALID, "model %s is listed twice", m.model);
+    struct gp_model_quota *mq = &q->models[i];
+    mq->model = m.model;
+    if (m.guaranteed) {
+        struct gp_yaml_saved s = gp_yaml_push_key(y, "guaranteed", NULL);
+        err = gpu_quantity(y, m.guaranteed, &mq->gpu_milli.guaranteed);
+        gp_yaml_pop(y, s);
+    }
+    if (err == GP_OK && m.borrow) {
+        struct gp_yaml_saved s = gp_yaml_push_key(y, "borrowingLimit", NULL);
+        err = gpu_quantity(y, m.borrow, &mq->gpu_milli.borrow_limit);
+        mq->gpu_milli.limited = true;
+        gp_yaml_pop(y, s);
+    }
+    q->nmodels = i + 1;
+    return err;
+}
+
+static enum gp_err q_models(struct gp_yaml *y, struct fy_node *v, void *obj)
+{
+    struct queue_in *q = obj;
+    if (!fy_node_is_sequence(v))
+        return gp_yaml_list(y, v, model_quota_item, q); /* reports the type */
+    int n = fy_node_sequence_item_count(v);
+    if (n > GP_MAX_GPU_MODELS)
+        return gp_yaml_fail(y, v, GP_EINVALID, "at most %d GPU models", GP_MAX_GPU_MODELS);
+    if (n <= 0)
+        return GP_OK;
+    q->models = gp_arena_alloc(y->arena, (size_t)n * sizeof *q->models);
+    if (!q->models)
+        return oom(y);
+    return gp_yaml_list(y, v, model_quota_item, q);
+}
+
+static const struct gp_yaml_field queue_spec_fields[] = {
+    GP_YCUSTOM("parent", q_parent, 0),
+    GP_YFIELD("weight", GP_YT_NUMBER, struct queue_in, def.spec.weight, 0, 1e-6, 1e6),
+    GP_YCUSTOM("guaranteed", q_guaranteed, 0),
+    GP_YCUSTOM("borrowingLimit", q_borrow, 0),
+    GP_YCUSTOM("gpuModels", q_models, 0),
+    GP_YCUSTOM("preemption", q_preemption, 0),
+    GP_YCUSTOM("reclaimable", q_reclaimable, 0),
+};
+
+/* Volcano's Queue (scheduling.volcano.sh/v1beta1): the fields that map to
+ * ours; the others (state, priority, affinity, ...) are skipped. */
+static const struct gp_yaml_field volcano_queue_spec_fields[] = {
+    GP_YCUSTOM("parent", q_parent, 0),
+    GP_YFIELD("weight", GP_YT_NUMBER, struct queue_in, def.spec.weight, 0, 1, 65535),
+    GP_YCUSTOM("capability", q_capability, 0),
+    GP_YCUSTOM("deserved", q_deserved, 0),
+    GP_YCUSTOM("guarantee", q_guarantee, 0),
+    GP_YCUSTOM("reclaimable", q_reclaimable, 0),
+};
+
+static enum gp_err queue_spec(struct gp_yaml *y, struct fy_node *v, void *obj)
+{
+    struct queue_in *q = obj;
+    q->spec = v;
+    if (q->volcano)
+        return gp_yaml_object(
+            y, v, volcano_queue_spec_fields,
+            sizeof volcano_queue_spec_fields / sizeof volcano_queue_spec_fields[0], obj, false);
+    return gp_yaml_object(y, v, queue_spec_fields,
+                          sizeof queue_spec_fields / sizeof queue_spec_fields[0], obj, true);
+}
+
+static const struct gp_yaml_field queue_meta_fields[] = {
+    GP_YFIELD("name", GP_YT_STRING, struct queue_in, def.spec.name, GP_YF_REQUIRED, 0, 0),
+    {"labels", GP_YT_IGNORE, 0, 0, 0, 0, NULL},
+    {"annotations", GP_YT_IGNORE, 0, 0, 0, 0, NULL},
+};
+
+static enum gp_err queue_meta(struct gp_yaml *y, struct fy_node *v, void *obj)
+{
+    struct queue_in *q = obj;
+    enum gp_err err =
+        gp_yaml_object(y, v, queue_meta_fields,
+                       sizeof queue_meta_fields / sizeof queue_meta_fields[0], obj, !q->volcano);
+    if (err == GP_OK && !gp_yaml_label_value_ok(q->def.spec.name)) {
+        struct gp_yaml_saved s = gp_yaml_push_key(y, "name", gp_yaml_key_node(v, "name"));
+        err = bad_value(y, fy_node_mapping_lookup_by_string(v, "name", FY_NT),
+                        "a queue name (at most 63 of [A-Za-z0-9_.-])");
+        gp_yaml_pop(y, s);
+    }
+    return err;
+}
+
+static const struct gp_yaml_field queue_fields[] = {
+    {"apiVersion", GP_YT_IGNORE, 0, 0, 0, 0, NULL},     {"kind", GP_YT_IGNORE, 0, 0, 0, 0, NULL},
+    GP_YCUSTOM("metadata", queue_meta, GP_YF_REQUIRED), GP_YCUSTOM("spec", queue_spec, 0),
+    {"status", GP_YT_IGNORE, 0, 0, 0, 0, NULL},
+};
+
+static enum gp_err queue_append(struct gp_yaml *y, struct gp_workload *w,
+                                const struct gp_queue_def *def)
+{
+    if (w->nqueues == w->queues_cap) {
+        size_t cap = w->queues_cap ? 2 * w->queues_cap : 8;
+        struct gp_queue_def *q = gp_arena_alloc(y->arena, cap * sizeof *q);
+        if (!q)
+            return oom(y);
+        if (w->nqueues)
+            memcpy(q, w->queues, w->nqueues * sizeof *q);
+        w->queues = q;
+        w->queues_cap = cap;
+    }
+    w->queues[w->nqueues++] = *def;
+    return GP_OK;
+}
+
+/* A gpuplane.io/v1 Queue or a Volcano Queue, into w->queues. */
+static enum gp_err read_queue(struct gp_yaml *y, struct fy_node *n, struct stream *st, bool volcano,
+                              int line)
+{
+    struct queue_in *q = gp_arena_alloc(st->a, sizeof *q); /* zeroed */
+    if (!q)
+        return oom(y);
+    q->volcano = volcano;
+    char outer[sizeof y->path];
+    memcpy(outer, y->path, sizeof outer);
+    gp_yaml_set_root(y, "Queue");
+    enum gp_err err = gp_yaml_object(y, n, queue_fields,
+                                     sizeof queue_fields / sizeof queue_fields[0], q, !volcano);
+    struct gp_queue_spec *spec = &q->def.spec;
+    for (int r = 0; err == GP_OK && r < 3; r++) {
+        struct gp_quota *quota = r == 0   ? &spec->gpu_milli
+                                 : r == 1 ? &spec->cpu_milli
+                                          : &spec->mem_mib;
+        static const char *const names[] = {"nvidia.com/gpu", "cpu", "memory"};
+        if (!volcano) {
+            quota->guaranteed = q->guaranteed.has[r] ? q->guaranteed.v[r] : 0;
+            quota->limited = q->borrow.has[r];
+            quota->borrow_limit = q->borrow.has[r] ? q->borrow.v[r] : 0;
+            continue;
+        }
+        /* Volcano: deserved (what reclaim gives back), else guarantee;
+         * capability caps it all */
+        quota->guaranteed = q->deserved.has[r]    ? q->deserved.v[r]
+                            : q->guarantee.has[r] ? q->guarantee.v[r]
+                                                  : 0;
+        if (q->capability.has[r]) {
+            if (q->capability.v[r] < quota->guaranteed)
+                err = gp_yaml_fail(y, q->spec, GP_EINVALID,
+                                   "spec.capability[\"%s\"] is below what the queue is guaranteed",
+                                   names[r]);
+            quota->limited = true;
+            quota->borrow_limit = q->capability.v[r] - quota->guaranteed;
+        }
+    }
+    gp_yaml_set_root(y, outer);
+    if (err != GP_OK)
+        return err;
+    spec->models = q->models;
+    spec->nmodels = q->nmodels;
+    spec->no_preempt_within = q->within && strcmp(q->within, "Never") == 0;
+    spec->not_reclaimable = q->reclaim && strcmp(q->reclaim, "false") == 0;
+    if (!(spec->weight > 0))
+        spec->weight = 1;
+    q->def.source = gp_arena_printf(st->a, "%s:%d", y->name, line);
+    if (!q->def.source)
+        return oom(y);
+    for (size_t i = 0; i < st->w->nqueues; i++)
+        if (strcmp(st->w->queues[i].spec.name, spec->name) == 0)
+            return gp_yaml_fail(y, n, GP_EINVALID, "Queue \"%s\" is defined twice (also at %s)",
+                                spec->name, st->w->queues[i].source);
+    return queue_append(y, st->w, &q->def);
+}
+
 static enum gp_err read_object(struct gp_yaml *y, struct fy_node *n, struct stream *st,
                                bool in_list);
 
@@ -966,6 +1408,23 @@ static enum gp_err read_object(struct gp_yaml *y, struct fy_node *n, struct stre
         gp_yaml_pop(y, s);
         return err;
     }
+    if (strcmp(kind, "Queue") == 0) {
+        err = top_string(y, n, "apiVersion", &api, &api_node);
+        if (err != GP_OK)
+            return err;
+        bool volcano = strcmp(api, "scheduling.volcano.sh/v1beta1") == 0;
+        if (!volcano && strcmp(api, "gpuplane.io/v1") != 0) {
+            char q[80];
+            struct gp_yaml_saved s = gp_yaml_push_key(y, "apiVersion", NULL);
+            err = gp_yaml_fail(y, api_node, GP_EINVALID,
+                               "expected \"gpuplane.io/v1\" or \"scheduling.volcano.sh/v1beta1\" "
+                               "for a Queue, got \"%s\"",
+                               gp_yaml_quote(api_node, q, sizeof q));
+            gp_yaml_pop(y, s);
+            return err;
+        }
+        return read_queue(y, n, st, volcano, line);
+    }
     if (strcmp(kind, "PodGroup") == 0) {
         err = top_string(y, n, "apiVersion", &api, &api_node);
         if (err != GP_OK)
@@ -991,7 +1450,7 @@ static enum gp_err read_object(struct gp_yaml *y, struct fy_node *n, struct stre
         char q[80];
         return gp_yaml_fail(y, kind_node, GP_EUNSUPPORTED,
                             "unknown kind \"%s\" in the object starting at line %d (expected one "
-                            "of: Pod, Deployment, Job, PodGroup, List)",
+                            "of: Pod, Deployment, Job, PodGroup, Queue, List)",
                             gp_yaml_quote(kind_node, q, sizeof q), line);
     }
     err = top_string(y, n, "apiVersion", &api, &api_node);
@@ -1077,7 +1536,7 @@ enum gp_err gp_workload_parse_manifest(const char *text, size_t len, const char 
 {
     struct gp_yaml y;
     struct stream st = {w, a, NULL, 0, 0};
-    size_t before = w->nitems;
+    size_t before = w->nitems, before_queues = w->nqueues;
     gp_yaml_init(&y, name, a, diag);
     enum gp_err err = gp_yaml_each_document(&y, text, len, manifest_document, &st);
     /* each object that names a PodGroup of this file becomes a gang */
@@ -1098,8 +1557,12 @@ enum gp_err gp_workload_parse_manifest(const char *text, size_t len, const char 
         it->gang_min = g->min_member;
         it->topology_key = g->topology_key;
         it->topology_required = g->topology_required;
+        if (!it->queue)
+            it->queue = g->queue; /* Volcano: the PodGroup names the queue */
     }
-    if (err != GP_OK)
+    if (err != GP_OK) {
         w->nitems = before;
+        w->nqueues = before_queues;
+    }
     return err;
 }

@@ -241,6 +241,33 @@ static void summary_pods(FILE *f, const struct gp_sim_result *r)
                 " never fit the cluster\n",
                 r->gang_restarts, r->gangs_never_fit);
     }
+    if (r->preemptions) {
+        line_label(f, "evictions");
+        fprintf(f,
+                "%" PRIu64 " (%" PRIu64 " preempted, %" PRIu64 " reclaimed), %.1f GPU-hours lost\n",
+                r->preemptions, r->preempted, r->reclaimed, r->lost_gpu_hours);
+    }
+    if (r->jobs_submitted) {
+        char mean[32], p95[32];
+        gp_report_fmt_duration(mean, sizeof mean, r->jct_s.mean);
+        gp_report_fmt_duration(p95, sizeof p95, r->jct_s.p95);
+        line_label(f, "jobs");
+        fprintf(f,
+                "%" PRIu64 " submitted, %" PRIu64 " completed, %" PRIu64
+                " failed; completion time mean %s, p95 %s\n",
+                r->jobs_submitted, r->jobs_completed, r->jobs_failed, mean, p95);
+    }
+    size_t declared = 0;
+    for (size_t i = 0; r->queues && i < r->nqueues; i++)
+        declared += r->queues[i].declared;
+    for (size_t i = 0; declared && i < r->nqueues; i++) {
+        const struct gp_sim_queue *q = &r->queues[i];
+        char delay[32];
+        gp_report_fmt_duration(delay, sizeof delay, q->queue_delay_s.mean);
+        line_label(f, i ? "" : "queues");
+        fprintf(f, "%-16s %8.1f GPU-h, %" PRIu64 " binds, %" PRIu64 " evicted, delay mean %s\n",
+                q->name ? q->name : "", q->gpu_hours_allocated, q->binds, q->evicted, delay);
+    }
 }
 
 static void summary_delay(FILE *f, const struct gp_sim_result *r)
@@ -479,6 +506,47 @@ static json_t *json_timeline(struct jctx *c, const struct gp_sim_result *r)
     return tl;
 }
 
+static json_t *json_stats(struct jctx *c, const struct gp_sim_stats *st, bool max)
+{
+    json_t *o = json_object();
+    jset(c, o, "mean", jreal(st->mean, 3));
+    jset(c, o, "p50", jreal(st->p50, 3));
+    jset(c, o, "p95", jreal(st->p95, 3));
+    jset(c, o, "p99", jreal(st->p99, 3));
+    if (max)
+        jset(c, o, "max", jreal(st->max, 3));
+    return o;
+}
+
+static json_t *json_queues(struct jctx *c, const struct gp_sim_result *r)
+{
+    json_t *qs = json_array();
+    for (size_t i = 0; r->queues && i < r->nqueues; i++) {
+        const struct gp_sim_queue *q = &r->queues[i];
+        json_t *o = json_object();
+        jset(c, o, "name", jstr(q->name ? q->name : ""));
+        jset(c, o, "declared", json_boolean(q->declared));
+        jset(c, o, "guaranteed_gpus", jreal(q->guaranteed_gpus, 3));
+        jset(c, o, "limit_gpus", q->limit_gpus < 0 ? json_null() : jreal(q->limit_gpus, 3));
+        json_t *pods = json_object();
+        jset(c, pods, "submitted", juint(q->pods_submitted));
+        jset(c, pods, "binds", juint(q->binds));
+        jset(c, pods, "evicted", juint(q->evicted));
+        jset(c, o, "pods", pods);
+        json_t *jobs = json_object();
+        jset(c, jobs, "submitted", juint(q->jobs_submitted));
+        jset(c, jobs, "completed", juint(q->jobs_completed));
+        jset(c, jobs, "failed", juint(q->jobs_failed));
+        jset(c, jobs, "jct_s", json_stats(c, &q->jct_s, false));
+        jset(c, o, "jobs", jobs);
+        jset(c, o, "queue_delay_s", json_stats(c, &q->queue_delay_s, true));
+        jset(c, o, "gpu_hours_allocated", jreal(q->gpu_hours_allocated, 4));
+        jset(c, o, "lost_gpu_hours", jreal(q->lost_gpu_hours, 4));
+        jpush(c, qs, o);
+    }
+    return qs;
+}
+
 static json_t *json_static(struct jctx *c, const struct gp_sim_result *r)
 {
     json_t *st = json_object();
@@ -537,6 +605,21 @@ void gp_report_json(struct gp_sbuf *out, const struct gp_sim_result *r,
     jset(&c, gangs, "never_fit", juint(r->gangs_never_fit));
     jset(&c, root, "gangs", gangs);
 
+    json_t *pre = json_object();
+    jset(&c, pre, "count", juint(r->preemptions));
+    jset(&c, pre, "preempted", juint(r->preempted));
+    jset(&c, pre, "reclaimed", juint(r->reclaimed));
+    jset(&c, pre, "lost_gpu_hours", jreal(r->lost_gpu_hours, 4));
+    jset(&c, root, "preemptions", pre);
+
+    json_t *jobs = json_object();
+    jset(&c, jobs, "submitted", juint(r->jobs_submitted));
+    jset(&c, jobs, "completed", juint(r->jobs_completed));
+    jset(&c, jobs, "failed", juint(r->jobs_failed));
+    jset(&c, jobs, "deadline_exceeded", juint(r->jobs_deadline_exceeded));
+    jset(&c, jobs, "jct_s", json_stats(&c, &r->jct_s, false));
+    jset(&c, root, "jobs", jobs);
+
     json_t *qd = json_object();
     jset(&c, qd, "mean", jreal(r->queue_delay_s.mean, 3));
     jset(&c, qd, "p50", jreal(r->queue_delay_s.p50, 3));
@@ -557,6 +640,7 @@ void gp_report_json(struct gp_sbuf *out, const struct gp_sim_result *r,
     for (int f = 0; f < GP_FILTER_COUNT; f++)
         jset(&c, un, gp_filter_name((enum gp_filter)f), juint(r->unschedulable[f]));
     jset(&c, root, "unschedulable", un);
+    jset(&c, root, "queues", json_queues(&c, r));
 
     jset(&c, root, "timeline", json_timeline(&c, r));
     if (r->mode == GP_SIM_STATIC)

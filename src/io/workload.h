@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "engine/model.h"
+#include "engine/queue.h"
 #include "util/arena.h"
 #include "util/err.h"
 #include "util/rng.h"
@@ -58,13 +59,27 @@ struct gp_item {
      * at least gang_min of them at once; 0 = not a gang */
     const char *group_name; /* the PodGroup it names; NULL = none */
     uint32_t gang_min;
-    const char *topology_key; /* node label the gang's nodes share; NULL = any */
-    bool topology_required;   /* else preferred */
+    const char *topology_key;  /* node label the gang's nodes share; NULL = any */
+    bool topology_required;    /* else preferred */
+    double active_deadline_s;  /* JOB: fails once this long after its submission; 0 = none */
+    double failure_rate_per_s; /* each pod run also fails at an exponential time; 0 = none */
+    double checkpoint_s;       /* work is saved this often: an evicted pod loses only what
+                                * came after; 0 = no checkpoints */
+};
+
+/* A queue the workload declares (a gpuplane.io Queue, or a Volcano Queue):
+ * the engine's spec, with its parent named. */
+struct gp_queue_def {
+    const char *source;        /* "file:line" of the object */
+    const char *parent;        /* the parent queue's name; NULL = top level */
+    struct gp_queue_spec spec; /* spec.parent is resolved when the queues are added */
 };
 
 struct gp_workload {
     struct gp_item *items; /* in the arena */
     size_t nitems, cap;
+    struct gp_queue_def *queues; /* in the arena, in the order they were read */
+    size_t nqueues, queues_cap;
 };
 
 /* Appends the items read from arg to w: "PATH" (a YAML/JSON manifest file,

@@ -1,6 +1,8 @@
 /* sim.c - the simulator: drives the engine through a workload on a cluster,
- * either in virtual time (timed mode: an event heap of arrivals, pod ends
- * and back-off expiries) or as the FGD paper's static packing experiment.
+ * either in virtual time (timed mode: an event heap of arrivals, pod ends,
+ * back-off expiries and Job deadlines; the workload's queues in the
+ * engine; evicted pods back in their queue, resumed from their last
+ * checkpoint) or as the FGD paper's static packing experiment.
  * docs/simulator.md describes the semantics and every metric. */
 #include "sim/sim.h"
 
@@ -38,6 +40,8 @@ enum ev_kind {
     EV_ARRIVAL,  /* a = item */
     EV_END,      /* a = engine pod, b = 1 when the run fails */
     EV_RESUBMIT, /* a = logical pod, whose back-off has expired */
+    EV_DEADLINE, /* a = instance: a Job's active deadline */
+    EV_WAKE,     /* none: the engine asked for a cycle (a pod may be evicted now) */
 };
 
 enum inst_state { INST_ACTIVE, INST_DONE, INST_FAILED };
@@ -53,7 +57,9 @@ struct inst {
     uint32_t created, succeeded, failures;
     uint32_t head, tail; /* its logical pods, linked through lpod.next */
     uint32_t group;      /* its gang in the engine; 0 = not a gang */
+    double submit_s;
     uint8_t state;
+    uint8_t has_deadline; /* its EV_DEADLINE is in the heap and live */
 };
 
 struct lpod {
@@ -65,6 +71,11 @@ struct lpod {
     uint32_t failures; /* its own failures (Deployment back-off) */
     uint8_t state;
     uint8_t has_event; /* an EV_END or EV_RESUBMIT for it is in the heap and live */
+    uint8_t resume;    /* evicted: its next bind resumes the same run */
+    /* the current run, drawn at its first bind: its length and where it
+     * fails (in work seconds; < 0: it does not), the work saved by
+     * checkpoints before evictions, and its latest bind */
+    double len_s, fail_work_s, saved_s, bound_s;
 };
 
 /* One engine pod (an attempt), indexed by the engine's dense pod id. */
@@ -83,6 +94,17 @@ struct change {
 struct item_run {
     struct gp_rng arrivals;
     uint32_t next_k;
+    uint32_t queue;  /* its entry in the result's queues (NONE in static mode) */
+    uint32_t equeue; /* its queue in the engine */
+};
+
+/* A queue's running figures, beside the result's entry. */
+struct queue_run {
+    uint32_t equeue;      /* in the engine; NONE when the engine does not know it */
+    int64_t alloc_milli;  /* GPU milli its bound pods hold now */
+    double alloc_milli_s; /* the integral of alloc_milli */
+    GP_VEC(double) delays;
+    GP_VEC(double) jcts;
 };
 
 struct run {
@@ -101,9 +123,13 @@ struct run {
     GP_VEC(struct epod) epods;
     GP_VEC(struct gp_decision) dec;
     GP_VEC(double) delays;
+    GP_VEC(double) jcts;
     GP_VEC(struct change) log;
+    struct queue_run *queues; /* as out->queues */
+    size_t nqueues;
 
     double now_s;
+    double wake_s;          /* the earliest EV_WAKE in the heap; INFINITY: none */
     uint64_t finite_events; /* live events in the heap that are not endless */
     uint64_t events;        /* events applied */
     uint64_t arrivals_total, arrivals_done;
@@ -243,6 +269,18 @@ static enum gp_err check_inputs(const struct gp_sim_config *cfg, const struct gp
             return gp_diag_set(diag, GP_EINVALID,
                                "%s: failure probability: expected 0 to 1, got %g", where,
                                it->failure_prob);
+        if (!(it->failure_rate_per_s >= 0) || isinf(it->failure_rate_per_s))
+            return gp_diag_set(diag, GP_EINVALID,
+                               "%s: failure rate: expected a finite rate >= 0, got %g per s", where,
+                               it->failure_rate_per_s);
+        if (!(it->checkpoint_s >= 0) || isinf(it->checkpoint_s))
+            return gp_diag_set(diag, GP_EINVALID,
+                               "%s: checkpoint interval: expected a finite time >= 0 s, got %g",
+                               where, it->checkpoint_s);
+        if (!(it->active_deadline_s >= 0) || isinf(it->active_deadline_s))
+            return gp_diag_set(diag, GP_EINVALID,
+                               "%s: active deadline: expected a finite time >= 0 s, got %g", where,
+                               it->active_deadline_s);
         if (it->kind != GP_ITEM_POD && it->kind != GP_ITEM_DEPLOYMENT && it->kind != GP_ITEM_JOB)
             return gp_diag_set(diag, GP_EINVALID, "%s: unknown item kind %d", where, (int)it->kind);
     }
@@ -299,6 +337,202 @@ static enum gp_err nomem(struct run *r)
     return gp_diag_set(r->diag, GP_ENOMEM, "simulator: out of memory");
 }
 
+/* ---- queues --------------------------------------------------------------- */
+
+static const char *item_queue_name(const struct gp_item *it)
+{
+    return it->queue ? it->queue : "default";
+}
+
+static size_t queue_find(const struct gp_workload *wl, const char *name)
+{
+    for (size_t i = 0; i < wl->nqueues; i++)
+        if (strcmp(wl->queues[i].spec.name, name) == 0)
+            return i;
+    return SIZE_MAX;
+}
+
+/* A row of the result's queue table, for queue `name`. */
+static enum gp_err queue_row(struct run *r, const char *name, bool declared, uint32_t equeue,
+                             uint32_t *row)
+{
+    for (size_t i = 0; i < r->nqueues; i++)
+        if (r->out->queues[i].name == name || strcmp(r->out->queues[i].name, name) == 0) {
+            *row = (uint32_t)i;
+            return GP_OK;
+        }
+    size_t n = r->nqueues + 1;
+    struct gp_sim_queue *rows = gp_arena_alloc(r->a, n * sizeof *rows);
+    struct queue_run *runs = realloc(r->queues, n * sizeof *runs);
+    if (runs)
+        r->queues = runs;
+    if (!rows || !runs)
+        return nomem(r);
+    if (r->nqueues)
+        memcpy(rows, r->out->queues, r->nqueues * sizeof *rows);
+    memset(&rows[n - 1], 0, sizeof rows[0]);
+    memset(&runs[n - 1], 0, sizeof runs[0]);
+    rows[n - 1].name = name;
+    rows[n - 1].declared = declared;
+    rows[n - 1].limit_gpus = -1;
+    runs[n - 1].equeue = equeue;
+    r->out->queues = rows;
+    r->nqueues = r->out->nqueues = n;
+    *row = (uint32_t)(n - 1);
+    return GP_OK;
+}
+
+/* Checks the workload's queues (names unique, parents declared, no
+ * cycle, pods only in leaf queues, every queue an item names declared -
+ * when any is) and, in timed mode, gives them to the engine, parents
+ * first, and builds the result's queue table. Without declared queues the
+ * engine has only its default queue: no quota is invented, and the queue
+ * names items carry (Philly's virtual clusters) are only reported. */
+static enum gp_err plan_queues(struct run *r)
+{
+    const struct gp_workload *wl = r->wl;
+    const bool timed = r->cfg->mode == GP_SIM_TIMED;
+    size_t nq = wl->nqueues;
+    enum gp_err err = GP_OK;
+    uint32_t *eid = malloc((nq ? nq : 1) * sizeof *eid);
+    if (!eid)
+        return nomem(r);
+    for (size_t i = 0; i < nq; i++) {
+        const struct gp_queue_def *d = &wl->queues[i];
+        eid[i] = NONE;
+        if (!d->spec.name || !*d->spec.name) {
+            err = gp_diag_set(r->diag, GP_EINVALID, "%s: a Queue without a name",
+                              d->source ? d->source : "workload");
+            goto out;
+        }
+        size_t first = queue_find(wl, d->spec.name);
+        if (first != i) {
+            err =
+                gp_diag_set(r->diag, GP_EINVALID, "%s: Queue \"%s\" is defined twice (also at %s)",
+                            d->source, d->spec.name, wl->queues[first].source);
+            goto out;
+        }
+        if (d->parent &&
+            (strcmp(d->parent, "default") == 0 || queue_find(wl, d->parent) == SIZE_MAX)) {
+            err =
+                gp_diag_set(r->diag, GP_EINVALID,
+                            strcmp(d->parent, "default") == 0
+                                ? "%s: Queue \"%s\": the default queue cannot be a parent (\"%s\")"
+                                : "%s: Queue \"%s\": its parent \"%s\" is not declared",
+                            d->source, d->spec.name, d->parent);
+            goto out;
+        }
+        if (d->parent && strcmp(d->spec.name, "default") == 0) {
+            err =
+                gp_diag_set(r->diag, GP_EINVALID,
+                            "%s: Queue \"default\" is the top-level default queue: it cannot have "
+                            "a parent",
+                            d->source);
+            goto out;
+        }
+    }
+    /* parents first; whatever is left after a pass without progress is a cycle */
+    for (size_t added = 0, pass = 0; added < nq; pass++) {
+        size_t before = added;
+        for (size_t i = 0; i < nq; i++) {
+            const struct gp_queue_def *d = &wl->queues[i];
+            if (eid[i] != NONE)
+                continue;
+            uint32_t parent = 0;
+            if (d->parent) {
+                size_t j = queue_find(wl, d->parent);
+                if (eid[j] == NONE)
+                    continue;
+                parent = eid[j];
+            }
+            struct gp_queue_spec spec = d->spec;
+            spec.parent = parent;
+            eid[i] = (uint32_t)i + 1; /* static mode: the engine gets no queue */
+            if (timed && (err = gp_engine_queue_set(r->e, &spec, &eid[i])) != GP_OK) {
+                err = gp_diag_set(r->diag, err, "%s: Queue \"%s\": the engine refused it: %s",
+                                  d->source, d->spec.name, gp_strerror(err));
+                goto out;
+            }
+            added++;
+        }
+        if (added == before) {
+            for (size_t i = 0; i < nq; i++)
+                if (eid[i] == NONE) {
+                    err = gp_diag_set(r->diag, GP_EINVALID,
+                                      "%s: Queue \"%s\": its parents form a cycle",
+                                      wl->queues[i].source, wl->queues[i].spec.name);
+                    goto out;
+                }
+        }
+    }
+    if (timed)
+        for (size_t i = 0; i < nq; i++) {
+            const struct gp_queue_def *d = &wl->queues[i];
+            uint32_t row;
+            if ((err = queue_row(r, d->spec.name, true, eid[i], &row)) != GP_OK)
+                goto out;
+            const struct gp_quota *g = &d->spec.gpu_milli;
+            r->out->queues[row].guaranteed_gpus = (double)g->guaranteed / GP_GPU_MILLI;
+            if (g->limited)
+                r->out->queues[row].limit_gpus =
+                    ((double)g->guaranteed + (double)g->borrow_limit) / GP_GPU_MILLI;
+        }
+    for (size_t i = 0; i < wl->nitems; i++) {
+        const struct gp_item *it = &wl->items[i];
+        const char *name = item_queue_name(it);
+        size_t q = nq ? queue_find(wl, name) : SIZE_MAX;
+        char where[256];
+        if (nq && q == SIZE_MAX && it->queue) {
+            err = gp_diag_set(r->diag, GP_EINVALID,
+                              "%s: names queue \"%s\", which no Queue object declares",
+                              item_where(it, i, where, sizeof where), name);
+            goto out;
+        }
+        for (size_t j = 0; q != SIZE_MAX && j < nq; j++)
+            if (wl->queues[j].parent && strcmp(wl->queues[j].parent, name) == 0) {
+                err = gp_diag_set(r->diag, GP_EINVALID,
+                                  "%s: names queue \"%s\", which has child queues (\"%s\"); pods "
+                                  "go to leaf queues",
+                                  item_where(it, i, where, sizeof where), name,
+                                  wl->queues[j].spec.name);
+                goto out;
+            }
+        if (!timed)
+            continue;
+        uint32_t equeue = q != SIZE_MAX ? eid[q] : 0, row;
+        if ((err = queue_row(r, name, q != SIZE_MAX, equeue, &row)) != GP_OK)
+            goto out;
+        r->items[i].queue = row;
+        r->items[i].equeue = equeue;
+    }
+out:
+    free(eid);
+    return err;
+}
+
+/* The queues' figures at the end of the run. */
+static enum gp_err queues_finish(struct run *r)
+{
+    for (size_t i = 0; i < r->nqueues; i++) {
+        struct queue_run *q = &r->queues[i];
+        struct gp_sim_queue *row = &r->out->queues[i];
+        row->gpu_hours_allocated = q->alloc_milli_s / GP_GPU_MILLI / 3600.0;
+        if (q->delays.len) {
+            gp_sim_metrics_sort(q->delays.items, q->delays.len);
+            gp_sim_metrics_stats(q->delays.items, q->delays.len, &row->queue_delay_s);
+        }
+        if (q->jcts.len) {
+            gp_sim_metrics_sort(q->jcts.items, q->jcts.len);
+            gp_sim_metrics_stats(q->jcts.items, q->jcts.len, &row->jct_s);
+        }
+    }
+    if (r->jcts.len) {
+        gp_sim_metrics_sort(r->jcts.items, r->jcts.len);
+        gp_sim_metrics_stats(r->jcts.items, r->jcts.len, &r->out->jct_s);
+    }
+    return GP_OK;
+}
+
 /* ---- timed mode ----------------------------------------------------------- */
 
 static bool item_endless(const struct gp_item *it)
@@ -317,16 +551,19 @@ static bool lpod_finite(const struct run *r, const struct lpod *l)
     return !item_endless(&r->wl->items[r->insts.items[l->inst].item]);
 }
 
-/* Arrivals are finite work; a pod's end or resubmission is finite unless
- * its item is endless (a Deployment's failures go on forever). The count of
- * live finite events in the heap decides when a run without a horizon is
- * over, so events made stale (by a failed Job) are discounted at once. */
+/* Arrivals and Job deadlines are finite work; a pod's end or resubmission
+ * is finite unless its item is endless (a Deployment's failures go on
+ * forever). The count of live finite events in the heap decides when a run
+ * without a horizon is over, so events made stale (by a failed Job, a
+ * finished one's deadline) are discounted at once. */
 static enum gp_err push_event(struct run *r, double t_s, uint32_t kind, uint32_t a, uint32_t b)
 {
     if (gp_sim_heap_push(&r->heap, t_s, kind, a, b) != 0)
         return nomem(r);
     bool finite = true;
-    if (kind != EV_ARRIVAL) {
+    if (kind == EV_DEADLINE) {
+        r->insts.items[a].has_deadline = 1;
+    } else if (kind != EV_ARRIVAL && kind != EV_WAKE) {
         struct lpod *l = event_lpod(r, kind, a);
         l->has_event = 1;
         finite = lpod_finite(r, l);
@@ -338,9 +575,19 @@ static enum gp_err push_event(struct run *r, double t_s, uint32_t kind, uint32_t
 /* Whether a popped event still matters; if so, it leaves the live count. */
 static bool event_take(struct run *r, const struct gp_sim_event *ev)
 {
-    if (ev->kind == EV_ARRIVAL) {
+    if (ev->kind == EV_ARRIVAL || ev->kind == EV_WAKE) {
         r->finite_events--;
+        if (ev->kind == EV_WAKE && ev->t_s == r->wake_s)
+            r->wake_s = INFINITY;
         return true;
+    }
+    if (ev->kind == EV_DEADLINE) {
+        struct inst *in = &r->insts.items[ev->a];
+        if (!in->has_deadline)
+            return false; /* the Job ended first; it was discounted then */
+        in->has_deadline = 0;
+        r->finite_events--;
+        return in->state == INST_ACTIVE;
     }
     struct lpod *l = event_lpod(r, ev->kind, ev->a);
     bool live = l->has_event && (ev->kind == EV_END ? l->state == LP_RUNNING && l->epod == ev->a
@@ -380,6 +627,72 @@ static uint32_t job_parallel(const struct gp_item *it)
     return it->parallelism ? it->parallelism : 1;
 }
 
+/* GPU milli a pod of this template holds. */
+static int64_t pod_gpu_milli(const struct gp_pod_spec *p)
+{
+    return (int64_t)p->gpu_count * p->gpu_milli;
+}
+
+static const struct gp_item *lpod_item(const struct run *r, const struct lpod *l)
+{
+    return &r->wl->items[r->insts.items[l->inst].item];
+}
+
+/* The queue figures of lpod l's item; NULL when there are none. */
+static struct queue_run *lpod_queue(const struct run *r, const struct lpod *l, size_t *index)
+{
+    if (!r->nqueues)
+        return NULL;
+    uint32_t q = r->items[r->insts.items[l->inst].item].queue;
+    if (index)
+        *index = q;
+    return &r->queues[q];
+}
+
+/* A running pod stopped (it ended, failed, was stopped or evicted): its
+ * GPUs no longer count for its queue. */
+static void unbind_account(struct run *r, const struct lpod *l)
+{
+    struct queue_run *q = lpod_queue(r, l, NULL);
+    if (q)
+        q->alloc_milli -= pod_gpu_milli(&lpod_item(r, l)->pod);
+}
+
+/* The end of a submission of a Pod or Job item (Deployments never end):
+ * counted, with its completion time when it completed; its deadline, if
+ * still pending, is discounted. */
+static enum gp_err job_end(struct run *r, uint32_t ii, bool completed)
+{
+    struct inst *in = &r->insts.items[ii];
+    const struct gp_item *it = &r->wl->items[in->item];
+    if (in->has_deadline) {
+        in->has_deadline = 0;
+        r->finite_events--;
+    }
+    if (it->kind == GP_ITEM_DEPLOYMENT)
+        return GP_OK;
+    size_t qi = 0;
+    struct queue_run *q = r->nqueues ? &r->queues[r->items[in->item].queue] : NULL;
+    if (q)
+        qi = r->items[in->item].queue;
+    if (!completed) {
+        r->out->jobs_failed++;
+        if (q)
+            r->out->queues[qi].jobs_failed++;
+        return GP_OK;
+    }
+    double jct = r->now_s - in->submit_s;
+    r->out->jobs_completed++;
+    if (GP_VEC_PUSH(&r->jcts, jct) != 0)
+        return nomem(r);
+    if (q) {
+        r->out->queues[qi].jobs_completed++;
+        if (GP_VEC_PUSH(&q->jcts, jct) != 0)
+            return nomem(r);
+    }
+    return GP_OK;
+}
+
 /* A new attempt of logical pod lp enters the engine's queue. */
 static enum gp_err attempt_add(struct run *r, uint32_t lp)
 {
@@ -389,6 +702,7 @@ static enum gp_err attempt_add(struct run *r, uint32_t lp)
     uint32_t id;
     struct gp_pod_spec spec = it->pod;
     spec.group = in->group;
+    spec.queue = r->items[in->item].equeue;
     enum gp_err err = gp_engine_pod_add(r->e, &spec, r->now_s, &id);
     if (err != GP_OK) {
         char where[256];
@@ -419,13 +733,20 @@ static enum gp_err lpod_create(struct run *r, uint32_t ii)
         r->lpods.items[in->tail].next = lp;
     in->tail = lp;
     r->out->pods_submitted++;
+    if (r->nqueues)
+        r->out->queues[r->items[in->item].queue].pods_submitted++;
     return attempt_add(r, lp);
 }
 
 static enum gp_err instance_submit(struct run *r, uint32_t item, uint32_t k)
 {
     const struct gp_item *it = &r->wl->items[item];
-    struct inst in = {.item = item, .k = k, .head = NONE, .tail = NONE, .state = INST_ACTIVE};
+    struct inst in = {.item = item,
+                      .k = k,
+                      .head = NONE,
+                      .tail = NONE,
+                      .submit_s = r->now_s,
+                      .state = INST_ACTIVE};
     uint32_t ii = (uint32_t)r->insts.len;
     if (r->insts.len >= NONE || GP_VEC_PUSH(&r->insts, in) != 0)
         return nomem(r);
@@ -436,8 +757,19 @@ static enum gp_err instance_submit(struct run *r, uint32_t item, uint32_t k)
         uint32_t target = job_target(it), par = job_parallel(it);
         n = par < target ? par : target;
     }
+    if (it->kind != GP_ITEM_DEPLOYMENT) {
+        r->out->jobs_submitted++;
+        if (r->nqueues)
+            r->out->queues[r->items[item].queue].jobs_submitted++;
+    }
     if (n == 0)
         r->insts.items[ii].state = INST_DONE;
+    if (n > 0 && it->active_deadline_s > 0) {
+        double t = r->now_s + it->active_deadline_s;
+        enum gp_err err = isfinite(t) ? push_event(r, t, EV_DEADLINE, ii, 0) : GP_OK;
+        if (err != GP_OK)
+            return err;
+    }
     if (it->gang_min > 0 && n > 0) { /* each submission is one gang */
         struct gp_group_spec g = {it->name, it->gang_min < n ? it->gang_min : n, it->topology_key,
                                   it->topology_required};
@@ -491,11 +823,13 @@ static enum gp_err instance_fail(struct run *r, uint32_t ii)
             if (err != GP_OK)
                 return gp_diag_set(r->diag, err, "simulator: engine refused to remove pod %u",
                                    l->epod);
+            if (l->state == LP_RUNNING)
+                unbind_account(r, l);
         }
         l->state = LP_FAILED;
         r->out->pods_failed++;
     }
-    return GP_OK;
+    return job_end(r, ii, false);
 }
 
 /* A member of a gang failed: every other running member is stopped and
@@ -506,6 +840,7 @@ static enum gp_err gang_restart(struct run *r, uint32_t ii, double t)
     struct inst *in = &r->insts.items[ii];
     for (uint32_t lp = in->head; lp != NONE; lp = r->lpods.items[lp].next) {
         struct lpod *l = &r->lpods.items[lp];
+        l->resume = 0; /* the job starts over: no member resumes a run */
         if (l->state != LP_RUNNING)
             continue;
         if (l->has_event) {
@@ -515,6 +850,7 @@ static enum gp_err gang_restart(struct run *r, uint32_t ii, double t)
         enum gp_err err = gp_engine_pod_finished(r->e, l->epod);
         if (err != GP_OK)
             return gp_diag_set(r->diag, err, "simulator: engine refused to stop pod %u", l->epod);
+        unbind_account(r, l);
         l->state = LP_BACKOFF;
         r->out->gang_restarts++;
         if ((err = push_event(r, t, EV_RESUBMIT, lp, 0)) != GP_OK)
@@ -530,6 +866,8 @@ static enum gp_err on_end(struct run *r, uint32_t epod, bool failed)
     enum gp_err err = gp_engine_pod_finished(r->e, epod);
     if (err != GP_OK)
         return gp_diag_set(r->diag, err, "simulator: engine refused to finish pod %u", epod);
+    unbind_account(r, l);
+    l->resume = 0;
     uint32_t ii = l->inst;
     struct inst *in = &r->insts.items[ii];
     const struct gp_item *it = &r->wl->items[in->item];
@@ -539,7 +877,7 @@ static enum gp_err on_end(struct run *r, uint32_t epod, bool failed)
         in->succeeded++;
         if (in->succeeded >= job_target(it)) {
             in->state = INST_DONE;
-            return GP_OK;
+            return job_end(r, ii, true);
         }
         if (in->created < job_target(it))
             return lpod_create(r, ii);
@@ -565,7 +903,26 @@ static enum gp_err on_resubmit(struct run *r, uint32_t lp)
     return attempt_add(r, lp);
 }
 
-/* A pod was bound: record its delay and schedule the end of its run. */
+/* When the current run of l ends from now (it has saved_s of work done):
+ * at its failure point, or at its length; none for a run without end. */
+static enum gp_err push_run_end(struct run *r, const struct lpod *l, uint32_t epod,
+                                const struct gp_item *it)
+{
+    bool fails = l->fail_work_s >= 0;
+    double t;
+    if (fails)
+        t = r->now_s + (l->fail_work_s - l->saved_s);
+    else if (!it->has_duration || it->kind == GP_ITEM_DEPLOYMENT)
+        return GP_OK; /* runs until the end (a Deployment's pods never complete) */
+    else
+        t = r->now_s + (l->len_s - l->saved_s);
+    if (!isfinite(t))
+        return GP_OK;
+    return push_event(r, t, EV_END, epod, fails);
+}
+
+/* A pod was bound: record its delay and schedule the end of its run. A
+ * new run draws its length and its failure; an evicted one resumes. */
 static enum gp_err on_bind(struct run *r, const struct gp_decision *d)
 {
     struct epod *ep = &r->epods.items[d->pod];
@@ -578,8 +935,22 @@ static enum gp_err on_bind(struct run *r, const struct gp_decision *d)
         r->out->pods_scheduled++;
     l->runs++;
     l->state = LP_RUNNING;
-    if (GP_VEC_PUSH(&r->delays, r->now_s - ep->added_s) != 0)
+    l->bound_s = r->now_s;
+    double delay = r->now_s - ep->added_s;
+    if (GP_VEC_PUSH(&r->delays, delay) != 0)
         return nomem(r);
+    size_t qi;
+    struct queue_run *q = lpod_queue(r, l, &qi);
+    if (q) {
+        r->out->queues[qi].binds++;
+        q->alloc_milli += pod_gpu_milli(&it->pod);
+        if (GP_VEC_PUSH(&q->delays, delay) != 0)
+            return nomem(r);
+    }
+    if (l->resume) {
+        l->resume = 0;
+        return push_run_end(r, l, d->pod, it);
+    }
 
     uint64_t seed = r->cfg->seed;
     struct gp_rng dur, fail;
@@ -587,16 +958,51 @@ static enum gp_err on_bind(struct run *r, const struct gp_decision *d)
     rng_keyed(&dur, seed, STREAM_DURATION, in->item, in->k, in->group ? 0 : l->slot, l->runs);
     rng_keyed(&fail, seed, STREAM_FAILURE, in->item, in->k, l->slot, l->runs);
     double u = gp_rng_unit(&fail), at = gp_rng_unit(&fail);
-    bool fails = u < it->failure_prob;
-    if (!it->has_duration)
-        return GP_OK; /* runs until the end; a failure needs a duration to happen in */
-    double len = dist_draw(&it->duration, &dur);
-    if (it->kind == GP_ITEM_DEPLOYMENT && !fails)
-        return GP_OK; /* a Deployment's pods never complete */
-    double t = r->now_s + (fails ? at * len : len);
-    if (!isfinite(t))
-        return GP_OK;
-    return push_event(r, t, EV_END, d->pod, fails);
+    /* a failure by probability needs a duration to happen in */
+    bool fails = u < it->failure_prob && it->has_duration;
+    l->len_s = it->has_duration ? dist_draw(&it->duration, &dur) : INFINITY;
+    l->fail_work_s = fails ? at * l->len_s : -1;
+    l->saved_s = 0;
+    if (it->failure_rate_per_s > 0) { /* a time to failure, exponential */
+        double ttf = -log1p(-gp_rng_unit(&fail)) / it->failure_rate_per_s;
+        if (ttf < l->len_s && (l->fail_work_s < 0 || ttf < l->fail_work_s))
+            l->fail_work_s = ttf;
+    }
+    return push_run_end(r, l, d->pod, it);
+}
+
+/* A pod was evicted to make room for another: the work since its last
+ * checkpoint (all of it, without checkpoints) is lost, and it goes back
+ * to its queue as a new attempt that resumes the run. */
+static enum gp_err on_evict(struct run *r, const struct gp_decision *d)
+{
+    struct epod *ep = &r->epods.items[d->pod];
+    uint32_t lp = ep->lpod;
+    struct lpod *l = &r->lpods.items[lp];
+    if (l->state != LP_RUNNING || l->epod != d->pod)
+        return gp_diag_set(r->diag, GP_ESTATE, "simulator: the engine evicted pod %u, not running",
+                           d->pod);
+    const struct gp_item *it = lpod_item(r, l);
+    if (l->has_event) { /* its end is stale now */
+        l->has_event = 0;
+        r->finite_events -= lpod_finite(r, l);
+    }
+    unbind_account(r, l);
+    double ran = r->now_s - l->bound_s;
+    double lost = it->checkpoint_s > 0 ? fmod(ran, it->checkpoint_s) : ran;
+    l->saved_s += ran - lost;
+    l->resume = 1;
+    double lost_gpu_h = lost * (double)pod_gpu_milli(&it->pod) / GP_GPU_MILLI / 3600.0;
+    r->out->preemptions++;
+    r->out->preempted += d->evict == GP_EVICT_PREEMPTED;
+    r->out->reclaimed += d->evict == GP_EVICT_RECLAIMED;
+    r->out->lost_gpu_hours += lost_gpu_h;
+    size_t qi;
+    if (lpod_queue(r, l, &qi)) {
+        r->out->queues[qi].evicted++;
+        r->out->queues[qi].lost_gpu_hours += lost_gpu_h;
+    }
+    return attempt_add(r, lp);
 }
 
 static enum gp_err on_unschedulable(struct run *r, const struct gp_decision *d)
@@ -617,22 +1023,49 @@ static enum gp_err on_unschedulable(struct run *r, const struct gp_decision *d)
     return GP_OK;
 }
 
+/* Cycles at the current time: one, and another after each that evicted
+ * pods (they are back in the queue and may fit elsewhere). */
+#define MAX_EVICT_CYCLES 16
+
 static enum gp_err schedule_cycle(struct run *r)
 {
-    size_t pending = gp_engine_pending_count(r->e);
-    if (pending == 0)
-        return GP_OK;
-    if (GP_VEC_RESERVE(&r->dec, pending) != 0)
-        return nomem(r);
-    size_t n = gp_engine_schedule(r->e, r->now_s, 0, r->dec.items, r->dec.cap);
-    for (size_t i = 0; i < n; i++) {
-        const struct gp_decision *d = &r->dec.items[i];
-        if (d->pod >= r->epods.len)
-            return gp_diag_set(r->diag, GP_ESTATE, "simulator: decision for unknown pod %u",
-                               d->pod);
-        enum gp_err err = d->kind == GP_DECISION_BIND ? on_bind(r, d) : on_unschedulable(r, d);
-        if (err != GP_OK)
-            return err;
+    for (int round = 0; round < MAX_EVICT_CYCLES; round++) {
+        size_t pending = gp_engine_pending_count(r->e);
+        if (pending == 0)
+            return GP_OK;
+        struct gp_engine_totals t;
+        gp_engine_totals(r->e, &t);
+        /* a decision per pending pod, and at most one eviction per bound pod */
+        if (GP_VEC_RESERVE(&r->dec, pending + t.pods_bound) != 0)
+            return nomem(r);
+        size_t n = gp_engine_schedule(r->e, r->now_s, 0, r->dec.items, r->dec.cap);
+        bool evicted = false;
+        for (size_t i = 0; i < n; i++) {
+            const struct gp_decision *d = &r->dec.items[i];
+            if (d->pod >= r->epods.len)
+                return gp_diag_set(r->diag, GP_ESTATE, "simulator: decision for unknown pod %u",
+                                   d->pod);
+            enum gp_err err;
+            if (d->kind == GP_DECISION_BIND) {
+                err = on_bind(r, d);
+            } else if (d->kind == GP_DECISION_EVICT) {
+                err = on_evict(r, d);
+                evicted = true;
+            } else {
+                err = on_unschedulable(r, d);
+            }
+            if (err != GP_OK)
+                return err;
+        }
+        if (!evicted)
+            break;
+    }
+    /* a waiting pod may evict one that reaches its minimum runtime later:
+     * the engine must look again then, even if nothing else happens */
+    double wake = gp_engine_next_wake_s(r->e);
+    if (isfinite(wake) && wake > r->now_s && wake < r->wake_s) {
+        r->wake_s = wake;
+        return push_event(r, wake, EV_WAKE, 0, 0);
     }
     return GP_OK;
 }
@@ -683,6 +1116,8 @@ static void advance(struct run *r, double t_s)
         r->gpu_milli_total_s += (double)t.gpu_milli_total * dt;
         r->gpu_milli_alloc_s += (double)t.gpu_milli_alloc * dt;
         r->cost_usd += r->price_per_s * dt;
+        for (size_t i = 0; i < r->nqueues; i++)
+            r->queues[i].alloc_milli_s += (double)r->queues[i].alloc_milli * dt;
         r->now_s = t_s;
     }
 }
@@ -696,6 +1131,11 @@ static enum gp_err apply_event(struct run *r, const struct gp_sim_event *ev)
         return on_end(r, ev->a, ev->b != 0);
     case EV_RESUBMIT:
         return on_resubmit(r, ev->a);
+    case EV_DEADLINE: /* the Job ran too long: it fails, its pods stop */
+        r->out->jobs_deadline_exceeded++;
+        return instance_fail(r, ev->a);
+    case EV_WAKE:
+        return GP_OK;
     }
     return GP_OK;
 }
@@ -765,9 +1205,6 @@ static enum gp_err run_timed(struct run *r)
     bool endless_only = wl->nitems > 0;
     enum gp_err err = GP_OK;
 
-    r->items = calloc(wl->nitems ? wl->nitems : 1, sizeof *r->items);
-    if (!r->items)
-        return nomem(r);
     for (size_t i = 0; i < wl->nitems; i++) {
         const struct gp_item *it = &wl->items[i];
         rng_keyed(&r->items[i].arrivals, r->cfg->seed, STREAM_ARRIVAL, i, 0, 0, 0);
@@ -856,6 +1293,7 @@ static enum gp_err run_timed(struct run *r)
         out->nqueue_delays = r->delays.len;
         gp_sim_metrics_stats(out->queue_delays_s, out->nqueue_delays, &out->queue_delay_s);
     }
+    queues_finish(r);
     return samples_build(r, end);
 }
 
@@ -1115,6 +1553,7 @@ enum gp_err gp_sim_run(const struct gp_sim_config *cfg, const struct gp_cluster 
     r.out = out;
     r.diag = diag;
     r.progress_pct = -1;
+    r.wake_s = INFINITY;
     gp_sim_heap_init(&r.heap);
 
     r.e = gp_engine_new(cfg->policy, cfg->seed);
@@ -1125,7 +1564,13 @@ enum gp_err gp_sim_run(const struct gp_sim_config *cfg, const struct gp_cluster 
                           out->policy);
         goto done;
     }
-    if ((err = add_nodes(&r)) != GP_OK || (err = set_target(&r)) != GP_OK)
+    r.items = calloc(workload->nitems ? workload->nitems : 1, sizeof *r.items);
+    if (!r.items) {
+        err = nomem(&r);
+        goto done;
+    }
+    if ((err = add_nodes(&r)) != GP_OK || (err = set_target(&r)) != GP_OK ||
+        (err = plan_queues(&r)) != GP_OK)
         goto done;
     struct gp_engine_totals t;
     gp_engine_totals(r.e, &t);
@@ -1144,6 +1589,12 @@ done:
     GP_VEC_FREE(&r.epods);
     GP_VEC_FREE(&r.dec);
     GP_VEC_FREE(&r.delays);
+    GP_VEC_FREE(&r.jcts);
     GP_VEC_FREE(&r.log);
+    for (size_t i = 0; i < r.nqueues; i++) {
+        GP_VEC_FREE(&r.queues[i].delays);
+        GP_VEC_FREE(&r.queues[i].jcts);
+    }
+    free(r.queues);
     return err;
 }

@@ -3,8 +3,11 @@
  *
  * Timed mode: items are submitted at their arrival times, pods run for
  * their duration and finish (or fail, and are retried with exponential
- * back-off up to their limit); Deployments run to the end. Metrics are
- * sampled on a fixed interval of virtual time.
+ * back-off up to their limit); Deployments run to the end. Queues the
+ * workload declares get their quotas in the engine; a pod the engine
+ * evicts goes back to its queue and loses the work since its last
+ * checkpoint. A Job past its active deadline fails. Metrics are sampled on
+ * a fixed interval of virtual time.
  *
  * Static mode (the FGD paper's packing experiment): the workload's pods are
  * shuffled with the seed, resampled with replacement until their GPU
@@ -64,6 +67,24 @@ struct gp_sim_stats {
     double mean, p50, p95, p99, max;
 };
 
+/* The figures of one queue (timed mode). The list holds the queues the
+ * workload declares, in order, then - when it declares none - the queue
+ * names items carry (e.g. Philly's virtual clusters) in order of first
+ * submission, then "default" when some pod went there. */
+struct gp_sim_queue {
+    const char *name;
+    bool declared;                      /* a Queue object, with quotas in the engine */
+    double guaranteed_gpus, limit_gpus; /* declared: GPU quota; limit < 0 = none */
+    uint64_t pods_submitted;
+    uint64_t binds;
+    uint64_t evicted; /* its pods evicted (preempted or reclaimed) */
+    uint64_t jobs_submitted, jobs_completed, jobs_failed;
+    double gpu_hours_allocated;
+    double lost_gpu_hours;             /* work its evicted pods lost */
+    struct gp_sim_stats queue_delay_s; /* submission to bind, of its binds */
+    struct gp_sim_stats jct_s;         /* of its completed jobs */
+};
+
 struct gp_sim_result {
     enum gp_sim_mode mode;
     const char *policy;
@@ -78,6 +99,18 @@ struct gp_sim_result {
     uint64_t pod_retries;
     uint64_t gang_restarts;   /* running gang members stopped because another failed */
     uint64_t gangs_never_fit; /* gangs failed at once: they could not fit the empty cluster */
+    /* evictions: running pods stopped to make room for another, then put
+     * back in their queue; the work since their last checkpoint is lost */
+    uint64_t preemptions;  /* all evictions */
+    uint64_t preempted;    /* by a higher priority in their queue */
+    uint64_t reclaimed;    /* by a queue taking back its guarantee */
+    double lost_gpu_hours; /* GPU-hours of work the evicted pods lost */
+    /* jobs: each submission of a Pod or a Job item (not Deployments) */
+    uint64_t jobs_submitted, jobs_completed, jobs_failed;
+    uint64_t jobs_deadline_exceeded; /* failed by their active deadline */
+    struct gp_sim_stats jct_s;       /* job completion time: submission to its last pod's end */
+    struct gp_sim_queue *queues;     /* per queue, in the arena */
+    size_t nqueues;
     uint64_t binds;
     struct gp_sim_stats queue_delay_s; /* submission to bind, of bound pods */
     double *queue_delays_s;            /* every bound pod's delay (sorted) */

@@ -487,7 +487,7 @@ static void test_unknown_kind(void **state)
     expect_error(POD("") "---\napiVersion: v1\nkind: Service\nmetadata: {name: s}\n",
                  GP_EUNSUPPORTED,
                  "jobs.yaml:10:7: unknown kind \"Service\" in the object starting at line 9 "
-                 "(expected one of: Pod, Deployment, Job, PodGroup, List)");
+                 "(expected one of: Pod, Deployment, Job, PodGroup, Queue, List)");
     expect_error("apiVersion: extensions/v1beta1\nkind: Deployment\nmetadata: {name: d}\n",
                  GP_EINVALID,
                  "jobs.yaml:1:13: apiVersion: expected \"apps/v1\" for a Deployment, got "
@@ -555,6 +555,7 @@ static void test_bad_annotation(void **state)
                  "unknown gpuplane annotation (expected one of: sim.gpuplane.io/arrival, "
                  "sim.gpuplane.io/duration, sim.gpuplane.io/repeat, sim.gpuplane.io/interarrival, "
                  "sim.gpuplane.io/failure-probability, sim.gpuplane.io/retries, "
+                 "sim.gpuplane.io/failure-rate, sim.gpuplane.io/checkpoint-interval, "
                  "gpuplane.io/gpu-milli, gpuplane.io/gpu-memory, gpuplane.io/gpu-model)");
     expect_error(POD_HEAD "  annotations:\n    sim.gpuplane.io/duration: exp(30 minutes)\n"
                           "spec: {containers: [{name: c}]}\n",
@@ -616,6 +617,7 @@ static void test_bad_annotation(void **state)
                  "gpuplane annotation (expected one of: sim.gpuplane.io/arrival, "
                  "sim.gpuplane.io/duration, sim.gpuplane.io/repeat, sim.gpuplane.io/interarrival, "
                  "sim.gpuplane.io/failure-probability, sim.gpuplane.io/retries, "
+                 "sim.gpuplane.io/failure-rate, sim.gpuplane.io/checkpoint-interval, "
                  "gpuplane.io/gpu-milli, gpuplane.io/gpu-memory, gpuplane.io/gpu-model)");
 }
 
