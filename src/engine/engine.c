@@ -985,21 +985,26 @@ static bool gang_try(struct gp_engine *e, const uint32_t *members, size_t n, uin
     return false;
 }
 
-/* Free GPU milli of the ready nodes in one topology domain. */
-static uint64_t domain_free(const struct gp_engine *e, const char *key, const char *value)
+/* A topology domain of a gang attempt: one value of the gang's node label
+ * and the free GPU-milli of its ready nodes. */
+struct domain {
+    const char *value;
+    uint64_t free_milli;
+};
+
+/* Most free GPU first, then by name: the order domains are tried in. */
+static int domain_cmp(const void *pa, const void *pb)
 {
-    uint64_t free_milli = 0;
-    for (size_t i = 0; i < e->nodes.len; i++) {
-        const struct gp_node *n = &e->nodes.items[i];
-        if (n->state == GP_NODE_READY && has_label(n, key, value))
-            free_milli += n->gpu_milli_free;
-    }
-    return free_milli;
+    const struct domain *a = pa, *b = pb;
+    if (a->free_milli != b->free_milli)
+        return a->free_milli > b->free_milli ? -1 : 1;
+    return strcmp(a->value, b->value);
 }
 
 /* Tries the gang once per topology domain, the domain with the most free
- * GPU first (ties by name), then - when the domain is only preferred -
- * anywhere. */
+ * GPU first (ties by name), skipping domains with fewer free GPUs than the
+ * members still needed ask for, then - when the domain is only preferred -
+ * anywhere. The domains are listed in one pass over the nodes. */
 static bool gang_try_domains(struct gp_engine *e, const struct group *g, const uint32_t *members,
                              size_t n, uint32_t need, struct gp_decision *out,
                              struct gp_decision *fail, bool *have_fail)
@@ -1007,38 +1012,48 @@ static bool gang_try_domains(struct gp_engine *e, const struct group *g, const u
     const char *key = g->spec.topology_key;
     if (!key)
         return gang_try(e, members, n, need, out, fail, have_fail);
-    const char *tried_last = NULL;
-    for (;;) {
-        /* the next domain: most free GPU below the last one tried */
-        const char *best = NULL;
-        uint64_t best_free = 0, last_free = tried_last ? domain_free(e, key, tried_last) : 0;
-        for (size_t i = 0; i < e->nodes.len; i++) {
-            const struct gp_node *node = &e->nodes.items[i];
-            const char *v = NULL;
-            for (size_t j = 0; j < node->spec.nlabels && !v; j++)
-                if (strcmp(node->spec.labels[j].key, key) == 0)
-                    v = node->spec.labels[j].value;
-            if (!v || node->state != GP_NODE_READY)
-                continue;
-            uint64_t f = domain_free(e, key, v);
-            bool after_last =
-                !tried_last || f < last_free || (f == last_free && strcmp(v, tried_last) > 0);
-            bool better = !best || f > best_free || (f == best_free && strcmp(v, best) < 0);
-            if (after_last && better) {
-                best = v;
-                best_free = f;
-            }
+    GP_VEC(struct domain) domains = {0};
+    for (size_t i = 0; i < e->nodes.len; i++) {
+        const struct gp_node *node = &e->nodes.items[i];
+        const char *v = NULL;
+        for (size_t j = 0; j < node->spec.nlabels && !v; j++)
+            if (strcmp(node->spec.labels[j].key, key) == 0)
+                v = node->spec.labels[j].value;
+        if (!v || node->state != GP_NODE_READY)
+            continue;
+        /* nodes of one domain are usually next to each other: look back first */
+        size_t k = domains.len;
+        while (k > 0 && strcmp(domains.items[k - 1].value, v) != 0)
+            k--;
+        if (k > 0) {
+            domains.items[k - 1].free_milli += node->gpu_milli_free;
+        } else {
+            struct domain d = {v, node->gpu_milli_free};
+            if (GP_VEC_PUSH(&domains, d) != 0)
+                break; /* out of memory: try the domains listed so far */
         }
-        if (!best)
+    }
+    qsort(domains.items, domains.len, sizeof domains.items[0], domain_cmp);
+    uint64_t wanted = 0;
+    for (size_t k = 0; k < n && k < need; k++) {
+        const struct gp_pod *p = &e->pods.items[members[k]];
+        wanted += (uint64_t)p->spec.gpu_count * p->spec.gpu_milli;
+    }
+    bool ok = false;
+    for (size_t k = 0; k < domains.len && !ok; k++) {
+        /* sorted: once one domain lacks room, so do the rest - but a gang
+         * that must stay in a domain still tries the roomiest one, so that
+         * its members get an explanation */
+        if (domains.items[k].free_milli < wanted && (k > 0 || !g->spec.topology_required))
             break;
         e->domain_key = key;
-        e->domain_value = best;
-        bool ok = gang_try(e, members, n, need, out, fail, have_fail);
+        e->domain_value = domains.items[k].value;
+        ok = gang_try(e, members, n, need, out, fail, have_fail);
         e->domain_key = e->domain_value = NULL;
-        if (ok)
-            return true;
-        tried_last = best;
     }
+    GP_VEC_FREE(&domains);
+    if (ok)
+        return true;
     return !g->spec.topology_required && gang_try(e, members, n, need, out, fail, have_fail);
 }
 
