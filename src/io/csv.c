@@ -3,6 +3,8 @@
  * map for grouping rows. */
 #include "io/csv.h"
 
+#include "util/arena.h"
+
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
@@ -494,5 +496,25 @@ enum gp_err gp_csv_map_put(struct gp_csv_map *m, const char *key, uint32_t val, 
     m->len++;
     *found = false;
     *out = val;
+    return GP_OK;
+}
+
+enum gp_err gp_csv_unique_name(const struct gp_csv *c, struct gp_csv_map *names, struct gp_arena *a,
+                               const char *raw, const char *col, const char *noun, const char *verb,
+                               const char **out, struct gp_diag *diag)
+{
+    const char *copy = gp_arena_strdup(a, raw);
+    bool found;
+    uint32_t first;
+    if (!copy || gp_csv_map_put(names, copy, (uint32_t)c->line, &found, &first) != GP_OK)
+        return gp_csv_fail(c, GP_ENOMEM, diag, "out of memory");
+    if (found) {
+        char q[64];
+        gp_csv_quote(raw, q, sizeof q);
+        return gp_csv_fail(c, GP_EINVALID, diag,
+                           "column '%s': %s \"%s\" is already %s on line %" PRIu32, col, noun, q,
+                           verb, first);
+    }
+    *out = copy;
     return GP_OK;
 }

@@ -119,4 +119,13 @@ bool gp_csv_map_get(const struct gp_csv_map *m, const char *key, uint32_t *out);
 enum gp_err gp_csv_map_put(struct gp_csv_map *m, const char *key, uint32_t val, bool *found,
                            uint32_t *out);
 
+/* A row's name that must be unique in the file: copies raw into arena a,
+ * records it in names with the current line, and sets *out. A repeat is
+ * GP_EINVALID "NAME:LINE: column 'COL': NOUN "raw" is already VERB on line
+ * N"; GP_ENOMEM when out of memory. */
+struct gp_arena;
+enum gp_err gp_csv_unique_name(const struct gp_csv *c, struct gp_csv_map *names, struct gp_arena *a,
+                               const char *raw, const char *col, const char *noun, const char *verb,
+                               const char **out, struct gp_diag *diag);
+
 #endif

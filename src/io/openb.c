@@ -113,25 +113,10 @@ enum gp_err gp_cluster_parse_openb(const char *text, size_t len, const char *nam
                              diag);
             goto out;
         }
-        n.name = gp_arena_strdup(a, sn);
-        if (!n.name) {
-            err = gp_diag_set(diag, GP_ENOMEM, "%s: out of memory", name);
+        if ((err = gp_csv_unique_name(&c, &names, a, sn, "sn", "node", "defined", &n.name, diag)) !=
+            GP_OK)
             goto out;
-        }
-        bool found;
-        uint32_t first;
-        if (gp_csv_map_put(&names, n.name, (uint32_t)c.line, &found, &first) != GP_OK) {
-            err = gp_diag_set(diag, GP_ENOMEM, "%s: out of memory", name);
-            goto out;
-        }
-        if (found) {
-            char q[64];
-            gp_csv_quote(sn, q, sizeof q);
-            err = gp_csv_fail(&c, GP_EINVALID, diag,
-                              "column 'sn': node \"%s\" is already defined on line %" PRIu32, q,
-                              first);
-            goto out;
-        }
+        bool found; /* the map lookups below only insert */
         n.cpu_milli = cpu;
         n.mem_mib = mem;
         n.gpu_count = (uint32_t)gpus;

@@ -247,25 +247,10 @@ enum gp_err gp_cluster_parse_philly(const char *text, size_t len, const char *na
                              "a GPU memory size like 12GB (1..1024)", diag);
             goto out;
         }
-        n.name = gp_arena_strdup(a, id);
-        if (!n.name) {
-            err = gp_diag_set(diag, GP_ENOMEM, "%s: out of memory", name);
+        if ((err = gp_csv_unique_name(&c, &names, a, id, "machineId", "machine", "listed", &n.name,
+                                      diag)) != GP_OK)
             goto out;
-        }
-        bool found;
-        uint32_t first;
-        if (gp_csv_map_put(&names, n.name, (uint32_t)c.line, &found, &first) != GP_OK) {
-            err = gp_diag_set(diag, GP_ENOMEM, "%s: out of memory", name);
-            goto out;
-        }
-        if (found) {
-            char q[64];
-            gp_csv_quote(id, q, sizeof q);
-            err = gp_csv_fail(
-                &c, GP_EINVALID, diag,
-                "column 'machineId': machine \"%s\" is already listed on line %" PRIu32, q, first);
-            goto out;
-        }
+        bool found; /* the map lookups below only insert */
         if (gpus == 0)
             continue; /* no GPUs: no Philly job can use it */
         char key[48];
