@@ -277,15 +277,15 @@ static void node_summarise(struct gp_node *n)
     }
 }
 
-enum gp_err gp_engine_node_add(struct gp_engine *e, const struct gp_node_spec *spec,
-                               uint32_t *out_id)
+enum gp_err gp_engine_node_probe(struct gp_engine *e, const struct gp_node_spec *spec,
+                                 struct gp_node *out)
 {
     if (spec->gpu_count > GP_MAX_GPUS_PER_NODE || spec->cpu_milli < 0 || spec->mem_mib < 0)
         return GP_EINVALID;
     struct gp_node n;
     memset(&n, 0, sizeof n);
     n.spec = *spec;
-    n.id = (uint32_t)e->nodes.len;
+    n.id = NONE;
     n.state = GP_NODE_READY;
     n.cpu_free_milli = spec->cpu_milli;
     n.mem_free_mib = spec->mem_mib;
@@ -300,6 +300,18 @@ enum gp_err gp_engine_node_add(struct gp_engine *e, const struct gp_node_spec *s
         n.gpu[g].mem_free_mib = spec->gpu_mem_mib;
     }
     node_summarise(&n);
+    *out = n;
+    return GP_OK;
+}
+
+enum gp_err gp_engine_node_add(struct gp_engine *e, const struct gp_node_spec *spec,
+                               uint32_t *out_id)
+{
+    struct gp_node n;
+    enum gp_err err = gp_engine_node_probe(e, spec, &n);
+    if (err != GP_OK)
+        return err;
+    n.id = (uint32_t)e->nodes.len;
     if (GP_VEC_PUSH(&e->nodes, n) != 0)
         return GP_ENOMEM;
     e->totals.nodes_ready++;
@@ -311,6 +323,15 @@ enum gp_err gp_engine_node_add(struct gp_engine *e, const struct gp_node_spec *s
     e->victim_gen++;
     if (out_id)
         *out_id = n.id;
+    return GP_OK;
+}
+
+enum gp_err gp_engine_node_drain(struct gp_engine *e, uint32_t id)
+{
+    if (id >= e->nodes.len || e->nodes.items[id].state != GP_NODE_READY)
+        return GP_EINVALID;
+    e->nodes.items[id].state = GP_NODE_DRAINING;
+    e->victim_gen++;
     return GP_OK;
 }
 
@@ -686,17 +707,9 @@ static void queue_charge(struct gp_engine *e, const struct gp_pod *p, uint32_t m
     }
 }
 
-static void commit(struct gp_engine *e, struct gp_pod *p, struct gp_node *n,
-                   const struct gp_pick *pick)
+/* Takes a pod's CPU, memory and GPUs (as picked) from a node value. */
+static void node_take(struct gp_node *n, const struct gp_pod *p, const struct gp_pick *pick)
 {
-    p->state = GP_POD_BOUND;
-    p->node = n->id;
-    p->pick = *pick;
-    e->px.items[p->id].bound_at_s = e->now_s;
-    struct queue *q = &e->queues.items[p->spec.queue];
-    e->px.items[p->id].slot = (uint32_t)q->bound.len;
-    q->bound.items[q->bound.len++] = p->id; /* room reserved by gp_engine_pod_add */
-    queue_charge(e, p, n->model, 1);
     n->cpu_free_milli -= p->spec.cpu_milli;
     n->mem_free_mib -= p->spec.mem_mib;
     bool whole = p->spec.gpu_milli == GP_GPU_MILLI;
@@ -709,6 +722,45 @@ static void commit(struct gp_engine *e, struct gp_pod *p, struct gp_node *n,
     }
     node_summarise(n);
     n->pods++;
+}
+
+/* Gives back what node_take took. */
+static void node_give(struct gp_node *n, const struct gp_pod *p, const struct gp_pick *pick)
+{
+    n->cpu_free_milli += p->spec.cpu_milli;
+    n->mem_free_mib += p->spec.mem_mib;
+    bool whole = p->spec.gpu_milli == GP_GPU_MILLI;
+    for (uint32_t i = 0; i < pick->ngpus; i++) {
+        struct gp_gpu *g = &n->gpu[pick->gpu[i]];
+        g->milli_free += p->spec.gpu_milli;
+        g->mem_free_mib = whole ? n->spec.gpu_mem_mib : g->mem_free_mib + p->spec.gpu_mem_mib;
+        g->pods--;
+    }
+    node_summarise(n);
+    n->pods--;
+}
+
+bool gp_engine_node_take(const struct gp_engine *e, struct gp_node *n, const struct gp_pod *p)
+{
+    struct gp_pick pick;
+    if (filter_fit(e, n, p) != GP_FILTER_COUNT || gp_engine_pick_default(n, p, &pick) != 0)
+        return false;
+    node_take(n, p, &pick);
+    return true;
+}
+
+static void commit(struct gp_engine *e, struct gp_pod *p, struct gp_node *n,
+                   const struct gp_pick *pick)
+{
+    p->state = GP_POD_BOUND;
+    p->node = n->id;
+    p->pick = *pick;
+    e->px.items[p->id].bound_at_s = e->now_s;
+    struct queue *q = &e->queues.items[p->spec.queue];
+    e->px.items[p->id].slot = (uint32_t)q->bound.len;
+    q->bound.items[q->bound.len++] = p->id; /* room reserved by gp_engine_pod_add */
+    queue_charge(e, p, n->model, 1);
+    node_take(n, p, pick);
     e->totals.gpu_milli_alloc += (uint64_t)pick->ngpus * p->spec.gpu_milli;
     e->totals.cpu_milli_alloc += p->spec.cpu_milli;
     e->totals.mem_mib_alloc += p->spec.mem_mib;
@@ -730,17 +782,7 @@ static void release(struct gp_engine *e, struct gp_pod *p, bool grow)
     e->px.items[last].slot = slot;
     e->px.items[p->id].slot = NONE;
     queue_charge(e, p, n->model, -1);
-    n->cpu_free_milli += p->spec.cpu_milli;
-    n->mem_free_mib += p->spec.mem_mib;
-    bool whole = p->spec.gpu_milli == GP_GPU_MILLI;
-    for (uint32_t i = 0; i < p->pick.ngpus; i++) {
-        struct gp_gpu *g = &n->gpu[p->pick.gpu[i]];
-        g->milli_free += p->spec.gpu_milli;
-        g->mem_free_mib = whole ? n->spec.gpu_mem_mib : g->mem_free_mib + p->spec.gpu_mem_mib;
-        g->pods--;
-    }
-    node_summarise(n);
-    n->pods--;
+    node_give(n, p, &p->pick);
     e->totals.gpu_milli_alloc -= (uint64_t)p->pick.ngpus * p->spec.gpu_milli;
     e->totals.cpu_milli_alloc -= p->spec.cpu_milli;
     e->totals.mem_mib_alloc -= p->spec.mem_mib;

@@ -147,6 +147,21 @@ enum gp_err gp_engine_node_add(struct gp_engine *e, const struct gp_node_spec *s
                                uint32_t *out_id);
 /* The node's pods must have been released first (GP_ESTATE otherwise). */
 enum gp_err gp_engine_node_remove(struct gp_engine *e, uint32_t node);
+/* A ready node stops taking pods (cordoned: a spot notice, a scale-down);
+ * its pods keep running until the driver stops them. GP_EINVALID unless
+ * the node is ready. */
+enum gp_err gp_engine_node_drain(struct gp_engine *e, uint32_t node);
+
+/* Hypothetical nodes, for an autoscaler that asks "would these pods fit
+ * on a new node of this pool?" with the engine's own rules. probe fills
+ * *out with an empty ready node of the spec that is not in the cluster
+ * (id UINT32_MAX); take tries one pod on a node value (a probe or a copy
+ * of a cluster node): the node filters without quotas and the default
+ * choice of GPUs; when it fits, the pod's resources are taken from *n and
+ * it returns true. Neither changes the cluster. */
+enum gp_err gp_engine_node_probe(struct gp_engine *e, const struct gp_node_spec *spec,
+                                 struct gp_node *out);
+bool gp_engine_node_take(const struct gp_engine *e, struct gp_node *n, const struct gp_pod *p);
 
 /* Pods enter their queue's pending list. ids are dense and never reused.
  * GP_EINVALID for an unknown queue or gang, or a gang member in another

@@ -94,6 +94,7 @@ struct gp_gpu {
 
 enum gp_node_state {
     GP_NODE_READY,
+    GP_NODE_DRAINING, /* takes no new pods; its pods run until stopped */
     GP_NODE_GONE,
 };
 
