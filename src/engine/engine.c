@@ -134,6 +134,8 @@ struct gp_engine {
     /* while a gang tries one topology domain: nodes outside it are rejected */
     const char *domain_key, *domain_value;
     double now_s; /* of the last cycle */
+    enum gp_order order;
+    bool backfill;
     /* preemption: the victim generation is bumped whenever the possible
      * victims, or the room they leave, may have changed (a release, a
      * node, a queue, an eviction, a pod reaching its minimum runtime), so
@@ -275,6 +277,17 @@ static void node_summarise(struct gp_node *n)
         if (m > n->gpu_milli_max_free)
             n->gpu_milli_max_free = m;
     }
+}
+
+enum gp_err gp_engine_set_order(struct gp_engine *e, enum gp_order order, bool backfill)
+{
+    if (e->pods.len > 0)
+        return GP_ESTATE;
+    if (order != GP_ORDER_FAIR && order != GP_ORDER_FIFO && order != GP_ORDER_SJF)
+        return GP_EINVALID;
+    e->order = order;
+    e->backfill = backfill;
+    return GP_OK;
 }
 
 enum gp_err gp_engine_node_probe(struct gp_engine *e, const struct gp_node_spec *spec,

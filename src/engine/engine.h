@@ -137,6 +137,21 @@ enum gp_err gp_engine_queue_usage(const struct gp_engine *e, uint32_t id,
  * and its descendants. */
 int64_t gp_engine_queue_model_used(const struct gp_engine *e, uint32_t id, uint32_t model);
 
+/* The order in which a cycle tries pending pods (docs/ARCHITECTURE.md):
+ * FAIR is the default (queues by weighted dominant share; inside a queue
+ * priority, then age); FIFO tries the oldest pending pod of the cluster
+ * first; SJF the one with the shortest duration hint (unknown hints last,
+ * then age). Without backfill a pod that does not fit stops the cycle for
+ * the pods behind it (the head of the line blocks); with backfill they may
+ * go ahead when they do not delay it. */
+enum gp_order {
+    GP_ORDER_FAIR = 0,
+    GP_ORDER_FIFO,
+    GP_ORDER_SJF,
+};
+/* Sets the order (before the first pod is added; GP_ESTATE after). */
+enum gp_err gp_engine_set_order(struct gp_engine *e, enum gp_order order, bool backfill);
+
 /* Creates an engine with a policy and a seed (for policies that draw random
  * numbers). Returns NULL when out of memory or when the policy's init fails. */
 struct gp_engine *gp_engine_new(const struct gp_policy_ops *policy, uint64_t seed);

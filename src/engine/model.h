@@ -83,6 +83,9 @@ struct gp_pod_spec {
     size_t ntolerations;
     int32_t priority;
     uint32_t group; /* gang: an id from gp_engine_group_add; 0 = none */
+    /* how long it is expected to run, for orders that use it (shortest job
+     * first, backfill); 0 = unknown */
+    double duration_hint_s;
 };
 
 /* One GPU's free capacity inside a node. */

@@ -693,6 +693,24 @@ static enum gp_err job_end(struct run *r, uint32_t ii, bool completed)
     return GP_OK;
 }
 
+/* What is left of the run an attempt of l will make, as the engine's
+ * duration hint (shortest job first, backfill): the simulator knows each
+ * run's length in advance (on_bind draws it from the same keyed stream),
+ * so the orders that use it see the truth, as an oracle would; 0 for a run
+ * without end. */
+static double duration_hint(const struct run *r, const struct lpod *l, const struct inst *in,
+                            const struct gp_item *it)
+{
+    if (!it->has_duration || it->kind == GP_ITEM_DEPLOYMENT)
+        return 0;
+    if (l->resume)
+        return l->len_s - l->saved_s > 0 ? l->len_s - l->saved_s : 0;
+    struct gp_rng dur;
+    rng_keyed(&dur, r->cfg->seed, STREAM_DURATION, in->item, in->k, in->group ? 0 : l->slot,
+              l->runs + 1);
+    return dist_draw(&it->duration, &dur);
+}
+
 /* A new attempt of logical pod lp enters the engine's queue. */
 static enum gp_err attempt_add(struct run *r, uint32_t lp)
 {
@@ -703,6 +721,7 @@ static enum gp_err attempt_add(struct run *r, uint32_t lp)
     struct gp_pod_spec spec = it->pod;
     spec.group = in->group;
     spec.queue = r->items[in->item].equeue;
+    spec.duration_hint_s = duration_hint(r, l, in, it);
     enum gp_err err = gp_engine_pod_add(r->e, &spec, r->now_s, &id);
     if (err != GP_OK) {
         char where[256];
@@ -1562,6 +1581,10 @@ enum gp_err gp_sim_run(const struct gp_sim_config *cfg, const struct gp_cluster 
                           "cannot start the engine: out of memory, or policy %s failed to "
                           "initialise",
                           out->policy);
+        goto done;
+    }
+    if ((err = gp_engine_set_order(r.e, cfg->order, cfg->backfill)) != GP_OK) {
+        err = gp_diag_set(diag, err, "simulator: unknown queue order %d", (int)cfg->order);
         goto done;
     }
     r.items = calloc(workload->nitems ? workload->nitems : 1, sizeof *r.items);

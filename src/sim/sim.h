@@ -39,6 +39,8 @@ struct gp_sim_config {
     double inflate;        /* static: target GPU request / capacity (1.3) */
     double backoff_base_s; /* retry back-off: base * 2^(attempt-1), capped */
     double backoff_max_s;
+    enum gp_order order; /* the engine's queue order (timed mode) */
+    bool backfill;
     /* progress callback (driver-side, may be NULL): fraction done in [0,1] */
     void (*progress)(void *ctx, double fraction);
     void *progress_ctx;
