@@ -163,5 +163,7 @@ file(WRITE "${OUT}.tmp"
   "#include <stddef.h>\n#include <stdint.h>\n\n#include \"engine/mig.h\"\n\n"
   "${body}"
   "const struct gp_mig_model gp_mig_models[] = {\n${models}};\n"
-  "const size_t gp_mig_nmodels = sizeof gp_mig_models / sizeof gp_mig_models[0];\n")
+  "const size_t gp_mig_nmodels = sizeof gp_mig_models / sizeof gp_mig_models[0];\n"
+  "_Static_assert(sizeof gp_mig_models / sizeof gp_mig_models[0] <= GP_MIG_MAX_MODELS,\n"
+  "               \"GP_MIG_MAX_MODELS too small for data/mig-profiles.json\");\n")
 file(RENAME "${OUT}.tmp" "${OUT}")

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/share.h"
 #include "util/vec.h"
 
 #define NONE UINT32_MAX
@@ -58,6 +59,8 @@ struct shape_key {
     uint64_t model_mask;
     const void *node_selector, *tolerations;
     size_t nnode_selector, ntolerations;
+    uint8_t share_modes;
+    const char *mig_profile; /* by identity too */
 };
 
 struct shape {
@@ -162,9 +165,10 @@ struct gp_engine {
 
 const char *gp_filter_name(enum gp_filter f)
 {
-    static const char *const names[] = {"node-state", "node-selector", "topology", "taint",
-                                        "gpu-model",  "cpu",           "memory",   "gpu-count",
-                                        "gpu-share",  "gpu-memory",    "quota"};
+    static const char *const names[] = {"node-state", "node-selector", "topology",   "taint",
+                                        "gpu-model",  "sharing",       "cpu",        "memory",
+                                        "gpu-count",  "gpu-share",     "gpu-memory", "gpu-replica",
+                                        "mig",        "quota"};
     _Static_assert(sizeof names / sizeof names[0] == GP_FILTER_COUNT, "one name per filter");
     return (unsigned)f < GP_FILTER_COUNT ? names[f] : "none";
 }
@@ -312,6 +316,7 @@ enum gp_err gp_engine_node_probe(struct gp_engine *e, const struct gp_node_spec 
         n.gpu[g].milli_free = GP_GPU_MILLI;
         n.gpu[g].mem_free_mib = spec->gpu_mem_mib;
     }
+    gp_share_node_init(&n);
     node_summarise(&n);
     *out = n;
     return GP_OK;
@@ -417,7 +422,8 @@ static uint64_t shape_hash(const struct shape_key *k)
                               (uint64_t)k->gpu_mem_mib << 32 | k->queue,
                               k->model_mask,
                               (uint64_t)(uintptr_t)k->node_selector ^ k->nnode_selector,
-                              (uint64_t)(uintptr_t)k->tolerations ^ k->ntolerations};
+                              (uint64_t)(uintptr_t)k->tolerations ^ k->ntolerations,
+                              (uint64_t)(uintptr_t)k->mig_profile ^ k->share_modes};
     for (size_t i = 0; i < sizeof words / sizeof words[0]; i++) {
         h ^= words[i] + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
         h *= 0xbf58476d1ce4e5b9ULL;
@@ -432,7 +438,8 @@ static bool shape_key_eq(const struct shape_key *a, const struct shape_key *b)
            a->gpu_mem_mib == b->gpu_mem_mib && a->queue == b->queue &&
            a->model_mask == b->model_mask && a->node_selector == b->node_selector &&
            a->nnode_selector == b->nnode_selector && a->tolerations == b->tolerations &&
-           a->ntolerations == b->ntolerations;
+           a->ntolerations == b->ntolerations && a->share_modes == b->share_modes &&
+           a->mig_profile == b->mig_profile;
 }
 
 /* The shape of key k, added when new; NONE when out of memory. */
@@ -474,10 +481,16 @@ enum gp_err gp_engine_pod_add(struct gp_engine *e, const struct gp_pod_spec *spe
     if (spec->cpu_milli < 0 || spec->mem_mib < 0 || spec->gpu_count > GP_MAX_GPUS_PER_NODE)
         return GP_EINVALID;
     /* a share of one GPU may be memory only (gpu_milli 0, gpu_mem_mib > 0) */
+    /* (or nothing at all: a replica of a shared GPU); MIG instances come
+     * in any number, whatever their share */
+    bool mig = spec->mig_profile != NULL;
     if (spec->gpu_count > 0 &&
         (spec->gpu_milli > GP_GPU_MILLI ||
-         (spec->gpu_milli == 0 && (spec->gpu_count > 1 || spec->gpu_mem_mib == 0)) ||
-         (spec->gpu_count > 1 && spec->gpu_milli != GP_GPU_MILLI)))
+         (spec->gpu_milli == 0 && !mig &&
+          (spec->gpu_count > 1 || (spec->gpu_mem_mib == 0 && !spec->share_modes))) ||
+         (spec->gpu_count > 1 && spec->gpu_milli != GP_GPU_MILLI && !mig)))
+        return GP_EINVALID;
+    if (mig && spec->gpu_count == 0)
         return GP_EINVALID;
     if (spec->group > e->groups.len || spec->queue >= e->queues.len)
         return GP_EINVALID;
@@ -499,10 +512,12 @@ enum gp_err gp_engine_pod_add(struct gp_engine *e, const struct gp_pod_spec *spe
             return GP_ELIMIT;
         p.model_mask |= (uint64_t)1 << m;
     }
+    gp_share_pod_init(&p);
     struct shape_key k = {spec->cpu_milli,      spec->mem_mib,       spec->gpu_count,
                           spec->gpu_milli,      spec->gpu_mem_mib,   spec->queue,
                           p.model_mask,         spec->node_selector, spec->tolerations,
-                          spec->nnode_selector, spec->ntolerations};
+                          spec->nnode_selector, spec->ntolerations,  spec->share_modes,
+                          spec->mig_profile};
     p.shape = shape_intern(e, &k);
     if (p.shape == NONE)
         return GP_ENOMEM;
@@ -599,14 +614,21 @@ static inline enum gp_filter filter_fit(const struct gp_engine *e, const struct 
     if (n->spec.ntaints && !taints_tolerated(n, p))
         return GP_FILTER_TAINT;
     uint32_t want = p->spec.gpu_count;
-    if (want > 0 && n->spec.gpu_count > 0 && !(p->model_mask >> n->model & 1))
-        return GP_FILTER_GPU_MODEL;
+    if (want > 0 && n->spec.gpu_count > 0) {
+        if (!(p->model_mask >> n->model & 1))
+            return GP_FILTER_GPU_MODEL;
+        if ((n->spec.sharing || p->spec.share_modes || p->spec.mig_profile) &&
+            !gp_share_mode_ok(n, p))
+            return GP_FILTER_SHARING;
+    }
     if (p->spec.cpu_milli > n->cpu_free_milli)
         return GP_FILTER_CPU;
     if (p->spec.mem_mib > n->mem_free_mib)
         return GP_FILTER_MEMORY;
     if (want == 0)
         return GP_FILTER_COUNT;
+    if (n->spec.sharing)
+        return gp_share_filter(n, p);
     uint32_t milli = p->spec.gpu_milli, mem = p->spec.gpu_mem_mib;
     if (milli == GP_GPU_MILLI) {
         if (n->gpus_whole_free < want)
@@ -663,6 +685,8 @@ int gp_engine_pick_default(const struct gp_node *n, const struct gp_pod *p, stru
     pick->ngpus = 0;
     if (want == 0)
         return 0;
+    if (n->spec.sharing)
+        return gp_share_pick(n, p, pick);
     if (milli == GP_GPU_MILLI) {
         for (uint32_t g = 0; g < n->spec.gpu_count && pick->ngpus < want; g++)
             if (n->gpu[g].milli_free == GP_GPU_MILLI && n->gpu[g].pods == 0 &&
@@ -688,8 +712,8 @@ int gp_engine_pick_default(const struct gp_node *n, const struct gp_pod *p, stru
 /* A policy's pick must name distinct GPUs of the node that can hold the pod. */
 static bool pick_valid(const struct gp_node *n, const struct gp_pod *p, const struct gp_pick *pick)
 {
-    if (pick->ngpus != p->spec.gpu_count)
-        return false;
+    if (pick->ngpus != p->spec.gpu_count || (n->spec.sharing && p->spec.gpu_count > 0))
+        return false; /* on a shared GPU the engine chooses (share.c) */
     uint32_t seen = 0;
     for (uint32_t i = 0; i < pick->ngpus; i++) {
         uint32_t g = pick->gpu[i];
@@ -720,11 +744,19 @@ static void queue_charge(struct gp_engine *e, const struct gp_pod *p, uint32_t m
     }
 }
 
-/* Takes a pod's CPU, memory and GPUs (as picked) from a node value. */
-static void node_take(struct gp_node *n, const struct gp_pod *p, const struct gp_pick *pick)
+/* Takes a pod's CPU, memory and GPUs (as picked) from a node value;
+ * returns true when its declared GPU memory did not fit (time-slicing
+ * with oversubscription). */
+static bool node_take(struct gp_node *n, const struct gp_pod *p, const struct gp_pick *pick)
 {
     n->cpu_free_milli -= p->spec.cpu_milli;
     n->mem_free_mib -= p->spec.mem_mib;
+    n->pods++;
+    if (n->spec.sharing) {
+        bool over = gp_share_take(n, p, pick);
+        node_summarise(n);
+        return over;
+    }
     bool whole = p->spec.gpu_milli == GP_GPU_MILLI;
     for (uint32_t i = 0; i < pick->ngpus; i++) {
         struct gp_gpu *g = &n->gpu[pick->gpu[i]];
@@ -734,7 +766,7 @@ static void node_take(struct gp_node *n, const struct gp_pod *p, const struct gp
         g->pods++;
     }
     node_summarise(n);
-    n->pods++;
+    return false;
 }
 
 /* Gives back what node_take took. */
@@ -742,6 +774,12 @@ static void node_give(struct gp_node *n, const struct gp_pod *p, const struct gp
 {
     n->cpu_free_milli += p->spec.cpu_milli;
     n->mem_free_mib += p->spec.mem_mib;
+    n->pods--;
+    if (n->spec.sharing) {
+        gp_share_give(n, p, pick);
+        node_summarise(n);
+        return;
+    }
     bool whole = p->spec.gpu_milli == GP_GPU_MILLI;
     for (uint32_t i = 0; i < pick->ngpus; i++) {
         struct gp_gpu *g = &n->gpu[pick->gpu[i]];
@@ -750,7 +788,6 @@ static void node_give(struct gp_node *n, const struct gp_pod *p, const struct gp
         g->pods--;
     }
     node_summarise(n);
-    n->pods--;
 }
 
 bool gp_engine_node_take(const struct gp_engine *e, struct gp_node *n, const struct gp_pod *p)
@@ -773,8 +810,10 @@ static void commit(struct gp_engine *e, struct gp_pod *p, struct gp_node *n,
     e->px.items[p->id].slot = (uint32_t)q->bound.len;
     q->bound.items[q->bound.len++] = p->id; /* room reserved by gp_engine_pod_add */
     queue_charge(e, p, n->model, 1);
-    node_take(n, p, pick);
-    e->totals.gpu_milli_alloc += (uint64_t)pick->ngpus * p->spec.gpu_milli;
+    uint32_t free_before = n->gpu_milli_free;
+    p->oversubscribed = node_take(n, p, pick);
+    p->gpu_milli_taken = free_before - n->gpu_milli_free;
+    e->totals.gpu_milli_alloc += p->gpu_milli_taken;
     e->totals.cpu_milli_alloc += p->spec.cpu_milli;
     e->totals.mem_mib_alloc += p->spec.mem_mib;
     e->totals.pods_bound++;
@@ -796,7 +835,7 @@ static void release(struct gp_engine *e, struct gp_pod *p, bool grow)
     e->px.items[p->id].slot = NONE;
     queue_charge(e, p, n->model, -1);
     node_give(n, p, &p->pick);
-    e->totals.gpu_milli_alloc -= (uint64_t)p->pick.ngpus * p->spec.gpu_milli;
+    e->totals.gpu_milli_alloc -= p->gpu_milli_taken;
     e->totals.cpu_milli_alloc -= p->spec.cpu_milli;
     e->totals.mem_mib_alloc -= p->spec.mem_mib;
     e->totals.pods_bound--;
@@ -938,8 +977,15 @@ static bool fits_empty(const struct gp_engine *e, const struct gp_node *n, const
         return false;
     if (p->spec.gpu_count == 0)
         return true;
-    return (p->model_mask >> n->model & 1) && p->spec.gpu_count <= n->spec.gpu_count &&
-           p->spec.gpu_mem_mib <= n->spec.gpu_mem_mib;
+    if (!(p->model_mask >> n->model & 1))
+        return false;
+    if (n->spec.sharing || p->spec.share_modes || p->spec.mig_profile) {
+        if (n->spec.gpu_count == 0 || !gp_share_mode_ok(n, p))
+            return false;
+        if (n->mig_model >= 0) /* an instance of the profile on an empty node */
+            return gp_share_empty_fits(n, p);
+    }
+    return p->spec.gpu_count <= n->spec.gpu_count && p->spec.gpu_mem_mib <= n->spec.gpu_mem_mib;
 }
 
 /* Whether the gang could fit the empty cluster, within the domain

@@ -21,6 +21,7 @@
 #define GP_MIG_MAX_SLICES    8  /* memory slices of any GPU in the data */
 #define GP_MIG_MAX_PROFILES  16 /* profiles of one GPU model */
 #define GP_MIG_MAX_INSTANCES 8  /* GPU instances on one GPU (7 in practice) */
+#define GP_MIG_MAX_MODELS    16 /* GPU models with MIG in the data */
 
 struct gp_mig_profile {
     const char *name;       /* "1g.10gb", "1g.10gb+me" */

@@ -13,6 +13,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "engine/mig.h"
+
 #define GP_MAX_GPUS_PER_NODE 16
 #define GP_GPU_MILLI         1000
 #define GP_MAX_GPU_MODELS    64
@@ -59,7 +61,9 @@ struct gp_node_spec {
     const struct gp_taint *taints;
     size_t ntaints;
     double price_per_hour_usd; /* whole node, for cost reports */
-    /* how the GPUs are shared: the pool's spec (borrowed); NULL = exclusive */
+    /* how the GPUs are shared: the pool's spec (borrowed). NULL: fractions
+     * of a GPU's compute and memory are accounted per GPU (the GPU-sharing
+     * cluster of the openb trace); a whole GPU is exclusive either way */
     const struct gp_sharing_spec *sharing;
 };
 
@@ -86,13 +90,28 @@ struct gp_pod_spec {
     /* how long it is expected to run, for orders that use it (shortest job
      * first, backfill); 0 = unknown */
     double duration_hint_s;
+    /* GPU sharing (docs/sharing.md). share_modes: the pool sharing modes
+     * the pod accepts, bits 1 << enum gp_share_mode; 0 = any its request
+     * fits. mig_profile: gpu_count MIG instances of this profile
+     * ("1g.10gb", as nvidia.com/mig-1g.10gb asks); NULL = none. */
+    uint8_t share_modes;
+    const char *mig_profile;
 };
 
-/* One GPU's free capacity inside a node. */
+/* One GPU's free capacity inside a node. On a shared GPU (docs/sharing.md)
+ * milli_free is what is left of the whole: the free replicas' share
+ * (time-slicing, MPS) or the compute slices no pod holds (MIG). */
 struct gp_gpu {
     uint32_t milli_free;
     uint32_t mem_free_mib;
     uint32_t pods;
+    uint32_t mem_over_mib; /* time-slicing: declared memory beyond the GPU's */
+};
+
+/* One MIG GPU's instances and which of them hold a pod (bit i: inst[i]). */
+struct gp_mig_gpu {
+    struct gp_mig_layout layout;
+    uint8_t held;
 };
 
 enum gp_node_state {
@@ -114,6 +133,9 @@ struct gp_node {
     uint32_t gpu_milli_free;     /* sum of milli_free */
     uint32_t gpu_milli_max_free; /* largest milli_free of one GPU */
     uint32_t pods;
+    /* MIG nodes: mig_model indexes gp_mig_models; mig[] per GPU */
+    int16_t mig_model;
+    struct gp_mig_gpu mig[GP_MAX_GPUS_PER_NODE];
 };
 
 enum gp_pod_state {
@@ -122,10 +144,17 @@ enum gp_pod_state {
     GP_POD_DONE, /* finished or removed; its resources are released */
 };
 
-/* Which GPUs of a node a pod gets. For a share, ngpus is 1. */
+/* Which GPUs of a node a pod gets. For a share, ngpus is 1. On a MIG node
+ * each entry is one instance, of the profile mig_profile, starting at
+ * memory slice mig_start[i] of GPU gpu[i] (a GPU may appear more than
+ * once); reconfigured has bit g set when GPU g's layout changes for it (a
+ * dynamic pool creates the instance, removing free ones if it must). */
 struct gp_pick {
     uint8_t ngpus;
     uint8_t gpu[GP_MAX_GPUS_PER_NODE];
+    uint8_t mig_start[GP_MAX_GPUS_PER_NODE];
+    int8_t mig_profile;
+    uint16_t reconfigured;
 };
 
 struct gp_pod {
@@ -139,6 +168,12 @@ struct gp_pod {
     uint32_t node;     /* when bound */
     struct gp_pick pick;
     uint64_t tried_gen; /* cluster generation of the last failed attempt */
+    /* the MIG profile it takes on a GPU of each MIG model (gp_mig_models
+     * index): its mig_profile, or the smallest profile that holds its
+     * fraction; -1 = none */
+    int8_t mig_profile_of[GP_MIG_MAX_MODELS];
+    uint32_t gpu_milli_taken; /* when bound: GPU milli it made unavailable */
+    bool oversubscribed;      /* when bound: its declared GPU memory did not fit */
 };
 
 /* Why a node was rejected for a pod. Each rejected node counts once, under
@@ -149,11 +184,14 @@ struct gp_pod {
     X(TOPOLOGY, "node(s) outside the gang's topology domain")                                      \
     X(TAINT, "node(s) had untolerated taint")                                                      \
     X(GPU_MODEL, "node(s) had a different GPU model")                                              \
+    X(SHARING, "node(s) didn't share GPUs the way the pod asks")                                   \
     X(CPU, "Insufficient cpu")                                                                     \
     X(MEMORY, "Insufficient memory")                                                               \
     X(GPU_COUNT, "Insufficient nvidia.com/gpu")                                                    \
     X(GPU_SHARE, "no GPU with enough free share")                                                  \
     X(GPU_MEMORY, "no GPU with enough free GPU memory")                                            \
+    X(GPU_REPLICA, "no GPU with a free shared replica")                                            \
+    X(MIG, "no free MIG instance of the profile")                                                  \
     X(QUOTA, "queue quota exceeded")
 
 enum gp_filter {

@@ -177,7 +177,7 @@ static double compute(struct fgd_state *s, const struct gp_engine *e, const stru
                    node->gpu[h].milli_free == node->gpu[g].milli_free;
         if (seen)
             continue;
-        struct gp_pick try = {1, {(uint8_t)g}};
+        struct gp_pick try = {.ngpus = 1, .gpu = {(uint8_t)g}};
         double score =
             s->formula(node, pod, before, gp_frag_node_after(s->frag, e, node, pod, &try));
         if (pick->ngpus == 0 || score > best) {

@@ -95,7 +95,7 @@ static void test_frag_measure_by_hand(void **state)
     struct gp_pod_spec q = pod(1000, 1, 700);
     uint32_t id;
     gp_engine_pod_add(e, &q, 0, &id);
-    struct gp_pick pick = {1, {1}};
+    struct gp_pick pick = {.ngpus = 1, .gpu = {1}};
     assert_float_equal(gp_frag_node_after(f, e, gp_engine_node(e, 0), gp_engine_pod(e, id), &pick),
                        1000, 1e-9);
     gp_frag_free(f);

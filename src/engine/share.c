@@ -1,0 +1,415 @@
+/* share.c - pods on shared GPUs: filters, the choice of GPUs and MIG
+ * instances, and the per-GPU accounting of exclusive, time-sliced, MPS and
+ * MIG pools (share.h, docs/sharing.md). */
+#include "engine/share.h"
+
+#include <string.h>
+
+static int node_mode(const struct gp_node *n)
+{
+    return n->spec.sharing ? (int)n->spec.sharing->mode : -1;
+}
+
+static bool is_whole(const struct gp_pod *p)
+{
+    return p->spec.gpu_milli == GP_GPU_MILLI && !p->spec.mig_profile;
+}
+
+static unsigned popcount8(unsigned x)
+{
+    unsigned c = 0;
+    for (; x; x &= x - 1)
+        c++;
+    return c;
+}
+
+/* --- pods ---------------------------------------------------------------- */
+
+/* The smallest profile (memory slices, then compute slices) without media
+ * extensions that holds a fraction of milli thousandths of the GPU's
+ * compute and mem_mib of memory; -1 when none does. */
+static int smallest_profile(const struct gp_mig_model *m, uint32_t milli, uint32_t mem_mib)
+{
+    int best = -1;
+    for (size_t i = 0; i < m->nprofiles; i++) {
+        const struct gp_mig_profile *pr = &m->profiles[i];
+        if (pr->media_ext || pr->memory_mib < mem_mib ||
+            (uint64_t)pr->compute_slices * GP_GPU_MILLI < (uint64_t)milli * m->compute_slices)
+            continue;
+        if (best < 0 || pr->memory_slices < m->profiles[best].memory_slices ||
+            (pr->memory_slices == m->profiles[best].memory_slices &&
+             pr->compute_slices < m->profiles[best].compute_slices))
+            best = (int)i;
+    }
+    return best;
+}
+
+void gp_share_pod_init(struct gp_pod *p)
+{
+    const struct gp_pod_spec *s = &p->spec;
+    bool fraction = s->gpu_count == 1 && s->gpu_milli < GP_GPU_MILLI;
+    bool mig_ok = !s->share_modes || (s->share_modes >> GP_SHARE_MIG & 1);
+    for (size_t i = 0; i < GP_MIG_MAX_MODELS; i++) {
+        int q = -1;
+        if (i < gp_mig_nmodels && s->gpu_count > 0) {
+            if (s->mig_profile)
+                q = gp_mig_profile_find(&gp_mig_models[i], s->mig_profile);
+            else if (fraction && mig_ok)
+                q = smallest_profile(&gp_mig_models[i], s->gpu_milli, s->gpu_mem_mib);
+        }
+        p->mig_profile_of[i] = (int8_t)q;
+    }
+}
+
+/* --- per-GPU accounting -------------------------------------------------- */
+
+/* A MIG GPU's free compute and memory: the slices no pod holds. */
+static void mig_account(const struct gp_node *n, uint32_t g, struct gp_gpu *gpu)
+{
+    const struct gp_mig_model *m = &gp_mig_models[n->mig_model];
+    const struct gp_mig_gpu *mg = &n->mig[g];
+    unsigned compute = 0, memory = 0;
+    for (unsigned i = 0; i < mg->layout.n; i++)
+        if (mg->held >> i & 1) {
+            compute += m->profiles[mg->layout.inst[i].profile].compute_slices;
+            memory += m->profiles[mg->layout.inst[i].profile].memory_slices;
+        }
+    gpu->milli_free = (m->compute_slices - compute) * GP_GPU_MILLI / m->compute_slices;
+    gpu->mem_free_mib =
+        (uint32_t)((uint64_t)n->spec.gpu_mem_mib * (m->memory_slices - memory) / m->memory_slices);
+    gpu->pods = popcount8(mg->held);
+}
+
+/* A time-sliced or MPS GPU: the free replicas' share of the whole. */
+static uint32_t replica_milli(uint32_t replicas, uint32_t pods)
+{
+    return replicas ? (replicas - pods) * GP_GPU_MILLI / replicas : 0;
+}
+
+void gp_share_node_init(struct gp_node *n)
+{
+    const struct gp_sharing_spec *s = n->spec.sharing;
+    n->mig_model = -1;
+    if (!s || n->spec.gpu_count == 0)
+        return;
+    if (s->mode == GP_SHARE_MIG && s->mig.model) {
+        n->mig_model = (int16_t)(s->mig.model - gp_mig_models);
+        for (uint32_t g = 0; g < n->spec.gpu_count; g++) {
+            n->mig[g].layout = s->mig.layout;
+            n->mig[g].held = 0;
+            mig_account(n, g, &n->gpu[g]);
+        }
+    } else if (s->mode == GP_SHARE_MPS && s->mps.pinned_mem_mib > 0) {
+        for (uint32_t g = 0; g < n->spec.gpu_count; g++)
+            n->gpu[g].mem_free_mib = s->mps.pinned_mem_mib * s->replicas;
+    }
+}
+
+/* --- which requests go where -------------------------------------------- */
+
+bool gp_share_mode_ok(const struct gp_node *n, const struct gp_pod *p)
+{
+    int mode = node_mode(n);
+    if (mode < 0 || (mode == GP_SHARE_MIG && n->mig_model < 0))
+        return !p->spec.share_modes && !p->spec.mig_profile;
+    if (p->spec.share_modes && !(p->spec.share_modes >> mode & 1))
+        return false;
+    if (p->spec.mig_profile || mode == GP_SHARE_MIG)
+        return mode == GP_SHARE_MIG && p->mig_profile_of[n->mig_model] >= 0;
+    if (is_whole(p))
+        return mode == GP_SHARE_EXCLUSIVE;
+    return p->spec.gpu_count == 1; /* a fraction: a whole GPU, a replica or a client */
+}
+
+/* --- MIG ----------------------------------------------------------------- */
+
+/* The layout without its free instances; held maps to the new indexes. */
+static void mig_drop_free(struct gp_mig_gpu *mg)
+{
+    struct gp_mig_gpu out = {0};
+    for (unsigned i = 0; i < mg->layout.n; i++)
+        if (mg->held >> i & 1) {
+            out.held |= (uint8_t)(1u << out.layout.n);
+            out.layout.inst[out.layout.n++] = mg->layout.inst[i];
+        }
+    *mg = out;
+}
+
+/* How one more instance of profile q gets onto a GPU: an instance that is
+ * free already, a new one in unpartitioned slices, or a new one after the
+ * free instances are removed (dynamic pools only). */
+enum mig_way { MIG_NONE, MIG_FREE, MIG_CREATE, MIG_RESET };
+
+/* The way (and where: the instance's start) for q on mg. */
+static enum mig_way mig_way(const struct gp_mig_model *m, const struct gp_mig_gpu *mg, unsigned q,
+                            bool dynamic, enum mig_way at_most, int *start)
+{
+    int best = -1;
+    for (unsigned i = 0; i < mg->layout.n; i++)
+        if (mg->layout.inst[i].profile == q && !(mg->held >> i & 1) &&
+            (best < 0 || mg->layout.inst[i].start < best))
+            best = mg->layout.inst[i].start;
+    if (best >= 0) {
+        *start = best;
+        return MIG_FREE;
+    }
+    if (!dynamic || at_most == MIG_FREE)
+        return MIG_NONE;
+    if ((*start = gp_mig_place(m, &mg->layout, q)) >= 0)
+        return MIG_CREATE;
+    if (at_most == MIG_CREATE)
+        return MIG_NONE;
+    struct gp_mig_gpu tmp = *mg;
+    mig_drop_free(&tmp);
+    if ((*start = gp_mig_place(m, &tmp.layout, q)) >= 0)
+        return MIG_RESET;
+    return MIG_NONE;
+}
+
+/* Puts an instance of q at start on mg as `way` says; returns false when
+ * it cannot (a stale pick). */
+static bool mig_apply(const struct gp_mig_model *m, struct gp_mig_gpu *mg, unsigned q, int start)
+{
+    for (unsigned i = 0; i < mg->layout.n; i++)
+        if (mg->layout.inst[i].profile == q && mg->layout.inst[i].start == start &&
+            !(mg->held >> i & 1)) {
+            mg->held |= (uint8_t)(1u << i);
+            return true;
+        }
+    if (!gp_mig_fits(m, &mg->layout, q, (unsigned)start))
+        mig_drop_free(mg);
+    if (mg->layout.n >= GP_MIG_MAX_INSTANCES || !gp_mig_fits(m, &mg->layout, q, (unsigned)start))
+        return false;
+    mg->held |= (uint8_t)(1u << mg->layout.n);
+    mg->layout.inst[mg->layout.n++] = (struct gp_mig_instance){(uint8_t)q, (uint8_t)start};
+    return true;
+}
+
+/* gpu_count instances of the pod's profile, one at a time: a free
+ * instance first (no re-partitioning), then a new one in free slices,
+ * then one after removing free instances; among GPUs the busiest first
+ * (most instances held, then the lowest index), so that empty GPUs stay
+ * whole for the largest profiles. */
+static int mig_pick(const struct gp_node *n, const struct gp_pod *p, struct gp_pick *pick)
+{
+    const struct gp_mig_model *m = &gp_mig_models[n->mig_model];
+    int q = p->mig_profile_of[n->mig_model];
+    bool dynamic = n->spec.sharing->mig.dynamic;
+    struct gp_mig_gpu mg[GP_MAX_GPUS_PER_NODE];
+    memcpy(mg, n->mig, n->spec.gpu_count * sizeof mg[0]);
+    pick->ngpus = 0;
+    pick->mig_profile = (int8_t)q;
+    pick->reconfigured = 0;
+    if (q < 0)
+        return -1;
+    for (uint32_t k = 0; k < p->spec.gpu_count; k++) {
+        int best = -1, best_start = -1;
+        for (enum mig_way way = MIG_FREE; way <= MIG_RESET && best < 0; way++)
+            for (uint32_t g = 0; g < n->spec.gpu_count; g++) {
+                int start;
+                if (mig_way(m, &mg[g], (unsigned)q, dynamic, way, &start) != way)
+                    continue;
+                if (best < 0 || popcount8(mg[g].held) > popcount8(mg[best].held)) {
+                    best = (int)g;
+                    best_start = start;
+                }
+            }
+        if (best < 0 || !mig_apply(m, &mg[best], (unsigned)q, best_start))
+            return -1;
+        if (mg[best].layout.n != n->mig[best].layout.n ||
+            memcmp(&mg[best].layout, &n->mig[best].layout, sizeof mg[best].layout) != 0)
+            pick->reconfigured |= (uint16_t)(1u << best);
+        pick->gpu[k] = (uint8_t)best;
+        pick->mig_start[k] = (uint8_t)best_start;
+        pick->ngpus++;
+    }
+    return 0;
+}
+
+bool gp_share_empty_fits(const struct gp_node *n, const struct gp_pod *p)
+{
+    struct gp_node empty = *n;
+    struct gp_pick pick;
+    for (uint32_t g = 0; g < n->spec.gpu_count; g++)
+        empty.mig[g].held = 0;
+    if (n->spec.sharing->mig.dynamic) /* an empty dynamic GPU may take any layout */
+        for (uint32_t g = 0; g < n->spec.gpu_count; g++)
+            empty.mig[g].layout.n = 0;
+    return mig_pick(&empty, p, &pick) == 0;
+}
+
+/* --- time-slicing and MPS ------------------------------------------------ */
+
+/* Whether a replica of GPU g holds the pod's declared memory. */
+static bool replica_mem_fits(const struct gp_node *n, const struct gp_gpu *gpu,
+                             const struct gp_pod *p)
+{
+    const struct gp_sharing_spec *s = n->spec.sharing;
+    uint32_t mem = p->spec.gpu_mem_mib;
+    if (s->mode == GP_SHARE_MPS)
+        return s->mps.pinned_mem_mib == 0 ? mem <= n->spec.gpu_mem_mib
+                                          : mem <= s->mps.pinned_mem_mib;
+    return mem <= gpu->mem_free_mib;
+}
+
+/* The fullest GPU with a free replica that holds the pod's memory (or,
+ * when the pool oversubscribes, the fullest with a free replica); -1. */
+static int replica_pick(const struct gp_node *n, const struct gp_pod *p)
+{
+    const struct gp_sharing_spec *s = n->spec.sharing;
+    int best = -1;
+    bool best_fits = false;
+    for (uint32_t g = 0; g < n->spec.gpu_count; g++) {
+        const struct gp_gpu *gpu = &n->gpu[g];
+        if (gpu->pods >= s->replicas)
+            continue;
+        bool fits = replica_mem_fits(n, gpu, p);
+        if (!fits && !(s->mode == GP_SHARE_TIMESLICE && s->oversubscribe))
+            continue;
+        if (best < 0 || (fits && !best_fits) ||
+            (fits == best_fits && gpu->pods > n->gpu[best].pods)) {
+            best = (int)g;
+            best_fits = fits;
+        }
+    }
+    return best;
+}
+
+/* --- the filter and the pick --------------------------------------------- */
+
+enum gp_filter gp_share_filter(const struct gp_node *n, const struct gp_pod *p)
+{
+    const struct gp_sharing_spec *s = n->spec.sharing;
+    uint32_t mem = p->spec.gpu_mem_mib;
+    struct gp_pick pick;
+    switch (s->mode) {
+    case GP_SHARE_EXCLUSIVE:
+        if (n->gpus_whole_free < p->spec.gpu_count)
+            return GP_FILTER_GPU_COUNT;
+        return mem > n->spec.gpu_mem_mib ? GP_FILTER_GPU_MEMORY : GP_FILTER_COUNT;
+    case GP_SHARE_MPS:
+        if (s->mps.active_thread_pct > 0 &&
+            p->spec.gpu_milli > s->mps.active_thread_pct * (GP_GPU_MILLI / 100))
+            return GP_FILTER_GPU_SHARE;
+        /* fall through */
+    case GP_SHARE_TIMESLICE:
+        if (n->gpu_milli_max_free == 0)
+            return GP_FILTER_GPU_REPLICA;
+        if (mem > n->spec.gpu_mem_mib && !(s->mode == GP_SHARE_TIMESLICE && s->oversubscribe))
+            return GP_FILTER_GPU_MEMORY;
+        return replica_pick(n, p) >= 0 ? GP_FILTER_COUNT : GP_FILTER_GPU_MEMORY;
+    case GP_SHARE_MIG:
+        return mig_pick(n, p, &pick) == 0 ? GP_FILTER_COUNT : GP_FILTER_MIG;
+    }
+    return GP_FILTER_SHARING;
+}
+
+int gp_share_pick(const struct gp_node *n, const struct gp_pod *p, struct gp_pick *pick)
+{
+    const struct gp_sharing_spec *s = n->spec.sharing;
+    memset(pick, 0, sizeof *pick);
+    pick->mig_profile = -1;
+    if (s->mode == GP_SHARE_MIG)
+        return mig_pick(n, p, pick);
+    if (s->mode == GP_SHARE_EXCLUSIVE) {
+        for (uint32_t g = 0; g < n->spec.gpu_count && pick->ngpus < p->spec.gpu_count; g++)
+            if (n->gpu[g].pods == 0)
+                pick->gpu[pick->ngpus++] = (uint8_t)g;
+        return pick->ngpus == p->spec.gpu_count ? 0 : -1;
+    }
+    int g = replica_pick(n, p);
+    if (g < 0)
+        return -1;
+    pick->ngpus = 1;
+    pick->gpu[0] = (uint8_t)g;
+    return 0;
+}
+
+/* --- take and give ------------------------------------------------------- */
+
+bool gp_share_take(struct gp_node *n, const struct gp_pod *p, const struct gp_pick *pick)
+{
+    const struct gp_sharing_spec *s = n->spec.sharing;
+    bool over = false;
+    for (uint32_t i = 0; i < pick->ngpus; i++) {
+        uint32_t g = pick->gpu[i];
+        struct gp_gpu *gpu = &n->gpu[g];
+        switch (s->mode) {
+        case GP_SHARE_EXCLUSIVE:
+            gpu->milli_free = 0;
+            gpu->mem_free_mib = 0;
+            gpu->pods++;
+            break;
+        case GP_SHARE_TIMESLICE: {
+            uint32_t mem = p->spec.gpu_mem_mib;
+            if (mem <= gpu->mem_free_mib) {
+                gpu->mem_free_mib -= mem;
+            } else {
+                gpu->mem_over_mib += mem - gpu->mem_free_mib;
+                gpu->mem_free_mib = 0;
+                over = true;
+            }
+            gpu->pods++;
+            gpu->milli_free = replica_milli(s->replicas, gpu->pods);
+            break;
+        }
+        case GP_SHARE_MPS:
+            gpu->pods++;
+            gpu->milli_free = replica_milli(s->replicas, gpu->pods);
+            if (s->mps.pinned_mem_mib > 0)
+                gpu->mem_free_mib = s->mps.pinned_mem_mib * (s->replicas - gpu->pods);
+            break;
+        case GP_SHARE_MIG:
+            mig_apply(&gp_mig_models[n->mig_model], &n->mig[g], (unsigned)pick->mig_profile,
+                      pick->mig_start[i]);
+            mig_account(n, g, gpu);
+            break;
+        }
+    }
+    return over;
+}
+
+void gp_share_give(struct gp_node *n, const struct gp_pod *p, const struct gp_pick *pick)
+{
+    const struct gp_sharing_spec *s = n->spec.sharing;
+    for (uint32_t i = 0; i < pick->ngpus; i++) {
+        uint32_t g = pick->gpu[i];
+        struct gp_gpu *gpu = &n->gpu[g];
+        switch (s->mode) {
+        case GP_SHARE_EXCLUSIVE:
+            gpu->milli_free = GP_GPU_MILLI;
+            gpu->mem_free_mib = n->spec.gpu_mem_mib;
+            gpu->pods--;
+            break;
+        case GP_SHARE_TIMESLICE: {
+            uint32_t mem = p->spec.gpu_mem_mib;
+            if (gpu->mem_over_mib >= mem) {
+                gpu->mem_over_mib -= mem;
+            } else {
+                gpu->mem_free_mib += mem - gpu->mem_over_mib;
+                gpu->mem_over_mib = 0;
+            }
+            gpu->pods--;
+            gpu->milli_free = replica_milli(s->replicas, gpu->pods);
+            break;
+        }
+        case GP_SHARE_MPS:
+            gpu->pods--;
+            gpu->milli_free = replica_milli(s->replicas, gpu->pods);
+            if (s->mps.pinned_mem_mib > 0)
+                gpu->mem_free_mib = s->mps.pinned_mem_mib * (s->replicas - gpu->pods);
+            break;
+        case GP_SHARE_MIG: {
+            struct gp_mig_gpu *mg = &n->mig[g];
+            for (unsigned k = 0; k < mg->layout.n; k++)
+                if ((mg->held >> k & 1) && mg->layout.inst[k].profile == pick->mig_profile &&
+                    mg->layout.inst[k].start == pick->mig_start[i]) {
+                    mg->held &= (uint8_t) ~(1u << k);
+                    break;
+                }
+            mig_account(n, g, gpu);
+            break;
+        }
+        }
+    }
+}

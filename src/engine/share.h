@@ -1,0 +1,55 @@
+/* share.h - pods on shared GPUs: the GPU part of the filters, the choice of
+ * GPUs (and MIG instances) inside a node, and the per-GPU accounting, for
+ * each way a pool shares its GPUs (docs/sharing.md):
+ *
+ *   exclusive   a pod gets whole GPUs; a fraction takes a whole GPU too
+ *   timeslice   a pod gets one of the GPU's `replicas` replicas; its
+ *               declared GPU memory is accounted, not enforced
+ *   mps         a pod gets one of `replicas` MPS clients, each limited to
+ *               active_thread_pct of the SMs and pinned_mem_mib of memory
+ *   mig         a pod gets MIG instances of one profile; a dynamic pool
+ *               creates instances (removing free ones) when none is free
+ *
+ * A node without a sharing spec (the openb trace's GPU-sharing cluster)
+ * accounts fractions of compute and memory per GPU; engine.c handles it.
+ * Used by engine.c only; pure, no state. */
+#ifndef GP_ENGINE_SHARE_H
+#define GP_ENGINE_SHARE_H
+
+#include <stdbool.h>
+
+#include "engine/model.h"
+#include "engine/sharing.h"
+
+/* Fills p->mig_profile_of for every MIG model from p->spec. */
+void gp_share_pod_init(struct gp_pod *p);
+
+/* Sets up a new node's shared GPUs from its pool's spec (a MIG pool's
+ * static layout on every GPU). */
+void gp_share_node_init(struct gp_node *n);
+
+/* Whether the pod's request may go to a node shared this way at all (the
+ * mode, a pinned mode, a MIG profile the model has). */
+bool gp_share_mode_ok(const struct gp_node *n, const struct gp_pod *p);
+
+/* Whether the pod's MIG instances fit the node when no pod holds any of
+ * its instances (the gangs' "never fits" test). */
+bool gp_share_empty_fits(const struct gp_node *n, const struct gp_pod *p);
+
+/* The GPU filters for a pod with GPUs on a node with a sharing spec whose
+ * mode the pod accepts: GP_FILTER_COUNT when it fits now, else the filter
+ * that rejects it (gpu-count, gpu-memory, gpu-share, gpu-replica, mig). */
+enum gp_filter gp_share_filter(const struct gp_node *n, const struct gp_pod *p);
+
+/* The GPUs (and MIG instances) for the pod on such a node; 0, or -1 when
+ * it does not fit. */
+int gp_share_pick(const struct gp_node *n, const struct gp_pod *p, struct gp_pick *pick);
+
+/* Takes a picked pod's GPU resources from the node's GPUs (and MIG
+ * layouts), or gives them back; the node summary is the caller's. take
+ * returns true when the pod's declared GPU memory did not fit (a
+ * time-sliced pool that allows oversubscription). */
+bool gp_share_take(struct gp_node *n, const struct gp_pod *p, const struct gp_pick *pick);
+void gp_share_give(struct gp_node *n, const struct gp_pod *p, const struct gp_pick *pick);
+
+#endif
