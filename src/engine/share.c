@@ -110,8 +110,10 @@ void gp_share_node_init(struct gp_node *n)
 bool gp_share_mode_ok(const struct gp_node *n, const struct gp_pod *p)
 {
     int mode = node_mode(n);
-    if (mode < 0 || (mode == GP_SHARE_MIG && n->mig_model < 0))
-        return !p->spec.share_modes && !p->spec.mig_profile;
+    if (mode < 0 || (mode == GP_SHARE_MIG && n->mig_model < 0)) /* fractions accounted */
+        return !p->spec.mig_profile &&
+               (!p->spec.share_modes ||
+                (is_whole(p) && (p->spec.share_modes >> GP_SHARE_EXCLUSIVE & 1)));
     if (p->spec.share_modes && !(p->spec.share_modes >> mode & 1))
         return false;
     if (p->spec.mig_profile || mode == GP_SHARE_MIG)

@@ -8,6 +8,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "engine/sharing.h"
 #include "io/workload.h"
 #include "io/yaml_walk.h"
 #include "util/units.h"
@@ -19,16 +20,17 @@
 /* The gpuplane and simulation annotations of one metadata block. */
 struct hints {
     bool has_arrival, has_duration, has_repeat, has_interarrival, has_failure, has_retries;
-    bool has_gpu_milli, has_gpu_mem, has_models, has_failure_rate, has_checkpoint;
+    bool has_gpu_milli, has_gpu_mem, has_models, has_failure_rate, has_checkpoint, has_sharing;
     double arrival_s, failure_rate_per_s, checkpoint_s;
     struct gp_dist duration, interarrival;
     uint32_t repeat, retries, gpu_milli, gpu_mem_mib;
+    uint8_t share_modes; /* gpuplane.io/sharing: bits 1 << enum gp_share_mode */
     double failure_prob;
     const char *const *models;
     size_t nmodels;
     /* where each was written, for errors found when they are combined */
-    const char *retries_path, *milli_path, *models_path;
-    struct fy_node *retries_node, *milli_node, *models_node;
+    const char *retries_path, *milli_path, *models_path, *sharing_path;
+    struct fy_node *retries_node, *milli_node, *models_node, *sharing_node;
 };
 
 /* One container's resources as written. */
@@ -36,6 +38,7 @@ struct resources {
     bool has_cpu, has_mem, has_gpu;
     int64_t cpu_milli, mem_mib, gpus;
     struct fy_node *gpu_node;
+    int64_t shared, mig; /* nvidia.com/gpu.shared replicas, nvidia.com/mig-* instances */
 };
 
 /* One object being read. level 0 is the object's metadata, 1 the pod
@@ -55,6 +58,12 @@ struct obj {
     int64_t init_cpu_milli, init_mem_mib, init_gpus;
     struct fy_node *gpu_node; /* the last nvidia.com/gpu seen, for errors */
     const char *gpu_path;
+    /* shared replicas and MIG instances (of one profile), summed over the
+     * containers; where the last was written */
+    int64_t shared, mig;
+    const char *mig_profile;
+    struct fy_node *shared_node, *mig_node;
+    const char *shared_path, *mig_path;
     const struct gp_kv *selector;
     size_t nselector;
     struct fy_node *selector_node;
@@ -249,6 +258,44 @@ static enum gp_err ann_gpu_memory(struct gp_yaml *y, struct fy_node *v, void *ob
     return err;
 }
 
+/* "timeslice", "mps,mig", ...: the sharing modes a pod accepts. */
+static enum gp_err ann_sharing(struct gp_yaml *y, struct fy_node *v, void *obj)
+{
+    struct hints *h = hints_of(obj);
+    static const char *const expected =
+        "sharing modes separated by commas: exclusive, timeslice, mps, mig";
+    const char *s;
+    enum gp_err err = gp_yaml_text(y, v, "a list of sharing modes", &s);
+    if (err != GP_OK)
+        return err;
+    uint8_t modes = 0;
+    for (const char *p = s;;) {
+        const char *end = strchr(p, ',');
+        size_t len = end ? (size_t)(end - p) : strlen(p);
+        while (len > 0 && *p == ' ')
+            p++, len--;
+        while (len > 0 && p[len - 1] == ' ')
+            len--;
+        int found = -1;
+        for (int m = GP_SHARE_EXCLUSIVE; m <= GP_SHARE_MIG; m++) {
+            const char *name = gp_share_mode_name((enum gp_share_mode)m);
+            if (strlen(name) == len && strncmp(name, p, len) == 0)
+                found = m;
+        }
+        if (found < 0)
+            return bad_value(y, v, expected);
+        modes |= (uint8_t)(1u << found);
+        if (!end)
+            break;
+        p = end + 1;
+    }
+    h->share_modes = modes;
+    h->has_sharing = true;
+    h->sharing_node = v;
+    h->sharing_path = path_copy(y);
+    return GP_OK;
+}
+
 static enum gp_err ann_gpu_model(struct gp_yaml *y, struct fy_node *v, void *obj)
 {
     struct hints *h = hints_of(obj);
@@ -306,6 +353,7 @@ static const struct gp_yaml_field annotation_fields[] = {
     GP_YCUSTOM("gpuplane.io/gpu-milli", ann_gpu_milli, 0),
     GP_YCUSTOM("gpuplane.io/gpu-memory", ann_gpu_memory, 0),
     GP_YCUSTOM("gpuplane.io/gpu-model", ann_gpu_model, 0),
+    GP_YCUSTOM("gpuplane.io/sharing", ann_sharing, 0),
 };
 #define NANNOTATIONS (sizeof annotation_fields / sizeof annotation_fields[0])
 
@@ -398,6 +446,50 @@ static const struct gp_yaml_field meta_fields[] = {
 
 /* --- containers ---------------------------------------------------------- */
 
+/* Whether some GPU model has the MIG profile `name` ("1g.10gb"); also
+ * its compute slices (the "1g") and memory (the "10gb"). */
+static bool mig_profile_known(const char *name, unsigned *compute, uint32_t *mem_mib)
+{
+    for (size_t i = 0; i < gp_mig_nmodels; i++) {
+        int q = gp_mig_profile_find(&gp_mig_models[i], name);
+        if (q >= 0) {
+            *compute = gp_mig_models[i].profiles[q].compute_slices;
+            *mem_mib = gp_mig_models[i].profiles[q].memory_mib;
+            return true;
+        }
+    }
+    return false;
+}
+
+/* nvidia.com/mig-<profile>: a number of instances of one profile. */
+static enum gp_err mig_resource(struct gp_yaml *y, struct fy_node *k, struct fy_node *val,
+                                const char *profile, struct resources *r, struct obj *o)
+{
+    unsigned compute;
+    uint32_t mem;
+    if (!mig_profile_known(profile, &compute, &mem))
+        return gp_yaml_fail(y, k, GP_EINVALID,
+                            "no GPU model has the MIG profile \"%.40s\" (expected a profile of "
+                            "data/mig-profiles.json, like nvidia.com/mig-1g.10gb)",
+                            profile);
+    if (o->mig_profile && strcmp(o->mig_profile, profile) != 0)
+        return gp_yaml_fail(y, k, GP_EUNSUPPORTED,
+                            "a second MIG profile in one pod (it already asks for %.40s); "
+                            "gpuplane places MIG instances of one profile per pod",
+                            o->mig_profile);
+    const char *s;
+    enum gp_err err = gp_yaml_text(y, val, "a number of MIG instances", &s);
+    if (err == GP_OK && (!gp_units_uint(s, &r->mig) || r->mig > GP_MAX_GPUS_PER_NODE))
+        err = bad_value(y, val, "a whole number of MIG instances like 1");
+    if (err != GP_OK)
+        return err;
+    if (!o->mig_profile && !(o->mig_profile = gp_arena_strdup(y->arena, profile)))
+        return oom(y);
+    o->mig_node = val;
+    o->mig_path = path_copy(y);
+    return GP_OK;
+}
+
 static enum gp_err resource_map(struct gp_yaml *y, struct fy_node *v, struct resources *r,
                                 struct obj *o)
 {
@@ -431,11 +523,18 @@ static enum gp_err resource_map(struct gp_yaml *y, struct fy_node *v, struct res
                 o->gpu_node = val;
                 o->gpu_path = path_copy(y);
             }
-        } else if (strncmp(key, "nvidia.com/mig-", 15) == 0 ||
-                   strcmp(key, "nvidia.com/gpu.shared") == 0) {
-            err = gp_yaml_fail(y, k, GP_EUNSUPPORTED,
-                               "not supported yet; ask for nvidia.com/gpu, with the "
-                               "gpuplane.io/gpu-milli annotation for a share");
+        } else if (strcmp(key, "nvidia.com/gpu.shared") == 0) {
+            err = gp_yaml_text(y, val, "a number of replicas", &s);
+            if (err == GP_OK && (!gp_units_uint(s, &r->shared) || r->shared != 1))
+                err = bad_value(y, val,
+                                "1 (a replica of one shared GPU; for more compute ask for a "
+                                "larger share with gpuplane.io/gpu-milli)");
+            if (err == GP_OK) {
+                o->shared_node = val;
+                o->shared_path = path_copy(y);
+            }
+        } else if (strncmp(key, "nvidia.com/mig-", 15) == 0) {
+            err = mig_resource(y, k, val, key + 15, r, o);
         }
         gp_yaml_pop(y, saved);
         if (err != GP_OK)
@@ -473,7 +572,8 @@ static const struct gp_yaml_field container_fields[] = {
 
 /* Reads one container: a request defaults to its limit, as in Kubernetes. */
 static enum gp_err read_container(struct gp_yaml *y, struct fy_node *item, struct obj *o,
-                                  int64_t *cpu, int64_t *mem, int64_t *gpus)
+                                  int64_t *cpu, int64_t *mem, int64_t *gpus, int64_t *shared,
+                                  int64_t *mig)
 {
     struct container c;
     memset(&c, 0, sizeof c);
@@ -494,6 +594,9 @@ static enum gp_err read_container(struct gp_yaml *y, struct fy_node *item, struc
     *cpu = c.req.has_cpu ? c.req.cpu_milli : c.lim.has_cpu ? c.lim.cpu_milli : 0;
     *mem = c.req.has_mem ? c.req.mem_mib : c.lim.has_mem ? c.lim.mem_mib : 0;
     *gpus = c.req.has_gpu ? c.req.gpus : c.lim.has_gpu ? c.lim.gpus : 0;
+    /* extended resources: a request must equal its limit; either says it */
+    *shared = c.req.shared > c.lim.shared ? c.req.shared : c.lim.shared;
+    *mig = c.req.mig > c.lim.mig ? c.req.mig : c.lim.mig;
     return GP_OK;
 }
 
@@ -505,11 +608,13 @@ static int64_t max64(int64_t a, int64_t b)
 static enum gp_err container_item(struct gp_yaml *y, struct fy_node *item, size_t i, void *ctx)
 {
     struct obj *o = ctx;
-    int64_t cpu, mem, gpus;
+    int64_t cpu, mem, gpus, shared, mig;
     (void)i;
-    enum gp_err err = read_container(y, item, o, &cpu, &mem, &gpus);
+    enum gp_err err = read_container(y, item, o, &cpu, &mem, &gpus, &shared, &mig);
     if (err != GP_OK)
         return err;
+    o->shared += shared;
+    o->mig += mig;
     /* each is at most 1e15 (units.h), so sums of int64 cannot overflow
      * before this check trips */
     o->cpu_milli += cpu;
@@ -523,9 +628,12 @@ static enum gp_err container_item(struct gp_yaml *y, struct fy_node *item, size_
 static enum gp_err init_container_item(struct gp_yaml *y, struct fy_node *item, size_t i, void *ctx)
 {
     struct obj *o = ctx;
-    int64_t cpu, mem, gpus;
+    int64_t cpu = 0, mem = 0, gpus = 0, shared = 0, mig = 0;
     (void)i;
-    enum gp_err err = read_container(y, item, o, &cpu, &mem, &gpus);
+    enum gp_err err = read_container(y, item, o, &cpu, &mem, &gpus, &shared, &mig);
+    /* an init container's shared GPU or MIG instance is the pod's anyway */
+    o->shared = o->shared > shared ? o->shared : shared;
+    o->mig = o->mig > mig ? o->mig : mig;
     o->init_cpu_milli = max64(o->init_cpu_milli, cpu);
     o->init_mem_mib = max64(o->init_mem_mib, mem);
     o->init_gpus = max64(o->init_gpus, gpus);
@@ -775,6 +883,8 @@ static struct hints merge(const struct hints *obj, const struct hints *tpl)
     TAKE(has_gpu_milli, h.gpu_milli = tpl->gpu_milli, h.milli_node = tpl->milli_node,
          h.milli_path = tpl->milli_path);
     TAKE(has_gpu_mem, h.gpu_mem_mib = tpl->gpu_mem_mib);
+    TAKE(has_sharing, h.share_modes = tpl->share_modes, h.sharing_node = tpl->sharing_node,
+         h.sharing_path = tpl->sharing_path);
     TAKE(has_models, h.models = tpl->models, h.nmodels = tpl->nmodels,
          h.models_node = tpl->models_node, h.models_path = tpl->models_path);
 #undef TAKE
@@ -803,6 +913,17 @@ static enum gp_err finish(struct gp_yaml *y, struct obj *o)
     }
     pod->gpu_count = (uint32_t)gpus;
     pod->gpu_milli = gpus > 0 ? GP_GPU_MILLI : 0;
+    if ((o->mig > 0 || o->shared > 0) && gpus > 0)
+        return fail_at(y, o->gpu_path, o->gpu_node, "cannot be combined with",
+                       o->mig > 0 ? " nvidia.com/mig-* in one pod"
+                                  : " nvidia.com/gpu.shared in one pod");
+    if (o->mig > 0 && o->shared > 0)
+        return fail_at(y, o->mig_path, o->mig_node, "cannot be combined with",
+                       " nvidia.com/gpu.shared in one pod");
+    if (o->mig > 0 && (h.has_gpu_milli || h.has_gpu_mem))
+        return fail_at(y, o->mig_path, o->mig_node, "cannot be combined with",
+                       " the gpuplane.io/gpu-milli or gpu-memory annotations (a MIG instance's "
+                       "share is its profile's)");
     if (h.has_gpu_milli) {
         if (gpus > 1) {
             snprintf(detail, sizeof detail,
@@ -816,6 +937,36 @@ static enum gp_err finish(struct gp_yaml *y, struct obj *o)
         pod->gpu_mem_mib = h.gpu_mem_mib;
         if (pod->gpu_count == 0)
             pod->gpu_count = 1; /* a share of one GPU by memory alone: gpu_milli stays 0 */
+    }
+    if (o->shared > 0) { /* a replica: time-slicing or MPS */
+        pod->gpu_count = 1;
+        if (!h.has_gpu_milli)
+            pod->gpu_milli = 0;
+        pod->share_modes = 1u << GP_SHARE_TIMESLICE | 1u << GP_SHARE_MPS;
+    }
+    if (o->mig > 0) { /* its share for quotas: the profile's compute of 7 slices */
+        unsigned compute = 0;
+        uint32_t mem = 0;
+        mig_profile_known(o->mig_profile, &compute, &mem);
+        pod->gpu_count = (uint32_t)o->mig;
+        pod->gpu_milli = compute >= 7 ? GP_GPU_MILLI : compute * GP_GPU_MILLI / 7;
+        pod->gpu_mem_mib = mem;
+        pod->mig_profile = o->mig_profile;
+        pod->share_modes = 1u << GP_SHARE_MIG;
+    }
+    if (h.has_sharing) {
+        if (pod->gpu_count == 0)
+            return fail_at(y, h.sharing_path, h.sharing_node,
+                           "sharing modes for a pod that asks for no GPU", "");
+        uint8_t modes = pod->share_modes ? pod->share_modes & h.share_modes : h.share_modes;
+        if (pod->gpu_milli == GP_GPU_MILLI && !pod->mig_profile)
+            modes &= 1u << GP_SHARE_EXCLUSIVE;
+        if (!modes)
+            return fail_at(y, h.sharing_path, h.sharing_node,
+                           "allows no mode the pod's GPU request can use",
+                           " (whole GPUs need exclusive, nvidia.com/gpu.shared timeslice or mps, "
+                           "nvidia.com/mig-* mig)");
+        pod->share_modes = modes;
     }
     const char *product = NULL;
     for (size_t i = 0; i < o->nselector; i++)

@@ -15,6 +15,8 @@
 
 #include <cmocka.h>
 
+#include "engine/sharing.h"
+
 #include "io/workload.h"
 
 struct parsed {
@@ -426,10 +428,71 @@ static void test_bad_quantity(void **state)
                  "jobs.yaml:8:42: Pod/p.spec.containers[0].resources.limits[\"nvidia.com/gpu\"]: "
                  "too many GPUs for one node (the pod asks for 17 GPUs in all; a node has at most "
                  "16)");
-    expect_error(POD("    resources: {limits: {nvidia.com/mig-1g.10gb: 1}}\n"), GP_EUNSUPPORTED,
+    expect_error(POD("    resources: {limits: {nvidia.com/mig-9g.1gb: 1}}\n"), GP_EINVALID,
                  "jobs.yaml:8:26: Pod/p.spec.containers[0].resources.limits[\"nvidia.com/"
-                 "mig-1g.10gb\"]: not supported yet; ask for nvidia.com/gpu, with the "
-                 "gpuplane.io/gpu-milli annotation for a share");
+                 "mig-9g.1gb\"]: no GPU model has the MIG profile \"9g.1gb\" (expected a "
+                 "profile of data/mig-profiles.json, like nvidia.com/mig-1g.10gb)");
+    expect_error(POD("    resources: {limits: {nvidia.com/gpu.shared: 2}}\n"), GP_EINVALID,
+                 "jobs.yaml:8:49: Pod/p.spec.containers[0].resources.limits[\"nvidia.com/"
+                 "gpu.shared\"]: expected 1 (a replica of one shared GPU; for more compute ask "
+                 "for a larger share with gpuplane.io/gpu-milli), got \"2\"");
+    expect_error(POD("    resources: {limits: {nvidia.com/gpu: 1, nvidia.com/mig-1g.10gb: 1}}\n"),
+                 GP_EINVALID,
+                 "jobs.yaml:8:42: Pod/p.spec.containers[0].resources.limits[\"nvidia.com/gpu\"]: "
+                 "cannot be combined with nvidia.com/mig-* in one pod");
+    expect_error(POD("    resources: {limits: {nvidia.com/mig-1g.10gb: 1, "
+                     "nvidia.com/mig-2g.20gb: 1}}\n"),
+                 GP_EUNSUPPORTED,
+                 "jobs.yaml:8:53: Pod/p.spec.containers[0].resources.limits[\"nvidia.com/"
+                 "mig-2g.20gb\"]: a second MIG profile in one pod (it already asks for "
+                 "1g.10gb); gpuplane places MIG instances of one profile per pod");
+}
+
+/* Requests for shared GPUs as NVIDIA's device plugin names them, and the
+ * gpuplane.io/sharing annotation that pins modes. */
+static void test_sharing_requests(void **state)
+{
+    (void)state;
+    struct parsed *p = parse_ok(POD("    resources: {limits: {nvidia.com/mig-3g.40gb: 2}}\n"));
+    const struct gp_pod_spec *pod = &p->w.items[0].pod;
+    assert_string_equal(pod->mig_profile, "3g.40gb");
+    assert_int_equal(pod->gpu_count, 2);
+    assert_int_equal(pod->gpu_milli, 428); /* 3 of 7 compute slices */
+    assert_int_equal(pod->gpu_mem_mib, 40 * 1024);
+    assert_int_equal(pod->share_modes, 1u << GP_SHARE_MIG);
+    done(p);
+
+    p = parse_ok(POD_HEAD "  annotations: {gpuplane.io/gpu-memory: 12Gi}\n"
+                          "spec:\n  containers:\n  - name: c\n"
+                          "    resources: {limits: {nvidia.com/gpu.shared: 1}}\n");
+    pod = &p->w.items[0].pod;
+    assert_int_equal(pod->gpu_count, 1);
+    assert_int_equal(pod->gpu_milli, 0);
+    assert_int_equal(pod->gpu_mem_mib, 12 * 1024);
+    assert_int_equal(pod->share_modes, 1u << GP_SHARE_TIMESLICE | 1u << GP_SHARE_MPS);
+    assert_null(pod->mig_profile);
+    done(p);
+
+    p = parse_ok(POD_HEAD "  annotations: {gpuplane.io/gpu-milli: \"250\", "
+                          "gpuplane.io/sharing: \"mps, mig\"}\n"
+                          "spec:\n  containers:\n  - name: c\n");
+    pod = &p->w.items[0].pod;
+    assert_int_equal(pod->gpu_milli, 250);
+    assert_int_equal(pod->share_modes, 1u << GP_SHARE_MPS | 1u << GP_SHARE_MIG);
+    done(p);
+
+    expect_error(POD_HEAD "  annotations: {gpuplane.io/sharing: mig}\n"
+                          "spec:\n  containers:\n  - name: c\n"
+                          "    resources: {limits: {nvidia.com/gpu.shared: 1}}\n",
+                 GP_EINVALID,
+                 "jobs.yaml:5:38: Pod/p.metadata.annotations[\"gpuplane.io/sharing\"]: allows no "
+                 "mode the pod's GPU request can use (whole GPUs need exclusive, "
+                 "nvidia.com/gpu.shared timeslice or mps, nvidia.com/mig-* mig)");
+    expect_error(POD_HEAD "  annotations: {gpuplane.io/sharing: hami}\n"
+                          "spec: {containers: [{name: c}]}\n",
+                 GP_EINVALID,
+                 "jobs.yaml:5:38: Pod/p.metadata.annotations[\"gpuplane.io/sharing\"]: expected "
+                 "sharing modes separated by commas: exclusive, timeslice, mps, mig, got \"hami\"");
 }
 
 static void test_wrong_types(void **state)
@@ -556,7 +619,8 @@ static void test_bad_annotation(void **state)
                  "sim.gpuplane.io/duration, sim.gpuplane.io/repeat, sim.gpuplane.io/interarrival, "
                  "sim.gpuplane.io/failure-probability, sim.gpuplane.io/retries, "
                  "sim.gpuplane.io/failure-rate, sim.gpuplane.io/checkpoint-interval, "
-                 "gpuplane.io/gpu-milli, gpuplane.io/gpu-memory, gpuplane.io/gpu-model)");
+                 "gpuplane.io/gpu-milli, gpuplane.io/gpu-memory, gpuplane.io/gpu-model, "
+                 "gpuplane.io/sharing)");
     expect_error(POD_HEAD "  annotations:\n    sim.gpuplane.io/duration: exp(30 minutes)\n"
                           "spec: {containers: [{name: c}]}\n",
                  GP_EINVALID,
@@ -618,7 +682,8 @@ static void test_bad_annotation(void **state)
                  "sim.gpuplane.io/duration, sim.gpuplane.io/repeat, sim.gpuplane.io/interarrival, "
                  "sim.gpuplane.io/failure-probability, sim.gpuplane.io/retries, "
                  "sim.gpuplane.io/failure-rate, sim.gpuplane.io/checkpoint-interval, "
-                 "gpuplane.io/gpu-milli, gpuplane.io/gpu-memory, gpuplane.io/gpu-model)");
+                 "gpuplane.io/gpu-milli, gpuplane.io/gpu-memory, gpuplane.io/gpu-model, "
+                 "gpuplane.io/sharing)");
 }
 
 static void test_error_keeps_workload(void **state)
@@ -830,16 +895,27 @@ static void test_append_grows(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_example_workload), cmocka_unit_test(test_defaults),
-        cmocka_unit_test(test_resources),        cmocka_unit_test(test_gpu_shares),
-        cmocka_unit_test(test_constraints),      cmocka_unit_test(test_template_wins),
-        cmocka_unit_test(test_lists_and_json),   cmocka_unit_test(test_ignores_other_fields),
-        cmocka_unit_test(test_syntax_error),     cmocka_unit_test(test_bad_quantity),
-        cmocka_unit_test(test_wrong_types),      cmocka_unit_test(test_missing_required),
-        cmocka_unit_test(test_unknown_kind),     cmocka_unit_test(test_podgroups),
-        cmocka_unit_test(test_bad_annotation),   cmocka_unit_test(test_error_keeps_workload),
-        cmocka_unit_test(test_dist_parse),       cmocka_unit_test(test_dist_sample),
-        cmocka_unit_test(test_directory_order),  cmocka_unit_test(test_missing_file),
+        cmocka_unit_test(test_example_workload),
+        cmocka_unit_test(test_defaults),
+        cmocka_unit_test(test_resources),
+        cmocka_unit_test(test_gpu_shares),
+        cmocka_unit_test(test_constraints),
+        cmocka_unit_test(test_template_wins),
+        cmocka_unit_test(test_lists_and_json),
+        cmocka_unit_test(test_ignores_other_fields),
+        cmocka_unit_test(test_syntax_error),
+        cmocka_unit_test(test_bad_quantity),
+        cmocka_unit_test(test_wrong_types),
+        cmocka_unit_test(test_sharing_requests),
+        cmocka_unit_test(test_missing_required),
+        cmocka_unit_test(test_unknown_kind),
+        cmocka_unit_test(test_podgroups),
+        cmocka_unit_test(test_bad_annotation),
+        cmocka_unit_test(test_error_keeps_workload),
+        cmocka_unit_test(test_dist_parse),
+        cmocka_unit_test(test_dist_sample),
+        cmocka_unit_test(test_directory_order),
+        cmocka_unit_test(test_missing_file),
         cmocka_unit_test(test_append_grows),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
