@@ -108,10 +108,18 @@ struct gp_gpu {
     uint32_t mem_over_mib; /* time-slicing: declared memory beyond the GPU's */
 };
 
-/* One MIG GPU's instances and which of them hold a pod (bit i: inst[i]). */
+/* One MIG GPU's instances and which of them hold a pod (bit i: inst[i]),
+ * with the profiles (bit = profile index) of which one more instance can
+ * be had: a free instance, a new one in unpartitioned slices, a new one
+ * once the free instances are removed. Kept on every change (share.c). */
 struct gp_mig_gpu {
     struct gp_mig_layout layout;
-    uint8_t held;
+    uint8_t held, nheld; /* nheld: instances held */
+    uint16_t free_mask, create_mask, reset_mask;
+    /* dynamic pools: where a new instance of each profile would start
+     * (gp_mig_place), in free slices and once free instances are removed;
+     * -1 = nowhere */
+    int8_t create_start[GP_MIG_MAX_PROFILES], reset_start[GP_MIG_MAX_PROFILES];
 };
 
 enum gp_node_state {
@@ -133,8 +141,13 @@ struct gp_node {
     uint32_t gpu_milli_free;     /* sum of milli_free */
     uint32_t gpu_milli_max_free; /* largest milli_free of one GPU */
     uint32_t pods;
-    /* MIG nodes: mig_model indexes gp_mig_models; mig[] per GPU */
+    /* MIG nodes: mig_model indexes gp_mig_models; mig[] per GPU;
+     * mig_mask: the profiles of which one more instance fits some GPU,
+     * mig_way_mask: the same as a free instance, a new one in free slices,
+     * a new one once free instances are removed */
     int16_t mig_model;
+    uint16_t mig_mask;
+    uint16_t mig_way_mask[3]; /* the same for a free instance, create, reset */
     struct gp_mig_gpu mig[GP_MAX_GPUS_PER_NODE];
 };
 

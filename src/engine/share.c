@@ -63,11 +63,68 @@ void gp_share_pod_init(struct gp_pod *p)
 
 /* --- per-GPU accounting -------------------------------------------------- */
 
-/* A MIG GPU's free compute and memory: the slices no pod holds. */
-static void mig_account(const struct gp_node *n, uint32_t g, struct gp_gpu *gpu)
+/* The layout without its free instances; held maps to the new indexes. */
+static void mig_drop_free(struct gp_mig_gpu *mg)
+{
+    struct gp_mig_gpu out = *mg;
+    out.layout.n = 0;
+    out.held = 0;
+    for (unsigned i = 0; i < mg->layout.n; i++)
+        if (mg->held >> i & 1) {
+            out.held |= (uint8_t)(1u << out.layout.n);
+            out.layout.inst[out.layout.n++] = mg->layout.inst[i];
+        }
+    *mg = out;
+}
+
+/* The profile masks of a MIG GPU (struct gp_mig_gpu). */
+static void mig_masks(const struct gp_mig_model *m, struct gp_mig_gpu *mg, bool dynamic)
+{
+    mg->free_mask = 0;
+    mg->nheld = (uint8_t)popcount8(mg->held);
+    for (unsigned i = 0; i < mg->layout.n; i++)
+        if (!(mg->held >> i & 1))
+            mg->free_mask |= (uint16_t)(1u << mg->layout.inst[i].profile);
+    mg->create_mask = mg->reset_mask = 0;
+    memset(mg->create_start, -1, sizeof mg->create_start);
+    memset(mg->reset_start, -1, sizeof mg->reset_start);
+    if (!dynamic)
+        return;
+    struct gp_mig_gpu held_only = *mg;
+    mig_drop_free(&held_only);
+    uint32_t can_create = gp_mig_free_profiles(m, &mg->layout);
+    uint32_t can_reset = gp_mig_free_profiles(m, &held_only.layout);
+    for (unsigned q = 0; q < m->nprofiles; q++) {
+        if (can_create >> q & 1)
+            mg->create_start[q] = (int8_t)gp_mig_place(m, &mg->layout, q);
+        if ((can_reset >> q & 1) && !(can_create >> q & 1)) /* else CREATE comes first */
+            mg->reset_start[q] = (int8_t)gp_mig_place(m, &held_only.layout, q);
+        if (mg->create_start[q] >= 0)
+            mg->create_mask |= (uint16_t)(1u << q);
+        if (mg->reset_start[q] >= 0)
+            mg->reset_mask |= (uint16_t)(1u << q);
+    }
+}
+
+/* The node's mask: the profiles one more instance of which fits a GPU. */
+static void mig_node_mask(struct gp_node *n)
+{
+    n->mig_way_mask[0] = n->mig_way_mask[1] = n->mig_way_mask[2] = 0;
+    for (uint32_t g = 0; g < n->spec.gpu_count; g++) {
+        n->mig_way_mask[0] |= n->mig[g].free_mask;
+        n->mig_way_mask[1] |= n->mig[g].create_mask;
+        n->mig_way_mask[2] |= n->mig[g].reset_mask;
+    }
+    n->mig_mask = n->mig_way_mask[0] | n->mig_way_mask[1] | n->mig_way_mask[2];
+}
+
+/* A MIG GPU's free compute and memory (the slices no pod holds) and its
+ * masks. */
+static void mig_account(struct gp_node *n, uint32_t g, struct gp_gpu *gpu)
 {
     const struct gp_mig_model *m = &gp_mig_models[n->mig_model];
-    const struct gp_mig_gpu *mg = &n->mig[g];
+    struct gp_mig_gpu *mg = &n->mig[g];
+    mig_masks(m, mg, n->spec.sharing->mig.dynamic);
     unsigned compute = 0, memory = 0;
     for (unsigned i = 0; i < mg->layout.n; i++)
         if (mg->held >> i & 1) {
@@ -94,11 +151,14 @@ void gp_share_node_init(struct gp_node *n)
         return;
     if (s->mode == GP_SHARE_MIG && s->mig.model) {
         n->mig_model = (int16_t)(s->mig.model - gp_mig_models);
-        for (uint32_t g = 0; g < n->spec.gpu_count; g++) {
-            n->mig[g].layout = s->mig.layout;
-            n->mig[g].held = 0;
-            mig_account(n, g, &n->gpu[g]);
+        n->mig[0].layout = s->mig.layout;
+        n->mig[0].held = 0;
+        mig_account(n, 0, &n->gpu[0]);
+        for (uint32_t g = 1; g < n->spec.gpu_count; g++) { /* all alike */
+            n->mig[g] = n->mig[0];
+            n->gpu[g] = n->gpu[0];
         }
+        mig_node_mask(n);
     } else if (s->mode == GP_SHARE_MPS && s->mps.pinned_mem_mib > 0) {
         for (uint32_t g = 0; g < n->spec.gpu_count; g++)
             n->gpu[g].mem_free_mib = s->mps.pinned_mem_mib * s->replicas;
@@ -125,18 +185,6 @@ bool gp_share_mode_ok(const struct gp_node *n, const struct gp_pod *p)
 
 /* --- MIG ----------------------------------------------------------------- */
 
-/* The layout without its free instances; held maps to the new indexes. */
-static void mig_drop_free(struct gp_mig_gpu *mg)
-{
-    struct gp_mig_gpu out = {0};
-    for (unsigned i = 0; i < mg->layout.n; i++)
-        if (mg->held >> i & 1) {
-            out.held |= (uint8_t)(1u << out.layout.n);
-            out.layout.inst[out.layout.n++] = mg->layout.inst[i];
-        }
-    *mg = out;
-}
-
 /* How one more instance of profile q gets onto a GPU: an instance that is
  * free already, a new one in unpartitioned slices, or a new one after the
  * free instances are removed (dynamic pools only). */
@@ -146,6 +194,9 @@ enum mig_way { MIG_NONE, MIG_FREE, MIG_CREATE, MIG_RESET };
 static enum mig_way mig_way(const struct gp_mig_model *m, const struct gp_mig_gpu *mg, unsigned q,
                             bool dynamic, enum mig_way at_most, int *start)
 {
+    uint16_t bit = (uint16_t)(1u << q);
+    if (!((mg->free_mask | mg->create_mask | mg->reset_mask) & bit))
+        return MIG_NONE;
     int best = -1;
     for (unsigned i = 0; i < mg->layout.n; i++)
         if (mg->layout.inst[i].profile == q && !(mg->held >> i & 1) &&
@@ -157,15 +208,15 @@ static enum mig_way mig_way(const struct gp_mig_model *m, const struct gp_mig_gp
     }
     if (!dynamic || at_most == MIG_FREE)
         return MIG_NONE;
-    if ((*start = gp_mig_place(m, &mg->layout, q)) >= 0)
+    (void)m;
+    if (mg->create_mask & bit) {
+        *start = mg->create_start[q];
         return MIG_CREATE;
-    if (at_most == MIG_CREATE)
+    }
+    if (at_most == MIG_CREATE || !(mg->reset_mask & bit))
         return MIG_NONE;
-    struct gp_mig_gpu tmp = *mg;
-    mig_drop_free(&tmp);
-    if ((*start = gp_mig_place(m, &tmp.layout, q)) >= 0)
-        return MIG_RESET;
-    return MIG_NONE;
+    *start = mg->reset_start[q];
+    return MIG_RESET;
 }
 
 /* Puts an instance of q at start on mg as `way` says; returns false when
@@ -192,37 +243,70 @@ static bool mig_apply(const struct gp_mig_model *m, struct gp_mig_gpu *mg, unsig
  * then one after removing free instances; among GPUs the busiest first
  * (most instances held, then the lowest index), so that empty GPUs stay
  * whole for the largest profiles. */
+/* The GPU for one more instance of q, the way and its start; -1. */
+static int mig_best_gpu(const struct gp_mig_model *m, const struct gp_mig_gpu *mg, uint32_t ngpus,
+                        const uint16_t way_mask[3], unsigned q, bool dynamic, enum mig_way *way_out,
+                        int *start)
+{
+    uint16_t bit = (uint16_t)(1u << q);
+    for (enum mig_way way = MIG_FREE; way <= MIG_RESET; way++) {
+        if (way_mask && !(way_mask[way - MIG_FREE] & bit))
+            continue;
+        int best = -1;
+        for (uint32_t g = 0; g < ngpus; g++) {
+            uint16_t mask = way == MIG_FREE     ? mg[g].free_mask
+                            : way == MIG_CREATE ? mg[g].create_mask
+                                                : mg[g].reset_mask;
+            if ((mask & bit) && (best < 0 || mg[g].nheld > mg[best].nheld))
+                best = (int)g;
+        }
+        if (best >= 0 && mig_way(m, &mg[best], q, dynamic, way, start) == way) {
+            *way_out = way;
+            return best;
+        }
+    }
+    return -1;
+}
+
+/* gpu_count instances of the pod's profile, one at a time: a free
+ * instance first (no re-partitioning), then a new one in free slices,
+ * then one after removing free instances; among GPUs the busiest first
+ * (most instances held, then the lowest index), so that empty GPUs stay
+ * whole for the largest profiles. */
 static int mig_pick(const struct gp_node *n, const struct gp_pod *p, struct gp_pick *pick)
 {
     const struct gp_mig_model *m = &gp_mig_models[n->mig_model];
     int q = p->mig_profile_of[n->mig_model];
     bool dynamic = n->spec.sharing->mig.dynamic;
-    struct gp_mig_gpu mg[GP_MAX_GPUS_PER_NODE];
-    memcpy(mg, n->mig, n->spec.gpu_count * sizeof mg[0]);
     pick->ngpus = 0;
     pick->mig_profile = (int8_t)q;
     pick->reconfigured = 0;
-    if (q < 0)
+    if (q < 0 || !(n->mig_mask >> q & 1))
         return -1;
-    for (uint32_t k = 0; k < p->spec.gpu_count; k++) {
-        int best = -1, best_start = -1;
-        for (enum mig_way way = MIG_FREE; way <= MIG_RESET && best < 0; way++)
-            for (uint32_t g = 0; g < n->spec.gpu_count; g++) {
-                int start;
-                if (mig_way(m, &mg[g], (unsigned)q, dynamic, way, &start) != way)
-                    continue;
-                if (best < 0 || popcount8(mg[g].held) > popcount8(mg[best].held)) {
-                    best = (int)g;
-                    best_start = start;
-                }
-            }
-        if (best < 0 || !mig_apply(m, &mg[best], (unsigned)q, best_start))
+    enum mig_way way;
+    int start;
+    if (p->spec.gpu_count == 1) { /* no scratch copy for one instance */
+        int g = mig_best_gpu(m, n->mig, n->spec.gpu_count, n->mig_way_mask, (unsigned)q, dynamic,
+                             &way, &start);
+        if (g < 0)
             return -1;
-        if (mg[best].layout.n != n->mig[best].layout.n ||
-            memcmp(&mg[best].layout, &n->mig[best].layout, sizeof mg[best].layout) != 0)
-            pick->reconfigured |= (uint16_t)(1u << best);
-        pick->gpu[k] = (uint8_t)best;
-        pick->mig_start[k] = (uint8_t)best_start;
+        pick->ngpus = 1;
+        pick->gpu[0] = (uint8_t)g;
+        pick->mig_start[0] = (uint8_t)start;
+        pick->reconfigured = way == MIG_FREE ? 0 : (uint16_t)(1u << g);
+        return 0;
+    }
+    struct gp_mig_gpu mg[GP_MAX_GPUS_PER_NODE];
+    memcpy(mg, n->mig, n->spec.gpu_count * sizeof mg[0]);
+    for (uint32_t k = 0; k < p->spec.gpu_count; k++) {
+        int g = mig_best_gpu(m, mg, n->spec.gpu_count, NULL, (unsigned)q, dynamic, &way, &start);
+        if (g < 0 || !mig_apply(m, &mg[g], (unsigned)q, start))
+            return -1;
+        mig_masks(m, &mg[g], dynamic);
+        if (way != MIG_FREE)
+            pick->reconfigured |= (uint16_t)(1u << g);
+        pick->gpu[k] = (uint8_t)g;
+        pick->mig_start[k] = (uint8_t)start;
         pick->ngpus++;
     }
     return 0;
@@ -232,11 +316,14 @@ bool gp_share_empty_fits(const struct gp_node *n, const struct gp_pod *p)
 {
     struct gp_node empty = *n;
     struct gp_pick pick;
-    for (uint32_t g = 0; g < n->spec.gpu_count; g++)
+    bool dynamic = n->spec.sharing->mig.dynamic;
+    for (uint32_t g = 0; g < n->spec.gpu_count; g++) {
         empty.mig[g].held = 0;
-    if (n->spec.sharing->mig.dynamic) /* an empty dynamic GPU may take any layout */
-        for (uint32_t g = 0; g < n->spec.gpu_count; g++)
+        if (dynamic) /* an empty dynamic GPU may take any layout */
             empty.mig[g].layout.n = 0;
+        mig_masks(&gp_mig_models[n->mig_model], &empty.mig[g], dynamic);
+    }
+    mig_node_mask(&empty);
     return mig_pick(&empty, p, &pick) == 0;
 }
 
@@ -300,8 +387,14 @@ enum gp_filter gp_share_filter(const struct gp_node *n, const struct gp_pod *p)
         if (mem > n->spec.gpu_mem_mib && !(s->mode == GP_SHARE_TIMESLICE && s->oversubscribe))
             return GP_FILTER_GPU_MEMORY;
         return replica_pick(n, p) >= 0 ? GP_FILTER_COUNT : GP_FILTER_GPU_MEMORY;
-    case GP_SHARE_MIG:
+    case GP_SHARE_MIG: {
+        int q = p->mig_profile_of[n->mig_model];
+        if (q < 0 || !(n->mig_mask >> q & 1))
+            return GP_FILTER_MIG;
+        if (p->spec.gpu_count == 1) /* the masks answer for one instance */
+            return GP_FILTER_COUNT;
         return mig_pick(n, p, &pick) == 0 ? GP_FILTER_COUNT : GP_FILTER_MIG;
+    }
     }
     return GP_FILTER_SHARING;
 }
@@ -368,6 +461,8 @@ bool gp_share_take(struct gp_node *n, const struct gp_pod *p, const struct gp_pi
             break;
         }
     }
+    if (s->mode == GP_SHARE_MIG)
+        mig_node_mask(n);
     return over;
 }
 
@@ -414,4 +509,6 @@ void gp_share_give(struct gp_node *n, const struct gp_pod *p, const struct gp_pi
         }
         }
     }
+    if (s->mode == GP_SHARE_MIG)
+        mig_node_mask(n);
 }

@@ -608,7 +608,7 @@ static int64_t max64(int64_t a, int64_t b)
 static enum gp_err container_item(struct gp_yaml *y, struct fy_node *item, size_t i, void *ctx)
 {
     struct obj *o = ctx;
-    int64_t cpu, mem, gpus, shared, mig;
+    int64_t cpu = 0, mem = 0, gpus = 0, shared = 0, mig = 0;
     (void)i;
     enum gp_err err = read_container(y, item, o, &cpu, &mem, &gpus, &shared, &mig);
     if (err != GP_OK)
