@@ -4,6 +4,7 @@
 #ifndef GP_IO_CLUSTER_H
 #define GP_IO_CLUSTER_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -26,6 +27,31 @@ struct gp_pool_spec {
     size_t ntaints;
     double price_per_hour_usd;      /* per node-hour; 0 = unknown */
     struct gp_sharing_spec sharing; /* checked against gpu_model; zero = exclusive */
+    /* --- size and autoscaling (docs/FORMATS.md). `count` above is the
+     * initial size; a fixed pool (`count:` in the YAML, or a reader that
+     * knows no autoscaling) has min_count = max_count = count. */
+    uint32_t min_count, max_count;
+    double boot_s; /* request to a ready node; 0 = at once */
+    /* --- prices: price_per_hour_usd is what a node of the pool costs (the
+     * spot price for a spot pool); on_demand_per_hour_usd is the same
+     * node on demand, when known (0 otherwise), for spot savings */
+    double on_demand_per_hour_usd;
+    const char *offer; /* "provider/instance" of a catalog offer, or NULL */
+    /* --- spot: nodes are interrupted as a Poisson process of
+     * spot_rate_per_node_hour per node, or at the recorded times of
+     * spot_times_s (seconds from the start, sorted; one node of the pool
+     * each), after a notice of spot_notice_s */
+    bool spot;
+    double spot_rate_per_node_hour;
+    const double *spot_times_s;
+    size_t nspot_times;
+    double spot_notice_s;
+};
+
+/* The cluster autoscaler's settings (spec.autoscaler). */
+#define GP_AUTOSCALER_UNNEEDED_S 600.0 /* cluster-autoscaler's default, 10 min */
+struct gp_autoscaler_spec {
+    double scale_down_unneeded_s; /* a node idle this long is removed (600) */
 };
 
 struct gp_cluster {
@@ -35,7 +61,13 @@ struct gp_cluster {
     size_t npools;
     struct gp_node_spec *nodes; /* every node of every pool, in order */
     size_t nnodes;
+    double control_plane_per_hour_usd; /* the managed control plane's fee; 0 = none */
+    const char *control_plane_offer;   /* the provider it came from, or NULL */
+    struct gp_autoscaler_spec autoscaler;
 };
+
+/* Whether a pool can change size (min < max) or loses nodes (spot). */
+bool gp_pool_is_dynamic(const struct gp_pool_spec *p);
 
 /* Expands pools into nodes named "<pool>-<i>" (i from 0) carrying the pool's
  * labels plus gpuplane.io/pool=<pool> and nvidia.com/gpu.product=<model>;

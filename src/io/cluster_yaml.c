@@ -7,10 +7,15 @@
  * (sharing against the GPU model) run once the pool is read. */
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "io/cluster.h"
+#include "io/providers.h"
 #include "io/yaml_walk.h"
+#include "util/units.h"
+#include "util/vec.h"
 
 /* What a pool list walk needs beyond the cluster. */
 struct pools_walk {
@@ -37,6 +42,13 @@ struct pool_obj {
         struct layout_entry *layout;
         size_t nlayout;
     } sh;
+    /* size, price and spot fields as written (NULL: not written) */
+    struct {
+        struct fy_node *count, *min, *max, *initial, *boot, *price, *gpu_price, *od_price;
+        struct fy_node *offer, *spot, *rate, *times, *file, *notice;
+        double gpu_price_usd;
+        const char *offer_provider, *offer_instance, *offer_gpu;
+    } f;
 };
 
 static enum gp_err oom(struct gp_yaml *y)
@@ -628,14 +640,482 @@ static enum gp_err pool_labels(struct gp_yaml *y, struct fy_node *v, void *obj)
     return err;
 }
 
+/* --- spec.nodePools[]: size, boot, prices, spot ----------------------- */
+
+/* Fails at node `at` with ".key" pushed on the path. */
+static enum gp_err key_fail(struct gp_yaml *y, const char *key, struct fy_node *at, enum gp_err err,
+                            const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+
+static enum gp_err key_fail(struct gp_yaml *y, const char *key, struct fy_node *at, enum gp_err err,
+                            const char *fmt, ...)
+{
+    char msg[400];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    struct gp_yaml_saved s = gp_yaml_push_key(y, key, at);
+    err = gp_yaml_fail(y, at, err, "%s", msg);
+    gp_yaml_pop(y, s);
+    return err;
+}
+
+/* A duration like 90s, 4m or 1h30m, at most max_s. */
+static enum gp_err yaml_duration(struct gp_yaml *y, struct fy_node *v, double max_s, double *out)
+{
+    const char *s;
+    enum gp_err err = gp_yaml_text(y, v, "a duration", &s);
+    if (err != GP_OK)
+        return err;
+    double d;
+    if (!gp_units_duration_s(s, &d) || !(d <= max_s)) {
+        char q[80];
+        return gp_yaml_fail(y, v, GP_EINVALID,
+                            "expected a duration like 30s, 4m or 1h30m (at most %g s), got \"%s\"",
+                            max_s, gp_yaml_quote(v, q, sizeof q));
+    }
+    *out = d;
+    return GP_OK;
+}
+
+static enum gp_err pool_u32(struct gp_yaml *y, struct fy_node *v, uint32_t *out)
+{
+    int64_t n;
+    enum gp_err err = gp_yaml_int(y, v, 0, GP_CLUSTER_MAX_NODES, &n);
+    if (err == GP_OK)
+        *out = (uint32_t)n;
+    return err;
+}
+
+static enum gp_err pool_count(struct gp_yaml *y, struct fy_node *v, void *obj)
+{
+    struct pool_obj *po = obj;
+    po->f.count = v;
+    return pool_u32(y, v, &po->spec.count);
+}
+
+static enum gp_err pool_min(struct gp_yaml *y, struct fy_node *v, void *obj)
+{
+    struct pool_obj *po = obj;
+    po->f.min = v;
+    return pool_u32(y, v, &po->spec.min_count);
+}
+
+static enum gp_err pool_max(struct gp_yaml *y, struct fy_node *v, void *obj)
+{
+    struct pool_obj *po = obj;
+    po->f.max = v;
+    return pool_u32(y, v, &po->spec.max_count);
+}
+
+static enum gp_err pool_initial(struct gp_yaml *y, struct fy_node *v, void *obj)
+{
+    struct pool_obj *po = obj;
+    po->f.initial = v;
+    return pool_u32(y, v, &po->spec.count);
+}
+
+#define MAX_BOOT_S       86400.0 /* a day */
+#define MAX_NOTICE_S     3600.0
+#define MAX_PRICE        1e6
+#define MAX_RATE         1000.0 /* interruptions per node-hour */
+#define MAX_TIMES        1000000
+#define MAX_TIME_S       1e9
+#define MAX_SERIES_BYTES (16u << 20)
+
+static enum gp_err pool_boot(struct gp_yaml *y, struct fy_node *v, void *obj)
+{
+    struct pool_obj *po = obj;
+    po->f.boot = v;
+    return yaml_duration(y, v, MAX_BOOT_S, &po->spec.boot_s);
+}
+
+static enum gp_err pool_price(struct gp_yaml *y, struct fy_node *v, void *obj)
+{
+    struct pool_obj *po = obj;
+    po->f.price = v;
+    return gp_yaml_number(y, v, 0, MAX_PRICE, &po->spec.price_per_hour_usd);
+}
+
+static enum gp_err pool_gpu_price(struct gp_yaml *y, struct fy_node *v, void *obj)
+{
+    struct pool_obj *po = obj;
+    po->f.gpu_price = v;
+    return gp_yaml_number(y, v, 0, MAX_PRICE, &po->f.gpu_price_usd);
+}
+
+static enum gp_err pool_od_price(struct gp_yaml *y, struct fy_node *v, void *obj)
+{
+    struct pool_obj *po = obj;
+    po->f.od_price = v;
+    return gp_yaml_number(y, v, 0, MAX_PRICE, &po->spec.on_demand_per_hour_usd);
+}
+
+static const struct gp_yaml_field offer_fields[] = {
+    GP_YFIELD("provider", GP_YT_STRING, struct pool_obj, f.offer_provider, GP_YF_REQUIRED, 0, 0),
+    GP_YFIELD("instance", GP_YT_STRING, struct pool_obj, f.offer_instance, GP_YF_REQUIRED, 0, 0),
+    GP_YFIELD("gpu", GP_YT_STRING, struct pool_obj, f.offer_gpu, 0, 0, 0),
+};
+
+/* offer: "provider/instance", or {provider, instance, gpu} when the
+ * instance name has a slash or names several offers. */
+static enum gp_err pool_offer(struct gp_yaml *y, struct fy_node *v, void *obj)
+{
+    struct pool_obj *po = obj;
+    po->f.offer = v;
+    if (fy_node_is_mapping(v))
+        return gp_yaml_object(y, v, offer_fields, sizeof offer_fields / sizeof offer_fields[0], po,
+                              true);
+    const char *s;
+    enum gp_err err = gp_yaml_text(y, v, "an offer like eks/p4de.24xlarge", &s);
+    if (err != GP_OK)
+        return err;
+    const char *slash = strchr(s, '/');
+    if (!slash || slash == s || !slash[1]) {
+        char q[80];
+        return gp_yaml_fail(y, v, GP_EINVALID,
+                            "expected an offer of data/providers.json as provider/instance like "
+                            "eks/p4de.24xlarge, got \"%s\"",
+                            gp_yaml_quote(v, q, sizeof q));
+    }
+    char *prov = gp_arena_strdup(y->arena, s);
+    if (!prov)
+        return oom(y);
+    prov[slash - s] = '\0';
+    po->f.offer_provider = prov;
+    po->f.offer_instance = prov + (slash - s) + 1;
+    return GP_OK;
+}
+
+static enum gp_err pool_spot(struct gp_yaml *y, struct fy_node *v, void *obj)
+{
+    struct pool_obj *po = obj;
+    po->f.spot = v;
+    return yaml_bool(y, v, &po->spec.spot);
+}
+
+static enum gp_err pool_rate(struct gp_yaml *y, struct fy_node *v, void *obj)
+{
+    struct pool_obj *po = obj;
+    po->f.rate = v;
+    return gp_yaml_number(y, v, 0, MAX_RATE, &po->spec.spot_rate_per_node_hour);
+}
+
+static int cmp_double(const void *pa, const void *pb)
+{
+    double a = *(const double *)pa, b = *(const double *)pb;
+    return (a > b) - (a < b);
+}
+
+struct times_walk {
+    double *t;
+};
+
+static enum gp_err time_item(struct gp_yaml *y, struct fy_node *item, size_t i, void *ctx)
+{
+    struct times_walk *w = ctx;
+    return yaml_duration(y, item, MAX_TIME_S, &w->t[i]);
+}
+
+static enum gp_err pool_times(struct gp_yaml *y, struct fy_node *v, void *obj)
+{
+    struct pool_obj *po = obj;
+    po->f.times = v;
+    if (!fy_node_is_sequence(v))
+        return gp_yaml_list(y, v, time_item, NULL); /* reports the type */
+    int n = fy_node_sequence_item_count(v);
+    if (n <= 0)
+        return GP_OK;
+    if (n > MAX_TIMES)
+        return gp_yaml_fail(y, v, GP_ELIMIT, "%d times, more than the %d supported", n, MAX_TIMES);
+    struct times_walk w = {gp_arena_alloc(y->arena, (size_t)n * sizeof(double))};
+    if (!w.t)
+        return oom(y);
+    enum gp_err err = gp_yaml_list(y, v, time_item, &w);
+    if (err != GP_OK)
+        return err;
+    qsort(w.t, (size_t)n, sizeof *w.t, cmp_double);
+    po->spec.spot_times_s = w.t;
+    po->spec.nspot_times = (size_t)n;
+    return GP_OK;
+}
+
+/* The directory part of the YAML file's name, with its slash ("" when none). */
+static size_t dir_len(const char *name)
+{
+    const char *slash = strrchr(name, '/');
+    return slash ? (size_t)(slash - name) + 1 : 0;
+}
+
+/* interruptionFile: a text file of times (one duration per line, "#"
+ * comments and blank lines ignored), relative to the cluster file. */
+static enum gp_err pool_file(struct gp_yaml *y, struct fy_node *v, void *obj)
+{
+    struct pool_obj *po = obj;
+    const char *rel;
+    po->f.file = v;
+    enum gp_err err = gp_yaml_string(y, v, &rel);
+    if (err != GP_OK)
+        return err;
+    size_t dl = rel[0] == '/' ? 0 : dir_len(y->name);
+    char *path = gp_arena_printf(y->arena, "%.*s%s", (int)dl, y->name, rel);
+    if (!path)
+        return oom(y);
+    char q[80];
+    struct stat st;
+    if (stat(path, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size > MAX_SERIES_BYTES)
+        return gp_yaml_fail(y, v, GP_EINVALID,
+                            "expected a readable regular file of at most 16 MiB, got \"%s\" (%s)",
+                            gp_yaml_quote(v, q, sizeof q), path);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return gp_yaml_fail(y, v, GP_EIO, "cannot open \"%s\" (%s)", gp_yaml_quote(v, q, sizeof q),
+                            path);
+    GP_VEC(double) t = {0};
+    char line[256];
+    unsigned lineno = 0;
+    while (err == GP_OK && fgets(line, sizeof line, f)) {
+        lineno++;
+        char *c = strchr(line, '#');
+        if (c)
+            *c = '\0';
+        char *b = line, *e = line + strlen(line);
+        while (*b == ' ' || *b == '\t')
+            b++;
+        while (e > b && (e[-1] == '\n' || e[-1] == '\r' || e[-1] == ' ' || e[-1] == '\t'))
+            *--e = '\0';
+        double d;
+        if (!*b)
+            continue;
+        if (!gp_units_duration_s(b, &d) || !(d <= MAX_TIME_S))
+            err = gp_yaml_fail(y, v, GP_EINVALID,
+                               "%s:%u: expected a time from the start like 3600, 90m or 2h30m, "
+                               "got \"%.40s\"",
+                               path, lineno, b);
+        else if (t.len >= MAX_TIMES)
+            err = gp_yaml_fail(y, v, GP_ELIMIT, "%s: more than %d times", path, MAX_TIMES);
+        else if (GP_VEC_PUSH(&t, d) != 0)
+            err = oom(y);
+    }
+    fclose(f);
+    if (err == GP_OK && t.len > 0) {
+        qsort(t.items, t.len, sizeof *t.items, cmp_double);
+        po->spec.spot_times_s = gp_arena_memdup(y->arena, t.items, t.len * sizeof *t.items);
+        po->spec.nspot_times = t.len;
+        if (!po->spec.spot_times_s)
+            err = oom(y);
+    }
+    GP_VEC_FREE(&t);
+    return err;
+}
+
+static enum gp_err pool_notice(struct gp_yaml *y, struct fy_node *v, void *obj)
+{
+    struct pool_obj *po = obj;
+    po->f.notice = v;
+    return yaml_duration(y, v, MAX_NOTICE_S, &po->spec.spot_notice_s);
+}
+
+/* count (a fixed pool) or minCount/maxCount/initialCount (autoscaled). */
+static enum gp_err check_size(struct gp_yaml *y, struct fy_node *item, struct pool_obj *po)
+{
+    struct gp_pool_spec *p = &po->spec;
+    if (po->f.count) {
+        struct fy_node *other = po->f.min ? po->f.min : po->f.max ? po->f.max : po->f.initial;
+        if (other) {
+            const char *k = po->f.min ? "minCount" : po->f.max ? "maxCount" : "initialCount";
+            return key_fail(y, k, other, GP_EINVALID,
+                            "not with count (count is a fixed size; an autoscaled pool gives "
+                            "minCount, maxCount and initialCount instead)");
+        }
+        p->min_count = p->max_count = p->count;
+        return GP_OK;
+    }
+    if (!po->f.max) {
+        return gp_yaml_fail(y, item, GP_EINVALID,
+                            "missing required field \"count\" (a fixed size) or \"maxCount\" "
+                            "(an autoscaled pool)");
+    }
+    if (p->max_count == 0)
+        return key_fail(y, "maxCount", po->f.max, GP_EINVALID,
+                        "expected at least 1 node, got 0 (a pool that never has a node is "
+                        "count: 0)");
+    if (p->min_count > p->max_count)
+        return key_fail(y, "minCount", po->f.min, GP_EINVALID,
+                        "expected at most maxCount (%u), got %u", p->max_count, p->min_count);
+    if (!po->f.initial)
+        p->count = p->min_count;
+    else if (p->count < p->min_count || p->count > p->max_count)
+        return key_fail(y, "initialCount", po->f.initial, GP_EINVALID,
+                        "expected from minCount (%u) to maxCount (%u), got %u", p->min_count,
+                        p->max_count, p->count);
+    return GP_OK;
+}
+
+/* The offer a pool names, or NULL with diag set. */
+static const struct gp_offer *offer_find(struct gp_yaml *y, struct pool_obj *po, enum gp_err *err)
+{
+    const char *prov = po->f.offer_provider, *inst = po->f.offer_instance;
+    const struct gp_offer *found = NULL;
+    size_t nprov = 0, nmatch = 0, li = 0, lg = 0;
+    char insts[240], gpus[240];
+    insts[0] = gpus[0] = '\0';
+    for (size_t i = 0; i < gp_noffers; i++) {
+        const struct gp_offer *o = &gp_offers[i];
+        if (strcmp(o->provider, prov) != 0)
+            continue;
+        nprov++;
+        bool inst_ok = strcmp(o->instance, inst) == 0;
+        if (inst_ok && (!po->f.offer_gpu || strcmp(o->gpu, po->f.offer_gpu) == 0)) {
+            found = found ? found : o;
+            nmatch++;
+        }
+        char *list = inst_ok ? gpus : insts;
+        size_t *lo = inst_ok ? &lg : &li;
+        const char *what = inst_ok ? o->gpu : o->instance;
+        if (*what && *lo < sizeof insts) {
+            int w = snprintf(list + *lo, sizeof insts - *lo, "%s%s", *lo ? ", " : "", what);
+            *lo += w > 0 ? (size_t)w : 0;
+        }
+    }
+    if (nmatch == 1)
+        return found;
+    if (nprov == 0)
+        *err = key_fail(y, "offer", po->f.offer, GP_EINVALID,
+                        "no provider \"%s\" with GPU offers in data/providers.json "
+                        "(e.g. eks, gke, aks, oke, coreweave, lambda)",
+                        prov);
+    else if (nmatch == 0 && lg > 0)
+        *err = key_fail(y, "offer", po->f.offer, GP_EINVALID,
+                        "%s/%s has no offer with gpu \"%s\" (expected one of: %s)", prov, inst,
+                        po->f.offer_gpu, gpus);
+    else if (nmatch == 0)
+        *err = key_fail(y, "offer", po->f.offer, GP_EINVALID,
+                        "%s has no offer \"%s\" in data/providers.json (expected one of: %s)", prov,
+                        inst, insts);
+    else
+        *err = key_fail(y, "offer", po->f.offer, GP_EINVALID,
+                        "%s/%s names %zu offers; write offer: {provider: %s, instance: %s, gpu: "
+                        "...} with gpu one of: %s",
+                        prov, inst, nmatch, prov, inst, gpus);
+    return NULL;
+}
+
+double gp_offer_node_price(const struct gp_offer *o, uint32_t gpus, int spot)
+{
+    double node = spot ? o->spot_node_hour : o->on_demand_node_hour;
+    double gpu = spot ? o->spot_gpu_hour : o->on_demand_gpu_hour;
+    if (node >= 0 && (o->gpus_per_node == 0 || o->gpus_per_node == gpus))
+        return node;
+    if (gpu >= 0 && gpus > 0)
+        return gpu * gpus;
+    return -1;
+}
+
+/* pricePerHour, pricePerGpuHour or offer: one of them; the offer resolved. */
+static enum gp_err check_price(struct gp_yaml *y, struct pool_obj *po)
+{
+    struct gp_pool_spec *p = &po->spec;
+    bool gpu = p->gpu_model && p->gpus_per_node > 0;
+    if (po->f.price && po->f.gpu_price)
+        return key_fail(y, "pricePerGpuHour", po->f.gpu_price, GP_EINVALID,
+                        "not with pricePerHour (give the node's price or the GPU's, not both)");
+    if (po->f.offer && (po->f.price || po->f.gpu_price))
+        return key_fail(y, "offer", po->f.offer, GP_EINVALID,
+                        "not with %s (the offer gives the price)",
+                        po->f.price ? "pricePerHour" : "pricePerGpuHour");
+    if (po->f.gpu_price) {
+        if (!gpu)
+            return key_fail(y, "pricePerGpuHour", po->f.gpu_price, GP_EINVALID,
+                            "the pool has no GPUs; give pricePerHour");
+        p->price_per_hour_usd = po->f.gpu_price_usd * p->gpus_per_node;
+    }
+    if (po->f.od_price && !p->spot)
+        return key_fail(y, "onDemandPricePerHour", po->f.od_price, GP_EINVALID,
+                        "only with spot: true (a spot pool's on-demand price, for the savings)");
+    if (!p->spot && !po->f.od_price)
+        p->on_demand_per_hour_usd = p->price_per_hour_usd;
+    if (!po->f.offer)
+        return GP_OK;
+    enum gp_err err = GP_OK;
+    const struct gp_offer *o = offer_find(y, po, &err);
+    if (!o)
+        return err;
+    char q[80];
+    gp_yaml_quote(po->f.offer, q, sizeof q);
+    if (!gpu)
+        return key_fail(y, "offer", po->f.offer, GP_EINVALID,
+                        "a GPU offer for a pool without GPUs; give gpu: or pricePerHour");
+    if (o->gpus_per_node && o->gpus_per_node != p->gpus_per_node)
+        return key_fail(y, "offer", po->f.offer, GP_EINVALID,
+                        "%s/%s has %u GPUs per node, the pool's gpu.count is %u", o->provider,
+                        o->instance, o->gpus_per_node, p->gpus_per_node);
+    double od = gp_offer_node_price(o, p->gpus_per_node, 0);
+    double price = p->spot ? gp_offer_node_price(o, p->gpus_per_node, 1) : od;
+    if (price < 0)
+        return key_fail(y, "offer", po->f.offer, GP_EINVALID,
+                        "%s/%s has no %s price in data/providers.json; give pricePerHour",
+                        o->provider, o->instance, p->spot ? "spot" : "on-demand");
+    p->price_per_hour_usd = price;
+    if (!po->f.od_price)
+        p->on_demand_per_hour_usd = od > 0 ? od : 0;
+    p->offer = gp_arena_printf(y->arena, "%s/%s", o->provider, o->instance);
+    if (!p->offer)
+        return oom(y);
+    return GP_OK;
+}
+
+#define DEFAULT_NOTICE_S 120.0 /* AWS's two-minute warning */
+
+/* The interruption fields need spot: true; a rate or a series, not both. */
+static enum gp_err check_spot(struct gp_yaml *y, struct pool_obj *po)
+{
+    struct gp_pool_spec *p = &po->spec;
+    static const char *const keys[] = {"interruptionRate", "interruptionTimes", "interruptionFile",
+                                       "spotNotice"};
+    struct fy_node *nodes[] = {po->f.rate, po->f.times, po->f.file, po->f.notice};
+    if (!p->spot) {
+        for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
+            if (nodes[i])
+                return key_fail(y, keys[i], nodes[i], GP_EINVALID, "only with spot: true");
+        return GP_OK;
+    }
+    if (po->f.times && po->f.file)
+        return key_fail(y, "interruptionFile", po->f.file, GP_EINVALID,
+                        "not with interruptionTimes (one recorded series per pool)");
+    if (po->f.rate && (po->f.times || po->f.file))
+        return key_fail(y, "interruptionRate", po->f.rate, GP_EINVALID,
+                        "not with a recorded series (%s): give a rate or the times",
+                        po->f.times ? "interruptionTimes" : "interruptionFile");
+    if (!po->f.notice)
+        p->spot_notice_s = DEFAULT_NOTICE_S;
+    return GP_OK;
+}
+
+bool gp_pool_is_dynamic(const struct gp_pool_spec *p)
+{
+    return p->max_count > p->min_count || p->spot;
+}
+
 static const struct gp_yaml_field pool_fields[] = {
     GP_YCUSTOM("name", pool_name, GP_YF_REQUIRED),
     GP_YCUSTOM("gpu", pool_gpu, 0),
     GP_YFIELD("cpu", GP_YT_CPU_MILLI, struct gp_pool_spec, cpu_milli, GP_YF_REQUIRED, 1, 1e12),
     GP_YFIELD("memory", GP_YT_MEM_MIB, struct gp_pool_spec, mem_mib, GP_YF_REQUIRED, 1, 1e12),
-    GP_YFIELD("count", GP_YT_U32, struct gp_pool_spec, count, GP_YF_REQUIRED, 0,
-              GP_CLUSTER_MAX_NODES),
-    GP_YFIELD("pricePerHour", GP_YT_NUMBER, struct gp_pool_spec, price_per_hour_usd, 0, 0, 1e6),
+    GP_YCUSTOM("count", pool_count, 0),
+    GP_YCUSTOM("minCount", pool_min, 0),
+    GP_YCUSTOM("maxCount", pool_max, 0),
+    GP_YCUSTOM("initialCount", pool_initial, 0),
+    GP_YCUSTOM("bootTime", pool_boot, 0),
+    GP_YCUSTOM("pricePerHour", pool_price, 0),
+    GP_YCUSTOM("pricePerGpuHour", pool_gpu_price, 0),
+    GP_YCUSTOM("onDemandPricePerHour", pool_od_price, 0),
+    GP_YCUSTOM("offer", pool_offer, 0),
+    GP_YCUSTOM("spot", pool_spot, 0),
+    GP_YCUSTOM("interruptionRate", pool_rate, 0),
+    GP_YCUSTOM("interruptionTimes", pool_times, 0),
+    GP_YCUSTOM("interruptionFile", pool_file, 0),
+    GP_YCUSTOM("spotNotice", pool_notice, 0),
     GP_YCUSTOM("labels", pool_labels, 0),
     GP_YCUSTOM("taints", pool_taints, 0),
     GP_YCUSTOM("sharing", pool_sharing, 0),
@@ -651,6 +1131,12 @@ static enum gp_err pool_item(struct gp_yaml *y, struct fy_node *item, size_t i, 
         gp_yaml_object(y, item, pool_fields, sizeof pool_fields / sizeof pool_fields[0], &po, true);
     if (err == GP_OK)
         err = check_sharing(y, &po);
+    if (err == GP_OK)
+        err = check_size(y, item, &po);
+    if (err == GP_OK)
+        err = check_price(y, &po);
+    if (err == GP_OK)
+        err = check_spot(y, &po);
     if (err != GP_OK)
         return err;
     *p = po.spec;
@@ -665,10 +1151,11 @@ static enum gp_err pool_item(struct gp_yaml *y, struct fy_node *item, size_t i, 
             return err;
         }
     }
-    w->nodes += p->count;
+    w->nodes += p->max_count > p->count ? p->max_count : p->count;
     if (w->nodes > GP_CLUSTER_MAX_NODES) {
-        struct fy_node *n = fy_node_mapping_lookup_by_string(item, "count", 5);
-        struct gp_yaml_saved s = gp_yaml_push_key(y, "count", n);
+        const char *key = po.f.count ? "count" : "maxCount";
+        struct fy_node *n = fy_node_mapping_lookup_by_string(item, key, strlen(key));
+        struct gp_yaml_saved s = gp_yaml_push_key(y, key, n);
         err = gp_yaml_fail(y, n, GP_ELIMIT, "the cluster has more than %d nodes in all",
                            GP_CLUSTER_MAX_NODES);
         gp_yaml_pop(y, s);
@@ -698,8 +1185,88 @@ static enum gp_err spec_pools(struct gp_yaml *y, struct fy_node *v, void *obj)
 
 /* --- the document -------------------------------------------------------- */
 
+/* spec.controlPlane: {pricePerHour: 0.10} or {offer: eks} */
+struct cp_obj {
+    struct gp_cluster *c;
+    struct fy_node *price, *offer;
+};
+
+static enum gp_err cp_price(struct gp_yaml *y, struct fy_node *v, void *obj)
+{
+    struct cp_obj *o = obj;
+    o->price = v;
+    return gp_yaml_number(y, v, 0, MAX_PRICE, &o->c->control_plane_per_hour_usd);
+}
+
+static enum gp_err cp_offer(struct gp_yaml *y, struct fy_node *v, void *obj)
+{
+    struct cp_obj *o = obj;
+    const char *id;
+    o->offer = v;
+    enum gp_err err = gp_yaml_string(y, v, &id);
+    if (err != GP_OK)
+        return err;
+    char q[80], list[400];
+    size_t lo = 0;
+    list[0] = '\0';
+    for (size_t i = 0; i < gp_nproviders; i++) {
+        const struct gp_provider *p = &gp_providers[i];
+        if (strcmp(p->id, id) == 0) {
+            if (p->control_plane_usd_per_hour < 0)
+                return gp_yaml_fail(y, v, GP_EINVALID,
+                                    "data/providers.json has no control-plane fee for %s; give "
+                                    "pricePerHour",
+                                    id);
+            o->c->control_plane_per_hour_usd = p->control_plane_usd_per_hour;
+            o->c->control_plane_offer = p->id;
+            return GP_OK;
+        }
+        if (p->control_plane_usd_per_hour >= 0 && lo < sizeof list) {
+            int w = snprintf(list + lo, sizeof list - lo, "%s%s", lo ? ", " : "", p->id);
+            lo += w > 0 ? (size_t)w : 0;
+        }
+    }
+    return gp_yaml_fail(y, v, GP_EINVALID,
+                        "expected a provider of data/providers.json with a known fee (%s), got "
+                        "\"%s\"",
+                        list, gp_yaml_quote(v, q, sizeof q));
+}
+
+static const struct gp_yaml_field cp_fields[] = {
+    GP_YCUSTOM("pricePerHour", cp_price, 0),
+    GP_YCUSTOM("offer", cp_offer, 0),
+};
+
+static enum gp_err spec_control_plane(struct gp_yaml *y, struct fy_node *v, void *obj)
+{
+    struct cp_obj o = {obj, NULL, NULL};
+    enum gp_err err =
+        gp_yaml_object(y, v, cp_fields, sizeof cp_fields / sizeof cp_fields[0], &o, true);
+    if (err == GP_OK && o.price && o.offer)
+        err = key_fail(y, "offer", o.offer, GP_EINVALID,
+                       "not with pricePerHour (the offer gives the fee)");
+    return err;
+}
+
+static enum gp_err as_unneeded(struct gp_yaml *y, struct fy_node *v, void *obj)
+{
+    struct gp_cluster *c = obj;
+    return yaml_duration(y, v, 7 * 86400.0, &c->autoscaler.scale_down_unneeded_s);
+}
+
+static const struct gp_yaml_field as_fields[] = {
+    GP_YCUSTOM("scaleDownUnneededTime", as_unneeded, 0),
+};
+
+static enum gp_err spec_autoscaler(struct gp_yaml *y, struct fy_node *v, void *obj)
+{
+    return gp_yaml_object(y, v, as_fields, sizeof as_fields / sizeof as_fields[0], obj, true);
+}
+
 static const struct gp_yaml_field spec_fields[] = {
     GP_YCUSTOM("nodePools", spec_pools, GP_YF_REQUIRED),
+    GP_YCUSTOM("controlPlane", spec_control_plane, 0),
+    GP_YCUSTOM("autoscaler", spec_autoscaler, 0),
 };
 
 static enum gp_err cluster_spec(struct gp_yaml *y, struct fy_node *v, void *obj)
@@ -778,6 +1345,7 @@ enum gp_err gp_cluster_parse_yaml(const char *text, size_t len, const char *name
     struct gp_yaml y;
     struct cluster_doc d = {out, 0};
     memset(out, 0, sizeof *out);
+    out->autoscaler.scale_down_unneeded_s = GP_AUTOSCALER_UNNEEDED_S;
     gp_yaml_init(&y, name, a, diag);
     enum gp_err err = gp_yaml_each_document(&y, text, len, cluster_document, &d);
     if (err == GP_OK && d.docs == 0)

@@ -189,12 +189,16 @@ static void summary_cluster(FILE *f, const struct gp_sim_result *r, const struct
     }
     for (size_t i = 0; i < shown; i++) {
         const struct gp_pool_spec *p = &c->pools[i];
-        char what[160];
-        if (p->gpus_per_node > 0)
-            snprintf(what, sizeof what, "%" PRIu32 " x %" PRIu32 " %s", p->count, p->gpus_per_node,
-                     str_or(p->gpu_model, "GPU"));
+        char what[160], size[40];
+        if (p->max_count > p->min_count)
+            snprintf(size, sizeof size, "%" PRIu32 "-%" PRIu32, p->min_count, p->max_count);
         else
-            snprintf(what, sizeof what, "%" PRIu32 " x CPU only", p->count);
+            snprintf(size, sizeof size, "%" PRIu32, p->count);
+        if (p->gpus_per_node > 0)
+            snprintf(what, sizeof what, "%s x %" PRIu32 " %s%s", size, p->gpus_per_node,
+                     str_or(p->gpu_model, "GPU"), p->spot ? " spot" : "");
+        else
+            snprintf(what, sizeof what, "%s x CPU only%s", size, p->spot ? " spot" : "");
         line_label(f, "");
         if (p->price_per_hour_usd > 0 && isfinite(p->price_per_hour_usd))
             fprintf(f, "  %-*.*s  %-22s  $%.2f/h per node\n", namew, namew, str_or(p->name, "-"),
@@ -285,6 +289,69 @@ static void summary_delay(FILE *f, const struct gp_sim_result *r)
     fputc('\n', f);
 }
 
+static double pct_of(double part, double whole)
+{
+    return whole > 0 && isfinite(part) ? 100.0 * part / whole : 0;
+}
+
+/* The money: the total and its parts, the pools, the costliest job, and
+ * what the cluster's dynamics did (autoscaler, spot). */
+static void summary_cost(FILE *f, const struct gp_sim_result *r)
+{
+    const struct gp_sim_cost *c = &r->cost;
+    double total = finite_or0(c->total_usd);
+    if (total > 0) {
+        line_label(f, "cost");
+        fprintf(f, "$%.2f: GPUs used $%.2f, idle $%.2f (%.1f %%)", total,
+                finite_or0(c->gpu_used_usd), finite_or0(c->gpu_idle_usd),
+                pct_of(c->gpu_idle_usd, c->gpu_used_usd + c->gpu_idle_usd));
+        if (c->control_plane_usd > 0)
+            fprintf(f, ", control plane $%.2f", c->control_plane_usd);
+        if (c->other_usd > 0)
+            fprintf(f, ", CPU nodes $%.2f", c->other_usd);
+        fputc('\n', f);
+        bool many = c->npools > 1;
+        for (size_t i = 0; many && c->pools && i < c->npools && i < MAX_POOLS_SHOWN; i++) {
+            const struct gp_sim_pool_cost *p = &c->pools[i];
+            line_label(f, "");
+            fprintf(f, "  %-16.16s $%10.2f  %7.1f node-h", str_or(p->name, "-"),
+                    finite_or0(p->total_usd), finite_or0(p->node_hours));
+            if (p->gpu_hours > 0)
+                fprintf(f, ", %.0f %% of GPU-h used", pct_of(p->gpu_hours_used, p->gpu_hours));
+            if (p->spot && p->on_demand_usd >= 0)
+                fprintf(f, ", spot: saved $%.2f", p->spot_savings_usd);
+            else if (p->spot)
+                fprintf(f, ", spot");
+            fputc('\n', f);
+        }
+        if (c->lost_work_usd > 0 || c->spot_savings_usd > 0) {
+            line_label(f, "");
+            fprintf(f, "lost work $%.2f, spot savings $%.2f\n", finite_or0(c->lost_work_usd),
+                    finite_or0(c->spot_savings_usd));
+        }
+        if (c->ntop_jobs > 0) {
+            line_label(f, "");
+            fprintf(f, "per job mean $%.2f, p95 $%.2f; costliest %s #%" PRIu32 " $%.2f\n",
+                    c->job_usd.mean, c->job_usd.p95, str_or(c->top_jobs[0].name, "-"),
+                    c->top_jobs[0].k, c->top_jobs[0].usd);
+        }
+    } else if (isfinite(r->cost_usd) && r->cost_usd > 0) {
+        line_label(f, "cost");
+        fprintf(f, "$%.2f\n", r->cost_usd);
+    }
+    if (r->nodes_requested || r->nodes_removed) {
+        line_label(f, "autoscaler");
+        fprintf(f, "%" PRIu64 " node%s requested, %" PRIu64 " removed\n", r->nodes_requested,
+                r->nodes_requested == 1 ? "" : "s", r->nodes_removed);
+    }
+    if (r->spot_interruptions) {
+        line_label(f, "spot");
+        fprintf(f, "%" PRIu64 " interruption%s, %" PRIu64 " pod%s evicted, %.1f GPU-hours lost\n",
+                r->spot_interruptions, r->spot_interruptions == 1 ? "" : "s", r->spot_evictions,
+                r->spot_evictions == 1 ? "" : "s", finite_or0(r->spot_lost_gpu_hours));
+    }
+}
+
 static void summary_usage(FILE *f, const struct gp_sim_result *r)
 {
     line_label(f, "GPU allocation");
@@ -296,10 +363,7 @@ static void summary_usage(FILE *f, const struct gp_sim_result *r)
     fprintf(f, "%.1f total, %.1f allocated, %.1f idle (%.1f %% idle)\n",
             finite_or0(r->gpu_hours_total), finite_or0(r->gpu_hours_allocated),
             finite_or0(r->gpu_hours_idle), gp_report_gpu_idle_pct(r));
-    if (isfinite(r->cost_usd) && r->cost_usd > 0) {
-        line_label(f, "cost");
-        fprintf(f, "$%.2f\n", r->cost_usd);
-    }
+    summary_cost(f, r);
 }
 
 static void summary_static(FILE *f, const struct gp_sim_result *r)
@@ -547,6 +611,78 @@ static json_t *json_queues(struct jctx *c, const struct gp_sim_result *r)
     return qs;
 }
 
+#define USD_DEC 6 /* cost figures: to the micro-dollar */
+
+static json_t *json_pool_cost(struct jctx *c, const struct gp_sim_pool_cost *p)
+{
+    json_t *o = json_object();
+    jset(c, o, "name", jstr(p->name ? p->name : ""));
+    jset(c, o, "spot", json_boolean(p->spot));
+    jset(c, o, "autoscaled", json_boolean(p->autoscaled));
+    jset(c, o, "min_nodes", json_integer(p->min_nodes));
+    jset(c, o, "max_nodes", json_integer(p->max_nodes));
+    jset(c, o, "peak_nodes", json_integer(p->peak_nodes));
+    jset(c, o, "nodes_requested", juint(p->nodes_requested));
+    jset(c, o, "nodes_removed", juint(p->nodes_removed));
+    jset(c, o, "interruptions", juint(p->interruptions));
+    jset(c, o, "node_hours", jreal(p->node_hours, 4));
+    jset(c, o, "gpu_hours", jreal(p->gpu_hours, 4));
+    jset(c, o, "gpu_hours_used", jreal(p->gpu_hours_used, 4));
+    jset(c, o, "total_usd", jreal(p->total_usd, USD_DEC));
+    jset(c, o, "gpu_used_usd", jreal(p->gpu_used_usd, USD_DEC));
+    jset(c, o, "gpu_idle_usd", jreal(p->gpu_idle_usd, USD_DEC));
+    jset(c, o, "other_usd", jreal(p->other_usd, USD_DEC));
+    jset(c, o, "on_demand_usd",
+         p->on_demand_usd < 0 ? json_null() : jreal(p->on_demand_usd, USD_DEC));
+    jset(c, o, "spot_savings_usd", jreal(p->spot_savings_usd, USD_DEC));
+    return o;
+}
+
+static json_t *json_cost(struct jctx *c, const struct gp_sim_result *r)
+{
+    const struct gp_sim_cost *k = &r->cost;
+    json_t *o = json_object();
+    jset(c, o, "total_usd", jreal(k->total_usd, USD_DEC));
+    jset(c, o, "gpu_used_usd", jreal(k->gpu_used_usd, USD_DEC));
+    jset(c, o, "gpu_idle_usd", jreal(k->gpu_idle_usd, USD_DEC));
+    jset(c, o, "control_plane_usd", jreal(k->control_plane_usd, USD_DEC));
+    jset(c, o, "other_usd", jreal(k->other_usd, USD_DEC));
+    json_t *pools = json_array();
+    for (size_t i = 0; k->pools && i < k->npools; i++)
+        jpush(c, pools, json_pool_cost(c, &k->pools[i]));
+    jset(c, o, "by_pool", pools);
+    json_t *qs = json_array();
+    for (size_t i = 0; r->mode == GP_SIM_TIMED && r->queues && i < r->nqueues; i++) {
+        const struct gp_sim_queue *q = &r->queues[i];
+        json_t *e = json_object();
+        jset(c, e, "name", jstr(q->name ? q->name : ""));
+        jset(c, e, "gpu_used_usd", jreal(q->cost_usd, USD_DEC));
+        jset(c, e, "lost_work_usd", jreal(q->lost_work_usd, USD_DEC));
+        jpush(c, qs, e);
+    }
+    jset(c, o, "by_queue", qs);
+    jset(c, o, "lost_work_usd", jreal(k->lost_work_usd, USD_DEC));
+    jset(c, o, "spot_savings_usd", jreal(k->spot_savings_usd, USD_DEC));
+    jset(c, o, "jobs_usd", jreal(k->jobs_usd, USD_DEC));
+    jset(c, o, "services_usd", jreal(k->services_usd, USD_DEC));
+    json_t *per = json_object();
+    jset(c, per, "mean", jreal(k->job_usd.mean, USD_DEC));
+    jset(c, per, "p50", jreal(k->job_usd.p50, USD_DEC));
+    jset(c, per, "p95", jreal(k->job_usd.p95, USD_DEC));
+    jset(c, per, "max", jreal(k->job_usd.max, USD_DEC));
+    json_t *top = json_array();
+    for (size_t i = 0; i < k->ntop_jobs && i < GP_SIM_TOP_JOBS; i++) {
+        json_t *e = json_object();
+        jset(c, e, "name", jstr(k->top_jobs[i].name ? k->top_jobs[i].name : ""));
+        jset(c, e, "k", json_integer(k->top_jobs[i].k));
+        jset(c, e, "usd", jreal(k->top_jobs[i].usd, USD_DEC));
+        jpush(c, top, e);
+    }
+    jset(c, per, "top", top);
+    jset(c, o, "per_job_usd", per);
+    return o;
+}
+
 static json_t *json_static(struct jctx *c, const struct gp_sim_result *r)
 {
     json_t *st = json_object();
@@ -635,6 +771,16 @@ void gp_report_json(struct gp_sbuf *out, const struct gp_sim_result *r,
     jset(&c, gh, "idle", jreal(r->gpu_hours_idle, 4));
     jset(&c, root, "gpu_hours", gh);
     jset(&c, root, "cost_usd", jreal(r->cost_usd, 4));
+    jset(&c, root, "cost", json_cost(&c, r));
+    json_t *dyn = json_object();
+    jset(&c, dyn, "nodes_requested", juint(r->nodes_requested));
+    jset(&c, dyn, "nodes_removed", juint(r->nodes_removed));
+    jset(&c, root, "autoscaler", dyn);
+    json_t *spot = json_object();
+    jset(&c, spot, "interruptions", juint(r->spot_interruptions));
+    jset(&c, spot, "evictions", juint(r->spot_evictions));
+    jset(&c, spot, "lost_gpu_hours", jreal(r->spot_lost_gpu_hours, 4));
+    jset(&c, root, "spot", spot);
 
     json_t *un = json_object();
     for (int f = 0; f < GP_FILTER_COUNT; f++)

@@ -540,6 +540,100 @@ static void static_chart(struct gp_sbuf *o, const struct gp_sim_result *r, doubl
     chart_close(o);
 }
 
+/* The money: cumulative cost over time, cost by pool (bars, then a table
+ * of the parts) and the total's parts. t and a: scratch of nsamples. */
+static void cost_section(struct gp_sbuf *o, const struct gp_sim_result *r, double *t, double *a)
+{
+    const struct gp_sim_cost *c = &r->cost;
+    if (!(c->total_usd > 0) || !isfinite(c->total_usd))
+        return;
+    size_t n = r->samples ? r->nsamples : 0;
+    double end = isfinite(r->sim_end_s) ? r->sim_end_s : 0;
+    struct time_unit u = time_unit(end);
+    for (size_t i = 0; i < n; i++) {
+        t[i] = r->samples[i].t_s / u.div;
+        a[i] = r->samples[i].cost_usd;
+    }
+    struct gp_svg_chart ch = {0};
+    ch.x = (struct gp_svg_axis){.label = u.label, .min = 0, .fixed_min = true};
+    if (end > 0) {
+        ch.x.fixed_max = true;
+        ch.x.max = end / u.div;
+    }
+    ch.y = (struct gp_svg_axis){.label = "cost so far (USD)", .min = 0, .fixed_min = true};
+    struct gp_svg_series cum = {
+        .name = "nodes and control plane", .x = t, .y = a, .n = n, .color = C_OCHRE, .area = true};
+    ch.title = "Cost over time";
+    ch.series = &cum;
+    ch.nseries = 1;
+    ch.empty_text = "no samples";
+    chart_open(o);
+    gp_svg_line_chart(o, &ch);
+    chart_close(o);
+
+    size_t np = c->pools ? c->npools : 0;
+    double *v = malloc((np ? np : 1) * sizeof *v);
+    char(*titles)[96] = malloc((np ? np : 1) * sizeof *titles);
+    const char **tp = malloc((np ? np : 1) * sizeof *tp);
+    if (v && titles && tp && np > 0) {
+        for (size_t i = 0; i < np; i++) {
+            char usd[48];
+            fmt_usd(usd, sizeof usd, c->pools[i].total_usd);
+            v[i] = c->pools[i].total_usd;
+            snprintf(titles[i], sizeof titles[i], "%.40s: %s", str_or(c->pools[i].name, "-"), usd);
+            tp[i] = titles[i];
+        }
+        struct gp_svg_chart bc = {0};
+        bc.title = "Cost by pool (in table order)";
+        bc.x.label = "pools";
+        bc.y.label = "USD";
+        struct gp_svg_bars bars = {.values = v, .n = np, .bar_titles = tp, .color = C_OCHRE};
+        chart_open(o);
+        gp_svg_bar_chart(o, &bc, &bars);
+        chart_close(o);
+    } else if (np > 0) {
+        o->oom = true;
+    }
+    free(v);
+    free(titles);
+    free(tp);
+
+    gp_sbuf_add(o, "<section class=\"panel\">\n<h2>Cost by pool</h2>\n"
+                   "<p class=\"sub\">Nodes are billed from request to removal (booting "
+                   "included). A GPU node's price is GPU cost: used in the share its pods "
+                   "hold, idle otherwise. CPU-only nodes are other cost.</p>\n<table>\n"
+                   "<tr><th>pool</th><th>node-hours</th><th>GPU used</th><th>GPU idle</th>"
+                   "<th>other</th><th>total</th><th>spot savings</th></tr>\n");
+    for (size_t i = 0; i < np; i++) {
+        const struct gp_sim_pool_cost *p = &c->pools[i];
+        char nh[32], u1[48], u2[48], u3[48], u4[48], u5[48];
+        fmt_qty(nh, sizeof nh, p->node_hours);
+        fmt_usd(u1, sizeof u1, p->gpu_used_usd);
+        fmt_usd(u2, sizeof u2, p->gpu_idle_usd);
+        fmt_usd(u3, sizeof u3, p->other_usd);
+        fmt_usd(u4, sizeof u4, p->total_usd);
+        if (p->spot && p->on_demand_usd >= 0)
+            fmt_usd(u5, sizeof u5, p->spot_savings_usd);
+        else
+            snprintf(u5, sizeof u5, "%s", p->spot ? "spot" : "-");
+        gp_sbuf_add(o, "<tr><td>");
+        gp_sbuf_add_xml(o, str_or(p->name, "-"));
+        gp_sbuf_printf(o,
+                       "</td><td class=\"num\">%s</td><td class=\"num\">%s</td>"
+                       "<td class=\"num\">%s</td><td class=\"num\">%s</td>"
+                       "<td class=\"num\">%s</td><td class=\"num\">%s</td></tr>\n",
+                       nh, u1, u2, u3, u4, u5);
+    }
+    char tot[48], cp[48], lost[48];
+    fmt_usd(tot, sizeof tot, c->total_usd);
+    fmt_usd(cp, sizeof cp, c->control_plane_usd);
+    fmt_usd(lost, sizeof lost, c->lost_work_usd);
+    gp_sbuf_printf(o,
+                   "</table>\n<p class=\"sub\">Total %s, of which control plane %s; work "
+                   "lost to evictions cost %s.</p>\n</section>\n",
+                   tot, cp, lost);
+}
+
 void gp_report_html(struct gp_sbuf *out, const struct gp_sim_result *r,
                     const struct gp_report_meta *m)
 {
@@ -567,6 +661,7 @@ void gp_report_html(struct gp_sbuf *out, const struct gp_sim_result *r,
     if (timed) {
         time_charts(out, r, scratch, scratch + n, scratch + 2 * n, scratch + 3 * n);
         delay_histogram(out, r);
+        cost_section(out, r, scratch, scratch + n);
     } else {
         static_chart(out, r, scratch, scratch + n);
     }

@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/autoscale.h"
+#include "sim/cost.h"
 #include "sim/heap.h"
 #include "sim/metrics.h"
 #include "util/vec.h"
@@ -34,6 +36,7 @@ enum stream {
     STREAM_FAILURE,
     STREAM_SHUFFLE,
     STREAM_NODE_ORDER,
+    STREAM_SPOT, /* spot interruptions: keyed by pool and node */
 };
 
 enum ev_kind {
@@ -42,7 +45,21 @@ enum ev_kind {
     EV_RESUBMIT, /* a = logical pod, whose back-off has expired */
     EV_DEADLINE, /* a = instance: a Job's active deadline */
     EV_WAKE,     /* none: the engine asked for a cycle (a pod may be evicted now) */
+    /* cluster dynamics: a = sim node unless said */
+    EV_BOOT,        /* a requested node is ready */
+    EV_IDLE,        /* b = the node's idle token: it may be removed if still idle */
+    EV_SPOT_NOTICE, /* a spot node gets its notice (Poisson) */
+    EV_SPOT_SERIES, /* a = pool, b = index in its recorded series */
+    EV_SPOT_END,    /* the notice is over: pods evicted, the node leaves */
 };
+
+/* Events that do not keep a run going (a run without a horizon ends when
+ * only these are left). */
+static bool kind_endless(uint32_t kind)
+{
+    return kind == EV_IDLE || kind == EV_SPOT_NOTICE || kind == EV_SPOT_SERIES ||
+           kind == EV_SPOT_END;
+}
 
 enum inst_state { INST_ACTIVE, INST_DONE, INST_FAILED };
 
@@ -58,8 +75,10 @@ struct inst {
     uint32_t head, tail; /* its logical pods, linked through lpod.next */
     uint32_t group;      /* its gang in the engine; 0 = not a gang */
     double submit_s;
+    double cost_usd; /* its pods' share of the GPU nodes they ran on */
     uint8_t state;
     uint8_t has_deadline; /* its EV_DEADLINE is in the heap and live */
+    uint8_t maxfit;       /* a gang: 0 unknown, 1 fits every pool at its maximum, 2 does not */
 };
 
 struct lpod {
@@ -76,6 +95,10 @@ struct lpod {
      * fails (in work seconds; < 0: it does not), the work saved by
      * checkpoints before evictions, and its latest bind */
     double len_s, fail_work_s, saved_s, bound_s;
+    /* while running: its sim node, the links of that node's pod list, what
+     * it costs per second and the GPUs it holds */
+    uint32_t node, nprev, nnext;
+    double rate_usd_s, gpus;
 };
 
 /* One engine pod (an attempt), indexed by the engine's dense pod id. */
@@ -83,12 +106,40 @@ struct epod {
     uint32_t lpod;
     double added_s;
     uint8_t counted; /* its unschedulable explanation has been counted */
+    uint8_t unsched; /* it is in the autoscaler's list */
 };
 
-/* The cluster's state from t_s on, for the samples. */
+/* A node of the cluster as the simulator sees it: requested (booting),
+ * ready, draining (a spot notice), gone. Billed from request to removal. */
+enum snode_state { SN_BOOTING, SN_READY, SN_DRAINING, SN_GONE };
+
+struct snode {
+    const struct gp_node_spec *spec;
+    uint32_t pool;  /* its row in r->pools */
+    uint32_t enode; /* engine id once ready; NONE while booting */
+    uint32_t pods;  /* running pods, listed from head through lpod.nnext */
+    uint32_t head;
+    uint32_t idle_token; /* bumped to cancel a pending EV_IDLE */
+    uint8_t state;
+    double since_s, idle_since_s;
+};
+
+/* A pool's dynamics: its spec, what a new node is, and its counts. */
+struct pool_dyn {
+    const struct gp_pool_spec *spec; /* NULL for nodes of no known pool */
+    struct gp_node_spec tmpl;        /* a new node (name aside) */
+    bool has_tmpl, dynamic;
+    uint32_t live;   /* booting and ready: what counts against max */
+    uint32_t billed; /* not gone */
+    uint32_t next_name;
+};
+
+/* The cluster's state from t_s on, for the samples, with the cost so far
+ * and its rate from then on (USD per second). */
 struct change {
     double t_s;
     struct gp_sim_sample s;
+    double cost_usd, rate_usd_s;
 };
 
 struct item_run {
@@ -134,6 +185,17 @@ struct run {
     uint64_t events;        /* events applied */
     uint64_t arrivals_total, arrivals_done;
     double price_per_s; /* sum of node prices, per second */
+    /* cluster dynamics and cost */
+    GP_VEC(struct snode) snodes;
+    GP_VEC(uint32_t) enode_snode; /* engine node id -> sim node */
+    GP_VEC(uint32_t) unsched;     /* engine pods found unschedulable (some may be gone) */
+    struct pool_dyn *pools;
+    size_t npools;
+    struct gp_cost cost;
+    bool dynamic;    /* some pool autoscales or is spot */
+    bool as_dirty;   /* the autoscaler has something new to look at */
+    double cp_per_s; /* the control plane's fee */
+    double lost_usd; /* cost of work lost */
     /* integrals over time of the piecewise-constant state */
     double node_s, gpu_milli_total_s, gpu_milli_alloc_s, cost_usd;
     int progress_pct;
@@ -561,9 +623,11 @@ static enum gp_err push_event(struct run *r, double t_s, uint32_t kind, uint32_t
     if (gp_sim_heap_push(&r->heap, t_s, kind, a, b) != 0)
         return nomem(r);
     bool finite = true;
-    if (kind == EV_DEADLINE) {
+    if (kind_endless(kind)) {
+        finite = false;
+    } else if (kind == EV_DEADLINE) {
         r->insts.items[a].has_deadline = 1;
-    } else if (kind != EV_ARRIVAL && kind != EV_WAKE) {
+    } else if (kind != EV_ARRIVAL && kind != EV_WAKE && kind != EV_BOOT) {
         struct lpod *l = event_lpod(r, kind, a);
         l->has_event = 1;
         finite = lpod_finite(r, l);
@@ -575,7 +639,9 @@ static enum gp_err push_event(struct run *r, double t_s, uint32_t kind, uint32_t
 /* Whether a popped event still matters; if so, it leaves the live count. */
 static bool event_take(struct run *r, const struct gp_sim_event *ev)
 {
-    if (ev->kind == EV_ARRIVAL || ev->kind == EV_WAKE) {
+    if (kind_endless(ev->kind))
+        return true; /* apply_event checks that it still matters */
+    if (ev->kind == EV_ARRIVAL || ev->kind == EV_WAKE || ev->kind == EV_BOOT) {
         r->finite_events--;
         if (ev->kind == EV_WAKE && ev->t_s == r->wake_s)
             r->wake_s = INFINITY;
@@ -649,13 +715,45 @@ static struct queue_run *lpod_queue(const struct run *r, const struct lpod *l, s
     return &r->queues[q];
 }
 
+static void node_idle(struct run *r, uint32_t sn);
+
+/* What a running pod has cost from its bind to now: to its job, its queue
+ * and its node's pool. */
+static void pod_cost(struct run *r, struct lpod *l, double until_s)
+{
+    double secs = until_s - l->bound_s;
+    if (!(secs > 0) || l->node == NONE)
+        return;
+    double usd = secs * l->rate_usd_s;
+    r->insts.items[l->inst].cost_usd += usd;
+    size_t qi;
+    if (lpod_queue(r, l, &qi))
+        r->out->queues[qi].cost_usd += usd;
+    gp_cost_pod(&r->cost, r->snodes.items[l->node].pool, secs, l->rate_usd_s, l->gpus);
+}
+
 /* A running pod stopped (it ended, failed, was stopped or evicted): its
- * GPUs no longer count for its queue. */
-static void unbind_account(struct run *r, const struct lpod *l)
+ * GPUs no longer count for its queue, its cost is booked, and it leaves
+ * its node's list (an empty node starts to idle). */
+static void unbind_account(struct run *r, struct lpod *l)
 {
     struct queue_run *q = lpod_queue(r, l, NULL);
     if (q)
         q->alloc_milli -= pod_gpu_milli(&lpod_item(r, l)->pod);
+    if (l->node == NONE)
+        return;
+    pod_cost(r, l, r->now_s);
+    struct snode *sn = &r->snodes.items[l->node];
+    if (l->nprev != NONE)
+        r->lpods.items[l->nprev].nnext = l->nnext;
+    else
+        sn->head = l->nnext;
+    if (l->nnext != NONE)
+        r->lpods.items[l->nnext].nprev = l->nprev;
+    uint32_t node = l->node;
+    l->node = l->nprev = l->nnext = NONE;
+    if (--sn->pods == 0)
+        node_idle(r, node);
 }
 
 /* The end of a submission of a Pod or Job item (Deployments never end):
@@ -741,7 +839,13 @@ static enum gp_err attempt_add(struct run *r, uint32_t lp)
 static enum gp_err lpod_create(struct run *r, uint32_t ii)
 {
     struct inst *in = &r->insts.items[ii];
-    struct lpod l = {.inst = ii, .slot = in->created, .next = NONE, .epod = NONE};
+    struct lpod l = {.inst = ii,
+                     .slot = in->created,
+                     .next = NONE,
+                     .epod = NONE,
+                     .node = NONE,
+                     .nprev = NONE,
+                     .nnext = NONE};
     uint32_t lp = (uint32_t)r->lpods.len;
     if (r->lpods.len >= NONE || GP_VEC_PUSH(&r->lpods, l) != 0)
         return nomem(r);
@@ -940,6 +1044,34 @@ static enum gp_err push_run_end(struct run *r, const struct lpod *l, uint32_t ep
     return push_event(r, t, EV_END, epod, fails);
 }
 
+/* A bound pod joins its node's list; its cost per second is its share of
+ * the node's GPUs times the node's price (nothing on a CPU-only node). */
+static void bind_node(struct run *r, struct lpod *l, uint32_t lp, const struct gp_decision *d)
+{
+    l->node = l->nprev = l->nnext = NONE;
+    l->rate_usd_s = l->gpus = 0;
+    if (d->node >= r->enode_snode.len)
+        return;
+    uint32_t sni = r->enode_snode.items[d->node];
+    struct snode *sn = &r->snodes.items[sni];
+    const struct gp_pod *ep = gp_engine_pod(r->e, d->pod);
+    double gpus = ep ? (double)d->pick.ngpus * ep->spec.gpu_milli / GP_GPU_MILLI : 0;
+    double node_gpus = sn->spec->gpu_count;
+    double price = sn->spec->price_per_hour_usd;
+    l->gpus = gpus;
+    if (node_gpus > 0 && price > 0 && isfinite(price)) {
+        double share = gpus / node_gpus;
+        l->rate_usd_s = price / 3600.0 * (share < 1 ? share : 1);
+    }
+    l->node = sni;
+    l->nnext = sn->head;
+    if (sn->head != NONE)
+        r->lpods.items[sn->head].nprev = lp;
+    sn->head = lp;
+    if (sn->pods++ == 0)
+        sn->idle_token++; /* no longer idle */
+}
+
 /* A pod was bound: record its delay and schedule the end of its run. A
  * new run draws its length and its failure; an evicted one resumes. */
 static enum gp_err on_bind(struct run *r, const struct gp_decision *d)
@@ -955,6 +1087,7 @@ static enum gp_err on_bind(struct run *r, const struct gp_decision *d)
     l->runs++;
     l->state = LP_RUNNING;
     l->bound_s = r->now_s;
+    bind_node(r, l, lp, d);
     double delay = r->now_s - ep->added_s;
     if (GP_VEC_PUSH(&r->delays, delay) != 0)
         return nomem(r);
@@ -990,9 +1123,44 @@ static enum gp_err on_bind(struct run *r, const struct gp_decision *d)
     return push_run_end(r, l, d->pod, it);
 }
 
-/* A pod was evicted to make room for another: the work since its last
- * checkpoint (all of it, without checkpoints) is lost, and it goes back
- * to its queue as a new attempt that resumes the run. */
+/* A running pod was stopped by the engine (to make room for another) or
+ * by a spot interruption (spot: the caller released it): the work since
+ * its last checkpoint (all of it, without checkpoints) is lost, and it
+ * goes back to its queue as a new attempt that resumes the run. */
+static enum gp_err evict_lpod(struct run *r, uint32_t lp, uint8_t reason, bool spot)
+{
+    struct lpod *l = &r->lpods.items[lp];
+    const struct gp_item *it = lpod_item(r, l);
+    if (l->has_event) { /* its end is stale now */
+        l->has_event = 0;
+        r->finite_events -= lpod_finite(r, l);
+    }
+    double rate = l->rate_usd_s;
+    unbind_account(r, l);
+    double ran = r->now_s - l->bound_s;
+    double lost = it->checkpoint_s > 0 ? fmod(ran, it->checkpoint_s) : ran;
+    l->saved_s += ran - lost;
+    l->resume = 1;
+    double lost_gpu_h = lost * (double)pod_gpu_milli(&it->pod) / GP_GPU_MILLI / 3600.0;
+    if (spot) {
+        r->out->spot_evictions++;
+        r->out->spot_lost_gpu_hours += lost_gpu_h;
+    } else {
+        r->out->preemptions++;
+        r->out->preempted += reason == GP_EVICT_PREEMPTED;
+        r->out->reclaimed += reason == GP_EVICT_RECLAIMED;
+        r->out->lost_gpu_hours += lost_gpu_h;
+    }
+    r->lost_usd += lost * rate;
+    size_t qi;
+    if (lpod_queue(r, l, &qi)) {
+        r->out->queues[qi].evicted++;
+        r->out->queues[qi].lost_gpu_hours += lost_gpu_h;
+        r->out->queues[qi].lost_work_usd += lost * rate;
+    }
+    return attempt_add(r, lp);
+}
+
 static enum gp_err on_evict(struct run *r, const struct gp_decision *d)
 {
     struct epod *ep = &r->epods.items[d->pod];
@@ -1001,37 +1169,28 @@ static enum gp_err on_evict(struct run *r, const struct gp_decision *d)
     if (l->state != LP_RUNNING || l->epod != d->pod)
         return gp_diag_set(r->diag, GP_ESTATE, "simulator: the engine evicted pod %u, not running",
                            d->pod);
-    const struct gp_item *it = lpod_item(r, l);
-    if (l->has_event) { /* its end is stale now */
-        l->has_event = 0;
-        r->finite_events -= lpod_finite(r, l);
-    }
-    unbind_account(r, l);
-    double ran = r->now_s - l->bound_s;
-    double lost = it->checkpoint_s > 0 ? fmod(ran, it->checkpoint_s) : ran;
-    l->saved_s += ran - lost;
-    l->resume = 1;
-    double lost_gpu_h = lost * (double)pod_gpu_milli(&it->pod) / GP_GPU_MILLI / 3600.0;
-    r->out->preemptions++;
-    r->out->preempted += d->evict == GP_EVICT_PREEMPTED;
-    r->out->reclaimed += d->evict == GP_EVICT_RECLAIMED;
-    r->out->lost_gpu_hours += lost_gpu_h;
-    size_t qi;
-    if (lpod_queue(r, l, &qi)) {
-        r->out->queues[qi].evicted++;
-        r->out->queues[qi].lost_gpu_hours += lost_gpu_h;
-    }
-    return attempt_add(r, lp);
+    return evict_lpod(r, lp, d->evict, false);
 }
+
+static bool gang_fits_max(struct run *r, uint32_t ii);
 
 static enum gp_err on_unschedulable(struct run *r, const struct gp_decision *d)
 {
     struct epod *ep = &r->epods.items[d->pod];
     struct lpod *l = &r->lpods.items[ep->lpod];
-    if (d->gang == GP_GANG_NEVER_FITS && l->state == LP_PENDING) {
+    if (d->gang == GP_GANG_NEVER_FITS && l->state == LP_PENDING && !gang_fits_max(r, l->inst)) {
         /* reported at once, not left pending in silence: the job fails */
         r->out->gangs_never_fit++;
         return instance_fail(r, l->inst);
+    }
+    /* the autoscaler looks at pods that new nodes could help: not those
+     * waiting for gang members or for their queue's quota */
+    if (r->dynamic && !ep->unsched && l->state == LP_PENDING && d->gang != GP_GANG_MEMBERS &&
+        d->quota_queue == GP_QUEUE_NONE) {
+        if (GP_VEC_PUSH(&r->unsched, d->pod) != 0)
+            return nomem(r);
+        ep->unsched = 1;
+        r->as_dirty = true;
     }
     if (ep->counted || l->state == LP_FAILED)
         return GP_OK;
@@ -1041,6 +1200,8 @@ static enum gp_err on_unschedulable(struct run *r, const struct gp_decision *d)
         r->out->unschedulable[main_reason]++;
     return GP_OK;
 }
+
+static enum gp_err autoscale(struct run *r);
 
 /* Cycles at the current time: one, and another after each that evicted
  * pods (they are back in the queue and may fit elsewhere). */
@@ -1079,6 +1240,11 @@ static enum gp_err schedule_cycle(struct run *r)
         if (!evicted)
             break;
     }
+    if (r->dynamic && r->as_dirty) {
+        enum gp_err err = autoscale(r);
+        if (err != GP_OK)
+            return err;
+    }
     /* a waiting pod may evict one that reaches its minimum runtime later:
      * the engine must look again then, even if nothing else happens */
     double wake = gp_engine_next_wake_s(r->e);
@@ -1109,12 +1275,14 @@ static void state_now(const struct run *r, struct gp_sim_sample *s)
 /* Records the state from now on (one entry per distinct time and state). */
 static enum gp_err log_state(struct run *r)
 {
-    struct change c = {.t_s = r->now_s};
+    struct change c = {.t_s = r->now_s,
+                       .cost_usd = r->cost_usd + r->cp_per_s * r->now_s,
+                       .rate_usd_s = r->price_per_s + r->cp_per_s};
     state_now(r, &c.s);
     if (r->log.len > 0) {
         struct change *last = &r->log.items[r->log.len - 1];
         c.s.t_s = last->s.t_s;
-        if (memcmp(&last->s, &c.s, sizeof c.s) == 0)
+        if (memcmp(&last->s, &c.s, sizeof c.s) == 0 && last->rate_usd_s == c.rate_usd_s)
             return GP_OK;
         if (last->t_s == r->now_s) {
             *last = c;
@@ -1141,6 +1309,467 @@ static void advance(struct run *r, double t_s)
     }
 }
 
+/* ---- cluster dynamics: autoscaler, node boot and removal, spot -------------- */
+
+static double node_price_h(const struct gp_node_spec *n)
+{
+    double p = n->price_per_hour_usd;
+    return p > 0 && isfinite(p) ? p : 0;
+}
+
+/* The node leaves the bill (its pods are gone). */
+static void node_gone(struct run *r, uint32_t sni)
+{
+    struct snode *sn = &r->snodes.items[sni];
+    struct pool_dyn *pd = &r->pools[sn->pool];
+    gp_cost_node(&r->cost, sn->pool, sn->since_s, r->now_s, node_price_h(sn->spec),
+                 sn->spec->gpu_count);
+    if (sn->state == SN_READY || sn->state == SN_BOOTING)
+        pd->live--;
+    pd->billed--;
+    r->price_per_s -= node_price_h(sn->spec) / 3600.0;
+    sn->state = SN_GONE;
+    sn->idle_token++;
+    r->as_dirty = true;
+}
+
+static enum gp_err snode_add(struct run *r, const struct gp_node_spec *spec, uint32_t pool,
+                             uint8_t state, uint32_t *out)
+{
+    struct snode sn = {.spec = spec,
+                       .pool = pool,
+                       .enode = NONE,
+                       .head = NONE,
+                       .state = state,
+                       .since_s = r->now_s,
+                       .idle_since_s = r->now_s};
+    if (r->snodes.len >= NONE || GP_VEC_PUSH(&r->snodes, sn) != 0)
+        return nomem(r);
+    struct pool_dyn *pd = &r->pools[pool];
+    pd->live++;
+    pd->billed++;
+    struct gp_cost_pool *cp = &r->cost.pools[pool];
+    if (pd->live > cp->peak_nodes)
+        cp->peak_nodes = pd->live;
+    *out = (uint32_t)(r->snodes.len - 1);
+    return GP_OK;
+}
+
+/* A new node of pool p is requested: billed from now, ready after the
+ * pool's boot time. */
+static enum gp_err request_node(struct run *r, uint32_t p)
+{
+    struct pool_dyn *pd = &r->pools[p];
+    struct gp_node_spec *spec = gp_arena_alloc(r->a, sizeof *spec);
+    if (!spec)
+        return nomem(r);
+    *spec = pd->tmpl;
+    spec->name = gp_arena_printf(r->a, "%s-%u", pd->spec->name, pd->next_name++);
+    if (!spec->name)
+        return nomem(r);
+    uint32_t sni;
+    enum gp_err err = snode_add(r, spec, p, SN_BOOTING, &sni);
+    if (err != GP_OK)
+        return err;
+    r->price_per_s += node_price_h(spec) / 3600.0;
+    r->cost.pools[p].requested++;
+    r->out->nodes_requested++;
+    double t = r->now_s + pd->spec->boot_s;
+    return push_event(r, t, EV_BOOT, sni, 0);
+}
+
+/* An idle ready node of an autoscaled pool may go after the cool-down. */
+static void node_idle(struct run *r, uint32_t sni)
+{
+    struct snode *sn = &r->snodes.items[sni];
+    sn->idle_since_s = r->now_s;
+    sn->idle_token++;
+    if (sn->state != SN_READY || !r->pools[sn->pool].dynamic)
+        return;
+    double t = r->now_s + r->cluster->autoscaler.scale_down_unneeded_s;
+    /* out of memory: the node just stays (the next event reports it) */
+    (void)push_event(r, t, EV_IDLE, sni, sn->idle_token);
+}
+
+/* Draws when a ready spot node gets its notice (Poisson: exponential time). */
+static enum gp_err spot_arm(struct run *r, uint32_t sni)
+{
+    const struct snode *sn = &r->snodes.items[sni];
+    const struct gp_pool_spec *ps = r->pools[sn->pool].spec;
+    if (!ps || !ps->spot || !(ps->spot_rate_per_node_hour > 0))
+        return GP_OK;
+    struct gp_rng rng;
+    rng_keyed(&rng, r->cfg->seed, STREAM_SPOT, sn->pool, sni, 0, 0);
+    double ttf = -log1p(-gp_rng_unit(&rng)) * 3600.0 / ps->spot_rate_per_node_hour;
+    double t = r->now_s + ttf;
+    return isfinite(t) ? push_event(r, t, EV_SPOT_NOTICE, sni, 0) : GP_OK;
+}
+
+static enum gp_err on_boot(struct run *r, uint32_t sni)
+{
+    struct snode *sn = &r->snodes.items[sni];
+    if (sn->state != SN_BOOTING)
+        return GP_OK;
+    uint32_t id;
+    enum gp_err err = gp_engine_node_add(r->e, sn->spec, &id);
+    if (err != GP_OK)
+        return gp_diag_set(r->diag, err, "simulator: the engine refused new node %s: %s",
+                           sn->spec->name, gp_strerror(err));
+    while (r->enode_snode.len <= id)
+        if (GP_VEC_PUSH(&r->enode_snode, NONE) != 0)
+            return nomem(r);
+    r->enode_snode.items[id] = sni;
+    sn = &r->snodes.items[sni];
+    sn->enode = id;
+    sn->state = SN_READY;
+    r->as_dirty = true;
+    if (sn->pods == 0)
+        node_idle(r, sni);
+    return spot_arm(r, sni);
+}
+
+static enum gp_err on_idle(struct run *r, uint32_t sni, uint32_t token)
+{
+    struct snode *sn = &r->snodes.items[sni];
+    if (sn->state != SN_READY || sn->idle_token != token)
+        return GP_OK;
+    struct pool_dyn *pd = &r->pools[sn->pool];
+    const struct gp_node *n = gp_engine_node(r->e, sn->enode);
+    if (!pd->spec || !gp_autoscale_may_remove(n, sn->idle_since_s, r->now_s,
+                                              r->cluster->autoscaler.scale_down_unneeded_s,
+                                              pd->live, pd->spec->min_count))
+        return GP_OK;
+    enum gp_err err = gp_engine_node_remove(r->e, sn->enode);
+    if (err != GP_OK)
+        return gp_diag_set(r->diag, err, "simulator: the engine refused to remove node %s: %s",
+                           sn->spec->name, gp_strerror(err));
+    r->cost.pools[sn->pool].removed++;
+    r->out->nodes_removed++;
+    node_gone(r, sni);
+    return GP_OK;
+}
+
+/* A spot node's notice: it is drained (no new pods; its pods run on until
+ * the notice ends) and a replacement is requested at once when it ran pods
+ * or the pool would fall below its minimum. */
+static enum gp_err spot_notice(struct run *r, uint32_t sni)
+{
+    struct snode *sn = &r->snodes.items[sni];
+    if (sn->state != SN_READY)
+        return GP_OK;
+    enum gp_err err = gp_engine_node_drain(r->e, sn->enode);
+    if (err != GP_OK)
+        return gp_diag_set(r->diag, err, "simulator: the engine refused to drain node %s: %s",
+                           sn->spec->name, gp_strerror(err));
+    struct pool_dyn *pd = &r->pools[sn->pool];
+    sn->state = SN_DRAINING;
+    sn->idle_token++;
+    pd->live--;
+    r->cost.pools[sn->pool].interruptions++;
+    r->out->spot_interruptions++;
+    r->as_dirty = true;
+    bool had_pods = sn->pods > 0;
+    if ((err = push_event(r, r->now_s + pd->spec->spot_notice_s, EV_SPOT_END, sni, 0)) != GP_OK)
+        return err;
+    if ((had_pods || pd->live < pd->spec->min_count) && pd->live < pd->spec->max_count)
+        return request_node(r, sn->pool);
+    return GP_OK;
+}
+
+/* A recorded interruption: one ready node of the pool, drawn with the seed. */
+static enum gp_err on_spot_series(struct run *r, uint32_t pool, uint32_t k)
+{
+    const struct gp_pool_spec *ps = r->pools[pool].spec;
+    uint32_t n = 0, pick = NONE;
+    struct gp_rng rng;
+    rng_keyed(&rng, r->cfg->seed, STREAM_SPOT, pool, k, 1, 0);
+    for (size_t i = 0; i < r->snodes.len; i++) /* reservoir sampling over ready nodes */
+        if (r->snodes.items[i].pool == pool && r->snodes.items[i].state == SN_READY &&
+            gp_rng_below(&rng, ++n) == 0)
+            pick = (uint32_t)i;
+    enum gp_err err = pick != NONE ? spot_notice(r, pick) : GP_OK;
+    if (err == GP_OK && (size_t)k + 1 < ps->nspot_times)
+        err = push_event(r, ps->spot_times_s[k + 1], EV_SPOT_SERIES, pool, k + 1);
+    return err;
+}
+
+/* The notice is over: the node's pods are evicted (a gang member takes its
+ * whole gang: every running member restarts from its last checkpoint) and
+ * the node leaves. */
+static enum gp_err on_spot_end(struct run *r, uint32_t sni)
+{
+    if (r->snodes.items[sni].state != SN_DRAINING)
+        return GP_OK;
+    enum gp_err err = GP_OK;
+    uint32_t lp;
+    while (err == GP_OK && (lp = r->snodes.items[sni].head) != NONE) {
+        const struct inst *in = &r->insts.items[r->lpods.items[lp].inst];
+        uint32_t first = in->group ? in->head : lp;
+        for (uint32_t m = first; err == GP_OK && m != NONE;) {
+            struct lpod *l = &r->lpods.items[m];
+            uint32_t next = in->group ? l->next : NONE;
+            if (l->state == LP_RUNNING) {
+                err = gp_engine_pod_finished(r->e, l->epod);
+                if (err != GP_OK)
+                    return gp_diag_set(r->diag, err, "simulator: engine refused to stop pod %u",
+                                       l->epod);
+                err = evict_lpod(r, m, GP_EVICT_NONE, true);
+            }
+            in = &r->insts.items[r->lpods.items[lp].inst];
+            m = next;
+        }
+    }
+    if (err != GP_OK)
+        return err;
+    struct snode *sn = &r->snodes.items[sni];
+    if ((err = gp_engine_node_remove(r->e, sn->enode)) != GP_OK)
+        return gp_diag_set(r->diag, err, "simulator: the engine refused to remove node %s: %s",
+                           sn->spec->name, gp_strerror(err));
+    node_gone(r, sni);
+    return GP_OK;
+}
+
+/* The pools as the autoscaler sees them; max 0 for pools that cannot grow.
+ * at_max: every pool empty with room for its maximum (could a gang ever
+ * fit?). */
+static enum gp_err as_pools(struct run *r, bool at_max, struct gp_autoscale_pool **out)
+{
+    struct gp_autoscale_pool *ap = calloc(r->npools ? r->npools : 1, sizeof *ap);
+    if (!ap)
+        return nomem(r);
+    for (size_t i = 0; i < r->npools; i++) {
+        const struct pool_dyn *pd = &r->pools[i];
+        if (!pd->has_tmpl)
+            continue;
+        ap[i].spec = &pd->tmpl;
+        ap[i].price_per_hour_usd = pd->spec->price_per_hour_usd;
+        if (at_max) {
+            ap[i].max =
+                pd->spec->max_count > pd->spec->count ? pd->spec->max_count : pd->spec->count;
+        } else if (pd->dynamic) {
+            ap[i].live = pd->live;
+            ap[i].max = pd->spec->max_count;
+        }
+    }
+    *out = ap;
+    return GP_OK;
+}
+
+/* Whether a gang the engine says never fits the cluster as it is would fit
+ * with every pool at its maximum (then it waits for the autoscaler). */
+static bool gang_fits_max(struct run *r, uint32_t ii)
+{
+    struct inst *in = &r->insts.items[ii];
+    if (!r->dynamic || in->maxfit)
+        return in->maxfit == 1;
+    in->maxfit = 2;
+    struct gp_autoscale_pool *ap = NULL;
+    GP_VEC(uint32_t) pods = {0};
+    uint32_t *add = calloc(r->npools ? r->npools : 1, sizeof *add);
+    size_t placed = 0;
+    bool ok = add && as_pools(r, true, &ap) == GP_OK;
+    for (uint32_t lp = in->head; ok && lp != NONE; lp = r->lpods.items[lp].next)
+        if (r->lpods.items[lp].state == LP_PENDING)
+            ok = GP_VEC_PUSH(&pods, r->lpods.items[lp].epod) == 0;
+    if (ok &&
+        gp_autoscale_up(r->e, ap, r->npools, NULL, 0, pods.items, pods.len, add, &placed) ==
+            GP_OK &&
+        placed == pods.len && placed > 0)
+        r->insts.items[ii].maxfit = 1;
+    free(ap);
+    free(add);
+    GP_VEC_FREE(&pods);
+    return r->insts.items[ii].maxfit == 1;
+}
+
+/* Scale-up: the pending pods found unschedulable, packed onto booting and
+ * new nodes (engine/autoscale.h); the nodes it asks for are requested. */
+static enum gp_err autoscale(struct run *r)
+{
+    r->as_dirty = false;
+    size_t k = 0;
+    for (size_t i = 0; i < r->unsched.len; i++) {
+        uint32_t id = r->unsched.items[i];
+        const struct lpod *l = &r->lpods.items[r->epods.items[id].lpod];
+        if (l->state == LP_PENDING && l->epod == id)
+            r->unsched.items[k++] = id;
+        else
+            r->epods.items[id].unsched = 0;
+    }
+    r->unsched.len = k;
+    if (k == 0)
+        return GP_OK;
+    struct gp_autoscale_pool *ap = NULL;
+    GP_VEC(uint32_t) booting = {0};
+    uint32_t *add = calloc(r->npools ? r->npools : 1, sizeof *add);
+    enum gp_err err = add ? as_pools(r, false, &ap) : nomem(r);
+    for (size_t i = 0; err == GP_OK && i < r->snodes.len; i++)
+        if (r->snodes.items[i].state == SN_BOOTING && r->pools[r->snodes.items[i].pool].has_tmpl &&
+            GP_VEC_PUSH(&booting, r->snodes.items[i].pool) != 0)
+            err = nomem(r);
+    if (err == GP_OK &&
+        (err = gp_autoscale_up(r->e, ap, r->npools, booting.items, booting.len, r->unsched.items,
+                               r->unsched.len, add, NULL)) != GP_OK)
+        err = gp_diag_set(r->diag, err, "simulator: the autoscaler failed: %s", gp_strerror(err));
+    for (size_t p = 0; err == GP_OK && p < r->npools; p++)
+        for (uint32_t j = 0; err == GP_OK && j < add[p]; j++)
+            err = request_node(r, (uint32_t)p);
+    r->as_dirty = false; /* the requests themselves change nothing to look at */
+    free(ap);
+    free(add);
+    GP_VEC_FREE(&booting);
+    return err;
+}
+
+/* The pools' rows (the cluster's pools, then one for nodes of no known
+ * pool when there are such), what a new node of each is, and a sim node
+ * for every node the run starts with (timed mode; engine ids in order). */
+static enum gp_err dyn_init(struct run *r)
+{
+    const struct gp_cluster *c = r->cluster;
+    size_t np = c->npools;
+    bool orphans = false;
+    uint32_t *pool_of = malloc((c->nnodes ? c->nnodes : 1) * sizeof *pool_of);
+    if (!pool_of)
+        return nomem(r);
+    uint32_t last = 0;
+    for (size_t i = 0; i < c->nnodes; i++) {
+        const char *pn = c->nodes[i].pool;
+        pool_of[i] = NONE;
+        if (pn && last < np && c->pools[last].name && strcmp(c->pools[last].name, pn) == 0)
+            pool_of[i] = last;
+        for (size_t j = 0; pn && pool_of[i] == NONE && j < np; j++)
+            if (c->pools[j].name && strcmp(c->pools[j].name, pn) == 0)
+                pool_of[i] = last = (uint32_t)j;
+        if (pool_of[i] == NONE) {
+            pool_of[i] = (uint32_t)np;
+            orphans = true;
+        }
+    }
+    r->npools = np + orphans;
+    r->pools = calloc(r->npools ? r->npools : 1, sizeof *r->pools);
+    enum gp_err err = GP_OK;
+    if (!r->pools || gp_cost_init(&r->cost, r->npools) != GP_OK) {
+        err = nomem(r);
+        goto out;
+    }
+    for (size_t i = 0; i < r->npools; i++) {
+        struct pool_dyn *pd = &r->pools[i];
+        struct gp_cost_pool *cp = &r->cost.pools[i];
+        if (i == np) {
+            cp->name = "(no pool)";
+            continue;
+        }
+        const struct gp_pool_spec *ps = &c->pools[i];
+        pd->spec = ps;
+        pd->dynamic = gp_pool_is_dynamic(ps);
+        pd->next_name = ps->count;
+        r->dynamic |= pd->dynamic;
+        cp->name = ps->name;
+        cp->gpu = ps->gpu_model && ps->gpus_per_node > 0;
+        cp->spot = ps->spot;
+        cp->autoscaled = ps->max_count > ps->min_count;
+        /* readers without autoscaling (openb, Philly) leave min and max 0 */
+        cp->min_nodes = ps->max_count ? ps->min_count : ps->count;
+        cp->max_nodes = ps->max_count > ps->count ? ps->max_count : ps->count;
+        cp->on_demand_per_hour = ps->on_demand_per_hour_usd;
+    }
+    for (size_t i = 0; i < np && r->dynamic; i++) { /* templates: a pool of one node, expanded */
+        struct gp_pool_spec *one = gp_arena_alloc(r->a, sizeof *one);
+        struct gp_cluster tmp = {.name = c->name, .source = c->source, .pools = one, .npools = 1};
+        if (!one) {
+            err = nomem(r);
+            goto out;
+        }
+        *one = c->pools[i];
+        one->count = 1;
+        if ((err = gp_cluster_expand(&tmp, r->a, r->diag)) != GP_OK)
+            goto out;
+        r->pools[i].tmpl = tmp.nodes[0];
+        r->pools[i].has_tmpl = true;
+    }
+    for (size_t i = 0; i < c->nnodes; i++) {
+        uint32_t sni;
+        if ((err = snode_add(r, &c->nodes[i], pool_of[i], SN_READY, &sni)) != GP_OK)
+            goto out;
+        r->snodes.items[sni].enode = (uint32_t)i;
+        if (GP_VEC_PUSH(&r->enode_snode, sni) != 0) {
+            err = nomem(r);
+            goto out;
+        }
+    }
+    r->cp_per_s = c->control_plane_per_hour_usd > 0 ? c->control_plane_per_hour_usd / 3600.0 : 0;
+out:
+    free(pool_of);
+    return err;
+}
+
+/* Arms the dynamics at time 0: idle timers of autoscaled pools, spot
+ * interruptions, recorded series. */
+static enum gp_err dyn_start(struct run *r)
+{
+    enum gp_err err = GP_OK;
+    for (size_t i = 0; err == GP_OK && r->dynamic && i < r->snodes.len; i++) {
+        node_idle(r, (uint32_t)i);
+        err = spot_arm(r, (uint32_t)i);
+    }
+    for (size_t p = 0; err == GP_OK && p < r->npools; p++) {
+        const struct gp_pool_spec *ps = r->pools[p].spec;
+        if (ps && ps->spot && ps->nspot_times > 0)
+            err = push_event(r, ps->spot_times_s[0], EV_SPOT_SERIES, (uint32_t)p, 0);
+    }
+    /* a pool below its minimum (cannot happen from the YAML) grows now */
+    for (size_t p = 0; err == GP_OK && p < r->npools; p++)
+        while (err == GP_OK && r->pools[p].dynamic && r->pools[p].has_tmpl &&
+               r->pools[p].live < r->pools[p].spec->min_count)
+            err = request_node(r, (uint32_t)p);
+    return err;
+}
+
+/* The cost figures at the end of the run (sim/cost.h). */
+static enum gp_err cost_finish(struct run *r, double end)
+{
+    for (size_t i = 0; i < r->snodes.len; i++) {
+        const struct snode *sn = &r->snodes.items[i];
+        if (sn->state != SN_GONE)
+            gp_cost_node(&r->cost, sn->pool, sn->since_s, end, node_price_h(sn->spec),
+                         sn->spec->gpu_count);
+    }
+    for (size_t i = 0; i < r->lpods.len; i++)
+        if (r->lpods.items[i].state == LP_RUNNING)
+            pod_cost(r, &r->lpods.items[i], end);
+    size_t njobs = 0;
+    double services = 0;
+    double *usd = malloc((r->insts.len ? r->insts.len : 1) * sizeof *usd);
+    const char **names = malloc((r->insts.len ? r->insts.len : 1) * sizeof *names);
+    uint32_t *ks = malloc((r->insts.len ? r->insts.len : 1) * sizeof *ks);
+    enum gp_err err = GP_OK;
+    if (!usd || !names || !ks) {
+        err = nomem(r);
+        goto out;
+    }
+    for (size_t i = 0; i < r->insts.len; i++) {
+        const struct inst *in = &r->insts.items[i];
+        const struct gp_item *it = &r->wl->items[in->item];
+        if (it->kind == GP_ITEM_DEPLOYMENT) {
+            services += in->cost_usd;
+            continue;
+        }
+        usd[njobs] = in->cost_usd;
+        names[njobs] = it->name ? it->name : "unnamed";
+        ks[njobs++] = in->k;
+    }
+    err = gp_cost_finish(&r->cost, r->cost_usd, r->cp_per_s * end, services, usd,
+                         (const char *const *)names, ks, njobs, r->lost_usd, r->a, r->out);
+    if (err != GP_OK)
+        err = nomem(r);
+out:
+    free(usd);
+    free(names);
+    free(ks);
+    return err;
+}
+
 static enum gp_err apply_event(struct run *r, const struct gp_sim_event *ev)
 {
     switch (ev->kind) {
@@ -1155,6 +1784,16 @@ static enum gp_err apply_event(struct run *r, const struct gp_sim_event *ev)
         return instance_fail(r, ev->a);
     case EV_WAKE:
         return GP_OK;
+    case EV_BOOT:
+        return on_boot(r, ev->a);
+    case EV_IDLE:
+        return on_idle(r, ev->a, ev->b);
+    case EV_SPOT_NOTICE:
+        return spot_notice(r, ev->a);
+    case EV_SPOT_SERIES:
+        return on_spot_series(r, ev->a, ev->b);
+    case EV_SPOT_END:
+        return on_spot_end(r, ev->a);
     }
     return GP_OK;
 }
@@ -1209,8 +1848,10 @@ static enum gp_err samples_build(struct run *r, double end_s)
         double t = i + 1 == n ? end_s : (double)i * step;
         while (j + 1 < r->log.len && r->log.items[j + 1].t_s <= t)
             j++;
-        s[i] = r->log.items[j].s;
+        const struct change *c = &r->log.items[j];
+        s[i] = c->s;
         s[i].t_s = t;
+        s[i].cost_usd = c->cost_usd + c->rate_usd_s * (t - c->t_s);
     }
     r->out->samples = s;
     r->out->nsamples = n;
@@ -1224,6 +1865,8 @@ static enum gp_err run_timed(struct run *r)
     bool endless_only = wl->nitems > 0;
     enum gp_err err = GP_OK;
 
+    if ((err = dyn_start(r)) != GP_OK)
+        return err;
     for (size_t i = 0; i < wl->nitems; i++) {
         const struct gp_item *it = &wl->items[i];
         rng_keyed(&r->items[i].arrivals, r->cfg->seed, STREAM_ARRIVAL, i, 0, 0, 0);
@@ -1313,6 +1956,8 @@ static enum gp_err run_timed(struct run *r)
         gp_sim_metrics_stats(out->queue_delays_s, out->nqueue_delays, &out->queue_delay_s);
     }
     queues_finish(r);
+    if ((err = cost_finish(r, end)) != GP_OK)
+        return err;
     return samples_build(r, end);
 }
 
@@ -1600,6 +2245,8 @@ enum gp_err gp_sim_run(const struct gp_sim_config *cfg, const struct gp_cluster 
     out->nodes = t.nodes_ready;
     out->gpus = t.gpus;
 
+    if (cfg->mode == GP_SIM_TIMED && (err = dyn_init(&r)) != GP_OK)
+        goto done;
     err = cfg->mode == GP_SIM_STATIC ? run_static(&r) : run_timed(&r);
     if (err == GP_OK && cfg->progress && r.progress_pct < 100)
         cfg->progress(cfg->progress_ctx, 1.0);
@@ -1619,5 +2266,10 @@ done:
         GP_VEC_FREE(&r.queues[i].jcts);
     }
     free(r.queues);
+    GP_VEC_FREE(&r.snodes);
+    GP_VEC_FREE(&r.enode_snode);
+    GP_VEC_FREE(&r.unsched);
+    free(r.pools);
+    gp_cost_free(&r.cost);
     return err;
 }

@@ -57,6 +57,7 @@ struct gp_sim_sample {
     uint32_t pending;
     uint32_t running;
     uint32_t nodes;
+    double cost_usd; /* what the cluster cost from 0 to t_s (nodes and control plane) */
 };
 
 /* A point of the static curve. */
@@ -82,9 +83,53 @@ struct gp_sim_queue {
     uint64_t evicted; /* its pods evicted (preempted or reclaimed) */
     uint64_t jobs_submitted, jobs_completed, jobs_failed;
     double gpu_hours_allocated;
-    double lost_gpu_hours;             /* work its evicted pods lost */
+    double lost_gpu_hours; /* work its evicted pods lost (preempted, reclaimed, spot) */
+    double cost_usd;       /* its pods' share of the GPU nodes' cost (docs/simulator.md) */
+    double lost_work_usd;  /* the part of cost_usd whose work was lost */
     struct gp_sim_stats queue_delay_s; /* submission to bind, of its binds */
     struct gp_sim_stats jct_s;         /* of its completed jobs */
+};
+
+/* What one node pool cost (timed mode). Node-hours are billed from the
+ * request to the removal: booting and draining nodes count. */
+struct gp_sim_pool_cost {
+    const char *name;
+    bool spot, autoscaled;
+    uint32_t min_nodes, max_nodes, peak_nodes; /* peak: booting and ready at once (not draining) */
+    uint64_t nodes_requested, nodes_removed;   /* by the autoscaler and spot replacements */
+    uint64_t interruptions;                    /* spot notices */
+    double node_hours;
+    double gpu_hours, gpu_hours_used; /* billed GPU-hours, and those pods held */
+    double total_usd, gpu_used_usd, gpu_idle_usd, other_usd;
+    double on_demand_usd;    /* the same node-hours at the on-demand price; < 0: not known */
+    double spot_savings_usd; /* on_demand_usd - total_usd for a spot pool with a known price */
+};
+
+/* A job's cost (its pods' share of the GPU nodes they ran on). */
+struct gp_sim_job_cost {
+    const char *name; /* the item's name */
+    uint32_t k;       /* its submission number */
+    double usd;
+};
+
+#define GP_SIM_TOP_JOBS 5
+
+/* The money (docs/simulator.md, "Cost"): total_usd = gpu_used_usd +
+ * gpu_idle_usd + control_plane_usd + other_usd. GPU nodes' whole price is
+ * GPU cost, used in the share the bound pods hold (their GPUs / the node's),
+ * idle otherwise (booting nodes are idle); other_usd is CPU-only nodes;
+ * gpu_used_usd is split by queue (queues[].cost_usd) and between jobs and
+ * services (Deployments). */
+struct gp_sim_cost {
+    double total_usd, gpu_used_usd, gpu_idle_usd, control_plane_usd, other_usd;
+    double lost_work_usd;    /* the part of gpu_used_usd spent on work later lost */
+    double spot_savings_usd; /* over the spot pools with a known on-demand price */
+    double jobs_usd, services_usd;
+    struct gp_sim_stats job_usd;                      /* per job (Pod or Job submission) */
+    struct gp_sim_job_cost top_jobs[GP_SIM_TOP_JOBS]; /* the costliest, costliest first */
+    size_t ntop_jobs;
+    struct gp_sim_pool_cost *pools; /* per pool, in the cluster's order (in the arena) */
+    size_t npools;
 };
 
 struct gp_sim_result {
@@ -121,7 +166,13 @@ struct gp_sim_result {
     double gpu_hours_total;
     double gpu_hours_allocated;
     double gpu_hours_idle;
-    double cost_usd; /* node-hours x node price, where prices are known */
+    double cost_usd; /* node-hours x node price, where prices are known (no control plane) */
+    struct gp_sim_cost cost;
+    /* cluster dynamics (timed mode) */
+    uint64_t nodes_requested, nodes_removed; /* autoscaler scale-ups and scale-downs */
+    uint64_t spot_interruptions;             /* notices given */
+    uint64_t spot_evictions;                 /* pods stopped by them (gang members included) */
+    double spot_lost_gpu_hours;              /* work those pods lost */
     /* pod attempts found unschedulable, each counted once under its main
      * reason (gp_explain_main: the filter that rejected the most nodes) */
     uint64_t unschedulable[GP_FILTER_COUNT];

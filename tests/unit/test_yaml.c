@@ -203,12 +203,15 @@ static void test_syntax_error_is_quiet(void **state)
 static void test_unknown_field(void **state)
 {
     (void)state;
-    expect_error(HEADER "  nodePools:\n"
-                        "  - name: a100\n"
-                        "    gpus: {model: A100-80GB, count: 8}\n",
-                 GP_EINVALID,
-                 "cluster.yaml:8:5: spec.nodePools[0].gpus: unknown field (expected one of: name, "
-                 "gpu, cpu, memory, count, pricePerHour, labels, taints, sharing)");
+    expect_error(
+        HEADER "  nodePools:\n"
+               "  - name: a100\n"
+               "    gpus: {model: A100-80GB, count: 8}\n",
+        GP_EINVALID,
+        "cluster.yaml:8:5: spec.nodePools[0].gpus: unknown field (expected one of: name, "
+        "gpu, cpu, memory, count, minCount, maxCount, initialCount, bootTime, pricePerHour, "
+        "pricePerGpuHour, onDemandPricePerHour, offer, spot, interruptionRate, interruptionTimes, "
+        "interruptionFile, spotNotice, labels, taints, sharing)");
     expect_error(HEADER "  nodePools:\n"
                         "  - name: a100\n"
                         "    gpu: {model: A100-80GB, cnt: 8}\n",
@@ -216,7 +219,8 @@ static void test_unknown_field(void **state)
                  "cluster.yaml:8:29: spec.nodePools[0].gpu.cnt: unknown field (expected one of: "
                  "model, count, memory)");
     expect_error(HEADER "  nodepools: []\n", GP_EINVALID,
-                 "cluster.yaml:6:3: spec.nodepools: unknown field (expected one of: nodePools)");
+                 "cluster.yaml:6:3: spec.nodepools: unknown field (expected one of: nodePools, "
+                 "controlPlane, autoscaler)");
     expect_error("apiVersion: gpuplane.io/v1\nkind: Cluster\nstatus: {}\n", GP_EINVALID,
                  "cluster.yaml:3:1: status: unknown field (expected one of: apiVersion, kind, "
                  "metadata, spec)");

@@ -1,0 +1,87 @@
+# providers_table.cmake - turns data/providers.json (the provider catalog)
+# into src/io/providers_table.c: the control-plane fees and the GPU offers
+# (prices on demand and spot, per GPU-hour and per node-hour) that a
+# Cluster YAML pool may name with `offer:`. The table is committed; run this
+# after replacing the catalog (then clang-format -i the output), and
+# tests/unit/test_cluster_pools.c checks
+# that the two agree.
+# Usage: cmake -DIN=data/providers.json -DOUT=src/io/providers_table.c -P providers_table.cmake
+cmake_minimum_required(VERSION 3.19) # string(JSON)
+
+file(READ "${IN}" json)
+get_filename_component(base "${IN}" NAME)
+
+function(c_string out text)
+  string(REPLACE "\\" "\\\\" text "${text}")
+  string(REPLACE "\"" "\\\"" text "${text}")
+  string(REPLACE "\n" "\\n" text "${text}")
+  set(${out} "\"${text}\"" PARENT_SCOPE)
+endfunction()
+
+# A number, or -1 for null / absent.
+function(get_num out)
+  string(JSON v ERROR_VARIABLE e GET "${json}" ${ARGN})
+  if(e OR v STREQUAL "" OR v STREQUAL "null" OR v MATCHES "NOTFOUND$")
+    set(v "-1")
+  elseif(NOT v MATCHES "^[0-9]+(\\.[0-9]+)?([eE][-+]?[0-9]+)?$")
+    message(FATAL_ERROR "${base}: expected a number or null at ${ARGN}, got ${v}")
+  endif()
+  set(${out} "${v}" PARENT_SCOPE)
+endfunction()
+
+function(get_text out)
+  string(JSON v ERROR_VARIABLE e GET "${json}" ${ARGN})
+  if(e OR v MATCHES "NOTFOUND$" OR v STREQUAL "null")
+    set(v "")
+  endif()
+  set(${out} "${v}" PARENT_SCOPE)
+endfunction()
+
+string(JSON np LENGTH "${json}" providers)
+math(EXPR lastp "${np} - 1")
+set(providers "")
+set(offers "")
+set(noffers 0)
+foreach(p RANGE ${lastp})
+  get_text(id providers ${p} id)
+  get_num(fee providers ${p} control_plane_fee_usd_per_hour)
+  c_string(cid "${id}")
+  string(APPEND providers "    {${cid}, ${fee}},\n")
+  string(JSON no LENGTH "${json}" providers ${p} gpu_offers)
+  if(no EQUAL 0)
+    continue()
+  endif()
+  math(EXPR lasto "${no} - 1")
+  foreach(o RANGE ${lasto})
+    get_text(inst providers ${p} gpu_offers ${o} instance_type)
+    get_text(gpu providers ${p} gpu_offers ${o} gpu)
+    get_text(date providers ${p} gpu_offers ${o} price_date)
+    get_num(gpn providers ${p} gpu_offers ${o} gpus_per_node)
+    get_num(odg providers ${p} gpu_offers ${o} on_demand_usd_per_gpu_hour)
+    get_num(odn providers ${p} gpu_offers ${o} on_demand_usd_per_node_hour)
+    get_num(spg providers ${p} gpu_offers ${o} spot_usd_per_gpu_hour)
+    get_num(spn providers ${p} gpu_offers ${o} spot_usd_per_node_hour)
+    if(gpn STREQUAL "-1")
+      set(gpn 0)
+    endif()
+    c_string(cinst "${inst}")
+    c_string(cgpu "${gpu}")
+    c_string(cdate "${date}")
+    string(APPEND offers "    {${cid}, ${cinst}, ${cgpu}, ${gpn}, ${odg}, ${odn}, ${spg}, ${spn}, ${cdate}},\n")
+    math(EXPR noffers "${noffers} + 1")
+  endforeach()
+endforeach()
+
+file(WRITE "${OUT}" "/* providers_table.c - GENERATED from data/providers.json by
+ * cmake/providers_table.cmake; do not edit. The catalog's providers
+ * (control-plane fee) and GPU offers (prices; -1 = not known). */
+#include \"io/providers.h\"
+
+const struct gp_provider gp_providers[] = {
+${providers}};
+const size_t gp_nproviders = sizeof gp_providers / sizeof gp_providers[0];
+
+const struct gp_offer gp_offers[] = {
+${offers}};
+const size_t gp_noffers = sizeof gp_offers / sizeof gp_offers[0];
+")
