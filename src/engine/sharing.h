@@ -30,6 +30,10 @@ enum gp_mig_strategy {
 
 #define GP_SHARE_MAX_REPLICAS 256 /* time-slicing replicas per GPU we accept */
 #define GP_MPS_MAX_CLIENTS    48  /* MPS clients per GPU, Volta and newer */
+/* Seconds a dynamic MIG re-partition takes before the new instance serves
+ * its pod: destroying and creating the GPU instance and the device plugin
+ * advertising it again (docs/sharing.md). */
+#define GP_MIG_RECONFIGURE_S 60.0
 
 struct gp_sharing_spec {
     enum gp_share_mode mode;
@@ -52,6 +56,9 @@ struct gp_sharing_spec {
         const char *config;               /* the mig-parted config name written, or NULL */
         struct gp_mig_layout layout;      /* per GPU, placed; may be empty when dynamic */
         bool dynamic; /* the engine may re-partition an empty GPU for pending pods */
+        /* dynamic: seconds from a re-partition to its instance serving the
+         * pod (0: GP_MIG_RECONFIGURE_S) */
+        double reconfigure_s;
     } mig;
 };
 

@@ -13,6 +13,8 @@
 
 #include "engine/autoscale.h"
 #include "sim/cost.h"
+#include "engine/sharing.h"
+#include "sim/colocate.h"
 #include "sim/heap.h"
 #include "sim/metrics.h"
 #include "util/vec.h"
@@ -99,6 +101,12 @@ struct lpod {
      * it costs per second and the GPUs it holds */
     uint32_t node, nprev, nnext;
     double rate_usd_s, gpus;
+    /* progress: work_s done at rate_t_s, going on at `rate` work seconds
+     * per second (below 1 on a crowded time-sliced GPU; rate_t_s is in
+     * the future while a MIG re-partition delays the start) */
+    double work_s, rate_t_s, rate;
+    uint32_t ts_gpu;  /* its time-sliced GPU in the run's coloc; GP_COLOC_NONE */
+    uint32_t end_ver; /* the live EV_END carries it; older ones are stale */
 };
 
 /* One engine pod (an attempt), indexed by the engine's dense pod id. */
@@ -192,10 +200,12 @@ struct run {
     struct pool_dyn *pools;
     size_t npools;
     struct gp_cost cost;
-    bool dynamic;    /* some pool autoscales or is spot */
-    bool as_dirty;   /* the autoscaler has something new to look at */
-    double cp_per_s; /* the control plane's fee */
-    double lost_usd; /* cost of work lost */
+    bool dynamic;                /* some pool autoscales or is spot */
+    bool as_dirty;               /* the autoscaler has something new to look at */
+    double cp_per_s;             /* the control plane's fee */
+    double lost_usd;             /* cost of work lost */
+    struct gp_coloc coloc;       /* pods on time-sliced GPUs */
+    double ts_wall_s, ts_work_s; /* completed runs on time-sliced GPUs */
     /* integrals over time of the piecewise-constant state */
     double node_s, gpu_milli_total_s, gpu_milli_alloc_s, cost_usd;
     int progress_pct;
@@ -269,10 +279,13 @@ static enum gp_err check_pod(const struct gp_pod_spec *p, const char *where, str
         return gp_diag_set(diag, GP_EINVALID,
                            "%s: asks for %u GPUs on one node, more than the limit of %d", where,
                            p->gpu_count, GP_MAX_GPUS_PER_NODE);
-    if (p->gpu_count > 0 && (p->gpu_milli == 0 || p->gpu_milli > GP_GPU_MILLI))
+    /* a share may be memory alone, or a replica of a shared GPU with
+     * nothing declared; MIG instances come in any number */
+    bool nothing = p->gpu_milli == 0 && p->gpu_mem_mib == 0 && !p->share_modes && !p->mig_profile;
+    if (p->gpu_count > 0 && (nothing || p->gpu_milli > GP_GPU_MILLI))
         return gp_diag_set(diag, GP_EINVALID, "%s: GPU share of %u milli-GPU, expected 1 to %d",
                            where, p->gpu_milli, GP_GPU_MILLI);
-    if (p->gpu_count > 1 && p->gpu_milli != GP_GPU_MILLI)
+    if (p->gpu_count > 1 && p->gpu_milli != GP_GPU_MILLI && !p->mig_profile)
         return gp_diag_set(diag, GP_EINVALID,
                            "%s: a share of a GPU (%u milli) is only possible with one GPU, "
                            "not %u",
@@ -656,7 +669,8 @@ static bool event_take(struct run *r, const struct gp_sim_event *ev)
         return in->state == INST_ACTIVE;
     }
     struct lpod *l = event_lpod(r, ev->kind, ev->a);
-    bool live = l->has_event && (ev->kind == EV_END ? l->state == LP_RUNNING && l->epod == ev->a
+    bool live = l->has_event && (ev->kind == EV_END ? l->state == LP_RUNNING && l->epod == ev->a &&
+                                                          ev->b >> 1 == l->end_ver
                                                     : l->state == LP_BACKOFF);
     if (!live)
         return false;
@@ -732,28 +746,45 @@ static void pod_cost(struct run *r, struct lpod *l, double until_s)
     gp_cost_pod(&r->cost, r->snodes.items[l->node].pool, secs, l->rate_usd_s, l->gpus);
 }
 
+/* The work a running pod has done by now. */
+static double work_now(const struct run *r, const struct lpod *l)
+{
+    double dt = r->now_s - l->rate_t_s;
+    return dt > 0 ? l->work_s + dt * l->rate : l->work_s;
+}
+
+static enum gp_err rerate(struct run *r, uint32_t gpu);
+static double ts_demand(const struct gp_item *it);
+
 /* A running pod stopped (it ended, failed, was stopped or evicted): its
- * GPUs no longer count for its queue, its cost is booked, and it leaves
- * its node's list (an empty node starts to idle). */
-static void unbind_account(struct run *r, struct lpod *l)
+ * GPUs no longer count for its queue, its cost is booked, it leaves its
+ * node's list (an empty node starts to idle), and on a time-sliced GPU
+ * the pods left there speed up. */
+static enum gp_err unbind_account(struct run *r, struct lpod *l)
 {
     struct queue_run *q = lpod_queue(r, l, NULL);
     if (q)
         q->alloc_milli -= pod_gpu_milli(&lpod_item(r, l)->pod);
-    if (l->node == NONE)
-        return;
-    pod_cost(r, l, r->now_s);
-    struct snode *sn = &r->snodes.items[l->node];
-    if (l->nprev != NONE)
-        r->lpods.items[l->nprev].nnext = l->nnext;
-    else
-        sn->head = l->nnext;
-    if (l->nnext != NONE)
-        r->lpods.items[l->nnext].nprev = l->nprev;
-    uint32_t node = l->node;
-    l->node = l->nprev = l->nnext = NONE;
-    if (--sn->pods == 0)
-        node_idle(r, node);
+    uint32_t gpu = l->ts_gpu;
+    if (gpu != GP_COLOC_NONE) {
+        gp_coloc_leave(&r->coloc, gpu, (uint32_t)(l - r->lpods.items), ts_demand(lpod_item(r, l)));
+        l->ts_gpu = GP_COLOC_NONE;
+    }
+    if (l->node != NONE) {
+        pod_cost(r, l, r->now_s);
+        struct snode *sn = &r->snodes.items[l->node];
+        if (l->nprev != NONE)
+            r->lpods.items[l->nprev].nnext = l->nnext;
+        else
+            sn->head = l->nnext;
+        if (l->nnext != NONE)
+            r->lpods.items[l->nnext].nprev = l->nprev;
+        uint32_t node = l->node;
+        l->node = l->nprev = l->nnext = NONE;
+        if (--sn->pods == 0)
+            node_idle(r, node);
+    }
+    return gpu == GP_COLOC_NONE ? GP_OK : rerate(r, gpu);
 }
 
 /* The end of a submission of a Pod or Job item (Deployments never end):
@@ -845,7 +876,8 @@ static enum gp_err lpod_create(struct run *r, uint32_t ii)
                      .epod = NONE,
                      .node = NONE,
                      .nprev = NONE,
-                     .nnext = NONE};
+                     .nnext = NONE,
+                     .ts_gpu = GP_COLOC_NONE};
     uint32_t lp = (uint32_t)r->lpods.len;
     if (r->lpods.len >= NONE || GP_VEC_PUSH(&r->lpods, l) != 0)
         return nomem(r);
@@ -946,8 +978,8 @@ static enum gp_err instance_fail(struct run *r, uint32_t ii)
             if (err != GP_OK)
                 return gp_diag_set(r->diag, err, "simulator: engine refused to remove pod %u",
                                    l->epod);
-            if (l->state == LP_RUNNING)
-                unbind_account(r, l);
+            if (l->state == LP_RUNNING && (err = unbind_account(r, l)) != GP_OK)
+                return err;
         }
         l->state = LP_FAILED;
         r->out->pods_failed++;
@@ -973,7 +1005,8 @@ static enum gp_err gang_restart(struct run *r, uint32_t ii, double t)
         enum gp_err err = gp_engine_pod_finished(r->e, l->epod);
         if (err != GP_OK)
             return gp_diag_set(r->diag, err, "simulator: engine refused to stop pod %u", l->epod);
-        unbind_account(r, l);
+        if ((err = unbind_account(r, l)) != GP_OK)
+            return err;
         l->state = LP_BACKOFF;
         r->out->gang_restarts++;
         if ((err = push_event(r, t, EV_RESUBMIT, lp, 0)) != GP_OK)
@@ -989,7 +1022,12 @@ static enum gp_err on_end(struct run *r, uint32_t epod, bool failed)
     enum gp_err err = gp_engine_pod_finished(r->e, epod);
     if (err != GP_OK)
         return gp_diag_set(r->diag, err, "simulator: engine refused to finish pod %u", epod);
-    unbind_account(r, l);
+    if (l->ts_gpu != GP_COLOC_NONE && !failed) { /* how much the company slowed it */
+        r->ts_wall_s += r->now_s - l->bound_s;
+        r->ts_work_s += work_now(r, l) - l->saved_s;
+    }
+    if ((err = unbind_account(r, l)) != GP_OK)
+        return err;
     l->resume = 0;
     uint32_t ii = l->inst;
     struct inst *in = &r->insts.items[ii];
@@ -1028,20 +1066,95 @@ static enum gp_err on_resubmit(struct run *r, uint32_t lp)
 
 /* When the current run of l ends from now (it has saved_s of work done):
  * at its failure point, or at its length; none for a run without end. */
-static enum gp_err push_run_end(struct run *r, const struct lpod *l, uint32_t epod,
+static enum gp_err push_run_end(struct run *r, struct lpod *l, uint32_t epod,
                                 const struct gp_item *it)
 {
     bool fails = l->fail_work_s >= 0;
     double t;
     if (fails)
-        t = r->now_s + (l->fail_work_s - l->saved_s);
+        t = l->rate_t_s + (l->fail_work_s - l->work_s) / l->rate;
     else if (!it->has_duration || it->kind == GP_ITEM_DEPLOYMENT)
         return GP_OK; /* runs until the end (a Deployment's pods never complete) */
     else
-        t = r->now_s + (l->len_s - l->saved_s);
+        t = l->rate_t_s + (l->len_s - l->work_s) / l->rate;
     if (!isfinite(t))
         return GP_OK;
-    return push_event(r, t, EV_END, epod, fails);
+    if (t < r->now_s)
+        t = r->now_s;
+    l->end_ver = (l->end_ver + 1) & 0x7fffffffu;
+    return push_event(r, t, EV_END, epod, (uint32_t)fails | l->end_ver << 1);
+}
+
+/* The pods of a time-sliced GPU whose company changed: each keeps the work
+ * done so far, goes on at the GPU's new rate, and gets its end anew. */
+static enum gp_err rerate(struct run *r, uint32_t gpu)
+{
+    size_t n;
+    const uint32_t *members = gp_coloc_members(&r->coloc, gpu, &n);
+    double rate = gp_coloc_rate(&r->coloc, gpu);
+    for (size_t k = 0; k < n; k++) {
+        struct lpod *l = &r->lpods.items[members[k]];
+        if (l->rate == rate)
+            continue;
+        if (r->now_s > l->rate_t_s) {
+            l->work_s = work_now(r, l);
+            l->rate_t_s = r->now_s;
+        }
+        l->rate = rate;
+        if (l->has_event) { /* its end moves */
+            l->has_event = 0;
+            r->finite_events -= lpod_finite(r, l);
+        }
+        enum gp_err err = push_run_end(r, l, l->epod, lpod_item(r, l));
+        if (err != GP_OK)
+            return err;
+    }
+    return GP_OK;
+}
+
+/* A pod's compute demand on a time-sliced GPU: its share, or all of it. */
+static double ts_demand(const struct gp_item *it)
+{
+    return it->pod.gpu_milli > 0 ? it->pod.gpu_milli : GP_GPU_MILLI;
+}
+
+/* The run of a pod just bound starts from the work it had saved, at full
+ * speed - unless it shares a time-sliced GPU, where every pod of the GPU
+ * goes at the GPU's rate (colocate.h) - and after the re-partitioning
+ * time when its MIG instance had to be created. A pod whose declared GPU
+ * memory did not fit its time-sliced GPU fails at once, as its first CUDA
+ * allocation would (out of memory), and is retried like any failure. */
+static enum gp_err run_start(struct run *r, uint32_t lp, const struct gp_decision *d,
+                             const struct gp_item *it)
+{
+    struct lpod *l = &r->lpods.items[lp];
+    const struct gp_node *node = gp_engine_node(r->e, d->node);
+    const struct gp_sharing_spec *sh = node->spec.sharing;
+    l->work_s = l->saved_s;
+    l->rate_t_s = r->now_s;
+    l->rate = 1;
+    l->ts_gpu = GP_COLOC_NONE;
+    if (d->pick.reconfigured && sh) {
+        for (uint32_t g = d->pick.reconfigured; g; g &= g - 1)
+            r->out->mig_reconfigurations++;
+        l->rate_t_s += sh->mig.reconfigure_s > 0 ? sh->mig.reconfigure_s : GP_MIG_RECONFIGURE_S;
+    }
+    if (gp_engine_pod(r->e, d->pod)->oversubscribed) {
+        r->out->oom_kills++;
+        l->fail_work_s = l->work_s;
+    }
+    enum gp_err err;
+    if (!sh || sh->mode != GP_SHARE_TIMESLICE || d->pick.ngpus == 0)
+        return push_run_end(r, l, d->pod, it);
+    uint32_t gpu;
+    if (gp_coloc_join(&r->coloc, d->node, node->spec.gpu_count, d->pick.gpu[0], lp, ts_demand(it),
+                      &gpu) != 0)
+        return nomem(r);
+    l->ts_gpu = gpu;
+    l->rate = gp_coloc_rate(&r->coloc, gpu);
+    if ((err = push_run_end(r, l, d->pod, it)) != GP_OK)
+        return err;
+    return rerate(r, gpu); /* the others slow down */
 }
 
 /* A bound pod joins its node's list; its cost per second is its share of
@@ -1055,7 +1168,7 @@ static void bind_node(struct run *r, struct lpod *l, uint32_t lp, const struct g
     uint32_t sni = r->enode_snode.items[d->node];
     struct snode *sn = &r->snodes.items[sni];
     const struct gp_pod *ep = gp_engine_pod(r->e, d->pod);
-    double gpus = ep ? (double)d->pick.ngpus * ep->spec.gpu_milli / GP_GPU_MILLI : 0;
+    double gpus = ep ? (double)ep->gpu_milli_taken / GP_GPU_MILLI : 0; /* what it holds */
     double node_gpus = sn->spec->gpu_count;
     double price = sn->spec->price_per_hour_usd;
     l->gpus = gpus;
@@ -1101,7 +1214,7 @@ static enum gp_err on_bind(struct run *r, const struct gp_decision *d)
     }
     if (l->resume) {
         l->resume = 0;
-        return push_run_end(r, l, d->pod, it);
+        return run_start(r, lp, d, it);
     }
 
     uint64_t seed = r->cfg->seed;
@@ -1120,7 +1233,7 @@ static enum gp_err on_bind(struct run *r, const struct gp_decision *d)
         if (ttf < l->len_s && (l->fail_work_s < 0 || ttf < l->fail_work_s))
             l->fail_work_s = ttf;
     }
-    return push_run_end(r, l, d->pod, it);
+    return run_start(r, lp, d, it);
 }
 
 /* A running pod was stopped by the engine (to make room for another) or
@@ -1136,8 +1249,10 @@ static enum gp_err evict_lpod(struct run *r, uint32_t lp, uint8_t reason, bool s
         r->finite_events -= lpod_finite(r, l);
     }
     double rate = l->rate_usd_s;
-    unbind_account(r, l);
-    double ran = r->now_s - l->bound_s;
+    double ran = work_now(r, l) - l->saved_s; /* work, at the rate it ran */
+    enum gp_err err = unbind_account(r, l);
+    if (err != GP_OK)
+        return err;
     double lost = it->checkpoint_s > 0 ? fmod(ran, it->checkpoint_s) : ran;
     l->saved_s += ran - lost;
     l->resume = 1;
@@ -1776,7 +1891,7 @@ static enum gp_err apply_event(struct run *r, const struct gp_sim_event *ev)
     case EV_ARRIVAL:
         return on_arrival(r, ev->a);
     case EV_END:
-        return on_end(r, ev->a, ev->b != 0);
+        return on_end(r, ev->a, ev->b & 1);
     case EV_RESUBMIT:
         return on_resubmit(r, ev->a);
     case EV_DEADLINE: /* the Job ran too long: it fails, its pods stop */
@@ -1941,6 +2056,7 @@ static enum gp_err run_timed(struct run *r)
     out->gpu_hours_allocated = r->gpu_milli_alloc_s / GP_GPU_MILLI / 3600.0;
     out->gpu_hours_idle = out->gpu_hours_total - out->gpu_hours_allocated;
     out->cost_usd = r->cost_usd;
+    out->timeslice_slowdown = r->ts_work_s > 0 ? r->ts_wall_s / r->ts_work_s : 1;
     for (size_t i = 0; i < r->lpods.len; i++) {
         uint8_t s = r->lpods.items[i].state;
         out->pods_pending_end += s == LP_PENDING || s == LP_BACKOFF;
@@ -2219,6 +2335,7 @@ enum gp_err gp_sim_run(const struct gp_sim_config *cfg, const struct gp_cluster 
     r.progress_pct = -1;
     r.wake_s = INFINITY;
     gp_sim_heap_init(&r.heap);
+    gp_coloc_init(&r.coloc);
 
     r.e = gp_engine_new(cfg->policy, cfg->seed);
     if (!r.e) {
@@ -2253,6 +2370,7 @@ enum gp_err gp_sim_run(const struct gp_sim_config *cfg, const struct gp_cluster 
 done:
     gp_engine_free(r.e);
     gp_sim_heap_free(&r.heap);
+    gp_coloc_free(&r.coloc);
     free(r.items);
     GP_VEC_FREE(&r.insts);
     GP_VEC_FREE(&r.lpods);

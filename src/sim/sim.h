@@ -152,6 +152,10 @@ struct gp_sim_result {
     uint64_t preempted;    /* by a higher priority in their queue */
     uint64_t reclaimed;    /* by a queue taking back its guarantee */
     double lost_gpu_hours; /* GPU-hours of work the evicted pods lost */
+    /* shared GPUs (docs/simulator.md, "Shared GPUs") */
+    uint64_t mig_reconfigurations; /* GPUs re-partitioned for a pod (dynamic MIG) */
+    uint64_t oom_kills;            /* pods failed: their GPU memory was oversubscribed */
+    double timeslice_slowdown;     /* completed runs on time-sliced GPUs: wall time / work */
     /* jobs: each submission of a Pod or a Job item (not Deployments) */
     uint64_t jobs_submitted, jobs_completed, jobs_failed;
     uint64_t jobs_deadline_exceeded; /* failed by their active deadline */
