@@ -37,6 +37,7 @@ struct pool_obj {
     struct {
         struct fy_node *node, *mode, *replicas, *rename, *fail_gt1, *oversubscribe, *mps, *mig;
         struct fy_node *mps_pct, *mps_mem, *mig_strategy, *mig_layout, *mig_dynamic;
+        struct fy_node *mig_reconf;
         int64_t mps_mem_mib;
         const char *layout_name; /* layout: all-balanced */
         struct layout_entry *layout;
@@ -351,10 +352,21 @@ static enum gp_err mig_dynamic(struct gp_yaml *y, struct fy_node *v, void *obj)
     return yaml_bool(y, v, &po->spec.sharing.mig.dynamic);
 }
 
+static enum gp_err yaml_duration(struct gp_yaml *y, struct fy_node *v, double max_s, double *out);
+
+/* How long a dynamic re-partition takes before its instance serves a pod. */
+static enum gp_err mig_reconfigure(struct gp_yaml *y, struct fy_node *v, void *obj)
+{
+    struct pool_obj *po = obj;
+    po->sh.mig_reconf = v;
+    return yaml_duration(y, v, 86400, &po->spec.sharing.mig.reconfigure_s);
+}
+
 static const struct gp_yaml_field mig_fields[] = {
     GP_YCUSTOM("strategy", mig_strategy, 0),
     GP_YCUSTOM("layout", mig_layout, 0),
     GP_YCUSTOM("dynamic", mig_dynamic, 0),
+    GP_YCUSTOM("reconfigureTime", mig_reconfigure, 0),
 };
 
 static enum gp_err sharing_mig(struct gp_yaml *y, struct fy_node *v, void *obj)
@@ -507,6 +519,9 @@ static enum gp_err check_mig(struct gp_yaml *y, struct pool_obj *po)
                             "like {\"%s\": %u} or set dynamic: true",
                             po->sh.mig_layout ? "an empty layout" : "missing layout",
                             m->profiles[0].name, m->profiles[0].max_instances);
+    if (po->sh.mig_reconf && !sh->mig.dynamic)
+        return sharing_fail(y, po, "mig", "reconfigureTime", po->sh.mig_reconf, GP_EINVALID,
+                            "only with dynamic: true (a static layout is never re-partitioned)");
     if (sh->mig.strategy == GP_MIG_SINGLE) {
         if (sh->mig.dynamic)
             return sharing_fail(y, po, "mig", "dynamic", po->sh.mig_dynamic, GP_EINVALID,

@@ -251,6 +251,14 @@ static void summary_pods(FILE *f, const struct gp_sim_result *r)
                 "%" PRIu64 " (%" PRIu64 " preempted, %" PRIu64 " reclaimed), %.1f GPU-hours lost\n",
                 r->preemptions, r->preempted, r->reclaimed, r->lost_gpu_hours);
     }
+    if (r->mig_reconfigurations || r->oom_kills || r->timeslice_slowdown > 1.0005) {
+        line_label(f, "shared GPUs");
+        fprintf(f,
+                "%" PRIu64 " MIG re-partition%s, %" PRIu64
+                " pod%s out of GPU memory, time-sliced pods ran %.2fx slower\n",
+                r->mig_reconfigurations, r->mig_reconfigurations == 1 ? "" : "s", r->oom_kills,
+                r->oom_kills == 1 ? "" : "s", r->timeslice_slowdown);
+    }
     if (r->jobs_submitted) {
         char mean[32], p95[32];
         gp_report_fmt_duration(mean, sizeof mean, r->jct_s.mean);
@@ -781,6 +789,11 @@ void gp_report_json(struct gp_sbuf *out, const struct gp_sim_result *r,
     jset(&c, spot, "evictions", juint(r->spot_evictions));
     jset(&c, spot, "lost_gpu_hours", jreal(r->spot_lost_gpu_hours, 4));
     jset(&c, root, "spot", spot);
+    json_t *sh = json_object();
+    jset(&c, sh, "mig_reconfigurations", juint(r->mig_reconfigurations));
+    jset(&c, sh, "oom_kills", juint(r->oom_kills));
+    jset(&c, sh, "timeslice_slowdown", jreal(r->timeslice_slowdown, 4));
+    jset(&c, root, "sharing", sh);
 
     json_t *un = json_object();
     for (int f = 0; f < GP_FILTER_COUNT; f++)

@@ -206,6 +206,11 @@ static void test_mig_layouts(void **state)
     s = ok_sharing(p);
     assert_true(s->mig.dynamic);
     assert_int_equal(s->mig.layout.n, 0);
+    assert_true(s->mig.reconfigure_s == 0); /* the default */
+    done(p);
+    p = parse(A100 "      mode: mig\n      mig: {dynamic: true, reconfigureTime: 2m}\n");
+    s = ok_sharing(p);
+    assert_true(s->mig.reconfigure_s == 120);
     done(p);
     p = parse(A100 "      mode: mig\n      mig: {dynamic: true, layout: all-enabled}\n");
     s = ok_sharing(p);
@@ -338,6 +343,9 @@ static void test_errors_mig(void **state)
                  PATH "14:40: spec.nodePools[0].sharing.mig.dynamic: dynamic MIG needs strategy: "
                       "mixed (single advertises every instance as nvidia.com/gpu, so pods cannot "
                       "ask for a profile)");
+    expect_error(A100 "      mode: mig\n      mig: {layout: all-balanced, reconfigureTime: 1m}\n",
+                 PATH "14:52: spec.nodePools[0].sharing.mig.reconfigureTime: only with dynamic: "
+                      "true (a static layout is never re-partitioned)");
     expect_error(A100 "      mode: mig\n      mig: {strategy: none}\n",
                  PATH "14:23: spec.nodePools[0].sharing.mig.strategy: expected single or mixed, "
                       "got \"none\"");
