@@ -71,7 +71,8 @@ bool gp_pool_is_dynamic(const struct gp_pool_spec *p);
 
 /* Expands pools into nodes named "<pool>-<i>" (i from 0) carrying the pool's
  * labels plus gpuplane.io/pool=<pool> and nvidia.com/gpu.product=<model>;
- * a node's sharing points at its pool's spec unless that is exclusive. */
+ * a node's sharing points at its pool's spec (exclusive ones too: a
+ * fraction then takes a whole GPU). */
 enum gp_err gp_cluster_expand(struct gp_cluster *c, struct gp_arena *a, struct gp_diag *diag);
 
 /* Reads "PATH" (gpuplane Cluster YAML), "openb:PATH" or "philly:PATH"

@@ -79,7 +79,7 @@ enum gp_err gp_cluster_expand(struct gp_cluster *c, struct gp_arena *a, struct g
             s->taints = p->taints;
             s->ntaints = p->ntaints;
             s->price_per_hour_usd = p->price_per_hour_usd;
-            s->sharing = gpu && p->sharing.mode != GP_SHARE_EXCLUSIVE ? &p->sharing : NULL;
+            s->sharing = gpu ? &p->sharing : NULL;
         }
     }
     c->nodes = nodes;

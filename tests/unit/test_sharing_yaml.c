@@ -119,13 +119,13 @@ static void test_example(void **state)
     const struct gp_pool_spec *ex = &c.pools[3];
     assert_int_equal(ex->sharing.mode, GP_SHARE_EXCLUSIVE);
 
-    /* nodes point at their pool's spec; exclusive nodes at nothing */
+    /* nodes point at their pool's spec, exclusive ones too */
     assert_int_equal(c.nnodes, 2 + 1 + 2 + 1);
     assert_ptr_equal(c.nodes[0].sharing, &mig->sharing);
     assert_ptr_equal(c.nodes[1].sharing, &mig->sharing);
     assert_ptr_equal(c.nodes[2].sharing, &ts->sharing);
     assert_ptr_equal(c.nodes[3].sharing, &mps->sharing);
-    assert_null(c.nodes[5].sharing);
+    assert_ptr_equal(c.nodes[5].sharing, &ex->sharing);
     gp_arena_free(&a);
 }
 
@@ -138,7 +138,7 @@ static void test_defaults(void **state)
         "  - {name: p, gpu: {model: L4, count: 1}, cpu: '1', memory: 1Gi, count: 1}\n");
     const struct gp_sharing_spec *s = ok_sharing(p);
     assert_int_equal(s->mode, GP_SHARE_EXCLUSIVE);
-    assert_null(p->c.nodes[0].sharing);
+    assert_ptr_equal(p->c.nodes[0].sharing, s);
     done(p);
 
     p = parse(A100 "      {}\n");
