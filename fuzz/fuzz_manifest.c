@@ -25,7 +25,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             const struct gp_item *it = &w.items[i];
             if (!it->name || !it->source || it->repeat < 1)
                 __builtin_trap();
-            if (it->pod.gpu_milli > 1000 || (it->pod.gpu_milli < 1000 && it->pod.gpu_count > 1))
+            if (it->pod.gpu_milli > 1000 ||
+                (it->pod.gpu_milli < 1000 && it->pod.gpu_count > 1 && !it->pod.mig_profile))
                 __builtin_trap();
             double v = gp_dist_sample(&it->duration, &r) + gp_dist_sample(&it->interarrival, &r);
             if (!(v >= 0))
