@@ -4,7 +4,8 @@
  * filled by a seeded stream of pods asking for nvidia.com/mig-<profile>
  * (1g.10gb, 2g.20gb, 3g.40gb, 4g.40gb, 7g.80gb, most of them small) and
  * for fractions that the engine maps to the smallest profile; the time of
- * each placement until the cluster is full. Usage:
+ * each placement until the cluster is full, and the share of the GPUs'
+ * compute slices held at the end. Usage:
  *   bench_mig [--nodes N] [--pods N] [--repeat N] [POLICY...] */
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,6 +45,7 @@ static int sharing_spec(struct gp_sharing_spec *s, const char *model, bool dynam
 struct result {
     double total_s, max_s;
     long placed, failed;
+    double used_pct; /* GPU compute held by pods at the end */
 };
 
 static int run(const struct gp_policy_ops *policy, int nodes, long pods, bool dynamic,
@@ -104,6 +106,10 @@ static int run(const struct gp_policy_ops *policy, int nodes, long pods, bool dy
         else
             out->failed++;
     }
+    struct gp_engine_totals t;
+    gp_engine_totals(e, &t);
+    out->used_pct =
+        t.gpu_milli_total ? 100.0 * (double)t.gpu_milli_alloc / (double)t.gpu_milli_total : 0;
     gp_engine_free(e);
     return 0;
 }
@@ -136,8 +142,8 @@ int main(int argc, char **argv)
         policies[npolicies++] = "best-fit";
     printf("%d nodes (A100-80GB and H100-80GB, 8 GPUs each, MIG), %ld pods, best of %d\n", nodes,
            pods, repeat);
-    printf("%-12s %-8s %8s %8s %12s %12s\n", "policy", "layout", "placed", "failed", "mean us/pod",
-           "max us/pod");
+    printf("%-12s %-8s %8s %8s %8s %12s %12s\n", "policy", "layout", "placed", "failed", "used %",
+           "mean us/pod", "max us/pod");
     for (int i = 0; i < npolicies; i++) {
         const struct gp_policy_ops *policy = gp_policy_find(policies[i]);
         if (!policy) {
@@ -154,8 +160,9 @@ int main(int argc, char **argv)
                 if (k == 0 || r.total_s < best.total_s)
                     best = r;
             }
-            printf("%-12s %-8s %8ld %8ld %12.2f %12.1f\n", policies[i], dyn ? "dynamic" : "static",
-                   best.placed, best.failed, best.total_s / (double)pods * 1e6, best.max_s * 1e6);
+            printf("%-12s %-8s %8ld %8ld %8.1f %12.2f %12.1f\n", policies[i],
+                   dyn ? "dynamic" : "static", best.placed, best.failed, best.used_pct,
+                   best.total_s / (double)pods * 1e6, best.max_s * 1e6);
         }
     }
     return 0;
