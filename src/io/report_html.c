@@ -283,6 +283,54 @@ static void reasons(struct gp_sbuf *o, const struct gp_sim_result *r)
     gp_sbuf_add(o, "</table>\n</section>\n");
 }
 
+/* Per queue: what it was promised, what it got, how long its pods waited
+ * and what evictions cost it; and the evictions of the whole run. */
+static void queues_section(struct gp_sbuf *o, const struct gp_sim_result *r)
+{
+    if (!r->queues || r->nqueues == 0 || (r->nqueues == 1 && !r->queues[0].declared))
+        return;
+    gp_sbuf_add(o, "<section class=\"panel\">\n<h2>Queues</h2>\n<p class=\"sub\">");
+    if (r->preemptions)
+        gp_sbuf_printf(o,
+                       "%" PRIu64 " evictions (%" PRIu64 " preempted by a higher priority in "
+                       "their queue, %" PRIu64 " reclaimed by a queue under its guarantee) "
+                       "lost %.1f GPU-hours of work since the pods' last checkpoints. ",
+                       r->preemptions, r->preempted, r->reclaimed, r->lost_gpu_hours);
+    gp_sbuf_add(o, "GPU quota as declared (guaranteed / limit); delays are submission to "
+                   "bind, completion times submission to the job's end.</p>\n<table>\n"
+                   "<tr><th>queue</th><th class=\"num\">GPUs guaranteed / limit</th>"
+                   "<th class=\"num\">GPU-hours</th><th class=\"num\">binds</th>"
+                   "<th class=\"num\">delay p50</th><th class=\"num\">delay p95</th>"
+                   "<th class=\"num\">jobs done / failed</th><th class=\"num\">JCT mean</th>"
+                   "<th class=\"num\">evicted</th><th class=\"num\">GPU-h lost</th>"
+                   "<th class=\"num\">cost</th></tr>\n");
+    for (size_t i = 0; i < r->nqueues; i++) {
+        const struct gp_sim_queue *q = &r->queues[i];
+        char quota[64] = "-", p50[32], p95[32], jct[32];
+        if (q->declared) {
+            if (q->limit_gpus < 0)
+                snprintf(quota, sizeof quota, "%g / none", q->guaranteed_gpus);
+            else
+                snprintf(quota, sizeof quota, "%g / %g", q->guaranteed_gpus, q->limit_gpus);
+        }
+        gp_report_fmt_duration(p50, sizeof p50, q->queue_delay_s.p50);
+        gp_report_fmt_duration(p95, sizeof p95, q->queue_delay_s.p95);
+        gp_report_fmt_duration(jct, sizeof jct, q->jct_s.mean);
+        gp_sbuf_add(o, "<tr><td>");
+        gp_sbuf_add_xml(o, str_or(q->name, "-"));
+        gp_sbuf_printf(o,
+                       "</td><td class=\"num\">%s</td><td class=\"num\">%.1f</td>"
+                       "<td class=\"num\">%" PRIu64 "</td><td class=\"num\">%s</td>"
+                       "<td class=\"num\">%s</td><td class=\"num\">%" PRIu64 " / %" PRIu64
+                       "</td><td class=\"num\">%s</td><td class=\"num\">%" PRIu64 "</td>"
+                       "<td class=\"num\">%.1f</td><td class=\"num\">$%.2f</td></tr>\n",
+                       quota, q->gpu_hours_allocated, q->binds, q->binds ? p50 : "-",
+                       q->binds ? p95 : "-", q->jobs_completed, q->jobs_failed,
+                       q->jobs_completed ? jct : "-", q->evicted, q->lost_gpu_hours, q->cost_usd);
+    }
+    gp_sbuf_add(o, "</table>\n</section>\n");
+}
+
 /* ---- charts ---------------------------------------------------------------- */
 
 struct time_unit {
@@ -661,6 +709,7 @@ void gp_report_html(struct gp_sbuf *out, const struct gp_sim_result *r,
     if (timed) {
         time_charts(out, r, scratch, scratch + n, scratch + 2 * n, scratch + 3 * n);
         delay_histogram(out, r);
+        queues_section(out, r);
         cost_section(out, r, scratch, scratch + n);
     } else {
         static_chart(out, r, scratch, scratch + n);

@@ -501,6 +501,49 @@ static void test_html(void **state)
     gp_sbuf_free(&b);
 }
 
+static void test_html_queues(void **state)
+{
+    (void)state;
+    struct gp_sim_result r;
+    struct gp_report_meta m;
+    struct gp_sbuf b;
+    timed_result(&r, &m);
+    struct gp_sim_queue q[2];
+    memset(q, 0, sizeof q);
+    q[0].name = "research";
+    q[0].declared = true;
+    q[0].guaranteed_gpus = 4;
+    q[0].limit_gpus = 8;
+    q[0].binds = 10;
+    q[0].evicted = 3;
+    q[0].lost_gpu_hours = 1.5;
+    q[1].name = "prod <team>";
+    q[1].declared = true;
+    q[1].limit_gpus = -1;
+    r.queues = q;
+    r.nqueues = 2;
+    r.preemptions = 3;
+    r.preempted = 1;
+    r.reclaimed = 2;
+    r.lost_gpu_hours = 1.5;
+    gp_sbuf_init(&b);
+    gp_report_html(&b, &r, &m);
+    const char *h = gp_sbuf_str(&b);
+    check_html(h, timed_titles, 4);
+    assert_non_null(strstr(h, "<h2>Queues</h2>"));
+    assert_non_null(strstr(h, "3 evictions (1 preempted by a higher priority in their queue, 2 "
+                              "reclaimed by a queue under its guarantee) lost 1.5 GPU-hours"));
+    assert_non_null(strstr(h, "<td class=\"num\">4 / 8</td>"));
+    assert_non_null(strstr(h, "<td>prod &lt;team&gt;</td><td class=\"num\">0 / none</td>"));
+    gp_sbuf_free(&b);
+    /* without declared queues there is no such section */
+    timed_result(&r, &m);
+    gp_sbuf_init(&b);
+    gp_report_html(&b, &r, &m);
+    assert_null(strstr(gp_sbuf_str(&b), "<h2>Queues</h2>"));
+    gp_sbuf_free(&b);
+}
+
 static void test_deterministic(void **state)
 {
     (void)state;
@@ -732,6 +775,7 @@ int main(void)
         cmocka_unit_test(test_summary_numbers),
         cmocka_unit_test(test_json_schema),
         cmocka_unit_test(test_html),
+        cmocka_unit_test(test_html_queues),
         cmocka_unit_test(test_deterministic),
         cmocka_unit_test(test_escaping),
         cmocka_unit_test(test_empty_and_nonfinite),
