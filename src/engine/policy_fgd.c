@@ -10,7 +10,19 @@
  * Speed: a node's score for a pod depends only on the node's state and the
  * pod's shape, so scores are cached per (pod shape, node) and recomputed
  * only after the node changed (a bind or release on it) or the target did.
- * A decision is then one cache lookup per unchanged node. */
+ * A decision is then one cache lookup per unchanged node.
+ *
+ * "fgd-pack" (ours) adds three terms to FGD's cached score, none of which
+ * needs a node's aggregates (docs/fragmentation.md, "Our policy"):
+ *   - model scarcity: -PRESSURE_WEIGHT x max(0, pressure(model) - PRESSURE_FREE)
+ *     per GPU the pod takes, where pressure(model) is the GPU demand still
+ *     expected from the target's shapes restricted to a set of models that
+ *     contains it, over the free GPUs of that set;
+ *   - CPU for CPU-only pods: +RICH_BONUS when the node keeps enough CPU for
+ *     its free GPUs (at the target's CPU per GPU) after the pod;
+ *   - busy first: +BUSY_BONUS for a node that already runs pods.
+ * The two bonuses sum to less than 1, so they only decide among nodes FGD
+ * scores equal; the pressure term overrides FGD where a model runs short. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,8 +53,38 @@ struct cache_row {
 typedef double (*frag_formula)(const struct gp_node *node, const struct gp_pod *pod, double before,
                                double after);
 
+/* Ours: the terms' constants (tuned on seeds 42-51, checked on 52-61). */
+#define BUSY_BONUS      0.3
+#define RICH_BONUS      0.6
+#define PRESSURE_WEIGHT 30.0
+#define PRESSURE_FREE   0.25
+#define MAX_GROUPS      64
+
+/* The target's shapes that accept only some of the cluster's GPU models,
+ * grouped by their set of models. */
+struct model_group {
+    uint64_t mask;
+    double demand_milli; /* GPU-milli expected from them by 100 % arrived */
+};
+
+/* What fgd-pack keeps beside FGD's cache. */
+struct pack_plan {
+    uint64_t key[4]; /* target version and cluster shape it was built for */
+    uint32_t last_pod;
+    bool have_pod;
+    uint32_t nmodels;
+    double cpu_per_gpu;                   /* the target's CPU-milli per GPU-milli */
+    double free_milli[GP_MAX_GPU_MODELS]; /* per model, kept by on_bind/on_release */
+    struct model_group groups[MAX_GROUPS];
+    size_t ngroups;
+    uint64_t pressure_at; /* allocated GPU-milli when pressure was computed */
+    double pressure[GP_MAX_GPU_MODELS];
+};
+
 struct fgd_state {
     frag_formula formula;
+    bool ours;
+    struct pack_plan plan;
     struct gp_frag *frag;
     GP_VEC(struct pod_shape) shapes;
     GP_VEC(struct cache_row) rows; /* one per shape */
@@ -137,22 +179,116 @@ static int fgd_init(struct gp_engine *e, void **state)
     return frag_init(state, fgd_formula);
 }
 
-/* Ours: FGD's score, and among nodes it scores equal, a node that already
- * runs pods before an empty one. FGD's integer score makes ties common; the
- * authors break them by a fixed random node order, which already tends to
- * pack. Preferring busy nodes outright keeps empty nodes whole for the
- * large pods still to come (see docs/fragmentation.md for the measurements
- * and the variants that did not help). */
-static double fgd_pack_formula(const struct gp_node *node, const struct gp_pod *pod, double before,
-                               double after)
-{
-    return fgd_formula(node, pod, before, after) + (node->pods > 0 ? 0.5 : 0.0);
-}
-
 static int fgd_pack_init(struct gp_engine *e, void **state)
 {
     (void)e;
-    return frag_init(state, fgd_pack_formula);
+    int rc = frag_init(state, fgd_formula);
+    if (rc == 0)
+        ((struct fgd_state *)*state)->ours = true;
+    return rc;
+}
+
+/* Rebuilds the plan when the target or the set of nodes changed: free GPUs
+ * per model, the model-restricted groups and their expected demand, and the
+ * target's CPU per GPU. */
+static void plan_build(struct pack_plan *p, const struct gp_engine *e)
+{
+    size_t n;
+    uint64_t version;
+    const struct gp_shape *sh = gp_engine_target(e, &n, &version);
+    struct gp_engine_totals t;
+    gp_engine_totals(e, &t);
+    uint64_t key[4] = {version, t.nodes_ready, t.gpu_milli_total, gp_engine_node_count(e)};
+    if (memcmp(key, p->key, sizeof key) == 0)
+        return;
+    memcpy(p->key, key, sizeof key);
+    p->nmodels = (uint32_t)gp_engine_model_count(e);
+    if (p->nmodels > GP_MAX_GPU_MODELS)
+        p->nmodels = GP_MAX_GPU_MODELS;
+    memset(p->free_milli, 0, sizeof p->free_milli);
+    uint64_t present = 0;
+    for (size_t i = 0; i < gp_engine_node_count(e); i++) {
+        const struct gp_node *node = gp_engine_node(e, (uint32_t)i);
+        if (node->state != GP_NODE_READY || node->spec.gpu_count == 0 || node->model >= p->nmodels)
+            continue;
+        p->free_milli[node->model] += node->gpu_milli_free;
+        present |= 1ull << node->model;
+    }
+    double milli = 0, cpu = 0; /* per pod of the target, on average */
+    for (size_t m = 0; m < n; m++) {
+        milli += sh[m].weight * sh[m].gpu_count * (double)sh[m].gpu_milli;
+        if (sh[m].gpu_count > 0)
+            cpu += sh[m].weight * (double)sh[m].cpu_milli;
+    }
+    p->cpu_per_gpu = milli > 0 ? cpu / milli : 0;
+    p->ngroups = 0;
+    p->pressure_at = UINT64_MAX;
+    memset(p->pressure, 0, sizeof p->pressure);
+    for (size_t m = 0; m < n && milli > 0; m++) {
+        uint64_t mask = sh[m].model_mask & present;
+        if (sh[m].gpu_count == 0 || mask == 0 || mask == present)
+            continue;
+        /* its share of the GPU request, times the cluster's GPUs */
+        double demand = (double)t.gpu_milli_total * sh[m].weight * sh[m].gpu_count *
+                        (double)sh[m].gpu_milli / milli;
+        size_t k = 0;
+        while (k < p->ngroups && p->groups[k].mask != mask)
+            k++;
+        if (k == MAX_GROUPS)
+            continue;
+        if (k == p->ngroups)
+            p->groups[p->ngroups++] = (struct model_group){mask, 0};
+        p->groups[k].demand_milli += demand;
+    }
+}
+
+/* pressure(model) = sum over the groups that accept the model of their
+ * demand still to come (the unallocated fraction of it) over the free GPUs
+ * of their models. */
+static void plan_pressure(struct pack_plan *p, const struct gp_engine *e)
+{
+    struct gp_engine_totals t;
+    gp_engine_totals(e, &t);
+    if (t.gpu_milli_alloc == p->pressure_at || t.gpu_milli_total == 0)
+        return;
+    p->pressure_at = t.gpu_milli_alloc;
+    double left = 1.0 - (double)t.gpu_milli_alloc / (double)t.gpu_milli_total;
+    memset(p->pressure, 0, sizeof p->pressure);
+    for (size_t k = 0; k < p->ngroups; k++) {
+        double free_milli = 0;
+        for (uint32_t g = 0; g < p->nmodels; g++)
+            if (p->groups[k].mask >> g & 1)
+                free_milli += p->free_milli[g];
+        if (free_milli <= 0)
+            continue;
+        double x = p->groups[k].demand_milli * left / free_milli;
+        for (uint32_t g = 0; g < p->nmodels; g++)
+            if (p->groups[k].mask >> g & 1)
+                p->pressure[g] += x;
+    }
+}
+
+/* Ours: FGD's score plus the three terms of the header comment. */
+static double pack_terms(struct fgd_state *s, const struct gp_engine *e, const struct gp_node *node,
+                         const struct gp_pod *pod)
+{
+    struct pack_plan *p = &s->plan;
+    if (!p->have_pod || p->last_pod != pod->id) { /* once per pod */
+        plan_build(p, e);
+        plan_pressure(p, e);
+        p->last_pod = pod->id;
+        p->have_pod = true;
+    }
+    double terms = node->pods > 0 ? BUSY_BONUS : 0;
+    if (pod->spec.gpu_count == 0) {
+        double cpu_after = (double)(node->cpu_free_milli - pod->spec.cpu_milli);
+        if (cpu_after >= p->cpu_per_gpu * node->gpu_milli_free)
+            terms += RICH_BONUS;
+    } else if (node->model < p->nmodels && p->pressure[node->model] > PRESSURE_FREE) {
+        double gpus = pod->spec.gpu_count * (double)pod->spec.gpu_milli / GP_GPU_MILLI;
+        terms -= PRESSURE_WEIGHT * (p->pressure[node->model] - PRESSURE_FREE) * gpus;
+    }
+    return terms;
 }
 
 static double compute(struct fgd_state *s, const struct gp_engine *e, const struct gp_node *node,
@@ -196,17 +332,19 @@ static double fgd_score(void *state, const struct gp_engine *e, const struct gp_
     uint64_t version = gp_frag_node_version(s->frag, e, node->id);
     struct cache_entry *c =
         shape == SIZE_MAX || version == 0 ? NULL : cache_entry(s, shape, node->id);
+    double score;
     if (c && c->version == version) {
         *pick = c->pick;
-        return c->score;
+        score = c->score;
+    } else {
+        score = compute(s, e, node, pod, pick);
+        if (c) {
+            c->version = version;
+            c->score = score;
+            c->pick = *pick;
+        }
     }
-    double score = compute(s, e, node, pod, pick);
-    if (c) {
-        c->version = version;
-        c->score = score;
-        c->pick = *pick;
-    }
-    return score;
+    return s->ours ? score + pack_terms(s, e, node, pod) : score;
 }
 
 static void fgd_changed(void *state, const struct gp_engine *e, const struct gp_node *node,
@@ -216,6 +354,27 @@ static void fgd_changed(void *state, const struct gp_engine *e, const struct gp_
     (void)pod;
     struct fgd_state *s = state;
     gp_frag_touch(s->frag, node->id);
+}
+
+/* fgd-pack keeps the free GPU-milli of ready nodes per model as pods come
+ * and go (plan_build counts ready nodes only, and recounts when the number
+ * of ready nodes changes). */
+static void pack_bind(void *state, const struct gp_engine *e, const struct gp_node *node,
+                      const struct gp_pod *pod)
+{
+    struct fgd_state *s = state;
+    fgd_changed(state, e, node, pod);
+    if (node->state == GP_NODE_READY && node->model < GP_MAX_GPU_MODELS)
+        s->plan.free_milli[node->model] -= pod->spec.gpu_count * (double)pod->spec.gpu_milli;
+}
+
+static void pack_release(void *state, const struct gp_engine *e, const struct gp_node *node,
+                         const struct gp_pod *pod)
+{
+    struct fgd_state *s = state;
+    fgd_changed(state, e, node, pod);
+    if (node->state == GP_NODE_READY && node->model < GP_MAX_GPU_MODELS)
+        s->plan.free_milli[node->model] += pod->spec.gpu_count * (double)pod->spec.gpu_milli;
 }
 
 const struct gp_policy_ops gp_policy_fgd = {
@@ -230,10 +389,11 @@ const struct gp_policy_ops gp_policy_fgd = {
 
 const struct gp_policy_ops gp_policy_fgd_pack = {
     .name = "fgd-pack",
-    .summary = "FGD, and among equal scores a busy node before an empty one (ours)",
+    .summary =
+        "FGD plus GPU-model scarcity, CPU room for CPU-only pods and busy nodes first (ours)",
     .init = fgd_pack_init,
     .destroy = fgd_destroy,
     .score = fgd_score,
-    .on_bind = fgd_changed,
-    .on_release = fgd_changed,
+    .on_bind = pack_bind,
+    .on_release = pack_release,
 };

@@ -195,6 +195,81 @@ static void test_fgd_pack_prefers_busy_nodes(void **state)
     }
 }
 
+/* Schedules one pod with the named policy on a fresh engine holding nodes
+ * a (id 0) and b (id 1) and the target specs x counts; returns its node. */
+static uint32_t place_one(const char *policy, const struct gp_node_spec *a,
+                          const struct gp_node_spec *b, const struct gp_pod_spec *specs,
+                          const uint32_t *counts, size_t n, const struct gp_pod_spec *p)
+{
+    struct gp_engine *e = gp_engine_new(gp_policy_find(policy), 1);
+    assert_non_null(e);
+    assert_int_equal(gp_engine_node_add(e, a, NULL), GP_OK);
+    assert_int_equal(gp_engine_node_add(e, b, NULL), GP_OK);
+    assert_int_equal(gp_engine_set_target(e, specs, counts, n, 1.0), GP_OK);
+    uint32_t id;
+    struct gp_decision d;
+    assert_int_equal(gp_engine_pod_add(e, p, 0, &id), GP_OK);
+    assert_int_equal(gp_engine_schedule_pod(e, id, &d), GP_OK);
+    assert_int_equal(d.kind, GP_DECISION_BIND);
+    gp_engine_free(e);
+    return d.node;
+}
+
+/* Node t: 2 T4 GPUs; node g: 8 G2 GPUs (10 GPUs in all). Target: one-GPU
+ * pods, 1/4 only for T4, 1/4 only for G2, 1/2 for any model. A one-GPU pod
+ * for any model: on t it frees the G2-only shapes' fragment by 1/4 x 1000,
+ * on g the T4-only shapes' by as much, so FGD scores both
+ * trunc(100 sigmoid(0.25)) = 56 and takes t, the lower id. fgd-pack expects
+ * 1/4 x 10 000 = 2500 milli of T4-only demand on 2000 milli of T4
+ * (pressure 1.25) and as much G2-only demand on 8000 (0.3125): it takes
+ * 30 x (1.25 - 0.25) = 30 points off t and 30 x 0.0625 = 1.9 off g, and
+ * leaves the T4s to the pods that need them. */
+static void test_fgd_pack_spares_scarce_models(void **state)
+{
+    (void)state;
+    static const char *const t4[] = {"T4"}, *const g2[] = {"G2"};
+    struct gp_node_spec t = node2("t", 64000), g = node2("g", 64000);
+    g.gpu_model = "G2";
+    g.gpu_count = 8;
+    struct gp_pod_spec specs[3] = {pod(1000, 1, 1000), pod(1000, 1, 1000), pod(1000, 1, 1000)};
+    specs[0].gpu_models = t4;
+    specs[0].ngpu_models = 1;
+    specs[1].gpu_models = g2;
+    specs[1].ngpu_models = 1;
+    uint32_t counts[3] = {1, 1, 2};
+    struct gp_pod_spec any = pod(1000, 1, 1000);
+    assert_int_equal(place_one("fgd", &t, &g, specs, counts, 3, &any), 0);
+    assert_int_equal(place_one("fgd-pack", &t, &g, specs, counts, 3, &any), 1);
+    /* a T4-only pod still goes to the T4 node */
+    assert_int_equal(place_one("fgd-pack", &t, &g, specs, counts, 3, &specs[0]), 0);
+    /* without model-restricted shapes in the target there is no pressure:
+     * fgd-pack ties like FGD and takes t */
+    struct gp_pod_spec plain = pod(1000, 1, 1000);
+    assert_int_equal(place_one("fgd-pack", &t, &g, &plain, NULL, 1, &any), 0);
+}
+
+/* Nodes a (16 cores) and b (64 cores), 2 GPUs each. Target: half one-GPU
+ * pods of 8 cores, half CPU-only pods of 4 cores: 8 CPU-milli per GPU-milli.
+ * A CPU-only pod of 4 cores changes no fragment on either node (12 cores
+ * left on a still fit the 8-core shape), so FGD scores both 50 and takes
+ * a. fgd-pack sees that a would keep 12 000 CPU-milli for its 2000 free
+ * GPU-milli, fewer than 8 x 2000, while b keeps 60 000: only b stays rich
+ * in CPU, so the CPU-only pod goes to b and a's CPU stays for GPU pods. */
+static void test_fgd_pack_puts_cpu_pods_where_cpu_is_spare(void **state)
+{
+    (void)state;
+    struct gp_node_spec a = node2("a", 16000), b = node2("b", 64000);
+    struct gp_pod_spec specs[2] = {pod(8000, 1, 1000), pod(4000, 0, 0)};
+    uint32_t counts[2] = {1, 1};
+    struct gp_pod_spec cpu = pod(4000, 0, 0);
+    assert_int_equal(place_one("fgd", &a, &b, specs, counts, 2, &cpu), 0);
+    assert_int_equal(place_one("fgd-pack", &a, &b, specs, counts, 2, &cpu), 1);
+    /* a GPU pod is not moved by the CPU rule: both nodes score 50 and a
+     * (the lower id) wins for fgd-pack too */
+    struct gp_pod_spec gpu = pod(8000, 1, 1000);
+    assert_int_equal(place_one("fgd-pack", &a, &b, specs, counts, 2, &gpu), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -203,6 +278,8 @@ int main(void)
         cmocka_unit_test(test_fgd_fills_the_fragment),
         cmocka_unit_test(test_fgd_keeps_cpu_for_gpu_pods),
         cmocka_unit_test(test_fgd_pack_prefers_busy_nodes),
+        cmocka_unit_test(test_fgd_pack_spares_scarce_models),
+        cmocka_unit_test(test_fgd_pack_puts_cpu_pods_where_cpu_is_spare),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
