@@ -460,7 +460,7 @@ enum gp_err gp_yaml_number(struct gp_yaml *y, struct fy_node *n, double min, dou
 
 enum gp_err gp_yaml_cpu_milli(struct gp_yaml *y, struct fy_node *n, int64_t *out)
 {
-    const char *s;
+    const char *s = NULL;
     enum gp_err err = gp_yaml_text(y, n, "a Kubernetes CPU quantity", &s);
     if (err == GP_OK && !gp_units_cpu_milli(s, out)) {
         char q[80];
@@ -473,7 +473,7 @@ enum gp_err gp_yaml_cpu_milli(struct gp_yaml *y, struct fy_node *n, int64_t *out
 
 enum gp_err gp_yaml_mem_mib(struct gp_yaml *y, struct fy_node *n, int64_t *out)
 {
-    const char *s;
+    const char *s = NULL;
     enum gp_err err = gp_yaml_text(y, n, "a Kubernetes quantity", &s);
     if (err == GP_OK && !gp_units_mem_mib(s, out)) {
         char q[80];

@@ -1950,8 +1950,8 @@ static enum gp_err samples_plan(struct run *r, double end_s, double *step, size_
 
 static enum gp_err samples_build(struct run *r, double end_s)
 {
-    double step;
-    size_t n;
+    double step = 0;
+    size_t n = 0;
     enum gp_err err = samples_plan(r, end_s, &step, &n);
     if (err != GP_OK)
         return err;

@@ -355,12 +355,15 @@ static void expect_counts(const struct gp_mig_model *m, const char *counts_spec,
     char buf[200];
     snprintf(buf, sizeof buf, "%s", counts_spec);
     for (char *tok = strtok(buf, " "); tok; tok = strtok(NULL, " ")) {
-        char *x = strchr(tok, 'x');
-        char *last = x;
-        while (x && (x = strchr(x + 1, 'x')) != NULL)
-            last = x;
-        *last = '\0';
-        c.n[prof(m, tok)] = (uint8_t)atoi(last + 1);
+        char name[64]; /* "1g.10gbx7": a profile (no x in any name) and a count */
+        unsigned count;
+        if (sscanf(tok, "%63[^x]x%u", name, &count) != 2) {
+            fail_msg("bad count %s", tok);
+            return;
+        }
+        unsigned q = prof(m, name);
+        if (q < GP_MIG_MAX_PROFILES)
+            c.n[q] = (uint8_t)count;
     }
     struct gp_mig_layout l;
     char why[200] = "";
