@@ -14,6 +14,7 @@
 #include "cli/opts.h"
 #include "engine/engine.h"
 #include "io/cluster.h"
+#include "io/philly_vc.h"
 #include "io/report.h"
 #include "io/workload.h"
 #include "sim/sim.h"
@@ -35,6 +36,10 @@ struct sim_opts {
     double inflate;
     double horizon_s;
     double sample_s;
+    enum gp_order order;
+    bool backfill;
+    bool vc_queues;
+    const char *vc_sizes;
     const char *json, *csv, *report;
     bool quiet, no_progress, help;
 };
@@ -62,6 +67,22 @@ static void sim_usage(FILE *f)
                 gp_policies[i]->summary);
     fprintf(f, "  --seed N            random seed (default 1); same inputs and seed give\n"
                "                      byte-identical JSON and CSV\n"
+               "  --order ORDER       timed: the order pending pods are tried in:\n"
+               "                        fair  fair share between queues, priority then age\n"
+               "                              inside; a pod that does not fit is skipped\n"
+               "                              (default)\n"
+               "                        fifo  the oldest pod of the cluster first\n"
+               "                        sjf   the shortest expected run first\n"
+               "                      fifo and sjf are strict: a pod that does not fit holds\n"
+               "                      up the pods behind it\n"
+               "  --backfill          timed: EASY backfilling - the first pod that does not fit\n"
+               "                      reserves the room it will get, and pods behind it go\n"
+               "                      only if they do not delay it (docs/simulator.md)\n"
+               "  --vc-queues         one queue per virtual cluster (Philly) or queue name the\n"
+               "                      workload's pods carry, weight 1, no quota\n"
+               "  --vc-sizes FILE     with --vc-queues: VC sizes as the CSV \"vc,node num\"\n"
+               "                      (Helios' philly_vc.csv): each listed VC is capped at its\n"
+               "                      nodes x 8 GPUs and weighted by its node count\n"
                "simulation:\n"
                "  --mode MODE         timed (default): pods arrive, run and finish;\n"
                "                      static: the FGD packing experiment (pods arrive one at a\n"
@@ -157,6 +178,20 @@ static enum gp_err set_sample(void *opts, const char *v, struct gp_diag *d)
     return GP_OK;
 }
 
+static enum gp_err set_order(void *opts, const char *v, struct gp_diag *d)
+{
+    struct sim_opts *o = opts;
+    if (strcmp(v, "fair") == 0)
+        o->order = GP_ORDER_FAIR;
+    else if (strcmp(v, "fifo") == 0)
+        o->order = GP_ORDER_FIFO;
+    else if (strcmp(v, "sjf") == 0)
+        o->order = GP_ORDER_SJF;
+    else
+        return gp_diag_set(d, GP_EUSAGE, "--order: expected 'fair', 'fifo' or 'sjf', got '%s'", v);
+    return GP_OK;
+}
+
 static const struct gp_opt sim_opt_table[] = {
     GP_OPT_STRING_AT("--cluster", struct sim_opts, cluster),
     GP_OPT_VALUE_FN("--workload", set_workload),
@@ -166,6 +201,10 @@ static const struct gp_opt sim_opt_table[] = {
     GP_OPT_VALUE_FN("--inflate", set_inflate),
     GP_OPT_VALUE_FN("--horizon", set_horizon),
     GP_OPT_VALUE_FN("--sample", set_sample),
+    GP_OPT_VALUE_FN("--order", set_order),
+    GP_OPT_FLAG_AT("--backfill", struct sim_opts, backfill),
+    GP_OPT_FLAG_AT("--vc-queues", struct sim_opts, vc_queues),
+    GP_OPT_STRING_AT("--vc-sizes", struct sim_opts, vc_sizes),
     GP_OPT_STRING_AT("--json", struct sim_opts, json),
     GP_OPT_STRING_AT("--csv", struct sim_opts, csv),
     GP_OPT_STRING_AT("--report", struct sim_opts, report),
@@ -302,6 +341,10 @@ int gp_cmd_sim(int argc, char **argv)
     }
     if ((err = check_outputs(&o, &diag)) != GP_OK)
         goto fail;
+    if (o.vc_sizes && !o.vc_queues) {
+        err = gp_diag_set(&diag, GP_EUSAGE, "sim: --vc-sizes needs --vc-queues");
+        goto fail;
+    }
     if (demo) {
         err = gp_cluster_parse_yaml(gp_demo_cluster_yaml, gp_demo_cluster_yaml_len,
                                     "demo/cluster.yaml", &arena, &cluster, &diag);
@@ -324,6 +367,16 @@ int gp_cmd_sim(int argc, char **argv)
             if ((err = gp_workload_load(o.workloads[i], &arena, &workload, &diag)) != GP_OK)
                 goto fail;
     }
+    if (o.vc_queues) {
+        char *text = NULL;
+        size_t len = 0;
+        if (o.vc_sizes && (err = gp_fs_read(o.vc_sizes, &text, &len, &diag)) != GP_OK)
+            goto fail;
+        err = gp_philly_vc_queues(&workload, text, len, o.vc_sizes, &arena, &diag);
+        free(text);
+        if (err != GP_OK)
+            goto fail;
+    }
     if (cluster.nnodes == 0) {
         err = gp_diag_set(&diag, GP_EINVALID, "%s: the cluster has no nodes",
                           demo ? "demo/cluster.yaml" : o.cluster);
@@ -338,6 +391,8 @@ int gp_cmd_sim(int argc, char **argv)
     cfg.inflate = o.inflate;
     cfg.horizon_s = o.horizon_s;
     cfg.sample_s = o.sample_s;
+    cfg.order = o.order;
+    cfg.backfill = o.backfill;
     struct progress prog;
     clock_gettime(CLOCK_MONOTONIC, &prog.start);
     prog.shown = false;

@@ -48,6 +48,14 @@ struct queue {
     GP_VEC(uint32_t) pending; /* pod ids: priority, then age */
     GP_VEC(uint32_t) bound;   /* its own bound pods, in no order */
     size_t cursor, keep;      /* the cycle's walk over pending */
+    uint64_t ver;             /* bumped whenever its use changes */
+    /* ordered cycles (FIFO, SJF, backfill): a pod of this subtree hit this
+     * queue's cap; with backfill, that pod's reservation of the quota */
+    bool qblocked, qresv;
+    uint32_t qhead;         /* the pod the reservation is for */
+    uint64_t qresv_ver;     /* ver when it was computed */
+    double qshadow_s;       /* when enough of the subtree's pods will have ended */
+    int64_t qspare[NBASIC]; /* what is left of the cap then, beyond the head */
 };
 
 /* What decides where a pod fits. Arrays are compared by identity (pods
@@ -71,6 +79,10 @@ struct shape {
      * victim generation */
     uint64_t preempt_failed_gen;
     int32_t preempt_failed_priority;
+    /* ordered cycles: a pod alone of this shape can never fit (no node,
+     * or a cap, too small even when empty), as of e->topo_ver */
+    uint64_t hopeless_ver;
+    bool hopeless;
 };
 
 /* The engine's own per-pod state, beside the public struct gp_pod. */
@@ -78,6 +90,47 @@ struct pod_x {
     uint32_t slot;        /* index in its queue's bound list, when bound */
     uint64_t preempt_gen; /* victim generation of its last failed preemption */
     double bound_at_s;    /* engine time of its bind, when bound */
+    uint8_t blk;          /* ordered cycles: what its last failure blocks (enum blk) */
+    uint32_t blk_queue;   /* BLK_QUOTA: the queue whose cap it hit */
+};
+
+/* What a pod that did not fit holds up in an ordered cycle (FIFO, SJF or
+ * backfill; docs/ARCHITECTURE.md "Queue orders and backfill"). */
+enum blk {
+    BLK_NONE,  /* nothing: it can never fit, or its gang waits for members */
+    BLK_ROOM,  /* the pods behind it (no room now: it heads the line) */
+    BLK_QUOTA, /* the pods of the subtree of the queue whose cap it hit */
+    BLK_HELD,  /* nothing: it was held back by a reservation (backfill) */
+};
+
+/* EASY backfilling: the reservation of the cycle's first pod that does
+ * not fit for lack of room (the head). At shadow_s enough of the bound
+ * pods will have ended (bind time + duration hint) for `need` pods like
+ * the head to fit; `spare` is how many more than need fit then. The
+ * projected nodes at shadow_s are e->proj. */
+struct resv {
+    bool on;         /* this cycle has a head: later pods are checked */
+    bool valid;      /* the fields below were computed */
+    uint32_t head;   /* the head pod (a gang: its first pending member) */
+    uint32_t group;  /* the head's gang, 0 if none */
+    uint32_t need;   /* pods like the head that must fit */
+    double shadow_s; /* INFINITY: the known ends never make room */
+    int64_t spare;
+    uint64_t ver; /* e->state_ver it describes */
+};
+
+/* An undo record of the projection, for a gang attempt taken back. */
+struct resv_undo {
+    uint32_t node;
+    bool projected; /* the node had a projection before */
+    int64_t spare;
+    struct gp_node before;
+};
+
+/* A bound pod's expected end, for the projection. */
+struct pod_end {
+    double end_s;
+    uint32_t pod;
 };
 
 /* What a preemption search could free on a node. */
@@ -139,6 +192,24 @@ struct gp_engine {
     double now_s; /* of the last cycle */
     enum gp_order order;
     bool backfill;
+    uint64_t state_ver;          /* bumped on every bind, release and node change */
+    uint64_t topo_ver;           /* bumped when a node or a queue is added or changed */
+    GP_VEC(uint32_t) all;        /* FIFO, SJF: every pending pod, in the order */
+    struct resv resv;            /* backfill: the head's reservation */
+    GP_VEC(struct gp_node) proj; /* backfill: nodes as projected at the shadow time */
+    GP_VEC(uint64_t) proj_mark;  /* proj[i] is valid when proj_mark[i] == proj_stamp */
+    uint64_t proj_stamp;
+    GP_VEC(struct pod_end) ends; /* backfill: scratch for the projection */
+    GP_VEC(struct resv_undo) resv_log;
+    bool held; /* the last place() found room only on reserved capacity */
+    /* during a gang attempt: per node, 1 + the filter that rejected the
+     * attempt's member shape (0: not rejected); nodes that rejected one
+     * member reject the next alike, since only the nodes members were
+     * bound to changed */
+    uint8_t *gang_rej;
+    size_t ngang_rej;
+    uint32_t gang_rej_shape; /* the shape it is for; NONE: off */
+    bool qblocked_any;       /* this cycle, some queue is qblocked */
     /* preemption: the victim generation is bumped whenever the possible
      * victims, or the room they leave, may have changed (a release, a
      * node, a queue, an eviction, a pod reaching its minimum runtime), so
@@ -205,6 +276,7 @@ struct gp_engine *gp_engine_new(const struct gp_policy_ops *policy, uint64_t see
     if (!e)
         return NULL;
     e->policy = policy;
+    e->gang_rej_shape = NONE;
     gp_rng_seed(&e->rng, seed);
     struct queue q0;
     memset(&q0, 0, sizeof q0);
@@ -254,6 +326,12 @@ void gp_engine_free(struct gp_engine *e)
     GP_VEC_FREE(&e->gmembers);
     GP_VEC_FREE(&e->tmp);
     GP_VEC_FREE(&e->freeable);
+    GP_VEC_FREE(&e->proj);
+    GP_VEC_FREE(&e->proj_mark);
+    GP_VEC_FREE(&e->all);
+    free(e->gang_rej);
+    GP_VEC_FREE(&e->ends);
+    GP_VEC_FREE(&e->resv_log);
     free(e);
 }
 
@@ -339,6 +417,8 @@ enum gp_err gp_engine_node_add(struct gp_engine *e, const struct gp_node_spec *s
     e->totals.mem_mib_total += spec->mem_mib;
     e->generation++;
     e->victim_gen++;
+    e->state_ver++;
+    e->topo_ver++;
     if (out_id)
         *out_id = n.id;
     return GP_OK;
@@ -350,6 +430,8 @@ enum gp_err gp_engine_node_drain(struct gp_engine *e, uint32_t id)
         return GP_EINVALID;
     e->nodes.items[id].state = GP_NODE_DRAINING;
     e->victim_gen++;
+    e->state_ver++;
+    e->topo_ver++;
     return GP_OK;
 }
 
@@ -361,6 +443,8 @@ enum gp_err gp_engine_node_remove(struct gp_engine *e, uint32_t id)
     if (n->pods > 0)
         return GP_ESTATE;
     n->state = GP_NODE_GONE;
+    e->state_ver++;
+    e->topo_ver++;
     e->totals.nodes_ready--;
     e->totals.gpus -= n->spec.gpu_count;
     e->totals.gpu_milli_total -= (uint64_t)n->spec.gpu_count * GP_GPU_MILLI;
@@ -377,16 +461,57 @@ static int queue_before(const struct gp_pod *a, const struct gp_pod *b)
     return a->seq < b->seq;
 }
 
+/* A pod's duration hint as an SJF key: unknown (0) after every known one. */
+static double sjf_key(const struct gp_pod *p)
+{
+    return p->spec.duration_hint_s > 0 ? p->spec.duration_hint_s : INFINITY;
+}
+
+/* The engine's order: FAIR as queue_before (inside a queue); FIFO by age
+ * alone; SJF by duration hint, then age. */
+static int pod_before(const struct gp_engine *e, const struct gp_pod *a, const struct gp_pod *b)
+{
+    switch (e->order) {
+    case GP_ORDER_FIFO:
+        return a->seq < b->seq;
+    case GP_ORDER_SJF: {
+        double ka = sjf_key(a), kb = sjf_key(b);
+        if (ka != kb)
+            return ka < kb;
+        return a->seq < b->seq;
+    }
+    case GP_ORDER_FAIR:
+        break;
+    }
+    return queue_before(a, b);
+}
+
 static enum gp_err pending_insert(struct gp_engine *e, uint32_t pod)
 {
     const struct gp_pod *p = &e->pods.items[pod];
     struct queue *q = &e->queues.items[p->spec.queue];
     if (GP_VEC_RESERVE(&q->pending, q->pending.len + 1) != 0)
         return GP_ENOMEM;
+    if (e->order != GP_ORDER_FAIR) { /* one list over every queue */
+        if (GP_VEC_RESERVE(&e->all, e->all.len + 1) != 0)
+            return GP_ENOMEM;
+        size_t lo = 0, hi = e->all.len;
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (pod_before(e, p, &e->pods.items[e->all.items[mid]]))
+                hi = mid;
+            else
+                lo = mid + 1;
+        }
+        memmove(&e->all.items[lo + 1], &e->all.items[lo],
+                (e->all.len - lo) * sizeof e->all.items[0]);
+        e->all.items[lo] = pod;
+        e->all.len++;
+    }
     size_t lo = 0, hi = q->pending.len;
     while (lo < hi) { /* first position whose pod p goes before */
         size_t mid = lo + (hi - lo) / 2;
-        if (queue_before(p, &e->pods.items[q->pending.items[mid]]))
+        if (pod_before(e, p, &e->pods.items[q->pending.items[mid]]))
             hi = mid;
         else
             lo = mid + 1;
@@ -401,6 +526,14 @@ static enum gp_err pending_insert(struct gp_engine *e, uint32_t pod)
 
 static void pending_remove(struct gp_engine *e, uint32_t pod)
 {
+    for (size_t i = e->all.len; i-- > 0;) {
+        if (e->all.items[i] == pod) {
+            memmove(&e->all.items[i], &e->all.items[i + 1],
+                    (e->all.len - i - 1) * sizeof e->all.items[0]);
+            e->all.len--;
+            break;
+        }
+    }
     struct queue *q = &e->queues.items[e->pods.items[pod].spec.queue];
     for (size_t i = 0; i < q->pending.len; i++) {
         if (q->pending.items[i] == pod) {
@@ -469,6 +602,7 @@ static uint32_t shape_intern(struct gp_engine *e, const struct shape_key *k)
     s.key = *k;
     s.failed_gen = UINT64_MAX;
     s.preempt_failed_gen = UINT64_MAX;
+    s.hopeless_ver = UINT64_MAX;
     if (e->shapes.len >= NONE - 1 || GP_VEC_PUSH(&e->shapes, s) != 0)
         return NONE;
     e->shape_slots[j] = (uint32_t)e->shapes.len;
@@ -521,7 +655,7 @@ enum gp_err gp_engine_pod_add(struct gp_engine *e, const struct gp_pod_spec *spe
     p.shape = shape_intern(e, &k);
     if (p.shape == NONE)
         return GP_ENOMEM;
-    struct pod_x x = {NONE, UINT64_MAX, 0};
+    struct pod_x x = {NONE, UINT64_MAX, 0, BLK_NONE, NONE};
     struct queue *q = &e->queues.items[spec->queue];
     /* a queue's bound pods are some of its live ones: commit never grows */
     if (GP_VEC_RESERVE(&q->bound, q->pending.len + q->bound.len + 1) != 0 ||
@@ -688,11 +822,19 @@ int gp_engine_pick_default(const struct gp_node *n, const struct gp_pod *p, stru
     if (n->spec.sharing)
         return gp_share_pick(n, p, pick);
     if (milli == GP_GPU_MILLI) {
-        for (uint32_t g = 0; g < n->spec.gpu_count && pick->ngpus < want; g++)
-            if (n->gpu[g].milli_free == GP_GPU_MILLI && n->gpu[g].pods == 0 &&
-                n->gpu[g].mem_free_mib >= mem)
-                pick->gpu[pick->ngpus++] = (uint8_t)g;
-        return pick->ngpus == want ? 0 : -1;
+        /* a GPU with nothing on it has all its memory: the summary and the
+         * node's GPU memory answer first */
+        if (n->gpus_whole_free < want || mem > n->spec.gpu_mem_mib)
+            return -1;
+        uint32_t k = 0;
+        if (n->gpus_whole_free == n->spec.gpu_count) /* all free: the first ones */
+            for (; k < want; k++)
+                pick->gpu[k] = (uint8_t)k;
+        for (uint32_t g = 0; k < want; g++)
+            if (n->gpu[g].milli_free == GP_GPU_MILLI && n->gpu[g].pods == 0)
+                pick->gpu[k++] = (uint8_t)g;
+        pick->ngpus = (uint8_t)k;
+        return 0;
     }
     int best = -1;
     for (uint32_t g = 0; g < n->spec.gpu_count; g++) {
@@ -736,6 +878,7 @@ static void queue_charge(struct gp_engine *e, const struct gp_pod *p, uint32_t m
     int64_t gpu = sign * gpu_req(p), cpu = sign * p->spec.cpu_milli, mem = sign * p->spec.mem_mib;
     for (uint32_t x = p->spec.queue; x != NONE; x = e->queues.items[x].parent) {
         struct queue *q = &e->queues.items[x];
+        q->ver++;
         q->used[R_GPU] += gpu;
         q->used[R_CPU] += cpu;
         q->used[R_MEM] += mem;
@@ -805,6 +948,7 @@ static void commit(struct gp_engine *e, struct gp_pod *p, struct gp_node *n,
     p->state = GP_POD_BOUND;
     p->node = n->id;
     p->pick = *pick;
+    e->state_ver++;
     e->px.items[p->id].bound_at_s = e->now_s;
     struct queue *q = &e->queues.items[p->spec.queue];
     e->px.items[p->id].slot = (uint32_t)q->bound.len;
@@ -833,6 +977,7 @@ static void release(struct gp_engine *e, struct gp_pod *p, bool grow)
     q->bound.items[slot] = last;
     e->px.items[last].slot = slot;
     e->px.items[p->id].slot = NONE;
+    e->state_ver++;
     queue_charge(e, p, n->model, -1);
     node_give(n, p, &p->pick);
     e->totals.gpu_milli_alloc -= p->gpu_milli_taken;
@@ -891,6 +1036,109 @@ static uint32_t quota_blocks(const struct gp_engine *e, const struct gp_pod *p, 
     return NONE;
 }
 
+/* ---- backfill: the head's reservation ----------------------------------- */
+
+/* How many pods like u fit node n as it is (up to cap): the node filters
+ * without quotas, and for whole GPUs the free whole GPUs, cpu and memory;
+ * a share is taken again and again on a copy. */
+static int64_t head_slots(const struct gp_engine *e, const struct gp_node *n,
+                          const struct gp_pod *u, int64_t cap)
+{
+    if (filter_fit(e, n, u) != GP_FILTER_COUNT)
+        return 0;
+    int64_t k = cap;
+    if (u->spec.cpu_milli > 0 && n->cpu_free_milli / u->spec.cpu_milli < k)
+        k = n->cpu_free_milli / u->spec.cpu_milli;
+    if (u->spec.mem_mib > 0 && n->mem_free_mib / u->spec.mem_mib < k)
+        k = n->mem_free_mib / u->spec.mem_mib;
+    if (u->spec.gpu_count == 0)
+        return k;
+    if (u->spec.gpu_milli == GP_GPU_MILLI)
+        return (int64_t)(n->gpus_whole_free / u->spec.gpu_count) < k
+                   ? (int64_t)(n->gpus_whole_free / u->spec.gpu_count)
+                   : k;
+    struct gp_node c = *n;
+    struct gp_pick pick;
+    int64_t got = 0;
+    while (got < k && filter_fit(e, &c, u) == GP_FILTER_COUNT &&
+           gp_engine_pick_default(&c, u, &pick) == 0) {
+        node_take(&c, u, &pick);
+        got++;
+    }
+    return got;
+}
+
+/* Node i as projected at the shadow time (the node itself when no
+ * release or backfilled pod touched it). */
+static const struct gp_node *proj_get(const struct gp_engine *e, uint32_t i)
+{
+    return i < e->proj_mark.len && e->proj_mark.items[i] == e->proj_stamp ? &e->proj.items[i]
+                                                                          : &e->nodes.items[i];
+}
+
+/* Does the reservation hold pod p back? Not the head (or its gang), nor a
+ * pod whose hint says it ends by the shadow time. */
+static bool resv_applies(const struct gp_engine *e, const struct gp_pod *p)
+{
+    const struct resv *r = &e->resv;
+    if (!r->on || p->id == r->head || (r->group && p->spec.group == r->group))
+        return false;
+    double h = p->spec.duration_hint_s;
+    return !(h > 0 && e->now_s + h <= r->shadow_s);
+}
+
+/* How many of the head's slots at the shadow time pod p takes on node n. */
+static int64_t resv_loss(const struct gp_engine *e, const struct gp_node *n, const struct gp_pod *p)
+{
+    const struct gp_pod *u = &e->pods.items[e->resv.head];
+    const struct gp_node *at = proj_get(e, n->id);
+    int64_t before = head_slots(e, at, u, e->resv.need);
+    if (before == 0)
+        return 0;
+    struct gp_node c = *at;
+    struct gp_pick pick;
+    if (gp_engine_pick_default(&c, p, &pick) != 0)
+        return before; /* cannot tell: count the node lost */
+    node_take(&c, p, &pick);
+    return before - head_slots(e, &c, u, e->resv.need);
+}
+
+/* Pod p, held back by the reservation, was bound on node n: the
+ * projection loses what it takes (logged, for a gang attempt taken back). */
+static void resv_take(struct gp_engine *e, const struct gp_node *n, const struct gp_pod *p)
+{
+    if (n->id >= e->proj.len)
+        return; /* no projection (out of memory): nothing to follow */
+    int64_t loss = resv_loss(e, n, p);
+    bool projected = proj_get(e, n->id) != n;
+    struct resv_undo u = {n->id, projected, e->resv.spare, *proj_get(e, n->id)};
+    if (GP_VEC_PUSH(&e->resv_log, u) != 0) {
+        e->resv.spare = -1; /* out of memory: hold back everything else */
+        return;
+    }
+    if (!projected) {
+        e->proj.items[n->id] = *n;
+        e->proj_mark.items[n->id] = e->proj_stamp;
+    }
+    struct gp_node *at = &e->proj.items[n->id];
+    struct gp_pick pick;
+    if (gp_engine_pick_default(at, p, &pick) == 0)
+        node_take(at, p, &pick);
+    e->resv.spare -= loss;
+}
+
+/* Takes back the projection changes logged since `mark`. */
+static void resv_undo(struct gp_engine *e, size_t mark)
+{
+    while (e->resv_log.len > mark) {
+        const struct resv_undo *u = &e->resv_log.items[--e->resv_log.len];
+        e->resv.spare = u->spare;
+        e->proj.items[u->node] = u->before;
+        if (!u->projected)
+            e->proj_mark.items[u->node] = e->proj_stamp - 1;
+    }
+}
+
 /* Filters every node, scores the feasible ones and commits the best. Fills
  * *d with a BIND or an UNSCHEDULABLE decision. */
 static void place(struct gp_engine *e, struct gp_pod *p, struct gp_decision *d)
@@ -914,19 +1162,36 @@ static void place(struct gp_engine *e, struct gp_pod *p, struct gp_decision *d)
     struct gp_pick best_pick = {0}, pick;
     bool model_quota =
         e->model_quotas && p->spec.gpu_count > 0 && e->queues.items[p->spec.queue].model_capped;
+    bool resv = resv_applies(e, p);
+    int64_t spare = e->resv.spare > 0 ? e->resv.spare : 0;
+    uint32_t held = 0;
+    uint8_t *rej = e->gang_rej_shape == p->shape ? e->gang_rej : NULL;
     for (size_t i = 0; i < e->nodes.len; i++) {
+        if (rej && rej[i]) { /* it rejected an earlier member alike */
+            d->explain.rejected[rej[i] - 1]++;
+            continue;
+        }
         struct gp_node *n = &e->nodes.items[i];
         enum gp_filter f = filter_fit(e, n, p);
         if (f == GP_FILTER_COUNT && model_quota && model_quota_blocks(e, p, n->model))
             f = GP_FILTER_QUOTA; /* as gp_engine_filter */
         if (f != GP_FILTER_COUNT) {
             d->explain.rejected[f]++;
+            if (rej)
+                rej[i] = (uint8_t)(f + 1);
+            continue;
+        }
+        if (resv && resv_loss(e, n, p) > spare) { /* it would delay the head */
+            held++;
             continue;
         }
         double score;
         if (e->policy) {
             memset(&pick, 0, sizeof pick);
             score = e->policy->score(e->policy_state, e, n, p, &pick);
+            /* the pick matters only on a node that would win: checked there */
+            if (best && !(score > best_score))
+                continue;
             if (!pick_valid(n, p, &pick) && gp_engine_pick_default(n, p, &pick) != 0)
                 continue;
         } else {
@@ -943,11 +1208,15 @@ static void place(struct gp_engine *e, struct gp_pod *p, struct gp_decision *d)
     if (!best) {
         d->kind = GP_DECISION_UNSCHEDULABLE;
         p->tried_gen = e->generation;
+        if (held)
+            e->held = true;
         return;
     }
     d->kind = GP_DECISION_BIND;
     d->node = best->id;
     d->pick = best_pick;
+    if (resv)
+        resv_take(e, best, p); /* before the commit: the loss is measured on the projection */
     commit(e, p, best, &best_pick);
 }
 
@@ -1065,7 +1334,23 @@ static bool gang_try(struct gp_engine *e, const uint32_t *members, size_t n, uin
                      struct gp_decision *out, struct gp_decision *fail, bool *have_fail)
 {
     uint32_t placed = 0;
+    size_t mark = e->resv_log.len;
+    size_t nn = e->nodes.len;
+    if (n > 1 && e->ngang_rej < nn) {
+        uint8_t *r = realloc(e->gang_rej, nn);
+        if (r) {
+            e->gang_rej = r;
+            e->ngang_rej = nn;
+        }
+    }
+    /* else no node, or out of memory: scan every node */
+    bool remember = n > 1 && nn > 0 && e->gang_rej && e->ngang_rej >= nn;
     for (size_t k = 0; k < n; k++) {
+        uint32_t shape = e->pods.items[members[k]].shape;
+        if (remember && shape != e->gang_rej_shape) { /* the first member, or another shape */
+            memset(e->gang_rej, 0, nn);
+            e->gang_rej_shape = shape;
+        }
         place(e, &e->pods.items[members[k]], &out[k]);
         if (out[k].kind == GP_DECISION_BIND)
             placed++;
@@ -1074,6 +1359,7 @@ static bool gang_try(struct gp_engine *e, const uint32_t *members, size_t n, uin
             *have_fail = true;
         }
     }
+    e->gang_rej_shape = NONE;
     if (placed >= need)
         return true;
     for (size_t k = n; k-- > 0;) {
@@ -1083,6 +1369,7 @@ static bool gang_try(struct gp_engine *e, const uint32_t *members, size_t n, uin
             p->state = GP_POD_PENDING;
         }
     }
+    resv_undo(e, mark);
     return false;
 }
 
@@ -1220,7 +1507,7 @@ static size_t place_gang(struct gp_engine *e, uint32_t gid, struct gp_decision *
                       ? GP_GANG_NEVER_FITS
                       : GP_GANG_NO_ROOM;
             fail.gang = why;
-            if (e->nfailed_gangs < sizeof e->failed_gangs / sizeof e->failed_gangs[0]) {
+            if (!e->held && e->nfailed_gangs < sizeof e->failed_gangs / sizeof e->failed_gangs[0]) {
                 struct failed_gang *f = &e->failed_gangs[e->nfailed_gangs++];
                 f->pod = members[0];
                 f->need = need;
@@ -1355,6 +1642,8 @@ enum gp_err gp_engine_queue_set(struct gp_engine *e, const struct gp_queue_spec 
     queues_refresh(e);
     e->generation++; /* what fits, and what may be evicted, may have changed */
     e->victim_gen++;
+    e->state_ver++;
+    e->topo_ver++;
     if (out_id)
         *out_id = id;
     return GP_OK;
@@ -2020,10 +2309,12 @@ static bool try_pod(struct gp_engine *e, struct gp_pod *p, struct gp_decision *o
                     size_t *ndec, size_t *tried, bool *full, bool *changed)
 {
     uint32_t id = p->id;
-    bool may_preempt = e->preempt && e->queues.items[p->spec.queue].may_preempt;
+    /* with a reservation (backfill), only the head may evict */
+    bool may_preempt = e->preempt && e->queues.items[p->spec.queue].may_preempt && !e->resv.on;
     bool retry = may_preempt && e->px.items[id].preempt_gen != e->victim_gen;
     if (p->tried_gen == e->generation && !retry)
         return true; /* not until the cluster changes */
+    e->held = false;
     if (p->spec.group) {
         uint32_t gid = p->spec.group;
         struct group *g = &e->groups.items[gid - 1];
@@ -2036,6 +2327,11 @@ static bool try_pod(struct gp_engine *e, struct gp_pod *p, struct gp_decision *o
         g->cycle = e->cycle;
         (*tried)++;
         size_t n = place_gang(e, gid, out + *ndec);
+        if (e->held && p->state != GP_POD_BOUND) { /* held back: no decisions */
+            for (size_t i = 0; i < g->members.len; i++)
+                e->px.items[g->members.items[i]].blk = BLK_HELD;
+            return true;
+        }
         if (p->state != GP_POD_BOUND && retry && n > 0 && out[*ndec].gang == GP_GANG_NO_ROOM) {
             size_t m = preempt(e, p, gid, out + *ndec, cap - *ndec, full);
             if (m > 0) {
@@ -2063,6 +2359,10 @@ static bool try_pod(struct gp_engine *e, struct gp_pod *p, struct gp_decision *o
         p->tried_gen = e->generation;
     } else {
         place(e, p, d);
+        if (e->held) { /* it fits only on capacity reserved for the head: no decision */
+            e->px.items[id].blk = BLK_HELD;
+            return true;
+        }
         if (d->kind != GP_DECISION_BIND)
             failed_remember(e, p, d);
     }
@@ -2086,6 +2386,412 @@ static bool try_pod(struct gp_engine *e, struct gp_pod *p, struct gp_decision *o
     return true;
 }
 
+/* ---- ordered cycles: FIFO, SJF, backfill ----------------------------------- */
+
+/* Pods like p that must be placed together: a gang's members still
+ * needed, else 1. */
+static uint32_t pod_need(const struct gp_engine *e, const struct gp_pod *p)
+{
+    if (!p->spec.group)
+        return 1;
+    const struct group *g = &e->groups.items[p->spec.group - 1];
+    return g->spec.min_member > g->bound ? g->spec.min_member - g->bound : 1;
+}
+
+/* Node n as it is when empty. */
+static void node_emptied(const struct gp_node *n, struct gp_node *c)
+{
+    *c = *n;
+    c->cpu_free_milli = n->spec.cpu_milli;
+    c->mem_free_mib = n->spec.mem_mib;
+    for (uint32_t g = 0; g < n->spec.gpu_count; g++) {
+        c->gpu[g].milli_free = GP_GPU_MILLI;
+        c->gpu[g].mem_free_mib = n->spec.gpu_mem_mib;
+        c->gpu[g].pods = 0;
+    }
+    node_summarise(c);
+    c->pods = 0;
+}
+
+/* Whether `need` pods like p (a gang's member) pack into the empty
+ * cluster - inside one domain when its topology is required. Exact for a
+ * gang of alike members; the others are judged by p. */
+static bool gang_packs_empty(const struct gp_engine *e, const struct group *g,
+                             const struct gp_pod *p, uint32_t need)
+{
+    const char *key = g->spec.topology_required ? g->spec.topology_key : NULL;
+    GP_VEC(struct domain) domains = {0};
+    uint64_t total = 0;
+    bool ok = false;
+    struct gp_node c;
+    for (size_t i = 0; i < e->nodes.len && !ok; i++) {
+        const struct gp_node *n = &e->nodes.items[i];
+        const char *v = NULL;
+        for (size_t j = 0; key && j < n->spec.nlabels && !v; j++)
+            if (strcmp(n->spec.labels[j].key, key) == 0)
+                v = n->spec.labels[j].value;
+        if (key && !v)
+            continue;
+        node_emptied(n, &c);
+        uint64_t k = (uint64_t)head_slots(e, &c, p, need);
+        if (k == 0)
+            continue;
+        if (!key) {
+            total += k;
+            ok = total >= need;
+            continue;
+        }
+        size_t d = 0;
+        while (d < domains.len && strcmp(domains.items[d].value, v) != 0)
+            d++;
+        if (d == domains.len) {
+            struct domain nd = {v, 0};
+            if (GP_VEC_PUSH(&domains, nd) != 0) {
+                ok = true; /* out of memory: say it fits (it then waits, as before) */
+                break;
+            }
+        }
+        domains.items[d].free_milli += k;
+        ok = domains.items[d].free_milli >= need;
+    }
+    GP_VEC_FREE(&domains);
+    return ok;
+}
+
+/* Sets what the pod of an UNSCHEDULABLE decision holds up (enum blk). */
+static void classify(struct gp_engine *e, const struct gp_decision *d)
+{
+    const struct gp_pod *p = &e->pods.items[d->pod];
+    struct pod_x *x = &e->px.items[d->pod];
+    uint32_t need = pod_need(e, p);
+    x->blk = BLK_NONE;
+    if (d->gang == GP_GANG_MEMBERS || d->gang == GP_GANG_NEVER_FITS ||
+        (e->quotas && quota_never_fits(e, p, need)))
+        return;
+    if (d->explain.rejected[GP_FILTER_QUOTA] > 0 && d->quota_queue == GP_QUEUE_NONE)
+        return; /* a per-model cap: it holds up nothing */
+    if (d->quota_queue != GP_QUEUE_NONE) {
+        x->blk = BLK_QUOTA;
+        x->blk_queue = d->quota_queue;
+        return;
+    }
+    bool fits;
+    if (p->spec.group) {
+        fits = gang_packs_empty(e, &e->groups.items[p->spec.group - 1], p, need);
+    } else {
+        struct shape *s = &e->shapes.items[p->shape];
+        if (s->hopeless_ver != e->topo_ver) {
+            s->hopeless = !fits_some_empty(e, p);
+            s->hopeless_ver = e->topo_ver;
+        }
+        fits = !s->hopeless;
+    }
+    x->blk = fits ? BLK_ROOM : BLK_NONE;
+}
+
+static int pod_end_cmp(const void *pa, const void *pb)
+{
+    const struct pod_end *a = pa, *b = pb;
+    if (a->end_s != b->end_s)
+        return a->end_s < b->end_s ? -1 : 1;
+    return a->pod < b->pod ? -1 : a->pod > b->pod;
+}
+
+/* Lists the expected ends (bind time + duration hint, not before now) of
+ * the bound pods of queue x's subtree (NONE: of every queue), sorted.
+ * Pods without a hint never end. False when out of memory. */
+static bool ends_list(struct gp_engine *e, uint32_t x)
+{
+    e->ends.len = 0;
+    for (size_t i = 0; i < e->queues.len; i++) {
+        uint32_t y = (uint32_t)i;
+        while (x != NONE && y != NONE && y != x)
+            y = e->queues.items[y].parent;
+        if (x != NONE && y != x)
+            continue;
+        const struct queue *q = &e->queues.items[i];
+        for (size_t k = 0; k < q->bound.len; k++) {
+            const struct gp_pod *p = &e->pods.items[q->bound.items[k]];
+            if (!(p->spec.duration_hint_s > 0))
+                continue;
+            struct pod_end pe = {e->px.items[p->id].bound_at_s + p->spec.duration_hint_s, p->id};
+            if (pe.end_s < e->now_s)
+                pe.end_s = e->now_s; /* overdue: it may end any moment */
+            if (GP_VEC_PUSH(&e->ends, pe) != 0)
+                return false;
+        }
+    }
+    if (e->ends.len > 1)
+        qsort(e->ends.items, e->ends.len, sizeof e->ends.items[0], pod_end_cmp);
+    return true;
+}
+
+/* The head p does not fit for lack of room: its reservation (kept from an
+ * earlier cycle when nothing changed since). Counts, on every node, the
+ * pods like p that fit; then releases the bound pods on a projection of
+ * the nodes in the order of their expected ends until `need` fit. */
+static void resv_compute(struct gp_engine *e, const struct gp_pod *p)
+{
+    struct resv *r = &e->resv;
+    r->on = true;
+    if (r->valid && r->head == p->id && r->ver == e->state_ver)
+        return;
+    uint32_t need = pod_need(e, p);
+    size_t nn = e->nodes.len;
+    r->valid = true;
+    r->head = p->id;
+    r->group = p->spec.group;
+    r->need = need;
+    r->ver = e->state_ver;
+    r->shadow_s = INFINITY;
+    r->spare = -1;
+    if (GP_VEC_RESERVE(&e->proj, nn) != 0 || GP_VEC_RESERVE(&e->proj_mark, nn) != 0)
+        return; /* out of memory: hold back everything else */
+    while (e->proj_mark.len < nn)
+        e->proj_mark.items[e->proj_mark.len++] = 0;
+    e->proj.len = nn;
+    e->proj_stamp++;
+    e->resv_log.len = 0;
+    int64_t total = 0;
+    for (size_t i = 0; i < nn; i++)
+        total += head_slots(e, &e->nodes.items[i], p, need);
+    double shadow = e->now_s;
+    if (total < need) {
+        if (!ends_list(e, NONE))
+            return;
+        shadow = INFINITY;
+        for (size_t k = 0; k < e->ends.len && shadow == INFINITY; k++) {
+            const struct gp_pod *b = &e->pods.items[e->ends.items[k].pod];
+            struct gp_node *at = &e->proj.items[b->node];
+            if (e->proj_mark.items[b->node] != e->proj_stamp) {
+                *at = e->nodes.items[b->node];
+                e->proj_mark.items[b->node] = e->proj_stamp;
+            }
+            int64_t before = head_slots(e, at, p, need);
+            node_give(at, b, &b->pick);
+            total += head_slots(e, at, p, need) - before;
+            if (total >= need)
+                shadow = e->ends.items[k].end_s;
+        }
+    }
+    r->shadow_s = shadow;
+    r->spare = total - need;
+}
+
+/* The head p hit the cap of queue x: its reservation of the quota (kept
+ * when the subtree's use has not changed since). */
+static void qresv_compute(struct gp_engine *e, uint32_t x, const struct gp_pod *p)
+{
+    struct queue *q = &e->queues.items[x];
+    q->qresv = true;
+    if (q->qhead == p->id + 1 && q->qresv_ver == q->ver)
+        return;
+    int64_t req[NBASIC], room[NBASIC];
+    pod_request(p, req);
+    uint32_t need = pod_need(e, p);
+    bool fits = true;
+    for (int k = 0; k < NBASIC; k++) {
+        req[k] *= need;
+        room[k] = q->cap[k] == INT64_MAX ? INT64_MAX : q->cap[k] - q->used[k];
+        fits &= req[k] <= room[k];
+    }
+    double shadow = e->now_s;
+    if (!fits) {
+        shadow = INFINITY;
+        if (ends_list(e, x))
+            for (size_t i = 0; i < e->ends.len && shadow == INFINITY; i++) {
+                int64_t got[NBASIC];
+                pod_request(&e->pods.items[e->ends.items[i].pod], got);
+                fits = true;
+                for (int k = 0; k < NBASIC; k++) {
+                    if (room[k] != INT64_MAX)
+                        room[k] += got[k];
+                    fits &= req[k] <= room[k];
+                }
+                if (fits)
+                    shadow = e->ends.items[i].end_s;
+            }
+    }
+    for (int k = 0; k < NBASIC; k++)
+        q->qspare[k] = room[k] == INT64_MAX ? INT64_MAX : room[k] - req[k];
+    q->qshadow_s = shadow;
+    q->qhead = p->id + 1;
+    q->qresv_ver = q->ver;
+}
+
+/* May pod p go past the pods blocked by the caps of its queue and its
+ * ancestors? Without backfill, never; with it, when it ends by that
+ * pod's shadow time or fits what is left of the cap then (a gang: all its
+ * pending members). */
+static bool quota_gate(const struct gp_engine *e, const struct gp_pod *p)
+{
+    int64_t req[NBASIC];
+    pod_request(p, req);
+    int64_t times = p->spec.group ? (int64_t)gang_pending(e, p->spec.group) : 1;
+    double h = p->spec.duration_hint_s;
+    for (uint32_t x = p->spec.queue; x != NONE; x = e->queues.items[x].parent) {
+        const struct queue *q = &e->queues.items[x];
+        if (!q->qblocked)
+            continue;
+        if (!q->qresv)
+            return false;
+        if (h > 0 && e->now_s + h <= q->qshadow_s)
+            continue;
+        for (int k = 0; k < NBASIC; k++)
+            if (req[k] > 0 && q->qspare[k] != INT64_MAX && req[k] * times > q->qspare[k])
+                return false;
+    }
+    return true;
+}
+
+/* Pod b was bound past quota reservations: what it takes beyond their
+ * shadow time comes off their spare. */
+static void quota_account(struct gp_engine *e, const struct gp_pod *b)
+{
+    int64_t req[NBASIC];
+    pod_request(b, req);
+    double h = b->spec.duration_hint_s;
+    for (uint32_t x = b->spec.queue; x != NONE; x = e->queues.items[x].parent) {
+        struct queue *q = &e->queues.items[x];
+        if (!q->qresv)
+            continue;
+        if (!(h > 0 && e->now_s + h <= q->qshadow_s))
+            for (int k = 0; k < NBASIC; k++)
+                if (q->qspare[k] != INT64_MAX)
+                    q->qspare[k] -= req[k];
+        q->qresv_ver = q->ver;
+    }
+}
+
+/* What pod p's failure holds up: the rest of the cycle (strict), its
+ * quota's subtree, or - with backfill - nothing beyond its reservation. */
+static void block(struct gp_engine *e, const struct gp_pod *p, bool *stop)
+{
+    const struct pod_x *x = &e->px.items[p->id];
+    if (x->blk == BLK_QUOTA) {
+        struct queue *q = &e->queues.items[x->blk_queue];
+        if (q->qblocked)
+            return;
+        q->qblocked = true;
+        e->qblocked_any = true;
+        if (e->backfill)
+            qresv_compute(e, x->blk_queue, p);
+    } else if (x->blk == BLK_ROOM) {
+        if (!e->backfill)
+            *stop = true;
+        else if (!e->resv.on)
+            resv_compute(e, p);
+    }
+}
+
+/* One pod of an ordered cycle. Returns whether it stays pending;
+ * *changed when something was bound or evicted. */
+static bool order_step(struct gp_engine *e, struct gp_pod *p, struct gp_decision *out, size_t cap,
+                       size_t *ndec, size_t *tried, bool *full, bool *stop, bool *changed)
+{
+    if (e->qblocked_any && !quota_gate(e, p))
+        return true;
+    bool may_preempt = e->preempt && e->queues.items[p->spec.queue].may_preempt && !e->resv.on;
+    if (p->tried_gen == e->generation &&
+        !(may_preempt && e->px.items[p->id].preempt_gen != e->victim_gen)) {
+        block(e, p, stop); /* as when it last failed */
+        return true;
+    }
+    size_t first = *ndec, gfirst = 0;
+    bool pending = try_pod(e, p, out, cap, ndec, tried, full, changed);
+    uint32_t gclass = 0; /* the gang whose members were classified */
+    for (size_t k = first; k < *ndec; k++) {
+        const struct gp_decision *d = &out[k];
+        const struct gp_pod *m = &e->pods.items[d->pod];
+        if (d->kind == GP_DECISION_BIND) {
+            quota_account(e, m);
+        } else if (d->kind == GP_DECISION_UNSCHEDULABLE) {
+            if (m->spec.group && m->spec.group == gclass) { /* as its first member */
+                e->px.items[m->id].blk = e->px.items[out[gfirst].pod].blk;
+                e->px.items[m->id].blk_queue = e->px.items[out[gfirst].pod].blk_queue;
+                continue;
+            }
+            classify(e, d);
+            gclass = m->spec.group;
+            gfirst = k;
+        }
+    }
+    if (e->resv.on)
+        e->resv.ver = e->state_ver; /* the projection has followed the binds */
+    if (!pending)
+        return false;
+    if (!*full)
+        block(e, p, stop);
+    return true;
+}
+
+/* A cycle in the engine's order (FIFO, SJF; FAIR with backfill): one pod
+ * at a time, from the queue whose next pod comes first (FAIR: the queue
+ * pick_queue chooses), stopping at the first pod that does not fit
+ * (strict) or reserving room for it (backfill). */
+static size_t schedule_ordered(struct gp_engine *e, size_t budget, struct gp_decision *out,
+                               size_t cap)
+{
+    size_t ndec = 0, tried = 0;
+    bool full = false, stop = false;
+    for (size_t i = 0; i < e->queues.len; i++) {
+        struct queue *q = &e->queues.items[i];
+        q->cursor = q->keep = 0;
+        q->qblocked = q->qresv = false;
+    }
+    e->resv.on = false;
+    e->resv_log.len = 0;
+    e->qblocked_any = false;
+    if (e->order != GP_ORDER_FAIR) { /* one list, in the order */
+        uint32_t *items = e->all.items;
+        size_t i = 0, k = 0, len = e->all.len;
+        bool changed = false;
+        while (i < len && !stop) {
+            uint32_t id = items[i];
+            struct gp_pod *p = &e->pods.items[id];
+            if (p->state != GP_POD_PENDING) { /* a gang member placed earlier in this cycle */
+                i++;
+                continue;
+            }
+            if (full || ndec == cap || (budget && tried == budget))
+                break;
+            i++;
+            if (order_step(e, p, out, cap, &ndec, &tried, &full, &stop, &changed))
+                items[k++] = id;
+        }
+        for (; i < len; i++) /* the rest stays as it was; pods bound meanwhile leave */
+            if (e->pods.items[items[i]].state == GP_POD_PENDING)
+                items[k++] = items[i];
+        e->all.len = k;
+    }
+    /* FAIR: the queue pick_queue chooses, until something is bound or
+     * evicted (the shares move), as in the greedy cycle */
+    while (e->order == GP_ORDER_FAIR && !stop) {
+        uint32_t cur = pick_queue(e);
+        if (cur == NONE)
+            break;
+        struct queue *q = &e->queues.items[cur];
+        bool changed = false;
+        while (q->cursor < q->pending.len && !changed && !stop) {
+            uint32_t id = q->pending.items[q->cursor];
+            struct gp_pod *p = &e->pods.items[id];
+            if (p->state != GP_POD_PENDING) {
+                q->cursor++;
+                continue;
+            }
+            if (full || ndec == cap || (budget && tried == budget)) {
+                stop = true;
+                break;
+            }
+            q->cursor++;
+            if (order_step(e, p, out, cap, &ndec, &tried, &full, &stop, &changed))
+                q->pending.items[q->keep++] = id;
+        }
+    }
+    e->resv.on = false; /* outside a cycle nothing is held back */
+    return ndec;
+}
+
 size_t gp_engine_schedule(struct gp_engine *e, double now_s, size_t budget, struct gp_decision *out,
                           size_t cap)
 {
@@ -2095,6 +2801,10 @@ size_t gp_engine_schedule(struct gp_engine *e, double now_s, size_t budget, stru
         e->now_s = now_s;
     e->cycle++;
     mature_check(e);
+    if (e->order != GP_ORDER_FAIR || e->backfill) {
+        ndec = schedule_ordered(e, budget, out, cap);
+        goto compact;
+    }
     for (size_t i = 0; i < e->queues.len; i++)
         e->queues.items[i].cursor = e->queues.items[i].keep = 0;
     bool stop = false;
@@ -2135,6 +2845,7 @@ size_t gp_engine_schedule(struct gp_engine *e, double now_s, size_t budget, stru
         q->cursor = i;
         q->keep = k;
     }
+compact:
     /* the rest of each list stays as it was; pods bound meanwhile leave */
     e->npending = 0;
     for (size_t i = 0; i < e->queues.len; i++) {

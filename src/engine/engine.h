@@ -137,13 +137,18 @@ enum gp_err gp_engine_queue_usage(const struct gp_engine *e, uint32_t id,
  * and its descendants. */
 int64_t gp_engine_queue_model_used(const struct gp_engine *e, uint32_t id, uint32_t model);
 
-/* The order in which a cycle tries pending pods (docs/ARCHITECTURE.md):
- * FAIR is the default (queues by weighted dominant share; inside a queue
- * priority, then age); FIFO tries the oldest pending pod of the cluster
- * first; SJF the one with the shortest duration hint (unknown hints last,
- * then age). Without backfill a pod that does not fit stops the cycle for
- * the pods behind it (the head of the line blocks); with backfill they may
- * go ahead when they do not delay it. */
+/* The order in which a cycle tries pending pods (docs/ARCHITECTURE.md,
+ * "Queue orders and backfill"): FAIR is the default (queues by weighted
+ * dominant share; inside a queue priority, then age); FIFO tries the
+ * oldest pending pod of the cluster first; SJF the one with the shortest
+ * duration hint (unknown hints last, then age). Without backfill, under
+ * FIFO and SJF a pod that does not fit for lack of room stops the cycle
+ * for the pods behind it (the head of the line blocks), while FAIR skips
+ * it and goes on (greedy, as always). With backfill, in every order, the
+ * first such pod reserves the room it will get (EASY: from the bound
+ * pods' bind times and duration hints) and later pods go only when they
+ * do not delay it. A pod stopped by a cap holds up only its capped
+ * queue's subtree; one that can never fit holds up nothing. */
 enum gp_order {
     GP_ORDER_FAIR = 0,
     GP_ORDER_FIFO,

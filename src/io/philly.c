@@ -4,6 +4,7 @@
  * cluster. The trace records no CPU or memory, so jobs and machines get
  * 4 cores and 32 GiB per GPU. docs/FORMATS.md describes the mapping. */
 #include "io/philly.h"
+#include "io/philly_vc.h"
 
 #include "io/csv.h"
 #include "io/workload.h"
@@ -330,5 +331,99 @@ out:
     GP_VEC_FREE(&node_pool);
     GP_VEC_FREE(&pools);
     GP_VEC_FREE(&pool_labels);
+    return err;
+}
+
+/* ---- virtual clusters as queues ------------------------------------------ */
+
+enum gp_err gp_philly_vc_queues(struct gp_workload *w, const char *vcs_text, size_t vcs_len,
+                                const char *vcs_name, struct gp_arena *a, struct gp_diag *diag)
+{
+    enum { C_VC, C_NODES, C_N };
+    static const struct gp_csv_col cols[C_N] = {{"vc", true}, {"node num", true}};
+    struct gp_csv c;
+    struct gp_csv_map sizes = {0}; /* VC name -> index in nodes */
+    GP_VEC(int64_t) nodes = {0};
+    GP_VEC(struct gp_queue_def) defs = {0};
+    int idx[C_N];
+    bool got, csv = vcs_text != NULL;
+    enum gp_err err = GP_OK;
+
+    if (!vcs_name)
+        vcs_name = "<vcs>";
+    if (w->nqueues > 0)
+        return gp_diag_set(diag, GP_EINVALID,
+                           "--vc-queues: the workload declares its own queues (%s); use one or "
+                           "the other",
+                           w->queues[0].source ? w->queues[0].source : "a Queue object");
+    gp_csv_init(&c, csv ? vcs_text : "", csv ? vcs_len : 0, vcs_name);
+    if (csv && (err = gp_csv_header(&c, cols, C_N, 0, idx, diag)) != GP_OK)
+        goto out;
+    while (csv && (err = gp_csv_next(&c, &got, diag)) == GP_OK && got) {
+        const char *vc = gp_csv_field(&c, idx[C_VC]);
+        int64_t n;
+        uint32_t at;
+        bool found;
+        if (!*vc) {
+            err = gp_csv_bad(&c, GP_EINVALID, idx[C_VC], "vc", "a virtual cluster name", diag);
+            goto out;
+        }
+        if ((err = gp_csv_int(&c, idx[C_NODES], "node num", 0, 1000000, &n, diag)) != GP_OK)
+            goto out;
+        if (gp_csv_map_get(&sizes, vc, &at)) {
+            err = gp_csv_fail(&c, GP_EINVALID, diag, "VC \"%s\" is listed twice", vc);
+            goto out;
+        }
+        const char *key = gp_arena_strdup(a, vc);
+        if (!key || GP_VEC_PUSH(&nodes, n) != 0 ||
+            gp_csv_map_put(&sizes, key, (uint32_t)(nodes.len - 1), &found, &at) != GP_OK) {
+            err = gp_diag_set(diag, GP_ENOMEM, "%s: out of memory", vcs_name);
+            goto out;
+        }
+    }
+    if (err != GP_OK)
+        goto out;
+    for (size_t i = 0; i < w->nitems; i++) {
+        const char *name = w->items[i].queue;
+        if (!name || strcmp(name, "default") == 0)
+            continue;
+        size_t k = defs.len;
+        while (k > 0 && defs.items[k - 1].spec.name != name &&
+               strcmp(defs.items[k - 1].spec.name, name) != 0)
+            k--;
+        if (k > 0)
+            continue;
+        struct gp_queue_def d;
+        memset(&d, 0, sizeof d);
+        d.source = "--vc-queues";
+        d.spec.name = name;
+        d.spec.weight = 1;
+        d.spec.no_preempt_within = true;
+        uint32_t at;
+        if (csv && gp_csv_map_get(&sizes, name, &at)) {
+            int64_t gpus = nodes.items[at] * GP_PHILLY_VC_GPUS_PER_NODE;
+            d.spec.weight = nodes.items[at] > 0 ? (double)nodes.items[at] : 1;
+            d.spec.gpu_milli.limited = true;
+            d.spec.gpu_milli.borrow_limit = gpus * GP_GPU_MILLI;
+        }
+        if (GP_VEC_PUSH(&defs, d) != 0) {
+            err = gp_diag_set(diag, GP_ENOMEM, "%s: out of memory", vcs_name);
+            goto out;
+        }
+    }
+    if (defs.len > 0) {
+        struct gp_queue_def *q = gp_arena_memdup(a, defs.items, defs.len * sizeof *defs.items);
+        if (!q) {
+            err = gp_diag_set(diag, GP_ENOMEM, "%s: out of memory", vcs_name);
+            goto out;
+        }
+        w->queues = q;
+        w->nqueues = w->queues_cap = defs.len;
+    }
+out:
+    gp_csv_free(&c);
+    gp_csv_map_free(&sizes);
+    GP_VEC_FREE(&nodes);
+    GP_VEC_FREE(&defs);
     return err;
 }

@@ -60,6 +60,17 @@ expect "unknown policy" "--policy.*unknown policy 'tetris'" \
 expect "bad seed" "--seed" --cluster "$good_cluster" --workload "$good_workload" --seed -1
 expect "unknown option" "unknown option '--colour'" --colour
 expect "workload without cluster" "--cluster" --workload "$good_workload"
+expect "unknown order" "--order: expected 'fair', 'fifo' or 'sjf', got 'lifo'" \
+    --cluster "$good_cluster" --workload "$good_workload" --order lifo
+expect "backfill takes no value" "--backfill' takes no value" \
+    --cluster "$good_cluster" --workload "$good_workload" --backfill=yes
+expect "vc sizes without vc queues" "--vc-sizes needs --vc-queues" \
+    --cluster "$good_cluster" --workload "$good_workload" --vc-sizes "$tmp/vcs.csv"
+printf 'vc,node num\n6214e9,64\n7f04ca,lots\n' >"$tmp/vcs.csv"
+expect "bad vc sizes row" "vcs\.csv:3.*node num" \
+    --cluster "$good_cluster" --workload "$good_workload" --vc-queues --vc-sizes "$tmp/vcs.csv"
+expect "vc queues with declared queues" "--vc-queues: the workload declares its own queues" \
+    --cluster "$good_cluster" --workload "$src/examples/queues.yaml" --vc-queues
 
 if [ "$fails" -ne 0 ]; then
     echo "$fails bad-input case(s) failed"

@@ -15,6 +15,7 @@
 
 #include "io/cluster.h"
 #include "io/philly.h"
+#include "io/philly_vc.h"
 #include "io/workload.h"
 #include "util/arena.h"
 #include "util/fs.h"
@@ -424,13 +425,60 @@ static void test_real_machines(void **state)
     free(text);
 }
 
+/* --vc-queues: one queue per VC in order of first use, sized from a VC
+ * list when given; errors name the list's line. */
+static void test_vc_queues(void **state)
+{
+    (void)state;
+    static const char jobs[] = "timestamp,duration,num_gpus,gpu_time,cluster\n"
+                               "2017-10-01 00:00:00,10,1,10,vcB\n"
+                               "2017-10-01 00:00:01,10,16,160,vcA\n"
+                               "2017-10-01 00:00:02,10,1,10,vcB\n"
+                               "2017-10-01 00:00:03,10,1,10,\n";
+    struct gp_arena a;
+    gp_arena_init(&a);
+    struct gp_workload w = {0};
+    struct gp_diag d = {""};
+    assert_int_equal(gp_workload_parse_philly(jobs, sizeof jobs - 1, "j.csv", &a, &w, &d), GP_OK);
+    static const char vcs[] = "vc,node num\nvcA,4\nvcZ,2\n";
+    assert_int_equal(gp_philly_vc_queues(&w, vcs, sizeof vcs - 1, "vcs.csv", &a, &d), GP_OK);
+    assert_int_equal(w.nqueues, 2);
+    assert_string_equal(w.queues[0].spec.name, "vcB"); /* first used */
+    assert_true(w.queues[0].spec.weight == 1);
+    assert_false(w.queues[0].spec.gpu_milli.limited);
+    assert_true(w.queues[0].spec.no_preempt_within);
+    assert_string_equal(w.queues[1].spec.name, "vcA");
+    assert_true(w.queues[1].spec.weight == 4);
+    assert_true(w.queues[1].spec.gpu_milli.limited);
+    assert_int_equal(w.queues[1].spec.gpu_milli.guaranteed, 0);
+    assert_int_equal(w.queues[1].spec.gpu_milli.borrow_limit, 4 * 8 * 1000);
+    assert_null(w.queues[1].parent);
+    /* declared already */
+    assert_int_equal(gp_philly_vc_queues(&w, NULL, 0, NULL, &a, &d), GP_EINVALID);
+    assert_non_null(strstr(d.msg, "declares its own queues"));
+    /* a bad list leaves the workload as it was */
+    w.nqueues = 0;
+    static const char bad[] = "vc,node num\nvcA,4\nvcA,2\n";
+    assert_int_equal(gp_philly_vc_queues(&w, bad, sizeof bad - 1, "vcs.csv", &a, &d), GP_EINVALID);
+    assert_string_equal(d.msg, "vcs.csv:3: VC \"vcA\" is listed twice");
+    assert_int_equal(w.nqueues, 0);
+    static const char neg[] = "vc,node num\nvcA,-1\n";
+    assert_int_equal(gp_philly_vc_queues(&w, neg, sizeof neg - 1, "vcs.csv", &a, &d), GP_EINVALID);
+    assert_non_null(strstr(d.msg, "vcs.csv:2: column 'node num'"));
+    /* no list: equal weights, no caps */
+    assert_int_equal(gp_philly_vc_queues(&w, NULL, 0, NULL, &a, &d), GP_OK);
+    assert_int_equal(w.nqueues, 2);
+    assert_false(w.queues[1].spec.gpu_milli.limited);
+    gp_arena_free(&a);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_time),           cmocka_unit_test(test_jobs_fixture),
         cmocka_unit_test(test_job_errors),     cmocka_unit_test(test_machine_list),
         cmocka_unit_test(test_machine_errors), cmocka_unit_test(test_real_jobs),
-        cmocka_unit_test(test_real_machines),
+        cmocka_unit_test(test_real_machines),  cmocka_unit_test(test_vc_queues),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
