@@ -12,6 +12,7 @@
 
 #include "cli/cli.h"
 #include "cli/opts.h"
+#include "cli/study_out.h"
 #include "engine/engine.h"
 #include "io/cluster.h"
 #include "io/philly_vc.h"
@@ -41,6 +42,7 @@ struct sim_opts {
     bool vc_queues;
     const char *vc_sizes;
     const char *json, *csv, *report;
+    bool compare_sharing;
     bool quiet, no_progress, help;
 };
 
@@ -95,6 +97,10 @@ static void sim_usage(FILE *f)
                "  --json FILE         results as JSON (schema in docs/FORMATS.md)\n"
                "  --csv FILE          the timeline as CSV (static mode: the packing curve)\n"
                "  --report FILE       a self-contained HTML report with charts\n"
+               "  --compare-sharing   the renter's question instead of a replay: for each GPU\n"
+               "                      pool of --cluster, the nodes, GPUs and cost the workload\n"
+               "                      needs with exclusive GPUs, time-slicing, MPS and MIG, and\n"
+               "                      what each gives up (docs/sharing.md)\n"
                "  --quiet             no summary on stdout\n"
                "  --no-progress       no progress bar (shown only on a terminal, once a run has\n"
                "                      taken GPUPLANE_PROGRESS_DELAY seconds, default 1)\n"
@@ -208,6 +214,7 @@ static const struct gp_opt sim_opt_table[] = {
     GP_OPT_STRING_AT("--json", struct sim_opts, json),
     GP_OPT_STRING_AT("--csv", struct sim_opts, csv),
     GP_OPT_STRING_AT("--report", struct sim_opts, report),
+    GP_OPT_FLAG_AT("--compare-sharing", struct sim_opts, compare_sharing),
     GP_OPT_FLAG_AT("--quiet", struct sim_opts, quiet),
     GP_OPT_FLAG_AT("--no-progress", struct sim_opts, no_progress),
     GP_OPT_FLAG_AT("--help", struct sim_opts, help),
@@ -330,6 +337,17 @@ int gp_cmd_sim(int argc, char **argv)
         sim_usage(stdout);
         goto out;
     }
+    if (o.compare_sharing) {
+        if (o.csv) {
+            err = gp_diag_set(&diag, GP_EUSAGE,
+                              "sim: --compare-sharing writes --json and --report, not --csv");
+            goto fail;
+        }
+        if ((err = check_outputs(&o, &diag)) != GP_OK)
+            goto fail;
+        rc = gp_cli_sharing_study(o.cluster, o.workloads, o.nworkloads, o.json, o.report, o.quiet);
+        goto out;
+    }
     bool demo = !o.cluster && o.nworkloads == 0;
     if (!demo && !o.cluster) {
         err = gp_diag_set(&diag, GP_EUSAGE, "sim: --workload needs --cluster too");
@@ -377,7 +395,10 @@ int gp_cmd_sim(int argc, char **argv)
         if (err != GP_OK)
             goto fail;
     }
-    if (cluster.nnodes == 0) {
+    bool can_grow = false; /* pools that start empty may scale up */
+    for (size_t i = 0; i < cluster.npools; i++)
+        can_grow |= gp_pool_is_dynamic(&cluster.pools[i]) && cluster.pools[i].max_count > 0;
+    if (cluster.nnodes == 0 && !can_grow) {
         err = gp_diag_set(&diag, GP_EINVALID, "%s: the cluster has no nodes",
                           demo ? "demo/cluster.yaml" : o.cluster);
         goto fail;

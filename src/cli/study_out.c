@@ -28,16 +28,27 @@ static const char *option_label(const struct gp_study_option *o, char *buf, size
     return buf;
 }
 
-/* The cheapest feasible option, or -1. */
-static int cheapest(const struct gp_study_option *o, size_t n)
+/* Whether a mode isolates pods' memory and faults (exclusive GPUs, MIG). */
+static bool isolated(enum gp_share_mode m)
+{
+    return m == GP_SHARE_EXCLUSIVE || m == GP_SHARE_MIG;
+}
+
+/* The cheapest feasible option (among isolated modes only, if asked), or -1. */
+static int cheapest_of(const struct gp_study_option *o, size_t n, bool only_isolated)
 {
     int best = -1;
     for (size_t i = 0; i < n; i++)
-        if (o[i].feasible &&
+        if (o[i].feasible && (!only_isolated || isolated(o[i].mode)) &&
             (best < 0 || o[i].usd_per_hour < o[best].usd_per_hour ||
              (o[i].usd_per_hour == o[best].usd_per_hour && o[i].gpus < o[best].gpus)))
             best = (int)i;
     return best;
+}
+
+static int cheapest(const struct gp_study_option *o, size_t n)
+{
+    return cheapest_of(o, n, false);
 }
 
 void gp_study_print(FILE *f, const struct gp_study_option *o, size_t n, const char *workload)
@@ -59,19 +70,28 @@ void gp_study_print(FILE *f, const struct gp_study_option *o, size_t n, const ch
         fprintf(f, "%-26s %6u %6u %6u %12.2f %12.0f %9s\n", label, o[i].nodes, o[i].gpus,
                 o[i].gpus_busy, o[i].usd_per_hour, o[i].usd_per_hour * HOURS_PER_MONTH, slow);
     }
-    fprintf(f, "\nwhat each way gives up:\n");
+    fprintf(f, "\nisolation, by way of sharing:\n");
     bool seen[4] = {false};
     for (size_t i = 0; i < n; i++) {
         if (seen[o[i].mode])
             continue;
         seen[o[i].mode] = true;
-        fprintf(f, "  %-10s isolation %s\n", gp_share_mode_name(o[i].mode), o[i].isolation);
+        fprintf(f, "  %-10s %s\n", gp_share_mode_name(o[i].mode), o[i].isolation);
     }
-    int best = cheapest(o, n);
-    if (best >= 0)
-        fprintf(f, "\ncheapest: %s, %u GPUs on %u nodes, $%.2f/hour ($%.0f/month)\n",
+    int best = cheapest(o, n), safe = cheapest_of(o, n, true);
+    if (best >= 0) {
+        fprintf(f, "\ncheapest: %s, %u GPUs on %u nodes, $%.2f/hour ($%.0f/month)",
                 option_label(&o[best], label, sizeof label), o[best].gpus, o[best].nodes,
                 o[best].usd_per_hour, o[best].usd_per_hour * HOURS_PER_MONTH);
+        if (!isolated(o[best].mode))
+            fprintf(f, ";\n  its pods are not isolated%s",
+                    o[best].slowdown_max > 1.0005 ? " and the busiest GPU slows them down" : "");
+        fprintf(f, "\n");
+    }
+    if (safe >= 0 && safe != best)
+        fprintf(f, "cheapest with isolation: %s, %u GPUs on %u nodes, $%.2f/hour ($%.0f/month)\n",
+                option_label(&o[safe], label, sizeof label), o[safe].gpus, o[safe].nodes,
+                o[safe].usd_per_hour, o[safe].usd_per_hour * HOURS_PER_MONTH);
 }
 
 static json_t *jnum(double x)
@@ -104,6 +124,8 @@ void gp_study_json(struct gp_sbuf *out, const struct gp_study_option *o, size_t 
     json_object_set_new(root, "sharing_study", arr);
     int best = cheapest(o, n);
     json_object_set_new(root, "cheapest", best >= 0 ? json_integer(best) : json_null());
+    int safe = cheapest_of(o, n, true);
+    json_object_set_new(root, "cheapest_isolated", safe >= 0 ? json_integer(safe) : json_null());
     char *s = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(12));
     if (s) {
         gp_sbuf_add(out, s);

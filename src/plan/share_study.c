@@ -189,19 +189,19 @@ static const char *isolation_text(struct study *s, const struct gp_sharing_spec 
     case GP_SHARE_EXCLUSIVE:
         return "full: each pod has whole GPUs to itself";
     case GP_SHARE_TIMESLICE:
-        return "none for memory or faults: co-located pods share the GPU's time and memory "
-               "(slowdown below)";
+        return "none for memory or faults: the pods of a GPU share its time and memory "
+               "(slowdown in the table)";
     case GP_SHARE_MPS: {
         const char *t = gp_arena_printf(
             s->a,
-            "per-client limits (%u %% of the SMs, %.0f GiB); no fault isolation: a fault in one "
-            "client stops the others on its GPU",
+            "limits per client (%u %% of the SMs, %.0f GiB of memory), but no fault isolation: "
+            "a fault in one client stops the others on its GPU",
             sh->mps.active_thread_pct, sh->mps.pinned_mem_mib / 1024.0);
         (void)gpu_mem_mib;
         return t ? t : "per-client limits";
     }
     case GP_SHARE_MIG:
-        return "hardware: each instance has its own memory, cache and SMs";
+        return "in hardware: each instance has its own memory, cache and SMs";
     }
     return "";
 }
