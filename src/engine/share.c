@@ -167,6 +167,20 @@ void gp_share_node_init(struct gp_node *n)
 
 /* --- which requests go where -------------------------------------------- */
 
+/* The MIG profile a pod takes on a MIG node: its own, the smallest that
+ * holds its fraction, or - whole GPUs on a pool of the single strategy,
+ * where the device plugin advertises each instance as nvidia.com/gpu - the
+ * pool's one profile; -1 when none. */
+static int pod_profile(const struct gp_node *n, const struct gp_pod *p)
+{
+    const struct gp_sharing_spec *s = n->spec.sharing;
+    if (is_whole(p))
+        return s->mig.strategy == GP_MIG_SINGLE && s->mig.layout.n > 0 && !p->spec.share_modes
+                   ? s->mig.layout.inst[0].profile
+                   : -1;
+    return p->mig_profile_of[n->mig_model];
+}
+
 bool gp_share_mode_ok(const struct gp_node *n, const struct gp_pod *p)
 {
     int mode = node_mode(n);
@@ -177,7 +191,7 @@ bool gp_share_mode_ok(const struct gp_node *n, const struct gp_pod *p)
     if (p->spec.share_modes && !(p->spec.share_modes >> mode & 1))
         return false;
     if (p->spec.mig_profile || mode == GP_SHARE_MIG)
-        return mode == GP_SHARE_MIG && p->mig_profile_of[n->mig_model] >= 0;
+        return mode == GP_SHARE_MIG && pod_profile(n, p) >= 0;
     if (is_whole(p))
         return mode == GP_SHARE_EXCLUSIVE;
     return p->spec.gpu_count == 1; /* a fraction: a whole GPU, a replica or a client */
@@ -276,7 +290,7 @@ static int mig_best_gpu(const struct gp_mig_model *m, const struct gp_mig_gpu *m
 static int mig_pick(const struct gp_node *n, const struct gp_pod *p, struct gp_pick *pick)
 {
     const struct gp_mig_model *m = &gp_mig_models[n->mig_model];
-    int q = p->mig_profile_of[n->mig_model];
+    int q = pod_profile(n, p);
     bool dynamic = n->spec.sharing->mig.dynamic;
     pick->ngpus = 0;
     pick->mig_profile = (int8_t)q;
@@ -388,7 +402,7 @@ enum gp_filter gp_share_filter(const struct gp_node *n, const struct gp_pod *p)
             return GP_FILTER_GPU_MEMORY;
         return replica_pick(n, p) >= 0 ? GP_FILTER_COUNT : GP_FILTER_GPU_MEMORY;
     case GP_SHARE_MIG: {
-        int q = p->mig_profile_of[n->mig_model];
+        int q = pod_profile(n, p);
         if (q < 0 || !(n->mig_mask >> q & 1))
             return GP_FILTER_MIG;
         if (p->spec.gpu_count == 1) /* the masks answer for one instance */

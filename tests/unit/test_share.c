@@ -237,6 +237,37 @@ static void test_mig_static(void **state)
     gp_engine_free(e);
 }
 
+/* Under the single strategy the device plugin advertises each instance as
+ * nvidia.com/gpu: a whole-GPU request takes instances of the pool's
+ * profile; under mixed it does not fit at all. */
+static void test_mig_single_strategy(void **state)
+{
+    (void)state;
+    struct gp_sharing_spec single = mig("all-1g.10gb", false), mixed = single;
+    single.mig.strategy = GP_MIG_SINGLE;
+    struct gp_node_spec n = node("n", 1, &single);
+    struct gp_engine *e = gp_engine_new(NULL, 1);
+    assert_int_equal(gp_engine_node_add(e, &n, NULL), GP_OK);
+    struct gp_pod_spec two = share_pod(1000, 0), six = share_pod(1000, 0);
+    two.gpu_count = 2;
+    six.gpu_count = 6;
+    struct gp_decision d = place(e, &two, NULL);
+    assert_int_equal(d.kind, GP_DECISION_BIND);
+    assert_int_equal(d.pick.ngpus, 2);
+    assert_int_equal(d.pick.gpu[0], 0);
+    assert_int_equal(d.pick.gpu[1], 0); /* two instances of the one GPU */
+    d = place(e, &six, NULL);           /* 2 + 6 > 7 instances */
+    assert_int_equal(main_reason(&d), GP_FILTER_MIG);
+    gp_engine_free(e);
+
+    n.sharing = &mixed;
+    e = gp_engine_new(NULL, 1);
+    assert_int_equal(gp_engine_node_add(e, &n, NULL), GP_OK);
+    d = place(e, &two, NULL);
+    assert_int_equal(main_reason(&d), GP_FILTER_SHARING);
+    gp_engine_free(e);
+}
+
 static void test_mig_dynamic_keeps_room(void **state)
 {
     (void)state;
@@ -425,6 +456,7 @@ int main(void)
         cmocka_unit_test(test_timeslice_oversubscribe_flags),
         cmocka_unit_test(test_mps_client_limits),
         cmocka_unit_test(test_mig_static),
+        cmocka_unit_test(test_mig_single_strategy),
         cmocka_unit_test(test_mig_dynamic_keeps_room),
         cmocka_unit_test(test_pinned_modes),
         cmocka_unit_test(test_property_never_over_allocated),
