@@ -1,11 +1,11 @@
 # providers_table.cmake - turns data/providers.json (the provider catalog)
-# into src/io/providers_table.c: the control-plane fees and the GPU offers
-# (prices on demand and spot, per GPU-hour and per node-hour) that a
-# Cluster YAML pool may name with `offer:`. The table is committed; run this
-# after replacing the catalog (then clang-format -i the output), and
-# tests/unit/test_cluster_pools.c checks
-# that the two agree.
-# Usage: cmake -DIN=data/providers.json -DOUT=src/io/providers_table.c -P providers_table.cmake
+# into a C source of constant tables for src/io/providers.h: the
+# control-plane fees and the GPU offers (prices on demand and spot, per
+# GPU-hour and per node-hour) that a Cluster YAML pool may name with
+# `offer:`. Run by the build (CMakeLists.txt) whenever the catalog changes;
+# tests/unit/test_cluster_pools.c checks that the table says what the JSON
+# says. A value that is not a number or null stops the build.
+# Usage: cmake -DIN=data/providers.json -DOUT=providers_table.c -P providers_table.cmake
 cmake_minimum_required(VERSION 3.19) # string(JSON)
 
 file(READ "${IN}" json)
@@ -72,9 +72,9 @@ foreach(p RANGE ${lastp})
   endforeach()
 endforeach()
 
-file(WRITE "${OUT}" "/* providers_table.c - GENERATED from data/providers.json by
- * cmake/providers_table.cmake; do not edit. The catalog's providers
- * (control-plane fee) and GPU offers (prices; -1 = not known). */
+file(WRITE "${OUT}" "/* providers_table.c - generated from data/providers.json by
+ * cmake/providers_table.cmake at build time; do not edit. The catalog's
+ * providers (control-plane fee) and GPU offers (prices; -1 = not known). */
 #include \"io/providers.h\"
 
 const struct gp_provider gp_providers[] = {

@@ -1421,7 +1421,8 @@ static bool gang_try_domains(struct gp_engine *e, const struct group *g, const u
                 break; /* out of memory: try the domains listed so far */
         }
     }
-    qsort(domains.items, domains.len, sizeof domains.items[0], domain_cmp);
+    if (domains.len > 1) /* none: items is NULL, which qsort may not be given */
+        qsort(domains.items, domains.len, sizeof domains.items[0], domain_cmp);
     uint64_t wanted = 0;
     for (size_t k = 0; k < n && k < need; k++) {
         const struct gp_pod *p = &e->pods.items[members[k]];
@@ -2924,6 +2925,24 @@ double gp_engine_pod_bound_at(const struct gp_engine *e, uint32_t id)
 size_t gp_engine_pending_count(const struct gp_engine *e)
 {
     return e->npending;
+}
+
+size_t gp_engine_pending(const struct gp_engine *e, uint32_t *out, size_t cap)
+{
+    size_t n = 0;
+    if (e->order != GP_ORDER_FAIR) {
+        for (size_t i = 0; i < e->all.len; i++)
+            if (e->pods.items[e->all.items[i]].state == GP_POD_PENDING && n++ < cap)
+                out[n - 1] = e->all.items[i];
+        return n;
+    }
+    for (size_t q = 0; q < e->queues.len; q++) {
+        const struct queue *qu = &e->queues.items[q];
+        for (size_t i = 0; i < qu->pending.len; i++)
+            if (e->pods.items[qu->pending.items[i]].state == GP_POD_PENDING && n++ < cap)
+                out[n - 1] = qu->pending.items[i];
+    }
+    return n;
 }
 
 size_t gp_engine_model_count(const struct gp_engine *e)

@@ -221,6 +221,11 @@ const struct gp_pod *gp_engine_pod(const struct gp_engine *e, uint32_t id);
 /* When a bound pod was bound (the now_s of that cycle); -1 if not bound. */
 double gp_engine_pod_bound_at(const struct gp_engine *e, uint32_t id);
 size_t gp_engine_pending_count(const struct gp_engine *e);
+/* The pending pods in the engine's order: under FIFO and SJF the one list
+ * a cycle walks; under FAIR each queue's pods in its order, queue after
+ * queue by id (a cycle serves queues by share). Writes up to cap ids to
+ * out; returns how many pods are pending. */
+size_t gp_engine_pending(const struct gp_engine *e, uint32_t *out, size_t cap);
 /* Interned GPU model names; a node's `model` indexes this table. */
 size_t gp_engine_model_count(const struct gp_engine *e);
 const char *gp_engine_model_name(const struct gp_engine *e, uint32_t model);

@@ -46,6 +46,13 @@ struct gp_pool_spec {
     const double *spot_times_s;
     size_t nspot_times;
     double spot_notice_s;
+    /* --- a topology domain per block of nodes (`topology`): the pool's
+     * nodes carry label topology_key, whose value names a domain of at
+     * most nodes_per_domain live nodes ("<pool>-d<k>", k from 0; the
+     * simulator assigns new nodes to domains and labels the nodes; docs/
+     * FORMATS.md). NULL / 0: none */
+    const char *topology_key;
+    uint32_t nodes_per_domain;
 };
 
 /* The cluster autoscaler's settings (spec.autoscaler). */

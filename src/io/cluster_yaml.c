@@ -46,7 +46,7 @@ struct pool_obj {
     /* size, price and spot fields as written (NULL: not written) */
     struct {
         struct fy_node *count, *min, *max, *initial, *boot, *price, *gpu_price, *od_price;
-        struct fy_node *offer, *spot, *rate, *times, *file, *notice;
+        struct fy_node *offer, *spot, *rate, *times, *file, *notice, *topology;
         double gpu_price_usd;
         const char *offer_provider, *offer_instance, *offer_gpu;
     } f;
@@ -802,6 +802,71 @@ static enum gp_err pool_offer(struct gp_yaml *y, struct fy_node *v, void *obj)
     return GP_OK;
 }
 
+/* topology: {key: topology.kubernetes.io/rack, nodesPerDomain: 32} */
+static const struct gp_yaml_field topology_fields[] = {
+    GP_YFIELD("key", GP_YT_STRING, struct gp_pool_spec, topology_key, GP_YF_REQUIRED, 0, 0),
+    GP_YFIELD("nodesPerDomain", GP_YT_U32, struct gp_pool_spec, nodes_per_domain, GP_YF_REQUIRED, 1,
+              GP_CLUSTER_MAX_NODES),
+};
+
+static enum gp_err pool_topology(struct gp_yaml *y, struct fy_node *v, void *obj)
+{
+    struct pool_obj *po = obj;
+    po->f.topology = v;
+    if (!fy_node_is_mapping(v)) {
+        char q[80];
+        return gp_yaml_fail(y, v, GP_EINVALID,
+                            "expected a mapping like {key: topology.kubernetes.io/rack, "
+                            "nodesPerDomain: 32}, got \"%s\"",
+                            gp_yaml_quote(v, q, sizeof q));
+    }
+    enum gp_err err = gp_yaml_object(
+        y, v, topology_fields, sizeof topology_fields / sizeof topology_fields[0], &po->spec, true);
+    if (err != GP_OK)
+        return err;
+    const char *k = po->spec.topology_key;
+    struct fy_node *kn = fy_node_mapping_lookup_by_string(v, "key", 3);
+    if (!gp_yaml_qualified_name_ok(k))
+        return key_fail(y, "key", kn, GP_EINVALID,
+                        "expected a label key ([prefix/]name) like topology.kubernetes.io/rack, "
+                        "got \"%s\"",
+                        k);
+    if (strcmp(k, "gpuplane.io/pool") == 0 || strcmp(k, "nvidia.com/gpu.product") == 0)
+        return key_fail(y, "key", kn, GP_EINVALID,
+                        "this label is set on every node from the pool's %s; choose another key",
+                        k[0] == 'g' ? "name" : "gpu.model");
+    return GP_OK;
+}
+
+/* The topology's key is not also a fixed label, and its values
+ * ("<pool>-d<k>") are label values of at most 63 characters. */
+static enum gp_err check_topology(struct gp_yaml *y, struct pool_obj *po)
+{
+    const struct gp_pool_spec *p = &po->spec;
+    if (!po->f.topology)
+        return GP_OK;
+    struct gp_yaml_saved s = gp_yaml_push_key(y, "topology", po->f.topology);
+    struct fy_node *kn = fy_node_mapping_lookup_by_string(po->f.topology, "key", 3);
+    enum gp_err err = GP_OK;
+    for (size_t i = 0; i < p->nlabels; i++)
+        if (strcmp(p->labels[i].key, p->topology_key) == 0)
+            err = key_fail(y, "key", kn, GP_EINVALID,
+                           "%s is also one of the pool's labels (one value for every node); give "
+                           "either the label or the topology",
+                           p->topology_key);
+    uint32_t nodes = p->max_count > p->count ? p->max_count : p->count;
+    uint32_t last = nodes ? (nodes - 1) / p->nodes_per_domain : 0;
+    char value[96];
+    int n = snprintf(value, sizeof value, "%s-d%u", p->name ? p->name : "", last);
+    if (err == GP_OK && (n < 0 || n > 63))
+        err = gp_yaml_fail(y, po->f.topology, GP_EINVALID,
+                           "the domains' label values (%s-d0 to %s-d%u) are longer than 63 "
+                           "characters; use a shorter pool name",
+                           p->name, p->name, last);
+    gp_yaml_pop(y, s);
+    return err;
+}
+
 static enum gp_err pool_spot(struct gp_yaml *y, struct fy_node *v, void *obj)
 {
     struct pool_obj *po = obj;
@@ -1134,6 +1199,7 @@ static const struct gp_yaml_field pool_fields[] = {
     GP_YCUSTOM("labels", pool_labels, 0),
     GP_YCUSTOM("taints", pool_taints, 0),
     GP_YCUSTOM("sharing", pool_sharing, 0),
+    GP_YCUSTOM("topology", pool_topology, 0),
 };
 
 static enum gp_err pool_item(struct gp_yaml *y, struct fy_node *item, size_t i, void *ctx)
@@ -1152,6 +1218,8 @@ static enum gp_err pool_item(struct gp_yaml *y, struct fy_node *item, size_t i, 
         err = check_price(y, &po);
     if (err == GP_OK)
         err = check_spot(y, &po);
+    if (err == GP_OK)
+        err = check_topology(y, &po);
     if (err != GP_OK)
         return err;
     *p = po.spec;

@@ -352,11 +352,15 @@ static void summary_cost(FILE *f, const struct gp_sim_result *r)
         fprintf(f, "%" PRIu64 " node%s requested, %" PRIu64 " removed\n", r->nodes_requested,
                 r->nodes_requested == 1 ? "" : "s", r->nodes_removed);
     }
-    if (r->spot_interruptions) {
+    if (r->spot_interruptions || r->spot_interruptions_missed) {
         line_label(f, "spot");
-        fprintf(f, "%" PRIu64 " interruption%s, %" PRIu64 " pod%s evicted, %.1f GPU-hours lost\n",
+        fprintf(f, "%" PRIu64 " interruption%s, %" PRIu64 " pod%s evicted, %.1f GPU-hours lost",
                 r->spot_interruptions, r->spot_interruptions == 1 ? "" : "s", r->spot_evictions,
                 r->spot_evictions == 1 ? "" : "s", finite_or0(r->spot_lost_gpu_hours));
+        if (r->spot_interruptions_missed)
+            fprintf(f, "; %" PRIu64 " recorded one%s found no node", r->spot_interruptions_missed,
+                    r->spot_interruptions_missed == 1 ? "" : "s");
+        fprintf(f, "\n");
     }
 }
 
@@ -633,6 +637,7 @@ static json_t *json_pool_cost(struct jctx *c, const struct gp_sim_pool_cost *p)
     jset(c, o, "nodes_requested", juint(p->nodes_requested));
     jset(c, o, "nodes_removed", juint(p->nodes_removed));
     jset(c, o, "interruptions", juint(p->interruptions));
+    jset(c, o, "interruptions_missed", juint(p->interruptions_missed));
     jset(c, o, "node_hours", jreal(p->node_hours, 4));
     jset(c, o, "gpu_hours", jreal(p->gpu_hours, 4));
     jset(c, o, "gpu_hours_used", jreal(p->gpu_hours_used, 4));
@@ -786,6 +791,7 @@ void gp_report_json(struct gp_sbuf *out, const struct gp_sim_result *r,
     jset(&c, root, "autoscaler", dyn);
     json_t *spot = json_object();
     jset(&c, spot, "interruptions", juint(r->spot_interruptions));
+    jset(&c, spot, "interruptions_missed", juint(r->spot_interruptions_missed));
     jset(&c, spot, "evictions", juint(r->spot_evictions));
     jset(&c, spot, "lost_gpu_hours", jreal(r->spot_lost_gpu_hours, 4));
     jset(&c, root, "spot", spot);
@@ -822,7 +828,7 @@ void gp_report_json(struct gp_sbuf *out, const struct gp_sim_result *r,
 
 void gp_report_csv(struct gp_sbuf *out, const struct gp_sim_result *r)
 {
-    char a[64], b[64], c[64], d[64];
+    char a[64], b[64], c[64], d[64], usd[64];
 
     if (r->mode == GP_SIM_STATIC) {
         gp_sbuf_add(out, "arrived_pct,unallocated_pct\n");
@@ -833,14 +839,18 @@ void gp_report_csv(struct gp_sbuf *out, const struct gp_sim_result *r)
         }
         return;
     }
-    gp_sbuf_add(out, "t_s,gpu_alloc_pct,cpu_alloc_pct,mem_alloc_pct,pending,running,nodes\n");
+    /* cost_usd: the bill so far (nodes and control plane), in the CSV
+     * only (the JSON timeline keeps its seven keys) */
+    gp_sbuf_add(out,
+                "t_s,gpu_alloc_pct,cpu_alloc_pct,mem_alloc_pct,pending,running,nodes,cost_usd\n");
     for (size_t i = 0; r->samples && i < r->nsamples; i++) {
         const struct gp_sim_sample *s = &r->samples[i];
         gp_report_fmt_num(a, sizeof a, s->t_s, 3);
         gp_report_fmt_num(b, sizeof b, s->gpu_alloc_pct, 4);
         gp_report_fmt_num(c, sizeof c, s->cpu_alloc_pct, 4);
         gp_report_fmt_num(d, sizeof d, s->mem_alloc_pct, 4);
-        gp_sbuf_printf(out, "%s,%s,%s,%s,%" PRIu32 ",%" PRIu32 ",%" PRIu32 "\n", a, b, c, d,
-                       s->pending, s->running, s->nodes);
+        gp_report_fmt_num(usd, sizeof usd, s->cost_usd, 4);
+        gp_sbuf_printf(out, "%s,%s,%s,%s,%" PRIu32 ",%" PRIu32 ",%" PRIu32 ",%s\n", a, b, c, d,
+                       s->pending, s->running, s->nodes, usd);
     }
 }

@@ -94,6 +94,7 @@ enum gp_err gp_cost_finish(const struct gp_cost *c, double total_nodes_usd,
         o->nodes_requested = p->requested;
         o->nodes_removed = p->removed;
         o->interruptions = p->interruptions;
+        o->interruptions_missed = p->interruptions_missed;
         o->node_hours = p->node_s / 3600.0;
         o->gpu_hours = p->gpu_s / 3600.0;
         o->gpu_hours_used = p->used_gpu_s / 3600.0;

@@ -27,6 +27,7 @@ struct gp_cost_pool {
     double billed_usd;
     double used_usd, used_gpu_s; /* closed pod runs */
     uint64_t requested, removed, interruptions;
+    uint64_t interruptions_missed; /* recorded ones that found no ready node */
 };
 
 struct gp_cost {

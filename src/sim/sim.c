@@ -115,6 +115,7 @@ struct epod {
     double added_s;
     uint8_t counted; /* its unschedulable explanation has been counted */
     uint8_t unsched; /* it is in the autoscaler's list */
+    uint64_t tried;  /* the cycle of its last decision */
 };
 
 /* A node of the cluster as the simulator sees it: requested (booting),
@@ -128,6 +129,7 @@ struct snode {
     uint32_t pods;  /* running pods, listed from head through lpod.nnext */
     uint32_t head;
     uint32_t idle_token; /* bumped to cancel a pending EV_IDLE */
+    uint32_t domain;     /* its topology domain in its pool; NONE: none */
     uint8_t state;
     double since_s, idle_since_s;
 };
@@ -140,6 +142,14 @@ struct pool_dyn {
     uint32_t live;   /* booting and ready: what counts against max */
     uint32_t billed; /* not gone */
     uint32_t next_name;
+    uint32_t *dlive; /* topology domains: live nodes in each (pool_topo's n) */
+};
+
+/* A pool's topology domains (gp_pool_spec.topology_key): the label value
+ * of each; n 0 when the pool has none. */
+struct pool_topo {
+    const char **values;
+    uint32_t n;
 };
 
 /* The cluster's state from t_s on, for the samples, with the cost so far
@@ -197,6 +207,17 @@ struct run {
     GP_VEC(struct snode) snodes;
     GP_VEC(uint32_t) enode_snode; /* engine node id -> sim node */
     GP_VEC(uint32_t) unsched;     /* engine pods found unschedulable (some may be gone) */
+    GP_VEC(uint32_t) untried;     /* strict orders: pending pods the cycle did not reach */
+    GP_VEC(uint32_t) group_inst;  /* gang id - 1 -> its instance */
+    GP_VEC(struct gp_autoscale_gang) gangs; /* gang id - 1 -> its topology */
+    uint64_t cycles;                        /* gp_engine_schedule calls */
+    uint64_t cycle_mark;                    /* cycles before the current schedule_cycle */
+    size_t as_epods;                        /* engine pods when the autoscaler last looked */
+    /* the cluster's nodes as the run adds them: with their topology
+     * domain's label (node_domain[i]; NULL: no pool has a topology) */
+    const struct gp_node_spec *nodes;
+    uint32_t *node_domain;
+    struct pool_topo *topo; /* per cluster pool (arena); NULL: no pool has a topology */
     struct pool_dyn *pools;
     size_t npools;
     struct gp_cost cost;
@@ -365,6 +386,88 @@ static enum gp_err check_inputs(const struct gp_sim_config *cfg, const struct gp
 static void rng_keyed(struct gp_rng *r, uint64_t seed, enum stream s, uint64_t k1, uint64_t k2,
                       uint64_t k3, uint64_t k4);
 
+static enum gp_err nomem(struct run *r);
+
+/* A copy of node spec n (in the arena) with one more label. */
+static struct gp_node_spec *spec_labelled(struct run *r, const struct gp_node_spec *n,
+                                          const char *key, const char *value)
+{
+    struct gp_node_spec *spec = gp_arena_alloc(r->a, sizeof *spec);
+    struct gp_kv *kv = gp_arena_alloc(r->a, (n->nlabels + 1) * sizeof *kv);
+    if (!spec || !kv)
+        return NULL;
+    *spec = *n;
+    if (n->nlabels)
+        memcpy(kv, n->labels, n->nlabels * sizeof *kv);
+    kv[n->nlabels].key = key;
+    kv[n->nlabels].value = value;
+    spec->labels = kv;
+    spec->nlabels = n->nlabels + 1;
+    return spec;
+}
+
+/* Topology domains (docs/FORMATS.md, `topology`): each pool that has them
+ * gets its domains' label values ("<pool>-d<k>"), and its first nodes go
+ * to domain 0 until it holds nodesPerDomain, then to domain 1, and so on. */
+static enum gp_err topo_init(struct run *r)
+{
+    const struct gp_cluster *c = r->cluster;
+    r->nodes = c->nodes;
+    bool any = false;
+    for (size_t i = 0; i < c->npools; i++)
+        any |= c->pools[i].topology_key && c->pools[i].nodes_per_domain > 0;
+    if (!any)
+        return GP_OK;
+    r->topo = gp_arena_alloc(r->a, c->npools * sizeof *r->topo);
+    uint32_t *seen = gp_arena_alloc(r->a, c->npools * sizeof *seen);
+    struct gp_node_spec *nodes = gp_arena_alloc(r->a, (c->nnodes ? c->nnodes : 1) * sizeof *nodes);
+    r->node_domain = gp_arena_alloc(r->a, (c->nnodes ? c->nnodes : 1) * sizeof *r->node_domain);
+    if (!r->topo || !seen || !nodes || !r->node_domain)
+        return nomem(r);
+    for (size_t i = 0; i < c->npools; i++) {
+        const struct gp_pool_spec *ps = &c->pools[i];
+        uint32_t size = ps->max_count > ps->count ? ps->max_count : ps->count;
+        seen[i] = 0;
+        r->topo[i].n = 0;
+        r->topo[i].values = NULL;
+        if (!ps->topology_key || ps->nodes_per_domain == 0 || size == 0)
+            continue;
+        uint32_t n = (size - 1) / ps->nodes_per_domain + 1;
+        r->topo[i].values = gp_arena_alloc(r->a, n * sizeof *r->topo[i].values);
+        if (!r->topo[i].values)
+            return nomem(r);
+        for (uint32_t d = 0; d < n; d++)
+            if (!(r->topo[i].values[d] = gp_arena_printf(r->a, "%s-d%u", ps->name, d)))
+                return nomem(r);
+        r->topo[i].n = n;
+    }
+    size_t last = 0;
+    for (size_t k = 0; k < c->nnodes; k++) {
+        const char *pn = c->nodes[k].pool;
+        nodes[k] = c->nodes[k];
+        r->node_domain[k] = NONE;
+        size_t p = c->npools;
+        if (pn && last < c->npools && c->pools[last].name && strcmp(c->pools[last].name, pn) == 0)
+            p = last;
+        for (size_t j = 0; pn && p == c->npools && j < c->npools; j++)
+            if (c->pools[j].name && strcmp(c->pools[j].name, pn) == 0)
+                p = last = j;
+        if (p == c->npools || r->topo[p].n == 0)
+            continue;
+        uint32_t d = seen[p]++ / c->pools[p].nodes_per_domain;
+        if (d >= r->topo[p].n)
+            continue; /* more nodes than the pool's size: cannot come from the YAML */
+        const struct gp_node_spec *l =
+            spec_labelled(r, &c->nodes[k], c->pools[p].topology_key, r->topo[p].values[d]);
+        if (!l)
+            return nomem(r);
+        nodes[k] = *l;
+        r->node_domain[k] = d;
+    }
+    r->nodes = nodes;
+    return GP_OK;
+}
+
 /* Adds the cluster's nodes to the engine. The engine gives ties to the
  * lowest node id; in static mode the nodes are added in a seeded random
  * order, as the FGD experiment's simulator does (it prefixes node names with
@@ -391,7 +494,7 @@ static enum gp_err add_nodes(struct run *r)
     }
     enum gp_err err = GP_OK;
     for (size_t k = 0; k < c->nnodes; k++) {
-        const struct gp_node_spec *n = &c->nodes[order[k]];
+        const struct gp_node_spec *n = &r->nodes[order[k]];
         err = gp_engine_node_add(r->e, n, NULL);
         if (err != GP_OK) {
             gp_diag_set(r->diag, err, "%s: node %s: the engine refused it: %s",
@@ -932,6 +1035,13 @@ static enum gp_err instance_submit(struct run *r, uint32_t item, uint32_t k)
         if (err != GP_OK)
             return gp_diag_set(r->diag, err, "simulator: cannot add gang %s: %s",
                                it->name ? it->name : "unnamed", gp_strerror(err));
+        /* the autoscaler needs what the engine keeps to itself: the gang's
+         * topology, and (strict orders) its instance */
+        struct gp_autoscale_gang ag = {g.topology_key, g.topology_required};
+        if (r->insts.items[ii].group != r->gangs.len + 1)
+            return gp_diag_set(r->diag, GP_ESTATE, "simulator: engine gang ids are not dense");
+        if (GP_VEC_PUSH(&r->gangs, ag) != 0 || GP_VEC_PUSH(&r->group_inst, ii) != 0)
+            return nomem(r);
     }
     for (uint32_t i = 0; i < n; i++) {
         enum gp_err err = lpod_create(r, ii);
@@ -1293,6 +1403,7 @@ static enum gp_err on_unschedulable(struct run *r, const struct gp_decision *d)
 {
     struct epod *ep = &r->epods.items[d->pod];
     struct lpod *l = &r->lpods.items[ep->lpod];
+    ep->tried = r->cycles;
     if (d->gang == GP_GANG_NEVER_FITS && l->state == LP_PENDING && !gang_fits_max(r, l->inst)) {
         /* reported at once, not left pending in silence: the job fails */
         r->out->gangs_never_fit++;
@@ -1322,8 +1433,14 @@ static enum gp_err autoscale(struct run *r);
  * pods (they are back in the queue and may fit elsewhere). */
 #define MAX_EVICT_CYCLES 16
 
+static bool strict_order(const struct run *r)
+{
+    return r->cfg->order != GP_ORDER_FAIR && !r->cfg->backfill;
+}
+
 static enum gp_err schedule_cycle(struct run *r)
 {
+    r->cycle_mark = r->cycles;
     for (int round = 0; round < MAX_EVICT_CYCLES; round++) {
         size_t pending = gp_engine_pending_count(r->e);
         if (pending == 0)
@@ -1334,6 +1451,7 @@ static enum gp_err schedule_cycle(struct run *r)
         if (GP_VEC_RESERVE(&r->dec, pending + t.pods_bound) != 0)
             return nomem(r);
         size_t n = gp_engine_schedule(r->e, r->now_s, 0, r->dec.items, r->dec.cap);
+        r->cycles++;
         bool evicted = false;
         for (size_t i = 0; i < n; i++) {
             const struct gp_decision *d = &r->dec.items[i];
@@ -1355,6 +1473,11 @@ static enum gp_err schedule_cycle(struct run *r)
         if (!evicted)
             break;
     }
+    /* strict orders: pods behind a blocked head get no decision; a new one
+     * is news for the autoscaler all the same */
+    if (r->dynamic && strict_order(r) && r->epods.len != r->as_epods &&
+        gp_engine_pending_count(r->e) > 0)
+        r->as_dirty = true;
     if (r->dynamic && r->as_dirty) {
         enum gp_err err = autoscale(r);
         if (err != GP_OK)
@@ -1439,8 +1562,11 @@ static void node_gone(struct run *r, uint32_t sni)
     struct pool_dyn *pd = &r->pools[sn->pool];
     gp_cost_node(&r->cost, sn->pool, sn->since_s, r->now_s, node_price_h(sn->spec),
                  sn->spec->gpu_count);
-    if (sn->state == SN_READY || sn->state == SN_BOOTING)
+    if (sn->state == SN_READY || sn->state == SN_BOOTING) {
         pd->live--;
+        if (sn->domain != NONE)
+            pd->dlive[sn->domain]--;
+    }
     pd->billed--;
     r->price_per_s -= node_price_h(sn->spec) / 3600.0;
     sn->state = SN_GONE;
@@ -1449,12 +1575,13 @@ static void node_gone(struct run *r, uint32_t sni)
 }
 
 static enum gp_err snode_add(struct run *r, const struct gp_node_spec *spec, uint32_t pool,
-                             uint8_t state, uint32_t *out)
+                             uint32_t domain, uint8_t state, uint32_t *out)
 {
     struct snode sn = {.spec = spec,
                        .pool = pool,
                        .enode = NONE,
                        .head = NONE,
+                       .domain = domain,
                        .state = state,
                        .since_s = r->now_s,
                        .idle_since_s = r->now_s};
@@ -1463,6 +1590,8 @@ static enum gp_err snode_add(struct run *r, const struct gp_node_spec *spec, uin
     struct pool_dyn *pd = &r->pools[pool];
     pd->live++;
     pd->billed++;
+    if (domain != NONE)
+        pd->dlive[domain]++;
     struct gp_cost_pool *cp = &r->cost.pools[pool];
     if (pd->live > cp->peak_nodes)
         cp->peak_nodes = pd->live;
@@ -1471,19 +1600,38 @@ static enum gp_err snode_add(struct run *r, const struct gp_node_spec *spec, uin
 }
 
 /* A new node of pool p is requested: billed from now, ready after the
- * pool's boot time. */
-static enum gp_err request_node(struct run *r, uint32_t p)
+ * pool's boot time. In a pool with topology domains it joins `domain`
+ * (NONE: the fullest domain with room). */
+static enum gp_err request_node(struct run *r, uint32_t p, uint32_t domain)
 {
     struct pool_dyn *pd = &r->pools[p];
-    struct gp_node_spec *spec = gp_arena_alloc(r->a, sizeof *spec);
+    const struct pool_topo *pt = r->topo && p < r->cluster->npools ? &r->topo[p] : NULL;
+    struct gp_node_spec *spec;
+    if (pt && pt->n > 0) {
+        if (domain >= pt->n || pd->dlive[domain] >= pd->spec->nodes_per_domain) {
+            domain = NONE;
+            for (uint32_t d = 0; d < pt->n; d++)
+                if (pd->dlive[d] < pd->spec->nodes_per_domain &&
+                    (domain == NONE || pd->dlive[d] > pd->dlive[domain]))
+                    domain = d;
+        }
+        if (domain == NONE) /* cannot happen: live < max <= the domains' room */
+            return gp_diag_set(r->diag, GP_ESTATE, "simulator: pool %s has no domain with room",
+                               pd->spec->name);
+        spec = spec_labelled(r, &pd->tmpl, pd->spec->topology_key, pt->values[domain]);
+    } else {
+        domain = NONE;
+        spec = gp_arena_alloc(r->a, sizeof *spec);
+        if (spec)
+            *spec = pd->tmpl;
+    }
     if (!spec)
         return nomem(r);
-    *spec = pd->tmpl;
     spec->name = gp_arena_printf(r->a, "%s-%u", pd->spec->name, pd->next_name++);
     if (!spec->name)
         return nomem(r);
     uint32_t sni;
-    enum gp_err err = snode_add(r, spec, p, SN_BOOTING, &sni);
+    enum gp_err err = snode_add(r, spec, p, domain, SN_BOOTING, &sni);
     if (err != GP_OK)
         return err;
     r->price_per_s += node_price_h(spec) / 3600.0;
@@ -1580,6 +1728,9 @@ static enum gp_err spot_notice(struct run *r, uint32_t sni)
     sn->state = SN_DRAINING;
     sn->idle_token++;
     pd->live--;
+    if (sn->domain != NONE)
+        pd->dlive[sn->domain]--;
+    uint32_t domain = sn->domain;
     r->cost.pools[sn->pool].interruptions++;
     r->out->spot_interruptions++;
     r->as_dirty = true;
@@ -1587,11 +1738,14 @@ static enum gp_err spot_notice(struct run *r, uint32_t sni)
     if ((err = push_event(r, r->now_s + pd->spec->spot_notice_s, EV_SPOT_END, sni, 0)) != GP_OK)
         return err;
     if ((had_pods || pd->live < pd->spec->min_count) && pd->live < pd->spec->max_count)
-        return request_node(r, sn->pool);
+        return request_node(r, r->snodes.items[sni].pool, domain); /* in its domain */
     return GP_OK;
 }
 
-/* A recorded interruption: one ready node of the pool, drawn with the seed. */
+/* A recorded interruption: one ready node of the pool, drawn with the seed.
+ * When the pool has no ready node then (none at all, or only booting or
+ * draining ones) it is dropped - there is nothing of ours to reclaim - and
+ * counted; it does not wait for the next node. */
 static enum gp_err on_spot_series(struct run *r, uint32_t pool, uint32_t k)
 {
     const struct gp_pool_spec *ps = r->pools[pool].spec;
@@ -1602,6 +1756,10 @@ static enum gp_err on_spot_series(struct run *r, uint32_t pool, uint32_t k)
         if (r->snodes.items[i].pool == pool && r->snodes.items[i].state == SN_READY &&
             gp_rng_below(&rng, ++n) == 0)
             pick = (uint32_t)i;
+    if (pick == NONE) {
+        r->cost.pools[pool].interruptions_missed++;
+        r->out->spot_interruptions_missed++;
+    }
     enum gp_err err = pick != NONE ? spot_notice(r, pick) : GP_OK;
     if (err == GP_OK && (size_t)k + 1 < ps->nspot_times)
         err = push_event(r, ps->spot_times_s[k + 1], EV_SPOT_SERIES, pool, k + 1);
@@ -1658,6 +1816,13 @@ static enum gp_err as_pools(struct run *r, bool at_max, struct gp_autoscale_pool
             continue;
         ap[i].spec = &pd->tmpl;
         ap[i].price_per_hour_usd = pd->spec->price_per_hour_usd;
+        if (r->topo && i < r->cluster->npools && r->topo[i].n > 0) {
+            ap[i].domain_key = pd->spec->topology_key;
+            ap[i].domain_values = r->topo[i].values;
+            ap[i].ndomains = r->topo[i].n;
+            ap[i].nodes_per_domain = pd->spec->nodes_per_domain;
+            ap[i].domain_live = at_max ? NULL : pd->dlive; /* at max: every domain empty */
+        }
         if (at_max) {
             ap[i].max =
                 pd->spec->max_count > pd->spec->count ? pd->spec->max_count : pd->spec->count;
@@ -1686,9 +1851,13 @@ static bool gang_fits_max(struct run *r, uint32_t ii)
     for (uint32_t lp = in->head; ok && lp != NONE; lp = r->lpods.items[lp].next)
         if (r->lpods.items[lp].state == LP_PENDING)
             ok = GP_VEC_PUSH(&pods, r->lpods.items[lp].epod) == 0;
-    if (ok &&
-        gp_autoscale_up(r->e, ap, r->npools, NULL, 0, pods.items, pods.len, add, &placed) ==
-            GP_OK &&
+    struct gp_autoscale_input ain = {.pools = ap,
+                                     .npools = r->npools,
+                                     .pods = pods.items,
+                                     .npods = pods.len,
+                                     .gangs = r->gangs.items,
+                                     .ngangs = r->gangs.len};
+    if (ok && gp_autoscale_plan(r->e, &ain, add, NULL, NULL, &placed) == GP_OK &&
         placed == pods.len && placed > 0)
         r->insts.items[ii].maxfit = 1;
     free(ap);
@@ -1697,11 +1866,89 @@ static bool gang_fits_max(struct run *r, uint32_t ii)
     return r->insts.items[ii].maxfit == 1;
 }
 
-/* Scale-up: the pending pods found unschedulable, packed onto booting and
- * new nodes (engine/autoscale.h); the nodes it asks for are requested. */
+/* Whether a pending pod the cycle did not reach (strict orders) is one new
+ * nodes could help: not a gang member whose gang lacks members, nor a pod
+ * whose queue (or an ancestor) has a GPU, CPU or memory limit that it,
+ * with the pods before it in the list, would exceed (extra: per queue,
+ * what those ask, updated here). */
+static bool untried_wanted(struct run *r, const struct gp_pod *p, int64_t (*extra)[3])
+{
+    const struct lpod *l = &r->lpods.items[r->epods.items[p->id].lpod];
+    if (l->state != LP_PENDING || l->epod != p->id)
+        return false;
+    if (p->spec.group) {
+        const struct inst *in = &r->insts.items[r->group_inst.items[p->spec.group - 1]];
+        const struct gp_item *it = &r->wl->items[in->item];
+        uint32_t have = 0;
+        for (uint32_t m = in->head; m != NONE; m = r->lpods.items[m].next)
+            have += r->lpods.items[m].state == LP_PENDING || r->lpods.items[m].state == LP_RUNNING;
+        if (have < it->gang_min && have < in->created)
+            return false;
+    }
+    int64_t req[3] = {(int64_t)p->spec.gpu_count * p->spec.gpu_milli, p->spec.cpu_milli,
+                      p->spec.mem_mib};
+    for (uint32_t q = p->spec.queue; extra && q != GP_QUEUE_NONE;
+         q = gp_engine_queue_parent(r->e, q)) {
+        const struct gp_queue_spec *qs = gp_engine_queue_spec(r->e, q);
+        struct gp_queue_usage u;
+        if (!qs || gp_engine_queue_usage(r->e, q, &u) != GP_OK)
+            break;
+        const struct gp_quota *quota[3] = {&qs->gpu_milli, &qs->cpu_milli, &qs->mem_mib};
+        int64_t used[3] = {u.gpu_milli, u.cpu_milli, u.mem_mib};
+        for (int k = 0; k < 3; k++)
+            if (quota[k]->limited && req[k] > 0 &&
+                used[k] + extra[q][k] + req[k] > quota[k]->guaranteed + quota[k]->borrow_limit)
+                return false;
+    }
+    for (uint32_t q = p->spec.queue; extra && q != GP_QUEUE_NONE;
+         q = gp_engine_queue_parent(r->e, q))
+        for (int k = 0; k < 3; k++)
+            extra[q][k] += req[k];
+    return true;
+}
+
+/* The pods the autoscaler plans for: those found unschedulable and, under
+ * strict orders, the pending pods behind the blocked head that the cycle
+ * did not try, in the engine's order. */
+static enum gp_err as_pods(struct run *r)
+{
+    r->untried.len = 0;
+    if (!strict_order(r) || gp_engine_pending_count(r->e) == 0)
+        return GP_OK;
+    size_t n = gp_engine_pending_count(r->e);
+    if (GP_VEC_RESERVE(&r->untried, n) != 0)
+        return nomem(r);
+    n = gp_engine_pending(r->e, r->untried.items, r->untried.cap);
+    if (n > r->untried.cap)
+        return gp_diag_set(r->diag, GP_ESTATE, "simulator: the engine's pending list grew");
+    size_t nq = gp_engine_queue_count(r->e);
+    int64_t(*extra)[3] = calloc(nq ? nq : 1, sizeof *extra);
+    if (!extra)
+        return nomem(r);
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        uint32_t id = r->untried.items[i];
+        const struct gp_pod *p = gp_engine_pod(r->e, id);
+        if (!p || id >= r->epods.len || r->epods.items[id].unsched ||
+            r->epods.items[id].tried > r->cycle_mark || !untried_wanted(r, p, extra))
+            continue;
+        r->untried.items[k++] = id;
+    }
+    free(extra);
+    r->untried.len = k;
+    for (size_t i = 0; i < k; i++)
+        if (GP_VEC_PUSH(&r->unsched, r->untried.items[i]) != 0)
+            return nomem(r);
+    return GP_OK;
+}
+
+/* Scale-up: the pending pods found unschedulable (and, under strict
+ * orders, those the cycle did not reach), packed onto booting and new
+ * nodes (engine/autoscale.h); the nodes it asks for are requested. */
 static enum gp_err autoscale(struct run *r)
 {
     r->as_dirty = false;
+    r->as_epods = r->epods.len;
     size_t k = 0;
     for (size_t i = 0; i < r->unsched.len; i++) {
         uint32_t id = r->unsched.items[i];
@@ -1712,27 +1959,51 @@ static enum gp_err autoscale(struct run *r)
             r->epods.items[id].unsched = 0;
     }
     r->unsched.len = k;
-    if (k == 0)
-        return GP_OK;
+    size_t nunsched = k; /* the untried ones join the list for this plan only */
+    enum gp_err err = as_pods(r);
+    if (err != GP_OK || r->unsched.len == 0) {
+        r->unsched.len = nunsched;
+        return err;
+    }
     struct gp_autoscale_pool *ap = NULL;
-    GP_VEC(uint32_t) booting = {0};
+    GP_VEC(const struct gp_node_spec *) booting = {0};
+    GP_VEC(uint32_t) bpool = {0};
+    struct gp_autoscale_node *nodes = NULL;
     uint32_t *add = calloc(r->npools ? r->npools : 1, sizeof *add);
-    enum gp_err err = add ? as_pools(r, false, &ap) : nomem(r);
-    for (size_t i = 0; err == GP_OK && i < r->snodes.len; i++)
-        if (r->snodes.items[i].state == SN_BOOTING && r->pools[r->snodes.items[i].pool].has_tmpl &&
-            GP_VEC_PUSH(&booting, r->snodes.items[i].pool) != 0)
-            err = nomem(r);
-    if (err == GP_OK &&
-        (err = gp_autoscale_up(r->e, ap, r->npools, booting.items, booting.len, r->unsched.items,
-                               r->unsched.len, add, NULL)) != GP_OK)
-        err = gp_diag_set(r->diag, err, "simulator: the autoscaler failed: %s", gp_strerror(err));
+    err = add ? as_pools(r, false, &ap) : nomem(r);
+    size_t room = 0;
     for (size_t p = 0; err == GP_OK && p < r->npools; p++)
-        for (uint32_t j = 0; err == GP_OK && j < add[p]; j++)
-            err = request_node(r, (uint32_t)p);
+        room += ap[p].max > ap[p].live ? ap[p].max - ap[p].live : 0;
+    if (err == GP_OK && !(nodes = malloc((room ? room : 1) * sizeof *nodes)))
+        err = nomem(r);
+    for (size_t i = 0; err == GP_OK && i < r->snodes.len; i++) {
+        const struct snode *sn = &r->snodes.items[i];
+        if (sn->state == SN_BOOTING && r->pools[sn->pool].has_tmpl &&
+            (GP_VEC_PUSH(&booting, sn->spec) != 0 || GP_VEC_PUSH(&bpool, sn->pool) != 0))
+            err = nomem(r);
+    }
+    size_t nnodes = 0;
+    struct gp_autoscale_input in = {.pools = ap,
+                                    .npools = r->npools,
+                                    .booting = booting.items,
+                                    .booting_pool = bpool.items,
+                                    .nbooting = booting.len,
+                                    .pods = r->unsched.items,
+                                    .npods = r->unsched.len,
+                                    .gangs = r->gangs.items,
+                                    .ngangs = r->gangs.len};
+    if (err == GP_OK && (err = gp_autoscale_plan(r->e, &in, add, nodes, &nnodes, NULL)) != GP_OK)
+        err = gp_diag_set(r->diag, err, "simulator: the autoscaler failed: %s", gp_strerror(err));
+    r->unsched.len = nunsched;
+    for (size_t i = 0; err == GP_OK && i < nnodes; i++)
+        err = request_node(r, nodes[i].pool,
+                           nodes[i].domain == GP_AUTOSCALE_NO_DOMAIN ? NONE : nodes[i].domain);
     r->as_dirty = false; /* the requests themselves change nothing to look at */
     free(ap);
     free(add);
+    free(nodes);
     GP_VEC_FREE(&booting);
+    GP_VEC_FREE(&bpool);
     return err;
 }
 
@@ -1778,6 +2049,10 @@ static enum gp_err dyn_init(struct run *r)
         const struct gp_pool_spec *ps = &c->pools[i];
         pd->spec = ps;
         pd->dynamic = gp_pool_is_dynamic(ps);
+        if (r->topo && r->topo[i].n > 0 && !(pd->dlive = calloc(r->topo[i].n, sizeof *pd->dlive))) {
+            err = nomem(r);
+            goto out;
+        }
         pd->next_name = ps->count;
         r->dynamic |= pd->dynamic;
         cp->name = ps->name;
@@ -1805,7 +2080,8 @@ static enum gp_err dyn_init(struct run *r)
     }
     for (size_t i = 0; i < c->nnodes; i++) {
         uint32_t sni;
-        if ((err = snode_add(r, &c->nodes[i], pool_of[i], SN_READY, &sni)) != GP_OK)
+        uint32_t d = r->node_domain ? r->node_domain[i] : NONE;
+        if ((err = snode_add(r, &r->nodes[i], pool_of[i], d, SN_READY, &sni)) != GP_OK)
             goto out;
         r->snodes.items[sni].enode = (uint32_t)i;
         if (GP_VEC_PUSH(&r->enode_snode, sni) != 0) {
@@ -1837,7 +2113,7 @@ static enum gp_err dyn_start(struct run *r)
     for (size_t p = 0; err == GP_OK && p < r->npools; p++)
         while (err == GP_OK && r->pools[p].dynamic && r->pools[p].has_tmpl &&
                r->pools[p].live < r->pools[p].spec->min_count)
-            err = request_node(r, (uint32_t)p);
+            err = request_node(r, (uint32_t)p, NONE);
     return err;
 }
 
@@ -2354,8 +2630,8 @@ enum gp_err gp_sim_run(const struct gp_sim_config *cfg, const struct gp_cluster 
         err = nomem(&r);
         goto done;
     }
-    if ((err = add_nodes(&r)) != GP_OK || (err = set_target(&r)) != GP_OK ||
-        (err = plan_queues(&r)) != GP_OK)
+    if ((err = topo_init(&r)) != GP_OK || (err = add_nodes(&r)) != GP_OK ||
+        (err = set_target(&r)) != GP_OK || (err = plan_queues(&r)) != GP_OK)
         goto done;
     struct gp_engine_totals t;
     gp_engine_totals(r.e, &t);
@@ -2387,6 +2663,11 @@ done:
     GP_VEC_FREE(&r.snodes);
     GP_VEC_FREE(&r.enode_snode);
     GP_VEC_FREE(&r.unsched);
+    GP_VEC_FREE(&r.untried);
+    GP_VEC_FREE(&r.group_inst);
+    GP_VEC_FREE(&r.gangs);
+    for (size_t i = 0; r.pools && i < r.npools; i++)
+        free(r.pools[i].dlive);
     free(r.pools);
     gp_cost_free(&r.cost);
     return err;

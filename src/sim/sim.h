@@ -98,6 +98,7 @@ struct gp_sim_pool_cost {
     uint32_t min_nodes, max_nodes, peak_nodes; /* peak: booting and ready at once (not draining) */
     uint64_t nodes_requested, nodes_removed;   /* by the autoscaler and spot replacements */
     uint64_t interruptions;                    /* spot notices */
+    uint64_t interruptions_missed; /* recorded ones that found no ready node (dropped) */
     double node_hours;
     double gpu_hours, gpu_hours_used; /* billed GPU-hours, and those pods held */
     double total_usd, gpu_used_usd, gpu_idle_usd, other_usd;
@@ -175,8 +176,11 @@ struct gp_sim_result {
     /* cluster dynamics (timed mode) */
     uint64_t nodes_requested, nodes_removed; /* autoscaler scale-ups and scale-downs */
     uint64_t spot_interruptions;             /* notices given */
-    uint64_t spot_evictions;                 /* pods stopped by them (gang members included) */
-    double spot_lost_gpu_hours;              /* work those pods lost */
+    /* recorded interruptions (interruptionTimes) that came while their pool
+     * had no ready node: dropped, counted here */
+    uint64_t spot_interruptions_missed;
+    uint64_t spot_evictions;    /* pods stopped by them (gang members included) */
+    double spot_lost_gpu_hours; /* work those pods lost */
     /* pod attempts found unschedulable, each counted once under its main
      * reason (gp_explain_main: the filter that rejected the most nodes) */
     uint64_t unschedulable[GP_FILTER_COUNT];

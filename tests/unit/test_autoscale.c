@@ -59,7 +59,8 @@ static void test_pick_cheapest_per_pod(void **state)
     assert_non_null(e);
     struct gp_node_spec big = node_spec("big", "A100", 8, 96000);
     struct gp_node_spec small = node_spec("small", "A100", 1, 16000);
-    struct gp_autoscale_pool pools[2] = {{&big, 0, 4, 20.0}, {&small, 0, 4, 3.0}};
+    struct gp_autoscale_pool pools[2] = {{.spec = &big, .max = 4, .price_per_hour_usd = 20.0},
+                                         {.spec = &small, .max = 4, .price_per_hour_usd = 3.0}};
     uint32_t one = add_pod(e, 1, 1000, 0), eight = add_pod(e, 8, 1000, 0);
     /* one GPU: $20 / 8 pods = $2.5 a pod on the big node, $3 on the small */
     assert_int_equal(gp_autoscale_pick_pool(e, pools, 2, NULL, gp_engine_pod(e, one)), 0);
@@ -82,7 +83,7 @@ static void test_plan_fractions_and_booting(void **state)
     (void)state;
     struct gp_engine *e = gp_engine_new(gp_policy_find("best-fit"), 1);
     struct gp_node_spec l4 = node_spec("l4", "L4", 1, 16000);
-    struct gp_autoscale_pool pools[1] = {{&l4, 0, 10, 1.0}};
+    struct gp_autoscale_pool pools[1] = {{.spec = &l4, .max = 10, .price_per_hour_usd = 1.0}};
     uint32_t pods[6], add[1];
     for (int i = 0; i < 6; i++)
         pods[i] = add_pod(e, 1, 250, 0);
@@ -109,7 +110,7 @@ static void test_plan_gang_all_or_nothing(void **state)
     (void)state;
     struct gp_engine *e = gp_engine_new(gp_policy_find("best-fit"), 1);
     struct gp_node_spec n8 = node_spec("n8", "H100", 8, 96000);
-    struct gp_autoscale_pool pools[1] = {{&n8, 0, 2, 50.0}};
+    struct gp_autoscale_pool pools[1] = {{.spec = &n8, .max = 2, .price_per_hour_usd = 50.0}};
     struct gp_group_spec g = {"train", 3, NULL, false};
     uint32_t gid;
     assert_int_equal(gp_engine_group_add(e, &g, &gid), GP_OK);
@@ -155,8 +156,17 @@ struct world {
     struct gp_diag d;
 };
 
+static enum gp_err run_yaml_order(struct world *x, const char *cluster, const char *workload,
+                                  double horizon_s, uint64_t seed, enum gp_order order);
+
 static enum gp_err run_yaml(struct world *x, const char *cluster, const char *workload,
                             double horizon_s, uint64_t seed)
+{
+    return run_yaml_order(x, cluster, workload, horizon_s, seed, GP_ORDER_FAIR);
+}
+
+static enum gp_err run_yaml_order(struct world *x, const char *cluster, const char *workload,
+                                  double horizon_s, uint64_t seed, enum gp_order order)
 {
     memset(x, 0, sizeof *x);
     gp_arena_init(&x->a);
@@ -175,6 +185,7 @@ static enum gp_err run_yaml(struct world *x, const char *cluster, const char *wo
     gp_sim_config_default(&cfg);
     cfg.seed = seed;
     cfg.horizon_s = horizon_s;
+    cfg.order = order;
     err = gp_sim_run(&cfg, &x->c, &x->w, &x->a, &x->r, &x->d);
     if (err != GP_OK)
         print_message("%s\n", x->d.msg);
@@ -336,6 +347,285 @@ static void test_notice_honoured(void **state)
     gp_arena_free(&x.a);
 }
 
+/* ---- topology, shared GPUs, series, strict orders ------------------------ */
+
+/* Engine level: pools with racks of two nodes. A gang of three 8-GPU pods
+ * that requires one rack fits none: nothing is planned; preferred, it is
+ * packed anyway; a rack of four holds it, in one domain. */
+static void test_plan_topology(void **state)
+{
+    (void)state;
+    struct gp_engine *e = gp_engine_new(gp_policy_find("best-fit"), 1);
+    struct gp_node_spec n8 = node_spec("n8", "H100", 8, 96000);
+    static const char *const values[] = {"n8-d0", "n8-d1", "n8-d2", "n8-d3"};
+    uint32_t live[4] = {1, 0, 0, 0};
+    struct gp_autoscale_pool pools[1] = {{.spec = &n8,
+                                          .live = 1,
+                                          .max = 8,
+                                          .price_per_hour_usd = 50,
+                                          .domain_key = "rack",
+                                          .domain_values = values,
+                                          .domain_live = live,
+                                          .ndomains = 4,
+                                          .nodes_per_domain = 2}};
+    struct gp_group_spec g = {"train", 3, "rack", true};
+    uint32_t gid;
+    assert_int_equal(gp_engine_group_add(e, &g, &gid), GP_OK);
+    uint32_t pods[4], add[1];
+    for (int i = 0; i < 3; i++)
+        pods[i] = add_pod(e, 8, 1000, gid);
+    pods[3] = add_pod(e, 1, 1000, 0);
+    struct gp_autoscale_gang gangs[1] = {{"rack", true}};
+    struct gp_autoscale_input in = {
+        .pools = pools, .npools = 1, .pods = pods, .npods = 4, .gangs = gangs, .ngangs = 1};
+    struct gp_autoscale_node nodes[8];
+    size_t nn, placed;
+    assert_int_equal(gp_autoscale_plan(e, &in, add, nodes, &nn, &placed), GP_OK);
+    /* only the single pod: one node, in the fullest rack with room (d0) */
+    assert_int_equal(placed, 1);
+    assert_int_equal(add[0], 1);
+    assert_int_equal(nn, 1);
+    assert_int_equal(nodes[0].domain, 0);
+    gangs[0].topology_required = false; /* preferred: packed across racks */
+    assert_int_equal(gp_autoscale_plan(e, &in, add, nodes, &nn, &placed), GP_OK);
+    assert_int_equal(placed, 4);
+    assert_int_equal(add[0], 4);
+    gangs[0].topology_required = true;
+    pools[0].nodes_per_domain = 4; /* d0 has room for 3 */
+    assert_int_equal(gp_autoscale_plan(e, &in, add, nodes, &nn, &placed), GP_OK);
+    assert_int_equal(placed, 4);
+    assert_int_equal(add[0], 4);
+    assert_int_equal(nn, 4);
+    /* the gang first: three nodes in one rack, d0 (the first with room) */
+    for (size_t i = 0; i < 3; i++)
+        assert_int_equal(nodes[i].domain, 0);
+    /* the single pod then finds d0 full (1 + 3) and opens d1 */
+    assert_int_equal(nodes[3].domain, 1);
+    gp_engine_free(e);
+}
+
+/* Through the simulator: racks of three nodes; one node is busy in rack
+ * d0, so a gang of three 8-GPU members that requires one rack cannot use
+ * d0's two free slots: three new nodes in d1, and the gang binds whole
+ * when they are ready. */
+static void test_gang_topology_from_zero(void **state)
+{
+    (void)state;
+    struct world x;
+    const char *cluster = CLUSTER_HEAD "  - name: h100\n"
+                                       "    gpu: {model: H100-80GB, count: 8, memory: 80Gi}\n"
+                                       "    cpu: \"96\"\n    memory: 1Ti\n"
+                                       "    minCount: 0\n    maxCount: 9\n    initialCount: 1\n"
+                                       "    bootTime: 4m\n    pricePerHour: 40\n"
+                                       "    topology: {key: topology.kubernetes.io/rack, "
+                                       "nodesPerDomain: 3}\n";
+    const char *wl = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: busy\n"
+                     "  annotations: {sim.gpuplane.io/duration: 3h}\n"
+                     "spec:\n  containers:\n  - name: c\n"
+                     "    resources: {requests: {cpu: \"8\"}, limits: {nvidia.com/gpu: 8}}\n---\n"
+                     "apiVersion: scheduling.x-k8s.io/v1alpha1\nkind: PodGroup\n"
+                     "metadata:\n  name: train\n  annotations: {gpuplane.io/topology-key: "
+                     "topology.kubernetes.io/rack, gpuplane.io/topology-policy: required}\n"
+                     "spec: {minMember: 3}\n---\n"
+                     "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: train\n"
+                     "  annotations: {sim.gpuplane.io/duration: 1h}\n"
+                     "spec:\n  parallelism: 3\n  completions: 3\n  template:\n"
+                     "    metadata: {labels: {scheduling.x-k8s.io/pod-group: train}}\n"
+                     "    spec:\n      containers:\n      - name: w\n"
+                     "        resources: {requests: {cpu: \"8\"}, limits: {nvidia.com/gpu: 8}}\n";
+    assert_int_equal(run_yaml(&x, cluster, wl, 0, 1), GP_OK);
+    assert_int_equal(x.r.gangs_never_fit, 0);
+    assert_int_equal(x.r.nodes_requested, 3);
+    assert_int_equal(x.r.pods_completed, 4);
+    assert_int_equal(x.r.jobs_completed, 2);
+    assert_int_equal(x.r.unschedulable[GP_FILTER_TOPOLOGY], 0);
+    /* busy at 0; the gang's three members when the new rack was ready */
+    assert_int_equal(x.r.nqueue_delays, 4);
+    assert_float_equal(x.r.queue_delays_s[0], 0, 1e-9);
+    for (size_t i = 1; i < 4; i++)
+        assert_float_equal(x.r.queue_delays_s[i], 240.0, 1e-9);
+    assert_int_equal(pool_cost(&x, "h100")->peak_nodes, 4);
+    gp_arena_free(&x.a);
+}
+
+/* A gang whose required rack can never be had (racks of two, three
+ * members) fails at once instead of scaling the pool. */
+static void test_gang_topology_never_fits(void **state)
+{
+    (void)state;
+    struct world x;
+    const char *cluster = CLUSTER_HEAD "  - name: h100\n"
+                                       "    gpu: {model: H100-80GB, count: 8, memory: 80Gi}\n"
+                                       "    cpu: \"96\"\n    memory: 1Ti\n"
+                                       "    minCount: 0\n    maxCount: 8\n    bootTime: 4m\n"
+                                       "    pricePerHour: 40\n"
+                                       "    topology: {key: gpuplane.io/rack, nodesPerDomain: 2}\n";
+    const char *wl = "apiVersion: scheduling.x-k8s.io/v1alpha1\nkind: PodGroup\n"
+                     "metadata:\n  name: train\n  annotations: {gpuplane.io/topology-key: "
+                     "gpuplane.io/rack, gpuplane.io/topology-policy: required}\n"
+                     "spec: {minMember: 3}\n---\n"
+                     "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: train\n"
+                     "  annotations: {sim.gpuplane.io/duration: 1h}\n"
+                     "spec:\n  parallelism: 3\n  completions: 3\n  template:\n"
+                     "    metadata: {labels: {scheduling.x-k8s.io/pod-group: train}}\n"
+                     "    spec:\n      containers:\n      - name: w\n"
+                     "        resources: {requests: {cpu: \"8\"}, limits: {nvidia.com/gpu: 8}}\n";
+    assert_int_equal(run_yaml(&x, cluster, wl, 3600, 1), GP_OK);
+    assert_int_equal(x.r.gangs_never_fit, 1);
+    assert_int_equal(x.r.jobs_failed, 1);
+    assert_int_equal(x.r.nodes_requested, 0);
+    gp_arena_free(&x.a);
+}
+
+static const char *pods_job(char *buf, size_t n, int pods, const char *limits, const char *ann)
+{
+    snprintf(buf, n,
+             "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: j\n"
+             "  annotations: {sim.gpuplane.io/duration: 1h}\n"
+             "spec:\n  parallelism: %d\n  completions: %d\n  template:\n"
+             "    metadata: {annotations: {%s}}\n"
+             "    spec:\n      containers:\n      - name: c\n"
+             "        resources: {requests: {cpu: \"1\"}, limits: {%s}}\n",
+             pods, pods, ann, limits);
+    return buf;
+}
+
+/* 14 pods of 1g.10gb on a dynamic A100-80GB MIG pool of 1-GPU nodes from
+ * zero: seven 1g.10gb instances fit one GPU, so two nodes. */
+static void test_mig_from_zero(void **state)
+{
+    (void)state;
+    struct world x;
+    char wl[2048];
+    const char *cluster = CLUSTER_HEAD "  - name: mig\n"
+                                       "    gpu: {model: A100-80GB, count: 1, memory: 80Gi}\n"
+                                       "    cpu: \"32\"\n    memory: 256Gi\n"
+                                       "    minCount: 0\n    maxCount: 5\n    bootTime: 4m\n"
+                                       "    pricePerHour: 4\n"
+                                       "    sharing: {mode: mig, mig: {dynamic: true}}\n";
+    assert_int_equal(
+        run_yaml(&x, cluster, pods_job(wl, sizeof wl, 14, "nvidia.com/mig-1g.10gb: 1", ""), 0, 1),
+        GP_OK);
+    assert_int_equal(x.r.nodes_requested, 2);
+    assert_int_equal(pool_cost(&x, "mig")->peak_nodes, 2);
+    assert_int_equal(x.r.pods_completed, 14);
+    assert_true(x.r.mig_reconfigurations > 0);
+    gp_arena_free(&x.a);
+}
+
+/* 9 replica pods of 20 GiB on a 4-replica 80 GiB time-sliced pool of
+ * 1-GPU nodes from zero: four a GPU, so three nodes. */
+static void test_timeslice_from_zero(void **state)
+{
+    (void)state;
+    struct world x;
+    char wl[2048];
+    const char *cluster = CLUSTER_HEAD "  - name: ts\n"
+                                       "    gpu: {model: H100-80GB, count: 1, memory: 80Gi}\n"
+                                       "    cpu: \"32\"\n    memory: 256Gi\n"
+                                       "    minCount: 0\n    maxCount: 5\n    bootTime: 4m\n"
+                                       "    pricePerHour: 4\n"
+                                       "    sharing: {mode: timeslice, replicas: 4}\n";
+    assert_int_equal(run_yaml(&x, cluster,
+                              pods_job(wl, sizeof wl, 9, "nvidia.com/gpu.shared: 1",
+                                       "gpuplane.io/gpu-memory: 20Gi"),
+                              0, 1),
+                     GP_OK);
+    assert_int_equal(x.r.nodes_requested, 3);
+    assert_int_equal(pool_cost(&x, "ts")->peak_nodes, 3);
+    assert_int_equal(x.r.pods_completed, 9);
+    gp_arena_free(&x.a);
+}
+
+/* A pod no pool can ever hold (two GPUs on 1-GPU nodes; a MIG profile on a
+ * time-sliced pool) asks for no node. */
+static void test_never_holdable_no_scale_up(void **state)
+{
+    (void)state;
+    struct world x;
+    char wl[2048];
+    const char *cluster = CLUSTER_HEAD "  - name: ts\n"
+                                       "    gpu: {model: H100-80GB, count: 1, memory: 80Gi}\n"
+                                       "    cpu: \"32\"\n    memory: 256Gi\n"
+                                       "    minCount: 0\n    maxCount: 5\n    bootTime: 4m\n"
+                                       "    pricePerHour: 4\n"
+                                       "    sharing: {mode: timeslice, replicas: 4}\n";
+    static const char *const limits[] = {"nvidia.com/gpu: 2", "nvidia.com/mig-1g.10gb: 1"};
+    for (size_t i = 0; i < 2; i++) {
+        assert_int_equal(run_yaml(&x, cluster, pods_job(wl, sizeof wl, 2, limits[i], ""), 7200, 1),
+                         GP_OK);
+        assert_int_equal(x.r.nodes_requested, 0);
+        assert_int_equal(x.r.binds, 0);
+        assert_int_equal(x.r.pods_pending_end, 2);
+        gp_arena_free(&x.a);
+    }
+}
+
+/* A recorded interruption while the pool has no ready node is dropped and
+ * counted; the next one, with a node ready, takes it. */
+static void test_series_without_ready_node(void **state)
+{
+    (void)state;
+    struct world x;
+    const char *cluster = CLUSTER_HEAD "  - name: spot\n"
+                                       "    gpu: {model: A100-80GB, count: 8, memory: 80Gi}\n"
+                                       "    cpu: \"96\"\n    memory: 1Ti\n"
+                                       "    minCount: 0\n    maxCount: 2\n    bootTime: 4m\n"
+                                       "    pricePerHour: 8\n    spot: true\n"
+                                       "    interruptionTimes: [30m, 1h2m, 2h]\n"
+                                       "    spotNotice: 2m\n";
+    /* arrives at 1 h: at 30 min there is no node, at 1 h 02 one is booting */
+    const char *wl = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\n"
+                     "  annotations: {sim.gpuplane.io/duration: 3h, "
+                     "sim.gpuplane.io/arrival: 1h}\n"
+                     "spec:\n  containers:\n  - name: c\n"
+                     "    resources: {requests: {cpu: \"4\"}, limits: {nvidia.com/gpu: 8}}\n";
+    assert_int_equal(run_yaml(&x, cluster, wl, 0, 1), GP_OK);
+    assert_int_equal(x.r.spot_interruptions_missed, 2);
+    assert_int_equal(pool_cost(&x, "spot")->interruptions_missed, 2);
+    assert_int_equal(x.r.spot_interruptions, 1);
+    assert_int_equal(x.r.spot_evictions, 1);
+    assert_int_equal(x.r.nodes_requested, 2); /* the first, and the replacement */
+    assert_int_equal(x.r.pods_completed, 1);
+    gp_arena_free(&x.a);
+}
+
+/* Under strict FIFO and SJF the head blocks the cycle (the one node is
+ * busy: no room, though a node could hold it): the pods behind it get no
+ * decision, yet the autoscaler asks for their nodes at once - three nodes
+ * at 0, all three pods bound when they are ready. FAIR tries them all. */
+static void test_strict_order_untried(void **state)
+{
+    (void)state;
+    struct world x;
+    char wl[4096];
+    const char *cluster = CLUSTER_HEAD "  - name: l4\n"
+                                       "    gpu: {model: L4, count: 1, memory: 24Gi}\n"
+                                       "    cpu: \"16\"\n    memory: 64Gi\n"
+                                       "    minCount: 0\n    maxCount: 5\n    initialCount: 1\n"
+                                       "    bootTime: 4m\n    pricePerHour: 1\n";
+    const char *busy =
+        "apiVersion: v1\nkind: Pod\nmetadata:\n  name: busy\n"
+        "  annotations: {sim.gpuplane.io/duration: 3h}\n"
+        "spec:\n  containers:\n  - name: c\n"
+        "    resources: {requests: {cpu: \"1\"}, limits: {nvidia.com/gpu: 1}}\n---\n";
+    size_t n = strlen(busy);
+    memcpy(wl, busy, n);
+    pods_job(wl + n, sizeof wl - n, 3, "nvidia.com/gpu: 1", "");
+    static const enum gp_order orders[] = {GP_ORDER_FIFO, GP_ORDER_SJF, GP_ORDER_FAIR};
+    for (size_t k = 0; k < 3; k++) {
+        assert_int_equal(run_yaml_order(&x, cluster, wl, 0, 1, orders[k]), GP_OK);
+        assert_int_equal(x.r.nodes_requested, 3);
+        assert_int_equal(x.r.nqueue_delays, 4);
+        assert_float_equal(x.r.queue_delays_s[0], 0, 1e-9); /* on the node there */
+        for (size_t i = 1; i < 4; i++)
+            assert_float_equal(x.r.queue_delays_s[i], 240.0, 1e-9);
+        /* SJF puts the hour-long pods first: busy takes a new node */
+        assert_float_equal(x.r.sim_end_s, 3 * 3600.0 + (orders[k] == GP_ORDER_SJF ? 240 : 0), 1e-9);
+        gp_arena_free(&x.a);
+    }
+}
+
 /* ---- property: seeded random pools and workloads ----------------------- */
 
 static void check_costs(const struct gp_sim_result *r)
@@ -467,6 +757,14 @@ int main(void)
         cmocka_unit_test(test_spot_interrupts_gang),
         cmocka_unit_test(test_no_scale_down_of_busy_node),
         cmocka_unit_test(test_notice_honoured),
+        cmocka_unit_test(test_plan_topology),
+        cmocka_unit_test(test_gang_topology_from_zero),
+        cmocka_unit_test(test_gang_topology_never_fits),
+        cmocka_unit_test(test_mig_from_zero),
+        cmocka_unit_test(test_timeslice_from_zero),
+        cmocka_unit_test(test_never_holdable_no_scale_up),
+        cmocka_unit_test(test_series_without_ready_node),
+        cmocka_unit_test(test_strict_order_untried),
         cmocka_unit_test(test_property_random),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,7 +1,7 @@
 /* test_cluster_pools.c - the Cluster YAML's pool sizes, boot time, prices,
  * provider offers, spot fields, control plane and autoscaler section: what
  * each field reads to, and a one-line error naming the field for each
- * mistake. Also checks the compiled catalog (src/io/providers_table.c)
+ * mistake. Also checks the compiled catalog (providers_table.c, generated at build time)
  * against data/providers.json. */
 #include <math.h>
 #include <setjmp.h>
@@ -165,6 +165,42 @@ static void test_errors(void **state)
 }
 
 /* The compiled table says what data/providers.json says. */
+/* topology: {key, nodesPerDomain}: read as written, and each mistake named. */
+static void test_topology(void **state)
+{
+    (void)state;
+    struct gp_arena a;
+    struct gp_cluster c;
+    struct gp_diag d = {""};
+    gp_arena_init(&a);
+    assert_int_equal(parse(HEAD "    maxCount: 64\n"
+                                "    topology: {key: topology.kubernetes.io/rack, "
+                                "nodesPerDomain: 32}\n",
+                           &a, &c, &d),
+                     GP_OK);
+    assert_string_equal(c.pools[0].topology_key, "topology.kubernetes.io/rack");
+    assert_int_equal(c.pools[0].nodes_per_domain, 32);
+    assert_int_equal(parse(HEAD "    count: 2\n", &a, &c, &d), GP_OK);
+    assert_null(c.pools[0].topology_key); /* none unless written */
+    assert_int_equal(c.pools[0].nodes_per_domain, 0);
+    gp_arena_free(&a);
+    expect_error(HEAD "    count: 2\n    topology: rack\n", "topology: expected a mapping");
+    expect_error(HEAD "    count: 2\n    topology: {key: gpuplane.io/rack}\n",
+                 "topology: missing required field \"nodesPerDomain\"");
+    expect_error(HEAD "    count: 2\n    topology: {key: gpuplane.io/rack, nodesPerDomain: 0}\n",
+                 "topology.nodesPerDomain:");
+    expect_error(HEAD "    count: 2\n    topology: {key: \"bad key!\", nodesPerDomain: 2}\n",
+                 "topology.key: expected a label key");
+    expect_error(HEAD "    count: 2\n    topology: {key: gpuplane.io/pool, nodesPerDomain: 2}\n",
+                 "topology.key: this label is set on every node");
+    expect_error(HEAD "    count: 2\n    labels: {gpuplane.io/rack: r1}\n"
+                      "    topology: {key: gpuplane.io/rack, nodesPerDomain: 2}\n",
+                 "topology.key: gpuplane.io/rack is also one of the pool's labels");
+    expect_error(HEAD "    count: 2\n    topology: {key: gpuplane.io/rack, nodesPerDomain: 2, "
+                      "size: 3}\n",
+                 "topology.size: unknown field");
+}
+
 static void test_catalog_matches_json(void **state)
 {
     (void)state;
@@ -207,6 +243,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_fixed_and_autoscaled),
         cmocka_unit_test(test_offer_spot_control_plane),
+        cmocka_unit_test(test_topology),
         cmocka_unit_test(test_errors),
         cmocka_unit_test(test_catalog_matches_json),
     };

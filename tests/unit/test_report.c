@@ -633,9 +633,10 @@ static void test_empty_and_nonfinite(void **state)
         json_decref(j);
         gp_sbuf_free(&b);
         gp_report_csv(&b, &r);
-        assert_string_equal(gp_sbuf_str(&b), mode ? "arrived_pct,unallocated_pct\n"
-                                                  : "t_s,gpu_alloc_pct,cpu_alloc_pct,"
-                                                    "mem_alloc_pct,pending,running,nodes\n");
+        assert_string_equal(gp_sbuf_str(&b),
+                            mode ? "arrived_pct,unallocated_pct\n"
+                                 : "t_s,gpu_alloc_pct,cpu_alloc_pct,"
+                                   "mem_alloc_pct,pending,running,nodes,cost_usd\n");
         gp_sbuf_free(&b);
         char *s = summary_text(&r, NULL);
         assert_false(has_nonfinite_word(s));
@@ -647,7 +648,11 @@ static void test_empty_and_nonfinite(void **state)
     timed_result(&r, &m);
     struct gp_sim_sample bad[3] = {
         {.t_s = 0, .gpu_alloc_pct = 10, .cpu_alloc_pct = 5, .mem_alloc_pct = 5},
-        {.t_s = 60, .gpu_alloc_pct = NAN, .cpu_alloc_pct = INFINITY, .mem_alloc_pct = -INFINITY},
+        {.t_s = 60,
+         .gpu_alloc_pct = NAN,
+         .cpu_alloc_pct = INFINITY,
+         .mem_alloc_pct = -INFINITY,
+         .cost_usd = NAN},
         {.t_s = 120, .gpu_alloc_pct = 30, .cpu_alloc_pct = 5, .mem_alloc_pct = 5},
     };
     double bad_delays[3] = {0, NAN, INFINITY};
@@ -672,7 +677,7 @@ static void test_empty_and_nonfinite(void **state)
     json_decref(j);
     gp_sbuf_free(&b);
     gp_report_csv(&b, &r);
-    assert_non_null(strstr(gp_sbuf_str(&b), "\n60,,,,0,0,0\n"));
+    assert_non_null(strstr(gp_sbuf_str(&b), "\n60,,,,0,0,0,\n"));
     gp_sbuf_free(&b);
     char *s = summary_text(&r, &m);
     assert_false(has_nonfinite_word(s));
