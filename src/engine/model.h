@@ -56,6 +56,9 @@ struct gp_node_spec {
     int64_t mem_mib;
     uint32_t gpu_count;
     uint32_t gpu_mem_mib; /* per GPU; 0 = unknown (memory requests then only need 0) */
+    /* GPUs per NVLink domain inside the node (consecutive from GPU 0, e.g.
+     * 4 for two NVLink quads); 0 = none given: every GPU is alike */
+    uint32_t nvlink_gpus;
     const struct gp_kv *labels;
     size_t nlabels;
     const struct gp_taint *taints;

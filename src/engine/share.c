@@ -23,6 +23,50 @@ static unsigned popcount8(unsigned x)
     return c;
 }
 
+/* --- whole GPUs and NVLink domains ---------------------------------------- */
+
+static bool gpu_free(const struct gp_gpu *g)
+{
+    return g->milli_free == GP_GPU_MILLI && g->pods == 0;
+}
+
+int gp_share_pick_whole(const struct gp_node *n, uint32_t want, struct gp_pick *pick)
+{
+    uint32_t count = n->spec.gpu_count, d = n->spec.nvlink_gpus;
+    pick->ngpus = 0;
+    if (d == 0 || d >= count) { /* no domains: the lowest-indexed free GPUs */
+        for (uint32_t g = 0; g < count && pick->ngpus < want; g++)
+            if (gpu_free(&n->gpu[g]))
+                pick->gpu[pick->ngpus++] = (uint8_t)g;
+        return pick->ngpus == want ? 0 : -1;
+    }
+    uint32_t ndom = (count + d - 1) / d, nfree[GP_MAX_GPUS_PER_NODE] = {0}, total = 0;
+    for (uint32_t g = 0; g < count; g++)
+        if (gpu_free(&n->gpu[g])) {
+            nfree[g / d]++;
+            total++;
+        }
+    if (total < want)
+        return -1;
+    int best = -1; /* one domain that holds them all, the fullest such */
+    for (uint32_t k = 0; k < ndom; k++)
+        if (nfree[k] >= want && (best < 0 || nfree[k] < nfree[best]))
+            best = (int)k;
+    while (pick->ngpus < want) {
+        int k = best;
+        if (k < 0) /* they span domains: the emptiest first */
+            for (uint32_t j = 0; j < ndom; j++)
+                if (nfree[j] > 0 && (k < 0 || nfree[j] > nfree[k]))
+                    k = (int)j;
+        uint32_t end = (uint32_t)(k + 1) * d < count ? (uint32_t)(k + 1) * d : count;
+        for (uint32_t g = (uint32_t)k * d; g < end && pick->ngpus < want; g++)
+            if (gpu_free(&n->gpu[g]))
+                pick->gpu[pick->ngpus++] = (uint8_t)g;
+        nfree[k] = 0;
+    }
+    return 0;
+}
+
 /* --- pods ---------------------------------------------------------------- */
 
 /* The smallest profile (memory slices, then compute slices) without media
@@ -420,12 +464,8 @@ int gp_share_pick(const struct gp_node *n, const struct gp_pod *p, struct gp_pic
     pick->mig_profile = -1;
     if (s->mode == GP_SHARE_MIG)
         return mig_pick(n, p, pick);
-    if (s->mode == GP_SHARE_EXCLUSIVE) {
-        for (uint32_t g = 0; g < n->spec.gpu_count && pick->ngpus < p->spec.gpu_count; g++)
-            if (n->gpu[g].pods == 0)
-                pick->gpu[pick->ngpus++] = (uint8_t)g;
-        return pick->ngpus == p->spec.gpu_count ? 0 : -1;
-    }
+    if (s->mode == GP_SHARE_EXCLUSIVE)
+        return gp_share_pick_whole(n, p->spec.gpu_count, pick);
     int g = replica_pick(n, p);
     if (g < 0)
         return -1;

@@ -21,6 +21,13 @@
 #include "engine/model.h"
 #include "engine/sharing.h"
 
+/* want whole free GPUs of a node, into pick: inside one NVLink domain
+ * when the node has domains and one holds them (the domain with the fewest
+ * free GPUs that does: best fit, so free domains stay whole), otherwise
+ * from the domains with the most free GPUs first; on a node without
+ * domains the lowest-indexed free GPUs. -1 when fewer are free. */
+int gp_share_pick_whole(const struct gp_node *n, uint32_t want, struct gp_pick *pick);
+
 /* Fills p->mig_profile_of for every MIG model from p->spec. */
 void gp_share_pod_init(struct gp_pod *p);
 

@@ -18,6 +18,7 @@ struct gp_pool_spec {
     const char *gpu_model; /* NULL for a CPU-only pool */
     uint32_t gpus_per_node;
     uint32_t gpu_mem_mib; /* per GPU */
+    uint32_t nvlink_gpus; /* GPUs per NVLink domain in a node; 0 = none given */
     int64_t cpu_milli;    /* per node */
     int64_t mem_mib;      /* per node */
     uint32_t count;       /* nodes */

@@ -64,6 +64,8 @@ static const struct gp_yaml_field gpu_fields[] = {
     GP_YFIELD("count", GP_YT_U32, struct gp_pool_spec, gpus_per_node, GP_YF_REQUIRED, 1,
               GP_MAX_GPUS_PER_NODE),
     GP_YFIELD("memory", GP_YT_MEM_MIB32, struct gp_pool_spec, gpu_mem_mib, 0, 1, UINT32_MAX),
+    GP_YFIELD("nvlinkDomain", GP_YT_U32, struct gp_pool_spec, nvlink_gpus, 0, 1,
+              GP_MAX_GPUS_PER_NODE),
 };
 
 static enum gp_err pool_gpu(struct gp_yaml *y, struct fy_node *v, void *obj)
@@ -81,6 +83,14 @@ static enum gp_err pool_gpu(struct gp_yaml *y, struct fy_node *v, void *obj)
                            "expected a GPU model usable as a label value (at most 63 of "
                            "[A-Za-z0-9_.-]) like A100-80GB, got \"%s\"",
                            gp_yaml_quote(m, q, sizeof q));
+        gp_yaml_pop(y, s);
+    }
+    if (err == GP_OK && p->nvlink_gpus > p->gpus_per_node) {
+        struct fy_node *m = fy_node_mapping_lookup_by_string(v, "nvlinkDomain", 12);
+        struct gp_yaml_saved s = gp_yaml_push_key(y, "nvlinkDomain", m);
+        err = gp_yaml_fail(y, m, GP_EINVALID,
+                           "expected at most the node's %u GPUs per NVLink domain, got %u",
+                           p->gpus_per_node, p->nvlink_gpus);
         gp_yaml_pop(y, s);
     }
     return err;

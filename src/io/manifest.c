@@ -1030,8 +1030,10 @@ struct podgroup {
     const char *name;
     const char *queue; /* Volcano's spec.queue; NULL = none */
     uint32_t min_member;
+    uint32_t timeout_s; /* scheduleTimeoutSeconds; 0 = none */
     const char *topology_key;
     bool topology_required;
+    double topology_slowdown; /* 0 = the default */
 };
 
 struct stream {
@@ -1066,6 +1068,13 @@ static enum gp_err podgroup_annotations(struct gp_yaml *y, struct fy_node *v, vo
             err = gp_yaml_string(y, val, &g->topology_key);
             if (err == GP_OK && !gp_yaml_qualified_name_ok(g->topology_key))
                 err = bad_value(y, val, "a node label key like gpuplane.io/rack");
+        } else if (strcmp(key, "gpuplane.io/topology-slowdown") == 0) {
+            double x;
+            err = gp_yaml_text(y, val, "a factor", &text);
+            if (err == GP_OK && (!gp_units_number(text, &x) || !(x >= 1 && x <= 100)))
+                err = bad_value(y, val, "a slowdown factor from 1 to 100 like \"1.3\"");
+            if (err == GP_OK)
+                g->topology_slowdown = x;
         } else if (strcmp(key, "gpuplane.io/topology-policy") == 0) {
             err = gp_yaml_text(y, val, "required or preferred", &text);
             if (err == GP_OK && strcmp(text, "required") != 0 && strcmp(text, "preferred") != 0)
@@ -1074,7 +1083,8 @@ static enum gp_err podgroup_annotations(struct gp_yaml *y, struct fy_node *v, vo
         } else {
             err = gp_yaml_fail(y, k, GP_EINVALID,
                                "unknown gpuplane annotation on a PodGroup (expected one of: "
-                               "gpuplane.io/topology-key, gpuplane.io/topology-policy)");
+                               "gpuplane.io/topology-key, gpuplane.io/topology-policy, "
+                               "gpuplane.io/topology-slowdown)");
         }
         gp_yaml_pop(y, s);
         if (err != GP_OK)
@@ -1091,6 +1101,7 @@ static const struct gp_yaml_field podgroup_meta_fields[] = {
 static const struct gp_yaml_field podgroup_spec_fields[] = {
     GP_YFIELD("minMember", GP_YT_U32, struct podgroup, min_member, 0, 1, 100000),
     GP_YFIELD("queue", GP_YT_STRING, struct podgroup, queue, 0, 0, 0),
+    GP_YFIELD("scheduleTimeoutSeconds", GP_YT_U32, struct podgroup, timeout_s, 0, 1, 2147483647),
 };
 
 static enum gp_err podgroup_meta(struct gp_yaml *y, struct fy_node *v, void *obj)
@@ -1708,6 +1719,9 @@ enum gp_err gp_workload_parse_manifest(const char *text, size_t len, const char 
         it->gang_min = g->min_member;
         it->topology_key = g->topology_key;
         it->topology_required = g->topology_required;
+        it->topology_slowdown =
+            g->topology_slowdown > 0 ? g->topology_slowdown : GP_TOPOLOGY_SLOWDOWN;
+        it->gang_timeout_s = g->timeout_s;
         if (!it->queue)
             it->queue = g->queue; /* Volcano: the PodGroup names the queue */
     }

@@ -238,12 +238,20 @@ static void summary_pods(FILE *f, const struct gp_sim_result *r)
     fprintf(f, "%" PRIu64 " pending and %" PRIu64 " running at the end, %" PRIu64 " retr%s\n",
             r->pods_pending_end, r->pods_running_end, r->pod_retries,
             r->pod_retries == 1 ? "y" : "ies");
-    if (r->gang_restarts || r->gangs_never_fit) {
+    if (r->gang_restarts || r->gangs_never_fit || r->gangs_across_domains ||
+        r->gangs_over_timeout) {
         line_label(f, "gangs");
         fprintf(f,
                 "%" PRIu64 " members restarted with a failed one, %" PRIu64
                 " never fit the cluster\n",
                 r->gang_restarts, r->gangs_never_fit);
+        if (r->gangs_across_domains || r->gangs_over_timeout) {
+            line_label(f, "");
+            fprintf(f,
+                    "%" PRIu64 " placed across topology domains (slower), %" PRIu64
+                    " placed after their schedule timeout\n",
+                    r->gangs_across_domains, r->gangs_over_timeout);
+        }
     }
     if (r->preemptions) {
         line_label(f, "evictions");
@@ -752,6 +760,8 @@ void gp_report_json(struct gp_sbuf *out, const struct gp_sim_result *r,
     json_t *gangs = json_object();
     jset(&c, gangs, "restarts", juint(r->gang_restarts));
     jset(&c, gangs, "never_fit", juint(r->gangs_never_fit));
+    jset(&c, gangs, "across_domains", juint(r->gangs_across_domains));
+    jset(&c, gangs, "over_timeout", juint(r->gangs_over_timeout));
     jset(&c, root, "gangs", gangs);
 
     json_t *pre = json_object();

@@ -59,13 +59,25 @@ struct gp_item {
      * at least gang_min of them at once; 0 = not a gang */
     const char *group_name; /* the PodGroup it names; NULL = none */
     uint32_t gang_min;
-    const char *topology_key;  /* node label the gang's nodes share; NULL = any */
-    bool topology_required;    /* else preferred */
+    const char *topology_key; /* node label the gang's nodes share; NULL = any */
+    bool topology_required;   /* else preferred */
+    /* a gang placed across more than one value of topology_key runs this
+     * many times slower (the PodGroup's gpuplane.io/topology-slowdown;
+     * GP_TOPOLOGY_SLOWDOWN by default) */
+    double topology_slowdown;
+    /* the PodGroup's scheduleTimeoutSeconds: the simulator counts gangs
+     * that waited longer for their placement; 0 = none */
+    double gang_timeout_s;
     double active_deadline_s;  /* JOB: fails once this long after its submission; 0 = none */
     double failure_rate_per_s; /* each pod run also fails at an exponential time; 0 = none */
     double checkpoint_s;       /* work is saved this often: an evicted pod loses only what
                                 * came after; 0 = no checkpoints */
 };
+
+/* How much slower a gang runs across topology domains (racks, InfiniBand
+ * islands) than inside one, when its PodGroup does not say: its traffic
+ * then crosses a slower fabric (docs/simulator.md, "Gangs"). */
+#define GP_TOPOLOGY_SLOWDOWN 1.25
 
 /* A queue the workload declares (a gpuplane.io Queue, or a Volcano Queue):
  * the engine's spec, with its parent named. */

@@ -1228,6 +1228,53 @@ static double ts_demand(const struct gp_item *it)
     return it->pod.gpu_milli > 0 ? it->pod.gpu_milli : GP_GPU_MILLI;
 }
 
+/* The value of label key on the node a bound engine pod runs on; NULL. */
+static const char *pod_label(const struct run *r, uint32_t epod, const char *key)
+{
+    const struct gp_pod *p = gp_engine_pod(r->e, epod);
+    if (!p || p->state != GP_POD_BOUND)
+        return NULL;
+    const struct gp_node *n = gp_engine_node(r->e, p->node);
+    for (size_t i = 0; i < n->spec.nlabels; i++)
+        if (strcmp(n->spec.labels[i].key, key) == 0)
+            return n->spec.labels[i].value;
+    return NULL;
+}
+
+/* A gang member starts: a gang with a topology key whose bound members sit
+ * in more than one domain (a preferred key could not be met) runs
+ * topology_slowdown times slower, each member alike; its first member
+ * counts the gang, and whether it waited longer than its PodGroup's
+ * scheduleTimeoutSeconds. The engine binds a gang's members in one cycle,
+ * so they are all bound when the first of them starts. */
+static void gang_start(struct run *r, struct lpod *l, const struct gp_item *it)
+{
+    const struct inst *in = &r->insts.items[l->inst];
+    bool first = l->slot == 0 && l->runs == 1;
+    if (first && it->gang_timeout_s > 0 && r->now_s - in->submit_s > it->gang_timeout_s)
+        r->out->gangs_over_timeout++;
+    if (!it->topology_key)
+        return;
+    const char *domain = NULL;
+    bool across = false;
+    for (uint32_t m = in->head; m != NONE && !across; m = r->lpods.items[m].next) {
+        const struct lpod *ml = &r->lpods.items[m];
+        if (ml->epod == NONE || (ml->state != LP_RUNNING && ml->state != LP_PENDING))
+            continue;
+        const char *v = pod_label(r, ml->epod, it->topology_key);
+        if (!v)
+            v = "";
+        if (domain && strcmp(domain, v) != 0)
+            across = true;
+        domain = v;
+    }
+    if (!across)
+        return;
+    l->rate = 1 / (it->topology_slowdown >= 1 ? it->topology_slowdown : GP_TOPOLOGY_SLOWDOWN);
+    if (l->slot == 0)
+        r->out->gangs_across_domains++;
+}
+
 /* The run of a pod just bound starts from the work it had saved, at full
  * speed - unless it shares a time-sliced GPU, where every pod of the GPU
  * goes at the GPU's rate (colocate.h) - and after the re-partitioning
@@ -1253,6 +1300,8 @@ static enum gp_err run_start(struct run *r, uint32_t lp, const struct gp_decisio
         r->out->oom_kills++;
         l->fail_work_s = l->work_s;
     }
+    if (r->insts.items[l->inst].group)
+        gang_start(r, l, it);
     enum gp_err err;
     if (!sh || sh->mode != GP_SHARE_TIMESLICE || d->pick.ngpus == 0)
         return push_run_end(r, l, d->pod, it);

@@ -147,6 +147,10 @@ struct gp_sim_result {
     uint64_t pod_retries;
     uint64_t gang_restarts;   /* running gang members stopped because another failed */
     uint64_t gangs_never_fit; /* gangs failed at once: they could not fit the empty cluster */
+    /* gang placements whose members sit in more than one topology domain
+     * (they run their PodGroup's topology slowdown slower) */
+    uint64_t gangs_across_domains;
+    uint64_t gangs_over_timeout; /* first placed after their scheduleTimeoutSeconds */
     /* evictions: running pods stopped to make room for another, then put
      * back in their queue; the work since their last checkpoint is lost */
     uint64_t preemptions;  /* all evictions */

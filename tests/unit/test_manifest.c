@@ -587,7 +587,10 @@ static void test_podgroups(void **state)
     assert_int_equal(train->gang_min, 4);
     assert_string_equal(train->topology_key, "gpuplane.io/rack");
     assert_true(train->topology_required);
+    assert_true(train->gang_timeout_s == 600);
+    assert_true(train->topology_slowdown == GP_TOPOLOGY_SLOWDOWN);
     assert_int_equal(evals->gang_min, 2);
+    assert_true(evals->gang_timeout_s == 0);
     assert_null(evals->topology_key);
     assert_int_equal(pod->gang_min, 0);
     done(p);
@@ -606,6 +609,19 @@ static void test_podgroups(void **state)
                  GP_EINVALID,
                  "jobs.yaml:5:46: PodGroup.metadata.annotations[\"gpuplane.io/topology-policy\"]: "
                  "expected required or preferred, got \"strict\"");
+    p = parse_ok("apiVersion: scheduling.x-k8s.io/v1alpha1\nkind: PodGroup\nmetadata:\n"
+                 "  name: g\n  annotations: {gpuplane.io/topology-key: rack, "
+                 "gpuplane.io/topology-slowdown: \"1.4\"}\n"
+                 "---\napiVersion: v1\nkind: Pod\nmetadata:\n  name: p\n"
+                 "  labels: {scheduling.x-k8s.io/pod-group: g}\nspec: {containers: [{name: c}]}\n");
+    assert_true(p->w.items[0].topology_slowdown == 1.4);
+    done(p);
+    expect_error(
+        "apiVersion: scheduling.x-k8s.io/v1alpha1\nkind: PodGroup\nmetadata:\n  name: g\n"
+        "  annotations: {gpuplane.io/topology-slowdown: \"0.5\"}\n",
+        GP_EINVALID,
+        "jobs.yaml:5:48: PodGroup.metadata.annotations[\"gpuplane.io/topology-slowdown\"]: "
+        "expected a slowdown factor from 1 to 100 like \"1.3\", got \"0.5\"");
 }
 
 static void test_bad_annotation(void **state)

@@ -217,7 +217,7 @@ static void test_unknown_field(void **state)
                         "    gpu: {model: A100-80GB, cnt: 8}\n",
                  GP_EINVALID,
                  "cluster.yaml:8:29: spec.nodePools[0].gpu.cnt: unknown field (expected one of: "
-                 "model, count, memory)");
+                 "model, count, memory, nvlinkDomain)");
     expect_error(HEADER "  nodepools: []\n", GP_EINVALID,
                  "cluster.yaml:6:3: spec.nodepools: unknown field (expected one of: nodePools, "
                  "controlPlane, autoscaler)");
@@ -319,6 +319,19 @@ static void test_gpu_limits(void **state)
                  GP_ELIMIT,
                  "cluster.yaml:8:43: spec.nodePools[1].count: the cluster has more than 100000 "
                  "nodes in all");
+    expect_error(HEADER
+                 "  nodePools:\n  - name: a\n    gpu: {model: H100, count: 8, nvlinkDomain: 16}\n"
+                 "    cpu: 8\n    memory: 1Gi\n    count: 1\n",
+                 GP_EINVALID,
+                 "cluster.yaml:8:48: spec.nodePools[0].gpu.nvlinkDomain: expected at most the "
+                 "node's 8 GPUs per NVLink domain, got 16");
+    struct parsed *p = parse(HEADER "  nodePools:\n  - name: a\n"
+                                    "    gpu: {model: H100, count: 8, nvlinkDomain: 4}\n"
+                                    "    cpu: 8\n    memory: 1Gi\n    count: 2\n");
+    assert_int_equal(p->err, GP_OK);
+    assert_int_equal(gp_cluster_expand(&p->c, &p->arena, &p->diag), GP_OK);
+    assert_int_equal(p->c.nodes[1].nvlink_gpus, 4); /* every node of the pool */
+    done(p);
 }
 
 static void test_api_version_and_kind(void **state)
