@@ -222,7 +222,7 @@ static uint32_t place_one(const char *policy, const struct gp_node_spec *a,
  * trunc(100 sigmoid(0.25)) = 56 and takes t, the lower id. fgd-pack expects
  * 1/4 x 10 000 = 2500 milli of T4-only demand on 2000 milli of T4
  * (pressure 1.25) and as much G2-only demand on 8000 (0.3125): it takes
- * 30 x (1.25 - 0.25) = 30 points off t and 30 x 0.0625 = 1.9 off g, and
+ * 100 x (1.25 - 0.25) = 100 points off t and 100 x 0.0625 = 6.25 off g, and
  * leaves the T4s to the pods that need them. */
 static void test_fgd_pack_spares_scarce_models(void **state)
 {
@@ -270,6 +270,64 @@ static void test_fgd_pack_puts_cpu_pods_where_cpu_is_spare(void **state)
     assert_int_equal(place_one("fgd-pack", &a, &b, specs, counts, 2, &gpu), 0);
 }
 
+/* Nodes of 8 GPUs: "poor" has 72 cores, "rich" 160. Target: one-GPU pods
+ * of 4 and of 16 cores, as many of each: c = 20 000 / 2000 = 10 CPU-milli
+ * per GPU-milli, so a pod is heavy above 12 and light below 8. Every pod
+ * here leaves both nodes with at least 16 cores and 7 free GPUs, so both
+ * target shapes still fit and FGD scores both nodes 50: it takes the first
+ * one added. fgd-pack adds 12 where the pod matches the node:
+ *  - a 16-core pod (heavy) leaves 56 000 CPU-milli on poor, under
+ *    10 x 7000, and 144 000 on rich: it goes to rich, added second;
+ *  - a 4-core pod (light) leaves 68 000 on poor (not rich) and 156 000 on
+ *    rich: it goes to poor, added second;
+ *  - a 10-core pod is neither: no bonus, so it ties like FGD. */
+static void test_fgd_pack_matches_cpu_hungry_pods_to_cpu(void **state)
+{
+    (void)state;
+    struct gp_node_spec poor = node2("poor", 72000), rich = node2("rich", 160000);
+    poor.gpu_count = rich.gpu_count = 8;
+    poor.mem_mib = rich.mem_mib = 262144;
+    struct gp_pod_spec specs[2] = {pod(4000, 1, 1000), pod(16000, 1, 1000)};
+    uint32_t counts[2] = {1, 1};
+    struct gp_pod_spec heavy = pod(16000, 1, 1000), light = pod(4000, 1, 1000),
+                       middle = pod(10000, 1, 1000);
+    assert_int_equal(place_one("fgd", &poor, &rich, specs, counts, 2, &heavy), 0);
+    assert_int_equal(place_one("fgd-pack", &poor, &rich, specs, counts, 2, &heavy), 1);
+    assert_int_equal(place_one("fgd", &rich, &poor, specs, counts, 2, &light), 0);
+    assert_int_equal(place_one("fgd-pack", &rich, &poor, specs, counts, 2, &light), 1);
+    assert_int_equal(place_one("fgd-pack", &poor, &rich, specs, counts, 2, &middle), 0);
+    assert_int_equal(place_one("fgd-pack", &rich, &poor, specs, counts, 2, &middle), 0);
+}
+
+/* Model scarcity outweighs the CPU match. Node t: 2 T4 GPUs, 64 cores;
+ * node g: 8 G2 GPUs, 12 cores. Target: one-GPU pods of 1 core, 1 in 10
+ * only for T4 (c = 1). An 8-core pod for any model is heavy. FGD: on g it
+ * lowers the T4-only shape's fragment from 0.1 x 8000 to 0.1 x 7000
+ * (score trunc(100 sigmoid(0.1)) = 52), on t it changes nothing (50): g.
+ * fgd-pack: t stays rich (56 000 >= 1000), g does not (4000 < 7000), so
+ * the match gives t 12; but 1000 milli of T4-only demand on 2000 free
+ * (pressure 0.5) takes 100 x 0.25 = 25 off t: 37 against 52, g still. */
+static void test_fgd_pack_scarcity_outweighs_cpu_match(void **state)
+{
+    (void)state;
+    static const char *const t4[] = {"T4"};
+    struct gp_node_spec t = node2("t", 64000), g = node2("g", 12000);
+    g.gpu_model = "G2";
+    g.gpu_count = 8;
+    struct gp_pod_spec specs[2] = {pod(1000, 1, 1000), pod(1000, 1, 1000)};
+    specs[0].gpu_models = t4;
+    specs[0].ngpu_models = 1;
+    uint32_t counts[2] = {1, 9};
+    struct gp_pod_spec heavy = pod(8000, 1, 1000);
+    assert_int_equal(place_one("fgd", &t, &g, specs, counts, 2, &heavy), 1);
+    assert_int_equal(place_one("fgd-pack", &t, &g, specs, counts, 2, &heavy), 1);
+    /* with no T4-only pods there is no pressure and the match decides: t,
+     * even when g is added first */
+    struct gp_pod_spec plain = pod(1000, 1, 1000);
+    assert_int_equal(place_one("fgd", &g, &t, &plain, NULL, 1, &heavy), 0);
+    assert_int_equal(place_one("fgd-pack", &g, &t, &plain, NULL, 1, &heavy), 1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -280,6 +338,8 @@ int main(void)
         cmocka_unit_test(test_fgd_pack_prefers_busy_nodes),
         cmocka_unit_test(test_fgd_pack_spares_scarce_models),
         cmocka_unit_test(test_fgd_pack_puts_cpu_pods_where_cpu_is_spare),
+        cmocka_unit_test(test_fgd_pack_matches_cpu_hungry_pods_to_cpu),
+        cmocka_unit_test(test_fgd_pack_scarcity_outweighs_cpu_match),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
