@@ -55,6 +55,8 @@ case_ timed-mixed --cluster examples/cluster-mixed.yaml \
     --workload examples/workload-mixed.yaml --policy spread --seed 5 --horizon 12h
 case_ timed-queues --cluster examples/cluster-racks.yaml --workload examples/queues.yaml \
     --policy best-fit --seed 7
+case_ timed-sharing --cluster examples/cluster-sharing.yaml \
+    --workload examples/workload-sharing.yaml --horizon 12h --seed 3
 
 # a different seed must change a static run (the shuffle depends on it)
 "$gp" sim --mode static --cluster "openb:$data/nodes.csv" --workload "openb:$data/pods.csv" \
