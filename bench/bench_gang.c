@@ -1,8 +1,14 @@
 /* bench_gang.c - placing one large gang: a 1,024-GPU training job (128
  * workers of 8 GPUs) on a 5,000-node cluster of 8-GPU nodes in racks of 32,
  * empty or with half its GPUs taken by one-GPU pods; the time of the one
- * scheduling cycle that places it (or finds it does not fit), per policy.
- * Usage: bench_gang [--nodes N] [--repeat N] [POLICY...] */
+ * scheduling cycle that places it (or finds it does not fit), per policy,
+ * and a digest of the decisions. --no-memo runs each policy as if its
+ * scores were not node-local (gp_policy_ops.node_local false), so the
+ * engine scores every node for every member, as before the gang memo: the
+ * digests must match.
+ * Usage: bench_gang [--nodes N] [--repeat N] [--no-memo] [POLICY...] */
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -59,9 +65,24 @@ static struct gp_engine *cluster(const struct gp_policy_ops *policy, int nodes, 
     return e;
 }
 
+/* FNV-1a over what the decisions say: pod, kind, node and GPUs. */
+static uint64_t digest(const struct gp_decision *d, size_t n)
+{
+    uint64_t h = 0xcbf29ce484222325ULL;
+    for (size_t i = 0; i < n; i++) {
+        uint32_t words[4] = {d[i].pod, (uint32_t)d[i].kind, d[i].node, d[i].pick.ngpus};
+        for (size_t k = 0; k < 4 + (size_t)d[i].pick.ngpus; k++) {
+            uint32_t w = k < 4 ? words[k] : d[i].pick.gpu[k - 4];
+            h = (h ^ w) * 0x100000001b3ULL;
+        }
+    }
+    return h;
+}
+
 int main(int argc, char **argv)
 {
     int nodes = 5000, repeat = 3;
+    bool memo = true;
     const char *policies[16];
     int np = 0;
     for (int i = 1; i < argc; i++) {
@@ -69,6 +90,8 @@ int main(int argc, char **argv)
             nodes = atoi(argv[++i]);
         else if (strcmp(argv[i], "--repeat") == 0 && i + 1 < argc)
             repeat = atoi(argv[++i]);
+        else if (strcmp(argv[i], "--no-memo") == 0)
+            memo = false;
         else if (np < 16 && gp_policy_find(argv[i]))
             policies[np++] = argv[i];
         else {
@@ -93,9 +116,10 @@ int main(int argc, char **argv)
         s.racks[i].key = "gpuplane.io/rack";
         s.racks[i].value = s.rack_names[i];
     }
-    printf("a gang of 128 x 8 GPUs on %d nodes of 8 GPUs (racks of 32), best of %d\n", nodes,
-           repeat);
-    printf("%-10s %-10s %-10s %10s %8s\n", "policy", "cluster", "topology", "ms", "placed");
+    printf("a gang of 128 x 8 GPUs on %d nodes of 8 GPUs (racks of 32), best of %d%s\n", nodes,
+           repeat, memo ? "" : ", no memo");
+    printf("%-10s %-10s %-10s %10s %8s  %-16s\n", "policy", "cluster", "topology", "ms", "placed",
+           "digest");
     static const double fills[] = {0.0, 0.5};
     static const char *const topo[] = {NULL, "gpuplane.io/rack"};
     for (int p = 0; p < np; p++)
@@ -103,8 +127,12 @@ int main(int argc, char **argv)
             for (int t = 0; t < 2; t++) {
                 double best = 1e9;
                 uint32_t placed = 0;
+                uint64_t dig = 0;
+                struct gp_policy_ops ops = *gp_policy_find(policies[p]);
+                if (!memo)
+                    ops.node_local = false;
                 for (int k = 0; k < repeat; k++) {
-                    struct gp_engine *e = cluster(gp_policy_find(policies[p]), nodes, fills[f], &s);
+                    struct gp_engine *e = cluster(&ops, nodes, fills[f], &s);
                     struct gp_group_spec g = {"train", 128, topo[t], false};
                     uint32_t gid;
                     gp_engine_group_add(e, &g, &gid);
@@ -119,17 +147,18 @@ int main(int argc, char **argv)
                         gp_engine_pod_add(e, &w, 1, NULL);
                     struct gp_decision *d = calloc(256, sizeof *d);
                     double t0 = now_s();
-                    gp_engine_schedule(e, 1, 0, d, 256);
+                    size_t nd = gp_engine_schedule(e, 1, 0, d, 256);
                     double dt = now_s() - t0;
                     placed = gp_engine_group_bound(e, gid);
+                    dig = digest(d, nd);
                     if (dt < best)
                         best = dt;
                     free(d);
                     gp_engine_free(e);
                 }
-                printf("%-10s %-10s %-10s %10.2f %8u\n", policies[p],
+                printf("%-10s %-10s %-10s %10.2f %8u  %016llx\n", policies[p],
                        fills[f] > 0 ? "half busy" : "empty", topo[t] ? "rack" : "none", best * 1e3,
-                       placed);
+                       placed, (unsigned long long)dig);
             }
     free(s.names);
     free(s.racks);

@@ -149,6 +149,25 @@ struct unit {
     enum gp_evict_reason reason;
 };
 
+/* During a gang attempt with a node-local policy (gp_policy_ops.node_local):
+ * the member shape's score and pick on every node, kept from one member to
+ * the next alike, and a tournament tree over them whose root is the node
+ * place() would choose (the highest score, ties to the lowest id). Between
+ * two members only the node the first went to changed, so the next member
+ * rescores that node alone. Not used when a member's filters may change on
+ * other nodes too (per-model quotas, a backfill reservation). */
+struct gang_memo {
+    uint32_t shape; /* the member shape it is for; NONE: off */
+    bool valid;     /* filled by a scan of every node */
+    uint32_t dirty; /* the node the last member went to; NONE: none */
+    size_t cap;     /* nodes the arrays hold */
+    size_t leaves;  /* a power of two, at least cap */
+    double *score;  /* per node, valid where its leaf names it */
+    struct gp_pick *pick;
+    uint32_t *tree;                     /* 2 x leaves: each subtree's winner; NONE: no candidate */
+    uint32_t rejected[GP_FILTER_COUNT]; /* the explanation of the nodes as memoised */
+};
+
 struct gp_engine {
     const struct gp_policy_ops *policy;
     void *policy_state;
@@ -209,6 +228,7 @@ struct gp_engine {
     uint8_t *gang_rej;
     size_t ngang_rej;
     uint32_t gang_rej_shape; /* the shape it is for; NONE: off */
+    struct gang_memo memo;   /* beside gang_rej, for node-local policies */
     bool qblocked_any;       /* this cycle, some queue is qblocked */
     /* preemption: the victim generation is bumped whenever the possible
      * victims, or the room they leave, may have changed (a release, a
@@ -277,6 +297,7 @@ struct gp_engine *gp_engine_new(const struct gp_policy_ops *policy, uint64_t see
         return NULL;
     e->policy = policy;
     e->gang_rej_shape = NONE;
+    e->memo.shape = NONE;
     gp_rng_seed(&e->rng, seed);
     struct queue q0;
     memset(&q0, 0, sizeof q0);
@@ -330,6 +351,9 @@ void gp_engine_free(struct gp_engine *e)
     GP_VEC_FREE(&e->proj_mark);
     GP_VEC_FREE(&e->all);
     free(e->gang_rej);
+    free(e->memo.score);
+    free(e->memo.pick);
+    free(e->memo.tree);
     GP_VEC_FREE(&e->ends);
     GP_VEC_FREE(&e->resv_log);
     free(e);
@@ -1141,6 +1165,153 @@ static void resv_undo(struct gp_engine *e, size_t mark)
     }
 }
 
+/* ---- gangs: the memo of a node-local policy's scores ------------------- */
+
+/* Room in the memo for nn nodes. 0, or -1 when out of memory. */
+static int memo_reserve(struct gang_memo *m, size_t nn)
+{
+    if (m->cap >= nn)
+        return 0;
+    size_t leaves = 1;
+    while (leaves < nn)
+        leaves *= 2;
+    if (leaves > SIZE_MAX / (2 * sizeof *m->tree))
+        return -1;
+    double *score = realloc(m->score, nn * sizeof *score);
+    if (score)
+        m->score = score;
+    struct gp_pick *pick = realloc(m->pick, nn * sizeof *pick);
+    if (pick)
+        m->pick = pick;
+    uint32_t *tree = realloc(m->tree, 2 * leaves * sizeof *tree);
+    if (tree)
+        m->tree = tree;
+    if (!score || !pick || !tree)
+        return -1;
+    m->cap = nn;
+    m->leaves = leaves;
+    return 0;
+}
+
+/* The winner of two subtrees, a's nodes before b's: the higher score, a
+ * on ties, as place()'s scan in node order. */
+static inline uint32_t memo_win(const struct gang_memo *m, uint32_t a, uint32_t b)
+{
+    if (a == NONE)
+        return b;
+    if (b == NONE)
+        return a;
+    return m->score[b] > m->score[a] ? b : a;
+}
+
+/* Sets node i's leaf (i, or NONE when it is no candidate) and the winners
+ * above it. */
+static void memo_set(struct gang_memo *m, uint32_t i, uint32_t leaf)
+{
+    size_t k = m->leaves + i;
+    m->tree[k] = leaf;
+    for (k /= 2; k >= 1; k /= 2)
+        m->tree[k] = memo_win(m, m->tree[2 * k], m->tree[2 * k + 1]);
+}
+
+/* Filters and scores node n for pod p as place() does, for the memo: true
+ * with its score and pick when it is a candidate (it passes the filters
+ * and the pick is valid, or the default one fits); *f gets the filter that
+ * rejected it, GP_FILTER_COUNT when none did. */
+static bool memo_eval(struct gp_engine *e, struct gp_node *n, const struct gp_pod *p,
+                      enum gp_filter *f, double *score, struct gp_pick *pick)
+{
+    *f = filter_fit(e, n, p);
+    if (*f != GP_FILTER_COUNT)
+        return false;
+    memset(pick, 0, sizeof *pick);
+    *score = e->policy->score(e->policy_state, e, n, p, pick);
+    return pick_valid(n, p, pick) || gp_engine_pick_default(n, p, pick) == 0;
+}
+
+/* Brings the memo up to date for pod p: rescores the node the last member
+ * went to. False when a score is not a number (the tree could not order
+ * it as the scan does): the memo is then off for this attempt. */
+static bool memo_update(struct gp_engine *e, const struct gp_pod *p)
+{
+    struct gang_memo *m = &e->memo;
+    uint32_t i = m->dirty;
+    if (i == NONE)
+        return true;
+    m->dirty = NONE;
+    enum gp_filter f;
+    double score;
+    struct gp_pick pick;
+    uint32_t leaf = NONE;
+    if (memo_eval(e, &e->nodes.items[i], p, &f, &score, &pick)) {
+        if (isnan(score)) {
+            m->shape = NONE;
+            return false;
+        }
+        m->score[i] = score;
+        m->pick[i] = pick;
+        leaf = i;
+    } else if (f != GP_FILTER_COUNT) {
+        m->rejected[f]++;
+        e->gang_rej[i] = (uint8_t)(f + 1);
+    }
+    memo_set(m, i, leaf);
+    return true;
+}
+
+/* Fills the memo for pod p from a scan of every node, and chooses as
+ * place() does. Returns the best node (NULL: none) with its pick. */
+static struct gp_node *memo_fill(struct gp_engine *e, const struct gp_pod *p, struct gp_decision *d,
+                                 struct gp_pick *best_pick)
+{
+    struct gang_memo *m = &e->memo;
+    uint8_t *rej = e->gang_rej;
+    bool nan = false;
+    for (size_t i = 0; i < e->nodes.len; i++) {
+        m->tree[m->leaves + i] = NONE;
+        if (rej[i]) { /* it rejected an earlier member alike */
+            d->explain.rejected[rej[i] - 1]++;
+            continue;
+        }
+        enum gp_filter f;
+        double score;
+        struct gp_pick pick;
+        if (memo_eval(e, &e->nodes.items[i], p, &f, &score, &pick)) {
+            nan |= isnan(score);
+            m->score[i] = score;
+            m->pick[i] = pick;
+            m->tree[m->leaves + i] = (uint32_t)i;
+        } else if (f != GP_FILTER_COUNT) {
+            d->explain.rejected[f]++;
+            rej[i] = (uint8_t)(f + 1);
+        }
+    }
+    for (size_t i = e->nodes.len; i < m->leaves; i++)
+        m->tree[m->leaves + i] = NONE;
+    struct gp_node *best = NULL;
+    if (nan) { /* as the scan: the first candidate, then any strictly better */
+        double best_score = 0;
+        for (size_t i = 0; i < e->nodes.len; i++) {
+            if (m->tree[m->leaves + i] == NONE || (best && !(m->score[i] > best_score)))
+                continue;
+            best = &e->nodes.items[i];
+            best_score = m->score[i];
+        }
+        m->shape = NONE; /* the tree cannot order such scores */
+    } else {
+        for (size_t k = m->leaves - 1; k >= 1; k--)
+            m->tree[k] = memo_win(m, m->tree[2 * k], m->tree[2 * k + 1]);
+        memcpy(m->rejected, d->explain.rejected, sizeof m->rejected);
+        m->valid = true;
+        m->dirty = NONE;
+        if (m->tree[1] != NONE)
+            best = &e->nodes.items[m->tree[1]];
+    }
+    if (best)
+        *best_pick = m->pick[best->id];
+    return best;
+}
+
 /* Filters every node, scores the feasible ones and commits the best. Fills
  * *d with a BIND or an UNSCHEDULABLE decision. */
 static void place(struct gp_engine *e, struct gp_pod *p, struct gp_decision *d)
@@ -1168,6 +1339,23 @@ static void place(struct gp_engine *e, struct gp_pod *p, struct gp_decision *d)
     int64_t spare = e->resv.spare > 0 ? e->resv.spare : 0;
     uint32_t held = 0;
     uint8_t *rej = e->gang_rej_shape == p->shape ? e->gang_rej : NULL;
+    /* a gang's member with a node-local policy: from the memo, when the
+     * filters of the nodes it did not change stay as they were */
+    struct gang_memo *m = &e->memo;
+    bool memo = m->shape != NONE && m->shape == p->shape && rej && !model_quota && !resv;
+    if (memo && m->valid && memo_update(e, p)) {
+        memcpy(d->explain.rejected, m->rejected, sizeof m->rejected);
+        if (m->tree[1] != NONE) {
+            best = &e->nodes.items[m->tree[1]];
+            best_pick = m->pick[m->tree[1]];
+        }
+        goto chosen;
+    }
+    m->valid = false;
+    if (memo && m->shape != NONE) {
+        best = memo_fill(e, p, d, &best_pick);
+        goto chosen;
+    }
     for (size_t i = 0; i < e->nodes.len; i++) {
         if (rej && rej[i]) { /* it rejected an earlier member alike */
             d->explain.rejected[rej[i] - 1]++;
@@ -1206,6 +1394,7 @@ static void place(struct gp_engine *e, struct gp_pod *p, struct gp_decision *d)
             best_pick = pick;
         }
     }
+chosen:
     d->explain.nodes_total = (uint32_t)e->nodes.len;
     if (!best) {
         d->kind = GP_DECISION_UNSCHEDULABLE;
@@ -1219,6 +1408,8 @@ static void place(struct gp_engine *e, struct gp_pod *p, struct gp_decision *d)
     d->pick = best_pick;
     if (resv)
         resv_take(e, best, p); /* before the commit: the loss is measured on the projection */
+    if (m->valid)
+        m->dirty = best->id; /* the one node whose score the commit changes */
     commit(e, p, best, &best_pick);
 }
 
@@ -1347,11 +1538,15 @@ static bool gang_try(struct gp_engine *e, const uint32_t *members, size_t n, uin
     }
     /* else no node, or out of memory: scan every node */
     bool remember = n > 1 && nn > 0 && e->gang_rej && e->ngang_rej >= nn;
+    /* a node-local policy's scores are kept from one member to the next */
+    bool memo = remember && e->policy && e->policy->node_local && memo_reserve(&e->memo, nn) == 0;
     for (size_t k = 0; k < n; k++) {
         uint32_t shape = e->pods.items[members[k]].shape;
         if (remember && shape != e->gang_rej_shape) { /* the first member, or another shape */
             memset(e->gang_rej, 0, nn);
             e->gang_rej_shape = shape;
+            e->memo.shape = memo ? shape : NONE;
+            e->memo.valid = false;
         }
         place(e, &e->pods.items[members[k]], &out[k]);
         if (out[k].kind == GP_DECISION_BIND)
@@ -1362,6 +1557,8 @@ static bool gang_try(struct gp_engine *e, const uint32_t *members, size_t n, uin
         }
     }
     e->gang_rej_shape = NONE;
+    e->memo.shape = NONE;
+    e->memo.valid = false;
     if (placed >= need)
         return true;
     for (size_t k = n; k-- > 0;) {

@@ -42,6 +42,13 @@ struct gp_policy_ops {
                     const struct gp_pod *pod);
     void (*on_release)(void *state, const struct gp_engine *e, const struct gp_node *node,
                        const struct gp_pod *pod);
+    /* score() and its pick depend only on the node's own state, the pod's
+     * request shape and the target - nothing else in the cluster, no random
+     * draw - and on_bind/on_release change nothing another node's score
+     * reads. Lets the engine keep a gang's scores between members alike and
+     * rescore only the node the last member went to; the decisions are the
+     * same either way. */
+    bool node_local;
 };
 
 /* The registry of built-in policies, NULL-terminated. */

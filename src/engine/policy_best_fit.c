@@ -28,4 +28,5 @@ const struct gp_policy_ops gp_policy_best_fit = {
     .name = "best-fit",
     .summary = "least CPU+GPU left over after placement (FGD paper baseline)",
     .score = best_fit_score,
+    .node_local = true,
 };

@@ -32,4 +32,5 @@ const struct gp_policy_ops gp_policy_dot_product = {
     .name = "dot-product",
     .summary = "smallest dot product of free (CPU, GPU) and demand (FGD paper baseline)",
     .score = dot_product_score,
+    .node_local = true,
 };

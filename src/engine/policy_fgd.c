@@ -417,6 +417,7 @@ const struct gp_policy_ops gp_policy_fgd = {
     .score = fgd_score,
     .on_bind = fgd_changed,
     .on_release = fgd_changed,
+    .node_local = true, /* a node's fragmentation, for the pod's shape and the target */
 };
 
 const struct gp_policy_ops gp_policy_fgd_pack = {
@@ -427,4 +428,5 @@ const struct gp_policy_ops gp_policy_fgd_pack = {
     .score = fgd_score,
     .on_bind = pack_bind,
     .on_release = pack_release,
+    .node_local = false, /* model pressure reads the whole cluster's free GPUs */
 };

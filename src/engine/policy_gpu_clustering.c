@@ -127,4 +127,5 @@ const struct gp_policy_ops gp_policy_gpu_clustering = {
     .score = clustering_score,
     .on_bind = clustering_on_bind,
     .on_release = clustering_on_release,
+    .node_local = true, /* the kinds counted are the node's own */
 };

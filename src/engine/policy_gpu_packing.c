@@ -40,4 +40,5 @@ const struct gp_policy_ops gp_policy_gpu_packing = {
     .name = "gpu-packing",
     .summary = "partly used GPUs first, then busy nodes, then idle ones (FGD paper baseline)",
     .score = gpu_packing_score,
+    .node_local = true,
 };

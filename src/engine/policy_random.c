@@ -22,4 +22,5 @@ const struct gp_policy_ops gp_policy_random = {
     .name = "random",
     .summary = "a feasible node uniformly at random (FGD paper baseline)",
     .score = random_score,
+    .node_local = false, /* every score is a draw: the draws must all happen */
 };

@@ -47,4 +47,5 @@ const struct gp_policy_ops gp_policy_spread = {
     .name = "spread",
     .summary = "most capacity left after placement, emptiest GPU for shares (spreads load)",
     .score = spread_score,
+    .node_local = true,
 };

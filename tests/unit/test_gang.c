@@ -1,7 +1,8 @@
 /* test_gang.c - gangs: all or nothing, nothing held while waiting,
  * waiting for members, topology domains, never-fits detection, and
  * property tests (no partial gang is ever bound; no deadlock: once the
- * cluster drains, every gang that fits the empty cluster is placed). */
+ * cluster drains, every gang that fits the empty cluster is placed), and
+ * the same placements from a node-local policy's memo of scores. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -312,6 +313,160 @@ static void test_property_gangs(void **state)
     }
 }
 
+/* ---- the gang memo of node-local policies ------------------------------ */
+
+/* A policy under test, wrapped to count its score calls. */
+static const struct gp_policy_ops *memo_base;
+static unsigned long memo_calls;
+
+static double counting_score(void *state, const struct gp_engine *e, const struct gp_node *node,
+                             const struct gp_pod *pod, struct gp_pick *pick)
+{
+    memo_calls++;
+    return memo_base->score(state, e, node, pod, pick);
+}
+
+static const struct gp_kv memo_racks[3] = {{"rack", "a"}, {"rack", "b"}, {"rack", "c"}};
+static const char *const memo_h100[] = {"H100"};
+
+/* A gang member's template: whole GPUs, or a share of one; some only on H100. */
+static struct gp_pod_spec memo_pod(struct gp_rng *r, uint32_t group)
+{
+    struct gp_pod_spec s = gpod(1u << gp_rng_below(r, 4), group);
+    s.cpu_milli = 2000 * (int64_t)(1 + gp_rng_below(r, 8));
+    s.mem_mib = 16384 * (int64_t)(1 + gp_rng_below(r, 4));
+    if (gp_rng_below(r, 4) == 0) {
+        s.gpu_count = 1;
+        s.gpu_milli = 250 * (uint32_t)(1 + gp_rng_below(r, 3));
+    }
+    if (gp_rng_below(r, 4) == 0) {
+        s.gpu_models = memo_h100;
+        s.ngpu_models = 1;
+    }
+    s.duration_hint_s = (double)gp_rng_below(r, 3) * 5;
+    return s;
+}
+
+/* One seeded run with the policy's node_local flag as given: a random
+ * cluster (node sizes, two GPU models, three racks) partly filled, then
+ * rounds of gangs of one or two member shapes, with and without a topology,
+ * that fit or not, while pods finish. Every decision is appended to out;
+ * returns how many, and the score calls in *calls. */
+static size_t memo_run(const struct gp_policy_ops *base, bool node_local, uint64_t seed,
+                       bool backfill, struct gp_decision *out, size_t cap, unsigned long *calls)
+{
+    static char names[96][16];
+    struct gp_policy_ops ops = *base;
+    ops.node_local = node_local;
+    ops.score = counting_score;
+    memo_base = base;
+    memo_calls = 0;
+    struct gp_engine *e = gp_engine_new(&ops, seed);
+    assert_non_null(e);
+    if (backfill)
+        assert_int_equal(gp_engine_set_order(e, GP_ORDER_FIFO, true), GP_OK);
+    struct gp_rng r;
+    gp_rng_seed(&r, seed);
+    uint32_t nnodes = 32 + (uint32_t)gp_rng_below(&r, 64);
+    for (uint32_t i = 0; i < nnodes; i++) {
+        snprintf(names[i], sizeof names[i], "n%u", i);
+        struct gp_node_spec n =
+            gnode(names[i], 1u << gp_rng_below(&r, 4), &memo_racks[gp_rng_below(&r, 3)]);
+        n.gpu_model = gp_rng_below(&r, 3) ? "H100" : "A100";
+        n.cpu_milli = 16000 * (int64_t)(1 + gp_rng_below(&r, 8));
+        assert_int_equal(gp_engine_node_add(e, &n, NULL), GP_OK);
+    }
+    struct gp_pod_spec target[3] = {gpod(1, 0), gpod(8, 0), gpod(1, 0)};
+    target[2].gpu_milli = 500;
+    const uint32_t counts[3] = {6, 1, 3};
+    assert_int_equal(gp_engine_set_target(e, target, counts, 3, 1.0), GP_OK);
+    struct gp_decision d[512];
+    size_t nout = 0;
+    for (int k = 0; k < 40; k++) { /* fill: plain pods here and there */
+        struct gp_pod_spec p = memo_pod(&r, 0);
+        assert_int_equal(gp_engine_pod_add(e, &p, 0, NULL), GP_OK);
+    }
+    nout = gp_engine_schedule(e, 0, 0, out, cap);
+    memo_calls = 0; /* from here on, the gangs' */
+    for (int step = 1; step <= 10; step++) {
+        for (int g = 0; g < 2; g++) {
+            uint32_t members = 2 + (uint32_t)gp_rng_below(&r, 30);
+            uint32_t min = 1 + (uint32_t)gp_rng_below(&r, members);
+            uint64_t topo = gp_rng_below(&r, 3);
+            struct gp_group_spec gs = {"train", min, topo ? "rack" : NULL, topo == 2};
+            uint32_t gid;
+            assert_int_equal(gp_engine_group_add(e, &gs, &gid), GP_OK);
+            struct gp_pod_spec a = memo_pod(&r, gid), b = memo_pod(&r, gid);
+            uint64_t mix = gp_rng_below(&r, 4); /* one shape, two in turn, two in halves */
+            for (uint32_t m = 0; m < members; m++) {
+                bool second = mix == 1 ? m % 3 == 2 : mix == 2 && 2 * m >= members;
+                const struct gp_pod_spec *p = second ? &b : &a;
+                assert_int_equal(gp_engine_pod_add(e, p, step, NULL), GP_OK);
+            }
+        }
+        size_t n = gp_engine_schedule(e, step, 0, d, 512);
+        assert_true(nout + n <= cap);
+        memcpy(out + nout, d, n * sizeof d[0]);
+        nout += n;
+        for (uint32_t id = 0; id < gp_engine_pod_count(e); id++) /* about a third leave */
+            if (gp_engine_pod(e, id)->state == GP_POD_BOUND && gp_rng_below(&r, 3) == 0)
+                assert_int_equal(gp_engine_pod_finished(e, id), GP_OK);
+    }
+    *calls = memo_calls;
+    gp_engine_free(e);
+    return nout;
+}
+
+static void assert_same_decision(const struct gp_decision *a, const struct gp_decision *b)
+{
+    assert_int_equal(a->kind, b->kind);
+    assert_int_equal(a->pod, b->pod);
+    assert_int_equal(a->gang, b->gang);
+    assert_int_equal(a->quota_queue, b->quota_queue);
+    assert_int_equal(a->explain.nodes_total, b->explain.nodes_total);
+    assert_memory_equal(a->explain.rejected, b->explain.rejected, sizeof a->explain.rejected);
+    if (a->kind != GP_DECISION_BIND)
+        return;
+    assert_int_equal(a->node, b->node);
+    assert_int_equal(a->pick.ngpus, b->pick.ngpus);
+    assert_memory_equal(a->pick.gpu, b->pick.gpu, a->pick.ngpus);
+}
+
+/* A node-local policy's gang placements are the same whether the engine
+ * keeps its scores between members or asks for every node every time -
+ * and keeping them saves most of the score calls. */
+static void test_gang_memo_same_decisions(void **state)
+{
+    (void)state;
+    static const char *const policies[] = {"best-fit",       "dot-product", "spread",
+                                           "gpu-clustering", "gpu-packing", "fgd"};
+    static struct gp_decision with[4096], without[4096];
+    for (size_t i = 0; i < sizeof policies / sizeof policies[0]; i++) {
+        const struct gp_policy_ops *base = gp_policy_find(policies[i]);
+        assert_non_null(base);
+        assert_true(base->node_local);
+        unsigned long calls_with = 0, calls_without = 0;
+        size_t binds = 0;
+        for (uint64_t seed = 1; seed <= 16; seed++) {
+            unsigned long c1, c2;
+            bool backfill = seed % 2 == 0;
+            size_t n1 = memo_run(base, true, seed, backfill, with, 4096, &c1);
+            size_t n2 = memo_run(base, false, seed, backfill, without, 4096, &c2);
+            assert_int_equal(n1, n2);
+            for (size_t k = 0; k < n1; k++) {
+                assert_same_decision(&with[k], &without[k]);
+                binds += with[k].kind == GP_DECISION_BIND;
+            }
+            calls_with += c1;
+            calls_without += c2;
+        }
+        assert_true(binds > 100);
+        assert_true(3 * calls_with < 2 * calls_without); /* here about half */
+    }
+    assert_false(gp_policy_find("random")->node_local);
+    assert_false(gp_policy_find("fgd-pack")->node_local);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -321,6 +476,7 @@ int main(void)
         cmocka_unit_test(test_gang_never_fits),
         cmocka_unit_test(test_gang_topology),
         cmocka_unit_test(test_property_gangs),
+        cmocka_unit_test(test_gang_memo_same_decisions),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
