@@ -2,7 +2,10 @@
 #ifndef GP_CLI_CLI_H
 #define GP_CLI_CLI_H
 
+#include <stddef.h>
+
 #include "util/err.h"
+#include "util/sbuf.h"
 
 struct gp_cmd {
     const char *name;
@@ -13,6 +16,13 @@ struct gp_cmd {
 int gp_cmd_sim(int argc, char **argv);
 int gp_cmd_packing(int argc, char **argv);
 int gp_cmd_render(int argc, char **argv);
+
+/* Writes bufs[i] to paths[i] for each i whose path is not NULL, each file
+ * atomically; on any failure (a buffer out of memory, a write) removes the
+ * files already written, so there are all the outputs or none. The
+ * buffers stay the caller's. */
+enum gp_err gp_cli_write_all(const char *const *paths, const struct gp_sbuf *bufs, size_t n,
+                             struct gp_diag *d);
 
 /* Prints "gpuplane: <msg>" to stderr and returns the exit code for err. */
 int gp_cli_fail(enum gp_err err, const char *msg);

@@ -788,22 +788,8 @@ static enum gp_err write_outputs(const struct packing_opts *o, const struct gp_p
         gp_packing_markdown(&buf[OUT_MARKDOWN], pk);
     if (o->report)
         gp_packing_html(&buf[OUT_REPORT], pk);
-    int written = 0;
-    for (int i = 0; i < NOUT && err == GP_OK; i++) {
-        if (!paths[i])
-            continue;
-        if (buf[i].oom) {
-            err = gp_diag_set(d, GP_ENOMEM, "%s: out of memory while rendering", paths[i]);
-            break;
-        }
-        err = gp_fs_write_atomic(paths[i], gp_sbuf_str(&buf[i]), buf[i].len, d);
-        if (err == GP_OK)
-            written = i + 1;
-    }
-    if (err != GP_OK)
-        for (int i = 0; i < written; i++)
-            if (paths[i])
-                remove(paths[i]);
+    if (err == GP_OK)
+        err = gp_cli_write_all(paths, buf, NOUT, d);
     for (int i = 0; i < NOUT; i++)
         gp_sbuf_free(&buf[i]);
     return err;

@@ -256,45 +256,19 @@ static void progress_cb(void *ctx, double fraction)
 static enum gp_err write_outputs(const struct sim_opts *o, const struct gp_sim_result *r,
                                  const struct gp_report_meta *m, struct gp_diag *d)
 {
-    struct {
-        const char *path;
-        struct gp_sbuf buf;
-    } out[3];
-    size_t nout = 0;
-    enum gp_err err = GP_OK;
-    if (o->json) {
-        out[nout].path = o->json;
-        gp_sbuf_init(&out[nout].buf);
-        gp_report_json(&out[nout].buf, r, m);
-        nout++;
-    }
-    if (o->csv) {
-        out[nout].path = o->csv;
-        gp_sbuf_init(&out[nout].buf);
-        gp_report_csv(&out[nout].buf, r);
-        nout++;
-    }
-    if (o->report) {
-        out[nout].path = o->report;
-        gp_sbuf_init(&out[nout].buf);
-        gp_report_html(&out[nout].buf, r, m);
-        nout++;
-    }
-    size_t written = 0;
-    for (size_t i = 0; i < nout && err == GP_OK; i++) {
-        if (out[i].buf.oom) {
-            err = gp_diag_set(d, GP_ENOMEM, "%s: out of memory while rendering", out[i].path);
-            break;
-        }
-        err = gp_fs_write_atomic(out[i].path, gp_sbuf_str(&out[i].buf), out[i].buf.len, d);
-        if (err == GP_OK)
-            written++;
-    }
-    if (err != GP_OK)
-        for (size_t i = 0; i < written; i++)
-            remove(out[i].path);
-    for (size_t i = 0; i < nout; i++)
-        gp_sbuf_free(&out[i].buf);
+    const char *paths[3] = {o->json, o->csv, o->report};
+    struct gp_sbuf buf[3];
+    for (int i = 0; i < 3; i++)
+        gp_sbuf_init(&buf[i]);
+    if (o->json)
+        gp_report_json(&buf[0], r, m);
+    if (o->csv)
+        gp_report_csv(&buf[1], r);
+    if (o->report)
+        gp_report_html(&buf[2], r, m);
+    enum gp_err err = gp_cli_write_all(paths, buf, 3, d);
+    for (int i = 0; i < 3; i++)
+        gp_sbuf_free(&buf[i]);
     return err;
 }
 

@@ -15,7 +15,6 @@
 #include "io/cluster.h"
 #include "io/workload.h"
 #include "util/arena.h"
-#include "util/fs.h"
 
 #define HOURS_PER_MONTH 730.0
 
@@ -230,33 +229,17 @@ static enum gp_err write_outputs(const char *json, const char *report,
                                  const struct gp_study_option *o, size_t n, const char *workload,
                                  struct gp_diag *d)
 {
+    const char *paths[2] = {json, report};
     struct gp_sbuf bufs[2];
-    const char *paths[2];
-    size_t nout = 0;
-    if (json) {
-        gp_sbuf_init(&bufs[nout]);
-        gp_study_json(&bufs[nout], o, n);
-        paths[nout++] = json;
-    }
-    if (report) {
-        gp_sbuf_init(&bufs[nout]);
-        gp_study_html(&bufs[nout], o, n, workload);
-        paths[nout++] = report;
-    }
-    enum gp_err err = GP_OK;
-    size_t written = 0;
-    for (size_t i = 0; i < nout && err == GP_OK; i++) {
-        if (bufs[i].oom)
-            err = gp_diag_set(d, GP_ENOMEM, "%s: out of memory while rendering", paths[i]);
-        else if ((err = gp_fs_write_atomic(paths[i], gp_sbuf_str(&bufs[i]), bufs[i].len, d)) ==
-                 GP_OK)
-            written++;
-    }
-    if (err != GP_OK)
-        for (size_t i = 0; i < written; i++)
-            remove(paths[i]);
-    for (size_t i = 0; i < nout; i++)
-        gp_sbuf_free(&bufs[i]);
+    gp_sbuf_init(&bufs[0]);
+    gp_sbuf_init(&bufs[1]);
+    if (json)
+        gp_study_json(&bufs[0], o, n);
+    if (report)
+        gp_study_html(&bufs[1], o, n, workload);
+    enum gp_err err = gp_cli_write_all(paths, bufs, 2, d);
+    gp_sbuf_free(&bufs[0]);
+    gp_sbuf_free(&bufs[1]);
     return err;
 }
 

@@ -850,17 +850,7 @@ int gp_engine_pick_default(const struct gp_node *n, const struct gp_pod *p, stru
          * node's GPU memory answer first */
         if (n->gpus_whole_free < want || mem > n->spec.gpu_mem_mib)
             return -1;
-        if (n->spec.nvlink_gpus) /* inside one NVLink domain when one holds them */
-            return gp_share_pick_whole(n, want, pick);
-        uint32_t k = 0;
-        if (n->gpus_whole_free == n->spec.gpu_count) /* all free: the first ones */
-            for (; k < want; k++)
-                pick->gpu[k] = (uint8_t)k;
-        for (uint32_t g = 0; k < want; g++)
-            if (n->gpu[g].milli_free == GP_GPU_MILLI && n->gpu[g].pods == 0)
-                pick->gpu[k++] = (uint8_t)g;
-        pick->ngpus = (uint8_t)k;
-        return 0;
+        return gp_share_pick_whole(n, want, pick); /* NVLink domains too */
     }
     int best = -1;
     for (uint32_t g = 0; g < n->spec.gpu_count; g++) {

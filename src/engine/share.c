@@ -35,6 +35,11 @@ int gp_share_pick_whole(const struct gp_node *n, uint32_t want, struct gp_pick *
     uint32_t count = n->spec.gpu_count, d = n->spec.nvlink_gpus;
     pick->ngpus = 0;
     if (d == 0 || d >= count) { /* no domains: the lowest-indexed free GPUs */
+        if (n->gpus_whole_free == count && want <= count) { /* all free: the first ones */
+            for (; pick->ngpus < want; pick->ngpus++)
+                pick->gpu[pick->ngpus] = pick->ngpus;
+            return 0;
+        }
         for (uint32_t g = 0; g < count && pick->ngpus < want; g++)
             if (gpu_free(&n->gpu[g]))
                 pick->gpu[pick->ngpus++] = (uint8_t)g;

@@ -77,35 +77,23 @@ static enum gp_err steady_pods(struct study *s, const struct gp_workload *w)
     return GP_OK;
 }
 
-/* The node spec of a pool, as gp_cluster_expand makes it, shared by sh. */
+/* The node spec of a pool shared by sh: the pool with one node, expanded
+ * as every cluster is (gp_cluster_expand: its labels, the pool and model
+ * labels, its price). */
 static enum gp_err pool_node(struct study *s, const struct gp_pool_spec *p,
                              const struct gp_sharing_spec *sh, struct gp_node_spec *out)
 {
-    struct gp_kv *labels = gp_arena_alloc(s->a, (p->nlabels + 2) * sizeof *labels);
-    if (!labels)
+    struct gp_pool_spec *one = gp_arena_alloc(s->a, sizeof *one);
+    if (!one)
         return gp_diag_set(s->diag, GP_ENOMEM, "out of memory");
-    size_t nl = 0;
-    for (size_t j = 0; j < p->nlabels; j++)
-        if (strcmp(p->labels[j].key, "gpuplane.io/pool") != 0 &&
-            strcmp(p->labels[j].key, "nvidia.com/gpu.product") != 0)
-            labels[nl++] = p->labels[j];
-    labels[nl++] = (struct gp_kv){"gpuplane.io/pool", p->name};
-    labels[nl++] = (struct gp_kv){"nvidia.com/gpu.product", p->gpu_model};
-    memset(out, 0, sizeof *out);
-    out->name = p->name;
-    out->pool = p->name;
-    out->gpu_model = p->gpu_model;
-    out->cpu_milli = p->cpu_milli;
-    out->mem_mib = p->mem_mib;
-    out->gpu_count = p->gpus_per_node;
-    out->gpu_mem_mib = p->gpu_mem_mib;
-    out->labels = labels;
-    out->nlabels = nl;
-    out->taints = p->taints;
-    out->ntaints = p->ntaints;
-    out->price_per_hour_usd = p->price_per_hour_usd;
-    out->sharing = sh;
-    return GP_OK;
+    *one = *p;
+    one->count = one->min_count = one->max_count = 1;
+    one->sharing = *sh;
+    struct gp_cluster c = {.name = p->name, .source = p->name, .pools = one, .npools = 1};
+    enum gp_err err = gp_cluster_expand(&c, s->a, s->diag);
+    if (err == GP_OK)
+        *out = c.nodes[0];
+    return err;
 }
 
 /* What one packing attempt gives. */
@@ -182,8 +170,8 @@ done:
     return err;
 }
 
-static const char *isolation_text(struct study *s, const struct gp_sharing_spec *sh,
-                                  uint32_t gpu_mem_mib)
+/* What a way of sharing isolates, one line (in the arena). */
+static const char *isolation_text(struct study *s, const struct gp_sharing_spec *sh)
 {
     switch (sh->mode) {
     case GP_SHARE_EXCLUSIVE:
@@ -197,7 +185,6 @@ static const char *isolation_text(struct study *s, const struct gp_sharing_spec 
             "limits per client (%u %% of the SMs, %.0f GiB of memory), but no fault isolation: "
             "a fault in one client stops the others on its GPU",
             sh->mps.active_thread_pct, sh->mps.pinned_mem_mib / 1024.0);
-        (void)gpu_mem_mib;
         return t ? t : "per-client limits";
     }
     case GP_SHARE_MIG:
@@ -229,7 +216,7 @@ static enum gp_err study_option(struct study *s, const struct gp_pool_spec *p,
     o->mode = sh->mode;
     o->replicas = sh->replicas ? sh->replicas : 1;
     o->pods = (uint32_t)s->npods;
-    o->isolation = isolation_text(s, sh, p->gpu_mem_mib);
+    o->isolation = isolation_text(s, sh);
     /* a pod that fits no empty node rules the option out */
     struct trial t;
     for (size_t k = 0; k < s->npods; k++) {
