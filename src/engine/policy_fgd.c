@@ -132,6 +132,14 @@ static void fgd_destroy(void *state)
     free(s);
 }
 
+/* Field by field: the struct has padding, which memcmp would read. */
+static bool shape_eq(const struct pod_shape *a, const struct pod_shape *b)
+{
+    return a->cpu_milli == b->cpu_milli && a->gpu_count == b->gpu_count &&
+           a->gpu_milli == b->gpu_milli && a->gpu_mem_mib == b->gpu_mem_mib &&
+           a->model_mask == b->model_mask;
+}
+
 /* The shape index of pod, interning it; SIZE_MAX when out of memory. */
 static size_t shape_of(struct fgd_state *s, const struct gp_pod *pod)
 {
@@ -140,7 +148,7 @@ static size_t shape_of(struct fgd_state *s, const struct gp_pod *pod)
     struct pod_shape k = {pod->spec.cpu_milli, pod->spec.gpu_count, pod->spec.gpu_milli,
                           pod->spec.gpu_mem_mib, pod->model_mask};
     size_t i = 0;
-    while (i < s->shapes.len && memcmp(&s->shapes.items[i], &k, sizeof k) != 0)
+    while (i < s->shapes.len && !shape_eq(&s->shapes.items[i], &k))
         i++;
     if (i == s->shapes.len) {
         struct cache_row row = {NULL, 0};

@@ -1559,6 +1559,15 @@ static void state_now(const struct run *r, struct gp_sim_sample *s)
     s->nodes = t.nodes_ready;
 }
 
+/* Field by field: the struct has padding, which memcmp would read. */
+static bool sample_eq(const struct gp_sim_sample *a, const struct gp_sim_sample *b)
+{
+    return a->t_s == b->t_s && a->gpu_alloc_pct == b->gpu_alloc_pct &&
+           a->cpu_alloc_pct == b->cpu_alloc_pct && a->mem_alloc_pct == b->mem_alloc_pct &&
+           a->pending == b->pending && a->running == b->running && a->nodes == b->nodes &&
+           a->cost_usd == b->cost_usd;
+}
+
 /* Records the state from now on (one entry per distinct time and state). */
 static enum gp_err log_state(struct run *r)
 {
@@ -1569,7 +1578,7 @@ static enum gp_err log_state(struct run *r)
     if (r->log.len > 0) {
         struct change *last = &r->log.items[r->log.len - 1];
         c.s.t_s = last->s.t_s;
-        if (memcmp(&last->s, &c.s, sizeof c.s) == 0 && last->rate_usd_s == c.rate_usd_s)
+        if (sample_eq(&last->s, &c.s) && last->rate_usd_s == c.rate_usd_s)
             return GP_OK;
         if (last->t_s == r->now_s) {
             *last = c;
