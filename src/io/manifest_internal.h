@@ -1,0 +1,160 @@
+/* manifest_internal.h - what the parts of the Kubernetes manifest reader
+ * share; internal to src/io, the public interface is
+ * gp_workload_parse_manifest in io/workload.h.
+ *
+ *   manifest.c          the document loop, dispatch by kind (List, Queue,
+ *                       PodGroup, the workload kinds), the gangs joined to
+ *                       their PodGroups; the helpers below
+ *   manifest_meta.c     metadata: labels and gpuplane/sim annotations
+ *                       (struct manifest_hints)
+ *   manifest_pod.c      the pod spec: containers, resources, node selector,
+ *                       tolerations, and the pod built from them
+ *   manifest_workload.c Pod, Deployment and Job: the kinds table, pod
+ *                       templates, the item built from one object
+ *   manifest_group.c    PodGroup and Queue (gpuplane's or Volcano's)
+ *
+ * The parts share the object being read (struct manifest_obj: what
+ * metadata and the pod spec said, before it becomes a gp_item) and the
+ * stream's state (struct manifest_stream: the PodGroups read so far).
+ * Adding a pod spec field: a member in struct manifest_obj, a row in
+ * manifest_pod.c's pod_spec_fields, and its effect on the pod in
+ * gp_manifest_pod_finish. */
+#ifndef GP_IO_MANIFEST_INTERNAL_H
+#define GP_IO_MANIFEST_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "io/workload.h"
+#include "io/yaml_walk.h"
+
+#define GP_MANIFEST_INT32_LIMIT 2147483647.0
+
+/* The gpuplane and simulation annotations of one metadata block. */
+struct manifest_hints {
+    bool has_arrival, has_duration, has_repeat, has_interarrival, has_failure, has_retries;
+    bool has_gpu_milli, has_gpu_mem, has_models, has_failure_rate, has_checkpoint, has_sharing;
+    double arrival_s, failure_rate_per_s, checkpoint_s;
+    struct gp_dist duration, interarrival;
+    uint32_t repeat, retries, gpu_milli, gpu_mem_mib;
+    uint8_t share_modes; /* gpuplane.io/sharing: bits 1 << enum gp_share_mode */
+    double failure_prob;
+    const char *const *models;
+    size_t nmodels;
+    /* where each was written, for errors found when they are combined */
+    const char *retries_path, *milli_path, *models_path, *sharing_path;
+    struct fy_node *retries_node, *milli_node, *models_node, *sharing_node;
+};
+
+/* One object being read. level 0 is the object's metadata, 1 the pod
+ * template's; what the template says wins. */
+struct manifest_obj {
+    struct gp_workload *w;
+    struct gp_item item;
+    int level;
+    struct manifest_hints h[2];
+    /* the queue named by gpuplane.io/queue, by Kueue's label and by
+     * Volcano's annotation, in that order of precedence */
+    const char *queue[2], *kueue[2], *vqueue[2];
+    const char *group[2]; /* the PodGroup named by a label or annotation */
+    uint32_t deadline_s;  /* Job spec.activeDeadlineSeconds; 0 = none */
+    /* the pod spec, summed over containers, max over init containers */
+    int64_t cpu_milli, mem_mib, gpus;
+    int64_t init_cpu_milli, init_mem_mib, init_gpus;
+    struct fy_node *gpu_node; /* the last nvidia.com/gpu seen, for errors */
+    const char *gpu_path;
+    /* shared replicas and MIG instances (of one profile), summed over the
+     * containers; where the last was written */
+    int64_t shared, mig;
+    const char *mig_profile;
+    struct fy_node *shared_node, *mig_node;
+    const char *shared_path, *mig_path;
+    const struct gp_kv *selector;
+    size_t nselector;
+    struct fy_node *selector_node;
+    const char *selector_path;
+    struct gp_toleration *tolerations;
+    size_t ntolerations;
+};
+
+/* A PodGroup read from the stream: the gang its pods form. */
+struct manifest_podgroup {
+    const char *name;
+    const char *queue; /* Volcano's spec.queue; NULL = none */
+    uint32_t min_member;
+    uint32_t timeout_s; /* scheduleTimeoutSeconds; 0 = none */
+    const char *topology_key;
+    bool topology_required;
+    double topology_slowdown; /* 0 = the default */
+};
+
+/* One parse: where items and queues go, and the PodGroups read so far
+ * (joined to their pods once the whole stream is read). */
+struct manifest_stream {
+    struct gp_workload *w;
+    struct gp_arena *a;
+    struct manifest_podgroup *groups; /* in the arena */
+    size_t ngroups, cap;
+};
+
+/* A workload kind we read (Pod, Deployment, Job): its top-level fields. */
+struct manifest_kind {
+    const char *kind;
+    const char *api_version;
+    enum gp_item_kind item_kind;
+    const struct gp_yaml_field *fields;
+    size_t nfields;
+};
+
+/* --- helpers (manifest.c) ---------------------------------------------- */
+
+enum gp_err gp_manifest_oom(struct gp_yaml *y);
+/* Remembers the current path in the arena, for a later error. */
+const char *gp_manifest_path_copy(struct gp_yaml *y);
+/* Fails at a node with the path it was read under. */
+enum gp_err gp_manifest_fail_at(struct gp_yaml *y, const char *path, struct fy_node *n,
+                                const char *msg, const char *detail);
+/* "expected EXPECTED, got "VALUE"" at v. */
+enum gp_err gp_manifest_bad_value(struct gp_yaml *y, struct fy_node *v, const char *expected);
+/* Whether an annotation key is under gpuplane.io/ or sim.gpuplane.io/. */
+bool gp_manifest_our_prefix(const char *key);
+
+/* --- metadata (manifest_meta.c) ---------------------------------------- */
+
+/* Reads a metadata block (name, labels, annotations) into the
+ * struct manifest_obj `obj` at its current level. */
+enum gp_err gp_manifest_metadata(struct gp_yaml *y, struct fy_node *v, void *obj);
+/* Merges the object's and the template's hints; the template wins. */
+struct manifest_hints gp_manifest_hints_merge(const struct manifest_hints *obj,
+                                              const struct manifest_hints *tpl);
+
+/* --- the pod spec (manifest_pod.c) ------------------------------------- */
+
+/* A field handler: reads a pod spec into the struct manifest_obj `obj`. */
+enum gp_err gp_manifest_pod_spec(struct gp_yaml *y, struct fy_node *v, void *obj);
+/* Turns what the pod spec and the hints said into o->item.pod. */
+enum gp_err gp_manifest_pod_finish(struct gp_yaml *y, struct manifest_obj *o,
+                                   const struct manifest_hints *h);
+
+/* --- workload kinds (manifest_workload.c) ------------------------------ */
+
+/* The workload kind named `kind`; NULL if we do not read it. */
+const struct manifest_kind *gp_manifest_kind_find(const char *kind);
+/* Reads one object of kind k (its kind and apiVersion checked) that
+ * starts at `line`, and appends its item to st->w. */
+enum gp_err gp_manifest_read_workload(struct gp_yaml *y, struct fy_node *n,
+                                      struct manifest_stream *st, const struct manifest_kind *k,
+                                      int line);
+
+/* --- PodGroup and Queue (manifest_group.c) ----------------------------- */
+
+/* A PodGroup, into st->groups. */
+enum gp_err gp_manifest_read_podgroup(struct gp_yaml *y, struct fy_node *n,
+                                      struct manifest_stream *st);
+/* A gpuplane.io/v1 Queue or a Volcano Queue starting at `line`, into
+ * st->w->queues. */
+enum gp_err gp_manifest_read_queue(struct gp_yaml *y, struct fy_node *n, struct manifest_stream *st,
+                                   bool volcano, int line);
+
+#endif

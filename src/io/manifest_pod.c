@@ -1,0 +1,491 @@
+/* manifest_pod.c - the pod spec of a manifest's object: its containers
+ * and init containers (requests and limits of cpu, memory, nvidia.com/gpu,
+ * nvidia.com/gpu.shared, nvidia.com/mig-<profile>), node selector,
+ * tolerations and priority, and the gp_pod_spec built from them and the
+ * annotations (GPU shares, models, sharing modes), with the checks that
+ * need the whole pod. A new pod spec field is a row in pod_spec_fields
+ * and its effect in gp_manifest_pod_finish. */
+#include <stdio.h>
+#include <string.h>
+
+#include "engine/sharing.h"
+#include "io/manifest_internal.h"
+#include "util/units.h"
+
+/* One container's resources as written. */
+struct resources {
+    bool has_cpu, has_mem, has_gpu;
+    int64_t cpu_milli, mem_mib, gpus;
+    struct fy_node *gpu_node;
+    int64_t shared, mig; /* nvidia.com/gpu.shared replicas, nvidia.com/mig-* instances */
+};
+
+/* One container being read: its requests and limits. */
+struct container {
+    struct manifest_obj *o;
+    struct resources req, lim;
+};
+
+/* --- containers ---------------------------------------------------------- */
+
+/* Whether some GPU model has the MIG profile `name` ("1g.10gb"); also
+ * its compute slices (the "1g") and memory (the "10gb"). */
+static bool mig_profile_known(const char *name, unsigned *compute, uint32_t *mem_mib)
+{
+    for (size_t i = 0; i < gp_mig_nmodels; i++) {
+        int q = gp_mig_profile_find(&gp_mig_models[i], name);
+        if (q >= 0) {
+            *compute = gp_mig_models[i].profiles[q].compute_slices;
+            *mem_mib = gp_mig_models[i].profiles[q].memory_mib;
+            return true;
+        }
+    }
+    return false;
+}
+
+/* nvidia.com/mig-<profile>: a number of instances of one profile. */
+static enum gp_err mig_resource(struct gp_yaml *y, struct fy_node *k, struct fy_node *val,
+                                const char *profile, struct resources *r, struct manifest_obj *o)
+{
+    unsigned compute;
+    uint32_t mem;
+    if (!mig_profile_known(profile, &compute, &mem))
+        return gp_yaml_fail(y, k, GP_EINVALID,
+                            "no GPU model has the MIG profile \"%.40s\" (expected a profile of "
+                            "data/mig-profiles.json, like nvidia.com/mig-1g.10gb)",
+                            profile);
+    if (o->mig_profile && strcmp(o->mig_profile, profile) != 0)
+        return gp_yaml_fail(y, k, GP_EUNSUPPORTED,
+                            "a second MIG profile in one pod (it already asks for %.40s); "
+                            "gpuplane places MIG instances of one profile per pod",
+                            o->mig_profile);
+    const char *s;
+    enum gp_err err = gp_yaml_text(y, val, "a number of MIG instances", &s);
+    if (err == GP_OK && (!gp_units_uint(s, &r->mig) || r->mig > GP_MAX_GPUS_PER_NODE))
+        err = gp_manifest_bad_value(y, val, "a whole number of MIG instances like 1");
+    if (err != GP_OK)
+        return err;
+    if (!o->mig_profile && !(o->mig_profile = gp_arena_strdup(y->arena, profile)))
+        return gp_manifest_oom(y);
+    o->mig_node = val;
+    o->mig_path = gp_manifest_path_copy(y);
+    return GP_OK;
+}
+
+static enum gp_err resource_map(struct gp_yaml *y, struct fy_node *v, struct resources *r,
+                                struct manifest_obj *o)
+{
+    if (!fy_node_is_mapping(v))
+        return gp_yaml_fail(y, v, GP_EINVALID, "expected a mapping of resource quantities, got %s",
+                            gp_yaml_describe(v));
+    void *it = NULL;
+    struct fy_node_pair *p;
+    while ((p = fy_node_mapping_iterate(v, &it)) != NULL) {
+        struct fy_node *k = fy_node_pair_key(p), *val = fy_node_pair_value(p);
+        const char *key, *s;
+        enum gp_err err = gp_yaml_text(y, k, "a resource name", &key);
+        if (err != GP_OK)
+            return err;
+        struct gp_yaml_saved saved = gp_yaml_push_key(y, key, k);
+        if (strcmp(key, "cpu") == 0) {
+            err = gp_yaml_cpu_milli(y, val, &r->cpu_milli);
+            r->has_cpu = true;
+        } else if (strcmp(key, "memory") == 0) {
+            err = gp_yaml_mem_mib(y, val, &r->mem_mib);
+            r->has_mem = true;
+        } else if (strcmp(key, "nvidia.com/gpu") == 0) {
+            err = gp_yaml_text(y, val, "a whole number of GPUs", &s);
+            if (err == GP_OK && (!gp_units_uint(s, &r->gpus) || r->gpus > 1000000))
+                err = gp_manifest_bad_value(
+                    y, val,
+                    "a whole number of GPUs like 1 (for a share of one GPU use the "
+                    "gpuplane.io/gpu-milli annotation)");
+            r->has_gpu = true;
+            r->gpu_node = val;
+            if (err == GP_OK && r->gpus > 0) {
+                o->gpu_node = val;
+                o->gpu_path = gp_manifest_path_copy(y);
+            }
+        } else if (strcmp(key, "nvidia.com/gpu.shared") == 0) {
+            err = gp_yaml_text(y, val, "a number of replicas", &s);
+            if (err == GP_OK && (!gp_units_uint(s, &r->shared) || r->shared != 1))
+                err = gp_manifest_bad_value(
+                    y, val,
+                    "1 (a replica of one shared GPU; for more compute ask for a "
+                    "larger share with gpuplane.io/gpu-milli)");
+            if (err == GP_OK) {
+                o->shared_node = val;
+                o->shared_path = gp_manifest_path_copy(y);
+            }
+        } else if (strncmp(key, "nvidia.com/mig-", 15) == 0) {
+            err = mig_resource(y, k, val, key + 15, r, o);
+        }
+        gp_yaml_pop(y, saved);
+        if (err != GP_OK)
+            return err;
+    }
+    return GP_OK;
+}
+
+static enum gp_err res_requests(struct gp_yaml *y, struct fy_node *v, void *obj)
+{
+    struct container *c = obj;
+    return resource_map(y, v, &c->req, c->o);
+}
+
+static enum gp_err res_limits(struct gp_yaml *y, struct fy_node *v, void *obj)
+{
+    struct container *c = obj;
+    return resource_map(y, v, &c->lim, c->o);
+}
+
+static const struct gp_yaml_field resources_fields[] = {
+    GP_YCUSTOM("requests", res_requests, 0),
+    GP_YCUSTOM("limits", res_limits, 0),
+};
+
+static enum gp_err container_resources(struct gp_yaml *y, struct fy_node *v, void *obj)
+{
+    return gp_yaml_object(y, v, resources_fields,
+                          sizeof resources_fields / sizeof resources_fields[0], obj, false);
+}
+
+static const struct gp_yaml_field container_fields[] = {
+    GP_YCUSTOM("resources", container_resources, 0),
+};
+
+/* Reads one container: a request defaults to its limit, as in Kubernetes. */
+static enum gp_err read_container(struct gp_yaml *y, struct fy_node *item, struct manifest_obj *o,
+                                  int64_t *cpu, int64_t *mem, int64_t *gpus, int64_t *shared,
+                                  int64_t *mig)
+{
+    struct container c;
+    memset(&c, 0, sizeof c);
+    c.o = o;
+    enum gp_err err = gp_yaml_object(
+        y, item, container_fields, sizeof container_fields / sizeof container_fields[0], &c, false);
+    if (err != GP_OK)
+        return err;
+    if (c.req.has_gpu && c.lim.has_gpu && c.req.gpus != c.lim.gpus) {
+        struct gp_yaml_saved s = gp_yaml_push_key(y, "resources", NULL);
+        err = gp_yaml_fail(y, c.req.gpu_node, GP_EINVALID,
+                           "requests and limits of nvidia.com/gpu differ (%lld and %lld); "
+                           "Kubernetes needs them equal",
+                           (long long)c.req.gpus, (long long)c.lim.gpus);
+        gp_yaml_pop(y, s);
+        return err;
+    }
+    *cpu = c.req.has_cpu ? c.req.cpu_milli : c.lim.has_cpu ? c.lim.cpu_milli : 0;
+    *mem = c.req.has_mem ? c.req.mem_mib : c.lim.has_mem ? c.lim.mem_mib : 0;
+    *gpus = c.req.has_gpu ? c.req.gpus : c.lim.has_gpu ? c.lim.gpus : 0;
+    /* extended resources: a request must equal its limit; either says it */
+    *shared = c.req.shared > c.lim.shared ? c.req.shared : c.lim.shared;
+    *mig = c.req.mig > c.lim.mig ? c.req.mig : c.lim.mig;
+    return GP_OK;
+}
+
+static int64_t max64(int64_t a, int64_t b)
+{
+    return a > b ? a : b;
+}
+
+static enum gp_err container_item(struct gp_yaml *y, struct fy_node *item, size_t i, void *ctx)
+{
+    struct manifest_obj *o = ctx;
+    int64_t cpu = 0, mem = 0, gpus = 0, shared = 0, mig = 0;
+    (void)i;
+    enum gp_err err = read_container(y, item, o, &cpu, &mem, &gpus, &shared, &mig);
+    if (err != GP_OK)
+        return err;
+    o->shared += shared;
+    o->mig += mig;
+    /* each is at most 1e15 (units.h), so sums of int64 cannot overflow
+     * before this check trips */
+    o->cpu_milli += cpu;
+    o->mem_mib += mem;
+    o->gpus += gpus;
+    if (o->cpu_milli > 1e15 || o->mem_mib > 1e15 || o->gpus > 1e15)
+        return gp_yaml_fail(y, item, GP_EINVALID, "the pod's total resources are too large");
+    return GP_OK;
+}
+
+static enum gp_err init_container_item(struct gp_yaml *y, struct fy_node *item, size_t i, void *ctx)
+{
+    struct manifest_obj *o = ctx;
+    int64_t cpu = 0, mem = 0, gpus = 0, shared = 0, mig = 0;
+    (void)i;
+    enum gp_err err = read_container(y, item, o, &cpu, &mem, &gpus, &shared, &mig);
+    /* an init container's shared GPU or MIG instance is the pod's anyway */
+    o->shared = o->shared > shared ? o->shared : shared;
+    o->mig = o->mig > mig ? o->mig : mig;
+    o->init_cpu_milli = max64(o->init_cpu_milli, cpu);
+    o->init_mem_mib = max64(o->init_mem_mib, mem);
+    o->init_gpus = max64(o->init_gpus, gpus);
+    return err;
+}
+
+static enum gp_err spec_containers(struct gp_yaml *y, struct fy_node *v, void *obj)
+{
+    if (fy_node_is_sequence(v) && fy_node_sequence_item_count(v) == 0)
+        return gp_yaml_fail(y, v, GP_EINVALID, "expected at least one container");
+    return gp_yaml_list(y, v, container_item, obj);
+}
+
+static enum gp_err spec_init_containers(struct gp_yaml *y, struct fy_node *v, void *obj)
+{
+    return gp_yaml_list(y, v, init_container_item, obj);
+}
+
+/* --- scheduling constraints ---------------------------------------------- */
+
+static enum gp_err spec_node_selector(struct gp_yaml *y, struct fy_node *v, void *obj)
+{
+    struct manifest_obj *o = obj;
+    o->selector_node = v;
+    o->selector_path = gp_manifest_path_copy(y);
+    return gp_yaml_kv_map(y, v, true, &o->selector, &o->nselector);
+}
+
+/* A toleration as written, checked as Kubernetes does. */
+struct toleration_in {
+    const char *key, *op, *value, *effect;
+};
+
+static enum gp_err tol_text(struct gp_yaml *y, struct fy_node *v, const char **out)
+{
+    return gp_yaml_text(y, v, "a string", out);
+}
+
+static enum gp_err tol_key(struct gp_yaml *y, struct fy_node *v, void *obj)
+{
+    return tol_text(y, v, &((struct toleration_in *)obj)->key);
+}
+
+static enum gp_err tol_op(struct gp_yaml *y, struct fy_node *v, void *obj)
+{
+    struct toleration_in *t = obj;
+    enum gp_err err = tol_text(y, v, &t->op);
+    if (err == GP_OK && strcmp(t->op, "Equal") != 0 && strcmp(t->op, "Exists") != 0)
+        err = gp_manifest_bad_value(y, v, "Equal or Exists");
+    return err;
+}
+
+static enum gp_err tol_value(struct gp_yaml *y, struct fy_node *v, void *obj)
+{
+    return tol_text(y, v, &((struct toleration_in *)obj)->value);
+}
+
+static enum gp_err tol_effect(struct gp_yaml *y, struct fy_node *v, void *obj)
+{
+    struct toleration_in *t = obj;
+    enum gp_err err = tol_text(y, v, &t->effect);
+    if (err == GP_OK && *t->effect && strcmp(t->effect, "NoSchedule") != 0 &&
+        strcmp(t->effect, "PreferNoSchedule") != 0 && strcmp(t->effect, "NoExecute") != 0)
+        err = gp_manifest_bad_value(y, v,
+                                    "NoSchedule, PreferNoSchedule or NoExecute (or none for all)");
+    return err;
+}
+
+static const struct gp_yaml_field toleration_fields[] = {
+    GP_YCUSTOM("key", tol_key, 0),
+    GP_YCUSTOM("operator", tol_op, 0),
+    GP_YCUSTOM("value", tol_value, 0),
+    GP_YCUSTOM("effect", tol_effect, 0),
+    {"tolerationSeconds", GP_YT_IGNORE, 0, 0, 0, 0, NULL},
+};
+
+static enum gp_err toleration_item(struct gp_yaml *y, struct fy_node *item, size_t i, void *ctx)
+{
+    struct manifest_obj *o = ctx;
+    struct toleration_in in = {"", "Equal", "", ""};
+    enum gp_err err =
+        gp_yaml_object(y, item, toleration_fields,
+                       sizeof toleration_fields / sizeof toleration_fields[0], &in, false);
+    if (err != GP_OK)
+        return err;
+    bool exists = strcmp(in.op, "Exists") == 0;
+    if (exists && *in.value)
+        return gp_yaml_fail(y, item, GP_EINVALID, "value must be empty when operator is Exists");
+    if (!*in.key && !exists)
+        return gp_yaml_fail(y, item, GP_EINVALID, "an empty key needs operator Exists");
+    if (*in.key && !gp_yaml_qualified_name_ok(in.key))
+        return gp_yaml_fail(y, item, GP_EINVALID,
+                            "key: expected a taint key ([prefix/]name), got \"%.80s\"", in.key);
+    struct gp_toleration *t = &o->tolerations[i];
+    t->key = *in.key ? in.key : NULL;
+    t->value = in.value;
+    t->op_exists = exists;
+    t->any_effect = !*in.effect;
+    t->effect = strcmp(in.effect, "NoExecute") == 0          ? GP_EFFECT_NO_EXECUTE
+                : strcmp(in.effect, "PreferNoSchedule") == 0 ? GP_EFFECT_PREFER_NO_SCHEDULE
+                                                             : GP_EFFECT_NO_SCHEDULE;
+    o->ntolerations = i + 1;
+    return GP_OK;
+}
+
+static enum gp_err spec_tolerations(struct gp_yaml *y, struct fy_node *v, void *obj)
+{
+    struct manifest_obj *o = obj;
+    if (!fy_node_is_sequence(v))
+        return gp_yaml_list(y, v, toleration_item, o); /* reports the type */
+    int n = fy_node_sequence_item_count(v);
+    if (n <= 0)
+        return GP_OK;
+    o->tolerations = gp_arena_alloc(y->arena, (size_t)n * sizeof *o->tolerations);
+    if (!o->tolerations)
+        return gp_manifest_oom(y);
+    return gp_yaml_list(y, v, toleration_item, o);
+}
+
+static const struct gp_yaml_field pod_spec_fields[] = {
+    GP_YCUSTOM("containers", spec_containers, GP_YF_REQUIRED),
+    GP_YCUSTOM("initContainers", spec_init_containers, 0),
+    GP_YCUSTOM("nodeSelector", spec_node_selector, 0),
+    GP_YCUSTOM("tolerations", spec_tolerations, 0),
+    GP_YFIELD("priority", GP_YT_I32, struct manifest_obj, item.pod.priority, 0,
+              -GP_MANIFEST_INT32_LIMIT - 1, GP_MANIFEST_INT32_LIMIT),
+};
+
+enum gp_err gp_manifest_pod_spec(struct gp_yaml *y, struct fy_node *v, void *obj)
+{
+    return gp_yaml_object(y, v, pod_spec_fields, sizeof pod_spec_fields / sizeof pod_spec_fields[0],
+                          obj, false);
+}
+
+/* --- building the pod ---------------------------------------------------- */
+
+/* The pod's CPU, memory and GPU request: whole GPUs, a share (milli or
+ * memory), a shared replica or MIG instances, and the sharing modes it
+ * accepts. */
+static enum gp_err finish_resources(struct gp_yaml *y, struct manifest_obj *o,
+                                    const struct manifest_hints *h)
+{
+    struct gp_pod_spec *pod = &o->item.pod;
+    char detail[160];
+
+    pod->cpu_milli = max64(o->cpu_milli, o->init_cpu_milli);
+    pod->mem_mib = max64(o->mem_mib, o->init_mem_mib);
+    int64_t gpus = max64(o->gpus, o->init_gpus);
+    if (gpus > GP_MAX_GPUS_PER_NODE) {
+        snprintf(detail, sizeof detail,
+                 " (the pod asks for %lld GPUs in all; a node has at most %d)", (long long)gpus,
+                 GP_MAX_GPUS_PER_NODE);
+        if (!o->gpu_path)
+            return gp_yaml_fail(y, NULL, GP_EINVALID, "too many GPUs for one node%s", detail);
+        return gp_manifest_fail_at(y, o->gpu_path, o->gpu_node, "too many GPUs for one node",
+                                   detail);
+    }
+    pod->gpu_count = (uint32_t)gpus;
+    pod->gpu_milli = gpus > 0 ? GP_GPU_MILLI : 0;
+    if ((o->mig > 0 || o->shared > 0) && gpus > 0)
+        return gp_manifest_fail_at(y, o->gpu_path, o->gpu_node, "cannot be combined with",
+                                   o->mig > 0 ? " nvidia.com/mig-* in one pod"
+                                              : " nvidia.com/gpu.shared in one pod");
+    if (o->mig > 0 && o->shared > 0)
+        return gp_manifest_fail_at(y, o->mig_path, o->mig_node, "cannot be combined with",
+                                   " nvidia.com/gpu.shared in one pod");
+    if (o->mig > 0 && (h->has_gpu_milli || h->has_gpu_mem))
+        return gp_manifest_fail_at(
+            y, o->mig_path, o->mig_node, "cannot be combined with",
+            " the gpuplane.io/gpu-milli or gpu-memory annotations (a MIG instance's "
+            "share is its profile's)");
+    if (h->has_gpu_milli) {
+        if (gpus > 1) {
+            snprintf(detail, sizeof detail,
+                     " with nvidia.com/gpu: %lld (a share is part of one GPU)", (long long)gpus);
+            return gp_manifest_fail_at(y, h->milli_path, h->milli_node, "cannot be combined",
+                                       detail);
+        }
+        pod->gpu_count = 1;
+        pod->gpu_milli = h->gpu_milli;
+    }
+    if (h->has_gpu_mem) {
+        pod->gpu_mem_mib = h->gpu_mem_mib;
+        if (pod->gpu_count == 0)
+            pod->gpu_count = 1; /* a share of one GPU by memory alone: gpu_milli stays 0 */
+    }
+    if (o->shared > 0) { /* a replica: time-slicing or MPS */
+        pod->gpu_count = 1;
+        if (!h->has_gpu_milli)
+            pod->gpu_milli = 0;
+        pod->share_modes = 1u << GP_SHARE_TIMESLICE | 1u << GP_SHARE_MPS;
+    }
+    if (o->mig > 0) { /* its share for quotas: the profile's compute of 7 slices */
+        unsigned compute = 0;
+        uint32_t mem = 0;
+        mig_profile_known(o->mig_profile, &compute, &mem);
+        pod->gpu_count = (uint32_t)o->mig;
+        pod->gpu_milli = compute >= 7 ? GP_GPU_MILLI : compute * GP_GPU_MILLI / 7;
+        pod->gpu_mem_mib = mem;
+        pod->mig_profile = o->mig_profile;
+        pod->share_modes = 1u << GP_SHARE_MIG;
+    }
+    if (h->has_sharing) {
+        if (pod->gpu_count == 0)
+            return gp_manifest_fail_at(y, h->sharing_path, h->sharing_node,
+                                       "sharing modes for a pod that asks for no GPU", "");
+        uint8_t modes = pod->share_modes ? pod->share_modes & h->share_modes : h->share_modes;
+        if (pod->gpu_milli == GP_GPU_MILLI && !pod->mig_profile)
+            modes &= 1u << GP_SHARE_EXCLUSIVE;
+        if (!modes)
+            return gp_manifest_fail_at(
+                y, h->sharing_path, h->sharing_node, "allows no mode the pod's GPU request can use",
+                " (whole GPUs need exclusive, nvidia.com/gpu.shared timeslice or mps, "
+                "nvidia.com/mig-* mig)");
+        pod->share_modes = modes;
+    }
+    return GP_OK;
+}
+
+/* Where the pod may go: the GPU models it allows (the annotation and
+ * nodeSelector nvidia.com/gpu.product), its node selector and tolerations. */
+static enum gp_err finish_placement(struct gp_yaml *y, struct manifest_obj *o,
+                                    const struct manifest_hints *h)
+{
+    struct gp_pod_spec *pod = &o->item.pod;
+    char detail[160];
+
+    const char *product = NULL;
+    for (size_t i = 0; i < o->nselector; i++)
+        if (strcmp(o->selector[i].key, "nvidia.com/gpu.product") == 0)
+            product = o->selector[i].value;
+    if (h->has_models) {
+        if (pod->gpu_count == 0)
+            return gp_manifest_fail_at(y, h->models_path, h->models_node,
+                                       "a GPU model constraint on a pod that asks for no GPU", "");
+        pod->gpu_models = h->models;
+        pod->ngpu_models = h->nmodels;
+    }
+    if (product && pod->gpu_count > 0) {
+        bool allowed = !h->has_models;
+        for (size_t i = 0; i < h->nmodels; i++)
+            allowed |= strcmp(h->models[i], product) == 0;
+        if (!allowed) {
+            snprintf(detail, sizeof detail, " %.80s", product);
+            return gp_manifest_fail_at(
+                y, h->models_path, h->models_node,
+                "does not allow the model of nodeSelector nvidia.com/gpu.product:", detail);
+        }
+        const char **one = gp_arena_alloc(y->arena, sizeof *one);
+        if (!one)
+            return gp_manifest_oom(y);
+        one[0] = product;
+        pod->gpu_models = one;
+        pod->ngpu_models = 1;
+    }
+    pod->node_selector = o->selector;
+    pod->nnode_selector = o->nselector;
+    pod->tolerations = o->tolerations;
+    pod->ntolerations = o->ntolerations;
+    return GP_OK;
+}
+
+enum gp_err gp_manifest_pod_finish(struct gp_yaml *y, struct manifest_obj *o,
+                                   const struct manifest_hints *h)
+{
+    o->item.pod.name = o->item.name;
+    enum gp_err err = finish_resources(y, o, h);
+    if (err == GP_OK)
+        err = finish_placement(y, o, h);
+    return err;
+}
