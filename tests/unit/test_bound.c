@@ -15,6 +15,8 @@
 
 #include <cmocka.h>
 
+#include "shared_data.h"
+
 #include "engine/engine.h"
 #include "plan/bound.h"
 #include "sim/sim.h"
@@ -511,12 +513,8 @@ static void test_openb(void **state)
     (void)state;
     const char *nodes = GP_SHARED_DIR "/data/openb/openb_node_list_gpu_node.csv";
     const char *pods = GP_SHARED_DIR "/data/openb/openb_pod_list_default.csv";
-    FILE *f = fopen(pods, "r");
-    if (!f) {
-        print_message("skipped: %s is absent\n", pods);
-        skip();
-    }
-    fclose(f);
+    GP_NEED_SHARED(nodes);
+    GP_NEED_SHARED(pods);
     struct gp_arena a;
     gp_arena_init(&a);
     struct gp_cluster c;
@@ -557,7 +555,7 @@ static void test_openb(void **state)
     gp_arena_free(&a);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_shares_that_cannot_pair),
@@ -572,7 +570,12 @@ int main(void)
         cmocka_unit_test(test_gang_ignored),
         cmocka_unit_test(test_exhaustive),
         cmocka_unit_test(test_policies_under_bound),
+    };
+    /* tests/CMakeLists.txt runs these apart (shared_data.h) */
+    const struct CMUnitTest shared[] = {
         cmocka_unit_test(test_openb),
     };
+    if (gp_shared_mode(argc, argv))
+        return gp_shared_exit(cmocka_run_group_tests_name("shared", shared, NULL, NULL));
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -17,6 +17,8 @@
 
 #include <cmocka.h>
 
+#include "shared_data.h"
+
 #include "io/cluster.h"
 #include "io/report.h"
 #include "io/workload.h"
@@ -101,11 +103,10 @@ static void test_philly_scale_to_zero(void **state)
     (void)state;
     static uint32_t demand[HOURS];
     uint32_t total = 0;
+    GP_NEED_SHARED(SEQ_PATH);
     size_t hours = read_demand(demand, &total);
-    if (hours < HOURS) {
-        print_message("skipped: %s not found (set GP_SHARED_DIR)\n", SEQ_PATH);
-        skip();
-    }
+    if (hours < HOURS)
+        fail_msg("%s: %zu hours of demand, expected %d", SEQ_PATH, hours, HOURS);
     double work_node_h = 0;
     uint64_t pods = 0;
     for (size_t h = 0; h < hours; h++) {
@@ -188,11 +189,16 @@ static void test_json_cost_keys(void **state)
     gp_arena_free(&a);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_philly_scale_to_zero),
         cmocka_unit_test(test_json_cost_keys),
     };
+    /* tests/CMakeLists.txt runs these apart (shared_data.h) */
+    const struct CMUnitTest shared[] = {
+        cmocka_unit_test(test_philly_scale_to_zero),
+    };
+    if (gp_shared_mode(argc, argv))
+        return gp_shared_exit(cmocka_run_group_tests_name("shared", shared, NULL, NULL));
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -15,6 +15,8 @@
 
 #include <cmocka.h>
 
+#include "shared_data.h"
+
 #include "io/fgd_results.h"
 #include "util/arena.h"
 
@@ -235,10 +237,7 @@ static void test_limit(void **state)
 static void test_shared(void **state)
 {
     (void)state;
-    if (access(SHARED_ALLO, R_OK) != 0) {
-        fprintf(stderr, "skipped: %s is not readable (no shared reference data)\n", SHARED_ALLO);
-        skip();
-    }
+    GP_NEED_SHARED(SHARED_ALLO);
     struct gp_arena a;
     gp_arena_init(&a);
     struct gp_fgd_results r;
@@ -266,13 +265,18 @@ static void test_shared(void **state)
     gp_arena_free(&a);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_small_table), cmocka_unit_test(test_variants),
         cmocka_unit_test(test_fixture),     cmocka_unit_test(test_names),
         cmocka_unit_test(test_errors),      cmocka_unit_test(test_limit),
+    };
+    /* tests/CMakeLists.txt runs these apart (shared_data.h) */
+    const struct CMUnitTest shared[] = {
         cmocka_unit_test(test_shared),
     };
+    if (gp_shared_mode(argc, argv))
+        return gp_shared_exit(cmocka_run_group_tests_name("shared", shared, NULL, NULL));
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -12,6 +12,8 @@
 
 #include <cmocka.h>
 
+#include "shared_data.h"
+
 #include "io/cluster.h"
 #include "io/workload.h"
 #include "util/arena.h"
@@ -26,16 +28,6 @@ static char *slurp(const char *path, size_t *len)
     if (gp_fs_read(path, &text, len, &d) != GP_OK)
         fail_msg("%s", d.msg);
     return text;
-}
-
-/* True when the shared trace file is there; otherwise says why the test
- * is skipped. */
-static bool have_shared(const char *path)
-{
-    if (access(path, R_OK) == 0)
-        return true;
-    fprintf(stderr, "skipped: %s is not readable (no shared reference data)\n", path);
-    return false;
 }
 
 static const char *label(const struct gp_node_spec *n, const char *key)
@@ -347,8 +339,7 @@ static void test_real_nodes(void **state)
 {
     (void)state;
     const char *path = OPENB_SHARED "openb_node_list_gpu_node.csv";
-    if (!have_shared(path))
-        skip();
+    GP_NEED_SHARED(path);
     size_t len;
     char *text = slurp(path, &len);
     struct gp_arena a;
@@ -395,8 +386,7 @@ static void test_real_nodes(void **state)
     free(text);
 
     path = OPENB_SHARED "openb_node_list_all_node.csv";
-    if (!have_shared(path))
-        skip();
+    GP_NEED_SHARED(path);
     text = slurp(path, &len);
     gp_arena_init(&a);
     assert_int_equal(gp_cluster_parse_openb(text, len, path, &a, &c, &d), GP_OK);
@@ -415,8 +405,7 @@ static void test_real_pods_default(void **state)
 {
     (void)state;
     const char *path = OPENB_SHARED "openb_pod_list_default.csv";
-    if (!have_shared(path))
-        skip();
+    GP_NEED_SHARED(path);
     size_t len;
     char *text = slurp(path, &len);
     struct gp_arena a;
@@ -486,8 +475,7 @@ static void test_real_pod_variants(void **state)
     };
     char path[512];
     snprintf(path, sizeof path, "%sopenb_pod_list_cpu0.csv", OPENB_SHARED);
-    if (!have_shared(path))
-        skip();
+    GP_NEED_SHARED(path);
     for (size_t f = 0; f < sizeof want / sizeof want[0]; f++) {
         snprintf(path, sizeof path, "%sopenb_pod_list_%s.csv", OPENB_SHARED, want[f].file);
         size_t len;
@@ -512,7 +500,7 @@ static void test_real_pod_variants(void **state)
     }
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_nodes_fixture),
@@ -521,9 +509,14 @@ int main(void)
         cmocka_unit_test(test_pod_errors),
         cmocka_unit_test(test_pod_error_keeps_workload),
         cmocka_unit_test(test_node_errors),
+    };
+    /* tests/CMakeLists.txt runs these apart (shared_data.h) */
+    const struct CMUnitTest shared[] = {
         cmocka_unit_test(test_real_nodes),
         cmocka_unit_test(test_real_pods_default),
         cmocka_unit_test(test_real_pod_variants),
     };
+    if (gp_shared_mode(argc, argv))
+        return gp_shared_exit(cmocka_run_group_tests_name("shared", shared, NULL, NULL));
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

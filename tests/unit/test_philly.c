@@ -13,6 +13,8 @@
 
 #include <cmocka.h>
 
+#include "shared_data.h"
+
 #include "io/cluster.h"
 #include "io/philly.h"
 #include "io/philly_vc.h"
@@ -29,14 +31,6 @@ static char *slurp(const char *path, size_t *len)
     if (gp_fs_read(path, &text, len, &d) != GP_OK)
         fail_msg("%s", d.msg);
     return text;
-}
-
-static bool have_shared(const char *path)
-{
-    if (access(path, R_OK) == 0)
-        return true;
-    fprintf(stderr, "skipped: %s is not readable (no shared reference data)\n", path);
-    return false;
 }
 
 static void test_time(void **state)
@@ -328,8 +322,7 @@ static void test_real_jobs(void **state)
 {
     (void)state;
     const char *path = PHILLY_SHARED "pollux-osdi21/philly.csv";
-    if (!have_shared(path))
-        skip();
+    GP_NEED_SHARED(path);
     size_t len;
     char *text = slurp(path, &len);
     struct gp_arena a;
@@ -387,8 +380,7 @@ static void test_real_machines(void **state)
 {
     (void)state;
     const char *path = PHILLY_SHARED "machine-list/cluster_machine_list";
-    if (!have_shared(path))
-        skip();
+    GP_NEED_SHARED(path);
     size_t len;
     char *text = slurp(path, &len);
     struct gp_arena a;
@@ -406,8 +398,7 @@ static void test_real_machines(void **state)
     free(text);
 
     path = PHILLY_SHARED "machine-list/revised_machine_list.csv";
-    if (!have_shared(path))
-        skip();
+    GP_NEED_SHARED(path);
     text = slurp(path, &len);
     if (gp_cluster_parse_philly(text, len, path, &a, &c, &d) != GP_OK)
         fail_msg("%s", d.msg);
@@ -472,13 +463,19 @@ static void test_vc_queues(void **state)
     gp_arena_free(&a);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_time),           cmocka_unit_test(test_jobs_fixture),
         cmocka_unit_test(test_job_errors),     cmocka_unit_test(test_machine_list),
-        cmocka_unit_test(test_machine_errors), cmocka_unit_test(test_real_jobs),
-        cmocka_unit_test(test_real_machines),  cmocka_unit_test(test_vc_queues),
+        cmocka_unit_test(test_machine_errors), cmocka_unit_test(test_vc_queues),
     };
+    /* tests/CMakeLists.txt runs these apart (shared_data.h) */
+    const struct CMUnitTest shared[] = {
+        cmocka_unit_test(test_real_jobs),
+        cmocka_unit_test(test_real_machines),
+    };
+    if (gp_shared_mode(argc, argv))
+        return gp_shared_exit(cmocka_run_group_tests_name("shared", shared, NULL, NULL));
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -14,6 +14,8 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+
+#include "shared_data.h"
 #include <jansson.h>
 #include <libfyaml.h>
 
@@ -424,10 +426,7 @@ static void test_mig_parted_structure(void **state)
 {
     (void)state;
     const char *path = GP_SHARED_DIR "/data/mig-parted-config-default.yaml";
-    if (access(path, R_OK) != 0) {
-        print_message("%s is absent: skipped\n", path);
-        skip();
-    }
+    GP_NEED_SHARED(path);
     struct fy_document *doc = fy_document_build_from_file(NULL, path);
     assert_non_null(doc);
     json_t *ref = to_json(fy_document_root(doc));
@@ -509,14 +508,19 @@ static void test_mig_parted_structure(void **state)
     rendered_free(x);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_example_files),
         cmocka_unit_test(test_modes),
         cmocka_unit_test(test_quoting),
         cmocka_unit_test(test_unrenderable),
+    };
+    /* tests/CMakeLists.txt runs these apart (shared_data.h) */
+    const struct CMUnitTest shared[] = {
         cmocka_unit_test(test_mig_parted_structure),
     };
+    if (gp_shared_mode(argc, argv))
+        return gp_shared_exit(cmocka_run_group_tests_name("shared", shared, NULL, NULL));
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
