@@ -1,0 +1,340 @@
+/* runs.c - a bound pod's run: its length and failure point drawn from
+ * the keyed streams at its first bind (an evicted pod resumes), its place
+ * in its node's list and its cost, its rate on a time-sliced GPU
+ * (colocate.h) and the delay of a MIG re-partition, a gang across
+ * domains, and evictions with the work lost since the last checkpoint. */
+#include <math.h>
+#include <string.h>
+
+#include "engine/sharing.h"
+#include "sim/internal.h"
+
+/* The queue figures of lpod l's item; NULL when there are none. */
+static struct queue_run *lpod_queue(const struct run *r, const struct lpod *l, size_t *index)
+{
+    if (!r->nqueues)
+        return NULL;
+    uint32_t q = r->items[r->insts.items[l->inst].item].queue;
+    if (index)
+        *index = q;
+    return &r->queues[q];
+}
+
+/* What a running pod has cost from its bind to now: to its job, its queue
+ * and its node's pool. */
+void gp_sim_runs_cost(struct run *r, struct lpod *l, double until_s)
+{
+    double secs = until_s - l->bound_s;
+    if (!(secs > 0) || l->node == NONE)
+        return;
+    double usd = secs * l->rate_usd_s;
+    r->insts.items[l->inst].cost_usd += usd;
+    size_t qi;
+    if (lpod_queue(r, l, &qi))
+        r->out->queues[qi].cost_usd += usd;
+    gp_cost_pod(&r->cost, r->snodes.items[l->node].pool, secs, l->rate_usd_s, l->gpus);
+}
+
+/* A pod's compute demand on a time-sliced GPU: its share, or all of it. */
+static double ts_demand(const struct gp_item *it)
+{
+    return it->pod.gpu_milli > 0 ? it->pod.gpu_milli : GP_GPU_MILLI;
+}
+
+/* When the current run of l ends from now (it has saved_s of work done):
+ * at its failure point, or at its length; none for a run without end. */
+static enum gp_err push_run_end(struct run *r, struct lpod *l, uint32_t epod,
+                                const struct gp_item *it)
+{
+    bool fails = l->fail_work_s >= 0;
+    double t;
+    if (fails)
+        t = l->rate_t_s + (l->fail_work_s - l->work_s) / l->rate;
+    else if (!it->has_duration || it->kind == GP_ITEM_DEPLOYMENT)
+        return GP_OK; /* runs until the end (a Deployment's pods never complete) */
+    else
+        t = l->rate_t_s + (l->len_s - l->work_s) / l->rate;
+    if (!isfinite(t))
+        return GP_OK;
+    if (t < r->now_s)
+        t = r->now_s;
+    l->end_ver = (l->end_ver + 1) & 0x7fffffffu;
+    return gp_sim_push_event(r, t, EV_END, epod, (uint32_t)fails | l->end_ver << 1);
+}
+
+/* The pods of a time-sliced GPU whose company changed: each keeps the work
+ * done so far, goes on at the GPU's new rate, and gets its end anew. */
+static enum gp_err rerate(struct run *r, uint32_t gpu)
+{
+    size_t n;
+    const uint32_t *members = gp_coloc_members(&r->coloc, gpu, &n);
+    double rate = gp_coloc_rate(&r->coloc, gpu);
+    for (size_t k = 0; k < n; k++) {
+        struct lpod *l = &r->lpods.items[members[k]];
+        if (l->rate == rate)
+            continue;
+        if (r->now_s > l->rate_t_s) {
+            l->work_s = work_now(r, l);
+            l->rate_t_s = r->now_s;
+        }
+        l->rate = rate;
+        if (l->has_event) { /* its end moves */
+            l->has_event = 0;
+            r->finite_events -= lpod_finite(r, l);
+        }
+        enum gp_err err = push_run_end(r, l, l->epod, lpod_item(r, l));
+        if (err != GP_OK)
+            return err;
+    }
+    return GP_OK;
+}
+
+/* A running pod stopped (it ended, failed, was stopped or evicted): its
+ * GPUs no longer count for its queue, its cost is booked, it leaves its
+ * node's list (an empty node starts to idle), and on a time-sliced GPU
+ * the pods left there speed up. */
+enum gp_err gp_sim_runs_unbind(struct run *r, struct lpod *l)
+{
+    struct queue_run *q = lpod_queue(r, l, NULL);
+    if (q)
+        q->alloc_milli -= pod_gpu_milli(&lpod_item(r, l)->pod);
+    uint32_t gpu = l->ts_gpu;
+    if (gpu != GP_COLOC_NONE) {
+        gp_coloc_leave(&r->coloc, gpu, (uint32_t)(l - r->lpods.items), ts_demand(lpod_item(r, l)));
+        l->ts_gpu = GP_COLOC_NONE;
+    }
+    if (l->node != NONE) {
+        gp_sim_runs_cost(r, l, r->now_s);
+        struct snode *sn = &r->snodes.items[l->node];
+        if (l->nprev != NONE)
+            r->lpods.items[l->nprev].nnext = l->nnext;
+        else
+            sn->head = l->nnext;
+        if (l->nnext != NONE)
+            r->lpods.items[l->nnext].nprev = l->nprev;
+        uint32_t node = l->node;
+        l->node = l->nprev = l->nnext = NONE;
+        if (--sn->pods == 0)
+            gp_sim_nodes_idle(r, node);
+    }
+    return gpu == GP_COLOC_NONE ? GP_OK : rerate(r, gpu);
+}
+
+/* The value of label key on the node a bound engine pod runs on; NULL. */
+static const char *pod_label(const struct run *r, uint32_t epod, const char *key)
+{
+    const struct gp_pod *p = gp_engine_pod(r->e, epod);
+    if (!p || p->state != GP_POD_BOUND)
+        return NULL;
+    const struct gp_node *n = gp_engine_node(r->e, p->node);
+    for (size_t i = 0; i < n->spec.nlabels; i++)
+        if (strcmp(n->spec.labels[i].key, key) == 0)
+            return n->spec.labels[i].value;
+    return NULL;
+}
+
+/* A gang member starts: a gang with a topology key whose bound members sit
+ * in more than one domain (a preferred key could not be met) runs
+ * topology_slowdown times slower, each member alike; its first member
+ * counts the gang, and whether it waited longer than its PodGroup's
+ * scheduleTimeoutSeconds. The engine binds a gang's members in one cycle,
+ * so they are all bound when the first of them starts. */
+static void gang_start(struct run *r, struct lpod *l, const struct gp_item *it)
+{
+    const struct inst *in = &r->insts.items[l->inst];
+    bool first = l->slot == 0 && l->runs == 1;
+    if (first && it->gang_timeout_s > 0 && r->now_s - in->submit_s > it->gang_timeout_s)
+        r->out->gangs_over_timeout++;
+    if (!it->topology_key)
+        return;
+    const char *domain = NULL;
+    bool across = false;
+    for (uint32_t m = in->head; m != NONE && !across; m = r->lpods.items[m].next) {
+        const struct lpod *ml = &r->lpods.items[m];
+        if (ml->epod == NONE || (ml->state != LP_RUNNING && ml->state != LP_PENDING))
+            continue;
+        const char *v = pod_label(r, ml->epod, it->topology_key);
+        if (!v)
+            v = "";
+        if (domain && strcmp(domain, v) != 0)
+            across = true;
+        domain = v;
+    }
+    if (!across)
+        return;
+    l->rate = 1 / (it->topology_slowdown >= 1 ? it->topology_slowdown : GP_TOPOLOGY_SLOWDOWN);
+    if (l->slot == 0)
+        r->out->gangs_across_domains++;
+}
+
+/* The run of a pod just bound starts from the work it had saved, at full
+ * speed - unless it shares a time-sliced GPU, where every pod of the GPU
+ * goes at the GPU's rate (colocate.h) - and after the re-partitioning
+ * time when its MIG instance had to be created. A pod whose declared GPU
+ * memory did not fit its time-sliced GPU fails at once, as its first CUDA
+ * allocation would (out of memory), and is retried like any failure. */
+static enum gp_err run_start(struct run *r, uint32_t lp, const struct gp_decision *d,
+                             const struct gp_item *it)
+{
+    struct lpod *l = &r->lpods.items[lp];
+    const struct gp_node *node = gp_engine_node(r->e, d->node);
+    const struct gp_sharing_spec *sh = node->spec.sharing;
+    l->work_s = l->saved_s;
+    l->rate_t_s = r->now_s;
+    l->rate = 1;
+    l->ts_gpu = GP_COLOC_NONE;
+    if (d->pick.reconfigured && sh) {
+        for (uint32_t g = d->pick.reconfigured; g; g &= g - 1)
+            r->out->mig_reconfigurations++;
+        l->rate_t_s += sh->mig.reconfigure_s > 0 ? sh->mig.reconfigure_s : GP_MIG_RECONFIGURE_S;
+    }
+    if (gp_engine_pod(r->e, d->pod)->oversubscribed) {
+        r->out->oom_kills++;
+        l->fail_work_s = l->work_s;
+    }
+    if (r->insts.items[l->inst].group)
+        gang_start(r, l, it);
+    enum gp_err err;
+    if (!sh || sh->mode != GP_SHARE_TIMESLICE || d->pick.ngpus == 0)
+        return push_run_end(r, l, d->pod, it);
+    uint32_t gpu;
+    if (gp_coloc_join(&r->coloc, d->node, node->spec.gpu_count, d->pick.gpu[0], lp, ts_demand(it),
+                      &gpu) != 0)
+        return gp_sim_nomem(r);
+    l->ts_gpu = gpu;
+    l->rate = gp_coloc_rate(&r->coloc, gpu);
+    if ((err = push_run_end(r, l, d->pod, it)) != GP_OK)
+        return err;
+    return rerate(r, gpu); /* the others slow down */
+}
+
+/* A bound pod joins its node's list; its cost per second is its share of
+ * the node's GPUs times the node's price (nothing on a CPU-only node). */
+static void bind_node(struct run *r, struct lpod *l, uint32_t lp, const struct gp_decision *d)
+{
+    l->node = l->nprev = l->nnext = NONE;
+    l->rate_usd_s = l->gpus = 0;
+    if (d->node >= r->enode_snode.len)
+        return;
+    uint32_t sni = r->enode_snode.items[d->node];
+    struct snode *sn = &r->snodes.items[sni];
+    const struct gp_pod *ep = gp_engine_pod(r->e, d->pod);
+    double gpus = ep ? (double)ep->gpu_milli_taken / GP_GPU_MILLI : 0; /* what it holds */
+    double node_gpus = sn->spec->gpu_count;
+    double price = sn->spec->price_per_hour_usd;
+    l->gpus = gpus;
+    if (node_gpus > 0 && price > 0 && isfinite(price)) {
+        double share = gpus / node_gpus;
+        l->rate_usd_s = price / 3600.0 * (share < 1 ? share : 1);
+    }
+    l->node = sni;
+    l->nnext = sn->head;
+    if (sn->head != NONE)
+        r->lpods.items[sn->head].nprev = lp;
+    sn->head = lp;
+    if (sn->pods++ == 0)
+        sn->idle_token++; /* no longer idle */
+}
+
+/* A pod was bound: record its delay and schedule the end of its run. A
+ * new run draws its length and its failure; an evicted one resumes. */
+enum gp_err gp_sim_runs_on_bind(struct run *r, const struct gp_decision *d)
+{
+    struct epod *ep = &r->epods.items[d->pod];
+    uint32_t lp = ep->lpod;
+    struct lpod *l = &r->lpods.items[lp];
+    const struct inst *in = &r->insts.items[l->inst];
+    const struct gp_item *it = &r->wl->items[in->item];
+    r->out->binds++;
+    if (l->runs == 0)
+        r->out->pods_scheduled++;
+    l->runs++;
+    l->state = LP_RUNNING;
+    l->bound_s = r->now_s;
+    bind_node(r, l, lp, d);
+    double delay = r->now_s - ep->added_s;
+    if (GP_VEC_PUSH(&r->delays, delay) != 0)
+        return gp_sim_nomem(r);
+    size_t qi;
+    struct queue_run *q = lpod_queue(r, l, &qi);
+    if (q) {
+        r->out->queues[qi].binds++;
+        q->alloc_milli += pod_gpu_milli(&it->pod);
+        if (GP_VEC_PUSH(&q->delays, delay) != 0)
+            return gp_sim_nomem(r);
+    }
+    if (l->resume) {
+        l->resume = 0;
+        return run_start(r, lp, d, it);
+    }
+
+    uint64_t seed = r->cfg->seed;
+    struct gp_rng dur, fail;
+    /* a gang's members run for one duration, the job's */
+    gp_sim_rng_keyed(&dur, seed, STREAM_DURATION, in->item, in->k, in->group ? 0 : l->slot,
+                     l->runs);
+    gp_sim_rng_keyed(&fail, seed, STREAM_FAILURE, in->item, in->k, l->slot, l->runs);
+    double u = gp_rng_unit(&fail), at = gp_rng_unit(&fail);
+    /* a failure by probability needs a duration to happen in */
+    bool fails = u < it->failure_prob && it->has_duration;
+    l->len_s = it->has_duration ? dist_draw(&it->duration, &dur) : INFINITY;
+    l->fail_work_s = fails ? at * l->len_s : -1;
+    l->saved_s = 0;
+    if (it->failure_rate_per_s > 0) { /* a time to failure, exponential */
+        double ttf = -log1p(-gp_rng_unit(&fail)) / it->failure_rate_per_s;
+        if (ttf < l->len_s && (l->fail_work_s < 0 || ttf < l->fail_work_s))
+            l->fail_work_s = ttf;
+    }
+    return run_start(r, lp, d, it);
+}
+
+/* A running pod was stopped by the engine (to make room for another) or
+ * by a spot interruption (spot: the caller released it): the work since
+ * its last checkpoint (all of it, without checkpoints) is lost, and it
+ * goes back to its queue as a new attempt that resumes the run. */
+enum gp_err gp_sim_runs_evict(struct run *r, uint32_t lp, uint8_t reason, bool spot)
+{
+    struct lpod *l = &r->lpods.items[lp];
+    const struct gp_item *it = lpod_item(r, l);
+    if (l->has_event) { /* its end is stale now */
+        l->has_event = 0;
+        r->finite_events -= lpod_finite(r, l);
+    }
+    double rate = l->rate_usd_s;
+    double ran = work_now(r, l) - l->saved_s; /* work, at the rate it ran */
+    enum gp_err err = gp_sim_runs_unbind(r, l);
+    if (err != GP_OK)
+        return err;
+    double lost = it->checkpoint_s > 0 ? fmod(ran, it->checkpoint_s) : ran;
+    l->saved_s += ran - lost;
+    l->resume = 1;
+    double lost_gpu_h = lost * (double)pod_gpu_milli(&it->pod) / GP_GPU_MILLI / 3600.0;
+    if (spot) {
+        r->out->spot_evictions++;
+        r->out->spot_lost_gpu_hours += lost_gpu_h;
+    } else {
+        r->out->preemptions++;
+        r->out->preempted += reason == GP_EVICT_PREEMPTED;
+        r->out->reclaimed += reason == GP_EVICT_RECLAIMED;
+        r->out->lost_gpu_hours += lost_gpu_h;
+    }
+    r->lost_usd += lost * rate;
+    size_t qi;
+    if (lpod_queue(r, l, &qi)) {
+        r->out->queues[qi].evicted++;
+        r->out->queues[qi].lost_gpu_hours += lost_gpu_h;
+        r->out->queues[qi].lost_work_usd += lost * rate;
+    }
+    return gp_sim_jobs_attempt_add(r, lp);
+}
+
+enum gp_err gp_sim_runs_on_evict(struct run *r, const struct gp_decision *d)
+{
+    struct epod *ep = &r->epods.items[d->pod];
+    uint32_t lp = ep->lpod;
+    struct lpod *l = &r->lpods.items[lp];
+    if (l->state != LP_RUNNING || l->epod != d->pod)
+        return gp_diag_set(r->diag, GP_ESTATE, "simulator: the engine evicted pod %u, not running",
+                           d->pod);
+    return gp_sim_runs_evict(r, lp, d->evict, false);
+}
