@@ -20,8 +20,8 @@
 #include "shared_data.h"
 
 #include "io/cluster.h"
-#include "io/report.h"
 #include "io/workload.h"
+#include "report/report.h"
 #include "sim/sim.h"
 #include "util/fs.h"
 

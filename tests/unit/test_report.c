@@ -22,9 +22,9 @@
 #include <cmocka.h>
 #include <jansson.h>
 
-#include "io/report.h"
-#include "io/report_fmt.h"
 #include "io/svg.h"
+#include "report/report.h"
+#include "report/report_fmt.h"
 #include "util/fs.h"
 
 #define GOLDEN_DIR GP_TEST_DATA "/../golden"

@@ -1,8 +1,8 @@
 /* report_fmt.h - number and duration formatting and derived figures shared
- * by the report writers (report.c, report_html.c). Internal to io/; every
+ * by the report writers (report.c, report_html.c). Internal to report/; every
  * function is pure and writes into the caller's buffer. */
-#ifndef GP_IO_REPORT_FMT_H
-#define GP_IO_REPORT_FMT_H
+#ifndef GP_REPORT_REPORT_FMT_H
+#define GP_REPORT_REPORT_FMT_H
 
 #include <stddef.h>
 

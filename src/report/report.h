@@ -4,8 +4,8 @@
  * buffer; the CLI writes files atomically, so failures leave nothing behind.
  * Output depends only on the result and meta: the same run gives the same
  * bytes. */
-#ifndef GP_IO_REPORT_H
-#define GP_IO_REPORT_H
+#ifndef GP_REPORT_REPORT_H
+#define GP_REPORT_REPORT_H
 
 #include <stdio.h>
 

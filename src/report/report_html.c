@@ -5,15 +5,15 @@
  * time and the queueing-delay histogram (timed mode), or the unallocated
  * GPU curve (static mode). Every user string is escaped; the page holds no
  * clock time, so the same run gives the same bytes. */
-#include "io/report.h"
+#include "report/report.h"
 
 #include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "io/report_fmt.h"
 #include "io/svg.h"
+#include "report/report_fmt.h"
 
 #define C_BLUE  "#2f6690"
 #define C_OCHRE "#c17f2a"

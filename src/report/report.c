@@ -3,7 +3,7 @@
  * timeline, plus the formatting helpers of report_fmt.h. Everything here is
  * a function of the result and the meta alone, so a run's output is
  * byte-identical from one invocation to the next. */
-#include "io/report.h"
+#include "report/report.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -13,7 +13,7 @@
 
 #include <jansson.h>
 
-#include "io/report_fmt.h"
+#include "report/report_fmt.h"
 
 /* ---- formatting helpers ------------------------------------------------ */
 
