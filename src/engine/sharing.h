@@ -1,5 +1,5 @@
 /* sharing.h - how a node pool's GPUs are shared, as the Cluster spec's
- * `sharing:` says it (src/io/cluster_yaml.c reads and checks it) and as
+ * `sharing:` says it (src/io/cluster_sharing.c reads and checks it) and as
  * NVIDIA's stack implements it: whole GPUs (exclusive), time-slicing and
  * MPS (each GPU advertised `replicas` times by the device plugin), or MIG
  * (each GPU split into GPU instances, src/engine/mig.h).
