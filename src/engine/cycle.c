@@ -1,0 +1,415 @@
+/* cycle.c - the scheduling cycle and the engine's public face: an engine
+ * made and freed, the fair-share cycle (gp_engine_schedule) and one pod's
+ * try in it (a gang whole; preemption when its queue may), the static
+ * packing experiment's one-pod call, the GPU model table, the target
+ * shapes and the accessors. The engine is pure: no I/O, no clock, no
+ * globals; the state it keeps is in internal.h. */
+#include "engine/internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+struct gp_engine *gp_engine_new(const struct gp_policy_ops *policy, uint64_t seed)
+{
+    struct gp_engine *e = calloc(1, sizeof *e);
+    if (!e)
+        return NULL;
+    e->policy = policy;
+    e->gang_rej_shape = NONE;
+    e->memo.shape = NONE;
+    gp_rng_seed(&e->rng, seed);
+    struct queue q0;
+    memset(&q0, 0, sizeof q0);
+    q0.spec.name = "default";
+    q0.spec.weight = 1;
+    q0.spec.no_preempt_within = true;
+    q0.parent = NONE;
+    if (GP_VEC_PUSH(&e->queues, q0) != 0) {
+        free(e);
+        return NULL;
+    }
+    gp_eng_queue_limits(e, &e->queues.items[0]);
+    gp_eng_queues_refresh(e);
+    if (policy && policy->init && policy->init(e, &e->policy_state) != 0) {
+        GP_VEC_FREE(&e->queues);
+        free(e);
+        return NULL;
+    }
+    return e;
+}
+
+void gp_engine_free(struct gp_engine *e)
+{
+    if (!e)
+        return;
+    if (e->policy && e->policy->destroy)
+        e->policy->destroy(e->policy_state);
+    GP_VEC_FREE(&e->nodes);
+    GP_VEC_FREE(&e->pods);
+    GP_VEC_FREE(&e->px);
+    for (size_t i = 0; i < e->queues.len; i++) {
+        GP_VEC_FREE(&e->queues.items[i].pending);
+        GP_VEC_FREE(&e->queues.items[i].bound);
+    }
+    GP_VEC_FREE(&e->queues);
+    GP_VEC_FREE(&e->shapes);
+    free(e->shape_slots);
+    GP_VEC_FREE(&e->target);
+    for (size_t i = 0; i < e->groups.len; i++)
+        GP_VEC_FREE(&e->groups.items[i].members);
+    GP_VEC_FREE(&e->groups);
+    GP_VEC_FREE(&e->scratch);
+    GP_VEC_FREE(&e->immature);
+    GP_VEC_FREE(&e->units);
+    GP_VEC_FREE(&e->victims);
+    GP_VEC_FREE(&e->chosen);
+    GP_VEC_FREE(&e->gmembers);
+    GP_VEC_FREE(&e->tmp);
+    GP_VEC_FREE(&e->freeable);
+    GP_VEC_FREE(&e->proj);
+    GP_VEC_FREE(&e->proj_mark);
+    GP_VEC_FREE(&e->all);
+    free(e->gang_rej);
+    free(e->memo.score);
+    free(e->memo.pick);
+    free(e->memo.tree);
+    GP_VEC_FREE(&e->ends);
+    GP_VEC_FREE(&e->resv_log);
+    free(e);
+}
+
+/* Returns the model's index, interning it; -1 when the table is full. */
+int gp_eng_model_intern(struct gp_engine *e, const char *name)
+{
+    for (uint32_t i = 0; i < e->nmodels; i++)
+        if (strcmp(e->models[i], name) == 0)
+            return (int)i;
+    if (e->nmodels == GP_MAX_GPU_MODELS)
+        return -1;
+    e->models[e->nmodels] = name;
+    return (int)e->nmodels++;
+}
+
+enum gp_err gp_engine_set_order(struct gp_engine *e, enum gp_order order, bool backfill)
+{
+    if (e->pods.len > 0)
+        return GP_ESTATE;
+    if (order != GP_ORDER_FAIR && order != GP_ORDER_FIFO && order != GP_ORDER_SJF)
+        return GP_EINVALID;
+    e->order = order;
+    e->backfill = backfill;
+    return GP_OK;
+}
+
+/* The cached failure of a pod of p's shape at the current generation. */
+static const struct gp_decision *failed_lookup(const struct gp_engine *e, const struct gp_pod *p)
+{
+    const struct shape *s = &e->shapes.items[p->shape];
+    return s->failed_gen == e->generation ? &s->failed : NULL;
+}
+
+static void failed_remember(struct gp_engine *e, const struct gp_pod *p,
+                            const struct gp_decision *d)
+{
+    struct shape *s = &e->shapes.items[p->shape];
+    s->failed = *d;
+    s->failed_gen = e->generation;
+}
+
+/* Tries pod p (and, for a gang member, its whole gang once per cycle),
+ * appending its decisions. Returns whether p stays pending; *changed when
+ * something was bound or evicted (the queues' shares moved). */
+bool gp_eng_try_pod(struct gp_engine *e, struct gp_pod *p, struct gp_decision *out, size_t cap,
+                    size_t *ndec, size_t *tried, bool *full, bool *changed)
+{
+    uint32_t id = p->id;
+    /* with a reservation (backfill), only the head may evict */
+    bool may_preempt = e->preempt && e->queues.items[p->spec.queue].may_preempt && !e->resv.on;
+    bool retry = may_preempt && e->px.items[id].preempt_gen != e->victim_gen;
+    if (p->tried_gen == e->generation && !retry)
+        return true; /* not until the cluster changes */
+    e->held = false;
+    if (p->spec.group) {
+        uint32_t gid = p->spec.group;
+        struct group *g = &e->groups.items[gid - 1];
+        if (g->cycle == e->cycle)
+            return true;
+        if (cap - *ndec < gp_eng_gang_pending(e, gid)) {
+            *full = true; /* no room for the whole gang's decisions */
+            return true;
+        }
+        g->cycle = e->cycle;
+        (*tried)++;
+        size_t n = gp_eng_place_gang(e, gid, out + *ndec);
+        if (e->held && p->state != GP_POD_BOUND) { /* held back: no decisions */
+            for (size_t i = 0; i < g->members.len; i++)
+                e->px.items[g->members.items[i]].blk = BLK_HELD;
+            return true;
+        }
+        if (p->state != GP_POD_BOUND && retry && n > 0 && out[*ndec].gang == GP_GANG_NO_ROOM) {
+            size_t m = gp_eng_preempt(e, p, gid, out + *ndec, cap - *ndec, full);
+            if (m > 0) {
+                *ndec += m;
+                *changed = true;
+                return p->state != GP_POD_BOUND;
+            }
+            for (size_t i = 0; i < g->members.len; i++)
+                e->px.items[g->members.items[i]].preempt_gen = e->victim_gen;
+        }
+        for (size_t k = 0; k < n; k++)
+            if (out[*ndec + k].kind == GP_DECISION_BIND) {
+                gp_eng_note_bound(e, &e->pods.items[out[*ndec + k].pod]);
+                *changed = true;
+            }
+        *ndec += n;
+        return p->state != GP_POD_BOUND;
+    }
+    (*tried)++;
+    struct gp_decision *d = &out[*ndec];
+    const struct gp_decision *known = failed_lookup(e, p);
+    if (known) {
+        *d = *known;
+        d->pod = id;
+        p->tried_gen = e->generation;
+    } else {
+        gp_eng_place(e, p, d);
+        if (e->held) { /* it fits only on capacity reserved for the head: no decision */
+            e->px.items[id].blk = BLK_HELD;
+            return true;
+        }
+        if (d->kind != GP_DECISION_BIND)
+            failed_remember(e, p, d);
+    }
+    if (d->kind == GP_DECISION_BIND) {
+        (*ndec)++;
+        gp_eng_note_bound(e, p);
+        *changed = true;
+        return false;
+    }
+    if (retry) { /* preempt writes to out only when it succeeds */
+        size_t m = gp_eng_preempt(e, p, 0, d, cap - *ndec, full);
+        if (m > 0) {
+            *ndec += m;
+            *changed = true;
+            return false;
+        }
+        if (!*full)
+            e->px.items[id].preempt_gen = e->victim_gen;
+    }
+    (*ndec)++;
+    return true;
+}
+
+size_t gp_engine_schedule(struct gp_engine *e, double now_s, size_t budget, struct gp_decision *out,
+                          size_t cap)
+{
+    size_t ndec = 0, tried = 0;
+    bool full = false, changed = false;
+    if (now_s > e->now_s)
+        e->now_s = now_s;
+    e->cycle++;
+    gp_eng_mature_check(e);
+    if (e->order != GP_ORDER_FAIR || e->backfill) {
+        ndec = gp_eng_schedule_ordered(e, budget, out, cap);
+        goto compact;
+    }
+    for (size_t i = 0; i < e->queues.len; i++)
+        e->queues.items[i].cursor = e->queues.items[i].keep = 0;
+    bool stop = false;
+    while (!stop) {
+        uint32_t cur = gp_eng_pick_queue(e);
+        if (cur == NONE)
+            break;
+        /* this queue's pods, until something is bound or evicted (the
+         * shares move) or the list ends */
+        struct queue *q = &e->queues.items[cur];
+        uint32_t *items = q->pending.items;
+        size_t i = q->cursor, k = q->keep, len = q->pending.len;
+        bool may_preempt = e->preempt && q->may_preempt;
+        struct gp_pod *pods = e->pods.items;
+        uint64_t gen = e->generation;
+        changed = false;
+        while (i < len && !changed) {
+            uint32_t id = items[i];
+            struct gp_pod *p = &pods[id];
+            if (p->state != GP_POD_PENDING) { /* a gang member placed earlier in this cycle */
+                i++;
+                continue;
+            }
+            if (full || ndec == cap || (budget && tried == budget)) {
+                stop = true;
+                break;
+            }
+            i++;
+            if (p->tried_gen == gen &&
+                !(may_preempt && e->px.items[id].preempt_gen != e->victim_gen)) {
+                items[k++] = id; /* not until the cluster changes */
+                continue;
+            }
+            if (gp_eng_try_pod(e, p, out, cap, &ndec, &tried, &full, &changed))
+                items[k++] = id;
+            gen = e->generation;
+        }
+        q->cursor = i;
+        q->keep = k;
+    }
+compact:
+    /* the rest of each list stays as it was; pods bound meanwhile leave */
+    e->npending = 0;
+    for (size_t i = 0; i < e->queues.len; i++) {
+        struct queue *q = &e->queues.items[i];
+        size_t k = q->keep;
+        for (size_t j = q->cursor; j < q->pending.len; j++)
+            if (e->pods.items[q->pending.items[j]].state == GP_POD_PENDING)
+                q->pending.items[k++] = q->pending.items[j];
+        q->pending.len = k;
+        e->npending += k;
+    }
+    return ndec;
+}
+
+enum gp_err gp_engine_schedule_pod(struct gp_engine *e, uint32_t id, struct gp_decision *out)
+{
+    if (id >= e->pods.len)
+        return GP_EINVALID;
+    struct gp_pod *p = &e->pods.items[id];
+    if (p->state != GP_POD_PENDING)
+        return GP_ESTATE;
+    if (p->spec.group) /* gangs are placed whole, by gp_engine_schedule */
+        return GP_EINVALID;
+    gp_eng_place(e, p, out);
+    if (out->kind == GP_DECISION_BIND)
+        gp_eng_pending_remove(e, id);
+    return GP_OK;
+}
+
+size_t gp_engine_node_count(const struct gp_engine *e)
+{
+    return e->nodes.len;
+}
+
+const struct gp_node *gp_engine_node(const struct gp_engine *e, uint32_t id)
+{
+    return id < e->nodes.len ? &e->nodes.items[id] : NULL;
+}
+
+size_t gp_engine_pod_count(const struct gp_engine *e)
+{
+    return e->pods.len;
+}
+
+const struct gp_pod *gp_engine_pod(const struct gp_engine *e, uint32_t id)
+{
+    return id < e->pods.len ? &e->pods.items[id] : NULL;
+}
+
+double gp_engine_pod_bound_at(const struct gp_engine *e, uint32_t id)
+{
+    return id < e->pods.len && e->pods.items[id].state == GP_POD_BOUND ? e->px.items[id].bound_at_s
+                                                                       : -1;
+}
+
+size_t gp_engine_model_count(const struct gp_engine *e)
+{
+    return e->nmodels;
+}
+
+const char *gp_engine_model_name(const struct gp_engine *e, uint32_t model)
+{
+    return model < e->nmodels ? e->models[model] : NULL;
+}
+
+struct gp_rng *gp_engine_rng(const struct gp_engine *e)
+{
+    /* the generator is the engine's mutable state, reachable from a const view */
+    return (struct gp_rng *)(uintptr_t)&e->rng;
+}
+
+const struct gp_policy_ops *gp_engine_policy(const struct gp_engine *e)
+{
+    return e->policy;
+}
+
+void gp_engine_totals(const struct gp_engine *e, struct gp_engine_totals *out)
+{
+    *out = e->totals;
+}
+
+/* Shape order for the target: more pods first, then a fixed order of the
+ * fields, so that the result does not depend on the input order. */
+static int shape_cmp(const void *pa, const void *pb)
+{
+    const struct gp_shape *a = pa, *b = pb;
+    if (a->weight != b->weight)
+        return a->weight > b->weight ? -1 : 1;
+    if (a->gpu_count != b->gpu_count)
+        return a->gpu_count < b->gpu_count ? -1 : 1;
+    if (a->gpu_milli != b->gpu_milli)
+        return a->gpu_milli < b->gpu_milli ? -1 : 1;
+    if (a->cpu_milli != b->cpu_milli)
+        return a->cpu_milli < b->cpu_milli ? -1 : 1;
+    if (a->model_mask != b->model_mask)
+        return a->model_mask < b->model_mask ? -1 : 1;
+    return 0;
+}
+
+enum gp_err gp_engine_set_target(struct gp_engine *e, const struct gp_pod_spec *specs,
+                                 const uint32_t *counts, size_t n, double coverage)
+{
+    if (!(coverage > 0 && coverage <= 1))
+        return GP_EINVALID;
+    e->target.len = 0;
+    e->target_version++;
+    double total = 0;
+    for (size_t i = 0; i < n; i++) {
+        const struct gp_pod_spec *p = &specs[i];
+        struct gp_shape s = {.cpu_milli = p->cpu_milli, .gpu_count = p->gpu_count};
+        s.gpu_milli = p->gpu_count ? p->gpu_milli : 0;
+        s.model_mask = p->ngpu_models ? 0 : ~(uint64_t)0;
+        for (size_t k = 0; k < p->ngpu_models; k++) {
+            int m = gp_eng_model_intern(e, p->gpu_models[k]);
+            if (m < 0)
+                return GP_ELIMIT;
+            s.model_mask |= (uint64_t)1 << m;
+        }
+        if (!s.gpu_count)
+            s.model_mask = ~(uint64_t)0;
+        double c = counts ? counts[i] : 1;
+        total += c;
+        size_t k = 0;
+        while (k < e->target.len && !(e->target.items[k].cpu_milli == s.cpu_milli &&
+                                      e->target.items[k].gpu_count == s.gpu_count &&
+                                      e->target.items[k].gpu_milli == s.gpu_milli &&
+                                      e->target.items[k].model_mask == s.model_mask))
+            k++;
+        if (k < e->target.len) {
+            e->target.items[k].weight += c;
+            continue;
+        }
+        s.weight = c;
+        if (GP_VEC_PUSH(&e->target, s) != 0)
+            return GP_ENOMEM;
+    }
+    if (total <= 0) {
+        e->target.len = 0;
+        return GP_OK;
+    }
+    qsort(e->target.items, e->target.len, sizeof e->target.items[0], shape_cmp);
+    double cum = 0;
+    size_t keep = 0;
+    while (keep < e->target.len && cum < coverage * total - 1e-9)
+        cum += e->target.items[keep++].weight;
+    e->target.len = keep;
+    for (size_t k = 0; k < keep; k++)
+        e->target.items[k].weight /= cum;
+    return GP_OK;
+}
+
+const struct gp_shape *gp_engine_target(const struct gp_engine *e, size_t *n, uint64_t *version)
+{
+    if (n)
+        *n = e->target.len;
+    if (version)
+        *version = e->target_version;
+    return e->target.len ? e->target.items : NULL;
+}

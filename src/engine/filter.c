@@ -1,0 +1,150 @@
+/* filter.c - the node filters' parts: the names and texts of the
+ * filters and of a decision's main reason, node selectors, labels and
+ * taints, the per-model quota test, and whether a pod could fit a node
+ * once it is empty (the "never fits" test). The filter itself
+ * (filter_fit) is inline in internal.h: every scan of the nodes runs it. */
+#include "engine/internal.h"
+
+#include <string.h>
+
+const char *gp_filter_name(enum gp_filter f)
+{
+    static const char *const names[] = {"node-state", "node-selector", "topology",   "taint",
+                                        "gpu-model",  "sharing",       "cpu",        "memory",
+                                        "gpu-count",  "gpu-share",     "gpu-memory", "gpu-replica",
+                                        "mig",        "quota"};
+    _Static_assert(sizeof names / sizeof names[0] == GP_FILTER_COUNT, "one name per filter");
+    return (unsigned)f < GP_FILTER_COUNT ? names[f] : "none";
+}
+
+const char *gp_filter_text(enum gp_filter f)
+{
+    static const char *const texts[] = {
+#define GP_FILTER_TEXT(name, text) text,
+        GP_FILTERS(GP_FILTER_TEXT)
+#undef GP_FILTER_TEXT
+    };
+    return (unsigned)f < GP_FILTER_COUNT ? texts[f] : "fits";
+}
+
+enum gp_filter gp_explain_main(const struct gp_explain *x)
+{
+    enum gp_filter best = GP_FILTER_COUNT;
+    for (int f = 0; f < GP_FILTER_COUNT; f++)
+        if (f != GP_FILTER_TOPOLOGY && x->rejected[f] > 0 &&
+            (best == GP_FILTER_COUNT || x->rejected[f] > x->rejected[best]))
+            best = (enum gp_filter)f;
+    /* nodes outside a gang's domain say why only when nothing else does */
+    if (best == GP_FILTER_COUNT && x->rejected[GP_FILTER_TOPOLOGY] > 0)
+        best = GP_FILTER_TOPOLOGY;
+    return best;
+}
+
+bool gp_eng_selector_matches(const struct gp_node *n, const struct gp_pod *p)
+{
+    for (size_t i = 0; i < p->spec.nnode_selector; i++) {
+        const struct gp_kv *want = &p->spec.node_selector[i];
+        bool found = false;
+        for (size_t j = 0; j < n->spec.nlabels && !found; j++)
+            found = strcmp(n->spec.labels[j].key, want->key) == 0 &&
+                    strcmp(n->spec.labels[j].value, want->value) == 0;
+        if (!found)
+            return false;
+    }
+    return true;
+}
+
+bool gp_eng_has_label(const struct gp_node *n, const char *key, const char *value)
+{
+    for (size_t j = 0; j < n->spec.nlabels; j++)
+        if (strcmp(n->spec.labels[j].key, key) == 0)
+            return !value || strcmp(n->spec.labels[j].value, value) == 0;
+    return false;
+}
+
+bool gp_eng_str_eq(const char *a, const char *b)
+{
+    return strcmp(a ? a : "", b ? b : "") == 0;
+}
+
+static bool tolerates(const struct gp_pod *p, const struct gp_taint *t)
+{
+    for (size_t i = 0; i < p->spec.ntolerations; i++) {
+        const struct gp_toleration *tol = &p->spec.tolerations[i];
+        if (!tol->any_effect && tol->effect != t->effect)
+            continue;
+        if (!tol->key || !*tol->key) {
+            if (tol->op_exists)
+                return true;
+            continue;
+        }
+        if (strcmp(tol->key, t->key) != 0)
+            continue;
+        if (tol->op_exists || gp_eng_str_eq(tol->value, t->value))
+            return true;
+    }
+    return false;
+}
+
+bool gp_eng_taints_tolerated(const struct gp_node *n, const struct gp_pod *p)
+{
+    for (size_t i = 0; i < n->spec.ntaints; i++) {
+        const struct gp_taint *t = &n->spec.taints[i];
+        if (t->effect != GP_EFFECT_PREFER_NO_SCHEDULE && !tolerates(p, t))
+            return false;
+    }
+    return true;
+}
+
+/* Whether the pod's GPUs on a node of model m would take its queue, or an
+ * ancestor, over the per-model cap. */
+bool gp_eng_model_quota_blocks(const struct gp_engine *e, const struct gp_pod *p, uint32_t m)
+{
+    int64_t want = gpu_req(p);
+    for (uint32_t x = p->spec.queue; x != NONE; x = e->queues.items[x].parent) {
+        const struct queue *q = &e->queues.items[x];
+        if (q->cap[R_MODEL + m] != INT64_MAX && q->used[R_MODEL + m] + want > q->cap[R_MODEL + m])
+            return true;
+    }
+    return false;
+}
+
+enum gp_filter gp_engine_filter(const struct gp_engine *e, const struct gp_node *n,
+                                const struct gp_pod *p)
+{
+    enum gp_filter f = filter_fit(e, n, p);
+    if (f == GP_FILTER_COUNT && e->model_quotas && p->spec.gpu_count > 0 &&
+        e->queues.items[p->spec.queue].model_capped && gp_eng_model_quota_blocks(e, p, n->model))
+        return GP_FILTER_QUOTA;
+    return f;
+}
+
+/* Could pod p fit node n if n were empty? (The "never fits" test.) */
+bool gp_eng_fits_empty(const struct gp_engine *e, const struct gp_node *n, const struct gp_pod *p)
+{
+    if (n->state != GP_NODE_READY || (p->spec.nnode_selector && !gp_eng_selector_matches(n, p)) ||
+        (n->spec.ntaints && !gp_eng_taints_tolerated(n, p)))
+        return false;
+    (void)e;
+    if (p->spec.cpu_milli > n->spec.cpu_milli || p->spec.mem_mib > n->spec.mem_mib)
+        return false;
+    if (p->spec.gpu_count == 0)
+        return true;
+    if (!(p->model_mask >> n->model & 1))
+        return false;
+    if (n->spec.sharing || p->spec.share_modes || p->spec.mig_profile) {
+        if (n->spec.gpu_count == 0 || !gp_share_mode_ok(n, p))
+            return false;
+        if (n->mig_model >= 0) /* an instance of the profile on an empty node */
+            return gp_share_empty_fits(n, p);
+    }
+    return p->spec.gpu_count <= n->spec.gpu_count && p->spec.gpu_mem_mib <= n->spec.gpu_mem_mib;
+}
+
+bool gp_eng_fits_some_empty(const struct gp_engine *e, const struct gp_pod *p)
+{
+    for (size_t i = 0; i < e->nodes.len; i++)
+        if (gp_eng_fits_empty(e, &e->nodes.items[i], p))
+            return true;
+    return false;
+}

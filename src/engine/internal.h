@@ -1,0 +1,389 @@
+/* internal.h - what the engine's source files share, and what nothing
+ * outside src/engine may include (drivers include engine.h alone): the
+ * engine's state (struct gp_engine and the records it keeps of queues,
+ * gangs, request shapes, reservations and preemption searches), the
+ * functions one part calls in another (gp_eng_*, grouped by the file that
+ * defines them), and the node filter, inline because every scan of the
+ * nodes runs it. */
+#ifndef GP_ENGINE_INTERNAL_H
+#define GP_ENGINE_INTERNAL_H
+
+#include "engine/engine.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "engine/share.h"
+#include "util/vec.h"
+
+#define NONE UINT32_MAX
+
+/* Resources a quota counts: GPU milli of any model, cpu milli, memory MiB,
+ * then GPU milli of each model of the model table. */
+enum { R_GPU, R_CPU, R_MEM, R_MODEL, NRES = R_MODEL + GP_MAX_GPU_MODELS };
+#define NBASIC R_MODEL
+
+/* A gang and its members' state. */
+struct group {
+    struct gp_group_spec spec;
+    GP_VEC(uint32_t) members; /* every pod ever added to it, in order */
+    uint32_t bound;           /* members bound now */
+    uint64_t cycle;           /* the scheduling cycle that last tried it */
+    uint32_t queue;           /* its members' queue */
+    uint64_t mark;            /* the preemption search that last looked at it */
+};
+
+/* A queue: its quota as caps, its use, its pending pods in order and its
+ * bound pods. Use counts the queue's own pods and its descendants'. */
+struct queue {
+    struct gp_queue_spec spec;
+    uint32_t parent; /* NONE: top level */
+    uint32_t depth;  /* 0 at the top */
+    int64_t guar[NRES];
+    int64_t cap[NRES]; /* guaranteed + borrowing limit; INT64_MAX: none */
+    int64_t used[NRES];
+    uint8_t guaranteed_res[NRES]; /* the resources with a guarantee */
+    uint32_t nguaranteed_res;
+    bool capped;              /* a finite cap on gpu, cpu or memory, here or above */
+    bool model_capped;        /* a finite per-model cap, here or above */
+    bool guaranteed;          /* a guarantee here or above */
+    bool may_preempt;         /* its pods may evict others */
+    bool avail;               /* the cycle: pods left to try here or below */
+    GP_VEC(uint32_t) pending; /* pod ids: priority, then age */
+    GP_VEC(uint32_t) bound;   /* its own bound pods, in no order */
+    size_t cursor, keep;      /* the cycle's walk over pending */
+    uint64_t ver;             /* bumped whenever its use changes */
+    /* ordered cycles (FIFO, SJF, backfill): a pod of this subtree hit this
+     * queue's cap; with backfill, that pod's reservation of the quota */
+    bool qblocked, qresv;
+    uint32_t qhead;         /* the pod the reservation is for */
+    uint64_t qresv_ver;     /* ver when it was computed */
+    double qshadow_s;       /* when enough of the subtree's pods will have ended */
+    int64_t qspare[NBASIC]; /* what is left of the cap then, beyond the head */
+};
+
+/* What decides where a pod fits. Arrays are compared by identity (pods
+ * made from one template share them), so equal requests may get two
+ * shapes, different ones never one. */
+struct shape_key {
+    int64_t cpu_milli, mem_mib;
+    uint32_t gpu_count, gpu_milli, gpu_mem_mib, queue;
+    uint64_t model_mask;
+    const void *node_selector, *tolerations;
+    size_t nnode_selector, ntolerations;
+    uint8_t share_modes;
+    const char *mig_profile; /* by identity too */
+};
+
+struct shape {
+    struct shape_key key;
+    uint64_t failed_gen; /* the generation of `failed`; UINT64_MAX: none */
+    struct gp_decision failed;
+    /* a pod alone of this shape and priority found no victims at this
+     * victim generation */
+    uint64_t preempt_failed_gen;
+    int32_t preempt_failed_priority;
+    /* ordered cycles: a pod alone of this shape can never fit (no node,
+     * or a cap, too small even when empty), as of e->topo_ver */
+    uint64_t hopeless_ver;
+    bool hopeless;
+};
+
+/* The engine's own per-pod state, beside the public struct gp_pod. */
+struct pod_x {
+    uint32_t slot;        /* index in its queue's bound list, when bound */
+    uint64_t preempt_gen; /* victim generation of its last failed preemption */
+    double bound_at_s;    /* engine time of its bind, when bound */
+    uint8_t blk;          /* ordered cycles: what its last failure blocks (enum blk) */
+    uint32_t blk_queue;   /* BLK_QUOTA: the queue whose cap it hit */
+};
+
+/* What a pod that did not fit holds up in an ordered cycle (FIFO, SJF or
+ * backfill; docs/ARCHITECTURE.md "Queue orders and backfill"). */
+enum blk {
+    BLK_NONE,  /* nothing: it can never fit, or its gang waits for members */
+    BLK_ROOM,  /* the pods behind it (no room now: it heads the line) */
+    BLK_QUOTA, /* the pods of the subtree of the queue whose cap it hit */
+    BLK_HELD,  /* nothing: it was held back by a reservation (backfill) */
+};
+
+/* EASY backfilling: the reservation of the cycle's first pod that does
+ * not fit for lack of room (the head). At shadow_s enough of the bound
+ * pods will have ended (bind time + duration hint) for `need` pods like
+ * the head to fit; `spare` is how many more than need fit then. The
+ * projected nodes at shadow_s are e->proj. */
+struct resv {
+    bool on;         /* this cycle has a head: later pods are checked */
+    bool valid;      /* the fields below were computed */
+    uint32_t head;   /* the head pod (a gang: its first pending member) */
+    uint32_t group;  /* the head's gang, 0 if none */
+    uint32_t need;   /* pods like the head that must fit */
+    double shadow_s; /* INFINITY: the known ends never make room */
+    int64_t spare;
+    uint64_t ver; /* e->state_ver it describes */
+};
+
+/* An undo record of the projection, for a gang attempt taken back. */
+struct resv_undo {
+    uint32_t node;
+    bool projected; /* the node had a projection before */
+    int64_t spare;
+    struct gp_node before;
+};
+
+/* A bound pod's expected end, for the projection. */
+struct pod_end {
+    double end_s;
+    uint32_t pod;
+};
+
+/* What a preemption search could free on a node. */
+struct freeable {
+    int64_t gpu_milli, cpu_milli, mem_mib;
+};
+
+/* A set of victims evicted together: one pod, or a gang's bound members. */
+struct unit {
+    uint32_t first, n; /* pods in e->victims */
+    int32_t priority;
+    double bound_at_s; /* the latest bind among them */
+    uint32_t key;      /* the newest pod id among them, the last tie-break */
+    uint32_t vc, qc;   /* reclaim: the victim's and the preemptor's branches under
+                        * their common ancestor */
+    enum gp_evict_reason reason;
+};
+
+/* During a gang attempt with a node-local policy (gp_policy_ops.node_local):
+ * the member shape's score and pick on every node, kept from one member to
+ * the next alike, and a tournament tree over them whose root is the node
+ * gp_eng_place() would choose (the highest score, ties to the lowest id). Between
+ * two members only the node the first went to changed, so the next member
+ * rescores that node alone. Not used when a member's filters may change on
+ * other nodes too (per-model quotas, a backfill reservation). */
+struct gang_memo {
+    uint32_t shape; /* the member shape it is for; NONE: off */
+    bool valid;     /* filled by a scan of every node */
+    uint32_t dirty; /* the node the last member went to; NONE: none */
+    size_t cap;     /* nodes the arrays hold */
+    size_t leaves;  /* a power of two, at least cap */
+    double *score;  /* per node, valid where its leaf names it */
+    struct gp_pick *pick;
+    uint32_t *tree;                     /* 2 x leaves: each subtree's winner; NONE: no candidate */
+    uint32_t rejected[GP_FILTER_COUNT]; /* the explanation of the nodes as memoised */
+};
+
+struct gp_engine {
+    const struct gp_policy_ops *policy;
+    void *policy_state;
+    struct gp_rng rng;
+    GP_VEC(struct gp_node) nodes;
+    GP_VEC(struct gp_pod) pods;
+    GP_VEC(struct pod_x) px;     /* beside pods */
+    GP_VEC(struct queue) queues; /* queue 0 is the default queue */
+    size_t npending;             /* pods in the queues' pending lists */
+    bool quotas, model_quotas;   /* some queue has a finite cap (per model) */
+    bool preempt;                /* some queue's pods may evict others */
+    const char *models[GP_MAX_GPU_MODELS];
+    uint32_t nmodels;
+    uint64_t generation; /* bumped whenever capacity grows (release, node added) */
+    /* Request shapes, interned: pods of one shape fit on exactly the same
+     * nodes. A shape remembers the failure of its last pod that fitted
+     * nowhere: a pod of the same shape fails too until the generation
+     * changes (a bind only takes capacity away), so it is answered without
+     * scanning the nodes. */
+    GP_VEC(struct shape) shapes;
+    uint32_t *shape_slots; /* open addressing: shape index + 1, 0 = empty */
+    size_t nshape_slots;   /* a power of two, at least twice the shapes */
+    uint64_t failed_gen;   /* of the gang failures below */
+    /* the same for gangs: a gang like a failed one (same member shape, same
+     * number still needed, same topology) fails too at that generation */
+    struct failed_gang {
+        uint32_t pod; /* a member of the failed gang, for its shape */
+        uint32_t need;
+        struct gp_decision decision;
+    } failed_gangs[16];
+    uint32_t nfailed_gangs;
+    GP_VEC(struct gp_shape) target;
+    uint64_t target_version;
+    int64_t next_seq;
+    struct gp_engine_totals totals;
+    GP_VEC(struct group) groups; /* gang id - 1 */
+    GP_VEC(uint32_t) scratch;    /* a gang's members during its attempt */
+    uint64_t cycle;              /* scheduling cycles so far */
+    /* while a gang tries one topology domain: nodes outside it are rejected */
+    const char *domain_key, *domain_value;
+    double now_s; /* of the last cycle */
+    enum gp_order order;
+    bool backfill;
+    uint64_t state_ver;          /* bumped on every bind, release and node change */
+    uint64_t topo_ver;           /* bumped when a node or a queue is added or changed */
+    GP_VEC(uint32_t) all;        /* FIFO, SJF: every pending pod, in the order */
+    struct resv resv;            /* backfill: the head's reservation */
+    GP_VEC(struct gp_node) proj; /* backfill: nodes as projected at the shadow time */
+    GP_VEC(uint64_t) proj_mark;  /* proj[i] is valid when proj_mark[i] == proj_stamp */
+    uint64_t proj_stamp;
+    GP_VEC(struct pod_end) ends; /* backfill: scratch for the projection */
+    GP_VEC(struct resv_undo) resv_log;
+    bool held; /* the last gp_eng_place() found room only on reserved capacity */
+    /* during a gang attempt: per node, 1 + the filter that rejected the
+     * attempt's member shape (0: not rejected); nodes that rejected one
+     * member reject the next alike, since only the nodes members were
+     * bound to changed */
+    uint8_t *gang_rej;
+    size_t ngang_rej;
+    uint32_t gang_rej_shape; /* the shape it is for; NONE: off */
+    struct gang_memo memo;   /* beside gang_rej, for node-local policies */
+    bool qblocked_any;       /* this cycle, some queue is qblocked */
+    /* preemption: the victim generation is bumped whenever the possible
+     * victims, or the room they leave, may have changed (a release, a
+     * node, a queue, an eviction, a pod reaching its minimum runtime), so
+     * a pod whose search failed is not searched again before */
+    uint64_t victim_gen;
+    GP_VEC(uint32_t) immature; /* bound pods that may not be evicted yet */
+    double next_mature_s;      /* the earliest time one of them may */
+    GP_VEC(struct unit) units;
+    GP_VEC(uint32_t) victims;         /* units' pods */
+    GP_VEC(uint32_t) chosen;          /* indexes of the units released, in order */
+    GP_VEC(uint32_t) gmembers;        /* a preempting gang's pending members */
+    GP_VEC(struct gp_decision) tmp;   /* a tentative gang attempt's decisions */
+    GP_VEC(struct freeable) freeable; /* per node: what the candidate victims hold */
+    uint64_t mark;                    /* preemption searches so far */
+    /* gangs' searches that failed at `failed_victim_gen` (a pod alone's
+     * failure is kept in its shape) */
+    struct failed_preempt {
+        uint32_t pod;
+        uint32_t need; /* 0 for a pod alone */
+    } failed_preempt[16];
+    uint32_t nfailed_preempt;
+    uint64_t failed_victim_gen;
+};
+
+/* A topology domain of a gang attempt: one value of the gang's node label
+ * and the free GPU-milli of its ready nodes. */
+struct domain {
+    const char *value;
+    uint64_t free_milli;
+};
+
+/* ---- filter.c: the node filters' parts ---------------------------------- */
+bool gp_eng_selector_matches(const struct gp_node *n, const struct gp_pod *p);
+bool gp_eng_has_label(const struct gp_node *n, const char *key, const char *value);
+bool gp_eng_str_eq(const char *a, const char *b);
+bool gp_eng_taints_tolerated(const struct gp_node *n, const struct gp_pod *p);
+bool gp_eng_model_quota_blocks(const struct gp_engine *e, const struct gp_pod *p, uint32_t m);
+bool gp_eng_fits_empty(const struct gp_engine *e, const struct gp_node *n, const struct gp_pod *p);
+bool gp_eng_fits_some_empty(const struct gp_engine *e, const struct gp_pod *p);
+
+/* ---- place.c: one pod's placement, and the gang memo ---------------------- */
+int gp_eng_memo_reserve(struct gang_memo *m, size_t nn);
+void gp_eng_place(struct gp_engine *e, struct gp_pod *p, struct gp_decision *d);
+
+/* ---- node.c: what a bind takes from a node and a release gives back ------ */
+void gp_eng_node_summarise(struct gp_node *n);
+bool gp_eng_node_take(struct gp_node *n, const struct gp_pod *p, const struct gp_pick *pick);
+void gp_eng_node_give(struct gp_node *n, const struct gp_pod *p, const struct gp_pick *pick);
+void gp_eng_commit(struct gp_engine *e, struct gp_pod *p, struct gp_node *n,
+                   const struct gp_pick *pick);
+void gp_eng_release(struct gp_engine *e, struct gp_pod *p, bool grow);
+
+/* ---- queue.c: pending lists, quotas, fair share --------------------------- */
+void gp_eng_pending_remove(struct gp_engine *e, uint32_t pod);
+void gp_eng_queue_charge(struct gp_engine *e, const struct gp_pod *p, uint32_t model, int sign);
+uint32_t gp_eng_quota_blocks(const struct gp_engine *e, const struct gp_pod *p, int64_t times);
+bool gp_eng_quota_never_fits(const struct gp_engine *e, const struct gp_pod *p, uint32_t need);
+void gp_eng_queue_limits(struct gp_engine *e, struct queue *q);
+void gp_eng_queues_refresh(struct gp_engine *e);
+uint32_t gp_eng_pick_queue(struct gp_engine *e);
+
+/* ---- gang.c: gangs placed all or nothing --------------------------------- */
+bool gp_eng_gang_try_domains(struct gp_engine *e, const struct group *g, const uint32_t *members,
+                             size_t n, uint32_t need, struct gp_decision *out,
+                             struct gp_decision *fail, bool *have_fail);
+size_t gp_eng_place_gang(struct gp_engine *e, uint32_t gid, struct gp_decision *out);
+size_t gp_eng_gang_pending(const struct gp_engine *e, uint32_t gid);
+
+/* ---- preempt.c: preemption and reclaim ------------------------------------ */
+void gp_eng_note_bound(struct gp_engine *e, const struct gp_pod *p);
+void gp_eng_mature_check(struct gp_engine *e);
+size_t gp_eng_preempt(struct gp_engine *e, struct gp_pod *p, uint32_t gid, struct gp_decision *out,
+                      size_t room, bool *full);
+
+/* ---- order.c: ordered cycles (FIFO, SJF) and backfill --------------------- */
+bool gp_eng_resv_applies(const struct gp_engine *e, const struct gp_pod *p);
+int64_t gp_eng_resv_loss(const struct gp_engine *e, const struct gp_node *n,
+                         const struct gp_pod *p);
+void gp_eng_resv_take(struct gp_engine *e, const struct gp_node *n, const struct gp_pod *p);
+void gp_eng_resv_undo(struct gp_engine *e, size_t mark);
+size_t gp_eng_schedule_ordered(struct gp_engine *e, size_t budget, struct gp_decision *out,
+                               size_t cap);
+
+/* ---- cycle.c: the cycle and the engine's tables --------------------------- */
+int gp_eng_model_intern(struct gp_engine *e, const char *name);
+bool gp_eng_try_pod(struct gp_engine *e, struct gp_pod *p, struct gp_decision *out, size_t cap,
+                    size_t *ndec, size_t *tried, bool *full, bool *changed);
+
+/* The node filters without quotas. */
+static inline enum gp_filter filter_fit(const struct gp_engine *e, const struct gp_node *n,
+                                        const struct gp_pod *p)
+{
+    if (n->state != GP_NODE_READY)
+        return GP_FILTER_NODE_STATE;
+    if (p->spec.nnode_selector && !gp_eng_selector_matches(n, p))
+        return GP_FILTER_SELECTOR;
+    if (e->domain_key && !gp_eng_has_label(n, e->domain_key, e->domain_value))
+        return GP_FILTER_TOPOLOGY;
+    if (n->spec.ntaints && !gp_eng_taints_tolerated(n, p))
+        return GP_FILTER_TAINT;
+    uint32_t want = p->spec.gpu_count;
+    if (want > 0 && n->spec.gpu_count > 0) {
+        if (!(p->model_mask >> n->model & 1))
+            return GP_FILTER_GPU_MODEL;
+        if ((n->spec.sharing || p->spec.share_modes || p->spec.mig_profile) &&
+            !gp_share_mode_ok(n, p))
+            return GP_FILTER_SHARING;
+    }
+    if (p->spec.cpu_milli > n->cpu_free_milli)
+        return GP_FILTER_CPU;
+    if (p->spec.mem_mib > n->mem_free_mib)
+        return GP_FILTER_MEMORY;
+    if (want == 0)
+        return GP_FILTER_COUNT;
+    if (n->spec.sharing)
+        return gp_share_filter(n, p);
+    uint32_t milli = p->spec.gpu_milli, mem = p->spec.gpu_mem_mib;
+    if (milli == GP_GPU_MILLI) {
+        if (n->gpus_whole_free < want)
+            return GP_FILTER_GPU_COUNT;
+        if (mem > n->spec.gpu_mem_mib)
+            return GP_FILTER_GPU_MEMORY;
+        return GP_FILTER_COUNT;
+    }
+    if (n->spec.gpu_count == 0)
+        return GP_FILTER_GPU_COUNT;
+    if (n->gpu_milli_max_free < milli)
+        return GP_FILTER_GPU_SHARE;
+    if (mem > 0) {
+        for (uint32_t g = 0; g < n->spec.gpu_count; g++)
+            if (n->gpu[g].milli_free >= milli && n->gpu[g].mem_free_mib >= mem)
+                return GP_FILTER_COUNT;
+        return GP_FILTER_GPU_MEMORY;
+    }
+    return GP_FILTER_COUNT;
+}
+
+/* GPU milli a pod takes (a memory-only share takes none). */
+static inline int64_t gpu_req(const struct gp_pod *p)
+{
+    return (int64_t)p->spec.gpu_count * p->spec.gpu_milli;
+}
+
+/* The pod's request of gpu, cpu and memory, as quotas count them. */
+static inline void pod_request(const struct gp_pod *p, int64_t req[NBASIC])
+{
+    req[R_GPU] = gpu_req(p);
+    req[R_CPU] = p->spec.cpu_milli;
+    req[R_MEM] = p->spec.mem_mib;
+}
+
+#endif

@@ -1,0 +1,515 @@
+/* order.c - ordered cycles (FIFO, SJF, and any order with backfill): what
+ * a pod that does not fit holds up (the rest of the line, its quota's
+ * subtree, or nothing), and EASY backfilling: the head's reservation of
+ * room at its shadow time (a projection of the nodes as the bound pods
+ * end) and of quota. docs/ARCHITECTURE.md, "Queue orders and backfill". */
+#include "engine/internal.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* How many pods like u fit node n as it is (up to cap): the node filters
+ * without quotas, and for whole GPUs the free whole GPUs, cpu and memory;
+ * a share is taken again and again on a copy. */
+static int64_t head_slots(const struct gp_engine *e, const struct gp_node *n,
+                          const struct gp_pod *u, int64_t cap)
+{
+    if (filter_fit(e, n, u) != GP_FILTER_COUNT)
+        return 0;
+    int64_t k = cap;
+    if (u->spec.cpu_milli > 0 && n->cpu_free_milli / u->spec.cpu_milli < k)
+        k = n->cpu_free_milli / u->spec.cpu_milli;
+    if (u->spec.mem_mib > 0 && n->mem_free_mib / u->spec.mem_mib < k)
+        k = n->mem_free_mib / u->spec.mem_mib;
+    if (u->spec.gpu_count == 0)
+        return k;
+    if (u->spec.gpu_milli == GP_GPU_MILLI)
+        return (int64_t)(n->gpus_whole_free / u->spec.gpu_count) < k
+                   ? (int64_t)(n->gpus_whole_free / u->spec.gpu_count)
+                   : k;
+    struct gp_node c = *n;
+    struct gp_pick pick;
+    int64_t got = 0;
+    while (got < k && filter_fit(e, &c, u) == GP_FILTER_COUNT &&
+           gp_engine_pick_default(&c, u, &pick) == 0) {
+        gp_eng_node_take(&c, u, &pick);
+        got++;
+    }
+    return got;
+}
+
+/* Node i as projected at the shadow time (the node itself when no
+ * release or backfilled pod touched it). */
+static const struct gp_node *proj_get(const struct gp_engine *e, uint32_t i)
+{
+    return i < e->proj_mark.len && e->proj_mark.items[i] == e->proj_stamp ? &e->proj.items[i]
+                                                                          : &e->nodes.items[i];
+}
+
+/* Does the reservation hold pod p back? Not the head (or its gang), nor a
+ * pod whose hint says it ends by the shadow time. */
+bool gp_eng_resv_applies(const struct gp_engine *e, const struct gp_pod *p)
+{
+    const struct resv *r = &e->resv;
+    if (!r->on || p->id == r->head || (r->group && p->spec.group == r->group))
+        return false;
+    double h = p->spec.duration_hint_s;
+    return !(h > 0 && e->now_s + h <= r->shadow_s);
+}
+
+/* How many of the head's slots at the shadow time pod p takes on node n. */
+int64_t gp_eng_resv_loss(const struct gp_engine *e, const struct gp_node *n, const struct gp_pod *p)
+{
+    const struct gp_pod *u = &e->pods.items[e->resv.head];
+    const struct gp_node *at = proj_get(e, n->id);
+    int64_t before = head_slots(e, at, u, e->resv.need);
+    if (before == 0)
+        return 0;
+    struct gp_node c = *at;
+    struct gp_pick pick;
+    if (gp_engine_pick_default(&c, p, &pick) != 0)
+        return before; /* cannot tell: count the node lost */
+    gp_eng_node_take(&c, p, &pick);
+    return before - head_slots(e, &c, u, e->resv.need);
+}
+
+/* Pod p, held back by the reservation, was bound on node n: the
+ * projection loses what it takes (logged, for a gang attempt taken back). */
+void gp_eng_resv_take(struct gp_engine *e, const struct gp_node *n, const struct gp_pod *p)
+{
+    if (n->id >= e->proj.len)
+        return; /* no projection (out of memory): nothing to follow */
+    int64_t loss = gp_eng_resv_loss(e, n, p);
+    bool projected = proj_get(e, n->id) != n;
+    struct resv_undo u = {n->id, projected, e->resv.spare, *proj_get(e, n->id)};
+    if (GP_VEC_PUSH(&e->resv_log, u) != 0) {
+        e->resv.spare = -1; /* out of memory: hold back everything else */
+        return;
+    }
+    if (!projected) {
+        e->proj.items[n->id] = *n;
+        e->proj_mark.items[n->id] = e->proj_stamp;
+    }
+    struct gp_node *at = &e->proj.items[n->id];
+    struct gp_pick pick;
+    if (gp_engine_pick_default(at, p, &pick) == 0)
+        gp_eng_node_take(at, p, &pick);
+    e->resv.spare -= loss;
+}
+
+/* Takes back the projection changes logged since `mark`. */
+void gp_eng_resv_undo(struct gp_engine *e, size_t mark)
+{
+    while (e->resv_log.len > mark) {
+        const struct resv_undo *u = &e->resv_log.items[--e->resv_log.len];
+        e->resv.spare = u->spare;
+        e->proj.items[u->node] = u->before;
+        if (!u->projected)
+            e->proj_mark.items[u->node] = e->proj_stamp - 1;
+    }
+}
+
+/* Pods like p that must be placed together: a gang's members still
+ * needed, else 1. */
+static uint32_t pod_need(const struct gp_engine *e, const struct gp_pod *p)
+{
+    if (!p->spec.group)
+        return 1;
+    const struct group *g = &e->groups.items[p->spec.group - 1];
+    return g->spec.min_member > g->bound ? g->spec.min_member - g->bound : 1;
+}
+
+/* Node n as it is when empty. */
+static void node_emptied(const struct gp_node *n, struct gp_node *c)
+{
+    *c = *n;
+    c->cpu_free_milli = n->spec.cpu_milli;
+    c->mem_free_mib = n->spec.mem_mib;
+    for (uint32_t g = 0; g < n->spec.gpu_count; g++) {
+        c->gpu[g].milli_free = GP_GPU_MILLI;
+        c->gpu[g].mem_free_mib = n->spec.gpu_mem_mib;
+        c->gpu[g].pods = 0;
+    }
+    gp_eng_node_summarise(c);
+    c->pods = 0;
+}
+
+/* Whether `need` pods like p (a gang's member) pack into the empty
+ * cluster - inside one domain when its topology is required. Exact for a
+ * gang of alike members; the others are judged by p. */
+static bool gang_packs_empty(const struct gp_engine *e, const struct group *g,
+                             const struct gp_pod *p, uint32_t need)
+{
+    const char *key = g->spec.topology_required ? g->spec.topology_key : NULL;
+    GP_VEC(struct domain) domains = {0};
+    uint64_t total = 0;
+    bool ok = false;
+    struct gp_node c;
+    for (size_t i = 0; i < e->nodes.len && !ok; i++) {
+        const struct gp_node *n = &e->nodes.items[i];
+        const char *v = NULL;
+        for (size_t j = 0; key && j < n->spec.nlabels && !v; j++)
+            if (strcmp(n->spec.labels[j].key, key) == 0)
+                v = n->spec.labels[j].value;
+        if (key && !v)
+            continue;
+        node_emptied(n, &c);
+        uint64_t k = (uint64_t)head_slots(e, &c, p, need);
+        if (k == 0)
+            continue;
+        if (!key) {
+            total += k;
+            ok = total >= need;
+            continue;
+        }
+        size_t d = 0;
+        while (d < domains.len && strcmp(domains.items[d].value, v) != 0)
+            d++;
+        if (d == domains.len) {
+            struct domain nd = {v, 0};
+            if (GP_VEC_PUSH(&domains, nd) != 0) {
+                ok = true; /* out of memory: say it fits (it then waits, as before) */
+                break;
+            }
+        }
+        domains.items[d].free_milli += k;
+        ok = domains.items[d].free_milli >= need;
+    }
+    GP_VEC_FREE(&domains);
+    return ok;
+}
+
+/* Sets what the pod of an UNSCHEDULABLE decision holds up (enum blk). */
+static void classify(struct gp_engine *e, const struct gp_decision *d)
+{
+    const struct gp_pod *p = &e->pods.items[d->pod];
+    struct pod_x *x = &e->px.items[d->pod];
+    uint32_t need = pod_need(e, p);
+    x->blk = BLK_NONE;
+    if (d->gang == GP_GANG_MEMBERS || d->gang == GP_GANG_NEVER_FITS ||
+        (e->quotas && gp_eng_quota_never_fits(e, p, need)))
+        return;
+    if (d->explain.rejected[GP_FILTER_QUOTA] > 0 && d->quota_queue == GP_QUEUE_NONE)
+        return; /* a per-model cap: it holds up nothing */
+    if (d->quota_queue != GP_QUEUE_NONE) {
+        x->blk = BLK_QUOTA;
+        x->blk_queue = d->quota_queue;
+        return;
+    }
+    bool fits;
+    if (p->spec.group) {
+        fits = gang_packs_empty(e, &e->groups.items[p->spec.group - 1], p, need);
+    } else {
+        struct shape *s = &e->shapes.items[p->shape];
+        if (s->hopeless_ver != e->topo_ver) {
+            s->hopeless = !gp_eng_fits_some_empty(e, p);
+            s->hopeless_ver = e->topo_ver;
+        }
+        fits = !s->hopeless;
+    }
+    x->blk = fits ? BLK_ROOM : BLK_NONE;
+}
+
+static int pod_end_cmp(const void *pa, const void *pb)
+{
+    const struct pod_end *a = pa, *b = pb;
+    if (a->end_s != b->end_s)
+        return a->end_s < b->end_s ? -1 : 1;
+    return a->pod < b->pod ? -1 : a->pod > b->pod;
+}
+
+/* Lists the expected ends (bind time + duration hint, not before now) of
+ * the bound pods of queue x's subtree (NONE: of every queue), sorted.
+ * Pods without a hint never end. False when out of memory. */
+static bool ends_list(struct gp_engine *e, uint32_t x)
+{
+    e->ends.len = 0;
+    for (size_t i = 0; i < e->queues.len; i++) {
+        uint32_t y = (uint32_t)i;
+        while (x != NONE && y != NONE && y != x)
+            y = e->queues.items[y].parent;
+        if (x != NONE && y != x)
+            continue;
+        const struct queue *q = &e->queues.items[i];
+        for (size_t k = 0; k < q->bound.len; k++) {
+            const struct gp_pod *p = &e->pods.items[q->bound.items[k]];
+            if (!(p->spec.duration_hint_s > 0))
+                continue;
+            struct pod_end pe = {e->px.items[p->id].bound_at_s + p->spec.duration_hint_s, p->id};
+            if (pe.end_s < e->now_s)
+                pe.end_s = e->now_s; /* overdue: it may end any moment */
+            if (GP_VEC_PUSH(&e->ends, pe) != 0)
+                return false;
+        }
+    }
+    if (e->ends.len > 1)
+        qsort(e->ends.items, e->ends.len, sizeof e->ends.items[0], pod_end_cmp);
+    return true;
+}
+
+/* The head p does not fit for lack of room: its reservation (kept from an
+ * earlier cycle when nothing changed since). Counts, on every node, the
+ * pods like p that fit; then releases the bound pods on a projection of
+ * the nodes in the order of their expected ends until `need` fit. */
+static void resv_compute(struct gp_engine *e, const struct gp_pod *p)
+{
+    struct resv *r = &e->resv;
+    r->on = true;
+    if (r->valid && r->head == p->id && r->ver == e->state_ver)
+        return;
+    uint32_t need = pod_need(e, p);
+    size_t nn = e->nodes.len;
+    r->valid = true;
+    r->head = p->id;
+    r->group = p->spec.group;
+    r->need = need;
+    r->ver = e->state_ver;
+    r->shadow_s = INFINITY;
+    r->spare = -1;
+    if (GP_VEC_RESERVE(&e->proj, nn) != 0 || GP_VEC_RESERVE(&e->proj_mark, nn) != 0)
+        return; /* out of memory: hold back everything else */
+    while (e->proj_mark.len < nn)
+        e->proj_mark.items[e->proj_mark.len++] = 0;
+    e->proj.len = nn;
+    e->proj_stamp++;
+    e->resv_log.len = 0;
+    int64_t total = 0;
+    for (size_t i = 0; i < nn; i++)
+        total += head_slots(e, &e->nodes.items[i], p, need);
+    double shadow = e->now_s;
+    if (total < need) {
+        if (!ends_list(e, NONE))
+            return;
+        shadow = INFINITY;
+        for (size_t k = 0; k < e->ends.len && shadow == INFINITY; k++) {
+            const struct gp_pod *b = &e->pods.items[e->ends.items[k].pod];
+            struct gp_node *at = &e->proj.items[b->node];
+            if (e->proj_mark.items[b->node] != e->proj_stamp) {
+                *at = e->nodes.items[b->node];
+                e->proj_mark.items[b->node] = e->proj_stamp;
+            }
+            int64_t before = head_slots(e, at, p, need);
+            gp_eng_node_give(at, b, &b->pick);
+            total += head_slots(e, at, p, need) - before;
+            if (total >= need)
+                shadow = e->ends.items[k].end_s;
+        }
+    }
+    r->shadow_s = shadow;
+    r->spare = total - need;
+}
+
+/* The head p hit the cap of queue x: its reservation of the quota (kept
+ * when the subtree's use has not changed since). */
+static void qresv_compute(struct gp_engine *e, uint32_t x, const struct gp_pod *p)
+{
+    struct queue *q = &e->queues.items[x];
+    q->qresv = true;
+    if (q->qhead == p->id + 1 && q->qresv_ver == q->ver)
+        return;
+    int64_t req[NBASIC], room[NBASIC];
+    pod_request(p, req);
+    uint32_t need = pod_need(e, p);
+    bool fits = true;
+    for (int k = 0; k < NBASIC; k++) {
+        req[k] *= need;
+        room[k] = q->cap[k] == INT64_MAX ? INT64_MAX : q->cap[k] - q->used[k];
+        fits &= req[k] <= room[k];
+    }
+    double shadow = e->now_s;
+    if (!fits) {
+        shadow = INFINITY;
+        if (ends_list(e, x))
+            for (size_t i = 0; i < e->ends.len && shadow == INFINITY; i++) {
+                int64_t got[NBASIC];
+                pod_request(&e->pods.items[e->ends.items[i].pod], got);
+                fits = true;
+                for (int k = 0; k < NBASIC; k++) {
+                    if (room[k] != INT64_MAX)
+                        room[k] += got[k];
+                    fits &= req[k] <= room[k];
+                }
+                if (fits)
+                    shadow = e->ends.items[i].end_s;
+            }
+    }
+    for (int k = 0; k < NBASIC; k++)
+        q->qspare[k] = room[k] == INT64_MAX ? INT64_MAX : room[k] - req[k];
+    q->qshadow_s = shadow;
+    q->qhead = p->id + 1;
+    q->qresv_ver = q->ver;
+}
+
+/* May pod p go past the pods blocked by the caps of its queue and its
+ * ancestors? Without backfill, never; with it, when it ends by that
+ * pod's shadow time or fits what is left of the cap then (a gang: all its
+ * pending members). */
+static bool quota_gate(const struct gp_engine *e, const struct gp_pod *p)
+{
+    int64_t req[NBASIC];
+    pod_request(p, req);
+    int64_t times = p->spec.group ? (int64_t)gp_eng_gang_pending(e, p->spec.group) : 1;
+    double h = p->spec.duration_hint_s;
+    for (uint32_t x = p->spec.queue; x != NONE; x = e->queues.items[x].parent) {
+        const struct queue *q = &e->queues.items[x];
+        if (!q->qblocked)
+            continue;
+        if (!q->qresv)
+            return false;
+        if (h > 0 && e->now_s + h <= q->qshadow_s)
+            continue;
+        for (int k = 0; k < NBASIC; k++)
+            if (req[k] > 0 && q->qspare[k] != INT64_MAX && req[k] * times > q->qspare[k])
+                return false;
+    }
+    return true;
+}
+
+/* Pod b was bound past quota reservations: what it takes beyond their
+ * shadow time comes off their spare. */
+static void quota_account(struct gp_engine *e, const struct gp_pod *b)
+{
+    int64_t req[NBASIC];
+    pod_request(b, req);
+    double h = b->spec.duration_hint_s;
+    for (uint32_t x = b->spec.queue; x != NONE; x = e->queues.items[x].parent) {
+        struct queue *q = &e->queues.items[x];
+        if (!q->qresv)
+            continue;
+        if (!(h > 0 && e->now_s + h <= q->qshadow_s))
+            for (int k = 0; k < NBASIC; k++)
+                if (q->qspare[k] != INT64_MAX)
+                    q->qspare[k] -= req[k];
+        q->qresv_ver = q->ver;
+    }
+}
+
+/* What pod p's failure holds up: the rest of the cycle (strict), its
+ * quota's subtree, or - with backfill - nothing beyond its reservation. */
+static void block(struct gp_engine *e, const struct gp_pod *p, bool *stop)
+{
+    const struct pod_x *x = &e->px.items[p->id];
+    if (x->blk == BLK_QUOTA) {
+        struct queue *q = &e->queues.items[x->blk_queue];
+        if (q->qblocked)
+            return;
+        q->qblocked = true;
+        e->qblocked_any = true;
+        if (e->backfill)
+            qresv_compute(e, x->blk_queue, p);
+    } else if (x->blk == BLK_ROOM) {
+        if (!e->backfill)
+            *stop = true;
+        else if (!e->resv.on)
+            resv_compute(e, p);
+    }
+}
+
+/* One pod of an ordered cycle. Returns whether it stays pending;
+ * *changed when something was bound or evicted. */
+static bool order_step(struct gp_engine *e, struct gp_pod *p, struct gp_decision *out, size_t cap,
+                       size_t *ndec, size_t *tried, bool *full, bool *stop, bool *changed)
+{
+    if (e->qblocked_any && !quota_gate(e, p))
+        return true;
+    bool may_preempt = e->preempt && e->queues.items[p->spec.queue].may_preempt && !e->resv.on;
+    if (p->tried_gen == e->generation &&
+        !(may_preempt && e->px.items[p->id].preempt_gen != e->victim_gen)) {
+        block(e, p, stop); /* as when it last failed */
+        return true;
+    }
+    size_t first = *ndec, gfirst = 0;
+    bool pending = gp_eng_try_pod(e, p, out, cap, ndec, tried, full, changed);
+    uint32_t gclass = 0; /* the gang whose members were classified */
+    for (size_t k = first; k < *ndec; k++) {
+        const struct gp_decision *d = &out[k];
+        const struct gp_pod *m = &e->pods.items[d->pod];
+        if (d->kind == GP_DECISION_BIND) {
+            quota_account(e, m);
+        } else if (d->kind == GP_DECISION_UNSCHEDULABLE) {
+            if (m->spec.group && m->spec.group == gclass) { /* as its first member */
+                e->px.items[m->id].blk = e->px.items[out[gfirst].pod].blk;
+                e->px.items[m->id].blk_queue = e->px.items[out[gfirst].pod].blk_queue;
+                continue;
+            }
+            classify(e, d);
+            gclass = m->spec.group;
+            gfirst = k;
+        }
+    }
+    if (e->resv.on)
+        e->resv.ver = e->state_ver; /* the projection has followed the binds */
+    if (!pending)
+        return false;
+    if (!*full)
+        block(e, p, stop);
+    return true;
+}
+
+/* A cycle in the engine's order (FIFO, SJF; FAIR with backfill): one pod
+ * at a time, from the queue whose next pod comes first (FAIR: the queue
+ * pick_queue chooses), stopping at the first pod that does not fit
+ * (strict) or reserving room for it (backfill). */
+size_t gp_eng_schedule_ordered(struct gp_engine *e, size_t budget, struct gp_decision *out,
+                               size_t cap)
+{
+    size_t ndec = 0, tried = 0;
+    bool full = false, stop = false;
+    for (size_t i = 0; i < e->queues.len; i++) {
+        struct queue *q = &e->queues.items[i];
+        q->cursor = q->keep = 0;
+        q->qblocked = q->qresv = false;
+    }
+    e->resv.on = false;
+    e->resv_log.len = 0;
+    e->qblocked_any = false;
+    if (e->order != GP_ORDER_FAIR) { /* one list, in the order */
+        uint32_t *items = e->all.items;
+        size_t i = 0, k = 0, len = e->all.len;
+        bool changed = false;
+        while (i < len && !stop) {
+            uint32_t id = items[i];
+            struct gp_pod *p = &e->pods.items[id];
+            if (p->state != GP_POD_PENDING) { /* a gang member placed earlier in this cycle */
+                i++;
+                continue;
+            }
+            if (full || ndec == cap || (budget && tried == budget))
+                break;
+            i++;
+            if (order_step(e, p, out, cap, &ndec, &tried, &full, &stop, &changed))
+                items[k++] = id;
+        }
+        for (; i < len; i++) /* the rest stays as it was; pods bound meanwhile leave */
+            if (e->pods.items[items[i]].state == GP_POD_PENDING)
+                items[k++] = items[i];
+        e->all.len = k;
+    }
+    /* FAIR: the queue pick_queue chooses, until something is bound or
+     * evicted (the shares move), as in the greedy cycle */
+    while (e->order == GP_ORDER_FAIR && !stop) {
+        uint32_t cur = gp_eng_pick_queue(e);
+        if (cur == NONE)
+            break;
+        struct queue *q = &e->queues.items[cur];
+        bool changed = false;
+        while (q->cursor < q->pending.len && !changed && !stop) {
+            uint32_t id = q->pending.items[q->cursor];
+            struct gp_pod *p = &e->pods.items[id];
+            if (p->state != GP_POD_PENDING) {
+                q->cursor++;
+                continue;
+            }
+            if (full || ndec == cap || (budget && tried == budget)) {
+                stop = true;
+                break;
+            }
+            q->cursor++;
+            if (order_step(e, p, out, cap, &ndec, &tried, &full, &stop, &changed))
+                q->pending.items[q->keep++] = id;
+        }
+    }
+    e->resv.on = false; /* outside a cycle nothing is held back */
+    return ndec;
+}

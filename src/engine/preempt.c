@@ -1,0 +1,529 @@
+/* preempt.c - preemption and reclaim: when a bound pod may be evicted
+ * (its minimum runtime), which pods a preemptor may evict (lower priority
+ * in its queue, or borrowed quota of another branch), the search that
+ * frees room with the fewest and cheapest victims, and failed searches
+ * remembered until the possible victims change. */
+#include "engine/internal.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* A pod may be evicted once it has run its queue's minimum runtime, and
+ * at least MIN_RUN_S whatever its queue says: never at the instant it was
+ * bound (a bind and its eviction would chase each other in one instant). */
+#define MIN_RUN_S 0.001
+
+static double evictable_from(const struct gp_engine *e, const struct gp_pod *p)
+{
+    double min_s = e->queues.items[p->spec.queue].spec.min_runtime_s;
+    return e->px.items[p->id].bound_at_s + (min_s > MIN_RUN_S ? min_s : MIN_RUN_S);
+}
+
+static bool evictable(const struct gp_engine *e, const struct gp_pod *p)
+{
+    return e->now_s >= evictable_from(e, p);
+}
+
+/* A pod was bound for real (not tentatively): a possible victim once it
+ * has run (evictable). While any queue may evict, it is watched until then. */
+void gp_eng_note_bound(struct gp_engine *e, const struct gp_pod *p)
+{
+    /* no new victim yet: a pod bound now may be evicted only once it has
+     * run, and mature_check says when (so a cycle's binds do not make the
+     * failed searches of that cycle worth repeating) */
+    if (!e->preempt)
+        return;
+    double from_s = evictable_from(e, p);
+    if (GP_VEC_PUSH(&e->immature, p->id) != 0)
+        from_s = e->now_s; /* out of memory: look again every cycle */
+    if (e->immature.len == 1 || from_s < e->next_mature_s)
+        e->next_mature_s = from_s;
+}
+
+/* Watched pods that became evictable are possible victims now: searches
+ * that failed before may succeed. */
+void gp_eng_mature_check(struct gp_engine *e)
+{
+    if (e->immature.len == 0 || e->now_s < e->next_mature_s)
+        return;
+    size_t k = 0;
+    bool matured = false;
+    double next = 0;
+    for (size_t i = 0; i < e->immature.len; i++) {
+        const struct gp_pod *p = &e->pods.items[e->immature.items[i]];
+        if (p->state != GP_POD_BOUND)
+            continue;
+        if (evictable(e, p)) {
+            matured = true;
+            continue;
+        }
+        double t = evictable_from(e, p);
+        if (k == 0 || t < next)
+            next = t;
+        e->immature.items[k++] = p->id;
+    }
+    e->immature.len = k;
+    e->next_mature_s = next;
+    if (matured)
+        e->victim_gen++;
+}
+
+double gp_engine_next_wake_s(const struct gp_engine *e)
+{
+    if (!e->preempt || e->immature.len == 0)
+        return INFINITY;
+    bool waiting = false;
+    for (size_t i = 0; i < e->queues.len && !waiting; i++)
+        waiting = e->queues.items[i].may_preempt && e->queues.items[i].pending.len > 0;
+    if (!waiting)
+        return INFINITY;
+    return e->next_mature_s > e->now_s ? e->next_mature_s : INFINITY;
+}
+
+/* The lowest common ancestor of two queues; NONE for the root above the
+ * top-level queues. */
+static uint32_t queue_lca(const struct gp_engine *e, uint32_t a, uint32_t b)
+{
+    const struct queue *qs = e->queues.items;
+    while (a != b && a != NONE && b != NONE) {
+        uint32_t da = qs[a].depth, db = qs[b].depth;
+        if (da >= db)
+            a = qs[a].parent;
+        if (db >= da)
+            b = qs[b].parent;
+    }
+    return a == b ? a : NONE;
+}
+
+/* The ancestor of x (or x) whose parent is `top`. */
+static uint32_t queue_below(const struct gp_engine *e, uint32_t top, uint32_t x)
+{
+    while (e->queues.items[x].parent != top)
+        x = e->queues.items[x].parent;
+    return x;
+}
+
+/* May a request `req` of queue x reclaim from another branch under the
+ * parent of branch qc? Every queue from x up to qc stays within what it is
+ * guaranteed with it, and qc is guaranteed something the request needs. */
+static bool reclaim_right(const struct gp_engine *e, const struct gp_pod *p,
+                          const int64_t req[NBASIC], uint32_t x, uint32_t qc, bool within_only)
+{
+    for (;; x = e->queues.items[x].parent) {
+        const struct queue *q = &e->queues.items[x];
+        for (int r = 0; r < NBASIC; r++)
+            if (req[r] > 0 && q->guar[r] > 0 && q->used[r] + req[r] > q->guar[r])
+                return false;
+        if (x == qc)
+            break;
+    }
+    if (within_only)
+        return true;
+    const struct queue *c = &e->queues.items[qc];
+    for (int r = 0; r < NBASIC; r++)
+        if (req[r] > 0 && c->guar[r] > 0)
+            return true;
+    if (req[R_GPU] > 0) /* or a model it may run on, within that model's guarantee */
+        for (uint32_t m = 0; m < e->nmodels; m++)
+            if ((p->model_mask >> m & 1) && c->guar[R_MODEL + m] > 0 &&
+                c->used[R_MODEL + m] + req[R_GPU] <= c->guar[R_MODEL + m])
+                return true;
+    return false;
+}
+
+/* Does branch vc use more than it is guaranteed of something branch qc is
+ * guaranteed and the request needs? (If not, none of its pods can be
+ * reclaimed for it: releasing victims only lowers the use.) */
+static bool branch_borrowing(const struct gp_engine *e, uint32_t vc, uint32_t qc,
+                             const int64_t req[NBASIC])
+{
+    const struct queue *v = &e->queues.items[vc], *q = &e->queues.items[qc];
+    for (int r = 0; r < NBASIC; r++)
+        if (req[r] > 0 && q->guar[r] > 0 && v->used[r] > v->guar[r])
+            return true;
+    for (uint32_t m = 0; req[R_GPU] > 0 && m < e->nmodels; m++)
+        if (q->guar[R_MODEL + m] > 0 && v->used[R_MODEL + m] > v->guar[R_MODEL + m])
+            return true;
+    return false;
+}
+
+static bool reclaimable_chain(const struct gp_engine *e, uint32_t x, uint32_t vc)
+{
+    for (;; x = e->queues.items[x].parent) {
+        if (e->queues.items[x].spec.not_reclaimable)
+            return false;
+        if (x == vc)
+            return true;
+    }
+}
+
+/* Is branch vc still borrowing something the preemptor needs and the unit
+ * holds? (Checked as victims are taken, with those before it released.) */
+static bool unit_borrowing(const struct gp_engine *e, const struct unit *u,
+                           const int64_t need[NBASIC])
+{
+    /* only what the preemptor's branch is guaranteed can be taken back */
+    const struct queue *vc = &e->queues.items[u->vc], *qc = &e->queues.items[u->qc];
+    for (uint32_t i = 0; i < u->n; i++) {
+        const struct gp_pod *v = &e->pods.items[e->victims.items[u->first + i]];
+        int64_t held[NBASIC];
+        pod_request(v, held);
+        for (int r = 0; r < NBASIC; r++)
+            if (need[r] > 0 && held[r] > 0 && qc->guar[r] > 0 && vc->used[r] > vc->guar[r])
+                return true;
+        uint32_t m = R_MODEL + e->nodes.items[v->node].model;
+        if (need[R_GPU] > 0 && held[R_GPU] > 0 && qc->guar[m] > 0 && vc->used[m] > vc->guar[m])
+            return true;
+    }
+    return false;
+}
+
+/* Cost order of victims: lowest priority first, then the most recently
+ * bound, then the newest pod. */
+static int unit_cmp(const void *pa, const void *pb)
+{
+    const struct unit *a = pa, *b = pb;
+    if (a->priority != b->priority)
+        return a->priority < b->priority ? -1 : 1;
+    if (a->bound_at_s != b->bound_at_s)
+        return a->bound_at_s > b->bound_at_s ? -1 : 1;
+    return a->key > b->key ? -1 : a->key < b->key;
+}
+
+/* The possible victims of pod p (a gang's member when gid is set, for
+ * `times` members): units of pods it may evict, in e->units, cost order. */
+static size_t collect_units(struct gp_engine *e, const struct gp_pod *p, uint32_t gid,
+                            uint32_t times)
+{
+    e->units.len = e->victims.len = 0;
+    e->mark++;
+    int64_t req[NBASIC];
+    pod_request(p, req);
+    for (int r = 0; r < NBASIC; r++)
+        req[r] *= times;
+    uint32_t own = p->spec.queue;
+    /* reclaim needs the pod's own queue within its guarantee, at least */
+    bool may_reclaim = e->queues.items[own].guaranteed && reclaim_right(e, p, req, own, own, true);
+    for (uint32_t vq = 0; vq < e->queues.len; vq++) {
+        const struct queue *q = &e->queues.items[vq];
+        if (q->bound.len == 0)
+            continue;
+        enum gp_evict_reason reason = GP_EVICT_PREEMPTED;
+        uint32_t vc = NONE, qc = NONE;
+        if (vq == own) {
+            if (q->spec.no_preempt_within)
+                continue;
+        } else {
+            if (!may_reclaim)
+                continue;
+            uint32_t top = queue_lca(e, own, vq);
+            if (top == own || top == vq)
+                continue; /* one contains the other: no reclaim inside a lineage */
+            vc = queue_below(e, top, vq);
+            qc = queue_below(e, top, own);
+            if (!reclaim_right(e, p, req, own, qc, false) || !reclaimable_chain(e, vq, vc) ||
+                !branch_borrowing(e, vc, qc, req))
+                continue;
+            reason = GP_EVICT_RECLAIMED;
+        }
+        for (size_t i = 0; i < q->bound.len; i++) {
+            const struct gp_pod *v = &e->pods.items[q->bound.items[i]];
+            if (!evictable(e, v))
+                continue;
+            if (reason == GP_EVICT_PREEMPTED && v->spec.priority >= p->spec.priority)
+                continue;
+            struct unit u = {(uint32_t)e->victims.len,
+                             0,
+                             v->spec.priority,
+                             e->px.items[v->id].bound_at_s,
+                             v->id,
+                             vc,
+                             qc,
+                             reason};
+            if (v->spec.group) { /* a gang goes whole */
+                struct group *g = &e->groups.items[v->spec.group - 1];
+                if (v->spec.group == gid || g->mark == e->mark)
+                    continue;
+                g->mark = e->mark;
+                bool ok = true;
+                for (size_t k = 0; k < g->members.len && ok; k++) {
+                    const struct gp_pod *m = &e->pods.items[g->members.items[k]];
+                    if (m->state != GP_POD_BOUND)
+                        continue;
+                    ok = evictable(e, m) && GP_VEC_PUSH(&e->victims, m->id) == 0;
+                    if (e->px.items[m->id].bound_at_s > u.bound_at_s)
+                        u.bound_at_s = e->px.items[m->id].bound_at_s;
+                    if (m->id > u.key)
+                        u.key = m->id;
+                }
+                if (!ok) {
+                    e->victims.len = u.first;
+                    continue;
+                }
+            } else if (GP_VEC_PUSH(&e->victims, v->id) != 0) {
+                continue;
+            }
+            u.n = (uint32_t)e->victims.len - u.first;
+            if (GP_VEC_PUSH(&e->units, u) != 0)
+                e->victims.len = u.first;
+        }
+    }
+    return e->units.len;
+}
+
+static void unit_release(struct gp_engine *e, const struct unit *u)
+{
+    for (uint32_t i = 0; i < u->n; i++)
+        gp_eng_release(e, &e->pods.items[e->victims.items[u->first + i]], false);
+}
+
+/* Puts a released unit back exactly where it was, as it was. */
+static void unit_restore(struct gp_engine *e, const struct unit *u)
+{
+    for (uint32_t i = u->n; i-- > 0;) {
+        struct gp_pod *v = &e->pods.items[e->victims.items[u->first + i]];
+        double at = e->px.items[v->id].bound_at_s;
+        gp_eng_commit(e, v, &e->nodes.items[v->node], &v->pick);
+        e->px.items[v->id].bound_at_s = at;
+    }
+}
+
+/* Takes back a gang's tentative binds. */
+static void gang_undo(struct gp_engine *e, const uint32_t *members, size_t n,
+                      const struct gp_decision *d)
+{
+    for (size_t k = n; k-- > 0;) {
+        struct gp_pod *m = &e->pods.items[members[k]];
+        if (d[k].kind == GP_DECISION_BIND) {
+            gp_eng_release(e, m, false);
+            m->state = GP_POD_PENDING;
+        }
+    }
+}
+
+/* Would the preemptor fit now? A pod: within its quotas and some node
+ * passes every filter. A gang: a tentative placement, taken back. */
+static bool preemptor_fits(struct gp_engine *e, struct gp_pod *p, const struct group *g,
+                           uint32_t need)
+{
+    if (!g) {
+        if (e->quotas && e->queues.items[p->spec.queue].capped &&
+            gp_eng_quota_blocks(e, p, 1) != NONE)
+            return false;
+        for (size_t i = 0; i < e->nodes.len; i++)
+            if (gp_engine_filter(e, &e->nodes.items[i], p) == GP_FILTER_COUNT)
+                return true;
+        return false;
+    }
+    struct gp_decision fail;
+    bool have_fail = false;
+    const uint32_t *members = e->gmembers.items;
+    size_t n = e->gmembers.len;
+    if (!gp_eng_gang_try_domains(e, g, members, n, need, e->tmp.items, &fail, &have_fail))
+        return false;
+    gang_undo(e, members, n, e->tmp.items);
+    return true;
+}
+
+static bool preempt_known_failed(struct gp_engine *e, const struct gp_pod *p, uint32_t need)
+{
+    if (need == 0) {
+        const struct shape *s = &e->shapes.items[p->shape];
+        return s->preempt_failed_gen == e->victim_gen &&
+               s->preempt_failed_priority == p->spec.priority;
+    }
+    if (e->failed_victim_gen != e->victim_gen) {
+        e->nfailed_preempt = 0;
+        e->failed_victim_gen = e->victim_gen;
+        return false;
+    }
+    for (uint32_t i = 0; i < e->nfailed_preempt; i++) {
+        const struct failed_preempt *f = &e->failed_preempt[i];
+        const struct gp_pod *q = &e->pods.items[f->pod];
+        if (f->need != need || p->shape != q->shape || p->spec.priority != q->spec.priority)
+            continue;
+        if (need == 0)
+            return true;
+        const struct group *a = &e->groups.items[p->spec.group - 1];
+        const struct group *b = &e->groups.items[q->spec.group - 1];
+        if (gp_eng_str_eq(a->spec.topology_key, b->spec.topology_key) &&
+            a->spec.topology_required == b->spec.topology_required)
+            return true;
+    }
+    return false;
+}
+
+static void preempt_failed(struct gp_engine *e, const struct gp_pod *p, uint32_t need)
+{
+    if (need == 0) {
+        struct shape *s = &e->shapes.items[p->shape];
+        s->preempt_failed_gen = e->victim_gen;
+        s->preempt_failed_priority = p->spec.priority;
+        return;
+    }
+    if (e->failed_victim_gen != e->victim_gen) {
+        e->nfailed_preempt = 0;
+        e->failed_victim_gen = e->victim_gen;
+    }
+    if (e->nfailed_preempt < sizeof e->failed_preempt / sizeof e->failed_preempt[0]) {
+        struct failed_preempt *f = &e->failed_preempt[e->nfailed_preempt++];
+        f->pod = p->id;
+        f->need = need;
+    }
+}
+
+/* An upper bound, cheap enough to stop hopeless searches before they
+ * release anything: could `need` pods like p (0: p alone) fit if every
+ * candidate victim left? Per node, what is free plus what the victims
+ * there hold, in GPU share, cpu and memory. */
+static bool room_possible(struct gp_engine *e, const struct gp_pod *p, uint32_t need)
+{
+    size_t nn = e->nodes.len;
+    if (GP_VEC_RESERVE(&e->freeable, nn) != 0)
+        return true; /* cannot tell: search */
+    struct freeable *f = e->freeable.items;
+    memset(f, 0, nn * sizeof *f);
+    for (size_t i = 0; i < e->victims.len; i++) {
+        const struct gp_pod *v = &e->pods.items[e->victims.items[i]];
+        f[v->node].gpu_milli += gpu_req(v);
+        f[v->node].cpu_milli += v->spec.cpu_milli;
+        f[v->node].mem_mib += v->spec.mem_mib;
+    }
+    int64_t req[NBASIC];
+    pod_request(p, req);
+    uint64_t total = 0, want = need ? need : 1;
+    for (size_t i = 0; i < nn; i++) {
+        const struct gp_node *n = &e->nodes.items[i];
+        if (!gp_eng_fits_empty(e, n, p))
+            continue;
+        int64_t have[NBASIC] = {(int64_t)n->gpu_milli_free + f[i].gpu_milli,
+                                n->cpu_free_milli + f[i].cpu_milli, n->mem_free_mib + f[i].mem_mib};
+        int64_t k = INT64_MAX;
+        for (int r = 0; r < NBASIC; r++)
+            if (req[r] > 0 && have[r] / req[r] < k)
+                k = have[r] / req[r];
+        total += (uint64_t)(k > (int64_t)want ? (int64_t)want : k);
+        if (total >= want)
+            return true;
+    }
+    return false;
+}
+
+/* Tries to make room for pod p (with gid, for the pending members of its
+ * gang) by evicting others. Takes candidate victims in cost order,
+ * releasing each until the preemptor fits, then puts back, the costliest
+ * first, every one it can do without. If it fits, writes an EVICT decision
+ * per victim and the preemptor's decisions (a BIND, or one per gang
+ * member) to out and returns their number; otherwise everything is as
+ * before and it returns 0 (with *full set when out had too little room). */
+size_t gp_eng_preempt(struct gp_engine *e, struct gp_pod *p, uint32_t gid, struct gp_decision *out,
+                      size_t room, bool *full)
+{
+    struct group *g = gid ? &e->groups.items[gid - 1] : NULL;
+    uint32_t need = 0;
+    size_t npods = 1;
+    if (g) {
+        e->gmembers.len = 0;
+        for (size_t i = 0; i < g->members.len; i++) {
+            uint32_t id = g->members.items[i];
+            if (e->pods.items[id].state == GP_POD_PENDING && GP_VEC_PUSH(&e->gmembers, id) != 0)
+                return 0;
+        }
+        npods = e->gmembers.len;
+        need = g->spec.min_member > g->bound ? g->spec.min_member - g->bound : 0;
+        if (need == 0 || npods < need || GP_VEC_RESERVE(&e->tmp, npods) != 0)
+            return 0;
+    }
+    if (preempt_known_failed(e, p, need))
+        return 0;
+    if ((!g && !gp_eng_fits_some_empty(e, p)) || collect_units(e, p, gid, need ? need : 1) == 0 ||
+        !room_possible(e, p, need)) {
+        preempt_failed(e, p, need);
+        return 0;
+    }
+    if (e->units.len > 1)
+        qsort(e->units.items, e->units.len, sizeof e->units.items[0], unit_cmp);
+    int64_t want[NBASIC];
+    pod_request(p, want);
+    e->chosen.len = 0;
+    bool fits = false;
+    for (size_t i = 0; i < e->units.len && !fits; i++) {
+        const struct unit *u = &e->units.items[i];
+        if (u->reason == GP_EVICT_RECLAIMED && !unit_borrowing(e, u, want))
+            continue;
+        if (GP_VEC_PUSH(&e->chosen, (uint32_t)i) != 0)
+            break;
+        unit_release(e, u);
+        fits = preemptor_fits(e, p, g, need);
+    }
+    if (fits) { /* keep only the victims it needs, the cheapest */
+        size_t keep = 0;
+        for (size_t k = e->chosen.len; k-- > 0;) {
+            const struct unit *u = &e->units.items[e->chosen.items[k]];
+            unit_restore(e, u);
+            if (preemptor_fits(e, p, g, need))
+                continue; /* reprieved */
+            unit_release(e, u);
+            e->chosen.items[e->chosen.len - 1 - keep++] = e->chosen.items[k];
+        }
+        memmove(e->chosen.items, e->chosen.items + e->chosen.len - keep,
+                keep * sizeof e->chosen.items[0]);
+        e->chosen.len = keep;
+    }
+    size_t nvictims = 0;
+    for (size_t k = 0; k < e->chosen.len; k++)
+        nvictims += e->units.items[e->chosen.items[k]].n;
+    struct gp_decision bind;
+    bool placed = false, roomy = nvictims + npods <= room;
+    if (fits && roomy) {
+        if (g) {
+            struct gp_decision fail;
+            bool have_fail = false;
+            placed = gp_eng_gang_try_domains(e, g, e->gmembers.items, npods, need, e->tmp.items,
+                                             &fail, &have_fail);
+        } else {
+            gp_eng_place(e, p, &bind);
+            placed = bind.kind == GP_DECISION_BIND;
+        }
+    }
+    if (!placed) {
+        for (size_t k = e->chosen.len; k-- > 0;)
+            unit_restore(e, &e->units.items[e->chosen.items[k]]);
+        if (fits && !roomy)
+            *full = true; /* no room for the decisions: try again next cycle */
+        else
+            preempt_failed(e, p, need);
+        return 0;
+    }
+    size_t n = 0;
+    for (size_t k = 0; k < e->chosen.len; k++) {
+        const struct unit *u = &e->units.items[e->chosen.items[k]];
+        for (uint32_t i = 0; i < u->n; i++) {
+            struct gp_pod *v = &e->pods.items[e->victims.items[u->first + i]];
+            v->state = GP_POD_DONE;
+            struct gp_decision *d = &out[n++];
+            memset(d, 0, sizeof *d);
+            d->kind = GP_DECISION_EVICT;
+            d->pod = v->id;
+            d->node = v->node;
+            d->pick = v->pick;
+            d->evict = (uint8_t)u->reason;
+            d->by = p->id;
+        }
+    }
+    if (g) {
+        for (size_t k = 0; k < npods; k++) {
+            out[n] = e->tmp.items[k];
+            if (out[n].kind == GP_DECISION_BIND)
+                gp_eng_note_bound(e, &e->pods.items[out[n].pod]);
+            n++;
+        }
+    } else {
+        out[n++] = bind;
+        gp_eng_note_bound(e, p);
+    }
+    e->generation++; /* the victims' room, less what the preemptor took, is free */
+    e->victim_gen++;
+    return n;
+}

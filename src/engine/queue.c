@@ -1,0 +1,559 @@
+/* queue.c - pods entering and leaving the queues, and the queues: each
+ * queue's pending list in the engine's order (and FIFO's and SJF's one
+ * list), the interned request shapes, quotas (declared, charged on bind
+ * and release, tested), and the fair share that picks the queue a cycle
+ * takes its next pod from. */
+#include "engine/internal.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Queue order: higher priority first, then older (lower seq) first. */
+static int queue_before(const struct gp_pod *a, const struct gp_pod *b)
+{
+    if (a->spec.priority != b->spec.priority)
+        return a->spec.priority > b->spec.priority;
+    return a->seq < b->seq;
+}
+
+/* A pod's duration hint as an SJF key: unknown (0) after every known one. */
+static double sjf_key(const struct gp_pod *p)
+{
+    return p->spec.duration_hint_s > 0 ? p->spec.duration_hint_s : INFINITY;
+}
+
+/* The engine's order: FAIR as queue_before (inside a queue); FIFO by age
+ * alone; SJF by duration hint, then age. */
+static int pod_before(const struct gp_engine *e, const struct gp_pod *a, const struct gp_pod *b)
+{
+    switch (e->order) {
+    case GP_ORDER_FIFO:
+        return a->seq < b->seq;
+    case GP_ORDER_SJF: {
+        double ka = sjf_key(a), kb = sjf_key(b);
+        if (ka != kb)
+            return ka < kb;
+        return a->seq < b->seq;
+    }
+    case GP_ORDER_FAIR:
+        break;
+    }
+    return queue_before(a, b);
+}
+
+static enum gp_err pending_insert(struct gp_engine *e, uint32_t pod)
+{
+    const struct gp_pod *p = &e->pods.items[pod];
+    struct queue *q = &e->queues.items[p->spec.queue];
+    if (GP_VEC_RESERVE(&q->pending, q->pending.len + 1) != 0)
+        return GP_ENOMEM;
+    if (e->order != GP_ORDER_FAIR) { /* one list over every queue */
+        if (GP_VEC_RESERVE(&e->all, e->all.len + 1) != 0)
+            return GP_ENOMEM;
+        size_t lo = 0, hi = e->all.len;
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (pod_before(e, p, &e->pods.items[e->all.items[mid]]))
+                hi = mid;
+            else
+                lo = mid + 1;
+        }
+        memmove(&e->all.items[lo + 1], &e->all.items[lo],
+                (e->all.len - lo) * sizeof e->all.items[0]);
+        e->all.items[lo] = pod;
+        e->all.len++;
+    }
+    size_t lo = 0, hi = q->pending.len;
+    while (lo < hi) { /* first position whose pod p goes before */
+        size_t mid = lo + (hi - lo) / 2;
+        if (pod_before(e, p, &e->pods.items[q->pending.items[mid]]))
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
+    memmove(&q->pending.items[lo + 1], &q->pending.items[lo],
+            (q->pending.len - lo) * sizeof q->pending.items[0]);
+    q->pending.items[lo] = pod;
+    q->pending.len++;
+    e->npending++;
+    return GP_OK;
+}
+
+void gp_eng_pending_remove(struct gp_engine *e, uint32_t pod)
+{
+    for (size_t i = e->all.len; i-- > 0;) {
+        if (e->all.items[i] == pod) {
+            memmove(&e->all.items[i], &e->all.items[i + 1],
+                    (e->all.len - i - 1) * sizeof e->all.items[0]);
+            e->all.len--;
+            break;
+        }
+    }
+    struct queue *q = &e->queues.items[e->pods.items[pod].spec.queue];
+    for (size_t i = 0; i < q->pending.len; i++) {
+        if (q->pending.items[i] == pod) {
+            memmove(&q->pending.items[i], &q->pending.items[i + 1],
+                    (q->pending.len - i - 1) * sizeof q->pending.items[0]);
+            q->pending.len--;
+            e->npending--;
+            return;
+        }
+    }
+}
+
+static uint64_t shape_hash(const struct shape_key *k)
+{
+    uint64_t h = 0x9e3779b97f4a7c15ULL;
+    const uint64_t words[] = {(uint64_t)k->cpu_milli,
+                              (uint64_t)k->mem_mib,
+                              (uint64_t)k->gpu_count << 32 | k->gpu_milli,
+                              (uint64_t)k->gpu_mem_mib << 32 | k->queue,
+                              k->model_mask,
+                              (uint64_t)(uintptr_t)k->node_selector ^ k->nnode_selector,
+                              (uint64_t)(uintptr_t)k->tolerations ^ k->ntolerations,
+                              (uint64_t)(uintptr_t)k->mig_profile ^ k->share_modes};
+    for (size_t i = 0; i < sizeof words / sizeof words[0]; i++) {
+        h ^= words[i] + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
+        h *= 0xbf58476d1ce4e5b9ULL;
+    }
+    return h ^ (h >> 31);
+}
+
+static bool shape_key_eq(const struct shape_key *a, const struct shape_key *b)
+{
+    return a->cpu_milli == b->cpu_milli && a->mem_mib == b->mem_mib &&
+           a->gpu_count == b->gpu_count && a->gpu_milli == b->gpu_milli &&
+           a->gpu_mem_mib == b->gpu_mem_mib && a->queue == b->queue &&
+           a->model_mask == b->model_mask && a->node_selector == b->node_selector &&
+           a->nnode_selector == b->nnode_selector && a->tolerations == b->tolerations &&
+           a->ntolerations == b->ntolerations && a->share_modes == b->share_modes &&
+           a->mig_profile == b->mig_profile;
+}
+
+/* The shape of key k, added when new; NONE when out of memory. */
+static uint32_t shape_intern(struct gp_engine *e, const struct shape_key *k)
+{
+    if (2 * (e->shapes.len + 1) > e->nshape_slots) { /* grow and rehash */
+        size_t n = e->nshape_slots ? 2 * e->nshape_slots : 64;
+        uint32_t *slots = calloc(n, sizeof *slots);
+        if (!slots)
+            return NONE;
+        for (size_t i = 0; i < e->shapes.len; i++) {
+            size_t j = (size_t)shape_hash(&e->shapes.items[i].key) & (n - 1);
+            while (slots[j])
+                j = (j + 1) & (n - 1);
+            slots[j] = (uint32_t)i + 1;
+        }
+        free(e->shape_slots);
+        e->shape_slots = slots;
+        e->nshape_slots = n;
+    }
+    size_t j = (size_t)shape_hash(k) & (e->nshape_slots - 1);
+    for (; e->shape_slots[j]; j = (j + 1) & (e->nshape_slots - 1))
+        if (shape_key_eq(&e->shapes.items[e->shape_slots[j] - 1].key, k))
+            return e->shape_slots[j] - 1;
+    struct shape s;
+    memset(&s, 0, sizeof s);
+    s.key = *k;
+    s.failed_gen = UINT64_MAX;
+    s.preempt_failed_gen = UINT64_MAX;
+    s.hopeless_ver = UINT64_MAX;
+    if (e->shapes.len >= NONE - 1 || GP_VEC_PUSH(&e->shapes, s) != 0)
+        return NONE;
+    e->shape_slots[j] = (uint32_t)e->shapes.len;
+    return (uint32_t)e->shapes.len - 1;
+}
+
+enum gp_err gp_engine_pod_add(struct gp_engine *e, const struct gp_pod_spec *spec, double now_s,
+                              uint32_t *out_id)
+{
+    if (spec->cpu_milli < 0 || spec->mem_mib < 0 || spec->gpu_count > GP_MAX_GPUS_PER_NODE)
+        return GP_EINVALID;
+    /* a share of one GPU may be memory only (gpu_milli 0, gpu_mem_mib > 0) */
+    /* (or nothing at all: a replica of a shared GPU); MIG instances come
+     * in any number, whatever their share */
+    bool mig = spec->mig_profile != NULL;
+    if (spec->gpu_count > 0 &&
+        (spec->gpu_milli > GP_GPU_MILLI ||
+         (spec->gpu_milli == 0 && !mig &&
+          (spec->gpu_count > 1 || (spec->gpu_mem_mib == 0 && !spec->share_modes))) ||
+         (spec->gpu_count > 1 && spec->gpu_milli != GP_GPU_MILLI && !mig)))
+        return GP_EINVALID;
+    if (mig && spec->gpu_count == 0)
+        return GP_EINVALID;
+    if (spec->group > e->groups.len || spec->queue >= e->queues.len)
+        return GP_EINVALID;
+    struct group *g = spec->group ? &e->groups.items[spec->group - 1] : NULL;
+    if (g && g->members.len > 0 && g->queue != spec->queue)
+        return GP_EINVALID; /* a gang lives in one queue */
+    struct gp_pod p;
+    memset(&p, 0, sizeof p);
+    p.spec = *spec;
+    p.id = (uint32_t)e->pods.len;
+    p.state = GP_POD_PENDING;
+    p.seq = e->next_seq++;
+    p.added_at_s = now_s;
+    p.tried_gen = UINT64_MAX;
+    p.model_mask = spec->ngpu_models ? 0 : ~(uint64_t)0;
+    for (size_t i = 0; i < spec->ngpu_models; i++) {
+        int m = gp_eng_model_intern(e, spec->gpu_models[i]);
+        if (m < 0)
+            return GP_ELIMIT;
+        p.model_mask |= (uint64_t)1 << m;
+    }
+    gp_share_pod_init(&p);
+    struct shape_key k = {spec->cpu_milli,      spec->mem_mib,       spec->gpu_count,
+                          spec->gpu_milli,      spec->gpu_mem_mib,   spec->queue,
+                          p.model_mask,         spec->node_selector, spec->tolerations,
+                          spec->nnode_selector, spec->ntolerations,  spec->share_modes,
+                          spec->mig_profile};
+    p.shape = shape_intern(e, &k);
+    if (p.shape == NONE)
+        return GP_ENOMEM;
+    struct pod_x x = {NONE, UINT64_MAX, 0, BLK_NONE, NONE};
+    struct queue *q = &e->queues.items[spec->queue];
+    /* a queue's bound pods are some of its live ones: commit never grows */
+    if (GP_VEC_RESERVE(&q->bound, q->pending.len + q->bound.len + 1) != 0 ||
+        GP_VEC_RESERVE(&e->px, e->pods.len + 1) != 0 || GP_VEC_PUSH(&e->pods, p) != 0)
+        return GP_ENOMEM;
+    e->px.items[e->px.len++] = x;
+    enum gp_err err = pending_insert(e, p.id);
+    if (err == GP_OK && g && GP_VEC_PUSH(&g->members, p.id) != 0) {
+        gp_eng_pending_remove(e, p.id);
+        err = GP_ENOMEM;
+    }
+    if (err != GP_OK) {
+        e->pods.len--;
+        e->px.len--;
+        return err;
+    }
+    if (g)
+        g->queue = spec->queue;
+    if (out_id)
+        *out_id = p.id;
+    return GP_OK;
+}
+
+/* Adds (sign 1) or takes back (-1) a pod's use to its queue and every
+ * ancestor. */
+void gp_eng_queue_charge(struct gp_engine *e, const struct gp_pod *p, uint32_t model, int sign)
+{
+    int64_t gpu = sign * gpu_req(p), cpu = sign * p->spec.cpu_milli, mem = sign * p->spec.mem_mib;
+    for (uint32_t x = p->spec.queue; x != NONE; x = e->queues.items[x].parent) {
+        struct queue *q = &e->queues.items[x];
+        q->ver++;
+        q->used[R_GPU] += gpu;
+        q->used[R_CPU] += cpu;
+        q->used[R_MEM] += mem;
+        if (p->spec.gpu_count > 0)
+            q->used[R_MODEL + model] += gpu;
+    }
+}
+
+enum gp_err gp_engine_pod_finished(struct gp_engine *e, uint32_t id)
+{
+    if (id >= e->pods.len)
+        return GP_EINVALID;
+    struct gp_pod *p = &e->pods.items[id];
+    switch (p->state) {
+    case GP_POD_PENDING:
+        gp_eng_pending_remove(e, id);
+        break;
+    case GP_POD_BOUND:
+        gp_eng_release(e, p, true);
+        break;
+    case GP_POD_DONE:
+        return GP_ESTATE;
+    }
+    p->state = GP_POD_DONE;
+    return GP_OK;
+}
+
+/* The queue (the pod's own or an ancestor) whose cap on gpu, cpu or memory
+ * a request of `times` pods like p would exceed; NONE when none. */
+uint32_t gp_eng_quota_blocks(const struct gp_engine *e, const struct gp_pod *p, int64_t times)
+{
+    int64_t req[NBASIC];
+    pod_request(p, req);
+    for (uint32_t x = p->spec.queue; x != NONE; x = e->queues.items[x].parent) {
+        const struct queue *q = &e->queues.items[x];
+        for (int r = 0; r < NBASIC; r++)
+            if (req[r] > 0 && q->cap[r] != INT64_MAX && (req[r] > (q->cap[r] - q->used[r]) / times))
+                return x;
+    }
+    return NONE;
+}
+
+/* Whether `need` pods like p exceed a cap of its queue or an ancestor even
+ * when the queue uses nothing: they can never run together. */
+bool gp_eng_quota_never_fits(const struct gp_engine *e, const struct gp_pod *p, uint32_t need)
+{
+    int64_t req[NBASIC];
+    pod_request(p, req);
+    for (uint32_t x = p->spec.queue; x != NONE; x = e->queues.items[x].parent) {
+        const struct queue *q = &e->queues.items[x];
+        for (int r = 0; r < NBASIC; r++)
+            if (req[r] > 0 && q->cap[r] != INT64_MAX && req[r] > q->cap[r] / need)
+                return true;
+    }
+    return false;
+}
+
+/* ---- queues --------------------------------------------------------------- */
+
+static int64_t sat_add(int64_t a, int64_t b)
+{
+    return a > INT64_MAX - b ? INT64_MAX : a + b;
+}
+
+static void quota_apply(struct queue *q, int r, const struct gp_quota *x)
+{
+    q->guar[r] = x->guaranteed;
+    q->cap[r] = x->limited ? sat_add(x->guaranteed, x->borrow_limit) : INT64_MAX;
+}
+
+/* The guarantees and caps of q from its spec; its models are interned. */
+void gp_eng_queue_limits(struct gp_engine *e, struct queue *q)
+{
+    for (int r = 0; r < NRES; r++) {
+        q->guar[r] = 0;
+        q->cap[r] = INT64_MAX;
+    }
+    quota_apply(q, R_GPU, &q->spec.gpu_milli);
+    quota_apply(q, R_CPU, &q->spec.cpu_milli);
+    quota_apply(q, R_MEM, &q->spec.mem_mib);
+    for (size_t i = 0; i < q->spec.nmodels; i++) {
+        int m = gp_eng_model_intern(e, q->spec.models[i].model);
+        if (m >= 0)
+            quota_apply(q, R_MODEL + m, &q->spec.models[i].gpu_milli);
+    }
+    q->nguaranteed_res = 0;
+    for (int r = 0; r < NRES; r++)
+        if (q->guar[r] > 0)
+            q->guaranteed_res[q->nguaranteed_res++] = (uint8_t)r;
+}
+
+/* The flags each queue inherits from its ancestors (parents come first). */
+void gp_eng_queues_refresh(struct gp_engine *e)
+{
+    e->quotas = e->model_quotas = e->preempt = false;
+    for (size_t i = 0; i < e->queues.len; i++) {
+        struct queue *q = &e->queues.items[i];
+        const struct queue *up = q->parent == NONE ? NULL : &e->queues.items[q->parent];
+        bool capped = false, model_capped = false, guaranteed = false;
+        for (int r = 0; r < NRES; r++) {
+            if (q->cap[r] != INT64_MAX)
+                *(r < NBASIC ? &capped : &model_capped) = true;
+            guaranteed |= q->guar[r] > 0;
+        }
+        q->capped = capped || (up && up->capped);
+        q->model_capped = model_capped || (up && up->model_capped);
+        q->guaranteed = guaranteed || (up && up->guaranteed);
+        q->may_preempt = !q->spec.no_preempt_within || q->guaranteed;
+        e->quotas |= q->capped;
+        e->model_quotas |= q->model_capped;
+        e->preempt |= q->may_preempt;
+    }
+}
+
+static bool quota_ok(const struct gp_quota *q)
+{
+    return q->guaranteed >= 0 && (!q->limited || q->borrow_limit >= 0);
+}
+
+enum gp_err gp_engine_queue_set(struct gp_engine *e, const struct gp_queue_spec *spec,
+                                uint32_t *out_id)
+{
+    if (!spec || !spec->name || !*spec->name || !(spec->weight >= 0) || spec->weight > 1e12 ||
+        !(spec->min_runtime_s >= 0) || spec->min_runtime_s > 1e15 || !quota_ok(&spec->gpu_milli) ||
+        !quota_ok(&spec->cpu_milli) || !quota_ok(&spec->mem_mib) ||
+        spec->nmodels > GP_MAX_GPU_MODELS || (spec->nmodels && !spec->models))
+        return GP_EINVALID;
+    for (size_t i = 0; i < spec->nmodels; i++) {
+        const struct gp_model_quota *m = &spec->models[i];
+        if (!m->model || !*m->model || !quota_ok(&m->gpu_milli))
+            return GP_EINVALID;
+        for (size_t j = 0; j < i; j++)
+            if (strcmp(spec->models[j].model, m->model) == 0)
+                return GP_EINVALID;
+        if (gp_eng_model_intern(e, m->model) < 0)
+            return GP_ELIMIT;
+    }
+    uint32_t id = NONE;
+    for (size_t i = 0; i < e->queues.len && id == NONE; i++)
+        if (strcmp(e->queues.items[i].spec.name, spec->name) == 0)
+            id = (uint32_t)i;
+    uint32_t parent = spec->parent ? spec->parent : NONE;
+    if (spec->parent >= e->queues.len || (id == 0 && parent != NONE) ||
+        (id != NONE && e->queues.items[id].parent != parent))
+        return GP_EINVALID;
+    if (id == NONE) {
+        struct queue q;
+        memset(&q, 0, sizeof q);
+        q.parent = parent;
+        q.depth = parent == NONE ? 0 : e->queues.items[parent].depth + 1;
+        if (e->queues.len >= NONE - 1 || GP_VEC_PUSH(&e->queues, q) != 0)
+            return GP_ENOMEM;
+        id = (uint32_t)e->queues.len - 1;
+    }
+    struct queue *q = &e->queues.items[id];
+    q->spec = *spec;
+    if (!(q->spec.weight > 0))
+        q->spec.weight = 1;
+    gp_eng_queue_limits(e, q);
+    gp_eng_queues_refresh(e);
+    e->generation++; /* what fits, and what may be evicted, may have changed */
+    e->victim_gen++;
+    e->state_ver++;
+    e->topo_ver++;
+    if (out_id)
+        *out_id = id;
+    return GP_OK;
+}
+
+size_t gp_engine_queue_count(const struct gp_engine *e)
+{
+    return e->queues.len;
+}
+
+const struct gp_queue_spec *gp_engine_queue_spec(const struct gp_engine *e, uint32_t id)
+{
+    return id < e->queues.len ? &e->queues.items[id].spec : NULL;
+}
+
+uint32_t gp_engine_queue_parent(const struct gp_engine *e, uint32_t id)
+{
+    return id < e->queues.len ? e->queues.items[id].parent : GP_QUEUE_NONE;
+}
+
+enum gp_err gp_engine_queue_usage(const struct gp_engine *e, uint32_t id,
+                                  struct gp_queue_usage *out)
+{
+    if (id >= e->queues.len)
+        return GP_EINVALID;
+    const struct queue *q = &e->queues.items[id];
+    out->gpu_milli = q->used[R_GPU];
+    out->cpu_milli = q->used[R_CPU];
+    out->mem_mib = q->used[R_MEM];
+    out->pods_bound = (uint32_t)q->bound.len;
+    out->pods_pending = 0;
+    for (size_t i = 0; i < q->pending.len; i++)
+        out->pods_pending += e->pods.items[q->pending.items[i]].state == GP_POD_PENDING;
+    return GP_OK;
+}
+
+int64_t gp_engine_queue_model_used(const struct gp_engine *e, uint32_t id, uint32_t model)
+{
+    if (id >= e->queues.len || model >= GP_MAX_GPU_MODELS)
+        return 0;
+    return e->queues.items[id].used[R_MODEL + model];
+}
+
+/* ---- fair share ------------------------------------------------------------ */
+
+/* A queue's fair-share key; the lower goes first. Tier 0: queues using less
+ * than their guarantee, by the largest use/guarantee ratio over the
+ * resources they are guaranteed. Tier 1: the others, by their dominant
+ * share of the cluster (the largest use/capacity over gpu, cpu, memory).
+ * Both are divided by the weight. */
+static void queue_key(const struct gp_engine *e, const struct queue *q, int *tier, double *val)
+{
+    double g = -1;
+    for (uint32_t i = 0; i < q->nguaranteed_res; i++) {
+        int r = q->guaranteed_res[i];
+        double x = (double)q->used[r] / (double)q->guar[r];
+        if (x > g)
+            g = x;
+    }
+    if (g >= 0 && g < 1) {
+        *tier = 0;
+        *val = g / q->spec.weight;
+        return;
+    }
+    const struct gp_engine_totals *t = &e->totals;
+    double d = 0;
+    if (t->gpu_milli_total > 0)
+        d = (double)q->used[R_GPU] / (double)t->gpu_milli_total;
+    if (t->cpu_milli_total > 0 && (double)q->used[R_CPU] / (double)t->cpu_milli_total > d)
+        d = (double)q->used[R_CPU] / (double)t->cpu_milli_total;
+    if (t->mem_mib_total > 0 && (double)q->used[R_MEM] / (double)t->mem_mib_total > d)
+        d = (double)q->used[R_MEM] / (double)t->mem_mib_total;
+    *tier = 1;
+    *val = d / q->spec.weight;
+}
+
+static bool queue_left(const struct queue *q)
+{
+    return q->cursor < q->pending.len;
+}
+
+/* The queue whose next pod the cycle tries: from the top of the tree, the
+ * child with the lowest key among those with pods left, down to a queue
+ * with pods of its own (which go before its children's); ties to the lower
+ * id. NONE when every list is done. */
+uint32_t gp_eng_pick_queue(struct gp_engine *e)
+{
+    struct queue *qs = e->queues.items;
+    size_t nq = e->queues.len;
+    if (nq == 1)
+        return queue_left(&qs[0]) ? 0 : NONE;
+    bool any = false;
+    for (size_t i = 0; i < nq; i++)
+        qs[i].avail = false;
+    for (size_t i = 0; i < nq; i++) {
+        if (!queue_left(&qs[i]))
+            continue;
+        any = true;
+        for (uint32_t x = (uint32_t)i; x != NONE && !qs[x].avail; x = qs[x].parent)
+            qs[x].avail = true;
+    }
+    if (!any)
+        return NONE;
+    uint32_t at = NONE;
+    for (;;) {
+        if (at != NONE && queue_left(&qs[at]))
+            return at;
+        uint32_t best = NONE;
+        int best_tier = 0;
+        double best_val = 0;
+        for (size_t i = 0; i < nq; i++) {
+            if (qs[i].parent != at || !qs[i].avail)
+                continue;
+            int tier;
+            double val;
+            queue_key(e, &qs[i], &tier, &val);
+            if (best == NONE || tier < best_tier || (tier == best_tier && val < best_val)) {
+                best = (uint32_t)i;
+                best_tier = tier;
+                best_val = val;
+            }
+        }
+        if (best == NONE)
+            return NONE;
+        at = best;
+    }
+}
+
+size_t gp_engine_pending_count(const struct gp_engine *e)
+{
+    return e->npending;
+}
+
+size_t gp_engine_pending(const struct gp_engine *e, uint32_t *out, size_t cap)
+{
+    size_t n = 0;
+    if (e->order != GP_ORDER_FAIR) {
+        for (size_t i = 0; i < e->all.len; i++)
+            if (e->pods.items[e->all.items[i]].state == GP_POD_PENDING && n++ < cap)
+                out[n - 1] = e->all.items[i];
+        return n;
+    }
+    for (size_t q = 0; q < e->queues.len; q++) {
+        const struct queue *qu = &e->queues.items[q];
+        for (size_t i = 0; i < qu->pending.len; i++)
+            if (e->pods.items[qu->pending.items[i]].state == GP_POD_PENDING && n++ < cap)
+                out[n - 1] = qu->pending.items[i];
+    }
+    return n;
+}
