@@ -11,8 +11,9 @@
  *               creates instances (removing free ones) when none is free
  *
  * A node without a sharing spec (the openb trace's GPU-sharing cluster)
- * accounts fractions of compute and memory per GPU; engine.c handles it.
- * Used by engine.c only; pure, no state. */
+ * accounts fractions of compute and memory per GPU; the engine's core
+ * handles it (node.c, place.c). Used by the engine's core only (through
+ * internal.h); pure, no state. */
 #ifndef GP_ENGINE_SHARE_H
 #define GP_ENGINE_SHARE_H
 
