@@ -29,7 +29,6 @@
  *     D (3)  V100 [1000 1000]            16
  * Pods scored: P1 a 300-milli share of 2 cores; P2 one GPU, 4 cores; P3 two
  * GPUs, 4 cores. The hand computations are beside each assertion. */
-#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
