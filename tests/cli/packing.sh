@@ -2,7 +2,8 @@
 # packing.sh - `gpuplane packing` on the synthetic openb-format fixtures of
 # tests/data/packing: the table's shape, the published numbers read from the
 # fixture table, the outputs, determinism (the same bytes with 1 and 2
-# workers), and bad input (exit 2, one line on stderr, no output files).
+# workers), every run's result pinned, and bad input (exit 2, one line on
+# stderr, no output files).
 # The run on the real trace is tests/cli/packing_openb.sh.
 set -uo pipefail
 gp="${GPUPLANE:?}"
@@ -90,6 +91,35 @@ done
 diff <(grep -v '^ran \|^wrote ' "$tmp/a.txt") <(grep -v '^ran \|^wrote ' "$tmp/b.txt") \
     >/dev/null || fail "determinism: the table differs between runs"
 echo "ok   determinism (1 and 2 workers)"
+
+# ---- every run of the fixtures pinned: workload policy seed unallocated-% failed ----
+# (a change meant to move them updates the pins and says why in its commit)
+. "$src/tests/cli/lib/packing_cells.sh"
+if ! diff <(packing_cells "$tmp/a.json") - >"$tmp/pins.diff" <<'EOF'
+default best-fit 1 3.3673 14
+default best-fit 2 3.0612 17
+default best-fit 3 3.7755 19
+default fgd 1 5.4082 17
+default fgd 2 1.0204 20
+default fgd 3 3.7755 18
+default random 1 9.4898 10
+default random 2 7.1429 12
+default random 3 16.0204 12
+gpushare40 best-fit 1 5.6122 20
+gpushare40 best-fit 2 7.551 13
+gpushare40 best-fit 3 10.8163 17
+gpushare40 fgd 1 5.102 19
+gpushare40 fgd 2 5.0 14
+gpushare40 fgd 3 8.2653 18
+gpushare40 random 1 8.1633 16
+gpushare40 random 2 14.6939 12
+gpushare40 random 3 13.9796 16
+EOF
+then
+    fail "pins: the runs differ from the pinned results (< got, > pinned): $(cat "$tmp/pins.diff")"
+else
+    echo "ok   the 18 runs give the pinned results"
+fi
 
 # --quiet: nothing on stdout; no --expected and no default folder: no paper column
 (cd "$tmp" && "$gp" packing --data "$fx" --policies fgd --seeds 5 --quiet) >"$tmp/q.txt" 2>&1 ||
