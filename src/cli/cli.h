@@ -27,6 +27,11 @@ enum gp_err gp_cli_write_all(const char *const *paths, const struct gp_sbuf *buf
 /* Prints "gpuplane: <msg>" to stderr and returns the exit code for err. */
 int gp_cli_fail(enum gp_err err, const char *msg);
 
+/* Prints the workload's warnings (what its manifests say and the
+ * simulation does not model), "warning: <line>" each, to stderr. */
+struct gp_workload;
+void gp_cli_warn(const struct gp_workload *w);
+
 /* The built-in demo's YAML, compiled in from examples/demo/. */
 extern const char gp_demo_cluster_yaml[];
 extern const size_t gp_demo_cluster_yaml_len;

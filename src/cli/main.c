@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "io/workload.h"
 #include "util/fs.h"
 
 static const struct gp_cmd commands[] = {
@@ -59,6 +60,12 @@ int gp_cli_fail(enum gp_err err, const char *msg)
 {
     fprintf(stderr, "gpuplane: %s\n", msg && *msg ? msg : gp_strerror(err));
     return gp_err_exit_code(err);
+}
+
+void gp_cli_warn(const struct gp_workload *w)
+{
+    for (size_t i = 0; i < w->nwarnings; i++)
+        fprintf(stderr, "warning: %s\n", w->warnings[i]);
 }
 
 int main(int argc, char **argv)

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 
 #include "io/cluster.h"
+#include "io/k8s_schema.h"
 #include "io/philly.h"
 #include "io/workload.h"
 #include "io/yaml_walk.h"
@@ -195,15 +196,19 @@ static enum gp_err read_workload_dir(const char *dir, struct gp_arena *a, struct
         goto out;
     }
     qsort(names, n, sizeof *names, compare_names);
-    size_t before = w->nitems;
+    size_t before = w->nitems, before_queues = w->nqueues;
+    struct gp_k8s_mark mark = gp_k8s_mark(w);
     for (size_t i = 0; i < n && err == GP_OK; i++) {
         struct stat st;
         if (stat(names[i], &st) == 0 && S_ISDIR(st.st_mode))
             continue; /* a directory named like a file */
         err = read_workload_file(names[i], gp_workload_parse_manifest, a, w, diag);
     }
-    if (err != GP_OK)
+    if (err != GP_OK) { /* nothing of the directory stays */
         w->nitems = before;
+        w->nqueues = before_queues;
+        gp_k8s_restore(w, &mark);
+    }
 out:
     closedir(d);
     for (size_t i = 0; i < n; i++)

@@ -1,16 +1,18 @@
 /* manifest.c - the Kubernetes manifest reader: a YAML (or JSON) stream of
  * Pods, Deployments and Jobs (or a List of them) with gpuplane and
  * simulation annotations, read into workload items, with the PodGroups
- * that make gangs and the Queues (gpuplane's or Volcano's) pods join. Fields Kubernetes
- * allows and we do not use are skipped; the fields we read are checked
- * for type and units; unknown gpuplane.io/ and sim.gpuplane.io/
- * annotations are errors, so that a typo is never silently ignored.
+ * that make gangs and the Queues (gpuplane's or Volcano's) pods join. Each
+ * object is first checked as the API server checks it (k8s_schema.c:
+ * unknown fields, resources, gpuplane keys, objects defined twice); the
+ * fields we read are checked for type and units, and the fields Kubernetes
+ * defines and we do not use are skipped (or warned about by the check).
  *
  * This file is the document loop and the dispatch by kind, the gangs
  * joined to their PodGroups, and the helpers the parts share; the parts
  * are listed in io/manifest_internal.h. */
 #include <string.h>
 
+#include "io/k8s_schema.h"
 #include "io/manifest_internal.h"
 
 enum gp_err gp_manifest_oom(struct gp_yaml *y)
@@ -79,7 +81,9 @@ static enum gp_err read_object(struct gp_yaml *y, struct fy_node *n, struct mani
     gp_yaml_node_mark(n, &line, &col);
     const char *kind, *api;
     struct fy_node *kind_node, *api_node;
-    enum gp_err err = top_string(y, n, "kind", &kind, &kind_node);
+    enum gp_err err = gp_k8s_validate(y, n, st->w); /* fields as the API server checks them */
+    if (err == GP_OK)
+        err = top_string(y, n, "kind", &kind, &kind_node);
     if (err != GP_OK)
         return err;
     if (strcmp(kind, "List") == 0) {
@@ -159,6 +163,7 @@ enum gp_err gp_workload_parse_manifest(const char *text, size_t len, const char 
     struct gp_yaml y;
     struct manifest_stream st = {w, a, NULL, 0, 0};
     size_t before = w->nitems, before_queues = w->nqueues;
+    struct gp_k8s_mark mark = gp_k8s_mark(w);
     gp_yaml_init(&y, name, a, diag);
     enum gp_err err = gp_yaml_each_document(&y, text, len, manifest_document, &st);
     /* each object that names a PodGroup of this file becomes a gang */
@@ -188,6 +193,7 @@ enum gp_err gp_workload_parse_manifest(const char *text, size_t len, const char 
     if (err != GP_OK) {
         w->nitems = before;
         w->nqueues = before_queues;
+        gp_k8s_restore(w, &mark);
     }
     return err;
 }

@@ -87,11 +87,33 @@ struct gp_queue_def {
     struct gp_queue_spec spec; /* spec.parent is resolved when the queues are added */
 };
 
+/* Model rows a workload can warn about (k8s_model.c checks its table fits). */
+#define GP_WORKLOAD_WARN_WORDS 8
+
+/* An object the manifests defined, for finding a second one of the same
+ * kind, namespace and name (k8s_schema.c). */
+struct gp_k8s_object {
+    const char *key;    /* "group/Kind namespace/name", in the arena */
+    const char *source; /* "file:line" */
+    uint32_t hash;
+};
+
 struct gp_workload {
     struct gp_item *items; /* in the arena */
     size_t nitems, cap;
     struct gp_queue_def *queues; /* in the arena, in the order they were read */
     size_t nqueues, queues_cap;
+    /* What the manifests say and the simulation does not model, one line
+     * each ("FILE:LINE: PATH is not simulated; ..."), in the arena, in the
+     * order found; the command prints them (docs/FORMATS.md, "Validation"). */
+    const char **warnings;
+    size_t nwarnings, warnings_cap;
+    uint64_t warned[GP_WORKLOAD_WARN_WORDS]; /* model rows already warned about */
+    /* every named object read, and an open-addressing index of them */
+    struct gp_k8s_object *objects;
+    size_t nobjects, objects_cap;
+    uint32_t *object_slots; /* object index + 1; 0 = empty */
+    size_t nslots;          /* a power of two, or 0 */
 };
 
 /* Appends the items read from arg to w: "PATH" (a YAML/JSON manifest file,

@@ -246,7 +246,7 @@ static void test_resources(void **state)
                           "  - {name: b, resources: {limits: {cpu: 500m, memory: "
                           "512Mi, nvidia.com/gpu: \"1\"}}}\n"
                           "  - {name: c, resources: {requests: {ephemeral-storage: "
-                          "10Gi, example.com/foo: 3}}}\n");
+                          "10Gi}}}\n");
     const struct gp_pod_spec *pod = &p->w.items[0].pod;
     assert_int_equal(pod->cpu_milli, 8000);     /* max(1.5 + 0.5, 8) */
     assert_int_equal(pod->mem_mib, 2048 + 512); /* max(2.5Gi, 1Gi) */
@@ -631,12 +631,7 @@ static void test_bad_annotation(void **state)
                           "spec: {containers: [{name: c}]}\n",
                  GP_EINVALID,
                  "jobs.yaml:6:5: Pod/p.metadata.annotations[\"sim.gpuplane.io/durations\"]: "
-                 "unknown gpuplane annotation (expected one of: sim.gpuplane.io/arrival, "
-                 "sim.gpuplane.io/duration, sim.gpuplane.io/repeat, sim.gpuplane.io/interarrival, "
-                 "sim.gpuplane.io/failure-probability, sim.gpuplane.io/retries, "
-                 "sim.gpuplane.io/failure-rate, sim.gpuplane.io/checkpoint-interval, "
-                 "gpuplane.io/gpu-milli, gpuplane.io/gpu-memory, gpuplane.io/gpu-model, "
-                 "gpuplane.io/sharing)");
+                 "unknown gpuplane annotation; did you mean \"sim.gpuplane.io/duration\"?");
     expect_error(POD_HEAD "  annotations:\n    sim.gpuplane.io/duration: exp(30 minutes)\n"
                           "spec: {containers: [{name: c}]}\n",
                  GP_EINVALID,
@@ -693,13 +688,8 @@ static void test_bad_annotation(void **state)
     expect_error(POD_HEAD "  annotations:\n    gpuplane.io/queue: batch\n"
                           "spec: {containers: [{name: c}]}\n",
                  GP_EINVALID,
-                 "jobs.yaml:6:5: Pod/p.metadata.annotations[\"gpuplane.io/queue\"]: unknown "
-                 "gpuplane annotation (expected one of: sim.gpuplane.io/arrival, "
-                 "sim.gpuplane.io/duration, sim.gpuplane.io/repeat, sim.gpuplane.io/interarrival, "
-                 "sim.gpuplane.io/failure-probability, sim.gpuplane.io/retries, "
-                 "sim.gpuplane.io/failure-rate, sim.gpuplane.io/checkpoint-interval, "
-                 "gpuplane.io/gpu-milli, gpuplane.io/gpu-memory, gpuplane.io/gpu-model, "
-                 "gpuplane.io/sharing)");
+                 "jobs.yaml:6:5: Pod/p.metadata.annotations[\"gpuplane.io/queue\"]: "
+                 "gpuplane.io/queue belongs in the labels of a Pod, Job or Deployment, not here");
 }
 
 static void test_error_keeps_workload(void **state)
@@ -853,13 +843,27 @@ static void test_directory_order(void **state)
     snprintf(want, sizeof want, "%s/b.yaml:6", dir);
     assert_string_equal(w.items[3].source, want);
 
-    /* a bad file names itself and leaves the workload as it was */
-    write_file(dir, "d.yaml", NAMED_POD("d") "  extra: [\n");
+    /* the same objects again are defined twice */
     err = gp_workload_load(dir, &a, &w, &d);
+    assert_int_equal(err, GP_EINVALID);
+    snprintf(want, sizeof want,
+             "%s/C.json:1:58: Pod/C: defined twice in namespace \"default\" "
+             "(first at %s/C.json:1)",
+             dir, dir);
+    assert_string_equal(d.msg, want);
+    assert_int_equal(w.nitems, 4);
+
+    /* a bad file names itself and leaves the workload as it was: nothing of
+     * the directory's earlier files stays */
+    write_file(dir, "d.yaml", NAMED_POD("d") "  extra: [\n");
+    struct gp_workload w2 = {0};
+    err = gp_workload_load(dir, &a, &w2, &d);
     assert_int_equal(err, GP_EPARSE);
     snprintf(want, sizeof want, "%s/d.yaml:", dir);
     assert_non_null(strstr(d.msg, want));
-    assert_int_equal(w.nitems, 4);
+    assert_int_equal(w2.nitems, 0);
+    assert_int_equal(w2.nobjects, 0);
+    assert_int_equal(w2.nqueues, 0);
 
     remove_file(dir, "b.yaml");
     remove_file(dir, "a.yml");

@@ -114,10 +114,11 @@ static void test_volcano_queue(void **state)
     (void)state;
     struct parsed *p = parse_ok(VQ "metadata: {name: team-b}\n"
                                    "spec:\n  weight: 3\n  reclaimable: true\n  parent: root\n"
-                                   "  state: Open\n  priority: 10\n"
+                                   "  priority: 10\n"
                                    "  capability: {nvidia.com/gpu: 48, cpu: \"100\", pods: 10}\n"
                                    "  deserved: {nvidia.com/gpu: 32}\n"
-                                   "  guarantee: {resource: {nvidia.com/gpu: 8, cpu: \"10\"}}\n");
+                                   "  guarantee: {resource: {nvidia.com/gpu: 8, cpu: \"10\"}}\n"
+                                   "status: {state: Open}\n");
     const struct gp_queue_def *q = &p->w.queues[0];
     assert_null(q->parent);
     assert_true(q->spec.weight == 3);
@@ -218,15 +219,14 @@ static void test_errors(void **state)
                  "q.yaml:5:32: Queue.spec.guaranteed[\"nvidia.com/gpu\"]: expected a number of "
                  "GPUs like 16 or 2.5, got \"-1\"");
     expect_error(GQ "metadata: {name: a}\nspec: {wieght: 2}\n", GP_EINVALID,
-                 "q.yaml:4:8: Queue.spec.wieght: unknown field (expected one of: parent, weight, "
-                 "guaranteed, borrowingLimit, gpuModels, preemption, reclaimable)");
+                 "q.yaml:4:8: Queue/a.spec.wieght: unknown field; did you mean \"weight\"?");
     expect_error(GQ "metadata: {name: a}\nspec: {preemption: {withinQueue: Always}}\n", GP_EINVALID,
                  "q.yaml:4:34: Queue.spec.preemption.withinQueue: expected LowerPriority or "
                  "Never, got \"Always\"");
     expect_error(GQ "metadata: {name: a}\nspec: {reclaimable: maybe}\n", GP_EINVALID,
                  "q.yaml:4:21: Queue.spec.reclaimable: expected true or false, got \"maybe\"");
     expect_error(GQ "metadata: {name: a}\n---\n" GQ "metadata: {name: a}\n", GP_EINVALID,
-                 "q.yaml:5:1: Queue \"a\" is defined twice (also at q.yaml:1)");
+                 "q.yaml:7:18: Queue/a: defined twice (first at q.yaml:3)");
     expect_error(GQ "metadata: {name: \"a b\"}\n", GP_EINVALID,
                  "q.yaml:3:18: Queue.metadata.name: expected a queue name (at most 63 of "
                  "[A-Za-z0-9_.-]), got \"a b\"");
