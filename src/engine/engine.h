@@ -102,8 +102,9 @@ struct gp_decision {
 /* A gang (a PodGroup): its pods are placed all together or not at all. At
  * least min_member of them must be bound at once; members placed beyond
  * that join one by one. With a topology key, members go to nodes that share
- * one value of that node label (a rack, an InfiniBand domain): required, or
- * preferred (tried first, then anywhere). */
+ * one value of that node label (a rack, an InfiniBand domain): required
+ * (late members too join the running gang's domain), or preferred (tried
+ * first, then anywhere). */
 struct gp_group_spec {
     const char *name;
     uint32_t min_member;

@@ -205,6 +205,25 @@ static const struct gp_decision *failed_gang_lookup(struct gp_engine *e, const s
     return NULL;
 }
 
+/* The domain a running gang's late members must join when its topology is
+ * required: the label value of the node of a bound member; NULL when the
+ * topology is not required or no member is bound. */
+static const char *gang_domain(const struct gp_engine *e, const struct group *g)
+{
+    if (!g->spec.topology_key || !g->spec.topology_required)
+        return NULL;
+    for (size_t i = 0; i < g->members.len; i++) {
+        const struct gp_pod *p = &e->pods.items[g->members.items[i]];
+        if (p->state != GP_POD_BOUND)
+            continue;
+        const struct gp_node *n = &e->nodes.items[p->node];
+        for (size_t j = 0; j < n->spec.nlabels; j++)
+            if (strcmp(n->spec.labels[j].key, g->spec.topology_key) == 0)
+                return n->spec.labels[j].value;
+    }
+    return NULL;
+}
+
 /* One attempt at a gang: a decision for each of its pending members, in
  * queue order, written to out (room for all of them is the caller's). */
 size_t gp_eng_place_gang(struct gp_engine *e, uint32_t gid, struct gp_decision *out)
@@ -220,9 +239,15 @@ size_t gp_eng_place_gang(struct gp_engine *e, uint32_t gid, struct gp_decision *
     const uint32_t *members = e->scratch.items;
     size_t n = e->scratch.len;
     uint32_t need = g->spec.min_member > g->bound ? g->spec.min_member - g->bound : 0;
-    if (need == 0) { /* the gang runs: late members join one by one */
+    if (need == 0) { /* the gang runs: late members join one by one, in its domain */
+        const char *domain = gang_domain(e, g);
+        if (domain) {
+            e->domain_key = g->spec.topology_key;
+            e->domain_value = domain;
+        }
         for (size_t k = 0; k < n; k++)
             gp_eng_place(e, &e->pods.items[members[k]], &out[k]);
+        e->domain_key = e->domain_value = NULL;
         return n;
     }
     struct gp_decision fail;

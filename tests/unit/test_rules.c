@@ -1,11 +1,11 @@
 /* test_rules.c - placement rules that must hold on every path, each set up
  * so that breaking the rule changes the outcome: a gang whose topology is
  * required is never split across domains (a gang that could only be placed
- * split, in a cycle and under preemption), a NoExecute taint repels pods
- * that do not tolerate it, a node selector with several keys needs all of
- * them, and a draining node (a spot notice, a scale-down) takes no new pods
- * while pods are pending - in the engine and in the simulator's spot
- * notice. */
+ * split, in a cycle and under preemption; a late member stays in the
+ * gang's domain), a NoExecute taint repels pods that do not tolerate it, a
+ * node selector with several keys needs all of them, and a draining node
+ * (a spot notice, a scale-down) takes no new pods while pods are pending -
+ * in the engine and in the simulator's spot notice. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -174,6 +174,42 @@ static void test_required_topology_under_preemption(void **state)
     assert_int_equal(gp_engine_group_bound(e, gid), 2);
     assert_string_equal(rack_of(e, d[1].node), rack_of(e, d[2].node));
     assert_string_equal(rack_of(e, d[0].node), rack_of(e, d[1].node)); /* room made there */
+    gp_engine_free(e);
+}
+
+/* A running gang's late members (beyond min_member) join one by one, but
+ * still inside the gang's rack. Nodes of 3 GPUs; the gang's two 2-GPU
+ * members fill rack a to one free GPU per node. A late 2-GPU member fits
+ * only rack b, and waits; a late 1-GPU member joins in rack a. */
+static void test_required_topology_late_member(void **state)
+{
+    (void)state;
+    struct gp_engine *e = gp_engine_new(gp_policy_find("best-fit"), 1);
+    struct gp_node_spec n[4] = {node("n0", 3, l_n0, 2), node("n1", 3, l_n1, 2),
+                                node("n2", 3, l_n2, 2), node("n3", 3, l_n3, 2)};
+    for (int i = 0; i < 4; i++)
+        assert_int_equal(gp_engine_node_add(e, &n[i], NULL), GP_OK);
+    uint32_t gid = add_gang(e, 2, 2, 2, true, 0, 0, 0);
+    struct gp_decision d[8];
+    assert_int_equal(gp_engine_schedule(e, 0, 0, d, 8), 2);
+    assert_int_equal(gp_engine_group_bound(e, gid), 2);
+    assert_string_equal(rack_of(e, d[0].node), "a"); /* the tie of free GPUs goes by name */
+    assert_string_equal(rack_of(e, d[1].node), "a");
+    assert_true(d[0].node != d[1].node);
+    struct gp_pod_spec two = pod(2), one = pod(1);
+    two.group = one.group = gid;
+    assert_int_equal(gp_engine_pod_add(e, &two, 1, NULL), GP_OK);
+    assert_int_equal(gp_engine_pod_add(e, &one, 1, NULL), GP_OK);
+    size_t k = gp_engine_schedule(e, 1, 0, d, 8);
+    assert_int_equal(k, 2);
+    if (d[0].kind == GP_DECISION_BIND)
+        fail_msg("the 2-GPU late member went to rack %s", rack_of(e, d[0].node));
+    assert_int_equal(d[0].kind, GP_DECISION_UNSCHEDULABLE);
+    assert_int_equal(d[0].explain.rejected[GP_FILTER_TOPOLOGY], 2); /* rack b's nodes */
+    assert_int_equal(d[0].explain.rejected[GP_FILTER_GPU_COUNT], 2);
+    assert_int_equal(d[1].kind, GP_DECISION_BIND);
+    assert_string_equal(rack_of(e, d[1].node), "a");
+    assert_int_equal(gp_engine_group_bound(e, gid), 3);
     gp_engine_free(e);
 }
 
@@ -453,6 +489,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_required_topology_never_split),
         cmocka_unit_test(test_required_topology_under_preemption),
+        cmocka_unit_test(test_required_topology_late_member),
         cmocka_unit_test(test_no_execute_repels),
         cmocka_unit_test(test_selector_needs_every_key),
         cmocka_unit_test(test_draining_node_takes_no_pods),
