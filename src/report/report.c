@@ -80,6 +80,19 @@ void gp_report_fmt_duration(char *buf, size_t n, double s)
     }
 }
 
+void gp_report_fmt_stat(char *buf, size_t n, const struct gp_sim_stats *st, double v)
+{
+    if (st->n == 0)
+        snprintf(buf, n, "n/a");
+    else
+        gp_report_fmt_duration(buf, n, v);
+}
+
+const char *gp_report_plural(uint64_t n, const char *one, const char *many)
+{
+    return n == 1 ? one : many;
+}
+
 static double finite_or0(double x)
 {
     return isfinite(x) ? x : 0.0;
@@ -105,13 +118,7 @@ double gp_report_gpu_avg_pct(const struct gp_sim_result *r)
 
 double gp_report_gpu_peak_pct(const struct gp_sim_result *r)
 {
-    double peak = 0;
-    for (size_t i = 0; r->samples && i < r->nsamples; i++) {
-        double v = r->samples[i].gpu_alloc_pct;
-        if (isfinite(v) && v > peak)
-            peak = v;
-    }
-    return peak;
+    return finite_or0(r->gpu_alloc_peak_pct);
 }
 
 double gp_report_gpu_idle_pct(const struct gp_sim_result *r)
@@ -174,9 +181,9 @@ static void line_label(FILE *f, const char *label)
 static void summary_cluster(FILE *f, const struct gp_sim_result *r, const struct gp_report_meta *m)
 {
     line_label(f, "cluster");
-    fprintf(f, "%s: %" PRIu32 " node%s, %" PRIu64 " GPU%s\n",
-            str_or(m ? m->cluster : NULL, "(unnamed)"), r->nodes, r->nodes == 1 ? "" : "s", r->gpus,
-            r->gpus == 1 ? "" : "s");
+    fprintf(f, "%s: %" PRIu32 " %s, %" PRIu64 " %s\n", str_or(m ? m->cluster : NULL, "(unnamed)"),
+            r->nodes, gp_report_plural(r->nodes, "node", "nodes"), r->gpus,
+            gp_report_plural(r->gpus, "GPU", "GPUs"));
     const struct gp_cluster *c = m ? m->cluster_spec : NULL;
     if (!c || !c->pools)
         return;
@@ -208,7 +215,8 @@ static void summary_cluster(FILE *f, const struct gp_sim_result *r, const struct
     }
     if (c->npools > shown) {
         line_label(f, "");
-        fprintf(f, "  ... and %zu more pools\n", c->npools - shown);
+        fprintf(f, "  ... and %zu more %s\n", c->npools - shown,
+                gp_report_plural(c->npools - shown, "pool", "pools"));
     }
 }
 
@@ -235,16 +243,16 @@ static void summary_pods(FILE *f, const struct gp_sim_result *r)
             " failed\n",
             r->pods_submitted, r->pods_scheduled, r->pods_completed, r->pods_failed);
     line_label(f, "");
-    fprintf(f, "%" PRIu64 " pending and %" PRIu64 " running at the end, %" PRIu64 " retr%s\n",
+    fprintf(f, "%" PRIu64 " pending and %" PRIu64 " running at the end, %" PRIu64 " %s\n",
             r->pods_pending_end, r->pods_running_end, r->pod_retries,
-            r->pod_retries == 1 ? "y" : "ies");
+            gp_report_plural(r->pod_retries, "retry", "retries"));
     if (r->gang_restarts || r->gangs_never_fit || r->gangs_across_domains ||
         r->gangs_over_timeout) {
         line_label(f, "gangs");
         fprintf(f,
-                "%" PRIu64 " members restarted with a failed one, %" PRIu64
-                " never fit the cluster\n",
-                r->gang_restarts, r->gangs_never_fit);
+                "%" PRIu64 " %s restarted with a failed one, %" PRIu64 " never fit the cluster\n",
+                r->gang_restarts, gp_report_plural(r->gang_restarts, "member", "members"),
+                r->gangs_never_fit);
         if (r->gangs_across_domains || r->gangs_over_timeout) {
             line_label(f, "");
             fprintf(f,
@@ -262,15 +270,16 @@ static void summary_pods(FILE *f, const struct gp_sim_result *r)
     if (r->mig_reconfigurations || r->oom_kills || r->timeslice_slowdown > 1.0005) {
         line_label(f, "shared GPUs");
         fprintf(f,
-                "%" PRIu64 " MIG re-partition%s, %" PRIu64
-                " pod%s out of GPU memory, time-sliced pods ran %.2fx slower\n",
-                r->mig_reconfigurations, r->mig_reconfigurations == 1 ? "" : "s", r->oom_kills,
-                r->oom_kills == 1 ? "" : "s", r->timeslice_slowdown);
+                "%" PRIu64 " MIG %s, %" PRIu64 " %s out of GPU memory, time-sliced pods ran "
+                "%.2fx slower\n",
+                r->mig_reconfigurations,
+                gp_report_plural(r->mig_reconfigurations, "re-partition", "re-partitions"),
+                r->oom_kills, gp_report_plural(r->oom_kills, "pod", "pods"), r->timeslice_slowdown);
     }
     if (r->jobs_submitted) {
         char mean[32], p95[32];
-        gp_report_fmt_duration(mean, sizeof mean, r->jct_s.mean);
-        gp_report_fmt_duration(p95, sizeof p95, r->jct_s.p95);
+        gp_report_fmt_stat(mean, sizeof mean, &r->jct_s, r->jct_s.mean);
+        gp_report_fmt_stat(p95, sizeof p95, &r->jct_s, r->jct_s.p95);
         line_label(f, "jobs");
         fprintf(f,
                 "%" PRIu64 " submitted, %" PRIu64 " completed, %" PRIu64
@@ -283,10 +292,11 @@ static void summary_pods(FILE *f, const struct gp_sim_result *r)
     for (size_t i = 0; declared && i < r->nqueues; i++) {
         const struct gp_sim_queue *q = &r->queues[i];
         char delay[32];
-        gp_report_fmt_duration(delay, sizeof delay, q->queue_delay_s.mean);
+        gp_report_fmt_stat(delay, sizeof delay, &q->queue_delay_s, q->queue_delay_s.mean);
         line_label(f, i ? "" : "queues");
-        fprintf(f, "%-16s %8.1f GPU-h, %" PRIu64 " binds, %" PRIu64 " evicted, delay mean %s\n",
-                q->name ? q->name : "", q->gpu_hours_allocated, q->binds, q->evicted, delay);
+        fprintf(f, "%-16s %8.1f GPU-h, %" PRIu64 " %s, %" PRIu64 " evicted, delay mean %s\n",
+                q->name ? q->name : "", q->gpu_hours_allocated, q->binds,
+                gp_report_plural(q->binds, "bind", "binds"), q->evicted, delay);
     }
 }
 
@@ -299,7 +309,7 @@ static void summary_delay(FILE *f, const struct gp_sim_result *r)
     line_label(f, "");
     for (int i = 0; i < 5; i++) {
         char d[32];
-        gp_report_fmt_duration(d, sizeof d, v[i]);
+        gp_report_fmt_stat(d, sizeof d, q, v[i]);
         fprintf(f, "%12s", d);
     }
     fputc('\n', f);
@@ -357,17 +367,19 @@ static void summary_cost(FILE *f, const struct gp_sim_result *r)
     }
     if (r->nodes_requested || r->nodes_removed) {
         line_label(f, "autoscaler");
-        fprintf(f, "%" PRIu64 " node%s requested, %" PRIu64 " removed\n", r->nodes_requested,
-                r->nodes_requested == 1 ? "" : "s", r->nodes_removed);
+        fprintf(f, "%" PRIu64 " %s requested, %" PRIu64 " removed\n", r->nodes_requested,
+                gp_report_plural(r->nodes_requested, "node", "nodes"), r->nodes_removed);
     }
     if (r->spot_interruptions || r->spot_interruptions_missed) {
         line_label(f, "spot");
-        fprintf(f, "%" PRIu64 " interruption%s, %" PRIu64 " pod%s evicted, %.1f GPU-hours lost",
-                r->spot_interruptions, r->spot_interruptions == 1 ? "" : "s", r->spot_evictions,
-                r->spot_evictions == 1 ? "" : "s", finite_or0(r->spot_lost_gpu_hours));
+        fprintf(f, "%" PRIu64 " %s, %" PRIu64 " %s evicted, %.1f GPU-hours lost",
+                r->spot_interruptions,
+                gp_report_plural(r->spot_interruptions, "interruption", "interruptions"),
+                r->spot_evictions, gp_report_plural(r->spot_evictions, "pod", "pods"),
+                finite_or0(r->spot_lost_gpu_hours));
         if (r->spot_interruptions_missed)
-            fprintf(f, "; %" PRIu64 " recorded one%s found no node", r->spot_interruptions_missed,
-                    r->spot_interruptions_missed == 1 ? "" : "s");
+            fprintf(f, "; %" PRIu64 " recorded %s no node", r->spot_interruptions_missed,
+                    gp_report_plural(r->spot_interruptions_missed, "one found", "ones found"));
         fprintf(f, "\n");
     }
 }
@@ -590,15 +602,21 @@ static json_t *json_timeline(struct jctx *c, const struct gp_sim_result *r)
     return tl;
 }
 
+/* A statistic's value, or null when nothing is behind it (st->n == 0). */
+static json_t *jstat(const struct gp_sim_stats *st, double v, int dec)
+{
+    return st->n ? jreal(v, dec) : json_null();
+}
+
 static json_t *json_stats(struct jctx *c, const struct gp_sim_stats *st, bool max)
 {
     json_t *o = json_object();
-    jset(c, o, "mean", jreal(st->mean, 3));
-    jset(c, o, "p50", jreal(st->p50, 3));
-    jset(c, o, "p95", jreal(st->p95, 3));
-    jset(c, o, "p99", jreal(st->p99, 3));
+    jset(c, o, "mean", jstat(st, st->mean, 3));
+    jset(c, o, "p50", jstat(st, st->p50, 3));
+    jset(c, o, "p95", jstat(st, st->p95, 3));
+    jset(c, o, "p99", jstat(st, st->p99, 3));
     if (max)
-        jset(c, o, "max", jreal(st->max, 3));
+        jset(c, o, "max", jstat(st, st->max, 3));
     return o;
 }
 
@@ -687,10 +705,10 @@ static json_t *json_cost(struct jctx *c, const struct gp_sim_result *r)
     jset(c, o, "jobs_usd", jreal(k->jobs_usd, USD_DEC));
     jset(c, o, "services_usd", jreal(k->services_usd, USD_DEC));
     json_t *per = json_object();
-    jset(c, per, "mean", jreal(k->job_usd.mean, USD_DEC));
-    jset(c, per, "p50", jreal(k->job_usd.p50, USD_DEC));
-    jset(c, per, "p95", jreal(k->job_usd.p95, USD_DEC));
-    jset(c, per, "max", jreal(k->job_usd.max, USD_DEC));
+    jset(c, per, "mean", jstat(&k->job_usd, k->job_usd.mean, USD_DEC));
+    jset(c, per, "p50", jstat(&k->job_usd, k->job_usd.p50, USD_DEC));
+    jset(c, per, "p95", jstat(&k->job_usd, k->job_usd.p95, USD_DEC));
+    jset(c, per, "max", jstat(&k->job_usd, k->job_usd.max, USD_DEC));
     json_t *top = json_array();
     for (size_t i = 0; i < k->ntop_jobs && i < GP_SIM_TOP_JOBS; i++) {
         json_t *e = json_object();
@@ -779,13 +797,7 @@ void gp_report_json(struct gp_sbuf *out, const struct gp_sim_result *r,
     jset(&c, jobs, "jct_s", json_stats(&c, &r->jct_s, false));
     jset(&c, root, "jobs", jobs);
 
-    json_t *qd = json_object();
-    jset(&c, qd, "mean", jreal(r->queue_delay_s.mean, 3));
-    jset(&c, qd, "p50", jreal(r->queue_delay_s.p50, 3));
-    jset(&c, qd, "p95", jreal(r->queue_delay_s.p95, 3));
-    jset(&c, qd, "p99", jreal(r->queue_delay_s.p99, 3));
-    jset(&c, qd, "max", jreal(r->queue_delay_s.max, 3));
-    jset(&c, root, "queue_delay_s", qd);
+    jset(&c, root, "queue_delay_s", json_stats(&c, &r->queue_delay_s, true));
 
     jset(&c, root, "node_hours", jreal(r->node_hours, 4));
     json_t *gh = json_object();
@@ -793,7 +805,14 @@ void gp_report_json(struct gp_sbuf *out, const struct gp_sim_result *r,
     jset(&c, gh, "allocated", jreal(r->gpu_hours_allocated, 4));
     jset(&c, gh, "idle", jreal(r->gpu_hours_idle, 4));
     jset(&c, root, "gpu_hours", gh);
-    jset(&c, root, "cost_usd", jreal(r->cost_usd, 4));
+    json_t *ga = json_object();
+    jset(&c, ga, "mean_pct", jreal(gp_report_gpu_avg_pct(r), 4));
+    jset(&c, ga, "peak_pct", jreal(r->gpu_alloc_peak_pct, 4));
+    jset(&c, ga, "peak_t_s", jreal(r->gpu_alloc_peak_t_s, 3));
+    jset(&c, ga, "peak_gpus", jreal(r->gpu_alloc_peak_gpus, 3));
+    jset(&c, root, "gpu_alloc", ga);
+    /* the whole bill, as cost.total_usd and to the same micro-dollar */
+    jset(&c, root, "cost_usd", jreal(r->cost_usd, USD_DEC));
     jset(&c, root, "cost", json_cost(&c, r));
     json_t *dyn = json_object();
     jset(&c, dyn, "nodes_requested", juint(r->nodes_requested));

@@ -5,12 +5,20 @@
 #define GP_REPORT_REPORT_FMT_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "sim/sim.h"
 
 /* A duration for people: "0 s", "350 ms", "3.2 s", "42 s", "4 min 10 s",
  * "2.5 h", "3.1 d". Non-finite or negative values give "-". */
 void gp_report_fmt_duration(char *buf, size_t n, double s);
+
+/* A statistic's value v as a duration, or "n/a" when nothing is behind
+ * the statistics (st->n == 0): no bind, no completed job. */
+void gp_report_fmt_stat(char *buf, size_t n, const struct gp_sim_stats *st, double v);
+
+/* one or many, as count n asks: "1 node", "2 nodes", "0 nodes". */
+const char *gp_report_plural(uint64_t n, const char *one, const char *many);
 
 /* x with at most maxdec decimals and no trailing zeros ("72.5", "3600",
  * "0.0012"); never "-0". Non-finite values give "" (an empty CSV field). */
@@ -19,7 +27,8 @@ void gp_report_fmt_num(char *buf, size_t n, double x, int maxdec);
 /* Time-averaged GPU allocation in percent: allocated / total GPU-hours, or
  * the mean of the samples when GPU-hours are unknown; 0 without data. */
 double gp_report_gpu_avg_pct(const struct gp_sim_result *r);
-/* Highest sampled GPU allocation in percent; 0 without samples. */
+/* The exact peak GPU allocation in percent (gp_sim_result's, from the
+ * events, not the samples); 0 when unknown. */
 double gp_report_gpu_peak_pct(const struct gp_sim_result *r);
 /* Idle GPU-hours as a percentage of the total; 0 when the total is 0. */
 double gp_report_gpu_idle_pct(const struct gp_sim_result *r);

@@ -144,7 +144,8 @@ static void header(struct gp_sbuf *o, const struct gp_sim_result *r, const struc
     char nodes[32], gpus[32];
     fmt_count(nodes, sizeof nodes, r->nodes);
     fmt_count(gpus, sizeof gpus, r->gpus);
-    snprintf(buf, sizeof buf, "%s nodes, %s GPUs", nodes, gpus);
+    snprintf(buf, sizeof buf, "%s %s, %s %s", nodes, gp_report_plural(r->nodes, "node", "nodes"),
+             gpus, gp_report_plural(r->gpus, "GPU", "GPUs"));
     gp_sbuf_add(o, "<tr><th>Cluster</th><td>");
     gp_sbuf_add_xml(o, str_or(m ? m->cluster : NULL, "(unnamed)"));
     gp_sbuf_add(o, " &mdash; ");
@@ -170,7 +171,8 @@ static void header(struct gp_sbuf *o, const struct gp_sim_result *r, const struc
                 gp_sbuf_printf(o, " ($%.2f per node-hour)", p->price_per_hour_usd);
         }
         if (c->npools > shown)
-            gp_sbuf_printf(o, "<br>&hellip; and %zu more pools", c->npools - shown);
+            gp_sbuf_printf(o, "<br>&hellip; and %zu more %s", c->npools - shown,
+                           gp_report_plural(c->npools - shown, "pool", "pools"));
         gp_sbuf_add(o, "</td></tr>\n");
     }
     if (m && m->workloads && m->nworkloads > 0) {
@@ -208,7 +210,7 @@ static void cards(struct gp_sbuf *o, const struct gp_sim_result *r)
     }
     fmt_count(v, sizeof v, r->pods_failed);
     fmt_count(a, sizeof a, r->pod_retries);
-    snprintf(n, sizeof n, "%s retries", a);
+    snprintf(n, sizeof n, "%s %s", a, gp_report_plural(r->pod_retries, "retry", "retries"));
     card(o, "Pods failed", v, timed ? n : "fit nowhere on arrival");
     if (timed) {
         fmt_count(v, sizeof v, r->pods_pending_end);
@@ -216,10 +218,11 @@ static void cards(struct gp_sbuf *o, const struct gp_sim_result *r)
         snprintf(n, sizeof n, "%s running at the end", a);
         card(o, "Pending at end", v, n);
 
-        gp_report_fmt_duration(v, sizeof v, r->queue_delay_s.p50);
-        gp_report_fmt_duration(a, sizeof a, r->queue_delay_s.mean);
-        gp_report_fmt_duration(b, sizeof b, r->queue_delay_s.p95);
-        gp_report_fmt_duration(c, sizeof c, r->queue_delay_s.p99);
+        const struct gp_sim_stats *qd = &r->queue_delay_s;
+        gp_report_fmt_stat(v, sizeof v, qd, qd->p50);
+        gp_report_fmt_stat(a, sizeof a, qd, qd->mean);
+        gp_report_fmt_stat(b, sizeof b, qd, qd->p95);
+        gp_report_fmt_stat(c, sizeof c, qd, qd->p99);
         snprintf(n, sizeof n, "mean %s, p95 %s, p99 %s", a, b, c);
         card(o, "Queueing delay p50", v, n);
 
@@ -239,9 +242,13 @@ static void cards(struct gp_sbuf *o, const struct gp_sim_result *r)
         snprintf(n, sizeof n, "%s GPU-hours allocated", d);
         card(o, "Node-hours", v, n);
 
-        if (isfinite(r->cost_usd) && r->cost_usd > 0) {
-            fmt_usd(v, sizeof v, r->cost_usd);
-            card(o, "Cost", v, "node-hours at node prices");
+        /* the whole bill: cost.total_usd, the number the cost section adds up */
+        double total = r->cost.total_usd > 0 ? r->cost.total_usd : r->cost_usd;
+        if (isfinite(total) && total > 0) {
+            fmt_usd(v, sizeof v, total);
+            card(o, "Cost", v,
+                 r->cost.control_plane_usd > 0 ? "nodes and the control plane"
+                                               : "node-hours at node prices");
         }
     } else {
         double arrived;
@@ -292,10 +299,11 @@ static void queues_section(struct gp_sbuf *o, const struct gp_sim_result *r)
     gp_sbuf_add(o, "<section class=\"panel\">\n<h2>Queues</h2>\n<p class=\"sub\">");
     if (r->preemptions)
         gp_sbuf_printf(o,
-                       "%" PRIu64 " evictions (%" PRIu64 " preempted by a higher priority in "
+                       "%" PRIu64 " %s (%" PRIu64 " preempted by a higher priority in "
                        "their queue, %" PRIu64 " reclaimed by a queue under its guarantee) "
                        "lost %.1f GPU-hours of work since the pods' last checkpoints. ",
-                       r->preemptions, r->preempted, r->reclaimed, r->lost_gpu_hours);
+                       r->preemptions, gp_report_plural(r->preemptions, "eviction", "evictions"),
+                       r->preempted, r->reclaimed, r->lost_gpu_hours);
     gp_sbuf_add(o, "GPU quota as declared (guaranteed / limit); delays are submission to "
                    "bind, completion times submission to the job's end.</p>\n<table>\n"
                    "<tr><th>queue</th><th class=\"num\">GPUs guaranteed / limit</th>"
@@ -313,9 +321,9 @@ static void queues_section(struct gp_sbuf *o, const struct gp_sim_result *r)
             else
                 snprintf(quota, sizeof quota, "%g / %g", q->guaranteed_gpus, q->limit_gpus);
         }
-        gp_report_fmt_duration(p50, sizeof p50, q->queue_delay_s.p50);
-        gp_report_fmt_duration(p95, sizeof p95, q->queue_delay_s.p95);
-        gp_report_fmt_duration(jct, sizeof jct, q->jct_s.mean);
+        gp_report_fmt_stat(p50, sizeof p50, &q->queue_delay_s, q->queue_delay_s.p50);
+        gp_report_fmt_stat(p95, sizeof p95, &q->queue_delay_s, q->queue_delay_s.p95);
+        gp_report_fmt_stat(jct, sizeof jct, &q->jct_s, q->jct_s.mean);
         gp_sbuf_add(o, "<tr><td>");
         gp_sbuf_add_xml(o, str_or(q->name, "-"));
         gp_sbuf_printf(o,
@@ -324,9 +332,8 @@ static void queues_section(struct gp_sbuf *o, const struct gp_sim_result *r)
                        "<td class=\"num\">%s</td><td class=\"num\">%" PRIu64 " / %" PRIu64
                        "</td><td class=\"num\">%s</td><td class=\"num\">%" PRIu64 "</td>"
                        "<td class=\"num\">%.1f</td><td class=\"num\">$%.2f</td></tr>\n",
-                       quota, q->gpu_hours_allocated, q->binds, q->binds ? p50 : "-",
-                       q->binds ? p95 : "-", q->jobs_completed, q->jobs_failed,
-                       q->jobs_completed ? jct : "-", q->evicted, q->lost_gpu_hours, q->cost_usd);
+                       quota, q->gpu_hours_allocated, q->binds, p50, p95, q->jobs_completed,
+                       q->jobs_failed, jct, q->evicted, q->lost_gpu_hours, q->cost_usd);
     }
     gp_sbuf_add(o, "</table>\n</section>\n");
 }

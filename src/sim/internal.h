@@ -168,6 +168,7 @@ struct change {
     double t_s;
     struct gp_sim_sample s;
     double cost_usd, rate_usd_s;
+    uint64_t gpu_milli_alloc; /* what s.gpu_alloc_pct is a share of the total of */
 };
 
 struct item_run {

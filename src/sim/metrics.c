@@ -40,6 +40,7 @@ double gp_sim_metrics_percentile(const double *sorted, size_t n, double p)
 void gp_sim_metrics_stats(const double *sorted, size_t n, struct gp_sim_stats *out)
 {
     out->mean = out->p50 = out->p95 = out->p99 = out->max = 0.0;
+    out->n = n;
     if (n == 0)
         return;
     double sum = 0.0;

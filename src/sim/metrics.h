@@ -17,7 +17,7 @@ void gp_sim_metrics_sort(double *v, size_t n);
  * v[ceil(p / 100 * n) - 1]. 0 when n is 0. */
 double gp_sim_metrics_percentile(const double *sorted, size_t n, double p);
 
-/* Mean, p50, p95, p99 and max of sorted v; all 0 when n is 0. */
+/* Mean, p50, p95, p99 and max of sorted v, and n; all 0 when n is 0. */
 void gp_sim_metrics_stats(const double *sorted, size_t n, struct gp_sim_stats *out);
 
 #endif

@@ -339,6 +339,9 @@ static enum gp_err log_state(struct run *r)
                        .cost_usd = r->cost_usd + r->cp_per_s * r->now_s,
                        .rate_usd_s = r->price_per_s + r->cp_per_s};
     state_now(r, &c.s);
+    struct gp_engine_totals t;
+    gp_engine_totals(r->e, &t);
+    c.gpu_milli_alloc = t.gpu_milli_alloc;
     if (r->log.len > 0) {
         struct change *last = &r->log.items[r->log.len - 1];
         c.s.t_s = last->s.t_s;
@@ -503,6 +506,24 @@ static enum gp_err samples_build(struct run *r, double end_s)
     return GP_OK;
 }
 
+/* The exact peak of the GPU allocation: the log holds the state after
+ * every instant's events and cycle (one entry per time at which it
+ * changed), so its highest entry is the highest the allocation ever was
+ * for any length of time - a pod that ran between two samples counts. The
+ * first time it was reached wins. */
+static void peak_build(struct run *r)
+{
+    struct gp_sim_result *out = r->out;
+    for (size_t i = 0; i < r->log.len; i++) {
+        const struct change *c = &r->log.items[i];
+        if (c->s.gpu_alloc_pct > out->gpu_alloc_peak_pct) {
+            out->gpu_alloc_peak_pct = c->s.gpu_alloc_pct;
+            out->gpu_alloc_peak_t_s = c->t_s;
+            out->gpu_alloc_peak_gpus = (double)c->gpu_milli_alloc / GP_GPU_MILLI;
+        }
+    }
+}
+
 static enum gp_err run_timed(struct run *r)
 {
     const struct gp_workload *wl = r->wl;
@@ -585,7 +606,6 @@ static enum gp_err run_timed(struct run *r)
     out->gpu_hours_total = r->gpu_milli_total_s / GP_GPU_MILLI / 3600.0;
     out->gpu_hours_allocated = r->gpu_milli_alloc_s / GP_GPU_MILLI / 3600.0;
     out->gpu_hours_idle = out->gpu_hours_total - out->gpu_hours_allocated;
-    out->cost_usd = r->cost_usd;
     out->timeslice_slowdown = r->ts_work_s > 0 ? r->ts_wall_s / r->ts_work_s : 1;
     for (size_t i = 0; i < r->lpods.len; i++) {
         uint8_t s = r->lpods.items[i].state;
@@ -604,6 +624,9 @@ static enum gp_err run_timed(struct run *r)
     gp_sim_queues_finish(r);
     if ((err = cost_finish(r, end)) != GP_OK)
         return err;
+    /* one number: the whole bill, control plane included */
+    out->cost_usd = out->cost.total_usd;
+    peak_build(r);
     return samples_build(r, end);
 }
 

@@ -66,8 +66,11 @@ struct gp_sim_point {
     double unallocated_pct;
 };
 
+/* Statistics of a set of values; n = 0: there were none, and the figures
+ * (all 0) mean nothing: the reports print n/a (JSON null). */
 struct gp_sim_stats {
     double mean, p50, p95, p99, max;
+    uint64_t n; /* the values behind them */
 };
 
 /* The figures of one queue (timed mode). The list holds the queues the
@@ -175,8 +178,12 @@ struct gp_sim_result {
     double gpu_hours_total;
     double gpu_hours_allocated;
     double gpu_hours_idle;
-    double cost_usd; /* node-hours x node price, where prices are known (no control plane) */
+    double cost_usd; /* the whole bill: cost.total_usd, the same number (control plane included) */
     struct gp_sim_cost cost;
+    /* GPU allocation: its exact peak over the run, from the state after
+     * each instant's binds and releases (not from the samples), when it
+     * was first reached, and the GPUs allocated then (timed mode) */
+    double gpu_alloc_peak_pct, gpu_alloc_peak_t_s, gpu_alloc_peak_gpus;
     /* cluster dynamics (timed mode) */
     uint64_t nodes_requested, nodes_removed; /* autoscaler scale-ups and scale-downs */
     uint64_t spot_interruptions;             /* notices given */

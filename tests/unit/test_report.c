@@ -90,14 +90,22 @@ static void timed_result(struct gp_sim_result *r, struct gp_report_meta *m)
     r->pod_retries = 12;
     r->binds = 1192;
     r->queue_delay_s = (struct gp_sim_stats){
-        .mean = 1612.345678, .p50 = 3.2, .p95 = 250, .p99 = 9000, .max = 10800};
+        .mean = 1612.345678, .p50 = 3.2, .p95 = 250, .p99 = 9000, .max = 10800, .n = NDELAYS};
     r->queue_delays_s = delays;
     r->nqueue_delays = NDELAYS;
     r->node_hours = 288;
     r->gpu_hours_total = 1536;
     r->gpu_hours_allocated = 1112.125;
     r->gpu_hours_idle = 423.875;
-    r->cost_usd = 1234.56;
+    r->cost_usd = 1234.56; /* the whole bill, as cost.total_usd */
+    r->cost.total_usd = 1234.56;
+    r->cost.gpu_used_usd = 900;
+    r->cost.gpu_idle_usd = 300.56;
+    r->cost.control_plane_usd = 34;
+    /* the exact peak: the highest sample here (95 % at 7.5 h), 60.8 of 64 GPUs */
+    r->gpu_alloc_peak_pct = 95;
+    r->gpu_alloc_peak_t_s = 27000;
+    r->gpu_alloc_peak_gpus = 60.8;
     r->unschedulable[GP_FILTER_GPU_COUNT] = 812;
     r->unschedulable[GP_FILTER_TAINT] = 120;
     r->unschedulable[GP_FILTER_CPU] = 40;
@@ -291,21 +299,43 @@ static json_t *jget(json_t *root, const char *path)
 static void check_json_schema(json_t *j, bool is_static)
 {
     static const char *const numbers[] = {
-        "gpuplane.schema",     "seed",
-        "sim_end_s",           "cluster.nodes",
-        "cluster.gpus",        "pods.submitted",
-        "pods.scheduled",      "pods.completed",
-        "pods.failed",         "pods.pending_at_end",
-        "pods.running_at_end", "pods.retries",
-        "queue_delay_s.mean",  "queue_delay_s.p50",
-        "queue_delay_s.p95",   "queue_delay_s.p99",
-        "queue_delay_s.max",   "node_hours",
-        "gpu_hours.total",     "gpu_hours.allocated",
-        "gpu_hours.idle",      "cost_usd",
+        "gpuplane.schema",
+        "seed",
+        "sim_end_s",
+        "cluster.nodes",
+        "cluster.gpus",
+        "pods.submitted",
+        "pods.scheduled",
+        "pods.completed",
+        "pods.failed",
+        "pods.pending_at_end",
+        "pods.running_at_end",
+        "pods.retries",
+        "node_hours",
+        "gpu_hours.total",
+        "gpu_hours.allocated",
+        "gpu_hours.idle",
+        "cost_usd",
+        "cost.total_usd",
+        "gpu_alloc.mean_pct",
+        "gpu_alloc.peak_pct",
+        "gpu_alloc.peak_t_s",
+        "gpu_alloc.peak_gpus",
     };
     for (size_t i = 0; i < sizeof numbers / sizeof numbers[0]; i++)
         if (!json_is_number(jget(j, numbers[i])))
             fail_msg("not a number: %s", numbers[i]);
+    /* statistics: numbers, or null when nothing is behind them */
+    static const char *const stats[] = {
+        "queue_delay_s.mean", "queue_delay_s.p50", "queue_delay_s.p95",
+        "queue_delay_s.p99",  "queue_delay_s.max", "jobs.jct_s.mean",
+        "jobs.jct_s.p50",     "jobs.jct_s.p95",    "jobs.jct_s.p99",
+    };
+    for (size_t i = 0; i < sizeof stats / sizeof stats[0]; i++)
+        if (!json_is_number(jget(j, stats[i])) && !json_is_null(jget(j, stats[i])))
+            fail_msg("neither a number nor null: %s", stats[i]);
+    /* one number: the whole bill */
+    assert_true(json_equal(jget(j, "cost_usd"), jget(j, "cost.total_usd")));
     assert_true(json_is_string(jget(j, "gpuplane.version")));
     assert_int_equal(json_integer_value(jget(j, "gpuplane.schema")), 1);
     assert_true(json_is_string(jget(j, "input.cluster")));
@@ -468,8 +498,10 @@ static void test_json_schema(void **state)
     gp_sbuf_free(&b);
 }
 
-static const char *const timed_titles[] = {"GPU allocation over time", "Pending pods over time",
-                                           "Running pods over time", "Queueing delay distribution"};
+static const char *const timed_titles[] = {
+    "GPU allocation over time",    "Pending pods over time", "Running pods over time",
+    "Queueing delay distribution", "Cost over time",
+};
 static const char *const static_titles[] = {"Unallocated GPUs vs arrived GPU request"};
 
 static void test_html(void **state)
@@ -483,7 +515,7 @@ static void test_html(void **state)
     gp_sbuf_init(&b);
     gp_report_html(&b, &r, &m);
     assert_false(b.oom);
-    check_html(gp_sbuf_str(&b), timed_titles, 4);
+    check_html(gp_sbuf_str(&b), timed_titles, 5);
     const char *h = gp_sbuf_str(&b);
     assert_non_null(strstr(h, "examples/cluster.yaml"));
     assert_non_null(strstr(h, "p95 4 min 10 s")); /* the histogram's markers */
@@ -531,7 +563,7 @@ static void test_html_queues(void **state)
     gp_sbuf_init(&b);
     gp_report_html(&b, &r, &m);
     const char *h = gp_sbuf_str(&b);
-    check_html(h, timed_titles, 4);
+    check_html(h, timed_titles, 5);
     assert_non_null(strstr(h, "<h2>Queues</h2>"));
     assert_non_null(strstr(h, "3 evictions (1 preempted by a higher priority in their queue, 2 "
                               "reclaimed by a queue under its guarantee) lost 1.5 GPU-hours"));
@@ -667,7 +699,7 @@ static void test_empty_and_nonfinite(void **state)
     struct gp_sbuf b;
     gp_sbuf_init(&b);
     gp_report_html(&b, &r, &m);
-    check_html(gp_sbuf_str(&b), timed_titles, 4);
+    check_html(gp_sbuf_str(&b), timed_titles, 5);
     gp_sbuf_free(&b);
     gp_report_json(&b, &r, &m);
     json_t *j = parse_json(gp_sbuf_str(&b));
@@ -682,6 +714,203 @@ static void test_empty_and_nonfinite(void **state)
     char *s = summary_text(&r, &m);
     assert_false(has_nonfinite_word(s));
     free(s);
+}
+
+/* Statistics with nothing behind them (no bind, no completed job) are
+ * n/a in the summary and the HTML report and null in the JSON, never 0 s. */
+static void test_stats_na(void **state)
+{
+    (void)state;
+    struct gp_sim_result r;
+    struct gp_report_meta m;
+    timed_result(&r, &m);
+    memset(&r.queue_delay_s, 0, sizeof r.queue_delay_s); /* n = 0: no bind */
+    r.queue_delays_s = NULL;
+    r.nqueue_delays = 0;
+    r.binds = 0;
+    r.jobs_submitted = 3; /* none completed: jct_s.n = 0 */
+    r.jobs_failed = 1;
+    struct gp_sim_queue q[1];
+    memset(q, 0, sizeof q);
+    q[0].name = "research";
+    q[0].declared = true;
+    q[0].jobs_submitted = 3;
+    r.queues = q;
+    r.nqueues = 1;
+
+    char *s = summary_text(&r, &m);
+    if (!strstr(s, "completion time mean n/a, p95 n/a"))
+        fail_msg("summary's job line lacks n/a:\n%s", s);
+    if (!strstr(s, "         n/a         n/a         n/a         n/a         n/a\n"))
+        fail_msg("summary's delay table lacks n/a:\n%s", s);
+    if (!strstr(s, "delay mean n/a"))
+        fail_msg("summary's queue line lacks n/a:\n%s", s);
+    assert_null(strstr(s, " 0 s ")); /* a duration of 0 s anywhere */
+    assert_null(strstr(s, " 0 s\n"));
+    free(s);
+
+    struct gp_sbuf b;
+    gp_sbuf_init(&b);
+    gp_report_html(&b, &r, &m);
+    const char *h = gp_sbuf_str(&b);
+    assert_non_null(strstr(h, "<div class=\"k\">Queueing delay p50</div><div class=\"v\">n/a</div>"
+                              "<div class=\"n\">mean n/a, p95 n/a, p99 n/a</div>"));
+    /* the queue's row: delay p50, p95, and its JCT */
+    assert_int_equal(count(h, "<td class=\"num\">n/a</td>"), 3);
+    assert_null(strstr(h, ">0 s<"));
+    gp_sbuf_free(&b);
+
+    gp_report_json(&b, &r, &m);
+    json_t *j = parse_json(gp_sbuf_str(&b));
+    static const char *const nulls[] = {"queue_delay_s.mean", "queue_delay_s.p50",
+                                        "queue_delay_s.max",  "jobs.jct_s.mean",
+                                        "jobs.jct_s.p95",     "cost.per_job_usd.mean"};
+    for (size_t i = 0; i < sizeof nulls / sizeof nulls[0]; i++)
+        if (!json_is_null(jget(j, nulls[i])))
+            fail_msg("%s is not null", nulls[i]);
+    json_t *q0 = json_array_get(jget(j, "queues"), 0);
+    assert_true(json_is_null(jget(q0, "queue_delay_s.p50")));
+    assert_true(json_is_null(jget(q0, "jobs.jct_s.mean")));
+    json_decref(j);
+    gp_sbuf_free(&b);
+
+    /* one value behind them: a figure, 0 s when it is 0 */
+    r.queue_delay_s.n = 1;
+    s = summary_text(&r, &m);
+    assert_non_null(strstr(s, "         0 s         0 s         0 s         0 s         0 s\n"));
+    free(s);
+}
+
+/* Whether s has "1 WORD" for a plural WORD, as a phrase of its own. */
+static const char *one_plural(const char *s)
+{
+    static const char *const words[] = {
+        "nodes", "GPUs",  "pods",          "retries", "binds",         "members", "evictions",
+        "pools", "gangs", "interruptions", "jobs",    "re-partitions", "reasons", "ones"};
+    for (const char *p = s; *p; p++) {
+        if (p[0] != '1' || p[1] != ' ' || (p > s && p[-1] >= '0' && p[-1] <= '9') ||
+            (p > s && (p[-1] == '.' || p[-1] == ',')))
+            continue;
+        for (size_t w = 0; w < sizeof words / sizeof words[0]; w++) {
+            size_t len = strlen(words[w]);
+            char after = p[2 + len];
+            if (strncmp(p + 2, words[w], len) == 0 && !(after >= 'a' && after <= 'z'))
+                return words[w];
+        }
+    }
+    return NULL;
+}
+
+/* Counts agree in number: "1 node", "1 GPU", "1 retry", in the summary
+ * and the HTML report. */
+static void test_plural(void **state)
+{
+    (void)state;
+    struct gp_sim_result r;
+    struct gp_report_meta m;
+    timed_result(&r, &m);
+    r.nodes = 1;
+    r.gpus = 1;
+    r.pod_retries = 1;
+    r.gang_restarts = 1;
+    r.gangs_never_fit = 1;
+    r.preemptions = 1;
+    r.preempted = 1;
+    r.mig_reconfigurations = 1;
+    r.oom_kills = 1;
+    r.nodes_requested = 1;
+    r.spot_interruptions = 1;
+    r.spot_evictions = 1;
+    r.spot_interruptions_missed = 1;
+    struct gp_sim_queue q[1];
+    memset(q, 0, sizeof q);
+    q[0].name = "research";
+    q[0].declared = true;
+    q[0].binds = 1;
+    q[0].queue_delay_s.n = 1;
+    r.queues = q;
+    r.nqueues = 1;
+    m.cluster_spec = NULL;
+
+    char *s = summary_text(&r, &m);
+    const char *bad = one_plural(s);
+    if (bad)
+        fail_msg("summary says \"1 %s\":\n%s", bad, s);
+    static const char *const want[] = {"1 node, 1 GPU",
+                                       "1 retry",
+                                       "1 member restarted",
+                                       "1 bind,",
+                                       "1 node requested",
+                                       "1 interruption, 1 pod",
+                                       "1 recorded one found no node"};
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
+        if (!strstr(s, want[i]))
+            fail_msg("summary lacks \"%s\":\n%s", want[i], s);
+    free(s);
+
+    struct gp_sbuf b;
+    gp_sbuf_init(&b);
+    gp_report_html(&b, &r, &m);
+    const char *h = gp_sbuf_str(&b);
+    if ((bad = one_plural(h)))
+        fail_msg("HTML report says \"1 %s\"", bad);
+    assert_non_null(strstr(h, "1 node, 1 GPU"));
+    assert_non_null(strstr(h, "1 retry"));
+    assert_non_null(strstr(h, "1 eviction ("));
+    gp_sbuf_free(&b);
+
+    /* and the plural where it is due */
+    r.nodes = 2;
+    r.gpus = 0;
+    s = summary_text(&r, &m);
+    assert_non_null(strstr(s, "2 nodes, 0 GPUs"));
+    free(s);
+}
+
+/* The summary, the card and the JSON show the result's exact peak, not the
+ * highest sample (a pod that ran between two samples counts). */
+static void test_peak_exact(void **state)
+{
+    (void)state;
+    struct gp_sim_result r;
+    struct gp_report_meta m;
+    timed_result(&r, &m);
+    r.gpu_alloc_peak_pct = 100; /* the samples peak at 95 */
+    r.gpu_alloc_peak_t_s = 1000;
+    r.gpu_alloc_peak_gpus = 64;
+    char *s = summary_text(&r, &m);
+    assert_non_null(strstr(s, "72.4 % average, 100.0 % peak"));
+    free(s);
+    struct gp_sbuf b;
+    gp_sbuf_init(&b);
+    gp_report_html(&b, &r, &m);
+    assert_non_null(strstr(gp_sbuf_str(&b), "peak 100.0 %"));
+    gp_sbuf_free(&b);
+    gp_report_json(&b, &r, &m);
+    json_t *j = parse_json(gp_sbuf_str(&b));
+    assert_true(json_real_value(jget(j, "gpu_alloc.peak_pct")) == 100.0);
+    assert_true(json_real_value(jget(j, "gpu_alloc.peak_t_s")) == 1000.0);
+    assert_true(json_real_value(jget(j, "gpu_alloc.peak_gpus")) == 64.0);
+    json_decref(j);
+    gp_sbuf_free(&b);
+}
+
+/* The cost card is the whole bill (the control plane included), the total
+ * the cost section adds up; cost_usd and cost.total_usd are one number. */
+static void test_cost_card(void **state)
+{
+    (void)state;
+    struct gp_sim_result r;
+    struct gp_report_meta m;
+    timed_result(&r, &m);
+    struct gp_sbuf b;
+    gp_sbuf_init(&b);
+    gp_report_html(&b, &r, &m);
+    const char *h = gp_sbuf_str(&b);
+    assert_non_null(strstr(h, "<div class=\"k\">Cost</div><div class=\"v\">$1,234.56</div>"
+                              "<div class=\"n\">nodes and the control plane</div>"));
+    assert_non_null(strstr(h, "Total $1,234.56, of which control plane $34.00"));
+    gp_sbuf_free(&b);
 }
 
 static void test_duration_format(void **state)
@@ -786,6 +1015,10 @@ int main(void)
         cmocka_unit_test(test_deterministic),
         cmocka_unit_test(test_escaping),
         cmocka_unit_test(test_empty_and_nonfinite),
+        cmocka_unit_test(test_stats_na),
+        cmocka_unit_test(test_plural),
+        cmocka_unit_test(test_peak_exact),
+        cmocka_unit_test(test_cost_card),
         cmocka_unit_test(test_duration_format),
         cmocka_unit_test(test_ticks),
         cmocka_unit_test(test_svg_thinning),
