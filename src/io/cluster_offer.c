@@ -70,7 +70,7 @@ enum gp_err gp_cluster_pool_offer(struct gp_yaml *y, struct fy_node *v, void *ob
     return GP_OK;
 }
 
-/* topology: {key: topology.kubernetes.io/rack, nodesPerDomain: 32} */
+/* The offer a pool names, or NULL with diag set. */
 static const struct gp_offer *offer_find(struct gp_yaml *y, struct cluster_pool *po,
                                          enum gp_err *err)
 {

@@ -255,7 +255,6 @@ static enum gp_err check_size(struct gp_yaml *y, struct fy_node *item, struct cl
     return GP_OK;
 }
 
-/* The offer a pool names, or NULL with diag set. */
 /* --- spec.nodePools[].topology ------------------------------------------ */
 
 /* topology: {key: topology.kubernetes.io/rack, nodesPerDomain: 32} */

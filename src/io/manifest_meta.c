@@ -355,6 +355,7 @@ enum gp_err gp_manifest_metadata(struct gp_yaml *y, struct fy_node *v, void *obj
 
 /* --- merging the object's and the template's hints ---------------------- */
 
+/* The template's hints win over the object's, one by one. */
 struct manifest_hints gp_manifest_hints_merge(const struct manifest_hints *obj,
                                               const struct manifest_hints *tpl)
 {
