@@ -32,6 +32,11 @@ int gp_cli_fail(enum gp_err err, const char *msg);
 struct gp_workload;
 void gp_cli_warn(const struct gp_workload *w);
 
+/* Prints the cluster's warnings (what its file says that the catalog
+ * doubts), "warning: <line>" each, to stderr. */
+struct gp_cluster;
+void gp_cli_warn_cluster(const struct gp_cluster *c);
+
 /* The built-in demo's YAML, compiled in from examples/demo/. */
 extern const char gp_demo_cluster_yaml[];
 extern const size_t gp_demo_cluster_yaml_len;

@@ -868,6 +868,7 @@ int gp_cmd_packing(int argc, char **argv)
     }
     if ((err = gp_cluster_load(cluster_arg, &arena, &cluster, &diag)) != GP_OK)
         goto fail;
+    gp_cli_warn_cluster(&cluster);
     if (cluster.nnodes == 0) {
         err = gp_diag_set(&diag, GP_EINVALID, "%s: the cluster has no nodes", pk.cluster_path);
         goto fail;

@@ -115,6 +115,7 @@ int gp_cmd_render(int argc, char **argv)
     }
     if ((err = gp_cluster_load(o.cluster, &arena, &cluster, &diag)) != GP_OK)
         goto fail;
+    gp_cli_warn_cluster(&cluster);
     if ((err = gp_render_cluster(&cluster, &r, &diag)) != GP_OK)
         goto fail;
     if (o.out) {

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "io/cluster.h"
 #include "io/workload.h"
 #include "util/fs.h"
 
@@ -66,6 +67,12 @@ void gp_cli_warn(const struct gp_workload *w)
 {
     for (size_t i = 0; i < w->nwarnings; i++)
         fprintf(stderr, "warning: %s\n", w->warnings[i]);
+}
+
+void gp_cli_warn_cluster(const struct gp_cluster *c)
+{
+    for (size_t i = 0; i < c->nwarnings; i++)
+        fprintf(stderr, "warning: %s\n", c->warnings[i]);
 }
 
 int main(int argc, char **argv)

@@ -254,6 +254,7 @@ int gp_cli_sharing_study(const char *cluster_arg, const char *const *workloads, 
     size_t n = 0;
     enum gp_err err = GP_OK;
     gp_arena_init(&arena);
+    memset(&cluster, 0, sizeof cluster); /* the openb and Philly readers set only what they know */
     memset(&w, 0, sizeof w);
     if (!cluster_arg || nworkloads == 0) {
         err = gp_diag_set(&diag, GP_EUSAGE,
@@ -263,6 +264,7 @@ int gp_cli_sharing_study(const char *cluster_arg, const char *const *workloads, 
     }
     if ((err = gp_cluster_load(cluster_arg, &arena, &cluster, &diag)) != GP_OK)
         goto done;
+    gp_cli_warn_cluster(&cluster);
     for (size_t i = 0; i < nworkloads; i++)
         if ((err = gp_workload_load(workloads[i], &arena, &w, &diag)) != GP_OK)
             goto done;

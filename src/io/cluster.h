@@ -72,6 +72,10 @@ struct gp_cluster {
     double control_plane_per_hour_usd; /* the managed control plane's fee; 0 = none */
     const char *control_plane_offer;   /* the provider it came from, or NULL */
     struct gp_autoscaler_spec autoscaler;
+    /* what the reader found doubtful but not wrong, one line each
+     * ("FILE:LINE:COL: PATH: ..."), in the arena; the CLI prints them */
+    const char **warnings;
+    size_t nwarnings, warnings_cap;
 };
 
 /* Whether a pool can change size (min < max) or loses nodes (spot). */

@@ -3,7 +3,9 @@
  * "provider/instance" or {provider, instance, gpu}) and its on-demand
  * price, resolved and checked once the pool is read; and
  * spec.controlPlane (a fee, or a provider's from the catalog). */
+#include <ctype.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "io/cluster_internal.h"
@@ -133,6 +135,114 @@ double gp_offer_node_price(const struct gp_offer *o, uint32_t gpus, int spot)
     return -1;
 }
 
+const struct gp_provider *gp_provider_find(const char *id)
+{
+    for (size_t i = 0; i < gp_nproviders; i++)
+        if (strcmp(gp_providers[i].id, id) == 0)
+            return &gp_providers[i];
+    return NULL;
+}
+
+/* --- does a GPU model name an offer's GPU? ------------------------------- */
+
+#define MAX_WORDS 16
+
+/* The words of a GPU name, upper-cased: vendor words and memory types
+ * dropped, SXM<n> as SXM; memory sizes ("80GB") apart, in GB. */
+struct gpu_words {
+    char w[MAX_WORDS][24];
+    size_t n;
+    uint32_t mem_gb[MAX_WORDS];
+    size_t nmem;
+};
+
+static bool is_form_factor(const char *w)
+{
+    return strcmp(w, "SXM") == 0 || strcmp(w, "PCIE") == 0 || strcmp(w, "NVL") == 0;
+}
+
+static void gpu_words_add(struct gpu_words *g, const char *text)
+{
+    for (const char *c = text; *c;) {
+        while (*c && !isalnum((unsigned char)*c))
+            c++;
+        char w[24];
+        size_t len = 0;
+        while (isalnum((unsigned char)*c)) {
+            if (len + 1 < sizeof w)
+                w[len++] = (char)toupper((unsigned char)*c);
+            c++;
+        }
+        w[len] = '\0';
+        if (len == 0 || strcmp(w, "NVIDIA") == 0 || strcmp(w, "TESLA") == 0 ||
+            strcmp(w, "AMD") == 0 || strcmp(w, "GEFORCE") == 0 || strncmp(w, "HBM", 3) == 0)
+            continue;
+        size_t digits = strspn(w, "0123456789");
+        if (digits > 0 && digits <= 4 && strcmp(w + digits, "GB") == 0) {
+            if (g->nmem < MAX_WORDS)
+                g->mem_gb[g->nmem++] = (uint32_t)strtoul(w, NULL, 10);
+            continue;
+        }
+        if (strncmp(w, "SXM", 3) == 0 && w[3] && strspn(w + 3, "0123456789") == strlen(w + 3))
+            w[3] = '\0';
+        if (g->n < MAX_WORDS)
+            memcpy(g->w[g->n++], w, sizeof w);
+    }
+}
+
+static bool gpu_words_has(const struct gpu_words *g, const char *w)
+{
+    for (size_t i = 0; i < g->n; i++)
+        if (strcmp(g->w[i], w) == 0)
+            return true;
+    return false;
+}
+
+bool gp_offer_gpu_matches(const struct gp_offer *o, const char *model)
+{
+    struct gpu_words m, off;
+    memset(&m, 0, sizeof m);
+    memset(&off, 0, sizeof off);
+    gpu_words_add(&m, model);
+    gpu_words_add(&off, o->gpu);
+    gpu_words_add(&off, o->form_factor);
+    if (o->gpu_memory_gb && off.nmem < MAX_WORDS)
+        off.mem_gb[off.nmem++] = o->gpu_memory_gb;
+    if (m.n == 0 || !gpu_words_has(&off, m.w[0]))
+        return false; /* the family */
+    bool off_form = false;
+    for (size_t i = 0; i < off.n; i++)
+        off_form |= is_form_factor(off.w[i]);
+    for (size_t i = 1; i < m.n; i++)
+        if (!gpu_words_has(&off, m.w[i]) && (off_form || !is_form_factor(m.w[i])))
+            return false;
+    for (size_t i = 0; i < m.nmem && off.nmem > 0; i++) {
+        bool found = false;
+        for (size_t j = 0; j < off.nmem; j++)
+            found |= m.mem_gb[i] == off.mem_gb[j];
+        if (!found)
+            return false;
+    }
+    return true;
+}
+
+/* --- the pool's price ----------------------------------------------------- */
+
+/* An offer's provider must be able to give Kubernetes nodes (the
+ * catalog's kubernetes: managed or byo, not none). */
+static enum gp_err check_provider(struct gp_yaml *y, struct cluster_pool *po)
+{
+    const struct gp_provider *prov = gp_provider_find(po->f.offer_provider);
+    if (!prov || prov->kubernetes != GP_KUBE_NONE)
+        return GP_OK; /* an unknown provider: offer_find says so */
+    return gp_cluster_key_fail(y, "offer", po->f.offer, GP_EINVALID,
+                               "%s's machines cannot be Kubernetes nodes (data/providers.json: "
+                               "kubernetes none: containers on shared hosts or a marketplace); "
+                               "choose a provider with managed or bring-your-own Kubernetes, or "
+                               "give pricePerHour",
+                               prov->id);
+}
+
 /* pricePerHour, pricePerGpuHour or offer: one of them; the offer resolved. */
 enum gp_err gp_cluster_check_price(struct gp_yaml *y, struct cluster_pool *po)
 {
@@ -160,16 +270,22 @@ enum gp_err gp_cluster_check_price(struct gp_yaml *y, struct cluster_pool *po)
         p->on_demand_per_hour_usd = p->price_per_hour_usd;
     if (!po->f.offer)
         return GP_OK;
-    enum gp_err err = GP_OK;
+    enum gp_err err = check_provider(y, po);
+    if (err != GP_OK)
+        return err;
     const struct gp_offer *o = offer_find(y, po, &err);
     if (!o)
         return err;
-    char q[80];
-    gp_yaml_quote(po->f.offer, q, sizeof q);
     if (!gpu)
         return gp_cluster_key_fail(
             y, "offer", po->f.offer, GP_EINVALID,
             "a GPU offer for a pool without GPUs; give gpu: or pricePerHour");
+    if (!gp_offer_gpu_matches(o, p->gpu_model))
+        return gp_cluster_key_fail(y, "offer", po->f.offer, GP_EINVALID,
+                                   "%s/%s has %s GPUs, not the pool's gpu.model %s (the model "
+                                   "names the offer's GPU: its family, and memory when both "
+                                   "give it)",
+                                   o->provider, o->instance, o->gpu, p->gpu_model);
     if (o->gpus_per_node && o->gpus_per_node != p->gpus_per_node)
         return gp_cluster_key_fail(y, "offer", po->f.offer, GP_EINVALID,
                                    "%s/%s has %u GPUs per node, the pool's gpu.count is %u",

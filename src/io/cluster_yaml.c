@@ -10,10 +10,12 @@
  * spec.autoscaler) and the helpers the parts share; the parts are listed
  * in io/cluster_internal.h. */
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "io/cluster_internal.h"
+#include "io/providers.h"
 #include "util/units.h"
 
 enum gp_err gp_cluster_oom(struct gp_yaml *y)
@@ -95,9 +97,71 @@ static const struct gp_yaml_field spec_fields[] = {
     GP_YCUSTOM("autoscaler", spec_autoscaler, 0),
 };
 
+/* Adds a warning at node `at`, formatted as an error would be. */
+static enum gp_err warn(struct gp_yaml *y, struct gp_cluster *c, struct fy_node *at,
+                        const char *msg)
+{
+    struct gp_diag line = {""}, *diag = y->diag;
+    y->diag = &line;
+    gp_yaml_fail(y, at, GP_EINVALID, "%s", msg);
+    y->diag = diag;
+    if (c->nwarnings == c->warnings_cap) {
+        size_t cap = c->warnings_cap ? 2 * c->warnings_cap : 4;
+        const char **w = gp_arena_alloc(y->arena, cap * sizeof *w);
+        if (!w)
+            return gp_cluster_oom(y);
+        if (c->nwarnings)
+            memcpy(w, c->warnings, c->nwarnings * sizeof *w);
+        c->warnings = w;
+        c->warnings_cap = cap;
+    }
+    if (!(c->warnings[c->nwarnings] = gp_arena_strdup(y->arena, line.msg)))
+        return gp_cluster_oom(y);
+    c->nwarnings++;
+    return GP_OK;
+}
+
+/* A bring-your-own provider's machines join a cluster you run yourself
+ * (data/providers.json), not a managed control plane: a pool's offer from
+ * one next to spec.controlPlane.offer is warned about. */
+static enum gp_err warn_byo(struct gp_yaml *y, struct fy_node *spec, struct gp_cluster *c)
+{
+    struct fy_node *pools = fy_node_mapping_lookup_by_string(spec, "nodePools", FY_NT);
+    for (size_t i = 0; c->control_plane_offer && i < c->npools; i++) {
+        const char *offer = c->pools[i].offer;
+        const char *slash = offer ? strchr(offer, '/') : NULL;
+        char id[64];
+        if (!slash || slash - offer >= (ptrdiff_t)sizeof id)
+            continue;
+        snprintf(id, sizeof id, "%.*s", (int)(slash - offer), offer);
+        const struct gp_provider *prov = gp_provider_find(id);
+        if (!prov || prov->kubernetes != GP_KUBE_BYO)
+            continue;
+        char msg[320];
+        snprintf(msg, sizeof msg,
+                 "%s is bring-your-own Kubernetes (data/providers.json: its machines join a "
+                 "cluster you run yourself, e.g. k3s or kubeadm), not %s's managed control plane "
+                 "(spec.controlPlane.offer); the cost counts both",
+                 prov->id, c->control_plane_offer);
+        struct fy_node *item = fy_node_sequence_get_by_index(pools, (int)i);
+        struct fy_node *at = fy_node_mapping_lookup_by_string(item, "offer", FY_NT);
+        struct gp_yaml_saved s =
+            gp_yaml_push_key(y, "nodePools", gp_yaml_key_node(spec, "nodePools"));
+        gp_yaml_push_index(y, i, item);
+        gp_yaml_push_key(y, "offer", gp_yaml_key_node(item, "offer"));
+        enum gp_err err = warn(y, c, at, msg);
+        gp_yaml_pop(y, s);
+        if (err != GP_OK)
+            return err;
+    }
+    return GP_OK;
+}
+
 static enum gp_err cluster_spec(struct gp_yaml *y, struct fy_node *v, void *obj)
 {
-    return gp_yaml_object(y, v, spec_fields, sizeof spec_fields / sizeof spec_fields[0], obj, true);
+    enum gp_err err =
+        gp_yaml_object(y, v, spec_fields, sizeof spec_fields / sizeof spec_fields[0], obj, true);
+    return err == GP_OK ? warn_byo(y, v, obj) : err;
 }
 
 static enum gp_err ignore_map(struct gp_yaml *y, struct fy_node *v, void *obj)

@@ -71,6 +71,32 @@ expect "bad vc sizes row" "vcs\.csv:3.*node num" \
     --cluster "$good_cluster" --workload "$good_workload" --vc-queues --vc-sizes "$tmp/vcs.csv"
 expect "vc queues with declared queues" "--vc-queues: the workload declares its own queues" \
     --cluster "$good_cluster" --workload "$src/examples/queues.yaml" --vc-queues
+expect "offer of another GPU model" \
+    "offer-model\.yaml:12:12: spec\.nodePools\[0\]\.offer: eks/p5\.48xlarge has H100 SXM 80GB GPUs, not the pool's gpu\.model A100-80GB" \
+    --cluster "$bad/offer-model.yaml" --workload "$good_workload"
+expect "offer that cannot be a Kubernetes node" \
+    "offer-no-kube\.yaml:12:13: spec\.nodePools\[0\]\.offer: runpod's machines cannot be Kubernetes nodes" \
+    --cluster "$bad/offer-no-kube.yaml" --workload "$good_workload"
+expect "ambiguous offer" \
+    "offer-ambiguous\.yaml:12:12: spec\.nodePools\[0\]\.offer: akamai_lke/GPU Linode names 2 offers.*gpu one of: RTX PRO 6000 Blackwell Server Edition, RTX 4000 Ada" \
+    --cluster "$bad/offer-ambiguous.yaml" --workload "$good_workload"
+
+# A doubtful but valid input runs (exit 0) with one warning line naming the
+# file, line and field.
+warn_file="$src/tests/data/warn/offer-byo.yaml"
+"$gp" sim --cluster "$warn_file" --workload "$good_workload" --json "$tmp/out.json" \
+    >"$tmp/stdout" 2>"$tmp/stderr"
+rc=$?
+if [ "$rc" -ne 0 ]; then
+    echo "FAIL byo offer beside a managed control plane: exit code $rc, expected 0"
+    cat "$tmp/stderr"; fails=$((fails + 1))
+elif [ "$(grep -c '^warning: ' "$tmp/stderr")" -ne 1 ] ||
+    ! grep -Eq "^warning: .*offer-byo\.yaml:14:12: spec\.nodePools\[0\]\.offer: lambda is bring-your-own Kubernetes.*not eks's managed control plane" "$tmp/stderr"; then
+    echo "FAIL byo offer beside a managed control plane: expected one warning line, got:"
+    cat "$tmp/stderr"; fails=$((fails + 1))
+else
+    echo "ok   byo offer beside a managed control plane: $(grep '^warning: ' "$tmp/stderr")"
+fi
 
 if [ "$fails" -ne 0 ]; then
     echo "$fails bad-input case(s) failed"

@@ -1,10 +1,12 @@
 /* test_cluster_pools.c - the Cluster YAML's pool sizes, boot time, prices,
- * provider offers, spot fields, control plane and autoscaler section: what
- * each field reads to, and a one-line error naming the field for each
- * mistake. Also checks the compiled catalog (providers_table.c, generated at build time)
- * against data/providers.json. */
+ * provider offers (their GPUs against the pool's, providers that cannot
+ * give nodes, the bring-your-own warning), spot fields, control plane and
+ * autoscaler section: what each field reads to, and a one-line error
+ * naming the field for each mistake. Also checks the compiled catalog (providers_table.c, generated
+ * at build time) against data/providers.json. */
 #include <math.h>
 #include <setjmp.h>
+#include <stdbool.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -134,9 +136,24 @@ static void test_errors(void **state)
     expect_error(HEAD "    count: 1\n    offer: aks/Standard_NC24ads_A100_v4\n",
                  "offer: aks/Standard_NC24ads_A100_v4 has 1 GPUs per node, the pool's gpu.count "
                  "is 8");
+    expect_error(HEAD "    count: 1\n    offer: akamai_lke/GPU Linode\n",
+                 "c.yaml:11:12: spec.nodePools[0].offer: akamai_lke/GPU Linode names 2 offers; "
+                 "write offer: {provider: akamai_lke, instance: GPU Linode, gpu: ...} with gpu "
+                 "one of: RTX PRO 6000 Blackwell Server Edition, RTX 4000 Ada");
+    /* the offer's GPUs are the pool's: the model, then the memory */
+    expect_error(HEAD "    count: 1\n    offer: eks/p5.48xlarge\n",
+                 "c.yaml:11:12: spec.nodePools[0].offer: eks/p5.48xlarge has H100 SXM 80GB GPUs, "
+                 "not the pool's gpu.model A100-80GB");
+    expect_error(HEAD "    count: 1\n    offer: eks/p4d.24xlarge\n",
+                 "offer: eks/p4d.24xlarge has A100 SXM 40GB GPUs, not the pool's gpu.model "
+                 "A100-80GB");
+    /* providers whose machines cannot be nodes (data/providers.json: none) */
     expect_error(HEAD "    count: 1\n    offer: runpod/Secure Cloud\n",
-                 "runpod/Secure Cloud names 7 offers; write offer: {provider: runpod, instance: "
-                 "Secure Cloud, gpu: ...} with gpu one of: H100 SXM 80GB, H100 PCIe 80GB");
+                 "c.yaml:11:12: spec.nodePools[0].offer: runpod's machines cannot be Kubernetes "
+                 "nodes");
+    expect_error(HEAD "    count: 1\n    offer: {provider: vastai, instance: \"marketplace median "
+                      "(verified, on-demand)\"}\n",
+                 "offer: vastai's machines cannot be Kubernetes nodes");
     expect_error(HEAD "    count: 1\n    spot: true\n    offer: eks/p4de.24xlarge\n",
                  "has no spot price");
     expect_error(HEAD "    count: 1\n    interruptionRate: 0.1\n",
@@ -201,6 +218,85 @@ static void test_topology(void **state)
                  "topology.size: unknown field");
 }
 
+/* A bring-your-own offer beside a managed control plane is read, with one
+ * warning naming the pool's offer; without the control plane, none. */
+static void test_byo_offer_warning(void **state)
+{
+    (void)state;
+    struct gp_arena a;
+    struct gp_cluster c;
+    struct gp_diag d = {""};
+    gp_arena_init(&a);
+    const char *pools = "  nodePools:\n"
+                        "  - name: cpu\n    cpu: \"8\"\n    memory: 32Gi\n    count: 1\n"
+                        "  - name: a10\n    gpu: {model: A10, count: 1}\n    cpu: \"30\"\n"
+                        "    memory: 200Gi\n    count: 1\n    offer: lambda/1x A10\n";
+    char text[1024];
+    snprintf(text, sizeof text, "%s%s%s",
+             "apiVersion: gpuplane.io/v1\nkind: Cluster\nmetadata: {name: t}\nspec:\n", pools,
+             "  controlPlane: {offer: eks}\n"); /* after the pools: read in any order */
+    assert_int_equal(parse(text, &a, &c, &d), GP_OK);
+    assert_int_equal(c.nwarnings, 1);
+    assert_string_equal(c.warnings[0],
+                        "c.yaml:15:12: spec.nodePools[1].offer: lambda is bring-your-own "
+                        "Kubernetes (data/providers.json: its machines join a cluster you run "
+                        "yourself, e.g. k3s or kubeadm), not eks's managed control plane "
+                        "(spec.controlPlane.offer); the cost counts both");
+    assert_float_equal(c.pools[1].price_per_hour_usd, 1.29, 1e-12); /* read all the same */
+    snprintf(text, sizeof text, "%s%s",
+             "apiVersion: gpuplane.io/v1\nkind: Cluster\nmetadata: {name: t}\nspec:\n", pools);
+    assert_int_equal(parse(text, &a, &c, &d), GP_OK);
+    assert_int_equal(c.nwarnings, 0);
+    snprintf(text, sizeof text, "%s%s%s",
+             "apiVersion: gpuplane.io/v1\nkind: Cluster\nmetadata: {name: t}\nspec:\n",
+             "  controlPlane: {pricePerHour: 0.1}\n", pools); /* no provider named */
+    assert_int_equal(parse(text, &a, &c, &d), GP_OK);
+    assert_int_equal(c.nwarnings, 0);
+    gp_arena_free(&a);
+}
+
+/* gp_offer_gpu_matches: which gpu.model names which catalog GPU. */
+static void test_offer_gpu_matches(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *gpu, *form;
+        uint32_t mem_gb;
+        const char *model;
+        bool want;
+    } cases[] = {
+        {"A100 SXM 80GB", "SXM", 80, "A100-80GB", true},
+        {"A100 SXM 80GB", "SXM", 80, "A100", true},
+        {"A100 SXM 80GB", "SXM", 80, "a100-sxm4-80gb", true},        /* case, SXM4 is SXM */
+        {"A100 SXM 80GB", "SXM", 80, "NVIDIA-A100-SXM4-80GB", true}, /* GFD's product label */
+        {"A100 SXM 80GB", "SXM", 80, "A100-40GB", false},            /* memory */
+        {"A100 SXM 80GB", "SXM", 80, "A100-PCIE-80GB", false},       /* form factor */
+        {"A100 SXM 80GB", "SXM", 80, "H100-80GB", false},            /* family */
+        {"A10 24GB", "PCIe", 24, "A100", false},                     /* A100 is not A10 */
+        {"A10 24GB", "PCIe", 24, "NVIDIA-A10", true},
+        {"GH200 96GB", "GH200", 96, "H100", false},   /* H100 is not GH200 */
+        {"H100 80GB", "", 80, "H100-SXM-80GB", true}, /* form factor not known: not checked */
+        {"H100 80GB", "", 80, "NVIDIA-H100-80GB-HBM3", true},
+        {"H100 NVL 94GB", "NVL (PCIe)", 94, "H100-80GB", false},
+        {"H100 NVL 94GB", "NVL (PCIe)", 94, "H100-NVL", true},
+        {"A100 40GB / 80GB", "", 0, "A100-40GB", true}, /* either memory */
+        {"A100 40GB / 80GB", "", 0, "A100-48GB", false},
+        {"RTX 4000 Ada", "PCIe", 0, "RTX-6000-Ada", false},
+        {"RTX 4000 Ada", "PCIe", 0, "RTX-4000-Ada", true},
+        {"V100 32GB", "", 32, "Tesla-V100-SXM2-32GB", true},
+        {"MI325X / MI350X / B300", "", 0, "B300", true},
+        {"T1-45 flavor (GPU model not stated in guide)", "", 0, "V100", false},
+        {"H100 SXM 80GB", "SXM", 80, "", false},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        struct gp_offer o = {"p", "i", cases[i].gpu, cases[i].form, 8, cases[i].mem_gb, 1, -1, -1,
+                             -1,  ""};
+        if (gp_offer_gpu_matches(&o, cases[i].model) != cases[i].want)
+            fail_msg("\"%s\" against offer GPU \"%s\" (%s): want %s", cases[i].model, cases[i].gpu,
+                     cases[i].form, cases[i].want ? "a match" : "no match");
+    }
+}
+
 static void test_catalog_matches_json(void **state)
 {
     (void)state;
@@ -216,6 +312,12 @@ static void test_catalog_matches_json(void **state)
         json_t *fee = json_object_get(p, "control_plane_fee_usd_per_hour");
         assert_float_equal(json_is_number(fee) ? json_number_value(fee) : -1,
                            gp_providers[i].control_plane_usd_per_hour, 1e-12);
+        const char *kube = json_string_value(json_object_get(p, "kubernetes"));
+        assert_non_null(kube);
+        assert_int_equal(gp_providers[i].kubernetes, strcmp(kube, "managed") == 0 ? GP_KUBE_MANAGED
+                                                     : strcmp(kube, "byo") == 0   ? GP_KUBE_BYO
+                                                                                  : GP_KUBE_NONE);
+        assert_ptr_equal(gp_provider_find(gp_providers[i].id), &gp_providers[i]);
         json_t *offers = json_object_get(p, "gpu_offers");
         for (size_t j = 0; j < json_array_size(offers); j++, k++) {
             json_t *o = json_array_get(offers, j);
@@ -223,6 +325,10 @@ static void test_catalog_matches_json(void **state)
             const struct gp_offer *t = &gp_offers[k];
             const char *inst = json_string_value(json_object_get(o, "instance_type"));
             assert_string_equal(inst ? inst : "", t->instance);
+            const char *form = json_string_value(json_object_get(o, "form_factor"));
+            assert_string_equal(form ? form : "", t->form_factor);
+            json_t *mem = json_object_get(o, "gpu_memory_gb");
+            assert_int_equal(json_is_integer(mem) ? json_integer_value(mem) : 0, t->gpu_memory_gb);
             static const char *const keys[] = {"on_demand_usd_per_gpu_hour",
                                                "on_demand_usd_per_node_hour",
                                                "spot_usd_per_gpu_hour", "spot_usd_per_node_hour"};
@@ -243,6 +349,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_fixed_and_autoscaled),
         cmocka_unit_test(test_offer_spot_control_plane),
+        cmocka_unit_test(test_byo_offer_warning),
+        cmocka_unit_test(test_offer_gpu_matches),
         cmocka_unit_test(test_topology),
         cmocka_unit_test(test_errors),
         cmocka_unit_test(test_catalog_matches_json),
