@@ -2,6 +2,7 @@
 #ifndef GP_CLI_CLI_H
 #define GP_CLI_CLI_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "util/err.h"
@@ -17,12 +18,25 @@ int gp_cmd_sim(int argc, char **argv);
 int gp_cmd_packing(int argc, char **argv);
 int gp_cmd_render(int argc, char **argv);
 
-/* Writes bufs[i] to paths[i] for each i whose path is not NULL, each file
- * atomically; on any failure (a buffer out of memory, a write) removes the
- * files already written, so there are all the outputs or none. The
- * buffers stay the caller's. */
+/* A command's outputs (outputs.c, util/output.h). prepare checks each
+ * output (flags[i] names paths[i] in messages; NULL paths are skipped)
+ * before the run and creates its temporary: a missing or unwritable
+ * directory, a directory or block device, or two outputs naming one file
+ * are usage errors. outputs_input refuses an input argument ("openb:F" is
+ * the file F) that is one of the outputs, or a directory of manifests
+ * holding an output it would read. */
+enum gp_err gp_cli_outputs_prepare(const char *const *flags, const char *const *paths, size_t n,
+                                   struct gp_diag *d);
+enum gp_err gp_cli_outputs_input(const char *flag, const char *arg, struct gp_diag *d);
+/* True if an output is standard output ("-", /dev/stdout). */
+bool gp_cli_outputs_stdout(void);
+/* Writes bufs[i] to paths[i] for each i whose path is not NULL (an output
+ * not prepared is prepared now): every file or none is replaced (see
+ * util/output.h). The buffers stay the caller's. */
 enum gp_err gp_cli_write_all(const char *const *paths, const struct gp_sbuf *bufs, size_t n,
                              struct gp_diag *d);
+/* Removes the temporaries of outputs never committed (main, at exit). */
+void gp_cli_outputs_release(void);
 
 /* Prints "gpuplane: <msg>" to stderr and returns the exit code for err. */
 int gp_cli_fail(enum gp_err err, const char *msg);

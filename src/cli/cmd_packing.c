@@ -763,13 +763,9 @@ enum { OUT_JSON, OUT_MARKDOWN, OUT_REPORT, NOUT };
 
 static enum gp_err check_outputs(const struct packing_opts *o, struct gp_diag *d)
 {
+    static const char *const flags[NOUT] = {"--json", "--markdown", "--report"};
     const char *paths[NOUT] = {o->json, o->markdown, o->report};
-    for (int i = 0; i < NOUT; i++)
-        for (int j = i + 1; j < NOUT; j++)
-            if (paths[i] && paths[j] && strcmp(paths[i], paths[j]) == 0)
-                return gp_diag_set(d, GP_EUSAGE, "packing: two outputs would both write '%s'",
-                                   paths[i]);
-    return GP_OK;
+    return gp_cli_outputs_prepare(flags, paths, NOUT, d);
 }
 
 /* Renders every requested output, then writes them; on any failure removes
@@ -866,6 +862,9 @@ int gp_cmd_packing(int argc, char **argv)
                           o.data);
         goto fail;
     }
+    if ((err = gp_cli_outputs_input("--data", pk.cluster_path, &diag)) != GP_OK ||
+        (err = gp_cli_outputs_input("--expected", expected_path, &diag)) != GP_OK)
+        goto fail;
     if ((err = gp_cluster_load(cluster_arg, &arena, &cluster, &diag)) != GP_OK)
         goto fail;
     gp_cli_warn_cluster(&cluster);
@@ -888,7 +887,8 @@ int gp_cmd_packing(int argc, char **argv)
             err = gp_diag_set(&diag, GP_ENOMEM, "packing: out of memory");
             goto fail;
         }
-        if ((err = gp_workload_load(arg, &arena, &wl[w], &diag)) != GP_OK)
+        if ((err = gp_cli_outputs_input("--workloads", arg, &diag)) != GP_OK ||
+            (err = gp_workload_load(arg, &arena, &wl[w], &diag)) != GP_OK)
             goto fail;
     }
 

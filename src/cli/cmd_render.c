@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "cli/cli.h"
 #include "cli/opts.h"
@@ -38,9 +39,10 @@ static void render_usage(FILE *f)
                "\n"
                "options:\n"
                "  --cluster FILE  the cluster spec (gpuplane Cluster YAML, docs/FORMATS.md)\n"
-               "  --out DIR       write one file each into DIR (created if missing); without\n"
-               "                  it everything goes to stdout as one YAML stream, each\n"
-               "                  document starting with a '# file: NAME' comment\n"
+               "  --out DIR       write one file each into DIR (created if missing), all new\n"
+               "                  or all old; without it (or with '-', a FIFO or a device)\n"
+               "                  everything goes to stdout (or there) as one YAML stream,\n"
+               "                  each document starting with a '# file: NAME' comment\n"
                "  -h, --help      this help\n"
                "\n"
                "exit codes: 0 success, 2 bad input or usage, 1 any other failure\n");
@@ -53,33 +55,82 @@ static const struct gp_opt render_opt_table[] = {
     GP_OPT_FLAG_AT("-h", struct render_opts, help),
 };
 
-/* Writes every file into dir; on a failure removes those already written. */
-static enum gp_err write_files(const char *dir, const struct gp_render *r, struct gp_diag *d)
+/* Where --out goes: a directory (made if missing) for one file each, or
+ * "-", a FIFO or a device for the one stream. Checked before the cluster
+ * is read. */
+static enum gp_err check_out(const char *out, bool *to_dir, struct gp_diag *d)
 {
-    if (mkdir(dir, 0777) != 0 && errno != EEXIST)
-        return gp_diag_set(d, errno == ENOENT || errno == ENOTDIR ? GP_ENOTFOUND : GP_EIO,
-                           "--out %s: cannot create the directory: %s", dir, strerror(errno));
+    static const char *const flag = "--out";
     struct stat st;
-    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
-        return gp_diag_set(d, GP_EUSAGE, "--out %s: not a directory", dir);
+    *to_dir = false;
+    if (strcmp(out, "-") == 0)
+        return gp_cli_outputs_prepare(&flag, &out, 1, d);
+    if (stat(out, &st) == 0) {
+        if (S_ISDIR(st.st_mode)) {
+            *to_dir = true;
+            if (access(out, W_OK | X_OK) != 0)
+                return gp_diag_set(d, GP_EUSAGE, "--out %s: cannot write in the directory: %s", out,
+                                   strerror(errno));
+            return GP_OK;
+        }
+        if (S_ISREG(st.st_mode) && strncmp(out, "/dev/", 5) != 0 &&
+            strncmp(out, "/proc/self/fd/", 14) != 0)
+            return gp_diag_set(d, GP_EUSAGE,
+                               "--out %s: is a file; expected a directory (or - for standard "
+                               "output)",
+                               out);
+        return gp_cli_outputs_prepare(&flag, &out, 1, d);
+    }
+    if (errno != ENOENT)
+        return gp_diag_set(d, GP_EUSAGE, "--out %s: %s", out, strerror(errno));
+    *to_dir = true;
+    char parent[4096];
+    const char *slash = strrchr(out, '/');
+    snprintf(parent, sizeof parent, "%.*s", slash ? (int)(slash - out) : 1, slash ? out : ".");
+    if (!*parent)
+        snprintf(parent, sizeof parent, "/");
+    if (stat(parent, &st) != 0 || !S_ISDIR(st.st_mode))
+        return gp_diag_set(d, GP_EUSAGE, "--out %s: no directory '%s' to create it in", out,
+                           parent);
+    if (access(parent, W_OK | X_OK) != 0)
+        return gp_diag_set(d, GP_EUSAGE, "--out %s: cannot create it in '%s': %s", out, parent,
+                           strerror(errno));
+    return GP_OK;
+}
+
+/* Writes every file into dir, all new or all old; a directory made for
+ * them is removed again if they cannot be written. */
+static enum gp_err write_files(const char *dir, const char *cluster_arg, const struct gp_render *r,
+                               struct gp_arena *a, const char ***paths, struct gp_diag *d)
+{
+    bool made = mkdir(dir, 0777) == 0;
+    if (!made && errno != EEXIST)
+        return gp_diag_set(d, GP_EUSAGE, "--out %s: cannot create the directory: %s", dir,
+                           strerror(errno));
     enum gp_err err = GP_OK;
-    size_t written = 0;
-    char path[4096];
+    const char **p = gp_arena_alloc(a, (r->nfiles ? r->nfiles : 1) * sizeof *p);
+    const char **flags = gp_arena_alloc(a, (r->nfiles ? r->nfiles : 1) * sizeof *flags);
+    struct gp_sbuf *bufs = gp_arena_alloc(a, (r->nfiles ? r->nfiles : 1) * sizeof *bufs);
+    if (!p || !flags || !bufs)
+        err = gp_diag_set(d, GP_ENOMEM, "render: out of memory");
     bool slash = dir[strlen(dir) - 1] == '/';
     for (size_t i = 0; i < r->nfiles && err == GP_OK; i++) {
-        int n = snprintf(path, sizeof path, "%s%s%s", dir, slash ? "" : "/", r->files[i].name);
-        if (n < 0 || (size_t)n >= sizeof path) {
-            err = gp_diag_set(d, GP_EUSAGE, "--out %s: path too long", dir);
-            break;
-        }
-        err = gp_fs_write_atomic(path, gp_sbuf_str(&r->files[i].text), r->files[i].text.len, d);
-        if (err == GP_OK)
-            written++;
+        flags[i] = "--out";
+        bufs[i] = r->files[i].text;
+        if (!(p[i] = gp_arena_printf(a, "%s%s%s", dir, slash ? "" : "/", r->files[i].name)))
+            err = gp_diag_set(d, GP_ENOMEM, "render: out of memory");
     }
-    for (size_t i = 0; err != GP_OK && i < written; i++) {
-        snprintf(path, sizeof path, "%s%s%s", dir, slash ? "" : "/", r->files[i].name);
-        remove(path);
+    if (err == GP_OK)
+        err = gp_cli_outputs_prepare(flags, p, r->nfiles, d);
+    if (err == GP_OK)
+        err = gp_cli_outputs_input("--cluster", cluster_arg, d);
+    if (err == GP_OK)
+        err = gp_cli_write_all(p, bufs, r->nfiles, d);
+    if (err != GP_OK && made) {
+        gp_cli_outputs_release();
+        rmdir(dir);
     }
+    *paths = p;
     return err;
 }
 
@@ -113,17 +164,26 @@ int gp_cmd_render(int argc, char **argv)
                           "render --help)");
         goto fail;
     }
+    bool to_dir = false;
+    if (o.out && (err = check_out(o.out, &to_dir, &diag)) != GP_OK)
+        goto fail;
+    if (!to_dir && (err = gp_cli_outputs_input("--cluster", o.cluster, &diag)) != GP_OK)
+        goto fail;
     if ((err = gp_cluster_load(o.cluster, &arena, &cluster, &diag)) != GP_OK)
         goto fail;
     gp_cli_warn_cluster(&cluster);
     if ((err = gp_render_cluster(&cluster, &r, &diag)) != GP_OK)
         goto fail;
-    if (o.out) {
-        if ((err = write_files(o.out, &r, &diag)) != GP_OK)
+    if (to_dir) {
+        const char **paths = NULL;
+        if ((err = write_files(o.out, o.cluster, &r, &arena, &paths, &diag)) != GP_OK)
             goto fail;
         for (size_t i = 0; i < r.nfiles; i++)
-            printf("wrote %s%s%s\n", o.out, o.out[strlen(o.out) - 1] == '/' ? "" : "/",
-                   r.files[i].name);
+            printf("wrote %s\n", paths[i]);
+    } else if (o.out) {
+        gp_render_stream(&r, &stream);
+        if ((err = gp_cli_write_all(&o.out, &stream, 1, &diag)) != GP_OK)
+            goto fail;
     } else {
         gp_render_stream(&r, &stream);
         if (stream.oom) {

@@ -55,7 +55,8 @@ static void sim_usage(FILE *f)
                "Replays a workload on a cluster with gpuplane's scheduling engine and reports\n"
                "allocation, queueing delay, node- and GPU-hours. With no arguments it runs the\n"
                "built-in demo (a mixed cluster, inference services and a stream of batch and\n"
-               "training jobs over one day) and writes " GP_DEMO_REPORT ".\n"
+               "training jobs over one day) and writes " GP_DEMO_REPORT " into the current\n"
+               "directory when that is writable.\n"
                "\n"
                "inputs:\n"
                "  --cluster FILE      cluster spec: a gpuplane Cluster YAML, or openb:NODES.csv,\n"
@@ -93,7 +94,9 @@ static void sim_usage(FILE *f)
                "  --sample DURATION   timed: metrics interval (default: horizon/288)\n"
                "  --inflate X         static: resample pods until their GPU request is X times\n"
                "                      the cluster's GPUs (default 1.3)\n"
-               "outputs:\n"
+               "outputs (FILE '-' is standard output; a symlink is written through, a FIFO or\n"
+               "device such as /dev/null written in place; all are checked before the run and\n"
+               "replaced all together or not at all):\n"
                "  --json FILE         results as JSON (schema in docs/FORMATS.md)\n"
                "  --csv FILE          the timeline as CSV (static mode: the packing curve)\n"
                "  --report FILE       a self-contained HTML report with charts\n"
@@ -272,16 +275,43 @@ static enum gp_err write_outputs(const struct sim_opts *o, const struct gp_sim_r
     return err;
 }
 
-/* Output paths must differ, or one would silently overwrite another. */
-static enum gp_err check_outputs(const struct sim_opts *o, struct gp_diag *d)
+/* Checks every output before anything is read or run (util/output.h),
+ * and that none of them is one of the inputs. */
+static enum gp_err prepare_outputs(const struct sim_opts *o, struct gp_diag *d)
 {
+    static const char *const flags[3] = {"--json", "--csv", "--report"};
     const char *paths[3] = {o->json, o->csv, o->report};
-    for (int i = 0; i < 3; i++)
-        for (int j = i + 1; j < 3; j++)
-            if (paths[i] && paths[j] && strcmp(paths[i], paths[j]) == 0)
-                return gp_diag_set(d, GP_EUSAGE, "sim: two outputs would both write '%s'",
-                                   paths[i]);
-    return GP_OK;
+    enum gp_err err = gp_cli_outputs_prepare(flags, paths, 3, d);
+    if (err == GP_OK)
+        err = gp_cli_outputs_input("--cluster", o->cluster, d);
+    for (size_t i = 0; i < o->nworkloads && err == GP_OK; i++)
+        err = gp_cli_outputs_input("--workload", o->workloads[i], d);
+    if (err == GP_OK)
+        err = gp_cli_outputs_input("--vc-sizes", o->vc_sizes, d);
+    return err;
+}
+
+/* The demo's report, when no output is asked for, goes to the current
+ * directory if it is writable; *note says what happened. */
+static void demo_report(struct sim_opts *o, char *note, size_t cap)
+{
+    static const char *const flag = "--report";
+    const char *path = GP_DEMO_REPORT;
+    struct gp_diag d = {""};
+    char cwd[1024];
+    if (!getcwd(cwd, sizeof cwd))
+        snprintf(cwd, sizeof cwd, ".");
+    if (gp_cli_outputs_prepare(&flag, &path, 1, &d) == GP_OK) {
+        o->report = GP_DEMO_REPORT;
+        snprintf(note, cap,
+                 "wrote %s in the current directory (%s); --report FILE puts it elsewhere",
+                 GP_DEMO_REPORT, cwd);
+    } else {
+        snprintf(note, cap,
+                 "no report written: the current directory (%s) is not writable; --report FILE "
+                 "writes it elsewhere",
+                 cwd);
+    }
 }
 
 int gp_cmd_sim(int argc, char **argv)
@@ -317,9 +347,10 @@ int gp_cmd_sim(int argc, char **argv)
                               "sim: --compare-sharing writes --json and --report, not --csv");
             goto fail;
         }
-        if ((err = check_outputs(&o, &diag)) != GP_OK)
+        if ((err = prepare_outputs(&o, &diag)) != GP_OK)
             goto fail;
-        rc = gp_cli_sharing_study(o.cluster, o.workloads, o.nworkloads, o.json, o.report, o.quiet);
+        rc = gp_cli_sharing_study(o.cluster, o.workloads, o.nworkloads, o.json, o.report,
+                                  o.quiet || gp_cli_outputs_stdout());
         goto out;
     }
     bool demo = !o.cluster && o.nworkloads == 0;
@@ -331,12 +362,17 @@ int gp_cmd_sim(int argc, char **argv)
         err = gp_diag_set(&diag, GP_EUSAGE, "sim: --cluster needs at least one --workload");
         goto fail;
     }
-    if ((err = check_outputs(&o, &diag)) != GP_OK)
-        goto fail;
     if (o.vc_sizes && !o.vc_queues) {
         err = gp_diag_set(&diag, GP_EUSAGE, "sim: --vc-sizes needs --vc-queues");
         goto fail;
     }
+    if ((err = prepare_outputs(&o, &diag)) != GP_OK)
+        goto fail;
+    char demo_note[1200] = "";
+    if (demo && !o.report && !o.json && !o.csv)
+        demo_report(&o, demo_note, sizeof demo_note);
+    if (gp_cli_outputs_stdout())
+        o.quiet = true; /* stdout carries an output */
     if (demo) {
         err = gp_cluster_parse_yaml(gp_demo_cluster_yaml, gp_demo_cluster_yaml_len,
                                     "demo/cluster.yaml", &arena, &cluster, &diag);
@@ -350,8 +386,6 @@ int gp_cmd_sim(int argc, char **argv)
         o.workloads[o.nworkloads++] = "built-in demo workload";
         if (o.horizon_s == 0)
             o.horizon_s = 86400;
-        if (!o.report && !o.json && !o.csv)
-            o.report = GP_DEMO_REPORT;
     } else {
         if ((err = gp_cluster_load(o.cluster, &arena, &cluster, &diag)) != GP_OK)
             goto fail;
@@ -419,10 +453,12 @@ int gp_cmd_sim(int argc, char **argv)
     if (!o.quiet) {
         gp_report_summary(stdout, &result, &meta);
         printf("\nsimulated in %.2f s of wall time\n", wall_s);
-        const char *outs[3] = {o.json, o.csv, o.report};
+        const char *outs[3] = {o.json, o.csv, demo_note[0] ? NULL : o.report};
         for (int i = 0; i < 3; i++)
             if (outs[i])
                 printf("wrote %s\n", outs[i]);
+        if (demo_note[0])
+            printf("%s\n", demo_note);
     }
     goto out;
 fail:

@@ -5,7 +5,6 @@
 #include "cli/cli.h"
 #include "io/cluster.h"
 #include "io/workload.h"
-#include "util/fs.h"
 
 static const struct gp_cmd commands[] = {
     {"sim", "replay a workload on a cluster with the scheduling engine (no arguments: a demo)",
@@ -33,28 +32,6 @@ static void usage(FILE *f)
                "exit codes: 0 success, 2 bad input or usage, 1 any other failure\n"
                "Start with `gpuplane sim`: it runs a built-in demo and writes "
                "gpuplane-report.html.\n");
-}
-
-enum gp_err gp_cli_write_all(const char *const *paths, const struct gp_sbuf *bufs, size_t n,
-                             struct gp_diag *d)
-{
-    enum gp_err err = GP_OK;
-    size_t written = 0;
-    for (size_t i = 0; i < n && err == GP_OK; i++) {
-        if (!paths[i])
-            continue;
-        if (bufs[i].oom)
-            err = gp_diag_set(d, GP_ENOMEM, "%s: out of memory while rendering", paths[i]);
-        else
-            err = gp_fs_write_atomic(paths[i], gp_sbuf_str(&bufs[i]), bufs[i].len, d);
-        if (err == GP_OK)
-            written = i + 1;
-    }
-    if (err != GP_OK)
-        for (size_t i = 0; i < written; i++)
-            if (paths[i])
-                remove(paths[i]);
-    return err;
 }
 
 int gp_cli_fail(enum gp_err err, const char *msg)
@@ -91,8 +68,11 @@ int main(int argc, char **argv)
         return 0;
     }
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
-        if (strcmp(name, commands[i].name) == 0)
-            return commands[i].run(argc - 1, argv + 1);
+        if (strcmp(name, commands[i].name) == 0) {
+            int rc = commands[i].run(argc - 1, argv + 1);
+            gp_cli_outputs_release();
+            return rc;
+        }
     fprintf(stderr, "gpuplane: unknown command '%s' (see gpuplane --help)\n", name);
     return 2;
 }

@@ -24,6 +24,14 @@ static const char *after_prefix(const char *arg, const char *prefix)
     return strncmp(arg, prefix, n) == 0 ? arg + n : NULL;
 }
 
+const char *gp_workload_arg_path(const char *arg)
+{
+    const char *rest = after_prefix(arg, "openb:");
+    if (!rest)
+        rest = after_prefix(arg, "philly:");
+    return rest ? rest : arg;
+}
+
 static enum gp_err empty_path(const char *arg, struct gp_diag *diag)
 {
     return gp_diag_set(diag, GP_EUSAGE, "%s: expected a file name after the colon", arg);
@@ -136,7 +144,7 @@ static enum gp_err read_workload_file(const char *path, workload_reader reader, 
     return err;
 }
 
-static bool manifest_name(const char *name)
+bool gp_workload_dir_reads(const char *name)
 {
     size_t n = strlen(name);
     if (name[0] == '.')
@@ -168,7 +176,7 @@ static enum gp_err read_workload_dir(const char *dir, struct gp_arena *a, struct
         return gp_diag_set(diag, GP_EIO, "%s: cannot read the directory", dir);
     struct dirent *e;
     while ((e = readdir(d)) != NULL) {
-        if (!manifest_name(e->d_name))
+        if (!gp_workload_dir_reads(e->d_name))
             continue;
         if (n == cap) {
             size_t ncap = cap ? cap * 2 : 16;

@@ -122,6 +122,13 @@ struct gp_workload {
 enum gp_err gp_workload_load(const char *arg, struct gp_arena *a, struct gp_workload *w,
                              struct gp_diag *diag);
 
+/* The file an input argument names: arg less an "openb:" or "philly:"
+ * prefix (cluster arguments take the same prefixes). */
+const char *gp_workload_arg_path(const char *arg);
+/* True if gp_workload_load reads a file of this name in a directory:
+ * *.yaml, *.yml, *.json, not hidden. */
+bool gp_workload_dir_reads(const char *name);
+
 /* The readers behind it; each appends to w. */
 enum gp_err gp_workload_parse_manifest(const char *text, size_t len, const char *name,
                                        struct gp_arena *a, struct gp_workload *w,

@@ -1,6 +1,7 @@
 /* fs.c - file helpers. */
 #define _POSIX_C_SOURCE 200809L
 #include "util/fs.h"
+#include "util/output.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -62,29 +63,14 @@ out:
 
 enum gp_err gp_fs_write_atomic(const char *path, const char *data, size_t len, struct gp_diag *diag)
 {
-    size_t plen = strlen(path);
-    char *tmp = malloc(plen + 16);
-    if (!tmp)
-        return gp_diag_set(diag, GP_ENOMEM, "%s: out of memory", path);
-    snprintf(tmp, plen + 16, "%s.tmp", path);
-    enum gp_err err = GP_OK;
-    FILE *f = fopen(tmp, "wb");
-    if (!f) {
-        err = gp_diag_set(diag, GP_EIO, "%s: cannot write: %s", path, strerror(errno));
-        goto out;
-    }
-    size_t n = fwrite(data, 1, len, f);
-    int close_rc = fclose(f);
-    if (n != len || close_rc != 0) {
-        err = gp_diag_set(diag, GP_EIO, "%s: write failed: %s", path, strerror(errno));
-        remove(tmp);
-        goto out;
-    }
-    if (rename(tmp, path) != 0) {
-        err = gp_diag_set(diag, GP_EIO, "%s: cannot rename into place: %s", path, strerror(errno));
-        remove(tmp);
-    }
-out:
-    free(tmp);
+    struct gp_output_set set;
+    size_t i = 0;
+    gp_output_set_init(&set);
+    enum gp_err err = gp_output_add(&set, "output", path, &i, diag);
+    if (err == GP_OK)
+        err = gp_output_put(&set, i, data, len, diag);
+    if (err == GP_OK)
+        err = gp_output_commit(&set, diag);
+    gp_output_set_free(&set);
     return err;
 }

@@ -191,7 +191,7 @@ expect "expected dir without the table" "--expected: no .*analysis_allo_discrete
 expect "broken published table" "analysis_allo_discrete\.csv:2: column 'seed'" "$tmp" -- \
     --data "$fx" --expected "$tmp/badexp"
 expect "unknown option" "unknown option '--colour'" "$tmp" -- --data "$fx" --colour
-expect "same output twice" "two outputs would both write" "$tmp" -- --data "$fx" \
+expect "same output twice" "--markdown .*out.json: the same file as --json" "$tmp" -- --data "$fx" \
     --markdown "$tmp/out.json"
 
 if [ "$fails" -ne 0 ]; then

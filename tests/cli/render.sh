@@ -92,7 +92,7 @@ expect "MPS on MIG" "sharing-mps-on-mig\.yaml:16:13: .*sharing\.mps: .*MPS canno
 expect "pool named all-disabled" "pool all-disabled: a MIG pool cannot be named" \
     --cluster "$bad/sharing-pool-all-disabled.yaml" --out "$tmp/bad-out"
 touch "$tmp/a-file"
-expect "--out is a file" "--out .*a-file: not a directory" \
+expect "--out is a file" "--out .*a-file: is a file; expected a directory" \
     --cluster examples/cluster-sharing.yaml --out "$tmp/a-file"
 
 if [ "$fails" -ne 0 ]; then
