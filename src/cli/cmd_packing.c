@@ -888,7 +888,8 @@ int gp_cmd_packing(int argc, char **argv)
             goto fail;
         }
         if ((err = gp_cli_outputs_input("--workloads", arg, &diag)) != GP_OK ||
-            (err = gp_workload_load(arg, &arena, &wl[w], &diag)) != GP_OK)
+            (err = gp_workload_load(arg, &arena, &wl[w], &diag)) != GP_OK ||
+            (err = gp_workload_finish(&wl[w], &diag)) != GP_OK)
             goto fail;
     }
 

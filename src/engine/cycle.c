@@ -123,8 +123,10 @@ bool gp_eng_try_pod(struct gp_engine *e, struct gp_pod *p, struct gp_decision *o
                     size_t *ndec, size_t *tried, bool *full, bool *changed)
 {
     uint32_t id = p->id;
-    /* with a reservation (backfill), only the head may evict */
-    bool may_preempt = e->preempt && e->queues.items[p->spec.queue].may_preempt && !e->resv.on;
+    /* with a reservation (backfill), only the head may evict; a pod of
+     * preemptionPolicy Never never does */
+    bool may_preempt = e->preempt && e->queues.items[p->spec.queue].may_preempt && !e->resv.on &&
+                       !p->spec.preempt_never;
     bool retry = may_preempt && e->px.items[id].preempt_gen != e->victim_gen;
     if (p->tried_gen == e->generation && !retry)
         return true; /* not until the cluster changes */
@@ -241,8 +243,8 @@ size_t gp_engine_schedule(struct gp_engine *e, double now_s, size_t budget, stru
                 break;
             }
             i++;
-            if (p->tried_gen == gen &&
-                !(may_preempt && e->px.items[id].preempt_gen != e->victim_gen)) {
+            if (p->tried_gen == gen && !(may_preempt && !p->spec.preempt_never &&
+                                         e->px.items[id].preempt_gen != e->victim_gen)) {
                 items[k++] = id; /* not until the cluster changes */
                 continue;
             }

@@ -89,6 +89,9 @@ struct gp_pod_spec {
     const struct gp_toleration *tolerations;
     size_t ntolerations;
     int32_t priority;
+    /* preemptionPolicy: Never (a PriorityClass's): the pod waits in its
+     * priority's place in the queue but never evicts another pod */
+    bool preempt_never;
     uint32_t group; /* gang: an id from gp_engine_group_add; 0 = none */
     /* how long it is expected to run, for orders that use it (shortest job
      * first, backfill); 0 = unknown */

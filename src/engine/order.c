@@ -413,7 +413,8 @@ static bool order_step(struct gp_engine *e, struct gp_pod *p, struct gp_decision
 {
     if (e->qblocked_any && !quota_gate(e, p))
         return true;
-    bool may_preempt = e->preempt && e->queues.items[p->spec.queue].may_preempt && !e->resv.on;
+    bool may_preempt = e->preempt && e->queues.items[p->spec.queue].may_preempt && !e->resv.on &&
+                       !p->spec.preempt_never;
     if (p->tried_gen == e->generation &&
         !(may_preempt && e->px.items[p->id].preempt_gen != e->victim_gen)) {
         block(e, p, stop); /* as when it last failed */

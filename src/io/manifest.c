@@ -1,7 +1,8 @@
 /* manifest.c - the Kubernetes manifest reader: a YAML (or JSON) stream of
  * Pods, Deployments and Jobs (or a List of them) with gpuplane and
  * simulation annotations, read into workload items, with the PodGroups
- * that make gangs and the Queues (gpuplane's or Volcano's) pods join. Each
+ * that make gangs, the Queues (gpuplane's or Volcano's) pods join and the
+ * PriorityClasses that give them their priority. Each
  * object is first checked as the API server checks it (k8s_schema.c:
  * unknown fields, resources, gpuplane keys, objects defined twice); the
  * fields we read are checked for type and units, and the fields Kubernetes
@@ -112,6 +113,18 @@ static enum gp_err read_object(struct gp_yaml *y, struct fy_node *n, struct mani
         }
         return gp_manifest_read_queue(y, n, st, volcano, line);
     }
+    if (strcmp(kind, "PriorityClass") == 0) {
+        err = top_string(y, n, "apiVersion", &api, &api_node);
+        if (err == GP_OK && strcmp(api, "scheduling.k8s.io/v1") != 0) {
+            char q[80];
+            struct gp_yaml_saved s = gp_yaml_push_key(y, "apiVersion", NULL);
+            err = gp_yaml_fail(y, api_node, GP_EINVALID,
+                               "expected \"scheduling.k8s.io/v1\" for a PriorityClass, got \"%s\"",
+                               gp_yaml_quote(api_node, q, sizeof q));
+            gp_yaml_pop(y, s);
+        }
+        return err != GP_OK ? err : gp_manifest_read_priority_class(y, n, st, line);
+    }
     if (strcmp(kind, "PodGroup") == 0) {
         err = top_string(y, n, "apiVersion", &api, &api_node);
         if (err != GP_OK)
@@ -134,7 +147,7 @@ static enum gp_err read_object(struct gp_yaml *y, struct fy_node *n, struct mani
         char q[80];
         return gp_yaml_fail(y, kind_node, GP_EUNSUPPORTED,
                             "unknown kind \"%s\" in the object starting at line %d (expected one "
-                            "of: Pod, Deployment, Job, PodGroup, Queue, List)",
+                            "of: Pod, Deployment, Job, PodGroup, Queue, PriorityClass, List)",
                             gp_yaml_quote(kind_node, q, sizeof q), line);
     }
     err = top_string(y, n, "apiVersion", &api, &api_node);
@@ -162,7 +175,7 @@ enum gp_err gp_workload_parse_manifest(const char *text, size_t len, const char 
 {
     struct gp_yaml y;
     struct manifest_stream st = {w, a, NULL, 0, 0};
-    size_t before = w->nitems, before_queues = w->nqueues;
+    size_t before = w->nitems, before_queues = w->nqueues, before_classes = w->npclasses;
     struct gp_k8s_mark mark = gp_k8s_mark(w);
     gp_yaml_init(&y, name, a, diag);
     enum gp_err err = gp_yaml_each_document(&y, text, len, manifest_document, &st);
@@ -193,6 +206,7 @@ enum gp_err gp_workload_parse_manifest(const char *text, size_t len, const char 
     if (err != GP_OK) {
         w->nitems = before;
         w->nqueues = before_queues;
+        w->npclasses = before_classes;
         gp_k8s_restore(w, &mark);
     }
     return err;

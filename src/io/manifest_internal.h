@@ -12,6 +12,7 @@
  *   manifest_workload.c Pod, Deployment and Job: the kinds table, pod
  *                       templates, the item built from one object
  *   manifest_group.c    PodGroup and Queue (gpuplane's or Volcano's)
+ *   manifest_priority.c PriorityClass, and the priority pods take from it
  *
  * The parts share the object being read (struct manifest_obj: what
  * metadata and the pod spec said, before it becomes a gp_item) and the
@@ -59,9 +60,14 @@ struct manifest_obj {
     const char *queue[2], *kueue[2], *vqueue[2];
     const char *group[2]; /* the PodGroup named by a label or annotation */
     uint32_t deadline_s;  /* Job spec.activeDeadlineSeconds; 0 = none */
-    /* the pod spec, summed over containers, max over init containers */
+    /* the pod spec as Kubernetes computes its request: summed over the
+     * containers and the sidecars (init containers with restartPolicy
+     * Always), the largest need of an init container (itself and the
+     * sidecars started before it), the sidecars so far, the overhead */
     int64_t cpu_milli, mem_mib, gpus;
     int64_t init_cpu_milli, init_mem_mib, init_gpus;
+    int64_t side_cpu_milli, side_mem_mib, side_gpus;
+    int64_t over_cpu_milli, over_mem_mib;
     struct fy_node *gpu_node; /* the last nvidia.com/gpu seen, for errors */
     const char *gpu_path;
     /* shared replicas and MIG instances (of one profile), summed over the
@@ -133,6 +139,8 @@ struct manifest_hints gp_manifest_hints_merge(const struct manifest_hints *obj,
 
 /* A field handler: reads a pod spec into the struct manifest_obj `obj`. */
 enum gp_err gp_manifest_pod_spec(struct gp_yaml *y, struct fy_node *v, void *obj);
+/* A preemptionPolicy (a PodSpec's or a PriorityClass's) as GP_PREEMPT_*. */
+enum gp_err gp_manifest_preemption(struct gp_yaml *y, struct fy_node *v, uint8_t *out);
 /* Turns what the pod spec and the hints said into o->item.pod. */
 enum gp_err gp_manifest_pod_finish(struct gp_yaml *y, struct manifest_obj *o,
                                    const struct manifest_hints *h);
@@ -156,5 +164,12 @@ enum gp_err gp_manifest_read_podgroup(struct gp_yaml *y, struct fy_node *n,
  * st->w->queues. */
 enum gp_err gp_manifest_read_queue(struct gp_yaml *y, struct fy_node *n, struct manifest_stream *st,
                                    bool volcano, int line);
+
+/* --- PriorityClass (manifest_priority.c) ------------------------------ */
+
+/* A scheduling.k8s.io/v1 PriorityClass starting at `line`, into
+ * st->w->pclasses. */
+enum gp_err gp_manifest_read_priority_class(struct gp_yaml *y, struct fy_node *n,
+                                            struct manifest_stream *st, int line);
 
 #endif

@@ -20,10 +20,18 @@ struct resources {
     int64_t shared, mig; /* nvidia.com/gpu.shared replicas, nvidia.com/mig-* instances */
 };
 
-/* One container being read: its requests and limits. */
+/* One container being read: its requests and limits, and whether it is
+ * an init container and a sidecar (restartPolicy: Always). */
 struct container {
     struct manifest_obj *o;
     struct resources req, lim;
+    bool init, sidecar;
+};
+
+/* What one container asks for, requests defaulted from limits. */
+struct need {
+    int64_t cpu_milli, mem_mib, gpus, shared, mig;
+    bool sidecar;
 };
 
 /* --- containers ---------------------------------------------------------- */
@@ -150,18 +158,40 @@ static enum gp_err container_resources(struct gp_yaml *y, struct fy_node *v, voi
                           sizeof resources_fields / sizeof resources_fields[0], obj, false);
 }
 
+/* restartPolicy: Always makes an init container a sidecar; an app
+ * container may not set it (the ContainerRestartRules gate is off by
+ * default, so the API server refuses it). */
+static enum gp_err container_restart(struct gp_yaml *y, struct fy_node *v, void *obj)
+{
+    struct container *c = obj;
+    const char *s;
+    enum gp_err err = gp_yaml_text(y, v, "a restart policy", &s);
+    if (err != GP_OK)
+        return err;
+    if (!c->init)
+        return gp_yaml_fail(y, v, GP_EINVALID,
+                            "may not be set for non-init containers (a sidecar is an init "
+                            "container with restartPolicy: Always)");
+    if (strcmp(s, "Always") != 0)
+        return gp_manifest_bad_value(y, v, "Always (the only restart policy of an init container)");
+    c->sidecar = true;
+    return GP_OK;
+}
+
 static const struct gp_yaml_field container_fields[] = {
     GP_YCUSTOM("resources", container_resources, 0),
+    GP_YCUSTOM("restartPolicy", container_restart, 0),
 };
 
-/* Reads one container: a request defaults to its limit, as in Kubernetes. */
+/* Reads one container: a request defaults to its limit, per resource, as
+ * the API server's defaulting does. */
 static enum gp_err read_container(struct gp_yaml *y, struct fy_node *item, struct manifest_obj *o,
-                                  int64_t *cpu, int64_t *mem, int64_t *gpus, int64_t *shared,
-                                  int64_t *mig)
+                                  bool init, struct need *n)
 {
     struct container c;
     memset(&c, 0, sizeof c);
     c.o = o;
+    c.init = init;
     enum gp_err err = gp_yaml_object(
         y, item, container_fields, sizeof container_fields / sizeof container_fields[0], &c, false);
     if (err != GP_OK)
@@ -175,12 +205,13 @@ static enum gp_err read_container(struct gp_yaml *y, struct fy_node *item, struc
         gp_yaml_pop(y, s);
         return err;
     }
-    *cpu = c.req.has_cpu ? c.req.cpu_milli : c.lim.has_cpu ? c.lim.cpu_milli : 0;
-    *mem = c.req.has_mem ? c.req.mem_mib : c.lim.has_mem ? c.lim.mem_mib : 0;
-    *gpus = c.req.has_gpu ? c.req.gpus : c.lim.has_gpu ? c.lim.gpus : 0;
+    n->cpu_milli = c.req.has_cpu ? c.req.cpu_milli : c.lim.has_cpu ? c.lim.cpu_milli : 0;
+    n->mem_mib = c.req.has_mem ? c.req.mem_mib : c.lim.has_mem ? c.lim.mem_mib : 0;
+    n->gpus = c.req.has_gpu ? c.req.gpus : c.lim.has_gpu ? c.lim.gpus : 0;
     /* extended resources: a request must equal its limit; either says it */
-    *shared = c.req.shared > c.lim.shared ? c.req.shared : c.lim.shared;
-    *mig = c.req.mig > c.lim.mig ? c.req.mig : c.lim.mig;
+    n->shared = c.req.shared > c.lim.shared ? c.req.shared : c.lim.shared;
+    n->mig = c.req.mig > c.lim.mig ? c.req.mig : c.lim.mig;
+    n->sidecar = c.sidecar;
     return GP_OK;
 }
 
@@ -189,39 +220,68 @@ static int64_t max64(int64_t a, int64_t b)
     return a > b ? a : b;
 }
 
-static enum gp_err container_item(struct gp_yaml *y, struct fy_node *item, size_t i, void *ctx)
+/* Each is at most 1e15 (units.h), so sums of int64 cannot overflow before
+ * this check trips. */
+static enum gp_err check_total(struct gp_yaml *y, struct fy_node *item,
+                               const struct manifest_obj *o)
 {
-    struct manifest_obj *o = ctx;
-    int64_t cpu = 0, mem = 0, gpus = 0, shared = 0, mig = 0;
-    (void)i;
-    enum gp_err err = read_container(y, item, o, &cpu, &mem, &gpus, &shared, &mig);
-    if (err != GP_OK)
-        return err;
-    o->shared += shared;
-    o->mig += mig;
-    /* each is at most 1e15 (units.h), so sums of int64 cannot overflow
-     * before this check trips */
-    o->cpu_milli += cpu;
-    o->mem_mib += mem;
-    o->gpus += gpus;
-    if (o->cpu_milli > 1e15 || o->mem_mib > 1e15 || o->gpus > 1e15)
+    if (o->cpu_milli > 1e15 || o->mem_mib > 1e15 || o->gpus > 1e15 || o->side_cpu_milli > 1e15 ||
+        o->side_mem_mib > 1e15 || o->side_gpus > 1e15)
         return gp_yaml_fail(y, item, GP_EINVALID, "the pod's total resources are too large");
     return GP_OK;
 }
 
+static enum gp_err container_item(struct gp_yaml *y, struct fy_node *item, size_t i, void *ctx)
+{
+    struct manifest_obj *o = ctx;
+    struct need n = {0};
+    (void)i;
+    enum gp_err err = read_container(y, item, o, false, &n);
+    if (err != GP_OK)
+        return err;
+    o->shared += n.shared;
+    o->mig += n.mig;
+    o->cpu_milli += n.cpu_milli;
+    o->mem_mib += n.mem_mib;
+    o->gpus += n.gpus;
+    return check_total(y, item, o);
+}
+
+/* An init container, in order (Kubernetes' PodRequests): a sidecar runs
+ * beside the app containers, so its request joins their sum, and every
+ * init container started after it needs its own request and the
+ * sidecars' so far; the pod needs the largest such need if that is more
+ * than the sum. */
 static enum gp_err init_container_item(struct gp_yaml *y, struct fy_node *item, size_t i, void *ctx)
 {
     struct manifest_obj *o = ctx;
-    int64_t cpu = 0, mem = 0, gpus = 0, shared = 0, mig = 0;
+    struct need n = {0};
     (void)i;
-    enum gp_err err = read_container(y, item, o, &cpu, &mem, &gpus, &shared, &mig);
+    enum gp_err err = read_container(y, item, o, true, &n);
+    if (err != GP_OK)
+        return err;
     /* an init container's shared GPU or MIG instance is the pod's anyway */
-    o->shared = o->shared > shared ? o->shared : shared;
-    o->mig = o->mig > mig ? o->mig : mig;
-    o->init_cpu_milli = max64(o->init_cpu_milli, cpu);
-    o->init_mem_mib = max64(o->init_mem_mib, mem);
-    o->init_gpus = max64(o->init_gpus, gpus);
-    return err;
+    o->shared = o->shared > n.shared ? o->shared : n.shared;
+    o->mig = o->mig > n.mig ? o->mig : n.mig;
+    if (n.sidecar) {
+        o->cpu_milli += n.cpu_milli;
+        o->mem_mib += n.mem_mib;
+        o->gpus += n.gpus;
+        o->side_cpu_milli += n.cpu_milli;
+        o->side_mem_mib += n.mem_mib;
+        o->side_gpus += n.gpus;
+        n.cpu_milli = o->side_cpu_milli;
+        n.mem_mib = o->side_mem_mib;
+        n.gpus = o->side_gpus;
+    } else {
+        n.cpu_milli += o->side_cpu_milli;
+        n.mem_mib += o->side_mem_mib;
+        n.gpus += o->side_gpus;
+    }
+    o->init_cpu_milli = max64(o->init_cpu_milli, n.cpu_milli);
+    o->init_mem_mib = max64(o->init_mem_mib, n.mem_mib);
+    o->init_gpus = max64(o->init_gpus, n.gpus);
+    return check_total(y, item, o);
 }
 
 static enum gp_err spec_containers(struct gp_yaml *y, struct fy_node *v, void *obj)
@@ -337,13 +397,100 @@ static enum gp_err spec_tolerations(struct gp_yaml *y, struct fy_node *v, void *
     return gp_yaml_list(y, v, toleration_item, o);
 }
 
+/* overhead: what the pod's sandbox costs beyond its containers (set by
+ * a RuntimeClass's admission), added to the pod's request. */
+static enum gp_err spec_overhead(struct gp_yaml *y, struct fy_node *v, void *obj)
+{
+    struct manifest_obj *o = obj;
+    struct resources r;
+    memset(&r, 0, sizeof r);
+    void *it = NULL;
+    struct fy_node_pair *p;
+    while (fy_node_is_mapping(v) && (p = fy_node_mapping_iterate(v, &it)) != NULL) {
+        const char *key;
+        struct fy_node *k = fy_node_pair_key(p);
+        enum gp_err err = gp_yaml_text(y, k, "a resource name", &key);
+        if (err != GP_OK)
+            return err;
+        if (strcmp(key, "cpu") != 0 && strcmp(key, "memory") != 0 &&
+            strcmp(key, "ephemeral-storage") != 0 && strncmp(key, "hugepages-", 10) != 0) {
+            struct gp_yaml_saved s = gp_yaml_push_key(y, key, k);
+            err = gp_yaml_fail(y, k, GP_EINVALID,
+                               "expected cpu or memory (a pod's overhead is its sandbox's, not "
+                               "a device's)");
+            gp_yaml_pop(y, s);
+            return err;
+        }
+    }
+    enum gp_err err = resource_map(y, v, &r, o);
+    o->over_cpu_milli = r.cpu_milli;
+    o->over_mem_mib = r.mem_mib;
+    return err;
+}
+
+/* "FILE:LINE:COL: PATH" of node v at the current path, for a message made
+ * once the whole workload is read. */
+static const char *here(struct gp_yaml *y, struct fy_node *v)
+{
+    int line = y->line, col = y->col;
+    gp_yaml_node_mark(v, &line, &col);
+    const char *s = gp_arena_printf(y->arena, "%s:%d:%d: %s", y->name, line, col, y->path);
+    return s ? s : "";
+}
+
+static enum gp_err spec_priority(struct gp_yaml *y, struct fy_node *v, void *obj)
+{
+    struct manifest_obj *o = obj;
+    int64_t x;
+    enum gp_err err = gp_yaml_int(y, v, -(int64_t)GP_MANIFEST_INT32_LIMIT - 1,
+                                  (int64_t)GP_MANIFEST_INT32_LIMIT, &x);
+    if (err != GP_OK)
+        return err;
+    o->item.pod.priority = (int32_t)x;
+    o->item.has_priority = true;
+    o->item.priority_at = here(y, v);
+    return GP_OK;
+}
+
+static enum gp_err spec_priority_class(struct gp_yaml *y, struct fy_node *v, void *obj)
+{
+    struct manifest_obj *o = obj;
+    enum gp_err err = gp_yaml_string(y, v, &o->item.priority_class);
+    if (err == GP_OK)
+        o->item.priority_class_at = here(y, v);
+    return err;
+}
+
+/* Reads "PreemptLowerPriority" or "Never" as GP_PREEMPT_*. */
+enum gp_err gp_manifest_preemption(struct gp_yaml *y, struct fy_node *v, uint8_t *out)
+{
+    const char *s;
+    enum gp_err err = gp_yaml_text(y, v, "a preemption policy", &s);
+    if (err == GP_OK && strcmp(s, "PreemptLowerPriority") != 0 && strcmp(s, "Never") != 0)
+        err = gp_manifest_bad_value(y, v, "PreemptLowerPriority or Never");
+    if (err == GP_OK)
+        *out = strcmp(s, "Never") == 0 ? GP_PREEMPT_NEVER : GP_PREEMPT_LOWER;
+    return err;
+}
+
+static enum gp_err spec_preemption(struct gp_yaml *y, struct fy_node *v, void *obj)
+{
+    struct manifest_obj *o = obj;
+    enum gp_err err = gp_manifest_preemption(y, v, &o->item.preemption);
+    if (err == GP_OK)
+        o->item.preemption_at = here(y, v);
+    return err;
+}
+
 static const struct gp_yaml_field pod_spec_fields[] = {
     GP_YCUSTOM("containers", spec_containers, GP_YF_REQUIRED),
     GP_YCUSTOM("initContainers", spec_init_containers, 0),
     GP_YCUSTOM("nodeSelector", spec_node_selector, 0),
     GP_YCUSTOM("tolerations", spec_tolerations, 0),
-    GP_YFIELD("priority", GP_YT_I32, struct manifest_obj, item.pod.priority, 0,
-              -GP_MANIFEST_INT32_LIMIT - 1, GP_MANIFEST_INT32_LIMIT),
+    GP_YCUSTOM("overhead", spec_overhead, 0),
+    GP_YCUSTOM("priority", spec_priority, 0),
+    GP_YCUSTOM("priorityClassName", spec_priority_class, 0),
+    GP_YCUSTOM("preemptionPolicy", spec_preemption, 0),
 };
 
 enum gp_err gp_manifest_pod_spec(struct gp_yaml *y, struct fy_node *v, void *obj)
@@ -363,8 +510,10 @@ static enum gp_err finish_resources(struct gp_yaml *y, struct manifest_obj *o,
     struct gp_pod_spec *pod = &o->item.pod;
     char detail[160];
 
-    pod->cpu_milli = max64(o->cpu_milli, o->init_cpu_milli);
-    pod->mem_mib = max64(o->mem_mib, o->init_mem_mib);
+    /* Kubernetes' PodRequests: the larger of the containers' sum and the
+     * largest init container's need, then the overhead */
+    pod->cpu_milli = max64(o->cpu_milli, o->init_cpu_milli) + o->over_cpu_milli;
+    pod->mem_mib = max64(o->mem_mib, o->init_mem_mib) + o->over_mem_mib;
     int64_t gpus = max64(o->gpus, o->init_gpus);
     if (gpus > GP_MAX_GPUS_PER_NODE) {
         snprintf(detail, sizeof detail,

@@ -72,6 +72,28 @@ struct gp_item {
     double failure_rate_per_s; /* each pod run also fails at an exponential time; 0 = none */
     double checkpoint_s;       /* work is saved this often: an evicted pod loses only what
                                 * came after; 0 = no checkpoints */
+    /* priority, as the API server's Priority admission plugin sets it
+     * (gp_workload_finish): the PriorityClass named (NULL: none), whether
+     * spec.priority and spec.preemptionPolicy were written, and where each
+     * was ("FILE:LINE:COL: PATH", for messages) */
+    const char *priority_class;
+    const char *priority_class_at, *priority_at, *preemption_at;
+    bool has_priority;
+    uint8_t preemption; /* spec.preemptionPolicy: 0 unset, GP_PREEMPT_LOWER or GP_PREEMPT_NEVER */
+};
+
+/* A PodSpec's or a PriorityClass's preemptionPolicy. */
+#define GP_PREEMPT_LOWER 1 /* PreemptLowerPriority, the default */
+#define GP_PREEMPT_NEVER 2 /* Never: the pod waits, it never evicts */
+
+/* A PriorityClass (scheduling.k8s.io/v1) the manifests define, or one of
+ * the two every cluster has (system-cluster-critical, system-node-critical). */
+struct gp_priority_class {
+    const char *name;
+    const char *source; /* "FILE:LINE" of the object */
+    int32_t value;
+    bool global_default;
+    bool never; /* preemptionPolicy: Never */
 };
 
 /* How much slower a gang runs across topology domains (racks, InfiniBand
@@ -103,6 +125,8 @@ struct gp_workload {
     size_t nitems, cap;
     struct gp_queue_def *queues; /* in the arena, in the order they were read */
     size_t nqueues, queues_cap;
+    struct gp_priority_class *pclasses; /* in the arena, in the order they were read */
+    size_t npclasses, pclasses_cap;
     /* What the manifests say and the simulation does not model, one line
      * each ("FILE:LINE: PATH is not simulated; ..."), in the arena, in the
      * order found; the command prints them (docs/FORMATS.md, "Validation"). */
@@ -128,6 +152,15 @@ const char *gp_workload_arg_path(const char *arg);
 /* True if gp_workload_load reads a file of this name in a directory:
  * *.yaml, *.yml, *.json, not hidden. */
 bool gp_workload_dir_reads(const char *name);
+
+/* Once every input is read: what refers across files. Each item's
+ * priorityClassName is resolved to its PriorityClass (or a built-in one),
+ * and it takes the class's value and preemption policy; an item without
+ * one takes the globalDefault class's (when there is one), else its own
+ * spec.priority or 0. Errors as the Priority admission plugin words them
+ * (an unknown class, a spec.priority or spec.preemptionPolicy that
+ * disagrees with the class), naming the file, line and field. Idempotent. */
+enum gp_err gp_workload_finish(struct gp_workload *w, struct gp_diag *diag);
 
 /* The readers behind it; each appends to w. */
 enum gp_err gp_workload_parse_manifest(const char *text, size_t len, const char *name,
