@@ -397,14 +397,15 @@ static enum gp_err resolve_expected(const struct packing_opts *o, struct gp_aren
  * over the seeds. Clusters the bound does not model (GPU sharing) have none. */
 static enum gp_err packing_bound(const struct gp_cluster *cluster,
                                  const struct gp_workload *workload, const uint64_t *seeds,
-                                 size_t nseeds, double inflate, bool *have, double *pct,
-                                 const char **note, struct gp_diag *diag)
+                                 size_t nseeds, double inflate, struct gp_packing_bound *out,
+                                 struct gp_diag *diag)
 {
     enum gp_err err = GP_OK;
-    double sum = 0;
-    *have = false;
-    *pct = NAN;
-    *note = "not available";
+    double sum = 0, left_cpu = 0, free_cpu = 0, left_mem = 0, free_mem = 0;
+    memset(out, 0, sizeof *out);
+    out->pct = NAN;
+    out->note = "not available";
+    out->informative = true;
     for (size_t k = 0; k < nseeds && err == GP_OK; k++) {
         struct gp_sim_config cfg;
         gp_sim_config_default(&cfg);
@@ -421,17 +422,33 @@ static enum gp_err packing_bound(const struct gp_cluster *cluster,
             err = gp_bound_at(cluster, pods, n, 100, &res, diag);
         gp_arena_free(&a);
         if (err == GP_EUNSUPPORTED) {
-            *note = "not available for GPU sharing";
+            out->note = "not available for GPU sharing";
             return GP_OK;
         }
+        if (err != GP_OK)
+            break;
         sum += res.unallocated_pct;
+        out->informative &= res.informative;
+        if (res.cluster_cpu_milli > 0) {
+            left_cpu += 100 * res.left_out_cpu_milli / res.cluster_cpu_milli;
+            free_cpu += 100 * (res.cluster_cpu_milli - res.lp_cpu_milli) / res.cluster_cpu_milli;
+        }
+        if (res.cluster_mem_mib > 0) {
+            left_mem += 100 * res.left_out_mem_mib / res.cluster_mem_mib;
+            free_mem += 100 * (res.cluster_mem_mib - res.lp_mem_mib) / res.cluster_mem_mib;
+        }
     }
     if (err != GP_OK)
         return err;
     if (nseeds > 0) {
-        *have = true;
-        *pct = sum / (double)nseeds;
-        *note = NULL;
+        double k = (double)nseeds;
+        out->have = true;
+        out->pct = sum / k;
+        out->note = NULL;
+        out->left_cpu_pct = left_cpu / k;
+        out->free_cpu_pct = free_cpu / k;
+        out->left_mem_pct = left_mem / k;
+        out->free_mem_pct = free_mem / k;
     }
     return GP_OK;
 }
@@ -873,10 +890,8 @@ int gp_cmd_packing(int argc, char **argv)
         goto fail;
     }
     struct gp_workload *wl = gp_arena_alloc(&arena, pk.nworkloads * sizeof *wl);
-    pk.has_bound = gp_arena_alloc(&arena, pk.nworkloads * sizeof *pk.has_bound);
-    pk.bound_pct = gp_arena_alloc(&arena, pk.nworkloads * sizeof *pk.bound_pct);
-    pk.bound_note = gp_arena_alloc(&arena, pk.nworkloads * sizeof *pk.bound_note);
-    if (!wl || !pk.has_bound || !pk.bound_pct || !pk.bound_note) {
+    pk.bounds = gp_arena_alloc(&arena, pk.nworkloads * sizeof *pk.bounds);
+    if (!wl || !pk.bounds) {
         err = gp_diag_set(&diag, GP_ENOMEM, "packing: out of memory");
         goto fail;
     }
@@ -914,8 +929,8 @@ int gp_cmd_packing(int argc, char **argv)
         goto fail;
     }
     for (size_t w = 0; w < pk.nworkloads; w++)
-        if ((err = packing_bound(&cluster, &wl[w], seeds, pk.nseeds, o.inflate, &pk.has_bound[w],
-                                 &pk.bound_pct[w], &pk.bound_note[w], &diag)) != GP_OK)
+        if ((err = packing_bound(&cluster, &wl[w], seeds, pk.nseeds, o.inflate, &pk.bounds[w],
+                                 &diag)) != GP_OK)
             goto fail;
 
     rc.pk = &pk;

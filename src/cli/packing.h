@@ -34,6 +34,20 @@ struct gp_packing_sum {
     bool off;    /* |diff| > GP_PACKING_OFF_PTS */
 };
 
+/* The lower bound of one workload, over the seeds (docs/bound.md). */
+struct gp_packing_bound {
+    bool have;
+    double pct;       /* mean unallocated % over the seeds; NaN without one */
+    const char *note; /* why there is none, e.g. "not available" */
+    /* false when on some seed the pods the bound leaves out (no GPU
+     * request) ask for more cpu or memory than its placement leaves free:
+     * the bound may then say little (gp_bound_result.informative) */
+    bool informative;
+    /* means over the seeds, % of the cluster's cpu and memory: what those
+     * pods ask for, and what the bound's placement leaves free */
+    double left_cpu_pct, free_cpu_pct, left_mem_pct, free_mem_pct;
+};
+
 struct gp_packing {
     /* the experiment */
     const char *data_dir;
@@ -49,16 +63,13 @@ struct gp_packing {
     uint32_t nodes;
     uint64_t gpus;
     /* results, filled by the run */
-    size_t npoints;                /* curve points: x = 0 .. npoints - 1 (% arrived) */
-    struct gp_packing_cell *cells; /* [(w * npolicies + p) * nseeds + s] */
-    double *curves;                /* [cell * npoints + x], unallocated %; NaN = none */
-    struct gp_packing_sum *sums;   /* [w * npolicies + p] */
-    double *mean_curves;           /* [(w * npolicies + p) * npoints + x] */
-    double *paper_curves;          /* same shape, the published mean; NaN = none */
-    /* the lower bound per workload (see packing_bound in cmd_packing.c) */
-    bool *has_bound;
-    double *bound_pct;
-    const char **bound_note; /* why there is none, e.g. "not available" */
+    size_t npoints;                  /* curve points: x = 0 .. npoints - 1 (% arrived) */
+    struct gp_packing_cell *cells;   /* [(w * npolicies + p) * nseeds + s] */
+    double *curves;                  /* [cell * npoints + x], unallocated %; NaN = none */
+    struct gp_packing_sum *sums;     /* [w * npolicies + p] */
+    double *mean_curves;             /* [(w * npolicies + p) * npoints + x] */
+    double *paper_curves;            /* same shape, the published mean; NaN = none */
+    struct gp_packing_bound *bounds; /* per workload (packing_bound in cmd_packing.c) */
 };
 
 /* The text table for stdout. */

@@ -103,18 +103,53 @@ static size_t count_off(const struct gp_packing *pk, size_t *with_paper)
 static bool any_bound(const struct gp_packing *pk)
 {
     for (size_t w = 0; w < pk->nworkloads; w++)
-        if (pk->has_bound[w])
+        if (pk->bounds[w].have)
+            return true;
+    return false;
+}
+
+/* A bound that may say little is marked (docs/bound.md, "When the bound
+ * says little"); the outputs explain the mark below their table. */
+#define BOUND_MARK "\xe2\x80\xa0" /* a dagger */
+
+static bool uninformative(const struct gp_packing *pk, size_t w)
+{
+    return pk->bounds[w].have && !pk->bounds[w].informative;
+}
+
+static bool any_uninformative(const struct gp_packing *pk)
+{
+    for (size_t w = 0; w < pk->nworkloads; w++)
+        if (uninformative(pk, w))
             return true;
     return false;
 }
 
 static void fmt_bound(char *buf, size_t n, const struct gp_packing *pk, size_t w)
 {
-    if (pk->has_bound[w] && isfinite(pk->bound_pct[w]))
-        snprintf(buf, n, "%.2f", pk->bound_pct[w]);
+    const struct gp_packing_bound *b = &pk->bounds[w];
+    if (b->have && isfinite(b->pct))
+        snprintf(buf, n, "%.2f%s", b->pct, b->informative ? "" : " " BOUND_MARK);
     else
-        snprintf(buf, n, "%s", pk->bound_note[w] ? pk->bound_note[w] : "not available");
+        snprintf(buf, n, "%s", b->note ? b->note : "not available");
 }
+
+/* The caveat of an uninformative bound: the figures of one workload. */
+static void fmt_caveat(char *buf, size_t n, const struct gp_packing *pk, size_t w)
+{
+    const struct gp_packing_bound *b = &pk->bounds[w];
+    snprintf(buf, n,
+             "%s: they ask for %.1f %% of the CPU and %.1f %% of the memory; the bound's "
+             "placement leaves %.1f %% and %.1f %% free",
+             pk->workloads[w], b->left_cpu_pct, b->left_mem_pct, b->free_cpu_pct, b->free_mem_pct);
+}
+
+/* What the mark means, in two lines for the text table. */
+#define CAVEAT_1 "may say little: the bound leaves out the pods without a GPU request, which"
+#define CAVEAT_2                                                                                   \
+    "a run must place when they fit, with CPU or memory that the bound gives to GPU pods "         \
+    "(docs/bound.md)"
+#define CAVEAT_HEAD CAVEAT_1 " " CAVEAT_2
 
 /* ---- the text table ------------------------------------------------------ */
 
@@ -167,8 +202,17 @@ void gp_packing_print(FILE *f, const struct gp_packing *pk)
         fmt_bound(bound, sizeof bound, pk, w);
         pad(f, "", ww + 2, false);
         pad(f, "lower bound", pw + 2, false);
-        pad(f, bound, 15, true);
+        pad(f, bound, uninformative(pk, w) ? 17 : 15, true);
         fputs("\n", f);
+    }
+    if (any_uninformative(pk)) {
+        fprintf(f, "\n" BOUND_MARK " " CAVEAT_1 "\n  " CAVEAT_2 ":\n");
+        for (size_t w = 0; w < pk->nworkloads; w++)
+            if (uninformative(pk, w)) {
+                char caveat[512];
+                fmt_caveat(caveat, sizeof caveat, pk, w);
+                fprintf(f, "  %s\n", caveat);
+            }
     }
     size_t with_paper, off = count_off(pk, &with_paper);
     if (with_paper > 0)
@@ -217,6 +261,15 @@ void gp_packing_markdown(struct gp_sbuf *b, const struct gp_packing *pk)
     }
     if (!bounds)
         gp_sbuf_add(b, "\nLower bound: not available.\n");
+    if (any_uninformative(pk)) {
+        gp_sbuf_printf(b, "\n" BOUND_MARK " %s:\n\n", CAVEAT_HEAD);
+        for (size_t w = 0; w < pk->nworkloads; w++)
+            if (uninformative(pk, w)) {
+                char caveat[512];
+                fmt_caveat(caveat, sizeof caveat, pk, w);
+                gp_sbuf_printf(b, "* %s.\n", caveat);
+            }
+    }
 
     /* the compact view: one row per workload */
     gp_sbuf_add(b, "\nOurs (paper), mean over the seeds:\n\n| workload |");
@@ -366,12 +419,22 @@ enum gp_err gp_packing_json(struct gp_sbuf *b, const struct gp_packing *pk, stru
     for (size_t w = 0; w < pk->nworkloads; w++) {
         json_t *o = json_object();
         jset(&c, o, "workload", json_string(pk->workloads[w]));
-        jset(&c, o, "available", json_boolean(pk->has_bound[w]));
-        jset(&c, o, "unallocated_gpu_pct_at_100",
-             pk->has_bound[w] ? jreal(pk->bound_pct[w], 4) : json_null());
-        jset(&c, o, "note",
-             pk->has_bound[w] ? json_null()
-                              : json_string(pk->bound_note[w] ? pk->bound_note[w] : ""));
+        const struct gp_packing_bound *bd = &pk->bounds[w];
+        jset(&c, o, "available", json_boolean(bd->have));
+        jset(&c, o, "unallocated_gpu_pct_at_100", bd->have ? jreal(bd->pct, 4) : json_null());
+        jset(&c, o, "note", bd->have ? json_null() : json_string(bd->note ? bd->note : ""));
+        jset(&c, o, "informative", bd->have ? json_boolean(bd->informative) : json_null());
+        jset(&c, o, "left_out_cpu_pct", bd->have ? jreal(bd->left_cpu_pct, 2) : json_null());
+        jset(&c, o, "left_out_mem_pct", bd->have ? jreal(bd->left_mem_pct, 2) : json_null());
+        jset(&c, o, "free_cpu_pct", bd->have ? jreal(bd->free_cpu_pct, 2) : json_null());
+        jset(&c, o, "free_mem_pct", bd->have ? jreal(bd->free_mem_pct, 2) : json_null());
+        char caveat[768];
+        if (uninformative(pk, w)) {
+            char figures[512];
+            fmt_caveat(figures, sizeof figures, pk, w);
+            snprintf(caveat, sizeof caveat, "%s; %s", CAVEAT_HEAD, figures);
+        }
+        jset(&c, o, "caveat", uninformative(pk, w) ? json_string(caveat) : json_null());
         jpush(&c, bounds, o);
     }
     jset(&c, root, "lower_bounds", bounds);
@@ -460,8 +523,23 @@ static void html_table(struct gp_sbuf *o, const struct gp_packing *pk)
                    "</table>\n<p class=\"note\">Mean &plusmn; sample sd over the seeds; "
                    "<i>paper</i>: the authors' published runs of the same workload and "
                    "policy; <i>diff</i> = ours &minus; paper in points, in red where it is "
-                   "more than %g.</p>\n</section>\n",
+                   "more than %g.</p>\n",
                    GP_PACKING_OFF_PTS);
+    if (any_uninformative(pk)) {
+        gp_sbuf_add(o, "<p class=\"note\">" BOUND_MARK " ");
+        gp_sbuf_add_xml(o, CAVEAT_HEAD);
+        gp_sbuf_add(o, ":</p>\n<ul class=\"note\">\n");
+        for (size_t w = 0; w < pk->nworkloads; w++)
+            if (uninformative(pk, w)) {
+                char caveat[512];
+                fmt_caveat(caveat, sizeof caveat, pk, w);
+                gp_sbuf_add(o, "<li>");
+                gp_sbuf_add_xml(o, caveat);
+                gp_sbuf_add(o, "</li>\n");
+            }
+        gp_sbuf_add(o, "</ul>\n");
+    }
+    gp_sbuf_add(o, "</section>\n");
 }
 
 static void html_chart(struct gp_sbuf *o, const struct gp_packing *pk, size_t w, double *x)

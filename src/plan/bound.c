@@ -26,7 +26,7 @@
 #define BOUND_MAX_ARCS 60000
 
 /* Pods of identical request (everything the filters and the resources
- * look at; names and priorities aside). */
+ * look at, spec_cmp; names and priorities aside). */
 struct pclass {
     const struct gp_pod_spec *spec; /* one of them */
     uint64_t count;
@@ -57,6 +57,8 @@ struct lp {
     GP_VEC(double) rhs;
     GP_VEC(double) obj;
     GP_VEC(double) ub;
+    GP_VEC(double) cpu; /* per column: the cpu (milli) and memory (MiB) one unit takes */
+    GP_VEC(double) mem;
     bool nomem;
 };
 
@@ -66,7 +68,8 @@ static int lp_init(struct lp *lp)
     memset(lp, 0, sizeof *lp);
     if (GP_VEC_PUSH(&lp->ia, 0) != 0 || GP_VEC_PUSH(&lp->ja, 0) != 0 ||
         GP_VEC_PUSH(&lp->ar, 0.0) != 0 || GP_VEC_PUSH(&lp->rhs, 0.0) != 0 ||
-        GP_VEC_PUSH(&lp->obj, 0.0) != 0 || GP_VEC_PUSH(&lp->ub, 0.0) != 0)
+        GP_VEC_PUSH(&lp->obj, 0.0) != 0 || GP_VEC_PUSH(&lp->ub, 0.0) != 0 ||
+        GP_VEC_PUSH(&lp->cpu, 0.0) != 0 || GP_VEC_PUSH(&lp->mem, 0.0) != 0)
         return -1;
     return 0;
 }
@@ -79,6 +82,8 @@ static void lp_free(struct lp *lp)
     GP_VEC_FREE(&lp->rhs);
     GP_VEC_FREE(&lp->obj);
     GP_VEC_FREE(&lp->ub);
+    GP_VEC_FREE(&lp->cpu);
+    GP_VEC_FREE(&lp->mem);
 }
 
 static int lp_row(struct lp *lp, double rhs)
@@ -88,9 +93,10 @@ static int lp_row(struct lp *lp, double rhs)
     return (int)lp->rhs.len - 1;
 }
 
-static int lp_col(struct lp *lp, double obj, double ub)
+static int lp_col(struct lp *lp, double obj, double ub, double cpu_milli, double mem_mib)
 {
-    if (GP_VEC_PUSH(&lp->obj, obj) != 0 || GP_VEC_PUSH(&lp->ub, ub) != 0)
+    if (GP_VEC_PUSH(&lp->obj, obj) != 0 || GP_VEC_PUSH(&lp->ub, ub) != 0 ||
+        GP_VEC_PUSH(&lp->cpu, cpu_milli) != 0 || GP_VEC_PUSH(&lp->mem, mem_mib) != 0)
         lp->nomem = true;
     return (int)lp->obj.len - 1;
 }
@@ -134,13 +140,19 @@ static int cmp_str(const char *a, const char *b)
     return strcmp(a ? a : "", b ? b : "");
 }
 
-/* A total order on pod specs by everything but name and priority. */
+/* A total order on pod specs by everything the filters and the resources
+ * look at (names, priorities, gangs, queues and duration hints aside): the
+ * sharing modes a pod accepts and its MIG profile too, which decide where
+ * it fits as much as its model or selector do. */
 static int spec_cmp(const struct gp_pod_spec *a, const struct gp_pod_spec *b)
 {
     int c;
     if ((c = cmp_i64(a->cpu_milli, b->cpu_milli)) || (c = cmp_i64(a->mem_mib, b->mem_mib)) ||
         (c = cmp_i64(a->gpu_count, b->gpu_count)) || (c = cmp_i64(a->gpu_milli, b->gpu_milli)) ||
         (c = cmp_i64(a->gpu_mem_mib, b->gpu_mem_mib)) ||
+        (c = cmp_i64(a->share_modes, b->share_modes)) ||
+        (c = cmp_i64(a->mig_profile != NULL, b->mig_profile != NULL)) ||
+        (c = cmp_str(a->mig_profile, b->mig_profile)) ||
         (c = cmp_i64((int64_t)a->ngpu_models, (int64_t)b->ngpu_models)) ||
         (c = cmp_i64((int64_t)a->nnode_selector, (int64_t)b->nnode_selector)) ||
         (c = cmp_i64((int64_t)a->ntolerations, (int64_t)b->ntolerations)))
@@ -522,7 +534,8 @@ static enum gp_err build_class(struct bound *b, const struct nclass *k, uint32_t
         if (!class_fits(k, j))
             continue;
         const struct gp_pod_spec *p = pc->spec;
-        int col = lp_col(lp, (double)request_milli(p) / GP_GPU_MILLI, (double)pc->count);
+        int col = lp_col(lp, (double)request_milli(p) / GP_GPU_MILLI, (double)pc->count,
+                         (double)p->cpu_milli, (double)p->mem_mib);
         lp_coef(lp, pc->count_row, col, 1);
         if (cpu_row)
             lp_coef(lp, cpu_row, col, (double)p->cpu_milli / (double)s->cpu_milli);
@@ -544,7 +557,7 @@ static enum gp_err build_class(struct bound *b, const struct nclass *k, uint32_t
     /* f[a]: GPUs of the class whose shares, in decreasing order, take arc a */
     for (size_t a = 0; a < arcs.len; a++) {
         const struct arc *arc = &arcs.items[a];
-        int col = lp_col(lp, 0, nodes * gpus);
+        int col = lp_col(lp, 0, nodes * gpus, 0, 0);
         lp_coef(lp, size_row[arc->size], col, -1);
         if (arc->from == 0)
             lp_coef(lp, gpu_row, col, 1); /* a GPU starts here */
@@ -559,13 +572,15 @@ static enum gp_err build_class(struct bound *b, const struct nclass *k, uint32_t
 
 /* Solves the LP; *bound is the dual objective of GLPK's duals y (clamped
  * at zero): sum rhs y + sum ub max(0, c - A'y), an upper bound on the LP's
- * optimum for any y >= 0 (weak duality with the column bounds). */
-static enum gp_err solve(struct bound *b, double *bound, double *primal)
+ * optimum for any y >= 0 (weak duality with the column bounds). res gets
+ * the primal optimum and the cpu and memory its pods take. */
+static enum gp_err solve(struct bound *b, double *bound, struct gp_bound_result *res)
 {
     struct lp *lp = &b->lp;
     int nrows = (int)lp->rhs.len - 1, ncols = (int)lp->obj.len - 1;
     int ne = (int)lp->ia.len - 1;
-    *bound = *primal = 0;
+    double primal = 0;
+    *bound = 0;
     if (ncols <= 0)
         return GP_OK;
     enum gp_err err = GP_OK;
@@ -603,7 +618,12 @@ static enum gp_err solve(struct bound *b, double *bound, double *primal)
                           nrows, ncols, rc, status);
         goto done;
     }
-    *primal = glp_get_obj_val(P);
+    primal = glp_get_obj_val(P);
+    for (int j = 1; j <= ncols; j++) {
+        double x = glp_get_col_prim(P, j);
+        res->lp_cpu_milli += x * lp->cpu.items[j];
+        res->lp_mem_mib += x * lp->mem.items[j];
+    }
     double dual = 0;
     for (int i = 1; i <= nrows; i++) {
         double v = glp_get_row_dual(P, i);
@@ -618,11 +638,29 @@ static enum gp_err solve(struct bound *b, double *bound, double *primal)
             dual += lp->ub.items[j] * d[j];
     *bound = dual;
 done:
+    res->lp_primal_milli = primal * GP_GPU_MILLI;
     glp_delete_prob(P);
     glp_term_out(old_term);
     free(y);
     free(d);
     return err;
+}
+
+/* The pods the LP leaves out (no GPU-milli request: CPU-only pods and
+ * memory-only shares) and the cluster's cpu and memory, for the caveat. */
+static void left_out(const struct gp_cluster *cluster, const struct gp_pod_spec *const *pods,
+                     size_t n, struct gp_bound_result *res)
+{
+    for (size_t i = 0; i < cluster->nnodes; i++) {
+        res->cluster_cpu_milli += (double)cluster->nodes[i].cpu_milli;
+        res->cluster_mem_mib += (double)cluster->nodes[i].mem_mib;
+    }
+    for (size_t i = 0; i < n; i++)
+        if (pods[i] && request_milli(pods[i]) == 0) {
+            res->left_out_pods++;
+            res->left_out_cpu_milli += (double)pods[i]->cpu_milli;
+            res->left_out_mem_mib += (double)pods[i]->mem_mib;
+        }
 }
 
 static enum gp_err bound_run(const struct gp_cluster *cluster,
@@ -644,6 +682,7 @@ static enum gp_err bound_run(const struct gp_cluster *cluster,
     res->arrived_milli = 0;
     for (size_t i = 0; i < n; i++)
         res->arrived_milli += pods[i] ? request_milli(pods[i]) : 0;
+    left_out(cluster, pods, n, res);
     if ((err = pod_classes(&b, pods, n)) != GP_OK || (err = node_classes(&b)) != GP_OK)
         goto done;
     res->pod_classes = b.npc;
@@ -669,10 +708,9 @@ static enum gp_err bound_run(const struct gp_cluster *cluster,
     }
     res->lp_rows = b.lp.rhs.len - 1;
     res->lp_cols = b.lp.obj.len - 1;
-    double dual, primal;
-    if ((err = solve(&b, &dual, &primal)) != GP_OK)
+    double dual;
+    if ((err = solve(&b, &dual, res)) != GP_OK)
         goto done;
-    res->lp_primal_milli = primal * GP_GPU_MILLI;
     /* allocations are whole milli: round down, after a margin far above the
      * rounding of the sums above */
     double m = floor(dual * GP_GPU_MILLI + 1e-6);
@@ -684,6 +722,9 @@ static enum gp_err bound_run(const struct gp_cluster *cluster,
     res->unallocated_pct = res->capacity_milli
                                ? 100.0 - 100.0 * res->max_alloc_milli / (double)res->capacity_milli
                                : 0;
+    /* a whole milli-core or MiB of slack for the rounding of the sums */
+    res->informative = res->left_out_cpu_milli <= res->cluster_cpu_milli - res->lp_cpu_milli + 1 &&
+                       res->left_out_mem_mib <= res->cluster_mem_mib - res->lp_mem_mib + 1;
 done:
     free(sizes);
     free(size_row);

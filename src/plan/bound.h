@@ -51,6 +51,19 @@ struct gp_bound_result {
     size_t node_classes;     /* size of the relaxation, for reports */
     size_t pod_classes;      /* classes with a GPU request */
     size_t lp_rows, lp_cols;
+    /* When the bound says little (docs/bound.md): the LP leaves out the pods
+     * without a GPU request (CPU-only pods, memory-only shares), which a
+     * run must place when they fit. informative is false when those pods
+     * ask for more cpu or memory than the placement of the solver's optimum
+     * leaves free in the cluster: a run must then give them cpu or memory
+     * that the bound gave to GPU pods, and may end far above the bound.
+     * True does not promise a tight bound; false warns that it may be far
+     * below what any policy can reach. */
+    uint64_t left_out_pods;
+    double left_out_cpu_milli, left_out_mem_mib;
+    double cluster_cpu_milli, cluster_mem_mib; /* every node's */
+    double lp_cpu_milli, lp_mem_mib;           /* taken by the optimum's pods */
+    bool informative;
 };
 
 /* The bound where the static mode reads curve[arrived_pct] of the sequence

@@ -41,7 +41,7 @@ rows=$(grep -Ec '^(default|gpushare40)? +(best-fit|fgd|random) +[0-9]+\.[0-9]{2}
 [ "$rows" -eq 6 ] || fail "table: $rows policy rows, expected 6"
 [ "$(grep -Ec '^default +best-fit ' "$tmp/a.txt")" -eq 1 ] || fail "table: default's first row"
 [ "$(grep -Ec '^gpushare40 +best-fit ' "$tmp/a.txt")" -eq 1 ] || fail "table: gpushare40's first row"
-[ "$(grep -Ec '^ +lower bound +[0-9]+\.[0-9]{2}$' "$tmp/a.txt")" -eq 2 ] ||
+[ "$(grep -Ec '^ +lower bound +[0-9]+\.[0-9]{2}( [^ ]+)?$' "$tmp/a.txt")" -eq 2 ] ||
     fail "table: expected a 'lower bound' row with a number per workload"
 # the bound holds seed by seed, so its mean is below every policy's mean
 awk '/ ± / { v = ($1 == "best-fit" || $1 == "fgd" || $1 == "random") ? $2 : $3
@@ -72,6 +72,8 @@ awk '$1 == "default" && $2 == "best-fit" {
 [ "$(grep -c '"curve":' "$tmp/a.json")" -eq 6 ] || fail "json: expected 6 summaries"
 grep -q '"policy": "05-BestFit"' "$tmp/a.json" || fail "json: no published policy name"
 grep -q '"available": true' "$tmp/a.json" || fail "json: no lower-bound entry"
+[ "$(grep -c '"informative": true' "$tmp/a.json")" -eq 2 ] || fail "json: bounds not informative"
+grep -q $'\xe2\x80\xa0' "$tmp/a.txt" && fail "table: a bound marked as saying little"
 [ "$(grep -c '^| default | ' "$tmp/a.md")" -eq 4 ] || fail "markdown: expected 3+1 default rows"
 grep -q '^| workload | policy | ours | paper | diff | lower bound |$' "$tmp/a.md" ||
     fail "markdown: header"
@@ -120,6 +122,27 @@ then
 else
     echo "ok   the 18 runs give the pinned results"
 fi
+
+# ---- a bound that may say little: the fixture's nodes at 30 % of their CPU ----
+# (its CPU-only pods then ask for more CPU than the bound's placement leaves)
+mkdir -p "$tmp/cpu30"
+cp "$fx/openb_pod_list_default.csv" "$tmp/cpu30/"
+awk -F, -v OFS=, 'NR == 1 { print; next } { $2 = int($2 * 0.3); print }' \
+    "$fx/openb_node_list_gpu_node.csv" >"$tmp/cpu30/openb_node_list_gpu_node.csv"
+"$gp" packing --data "$tmp/cpu30" --expected "$fx/expected" --policies best-fit --seeds 1-3 \
+    --json "$tmp/c.json" --markdown "$tmp/c.md" --report "$tmp/c.html" >"$tmp/c.txt" 2>&1 ||
+    fail "caveat: run failed: $(cat "$tmp/c.txt")"
+grep -Eq $'^ +lower bound +[0-9]+\\.[0-9]{2} \xe2\x80\xa0$' "$tmp/c.txt" ||
+    fail "caveat: the bound is not marked"
+grep -q $'^\xe2\x80\xa0 may say little: the bound leaves out the pods without a GPU request' \
+    "$tmp/c.txt" || fail "caveat: no explanation under the table"
+grep -Eq '^  default: they ask for [0-9.]+ % of the CPU and [0-9.]+ % of the memory; the bound.s placement leaves [0-9.]+ % and [0-9.]+ % free$' \
+    "$tmp/c.txt" || fail "caveat: no figures"
+grep -q '"informative": false' "$tmp/c.json" || fail "caveat: json says informative"
+grep -q '"caveat": "may say little' "$tmp/c.json" || fail "caveat: json has no caveat"
+grep -q '^\* default: they ask for' "$tmp/c.md" || fail "caveat: markdown has no figures"
+grep -q '<li>default: they ask for' "$tmp/c.html" || fail "caveat: html has no figures"
+echo "ok   a bound that may say little is marked and explained"
 
 # --quiet: nothing on stdout; no --expected and no default folder: no paper column
 (cd "$tmp" && "$gp" packing --data "$fx" --policies fgd --seeds 5 --quiet) >"$tmp/q.txt" 2>&1 ||

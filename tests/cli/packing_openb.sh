@@ -2,12 +2,12 @@
 # packing_openb.sh - `gpuplane packing` on the real openb trace and the FGD
 # authors' published results (../shared/data): workloads default,
 # gpushare40 and multigpu50, best-fit and fgd, seeds 42-43. Every mean must
-# be within 1.5 points of the paper's, and every run's result (unallocated
-# GPU % at 100 % arrived, to the 4 decimals of the JSON, and its failed
-# pods) must be the pinned one: a change to either policy, the measure, the
-# arrivals or the engine's filters shows here. A change that is meant to
-# move them updates the pins and says why in its commit.
-# Skips (exit 77) when the shared data is absent.
+# be within 1.5 points of the paper's; every run's result (unallocated GPU
+# % at 100 % arrived, to the 4 decimals of the JSON, and its failed pods)
+# and each workload's lower bound must be the pinned ones, so that a change
+# to either policy, the measure, the arrivals, the engine's filters or the
+# bound shows here. A change meant to move them updates the pins and says
+# why in its commit. Skips (exit 77) when the shared data is absent.
 set -uo pipefail
 gp="${GPUPLANE:?}"
 shared="${GP_SHARED:-${GP_SRC:?}/../shared}"
@@ -62,3 +62,16 @@ then
     exit 1
 fi
 echo "ok   the 12 runs give the pinned results"
+
+# the lower bound of each workload pinned too: workload unallocated-% informative
+if ! diff <(packing_bounds "$tmp/r.json") - >"$tmp/bounds.diff" <<'EOF'
+default 3.1049 true
+gpushare40 4.3563 true
+multigpu50 1.6528 true
+EOF
+then
+    echo "FAIL: the lower bounds differ from the pinned ones (< got, > pinned):"
+    cat "$tmp/bounds.diff"
+    exit 1
+fi
+echo "ok   the 3 lower bounds are the pinned ones"

@@ -18,6 +18,7 @@
 #include "shared_data.h"
 
 #include "engine/engine.h"
+#include "engine/sharing.h"
 #include "plan/bound.h"
 #include "sim/sim.h"
 #include "util/arena.h"
@@ -188,6 +189,72 @@ static void test_order_independent(void **state)
     double a = bound_of(n, 3, p, 24), b = bound_of(n, 3, q, 24);
     assert_true(a == b);
     assert_true(a == bound_of(n, 3, p, 24));
+}
+
+/* Pods that differ only in the sharing modes they accept or in their MIG
+ * profile fit different nodes, so the bound keeps them in classes of their
+ * own. One plain GPU (fractions accounted: no MPS, no MIG) and two
+ * 500-milli shares, one for any GPU and one pinned to MPS (or asking for a
+ * MIG instance): only the first can run. The engine places 500, and so
+ * must the bound say, whichever pod comes first (merged into one class,
+ * the bound took the fit of whichever sorted first: 1000 one way, 0 the
+ * other, below what the engine places). */
+static void test_share_modes_apart(void **state)
+{
+    (void)state;
+    struct gp_node_spec n[1] = {mknode("T4", 1, 8)};
+    struct gp_pod_spec any = mkpod(1000, 1, 500), mps = any, mig = any;
+    mps.share_modes = 1u << GP_SHARE_MPS;
+    mig.mig_profile = "1g.10gb";
+    const struct gp_pod_spec *pinned[2] = {&mps, &mig};
+    for (int k = 0; k < 2; k++) {
+        struct gp_pod_spec ab[2] = {any, *pinned[k]}, ba[2] = {*pinned[k], any};
+        /* what the engine places, the pinned pod first */
+        struct gp_engine *e = gp_engine_new(NULL, 1);
+        assert_int_equal(gp_engine_node_add(e, &n[0], NULL), GP_OK);
+        for (int i = 0; i < 2; i++) {
+            uint32_t id;
+            struct gp_decision d;
+            assert_int_equal(gp_engine_pod_add(e, &ba[i], 0, &id), GP_OK);
+            assert_int_equal(gp_engine_schedule_pod(e, id, &d), GP_OK);
+            assert_int_equal(d.kind, i == 0 ? GP_DECISION_UNSCHEDULABLE : GP_DECISION_BIND);
+        }
+        struct gp_engine_totals t;
+        gp_engine_totals(e, &t);
+        assert_int_equal(t.gpu_milli_alloc, 500);
+        gp_engine_free(e);
+        assert_true(bound_of(n, 1, ab, 2) == 500);
+        assert_true(bound_of(n, 1, ba, 2) == 500);
+    }
+}
+
+/* The bound leaves CPU-only pods out, and says when that may matter. One
+ * node of 1 GPU and 8 cores; a 1-GPU pod of 6 cores and a CPU-only pod of
+ * c cores. The bound is 1000 either way; its placement leaves 2 cores. A
+ * CPU-only pod of 4 cores asks for more than that: a run that gets it
+ * first places it and then has no room for the GPU pod (0 allocated), and
+ * the bound says it is not informative. One of 2 cores fits beside. */
+static void test_caveat(void **state)
+{
+    (void)state;
+    struct gp_node_spec n[1] = {mknode("T4", 1, 8)};
+    struct gp_cluster c;
+    memset(&c, 0, sizeof c);
+    c.nodes = n;
+    c.nnodes = 1;
+    for (int cores = 2; cores <= 4; cores += 2) {
+        struct gp_pod_spec p[2] = {mkpod(1000 * cores, 0, 0), mkpod(6000, 1, 1000)};
+        const struct gp_pod_spec *ptr[2] = {&p[0], &p[1]};
+        struct gp_bound_result r;
+        struct gp_diag d = {""};
+        assert_int_equal(gp_bound_at(&c, ptr, 2, 100, &r, &d), GP_OK);
+        assert_true(r.max_alloc_milli == 1000);
+        assert_int_equal(r.left_out_pods, 1);
+        assert_true(r.left_out_cpu_milli == 1000.0 * cores);
+        assert_true(r.cluster_cpu_milli == 8000);
+        assert_float_equal(r.lp_cpu_milli, 6000, 1e-6);
+        assert_true(r.informative == (cores == 2));
+    }
 }
 
 /* ---- the prefix rule ---------------------------------------------------------- */
@@ -565,6 +632,8 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_models),
         cmocka_unit_test(test_small_totals),
         cmocka_unit_test(test_order_independent),
+        cmocka_unit_test(test_share_modes_apart),
+        cmocka_unit_test(test_caveat),
         cmocka_unit_test(test_prefix),
         cmocka_unit_test(test_bad_input),
         cmocka_unit_test(test_gang_ignored),

@@ -15,3 +15,16 @@ packing_cells() {
             print line
         }' "$1"
 }
+
+# packing_bounds FILE prints one line per workload's lower bound: workload
+# unallocated-% informative (the fields of its "lower_bounds" entry).
+packing_bounds() {
+    awk -F': ' '
+        /"workload":/ { w = $2 }
+        /"unallocated_gpu_pct_at_100":/ { u = $2 }
+        /"informative":/ {
+            line = w " " u " " $2
+            gsub(/[",]/, "", line)
+            print line
+        }' "$1"
+}
