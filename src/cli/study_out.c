@@ -107,6 +107,9 @@ void gp_study_json(struct gp_sbuf *out, const struct gp_study_option *o, size_t 
         json_object_set_new(x, "gpu_model", json_string(o[i].gpu_model));
         json_object_set_new(x, "mode", json_string(gp_share_mode_name(o[i].mode)));
         json_object_set_new(x, "replicas", json_integer(o[i].replicas));
+        json_object_set_new(x, "rename_by_default", json_boolean(o[i].rename_by_default));
+        json_object_set_new(x, "fail_requests_greater_than_one",
+                            json_boolean(o[i].fail_requests_greater_than_one));
         json_object_set_new(x, "feasible", json_boolean(o[i].feasible));
         json_object_set_new(x, "why", o[i].why ? json_string(o[i].why) : json_null());
         json_object_set_new(x, "nodes", json_integer(o[i].nodes));

@@ -132,11 +132,11 @@ bool gp_eng_fits_empty(const struct gp_engine *e, const struct gp_node *n, const
         return true;
     if (!(p->model_mask >> n->model & 1))
         return false;
-    if (n->spec.sharing || p->spec.share_modes || p->spec.mig_profile) {
+    if (n->spec.sharing) /* replicas, clients or instances of an empty node */
+        return gp_share_empty_fits(n, p);
+    if (p->spec.share_modes || p->spec.mig_profile || p->spec.gpu_resource == GP_GPU_RES_SHARED) {
         if (n->spec.gpu_count == 0 || !gp_share_mode_ok(n, p))
             return false;
-        if (n->mig_model >= 0) /* an instance of the profile on an empty node */
-            return gp_share_empty_fits(n, p);
     }
     return p->spec.gpu_count <= n->spec.gpu_count && p->spec.gpu_mem_mib <= n->spec.gpu_mem_mib;
 }

@@ -31,7 +31,13 @@ static bool gang_fits_empty(const struct gp_engine *e, const uint32_t *members, 
             continue;
         for (size_t k = 0; k < n; k++) {
             if (gp_eng_fits_empty(e, node, &e->pods.items[members[k]])) {
-                eligible += (uint64_t)node->spec.gpu_count * GP_GPU_MILLI;
+                /* a time-sliced or MPS GPU holds `replicas` requests */
+                const struct gp_sharing_spec *sh = node->spec.sharing;
+                uint64_t per_gpu =
+                    sh && (sh->mode == GP_SHARE_TIMESLICE || sh->mode == GP_SHARE_MPS)
+                        ? sh->replicas
+                        : 1;
+                eligible += (uint64_t)node->spec.gpu_count * per_gpu * GP_GPU_MILLI;
                 break;
             }
         }

@@ -72,7 +72,7 @@ struct shape_key {
     uint64_t model_mask;
     const void *node_selector, *tolerations;
     size_t nnode_selector, ntolerations;
-    uint8_t share_modes;
+    uint8_t share_modes, gpu_resource;
     const char *mig_profile; /* by identity too */
 };
 
@@ -339,7 +339,8 @@ static inline enum gp_filter filter_fit(const struct gp_engine *e, const struct 
     if (want > 0 && n->spec.gpu_count > 0) {
         if (!(p->model_mask >> n->model & 1))
             return GP_FILTER_GPU_MODEL;
-        if ((n->spec.sharing || p->spec.share_modes || p->spec.mig_profile) &&
+        if ((n->spec.sharing || p->spec.share_modes || p->spec.mig_profile ||
+             p->spec.gpu_resource == GP_GPU_RES_SHARED) &&
             !gp_share_mode_ok(n, p))
             return GP_FILTER_SHARING;
     }

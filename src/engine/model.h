@@ -70,6 +70,18 @@ struct gp_node_spec {
     const struct gp_sharing_spec *sharing;
 };
 
+/* The extended resource a pod asks its GPUs with, as NVIDIA's device
+ * plugin names it; it decides which nodes can serve the request
+ * (docs/sharing.md). A MIG profile request (mig_profile) names its own. */
+enum gp_gpu_resource {
+    /* nvidia.com/gpu: whole GPUs; on time-sliced and MPS GPUs that are not
+     * renamed (renameByDefault false), gpu_count replicas; under MIG's
+     * single strategy, instances */
+    GP_GPU_RES_GPU = 0,
+    GP_GPU_RES_SHARED, /* nvidia.com/gpu.shared: replicas of renamed time-sliced or MPS GPUs */
+    GP_GPU_RES_NONE,   /* no NVIDIA resource: a share by gpuplane's annotations alone */
+};
+
 struct gp_pod_spec {
     const char *name;
     int64_t cpu_milli;
@@ -102,6 +114,7 @@ struct gp_pod_spec {
      * ("1g.10gb", as nvidia.com/mig-1g.10gb asks); NULL = none. */
     uint8_t share_modes;
     const char *mig_profile;
+    uint8_t gpu_resource; /* enum gp_gpu_resource */
 };
 
 /* One GPU's free capacity inside a node. On a shared GPU (docs/sharing.md)

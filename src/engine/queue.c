@@ -112,7 +112,8 @@ static uint64_t shape_hash(const struct shape_key *k)
                               k->model_mask,
                               (uint64_t)(uintptr_t)k->node_selector ^ k->nnode_selector,
                               (uint64_t)(uintptr_t)k->tolerations ^ k->ntolerations,
-                              (uint64_t)(uintptr_t)k->mig_profile ^ k->share_modes};
+                              (uint64_t)(uintptr_t)k->mig_profile ^ k->share_modes ^
+                                  (uint64_t)k->gpu_resource << 8};
     for (size_t i = 0; i < sizeof words / sizeof words[0]; i++) {
         h ^= words[i] + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
         h *= 0xbf58476d1ce4e5b9ULL;
@@ -128,7 +129,7 @@ static bool shape_key_eq(const struct shape_key *a, const struct shape_key *b)
            a->model_mask == b->model_mask && a->node_selector == b->node_selector &&
            a->nnode_selector == b->nnode_selector && a->tolerations == b->tolerations &&
            a->ntolerations == b->ntolerations && a->share_modes == b->share_modes &&
-           a->mig_profile == b->mig_profile;
+           a->gpu_resource == b->gpu_resource && a->mig_profile == b->mig_profile;
 }
 
 /* The shape of key k, added when new; NONE when out of memory. */
@@ -207,7 +208,7 @@ enum gp_err gp_engine_pod_add(struct gp_engine *e, const struct gp_pod_spec *spe
                           spec->gpu_milli,      spec->gpu_mem_mib,   spec->queue,
                           p.model_mask,         spec->node_selector, spec->tolerations,
                           spec->nnode_selector, spec->ntolerations,  spec->share_modes,
-                          spec->mig_profile};
+                          spec->gpu_resource,   spec->mig_profile};
     p.shape = shape_intern(e, &k);
     if (p.shape == NONE)
         return GP_ENOMEM;

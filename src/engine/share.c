@@ -3,6 +3,7 @@
  * MIG pools (share.h, docs/sharing.md). */
 #include "engine/share.h"
 
+#include <stdio.h>
 #include <string.h>
 
 static int node_mode(const struct gp_node *n)
@@ -224,26 +225,133 @@ static int pod_profile(const struct gp_node *n, const struct gp_pod *p)
 {
     const struct gp_sharing_spec *s = n->spec.sharing;
     if (is_whole(p))
-        return s->mig.strategy == GP_MIG_SINGLE && s->mig.layout.n > 0 && !p->spec.share_modes
+        return s->mig.strategy == GP_MIG_SINGLE && s->mig.layout.n > 0
                    ? s->mig.layout.inst[0].profile
                    : -1;
     return p->mig_profile_of[n->mig_model];
 }
 
+/* Why a node refuses a pod's GPU request whatever is free on it, as the
+ * device plugin advertises the node's GPUs (docs/sharing.md). */
+enum refusal {
+    REF_NONE,
+    REF_PINNED,         /* gpuplane.io/sharing does not allow the node's mode */
+    REF_MIG_PROFILE,    /* nvidia.com/mig-<profile> on a node without MIG */
+    REF_MIG_NONE,       /* no MIG instance of the node's model serves it */
+    REF_MIG_GPU,        /* nvidia.com/gpu under MIG's mixed strategy */
+    REF_MIG_SINGLE,     /* nvidia.com/mig-<profile> under the single strategy */
+    REF_RENAMED,        /* nvidia.com/gpu on renamed replicas (nvidia.com/gpu.shared) */
+    REF_SHARED,         /* nvidia.com/gpu.shared on a node that does not advertise it */
+    REF_GREATER_THAN_1, /* more than one replica where the plugin fails such requests */
+    REF_FRACTIONS,      /* fractions accounted (no sharing spec): no pin, no MIG */
+};
+
+static enum refusal refusal(const struct gp_node *n, const struct gp_pod *p)
+{
+    const struct gp_sharing_spec *s = n->spec.sharing;
+    int mode = node_mode(n);
+    uint8_t res = p->spec.gpu_resource;
+    if (mode < 0 || (mode == GP_SHARE_MIG && n->mig_model < 0)) { /* fractions accounted */
+        if (p->spec.mig_profile)
+            return REF_MIG_PROFILE;
+        if (res == GP_GPU_RES_SHARED)
+            return REF_SHARED;
+        return !p->spec.share_modes ||
+                       (is_whole(p) && (p->spec.share_modes >> GP_SHARE_EXCLUSIVE & 1))
+                   ? REF_NONE
+                   : REF_FRACTIONS;
+    }
+    if (p->spec.share_modes && !(p->spec.share_modes >> mode & 1))
+        return REF_PINNED;
+    if (mode != GP_SHARE_MIG && p->spec.mig_profile)
+        return REF_MIG_PROFILE;
+    if (mode == GP_SHARE_MIG) {
+        if (res == GP_GPU_RES_SHARED)
+            return REF_SHARED;
+        if (res == GP_GPU_RES_GPU && !p->spec.mig_profile && s->mig.strategy == GP_MIG_MIXED)
+            return REF_MIG_GPU;
+        if (p->spec.mig_profile && s->mig.strategy == GP_MIG_SINGLE)
+            return REF_MIG_SINGLE;
+        return pod_profile(n, p) >= 0 ? REF_NONE : REF_MIG_NONE;
+    }
+    if (mode == GP_SHARE_EXCLUSIVE) /* whole GPUs; a fraction takes one */
+        return res == GP_GPU_RES_SHARED ? REF_SHARED : REF_NONE;
+    /* time-slicing and MPS: replicas, advertised as nvidia.com/gpu or,
+     * renamed, as nvidia.com/gpu.shared; a share by annotations alone
+     * takes one replica */
+    if (res == GP_GPU_RES_GPU && s->rename_by_default)
+        return REF_RENAMED;
+    if (res == GP_GPU_RES_SHARED && !s->rename_by_default)
+        return REF_SHARED;
+    if (p->spec.gpu_count > 1 && (s->fail_requests_greater_than_one || s->mode == GP_SHARE_MPS))
+        return REF_GREATER_THAN_1;
+    return REF_NONE;
+}
+
 bool gp_share_mode_ok(const struct gp_node *n, const struct gp_pod *p)
 {
-    int mode = node_mode(n);
-    if (mode < 0 || (mode == GP_SHARE_MIG && n->mig_model < 0)) /* fractions accounted */
-        return !p->spec.mig_profile &&
-               (!p->spec.share_modes ||
-                (is_whole(p) && (p->spec.share_modes >> GP_SHARE_EXCLUSIVE & 1)));
-    if (p->spec.share_modes && !(p->spec.share_modes >> mode & 1))
-        return false;
-    if (p->spec.mig_profile || mode == GP_SHARE_MIG)
-        return mode == GP_SHARE_MIG && pod_profile(n, p) >= 0;
-    if (is_whole(p))
-        return mode == GP_SHARE_EXCLUSIVE;
-    return p->spec.gpu_count == 1; /* a fraction: a whole GPU, a replica or a client */
+    return refusal(n, p) == REF_NONE;
+}
+
+const char *gp_share_refusal(const struct gp_node *n, const struct gp_pod *p, char *buf,
+                             size_t size)
+{
+    const struct gp_sharing_spec *s = n->spec.sharing;
+    const char *mode = s ? gp_share_mode_name(s->mode) : "fraction-accounted";
+    switch (refusal(n, p)) {
+    case REF_NONE:
+        return NULL;
+    case REF_PINNED:
+        snprintf(buf, size, "its gpuplane.io/sharing annotation does not allow %s", mode);
+        break;
+    case REF_MIG_PROFILE:
+        snprintf(buf, size, "it asks for nvidia.com/mig-%s, which only MIG GPUs advertise",
+                 p->spec.mig_profile);
+        break;
+    case REF_MIG_NONE:
+        if (p->spec.mig_profile)
+            snprintf(buf, size, "the %s has no MIG profile %s", n->spec.gpu_model,
+                     p->spec.mig_profile);
+        else if (is_whole(p))
+            snprintf(buf, size,
+                     "it asks for nvidia.com/gpu, and under MIG's single strategy without a "
+                     "layout no instance is advertised as such");
+        else
+            snprintf(buf, size, "no MIG profile of the %s holds its share", n->spec.gpu_model);
+        break;
+    case REF_MIG_GPU:
+        snprintf(buf, size,
+                 "it asks for nvidia.com/gpu, which the device plugin does not advertise for "
+                 "GPUs in MIG mode under the mixed strategy (they offer nvidia.com/mig-<profile>)");
+        break;
+    case REF_MIG_SINGLE:
+        snprintf(buf, size,
+                 "it asks for nvidia.com/mig-%s, and under MIG's single strategy the device "
+                 "plugin advertises every instance as nvidia.com/gpu",
+                 p->spec.mig_profile);
+        break;
+    case REF_RENAMED:
+        snprintf(buf, size,
+                 "it asks for nvidia.com/gpu, and with renameByDefault: true the device plugin "
+                 "advertises these %s replicas as nvidia.com/gpu.shared only",
+                 mode);
+        break;
+    case REF_SHARED:
+        snprintf(buf, size,
+                 "it asks for nvidia.com/gpu.shared, which the device plugin advertises only "
+                 "for time-sliced or MPS GPUs with renameByDefault: true");
+        break;
+    case REF_GREATER_THAN_1:
+        snprintf(buf, size,
+                 "it asks for %u replicas, and the device plugin fails requests for more than "
+                 "one (failRequestsGreaterThanOne%s)",
+                 p->spec.gpu_count, s->mode == GP_SHARE_MPS ? ", always under MPS" : ": true");
+        break;
+    case REF_FRACTIONS:
+        snprintf(buf, size, "its gpuplane.io/sharing annotation allows no mode of these GPUs");
+        break;
+    }
+    return buf;
 }
 
 /* --- MIG ----------------------------------------------------------------- */
@@ -375,7 +483,8 @@ static int mig_pick(const struct gp_node *n, const struct gp_pod *p, struct gp_p
     return 0;
 }
 
-bool gp_share_empty_fits(const struct gp_node *n, const struct gp_pod *p)
+/* Whether the pod's MIG instances fit the node were no instance held. */
+static bool mig_empty_fits(const struct gp_node *n, const struct gp_pod *p)
 {
     struct gp_node empty = *n;
     struct gp_pick pick;
@@ -392,39 +501,75 @@ bool gp_share_empty_fits(const struct gp_node *n, const struct gp_pod *p)
 
 /* --- time-slicing and MPS ------------------------------------------------ */
 
-/* Whether a replica of GPU g holds the pod's declared memory. */
-static bool replica_mem_fits(const struct gp_node *n, const struct gp_gpu *gpu,
-                             const struct gp_pod *p)
+/* Whether a replica of a GPU with mem_free_mib left holds the pod's
+ * declared memory. */
+static bool replica_mem_fits(const struct gp_node *n, uint32_t mem_free_mib, const struct gp_pod *p)
 {
     const struct gp_sharing_spec *s = n->spec.sharing;
     uint32_t mem = p->spec.gpu_mem_mib;
     if (s->mode == GP_SHARE_MPS)
         return s->mps.pinned_mem_mib == 0 ? mem <= n->spec.gpu_mem_mib
                                           : mem <= s->mps.pinned_mem_mib;
-    return mem <= gpu->mem_free_mib;
+    return mem <= mem_free_mib;
 }
 
-/* The fullest GPU with a free replica that holds the pod's memory (or,
- * when the pool oversubscribes, the fullest with a free replica); -1. */
-static int replica_pick(const struct gp_node *n, const struct gp_pod *p)
+/* The pod's replicas (gpu_count of them: nvidia.com/gpu: N on replicas
+ * takes N), one at a time: each from the GPU with a free replica that
+ * holds the pod's declared memory (any free replica when the pool
+ * oversubscribes), a GPU the pod has no replica on yet first, then the
+ * fullest, then the lowest index. One replica thus goes to the fullest
+ * GPU (packing); several spread over distinct GPUs while there are some,
+ * as the device plugin's default allocation prefers, and share one
+ * otherwise (docs/sharing.md). Declared memory counts per replica. 0, or
+ * -1 when they do not fit. */
+static int replica_pick(const struct gp_node *n, const struct gp_pod *p, struct gp_pick *pick)
 {
     const struct gp_sharing_spec *s = n->spec.sharing;
-    int best = -1;
-    bool best_fits = false;
+    uint32_t want = p->spec.gpu_count, mem = p->spec.gpu_mem_mib;
+    uint32_t pods[GP_MAX_GPUS_PER_NODE], mem_free[GP_MAX_GPUS_PER_NODE], mine = 0;
+    bool over_ok = s->mode == GP_SHARE_TIMESLICE && s->oversubscribe;
+    if (want == 0 || want > GP_MAX_GPUS_PER_NODE)
+        return -1;
     for (uint32_t g = 0; g < n->spec.gpu_count; g++) {
-        const struct gp_gpu *gpu = &n->gpu[g];
-        if (gpu->pods >= s->replicas)
-            continue;
-        bool fits = replica_mem_fits(n, gpu, p);
-        if (!fits && !(s->mode == GP_SHARE_TIMESLICE && s->oversubscribe))
-            continue;
-        if (best < 0 || (fits && !best_fits) ||
-            (fits == best_fits && gpu->pods > n->gpu[best].pods)) {
-            best = (int)g;
-            best_fits = fits;
-        }
+        pods[g] = n->gpu[g].pods;
+        mem_free[g] = n->gpu[g].mem_free_mib;
     }
-    return best;
+    pick->ngpus = 0;
+    for (uint32_t k = 0; k < want; k++) {
+        int best = -1;
+        bool best_fits = false, best_new = false;
+        for (uint32_t g = 0; g < n->spec.gpu_count; g++) {
+            if (pods[g] >= s->replicas)
+                continue;
+            bool fits = replica_mem_fits(n, mem_free[g], p), fresh = !(mine >> g & 1);
+            if (!fits && !over_ok)
+                continue;
+            if (best < 0 || (fits && !best_fits) ||
+                (fits == best_fits &&
+                 ((fresh && !best_new) || (fresh == best_new && pods[g] > pods[best])))) {
+                best = (int)g;
+                best_fits = fits;
+                best_new = fresh;
+            }
+        }
+        if (best < 0)
+            return -1;
+        pick->gpu[pick->ngpus++] = (uint8_t)best;
+        pods[best]++;
+        mem_free[best] = mem_free[best] > mem ? mem_free[best] - mem : 0;
+        mine |= 1u << best;
+    }
+    return 0;
+}
+
+/* Free replicas on the node, all GPUs together. */
+static uint32_t replicas_free(const struct gp_node *n)
+{
+    uint32_t free = 0;
+    for (uint32_t g = 0; g < n->spec.gpu_count; g++)
+        if (n->gpu[g].pods < n->spec.sharing->replicas)
+            free += n->spec.sharing->replicas - n->gpu[g].pods;
+    return free;
 }
 
 /* --- the filter and the pick --------------------------------------------- */
@@ -440,16 +585,19 @@ enum gp_filter gp_share_filter(const struct gp_node *n, const struct gp_pod *p)
             return GP_FILTER_GPU_COUNT;
         return mem > n->spec.gpu_mem_mib ? GP_FILTER_GPU_MEMORY : GP_FILTER_COUNT;
     case GP_SHARE_MPS:
-        if (s->mps.active_thread_pct > 0 &&
+        /* a declared share must fit a client's limits; a replica asked
+         * for without one takes what the client gets */
+        if (!is_whole(p) && s->mps.active_thread_pct > 0 &&
             p->spec.gpu_milli > s->mps.active_thread_pct * (GP_GPU_MILLI / 100))
             return GP_FILTER_GPU_SHARE;
         /* fall through */
     case GP_SHARE_TIMESLICE:
-        if (n->gpu_milli_max_free == 0)
+        if (n->gpu_milli_max_free == 0 ||
+            (p->spec.gpu_count > 1 && replicas_free(n) < p->spec.gpu_count))
             return GP_FILTER_GPU_REPLICA;
         if (mem > n->spec.gpu_mem_mib && !(s->mode == GP_SHARE_TIMESLICE && s->oversubscribe))
             return GP_FILTER_GPU_MEMORY;
-        return replica_pick(n, p) >= 0 ? GP_FILTER_COUNT : GP_FILTER_GPU_MEMORY;
+        return replica_pick(n, p, &pick) == 0 ? GP_FILTER_COUNT : GP_FILTER_GPU_MEMORY;
     case GP_SHARE_MIG: {
         int q = pod_profile(n, p);
         if (q < 0 || !(n->mig_mask >> q & 1))
@@ -471,12 +619,37 @@ int gp_share_pick(const struct gp_node *n, const struct gp_pod *p, struct gp_pic
         return mig_pick(n, p, pick);
     if (s->mode == GP_SHARE_EXCLUSIVE)
         return gp_share_pick_whole(n, p->spec.gpu_count, pick);
-    int g = replica_pick(n, p);
-    if (g < 0)
-        return -1;
-    pick->ngpus = 1;
-    pick->gpu[0] = (uint8_t)g;
-    return 0;
+    return replica_pick(n, p, pick);
+}
+
+bool gp_share_empty_fits(const struct gp_node *n, const struct gp_pod *p)
+{
+    const struct gp_sharing_spec *s = n->spec.sharing;
+    if (!s || n->spec.gpu_count == 0 || !gp_share_mode_ok(n, p))
+        return false;
+    switch (s->mode) {
+    case GP_SHARE_EXCLUSIVE:
+        return p->spec.gpu_count <= n->spec.gpu_count && p->spec.gpu_mem_mib <= n->spec.gpu_mem_mib;
+    case GP_SHARE_MIG:
+        if (n->mig_model < 0) /* fractions accounted */
+            return p->spec.gpu_count <= n->spec.gpu_count &&
+                   p->spec.gpu_mem_mib <= n->spec.gpu_mem_mib;
+        return mig_empty_fits(n, p);
+    case GP_SHARE_TIMESLICE:
+    case GP_SHARE_MPS: {
+        struct gp_node empty = *n;
+        for (uint32_t g = 0; g < n->spec.gpu_count; g++) {
+            empty.gpu[g].pods = empty.gpu[g].mem_over_mib = 0;
+            empty.gpu[g].milli_free = GP_GPU_MILLI;
+            empty.gpu[g].mem_free_mib = s->mode == GP_SHARE_MPS && s->mps.pinned_mem_mib > 0
+                                            ? s->mps.pinned_mem_mib * s->replicas
+                                            : n->spec.gpu_mem_mib;
+        }
+        empty.gpu_milli_max_free = GP_GPU_MILLI;
+        return gp_share_filter(&empty, p) == GP_FILTER_COUNT;
+    }
+    }
+    return false;
 }
 
 /* --- take and give ------------------------------------------------------- */

@@ -3,8 +3,9 @@
  * each way a pool shares its GPUs (docs/sharing.md):
  *
  *   exclusive   a pod gets whole GPUs; a fraction takes a whole GPU too
- *   timeslice   a pod gets one of the GPU's `replicas` replicas; its
- *               declared GPU memory is accounted, not enforced
+ *   timeslice   a pod gets replicas (one, or N for nvidia.com/gpu: N) of
+ *               the GPUs' `replicas` each; its declared GPU memory is
+ *               accounted, not enforced
  *   mps         a pod gets one of `replicas` MPS clients, each limited to
  *               active_thread_pct of the SMs and pinned_mem_mib of memory
  *   mig         a pod gets MIG instances of one profile; a dynamic pool
@@ -18,6 +19,7 @@
 #define GP_ENGINE_SHARE_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 #include "engine/model.h"
 #include "engine/sharing.h"
@@ -36,12 +38,20 @@ void gp_share_pod_init(struct gp_pod *p);
  * static layout on every GPU). */
 void gp_share_node_init(struct gp_node *n);
 
-/* Whether the pod's request may go to a node shared this way at all (the
- * mode, a pinned mode, a MIG profile the model has). */
+/* Whether the pod's request may go to a node shared this way at all, as
+ * NVIDIA's device plugin advertises the node's GPUs: the resource it asks
+ * for (nvidia.com/gpu, nvidia.com/gpu.shared when renamed, a MIG profile
+ * the model has), failRequestsGreaterThanOne, a pinned mode. */
 bool gp_share_mode_ok(const struct gp_node *n, const struct gp_pod *p);
 
-/* Whether the pod's MIG instances fit the node when no pod holds any of
- * its instances (the gangs' "never fits" test). */
+/* Why gp_share_mode_ok refuses: one phrase ("it asks for nvidia.com/gpu,
+ * and with renameByDefault: true ...") written into buf; NULL when it
+ * does not refuse. */
+const char *gp_share_refusal(const struct gp_node *n, const struct gp_pod *p, char *buf,
+                             size_t size);
+
+/* Whether the pod fits the node (which has a sharing spec) when no pod
+ * holds any of its GPUs, replicas or instances (the "never fits" test). */
 bool gp_share_empty_fits(const struct gp_node *n, const struct gp_pod *p);
 
 /* The GPU filters for a pod with GPUs on a node with a sharing spec whose

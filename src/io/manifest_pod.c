@@ -116,12 +116,10 @@ static enum gp_err resource_map(struct gp_yaml *y, struct fy_node *v, struct res
             }
         } else if (strcmp(key, "nvidia.com/gpu.shared") == 0) {
             err = gp_yaml_text(y, val, "a number of replicas", &s);
-            if (err == GP_OK && (!gp_units_uint(s, &r->shared) || r->shared != 1))
-                err = gp_manifest_bad_value(
-                    y, val,
-                    "1 (a replica of one shared GPU; for more compute ask for a "
-                    "larger share with gpuplane.io/gpu-milli)");
-            if (err == GP_OK) {
+            if (err == GP_OK && (!gp_units_uint(s, &r->shared) || r->shared > 1000000))
+                err = gp_manifest_bad_value(y, val,
+                                            "a whole number of replicas of shared GPUs like 1");
+            if (err == GP_OK && r->shared > 0) {
                 o->shared_node = val;
                 o->shared_path = gp_manifest_path_copy(y);
             }
@@ -553,12 +551,25 @@ static enum gp_err finish_resources(struct gp_yaml *y, struct manifest_obj *o,
         if (pod->gpu_count == 0)
             pod->gpu_count = 1; /* a share of one GPU by memory alone: gpu_milli stays 0 */
     }
-    if (o->shared > 0) { /* a replica: time-slicing or MPS */
-        pod->gpu_count = 1;
+    if (o->shared > 0) { /* replicas of renamed time-sliced or MPS GPUs */
+        if (o->shared > GP_MAX_GPUS_PER_NODE) {
+            snprintf(detail, sizeof detail, " (it asks for %lld in all; a pod takes at most %d)",
+                     (long long)o->shared, GP_MAX_GPUS_PER_NODE);
+            return gp_manifest_fail_at(y, o->shared_path, o->shared_node,
+                                       "too many replicas for one pod", detail);
+        }
+        if (h->has_gpu_milli && o->shared > 1)
+            return gp_manifest_fail_at(y, o->shared_path, o->shared_node,
+                                       "more than one replica cannot be combined with",
+                                       " gpuplane.io/gpu-milli (a share is part of one GPU)");
+        pod->gpu_count = (uint32_t)o->shared;
         if (!h->has_gpu_milli)
-            pod->gpu_milli = 0;
+            pod->gpu_milli = GP_GPU_MILLI;
         pod->share_modes = 1u << GP_SHARE_TIMESLICE | 1u << GP_SHARE_MPS;
+        pod->gpu_resource = GP_GPU_RES_SHARED;
     }
+    if (pod->gpu_count > 0 && gpus == 0 && o->shared == 0 && o->mig == 0)
+        pod->gpu_resource = GP_GPU_RES_NONE; /* a share by gpuplane's annotations alone */
     if (o->mig > 0) { /* its share for quotas: the profile's compute of 7 slices */
         unsigned compute = 0;
         uint32_t mem = 0;
@@ -574,13 +585,10 @@ static enum gp_err finish_resources(struct gp_yaml *y, struct manifest_obj *o,
             return gp_manifest_fail_at(y, h->sharing_path, h->sharing_node,
                                        "sharing modes for a pod that asks for no GPU", "");
         uint8_t modes = pod->share_modes ? pod->share_modes & h->share_modes : h->share_modes;
-        if (pod->gpu_milli == GP_GPU_MILLI && !pod->mig_profile)
-            modes &= 1u << GP_SHARE_EXCLUSIVE;
         if (!modes)
             return gp_manifest_fail_at(
                 y, h->sharing_path, h->sharing_node, "allows no mode the pod's GPU request can use",
-                " (whole GPUs need exclusive, nvidia.com/gpu.shared timeslice or mps, "
-                "nvidia.com/mig-* mig)");
+                " (nvidia.com/gpu.shared needs timeslice or mps, nvidia.com/mig-* mig)");
         pod->share_modes = modes;
     }
     return GP_OK;

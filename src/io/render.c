@@ -126,6 +126,18 @@ static void mig_summary(struct gp_sbuf *b, const struct gp_sharing_spec *s)
         gp_sbuf_add(b, "no instances");
 }
 
+/* The comment line saying what a pod's request of the replicated resource
+ * res gets from the device plugin (docs/sharing.md). */
+static void replica_requests(struct gp_sbuf *b, const struct gp_sharing_spec *s, const char *res)
+{
+    bool fail_gt1 = s->mode == GP_SHARE_MPS || s->fail_requests_greater_than_one;
+    gp_sbuf_printf(b, "# A pod asking for %s: 1 gets one replica; ", res);
+    if (fail_gt1)
+        gp_sbuf_add(b, "the plugin fails requests for more.\n");
+    else
+        gp_sbuf_printf(b, "%s: N gets N (they may share a GPU).\n", res);
+}
+
 /* Comment lines saying what a pool's GPUs offer. */
 static void pool_comment(struct gp_sbuf *b, const struct gp_pool_spec *p)
 {
@@ -142,6 +154,7 @@ static void pool_comment(struct gp_sbuf *b, const struct gp_pool_spec *p)
     case GP_SHARE_TIMESLICE:
         gp_sbuf_printf(b, "time-slicing, each GPU advertised %u times as %s;\n", s->replicas, res);
         gp_sbuf_add(b, "# no memory or fault isolation between the pods of a GPU.\n");
+        replica_requests(b, s, res);
         break;
     case GP_SHARE_MPS: {
         uint32_t pct = 100 / s->replicas, mib = p->gpu_mem_mib / s->replicas;
@@ -160,6 +173,7 @@ static void pool_comment(struct gp_sbuf *b, const struct gp_pool_spec *p)
                 "(a\n"
                 "# client can only lower the daemon's limits).\n",
                 s->mps.active_thread_pct, s->mps.pinned_mem_mib);
+        replica_requests(b, s, res);
         break;
     }
     case GP_SHARE_MIG:

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "engine/engine.h"
+#include "engine/share.h"
 
 #define MAX_NODES 4096 /* more nodes than this for one option is a mistake */
 
@@ -101,6 +102,8 @@ struct trial {
     bool all;          /* every pod placed */
     size_t failed_pod; /* the first that was not */
     enum gp_filter reason;
+    bool has_refusal; /* the sharing filter's why, in words */
+    char refusal[256];
     uint32_t gpus_busy;
     double slowdown_sum, slowdown_max;
 };
@@ -127,6 +130,10 @@ static enum gp_err pack(struct study *s, const struct gp_node_spec *spec, uint32
             t->all = false;
             t->failed_pod = k;
             t->reason = gp_explain_main(&d.explain);
+            if (t->reason == GP_FILTER_SHARING && n > 0 &&
+                gp_share_refusal(gp_engine_node(e, 0), gp_engine_pod(e, id), t->refusal,
+                                 sizeof t->refusal))
+                t->has_refusal = true;
         }
     }
     if (err != GP_OK) {
@@ -146,18 +153,29 @@ static enum gp_err pack(struct study *s, const struct gp_node_spec *spec, uint32
             err = gp_diag_set(s->diag, GP_ENOMEM, "out of memory");
             goto done;
         }
+        /* a pod's demand counts once on each GPU it holds replicas of
+         * (more replicas of one GPU give it no more of its time) */
         size_t npods = gp_engine_pod_count(e);
         for (size_t k = 0; k < npods; k++) {
             const struct gp_pod *p = gp_engine_pod(e, (uint32_t)k);
-            if (p->state == GP_POD_BOUND && p->pick.ngpus > 0)
-                demand[p->node][p->pick.gpu[0]] +=
-                    p->spec.gpu_milli > 0 ? p->spec.gpu_milli : GP_GPU_MILLI;
+            if (p->state != GP_POD_BOUND)
+                continue;
+            uint32_t seen = 0;
+            for (uint32_t i = 0; i < p->pick.ngpus; i++)
+                if (!(seen >> p->pick.gpu[i] & 1)) {
+                    seen |= 1u << p->pick.gpu[i];
+                    demand[p->node][p->pick.gpu[i]] +=
+                        p->spec.gpu_milli > 0 ? p->spec.gpu_milli : GP_GPU_MILLI;
+                }
         }
         for (size_t k = 0; k < npods; k++) {
             const struct gp_pod *p = gp_engine_pod(e, (uint32_t)k);
             if (p->state != GP_POD_BOUND || p->pick.ngpus == 0)
                 continue;
-            double d = demand[p->node][p->pick.gpu[0]] / GP_GPU_MILLI;
+            double d = 0; /* its slowest GPU sets its pace */
+            for (uint32_t i = 0; i < p->pick.ngpus; i++)
+                if (demand[p->node][p->pick.gpu[i]] / GP_GPU_MILLI > d)
+                    d = demand[p->node][p->pick.gpu[i]] / GP_GPU_MILLI;
             double slow = d > 1 ? d : 1;
             t->slowdown_sum += slow;
             if (slow > t->slowdown_max)
@@ -198,8 +216,9 @@ static bool same_request(const struct gp_pod_spec *a, const struct gp_pod_spec *
     return a->cpu_milli == b->cpu_milli && a->mem_mib == b->mem_mib &&
            a->gpu_count == b->gpu_count && a->gpu_milli == b->gpu_milli &&
            a->gpu_mem_mib == b->gpu_mem_mib && a->share_modes == b->share_modes &&
-           a->mig_profile == b->mig_profile && a->gpu_models == b->gpu_models &&
-           a->node_selector == b->node_selector && a->tolerations == b->tolerations;
+           a->mig_profile == b->mig_profile && a->gpu_resource == b->gpu_resource &&
+           a->gpu_models == b->gpu_models && a->node_selector == b->node_selector &&
+           a->tolerations == b->tolerations;
 }
 
 /* The fewest nodes of spec that hold every pod (one option). */
@@ -215,6 +234,8 @@ static enum gp_err study_option(struct study *s, const struct gp_pool_spec *p,
     o->gpu_model = p->gpu_model;
     o->mode = sh->mode;
     o->replicas = sh->replicas ? sh->replicas : 1;
+    o->rename_by_default = sh->rename_by_default;
+    o->fail_requests_greater_than_one = sh->fail_requests_greater_than_one;
     o->pods = (uint32_t)s->npods;
     o->isolation = isolation_text(s, sh);
     /* a pod that fits no empty node rules the option out */
@@ -230,7 +251,7 @@ static enum gp_err study_option(struct study *s, const struct gp_pool_spec *p,
         if (!t.all) {
             o->why = gp_arena_printf(s->a, "pod %s fits no empty %s node: %s",
                                      s->pods[k]->name ? s->pods[k]->name : "?", p->name,
-                                     gp_filter_text(t.reason));
+                                     t.has_refusal ? t.refusal : gp_filter_text(t.reason));
             return o->why ? GP_OK : gp_diag_set(s->diag, GP_ENOMEM, "out of memory");
         }
     }
@@ -262,6 +283,26 @@ static bool better(const struct gp_study_option *a, const struct gp_study_option
     return a->feasible && a->nodes < b->nodes;
 }
 
+/* Whether a replicated option of pool p is renamed (its replicas
+ * advertised as nvidia.com/gpu.shared): as the pool says when it shares
+ * its GPUs that way, else when the workload asks for nvidia.com/gpu.shared
+ * and never for nvidia.com/gpu, as the device plugin must then be set up. */
+static bool rename_for(const struct study *s, const struct gp_pool_spec *p)
+{
+    if (p->sharing.mode == GP_SHARE_TIMESLICE || p->sharing.mode == GP_SHARE_MPS)
+        return p->sharing.rename_by_default;
+    bool shared = false;
+    for (size_t k = 0; k < s->npods; k++) {
+        const struct gp_pod_spec *q = s->pods[k];
+        if (q->gpu_count == 0 || q->mig_profile)
+            continue;
+        if (q->gpu_resource == GP_GPU_RES_GPU)
+            return false;
+        shared |= q->gpu_resource == GP_GPU_RES_SHARED;
+    }
+    return shared;
+}
+
 /* The best option of a replicated mode (time-slicing or MPS). */
 static enum gp_err study_replicated(struct study *s, const struct gp_pool_spec *p,
                                     enum gp_share_mode mode, const uint32_t *replicas, size_t nr,
@@ -274,6 +315,11 @@ static enum gp_err study_replicated(struct study *s, const struct gp_pool_spec *
         memset(sh, 0, sizeof *sh);
         sh->mode = mode;
         sh->replicas = replicas[i];
+        sh->rename_by_default = rename_for(s, p);
+        /* the pool's own setting, else the device plugin's default (false
+         * for time-slicing; MPS always fails such requests) */
+        sh->fail_requests_greater_than_one =
+            p->sharing.mode == GP_SHARE_TIMESLICE && p->sharing.fail_requests_greater_than_one;
         if (mode == GP_SHARE_MPS) {
             sh->fail_requests_greater_than_one = true;
             sh->mps.active_thread_pct = 100 / replicas[i];

@@ -30,7 +30,10 @@ struct gp_study_option {
     const char *pool; /* the cluster's pool */
     const char *gpu_model;
     enum gp_share_mode mode;
-    uint32_t replicas;  /* time-slicing and MPS: per GPU; 1 otherwise */
+    uint32_t replicas; /* time-slicing and MPS: per GPU; 1 otherwise */
+    /* time-slicing and MPS: the device plugin's settings the option
+     * assumes (docs/sharing.md) */
+    bool rename_by_default, fail_requests_greater_than_one;
     bool feasible;      /* every pod fits some number of nodes */
     const char *why;    /* not feasible: which pod fits no node, and why */
     uint32_t nodes;     /* to rent */

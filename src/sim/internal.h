@@ -115,7 +115,11 @@ struct lpod {
      * per second (below 1 on a crowded time-sliced GPU; rate_t_s is in
      * the future while a MIG re-partition delays the start) */
     double work_s, rate_t_s, rate;
-    uint32_t ts_gpu;  /* its time-sliced GPU in the run's coloc; GP_COLOC_NONE */
+    /* on time-sliced GPUs: the coloc index of its node's GPU 0
+     * (GP_COLOC_NONE when it holds no replica) and which GPUs of the node
+     * it holds replicas of (bit g: GPU g) */
+    uint32_t ts_gpu;
+    uint16_t ts_gpus;
     uint32_t end_ver; /* the live EV_END carries it; older ones are stale */
 };
 

@@ -62,15 +62,28 @@ static enum gp_err push_run_end(struct run *r, struct lpod *l, uint32_t epod,
     return gp_sim_push_event(r, t, EV_END, epod, (uint32_t)fails | l->end_ver << 1);
 }
 
+/* The rate of a pod on time-sliced GPUs: its slowest GPU's (a pod with
+ * replicas of several GPUs goes at the pace of the most crowded). */
+static double ts_rate(const struct run *r, const struct lpod *l)
+{
+    double rate = 1;
+    for (uint32_t g = 0; g < GP_MAX_GPUS_PER_NODE; g++)
+        if (l->ts_gpus >> g & 1) {
+            double x = gp_coloc_rate(&r->coloc, l->ts_gpu + g);
+            rate = x < rate ? x : rate;
+        }
+    return rate;
+}
+
 /* The pods of a time-sliced GPU whose company changed: each keeps the work
- * done so far, goes on at the GPU's new rate, and gets its end anew. */
+ * done so far, goes on at its new rate, and gets its end anew. */
 static enum gp_err rerate(struct run *r, uint32_t gpu)
 {
     size_t n;
     const uint32_t *members = gp_coloc_members(&r->coloc, gpu, &n);
-    double rate = gp_coloc_rate(&r->coloc, gpu);
     for (size_t k = 0; k < n; k++) {
         struct lpod *l = &r->lpods.items[members[k]];
+        double rate = ts_rate(r, l);
         if (l->rate == rate)
             continue;
         if (r->now_s > l->rate_t_s) {
@@ -98,10 +111,14 @@ enum gp_err gp_sim_runs_unbind(struct run *r, struct lpod *l)
     struct queue_run *q = lpod_queue(r, l, NULL);
     if (q)
         q->alloc_milli -= pod_gpu_milli(&lpod_item(r, l)->pod);
-    uint32_t gpu = l->ts_gpu;
-    if (gpu != GP_COLOC_NONE) {
-        gp_coloc_leave(&r->coloc, gpu, (uint32_t)(l - r->lpods.items), ts_demand(lpod_item(r, l)));
+    uint32_t base = l->ts_gpu, gpus = l->ts_gpus;
+    if (base != GP_COLOC_NONE) {
+        for (uint32_t g = 0; g < GP_MAX_GPUS_PER_NODE; g++)
+            if (gpus >> g & 1)
+                gp_coloc_leave(&r->coloc, base + g, (uint32_t)(l - r->lpods.items),
+                               ts_demand(lpod_item(r, l)));
         l->ts_gpu = GP_COLOC_NONE;
+        l->ts_gpus = 0;
     }
     if (l->node != NONE) {
         gp_sim_runs_cost(r, l, r->now_s);
@@ -117,7 +134,11 @@ enum gp_err gp_sim_runs_unbind(struct run *r, struct lpod *l)
         if (--sn->pods == 0)
             gp_sim_nodes_idle(r, node);
     }
-    return gpu == GP_COLOC_NONE ? GP_OK : rerate(r, gpu);
+    enum gp_err err = GP_OK;
+    for (uint32_t g = 0; base != GP_COLOC_NONE && g < GP_MAX_GPUS_PER_NODE && err == GP_OK; g++)
+        if (gpus >> g & 1)
+            err = rerate(r, base + g);
+    return err;
 }
 
 /* The value of label key on the node a bound engine pod runs on; NULL. */
@@ -183,6 +204,7 @@ static enum gp_err run_start(struct run *r, uint32_t lp, const struct gp_decisio
     l->rate_t_s = r->now_s;
     l->rate = 1;
     l->ts_gpu = GP_COLOC_NONE;
+    l->ts_gpus = 0;
     if (d->pick.reconfigured && sh) {
         for (uint32_t g = d->pick.reconfigured; g; g &= g - 1)
             r->out->mig_reconfigurations++;
@@ -197,15 +219,25 @@ static enum gp_err run_start(struct run *r, uint32_t lp, const struct gp_decisio
     enum gp_err err;
     if (!sh || sh->mode != GP_SHARE_TIMESLICE || d->pick.ngpus == 0)
         return push_run_end(r, l, d->pod, it);
-    uint32_t gpu;
-    if (gp_coloc_join(&r->coloc, d->node, node->spec.gpu_count, d->pick.gpu[0], lp, ts_demand(it),
-                      &gpu) != 0)
-        return gp_sim_nomem(r);
-    l->ts_gpu = gpu;
-    l->rate = gp_coloc_rate(&r->coloc, gpu);
+    /* its demand joins each GPU it holds replicas of, once (more replicas
+     * of one GPU give it no more of its time) */
+    for (uint32_t i = 0; i < d->pick.ngpus; i++) {
+        uint32_t g = d->pick.gpu[i], index;
+        if (l->ts_gpus >> g & 1)
+            continue;
+        if (gp_coloc_join(&r->coloc, d->node, node->spec.gpu_count, g, lp, ts_demand(it), &index) !=
+            0)
+            return gp_sim_nomem(r);
+        l->ts_gpu = index - g;
+        l->ts_gpus |= (uint16_t)(1u << g);
+    }
+    l->rate = ts_rate(r, l);
     if ((err = push_run_end(r, l, d->pod, it)) != GP_OK)
         return err;
-    return rerate(r, gpu); /* the others slow down */
+    for (uint32_t g = 0; g < GP_MAX_GPUS_PER_NODE && err == GP_OK; g++)
+        if (l->ts_gpus >> g & 1)
+            err = rerate(r, l->ts_gpu + g); /* the others slow down */
+    return err;
 }
 
 /* A bound pod joins its node's list; its cost per second is its share of

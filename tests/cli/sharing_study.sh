@@ -35,6 +35,35 @@ grep -q '^<!DOCTYPE html>' "$tmp/study.html" && tail -1 "$tmp/study.html" | grep
     fail "study.html is not a whole page"
 [ "$(grep -c '<svg' "$tmp/study.html")" = 3 ] || fail "study.html: expected 3 charts"
 
+# an ordinary manifest (nvidia.com/gpu: 1, no gpuplane annotation): the
+# device plugin advertises time-sliced and MPS replicas as nvidia.com/gpu,
+# so both serve it; MIG's mixed strategy does not (docs/sharing.md)
+cat >"$tmp/ordinary.yaml" <<'EOF'
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: svc}
+spec:
+  replicas: 10
+  template:
+    spec:
+      containers:
+      - name: s
+        resources:
+          requests: {cpu: "2", memory: 8Gi}
+          limits: {nvidia.com/gpu: 1}
+EOF
+if "$gp" sim --compare-sharing --cluster "$ex/cluster.yaml" --workload "$tmp/ordinary.yaml" \
+    >"$tmp/ordinary.txt" 2>"$tmp/err"; then
+    for m in timeslice mps; do
+        grep -q "^a100 $m x[0-9]* *[0-9]" "$tmp/ordinary.txt" ||
+            fail "ordinary manifest: a100 $m is not possible: $(grep "a100 $m" "$tmp/ordinary.txt")"
+    done
+    grep -q "^a100 mig .*not possible: pod svc fits no empty a100 node: it asks for nvidia.com/gpu" \
+        "$tmp/ordinary.txt" || fail "ordinary manifest: a100 mig: $(grep 'a100 mig' "$tmp/ordinary.txt")"
+else
+    fail "ordinary manifest: $(cat "$tmp/err")"
+fi
+
 # bad use: one line, exit 2, nothing written
 "$gp" sim --compare-sharing --workload "$ex/models.yaml" --json "$tmp/none.json" 2>"$tmp/err"
 rc=$?

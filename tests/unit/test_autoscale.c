@@ -526,19 +526,21 @@ static void test_timeslice_from_zero(void **state)
                                        "    minCount: 0\n    maxCount: 5\n    bootTime: 4m\n"
                                        "    pricePerHour: 4\n"
                                        "    sharing: {mode: timeslice, replicas: 4}\n";
-    assert_int_equal(run_yaml(&x, cluster,
-                              pods_job(wl, sizeof wl, 9, "nvidia.com/gpu.shared: 1",
-                                       "gpuplane.io/gpu-memory: 20Gi"),
-                              0, 1),
-                     GP_OK);
+    assert_int_equal(
+        run_yaml(&x, cluster,
+                 pods_job(wl, sizeof wl, 9, "nvidia.com/gpu: 1", "gpuplane.io/gpu-memory: 20Gi"), 0,
+                 1),
+        GP_OK);
     assert_int_equal(x.r.nodes_requested, 3);
     assert_int_equal(pool_cost(&x, "ts")->peak_nodes, 3);
     assert_int_equal(x.r.pods_completed, 9);
     gp_arena_free(&x.a);
 }
 
-/* A pod no pool can ever hold (two GPUs on 1-GPU nodes; a MIG profile on a
- * time-sliced pool) asks for no node. */
+/* A pod no pool can ever hold (five replicas of a 1-GPU node with four; two
+ * where the device plugin fails requests greater than one; a MIG profile
+ * on a time-sliced pool) asks for no node; two replicas where the plugin
+ * serves them (its default) do. */
 static void test_never_holdable_no_scale_up(void **state)
 {
     (void)state;
@@ -550,13 +552,28 @@ static void test_never_holdable_no_scale_up(void **state)
                                        "    minCount: 0\n    maxCount: 5\n    bootTime: 4m\n"
                                        "    pricePerHour: 4\n"
                                        "    sharing: {mode: timeslice, replicas: 4}\n";
-    static const char *const limits[] = {"nvidia.com/gpu: 2", "nvidia.com/mig-1g.10gb: 1"};
+    static const char *const limits[] = {"nvidia.com/gpu: 5", "nvidia.com/mig-1g.10gb: 1"};
     for (size_t i = 0; i < 2; i++) {
         assert_int_equal(run_yaml(&x, cluster, pods_job(wl, sizeof wl, 2, limits[i], ""), 7200, 1),
                          GP_OK);
         assert_int_equal(x.r.nodes_requested, 0);
         assert_int_equal(x.r.binds, 0);
         assert_int_equal(x.r.pods_pending_end, 2);
+        gp_arena_free(&x.a);
+    }
+    /* two replicas: one node serves them, unless the plugin fails them */
+    static const char *const sharing[] = {
+        "    sharing: {mode: timeslice, replicas: 4}\n",
+        "    sharing: {mode: timeslice, replicas: 4, failRequestsGreaterThanOne: true}\n"};
+    for (int i = 0; i < 2; i++) {
+        char c[1024];
+        snprintf(c, sizeof c, "%s", cluster);
+        snprintf(strstr(c, sharing[0]), sizeof c - (size_t)(strstr(c, sharing[0]) - c), "%s",
+                 sharing[i]);
+        assert_int_equal(
+            run_yaml(&x, c, pods_job(wl, sizeof wl, 2, "nvidia.com/gpu: 2", ""), 7200, 1), GP_OK);
+        assert_int_equal(x.r.nodes_requested, i ? 0 : 1);
+        assert_int_equal(x.r.binds, i ? 0 : 2);
         gp_arena_free(&x.a);
     }
 }

@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include "engine/engine.h"
+#include "engine/sharing.h"
 
 static const struct gp_kv rack_a = {"rack", "a"}, rack_b = {"rack", "b"};
 
@@ -167,6 +168,46 @@ static void test_gang_never_fits(void **state)
     for (size_t i = 0; i < n; i++)
         assert_int_equal(d[i].gang, GP_GANG_NEVER_FITS);
     assert_int_equal(alloc_milli(e), 0);
+    gp_engine_free(e);
+}
+
+/* On a time-sliced node of 2 GPUs x 4 replicas (nvidia.com/gpu: 8 in
+ * all, as the device plugin advertises it) a gang of 3 pods of
+ * nvidia.com/gpu: 2 and one of a pod of nvidia.com/gpu: 3 each fit,
+ * though each asks more than the node's 2 physical GPUs (not both at
+ * once: the second waits for room, it is not "never fits"); a gang of
+ * 5 x 2 replicas never does. */
+static void test_gang_on_replicas(void **state)
+{
+    (void)state;
+    struct gp_sharing_spec ts = {.mode = GP_SHARE_TIMESLICE, .replicas = 4};
+    struct gp_node_spec a = gnode("a", 2, NULL);
+    a.sharing = &ts;
+    struct gp_engine *e = gp_engine_new(NULL, 1);
+    gp_engine_node_add(e, &a, NULL);
+    add_gang(e, 3, 3, 2, NULL, false);
+    add_gang(e, 1, 1, 3, NULL, false);
+    struct gp_decision d[8];
+    assert_int_equal(gp_engine_schedule(e, 0, 0, d, 8), 4);
+    for (size_t i = 0; i < 3; i++) /* the first gang: 6 replicas */
+        assert_int_equal(d[i].kind, GP_DECISION_BIND);
+    assert_int_equal(d[3].gang, GP_GANG_NO_ROOM); /* 3 more do not fit the 2 left */
+    gp_engine_free(e);
+
+    e = gp_engine_new(NULL, 1);
+    gp_engine_node_add(e, &a, NULL);
+    add_gang(e, 1, 1, 3, NULL, false);
+    assert_int_equal(gp_engine_schedule(e, 0, 0, d, 8), 1);
+    assert_int_equal(d[0].kind, GP_DECISION_BIND);
+    assert_int_equal(d[0].pick.ngpus, 3); /* replicas of GPUs 0, 1 and one again */
+    gp_engine_free(e);
+
+    e = gp_engine_new(NULL, 1);
+    gp_engine_node_add(e, &a, NULL);
+    add_gang(e, 5, 5, 2, NULL, false);
+    assert_int_equal(gp_engine_schedule(e, 0, 0, d, 8), 5);
+    for (size_t i = 0; i < 5; i++)
+        assert_int_equal(d[i].gang, GP_GANG_NEVER_FITS);
     gp_engine_free(e);
 }
 
@@ -474,6 +515,7 @@ int main(void)
         cmocka_unit_test(test_gang_holds_nothing_while_waiting),
         cmocka_unit_test(test_gang_waits_for_members),
         cmocka_unit_test(test_gang_never_fits),
+        cmocka_unit_test(test_gang_on_replicas),
         cmocka_unit_test(test_gang_topology),
         cmocka_unit_test(test_property_gangs),
         cmocka_unit_test(test_gang_memo_same_decisions),

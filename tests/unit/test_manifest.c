@@ -432,10 +432,14 @@ static void test_bad_quantity(void **state)
                  "jobs.yaml:8:26: Pod/p.spec.containers[0].resources.limits[\"nvidia.com/"
                  "mig-9g.1gb\"]: no GPU model has the MIG profile \"9g.1gb\" (expected a "
                  "profile of data/mig-profiles.json, like nvidia.com/mig-1g.10gb)");
-    expect_error(POD("    resources: {limits: {nvidia.com/gpu.shared: 2}}\n"), GP_EINVALID,
+    expect_error(POD("    resources: {limits: {nvidia.com/gpu.shared: 1.5}}\n"), GP_EINVALID,
                  "jobs.yaml:8:49: Pod/p.spec.containers[0].resources.limits[\"nvidia.com/"
-                 "gpu.shared\"]: expected 1 (a replica of one shared GPU; for more compute ask "
-                 "for a larger share with gpuplane.io/gpu-milli), got \"2\"");
+                 "gpu.shared\"]: expected a whole number of replicas of shared GPUs like 1, got "
+                 "\"1.5\"");
+    expect_error(POD("    resources: {limits: {nvidia.com/gpu.shared: 17}}\n"), GP_EINVALID,
+                 "jobs.yaml:8:49: Pod/p.spec.containers[0].resources.limits[\"nvidia.com/"
+                 "gpu.shared\"]: too many replicas for one pod (it asks for 17 in all; a pod "
+                 "takes at most 16)");
     expect_error(POD("    resources: {limits: {nvidia.com/gpu: 1, nvidia.com/mig-1g.10gb: 1}}\n"),
                  GP_EINVALID,
                  "jobs.yaml:8:42: Pod/p.spec.containers[0].resources.limits[\"nvidia.com/gpu\"]: "
@@ -467,11 +471,44 @@ static void test_sharing_requests(void **state)
                           "    resources: {limits: {nvidia.com/gpu.shared: 1}}\n");
     pod = &p->w.items[0].pod;
     assert_int_equal(pod->gpu_count, 1);
-    assert_int_equal(pod->gpu_milli, 0);
+    assert_int_equal(pod->gpu_milli, 1000); /* a replica, no share declared */
     assert_int_equal(pod->gpu_mem_mib, 12 * 1024);
     assert_int_equal(pod->share_modes, 1u << GP_SHARE_TIMESLICE | 1u << GP_SHARE_MPS);
+    assert_int_equal(pod->gpu_resource, GP_GPU_RES_SHARED);
     assert_null(pod->mig_profile);
     done(p);
+
+    /* the resource names the request is made with (docs/sharing.md) */
+    p = parse_ok(POD("    resources: {limits: {nvidia.com/gpu.shared: 2}}\n"));
+    pod = &p->w.items[0].pod;
+    assert_int_equal(pod->gpu_count, 2); /* two replicas */
+    assert_int_equal(pod->gpu_resource, GP_GPU_RES_SHARED);
+    done(p);
+    p = parse_ok(POD("    resources: {limits: {nvidia.com/gpu: 2}}\n"));
+    assert_int_equal(p->w.items[0].pod.gpu_resource, GP_GPU_RES_GPU);
+    done(p);
+    p = parse_ok(POD_HEAD "  annotations: {gpuplane.io/gpu-milli: \"250\"}\n"
+                          "spec:\n  containers:\n  - name: c\n");
+    assert_int_equal(p->w.items[0].pod.gpu_resource, GP_GPU_RES_NONE);
+    done(p);
+    p = parse_ok(POD_HEAD "  annotations: {gpuplane.io/gpu-milli: \"250\"}\n"
+                          "spec:\n  containers:\n  - name: c\n"
+                          "    resources: {limits: {nvidia.com/gpu: 1}}\n");
+    assert_int_equal(p->w.items[0].pod.gpu_resource, GP_GPU_RES_GPU);
+    done(p);
+    /* whole GPUs may be pinned to time-slicing: nvidia.com/gpu: 1 is a replica there */
+    p = parse_ok(POD_HEAD "  annotations: {gpuplane.io/sharing: timeslice}\n"
+                          "spec:\n  containers:\n  - name: c\n"
+                          "    resources: {limits: {nvidia.com/gpu: 1}}\n");
+    assert_int_equal(p->w.items[0].pod.share_modes, 1u << GP_SHARE_TIMESLICE);
+    done(p);
+    expect_error(POD_HEAD "  annotations: {gpuplane.io/gpu-milli: \"250\"}\n"
+                          "spec:\n  containers:\n  - name: c\n"
+                          "    resources: {limits: {nvidia.com/gpu.shared: 2}}\n",
+                 GP_EINVALID,
+                 "jobs.yaml:9:49: Pod/p.spec.containers[0].resources.limits[\"nvidia.com/"
+                 "gpu.shared\"]: more than one replica cannot be combined with "
+                 "gpuplane.io/gpu-milli (a share is part of one GPU)");
 
     p = parse_ok(POD_HEAD "  annotations: {gpuplane.io/gpu-milli: \"250\", "
                           "gpuplane.io/sharing: \"mps, mig\"}\n"
@@ -486,8 +523,8 @@ static void test_sharing_requests(void **state)
                           "    resources: {limits: {nvidia.com/gpu.shared: 1}}\n",
                  GP_EINVALID,
                  "jobs.yaml:5:38: Pod/p.metadata.annotations[\"gpuplane.io/sharing\"]: allows no "
-                 "mode the pod's GPU request can use (whole GPUs need exclusive, "
-                 "nvidia.com/gpu.shared timeslice or mps, nvidia.com/mig-* mig)");
+                 "mode the pod's GPU request can use (nvidia.com/gpu.shared needs timeslice or "
+                 "mps, nvidia.com/mig-* mig)");
     expect_error(POD_HEAD "  annotations: {gpuplane.io/sharing: hami}\n"
                           "spec: {containers: [{name: c}]}\n",
                  GP_EINVALID,

@@ -319,7 +319,9 @@ static void test_modes(void **state)
                 "\"dyn\":{\"gpuplane.io/pool\":\"dyn\",\"nvidia.com/device-plugin.config\":\"dyn\","
                 "\"nvidia.com/mig.config\":\"dyn\"},"
                 "\"cpu\":{\"gpuplane.io/pool\":\"cpu\"}}");
-    assert_non_null(strstr(file(x, "device-plugin-ts.yaml"), "nvidia.com/gpu.shared"));
+    assert_non_null(strstr(file(x, "device-plugin-ts.yaml"),
+                           "# A pod asking for nvidia.com/gpu.shared: 1 gets one replica; "
+                           "nvidia.com/gpu.shared: N gets N (they may share a GPU).\n"));
     assert_non_null(strstr(file(x, "device-plugin-dyn.yaml"), "# Dynamic: gpuplane re-partitions"));
     rendered_free(x);
 

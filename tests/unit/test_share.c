@@ -13,6 +13,7 @@
 #include <cmocka.h>
 
 #include "engine/engine.h"
+#include "engine/share.h"
 #include "engine/sharing.h"
 #include "util/rng.h"
 
@@ -154,12 +155,135 @@ static void test_timeslice_replicas_and_memory(void **state)
     assert_int_equal(nd->gpu[0].pods, 4);
     assert_int_equal(nd->gpu[0].milli_free, 0);
     assert_int_equal(nd->gpu[0].mem_free_mib, 0);
-    /* a whole-GPU pod never goes to a shared GPU */
+    /* nvidia.com/gpu: 1 on replicas that are not renamed is one replica */
     assert_int_equal(gp_engine_pod_finished(e, first), GP_OK);
     struct gp_pod_spec whole = share_pod(1000, 0);
     d = place(e, &whole, NULL);
-    assert_int_equal(main_reason(&d), GP_FILTER_SHARING);
+    assert_int_equal(d.kind, GP_DECISION_BIND);
+    assert_int_equal(nd->gpu[0].pods, 4);
     gp_engine_free(e);
+}
+
+/* The device plugin advertises time-sliced and MPS replicas as
+ * nvidia.com/gpu (renameByDefault false, its default) or only as
+ * nvidia.com/gpu.shared (true): a pod asking for the other name fits no
+ * replica, and an exclusive node has no nvidia.com/gpu.shared. */
+static void test_replica_resource_names(void **state)
+{
+    (void)state;
+    struct gp_sharing_spec plain = timeslice(4, false), renamed = plain, ex = {0};
+    renamed.rename_by_default = true;
+    struct gp_sharing_spec mp = mps(4, 80 * GIB), mp_renamed = mp;
+    mp_renamed.rename_by_default = true;
+    struct gp_pod_spec gpu = share_pod(1000, 0), shared = gpu;
+    shared.gpu_resource = GP_GPU_RES_SHARED;
+    const struct {
+        const struct gp_sharing_spec *node;
+        const struct gp_pod_spec *pod;
+        bool fits;
+    } cases[] = {
+        {&plain, &gpu, true},       {&plain, &shared, false},
+        {&renamed, &gpu, false},    {&renamed, &shared, true},
+        {&mp, &gpu, true},          {&mp, &shared, false},
+        {&mp_renamed, &gpu, false}, {&mp_renamed, &shared, true},
+        {&ex, &gpu, true},          {&ex, &shared, false},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        struct gp_node_spec n = node("n", 2, cases[i].node);
+        struct gp_engine *e = gp_engine_new(NULL, 1);
+        assert_int_equal(gp_engine_node_add(e, &n, NULL), GP_OK);
+        struct gp_decision d = place(e, cases[i].pod, NULL);
+        if (cases[i].fits) {
+            assert_int_equal(d.kind, GP_DECISION_BIND);
+        } else {
+            assert_int_equal(main_reason(&d), GP_FILTER_SHARING);
+            char why[256];
+            uint32_t pid = d.pod;
+            assert_non_null(
+                gp_share_refusal(gp_engine_node(e, 0), gp_engine_pod(e, pid), why, sizeof why));
+            assert_non_null(strstr(why, cases[i].pod == &gpu ? "renameByDefault: true"
+                                                             : "nvidia.com/gpu.shared"));
+        }
+        gp_engine_free(e);
+    }
+    /* a share by annotations alone (no NVIDIA resource) takes a replica
+     * whatever the name; with nvidia.com/gpu: 1 beside it, not a renamed one */
+    struct gp_pod_spec frac = share_pod(300, 10 * GIB);
+    struct gp_node_spec n = node("n", 1, &renamed);
+    struct gp_engine *e = gp_engine_new(NULL, 1);
+    assert_int_equal(gp_engine_node_add(e, &n, NULL), GP_OK);
+    struct gp_decision d = place(e, &frac, NULL);
+    assert_int_equal(main_reason(&d), GP_FILTER_SHARING);
+    frac.gpu_resource = GP_GPU_RES_NONE;
+    assert_int_equal(place(e, &frac, NULL).kind, GP_DECISION_BIND);
+    gp_engine_free(e);
+
+    /* in one cycle: the first pod's failure does not answer for the second,
+     * alike in every number but the resource it asks with */
+    e = gp_engine_new(NULL, 1);
+    assert_int_equal(gp_engine_node_add(e, &n, NULL), GP_OK);
+    struct gp_pod_spec asks_gpu = frac, asks_none = frac;
+    asks_gpu.gpu_resource = GP_GPU_RES_GPU;
+    assert_int_equal(gp_engine_pod_add(e, &asks_gpu, 0, NULL), GP_OK);
+    assert_int_equal(gp_engine_pod_add(e, &asks_none, 0, NULL), GP_OK);
+    struct gp_decision out[4];
+    assert_int_equal(gp_engine_schedule(e, 0, 0, out, 4), 2);
+    assert_int_equal(out[0].kind, GP_DECISION_UNSCHEDULABLE);
+    assert_int_equal(out[1].kind, GP_DECISION_BIND);
+    gp_engine_free(e);
+}
+
+/* nvidia.com/gpu: N on replicas takes N replicas: on distinct GPUs while
+ * there are some, on one GPU otherwise; refused outright where the device
+ * plugin fails requests greater than one (failRequestsGreaterThanOne, and
+ * always under MPS). */
+static void test_replicas_greater_than_one(void **state)
+{
+    (void)state;
+    struct gp_sharing_spec ts = timeslice(4, false), strict = ts, mp = mps(4, 80 * GIB);
+    strict.fail_requests_greater_than_one = true;
+    struct gp_pod_spec two = share_pod(1000, 10 * GIB);
+    two.gpu_count = 2;
+    struct gp_node_spec n2 = node("n", 2, &ts), n1 = node("m", 1, &ts);
+    struct gp_engine *e = gp_engine_new(NULL, 1);
+    assert_int_equal(gp_engine_node_add(e, &n2, NULL), GP_OK);
+    struct gp_decision d = place(e, &two, NULL);
+    assert_int_equal(d.kind, GP_DECISION_BIND);
+    assert_int_equal(d.pick.ngpus, 2);
+    assert_int_not_equal(d.pick.gpu[0], d.pick.gpu[1]); /* two GPUs */
+    const struct gp_node *nd = gp_engine_node(e, 0);
+    assert_int_equal(nd->gpu[0].pods, 1);
+    assert_int_equal(nd->gpu[1].pods, 1);
+    assert_int_equal(nd->gpu[0].mem_free_mib, 70 * GIB); /* memory counts per replica */
+    gp_engine_free(e);
+
+    e = gp_engine_new(NULL, 1);
+    assert_int_equal(gp_engine_node_add(e, &n1, NULL), GP_OK);
+    d = place(e, &two, NULL);
+    assert_int_equal(d.kind, GP_DECISION_BIND);
+    assert_int_equal(d.pick.gpu[0], 0);
+    assert_int_equal(d.pick.gpu[1], 0); /* one GPU holds both */
+    struct gp_pod_spec one = share_pod(1000, 0);
+    assert_int_equal(place(e, &one, NULL).kind, GP_DECISION_BIND);
+    d = place(e, &two, NULL); /* one replica left of four */
+    assert_int_equal(main_reason(&d), GP_FILTER_GPU_REPLICA);
+    assert_int_equal(gp_engine_node(e, 0)->gpu[0].pods, 3);
+    gp_engine_free(e);
+
+    const struct gp_sharing_spec *refusing[] = {&strict, &mp};
+    for (size_t i = 0; i < 2; i++) {
+        struct gp_node_spec n = node("n", 2, refusing[i]);
+        e = gp_engine_new(NULL, 1);
+        assert_int_equal(gp_engine_node_add(e, &n, NULL), GP_OK);
+        d = place(e, &two, NULL);
+        assert_int_equal(main_reason(&d), GP_FILTER_SHARING);
+        char why[256];
+        assert_non_null(
+            gp_share_refusal(gp_engine_node(e, 0), gp_engine_pod(e, d.pod), why, sizeof why));
+        assert_non_null(strstr(why, "failRequestsGreaterThanOne"));
+        assert_int_equal(place(e, &one, NULL).kind, GP_DECISION_BIND); /* one is fine */
+        gp_engine_free(e);
+    }
 }
 
 static void test_timeslice_oversubscribe_flags(void **state)
@@ -203,6 +327,15 @@ static void test_mps_client_limits(void **state)
     d = place(e, &ok, NULL);
     assert_int_equal(main_reason(&d), GP_FILTER_GPU_REPLICA);
     gp_engine_free(e);
+    /* nvidia.com/gpu: 1 with no share declared is a client with the
+     * daemon's limits: the thread limit does not turn it away */
+    e = gp_engine_new(NULL, 1);
+    assert_int_equal(gp_engine_node_add(e, &n, NULL), GP_OK);
+    struct gp_pod_spec plain = share_pod(1000, 0);
+    for (int i = 0; i < 4; i++)
+        assert_int_equal(place(e, &plain, NULL).kind, GP_DECISION_BIND);
+    assert_int_equal(gp_engine_node(e, 0)->gpu[0].pods, 4);
+    gp_engine_free(e);
 }
 
 static void test_mig_static(void **state)
@@ -215,6 +348,7 @@ static void test_mig_static(void **state)
     struct gp_pod_spec one = mig_pod("1g.10gb", 1);
     /* a fraction of 10 GiB is served by the smallest profile that holds it */
     struct gp_pod_spec frac = share_pod(100, 10 * GIB);
+    frac.gpu_resource = GP_GPU_RES_NONE; /* by gpuplane's annotations alone */
     assert_int_equal(place(e, &frac, NULL).kind, GP_DECISION_BIND);
     for (int i = 0; i < 6; i++) {
         struct gp_decision d = place(e, &one, NULL);
@@ -223,6 +357,11 @@ static void test_mig_static(void **state)
     }
     struct gp_decision d = place(e, &one, NULL);
     assert_int_equal(main_reason(&d), GP_FILTER_MIG);
+    /* the same fraction asked with nvidia.com/gpu: 1 is not served: the
+     * mixed strategy advertises no nvidia.com/gpu for GPUs in MIG mode */
+    frac.gpu_resource = GP_GPU_RES_GPU;
+    d = place(e, &frac, NULL);
+    assert_int_equal(main_reason(&d), GP_FILTER_SHARING);
     /* another profile: the layout has none, and a static pool makes none */
     struct gp_pod_spec two = mig_pod("2g.20gb", 1);
     d = place(e, &two, NULL);
@@ -258,6 +397,10 @@ static void test_mig_single_strategy(void **state)
     assert_int_equal(d.pick.gpu[1], 0); /* two instances of the one GPU */
     d = place(e, &six, NULL);           /* 2 + 6 > 7 instances */
     assert_int_equal(main_reason(&d), GP_FILTER_MIG);
+    /* nor is any nvidia.com/mig-<profile> advertised under single */
+    struct gp_pod_spec named = mig_pod("1g.10gb", 1);
+    d = place(e, &named, NULL);
+    assert_int_equal(main_reason(&d), GP_FILTER_SHARING);
     gp_engine_free(e);
 
     n.sharing = &mixed;
@@ -311,6 +454,7 @@ static void test_pinned_modes(void **state)
     assert_int_equal(gp_engine_node_add(e, &b, NULL), GP_OK);
     assert_int_equal(gp_engine_node_add(e, &c, NULL), GP_OK);
     struct gp_pod_spec p = share_pod(100, 8 * GIB);
+    p.gpu_resource = GP_GPU_RES_NONE; /* a share by annotations alone */
     p.share_modes = 1u << GP_SHARE_MIG;
     struct gp_decision d = place(e, &p, NULL);
     assert_int_equal(d.kind, GP_DECISION_BIND);
@@ -387,19 +531,21 @@ static void test_property_never_over_allocated(void **state)
     (void)state;
     static const char *const profiles[] = {"1g.10gb", "1g.20gb", "2g.20gb",   "3g.40gb",
                                            "4g.40gb", "7g.80gb", "1g.10gb+me"};
-    struct gp_sharing_spec specs[6] = {{0},
+    struct gp_sharing_spec specs[7] = {{0},
                                        timeslice(4, false),
                                        timeslice(3, true),
                                        mps(8, 80 * GIB),
                                        mig("all-balanced", false),
-                                       mig(NULL, true)};
+                                       mig(NULL, true),
+                                       timeslice(2, false)};
+    specs[6].rename_by_default = true; /* nvidia.com/gpu.shared */
     for (uint64_t seed = 1; seed <= 60; seed++) {
         struct gp_rng r;
         gp_rng_seed(&r, seed);
         struct gp_engine *e = gp_engine_new(gp_policy_find("best-fit"), seed);
         struct gp_node_spec nodes[12];
         for (int i = 0; i < 12; i++) {
-            nodes[i] = node("n", 1 + (uint32_t)gp_rng_below(&r, 8), &specs[gp_rng_below(&r, 6)]);
+            nodes[i] = node("n", 1 + (uint32_t)gp_rng_below(&r, 8), &specs[gp_rng_below(&r, 7)]);
             assert_int_equal(gp_engine_node_add(e, &nodes[i], NULL), GP_OK);
         }
         uint32_t live[400];
@@ -411,7 +557,7 @@ static void test_property_never_over_allocated(void **state)
                 live[k] = live[--nlive];
             } else {
                 struct gp_pod_spec p;
-                switch (gp_rng_below(&r, 4)) {
+                switch (gp_rng_below(&r, 5)) {
                 case 0:
                     p = mig_pod(profiles[gp_rng_below(&r, 7)], 1 + (uint32_t)gp_rng_below(&r, 2));
                     break;
@@ -423,9 +569,14 @@ static void test_property_never_over_allocated(void **state)
                     p = share_pod(1 + (uint32_t)gp_rng_below(&r, 500),
                                   (uint32_t)gp_rng_below(&r, 30 * GIB));
                     break;
-                default:
+                case 3:
                     p = share_pod(1000, 0);
                     p.gpu_count = 1 + (uint32_t)gp_rng_below(&r, 4);
+                    break;
+                default: /* replicas of renamed GPUs, some on one GPU */
+                    p = share_pod(1000, (uint32_t)gp_rng_below(&r, 30 * GIB));
+                    p.gpu_count = 1 + (uint32_t)gp_rng_below(&r, 3);
+                    p.gpu_resource = GP_GPU_RES_SHARED;
                 }
                 uint32_t id;
                 struct gp_decision d = place(e, &p, &id);
@@ -453,6 +604,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_exclusive_fraction_takes_whole_gpu),
         cmocka_unit_test(test_timeslice_replicas_and_memory),
+        cmocka_unit_test(test_replica_resource_names),
+        cmocka_unit_test(test_replicas_greater_than_one),
         cmocka_unit_test(test_timeslice_oversubscribe_flags),
         cmocka_unit_test(test_mps_client_limits),
         cmocka_unit_test(test_mig_static),

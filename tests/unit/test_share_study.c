@@ -141,11 +141,96 @@ static void test_example(void **state)
     gp_arena_free(&a);
 }
 
+/* Runs the study of workload wl on cluster cl (both YAML text). */
+static void study(const char *cl, const char *wl, struct gp_arena *a, struct gp_study_option **o,
+                  size_t *n)
+{
+    struct gp_diag d = {0};
+    struct gp_cluster c;
+    struct gp_workload w;
+    memset(&w, 0, sizeof w);
+    assert_int_equal(gp_cluster_parse_yaml(cl, strlen(cl), "c.yaml", a, &c, &d), GP_OK);
+    assert_int_equal(gp_cluster_expand(&c, a, &d), GP_OK);
+    assert_int_equal(gp_workload_parse_manifest(wl, strlen(wl), "w.yaml", a, &w, &d), GP_OK);
+    assert_int_equal(gp_study_sharing(&c, &w, a, o, n, &d), GP_OK);
+}
+
+#define POOL(name, sharing)                                                                        \
+    "  - name: " name "\n    gpu: {model: A100-80GB, count: 2, memory: 80Gi}\n"                    \
+    "    cpu: \"64\"\n    memory: 512Gi\n    count: 1\n    pricePerHour: 10\n" sharing
+
+#define CLUSTER_HEAD                                                                               \
+    "apiVersion: gpuplane.io/v1\nkind: Cluster\nmetadata: {name: t}\nspec:\n  nodePools:\n"
+
+#define ORDINARY(gpus)                                                                             \
+    "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: svc}\nspec:\n  replicas: 4\n"         \
+    "  template:\n    spec:\n      containers:\n      - name: c\n"                                 \
+    "        resources: {requests: {cpu: \"1\", memory: 4Gi}, limits: {nvidia.com/gpu: " gpus      \
+    "}}\n"
+
+/* Ordinary manifests (nvidia.com/gpu: 1, no gpuplane annotation) get
+ * replicas of time-sliced and MPS GPUs, as the device plugin advertises
+ * them without renaming: 4 pods on 2-GPU nodes take 1 node of 2 replicas
+ * per GPU (2 pods a GPU, each at half speed), against 2 exclusive nodes.
+ * A pool that renames its replicas (renameByDefault: true) serves none of
+ * them, and one whose plugin fails requests greater than one serves no
+ * nvidia.com/gpu: 2; the study says which pod and why. */
+static void test_ordinary_manifests(void **state)
+{
+    (void)state;
+    struct gp_arena a;
+    gp_arena_init(&a);
+    struct gp_study_option *o;
+    size_t n;
+    study(CLUSTER_HEAD POOL("a100", "") POOL("renamed", "    sharing: {mode: timeslice, replicas: "
+                                                        "2, renameByDefault: true}\n"),
+          ORDINARY("1"), &a, &o, &n);
+    const struct gp_study_option *x = find(o, n, "a100", GP_SHARE_EXCLUSIVE);
+    assert_int_equal(x->nodes, 2);
+    x = find(o, n, "a100", GP_SHARE_TIMESLICE);
+    assert_true(x->feasible);
+    assert_int_equal(x->nodes, 1);
+    assert_int_equal(x->replicas, 2);
+    assert_int_equal(x->gpus_busy, 2);
+    assert_false(x->rename_by_default);
+    assert_true(x->slowdown_max > 1.99 && x->slowdown_max < 2.01);
+    x = find(o, n, "a100", GP_SHARE_MPS);
+    assert_true(x->feasible);
+    assert_int_equal(x->nodes, 1);
+    x = find(o, n, "a100", GP_SHARE_MIG); /* the mixed strategy has no nvidia.com/gpu */
+    assert_false(x->feasible);
+    assert_non_null(strstr(x->why, "pod svc fits no empty a100 node: it asks for nvidia.com/gpu"));
+    x = find(o, n, "renamed", GP_SHARE_TIMESLICE);
+    assert_false(x->feasible);
+    assert_true(x->rename_by_default);
+    assert_non_null(strstr(x->why, "renameByDefault: true"));
+    gp_arena_free(&a);
+
+    gp_arena_init(&a);
+    study(CLUSTER_HEAD POOL("a100", "")
+              POOL("strict", "    sharing: {mode: timeslice, replicas: 2, "
+                             "failRequestsGreaterThanOne: true}\n"),
+          ORDINARY("2"), &a, &o, &n);
+    x = find(o, n, "a100", GP_SHARE_TIMESLICE); /* 2 replicas each: 8 of 4 per node */
+    assert_true(x->feasible);
+    assert_int_equal(x->nodes, 1);
+    assert_int_equal(x->replicas, 4);
+    x = find(o, n, "strict", GP_SHARE_TIMESLICE);
+    assert_false(x->feasible);
+    assert_true(x->fail_requests_greater_than_one);
+    assert_non_null(strstr(x->why, "failRequestsGreaterThanOne"));
+    x = find(o, n, "a100", GP_SHARE_MPS); /* the plugin always fails them under MPS */
+    assert_false(x->feasible);
+    assert_non_null(strstr(x->why, "always under MPS"));
+    gp_arena_free(&a);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_hand_sized),
         cmocka_unit_test(test_example),
+        cmocka_unit_test(test_ordinary_manifests),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -95,6 +95,37 @@ static void test_timeslice_slowdown(void **state)
     gp_arena_free(&a);
 }
 
+/* nvidia.com/gpu: 2 on a 2-GPU time-sliced node holds a replica of each
+ * GPU, and goes at the pace of the more crowded one. x (a tiny share,
+ * 70 GiB) is on GPU 0 from t = 0; w (two replicas, 2 h of work) comes at
+ * 1 s and takes one of each GPU; c (20 GiB, 1 h) at 2 s fits only GPU 1
+ * (10 GiB left on GPU 0). GPU 1 then runs w and c at half speed: c ends
+ * at 7202 s, w has done ~3601 s of work by then and ends ~3603 s later
+ * (GPU 0 runs it at 1000/1001), x ends at ~14411 s. JCTs 7200, ~10803.6
+ * and ~14411: mean ~10804.9. Had w gone at its first GPU's pace only,
+ * it would have ended at ~7208 s (mean ~9605). */
+static void test_timeslice_replicas_of_two_gpus(void **state)
+{
+    (void)state;
+    struct gp_sharing_spec ts = {.mode = GP_SHARE_TIMESLICE, .replicas = 4};
+    struct gp_node_spec n = node(&ts);
+    n.gpu_count = 2;
+    struct gp_item items[] = {pod("x", 0, 14400, 1, 70 * 1024), pod("w", 1, 7200, 1000, 0),
+                              pod("c", 2, 3600, 1000, 20 * 1024)};
+    for (int i = 0; i < 3; i++) {
+        items[i].pod.share_modes = 0;
+        items[i].pod.gpu_resource = GP_GPU_RES_GPU; /* nvidia.com/gpu */
+    }
+    items[1].pod.gpu_count = 2;
+    struct gp_arena a;
+    gp_arena_init(&a);
+    struct gp_sim_result r;
+    run(&n, items, 3, &r, &a);
+    assert_int_equal(r.jobs_completed, 3);
+    assert_true(r.jct_s.mean > 10800 && r.jct_s.mean < 10810);
+    gp_arena_free(&a);
+}
+
 static void test_timeslice_oom(void **state)
 {
     (void)state;
@@ -144,6 +175,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_timeslice_slowdown),
+        cmocka_unit_test(test_timeslice_replicas_of_two_gpus),
         cmocka_unit_test(test_timeslice_oom),
         cmocka_unit_test(test_mig_reconfigure_delay),
     };
