@@ -904,7 +904,7 @@ int gp_cmd_packing(int argc, char **argv)
         }
         if ((err = gp_cli_outputs_input("--workloads", arg, &diag)) != GP_OK ||
             (err = gp_workload_load(arg, &arena, &wl[w], &diag)) != GP_OK ||
-            (err = gp_workload_finish(&wl[w], &diag)) != GP_OK)
+            (err = gp_workload_finish(&wl[w], &arena, &diag)) != GP_OK)
             goto fail;
     }
 

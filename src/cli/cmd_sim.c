@@ -394,7 +394,7 @@ int gp_cmd_sim(int argc, char **argv)
             if ((err = gp_workload_load(o.workloads[i], &arena, &workload, &diag)) != GP_OK)
                 goto fail;
     }
-    if ((err = gp_workload_finish(&workload, &diag)) != GP_OK)
+    if ((err = gp_workload_finish(&workload, &arena, &diag)) != GP_OK)
         goto fail;
     gp_cli_warn(&workload);
     if (o.vc_queues) {

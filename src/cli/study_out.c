@@ -271,7 +271,7 @@ int gp_cli_sharing_study(const char *cluster_arg, const char *const *workloads, 
     for (size_t i = 0; i < nworkloads; i++)
         if ((err = gp_workload_load(workloads[i], &arena, &w, &diag)) != GP_OK)
             goto done;
-    if ((err = gp_workload_finish(&w, &diag)) != GP_OK)
+    if ((err = gp_workload_finish(&w, &arena, &diag)) != GP_OK)
         goto done;
     gp_cli_warn(&w);
     if ((err = gp_study_sharing(&cluster, &w, &arena, &opts, &n, &diag)) != GP_OK)

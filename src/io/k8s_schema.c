@@ -116,25 +116,6 @@ static enum gp_err oom(struct walk *k)
     return gp_diag_set(k->y->diag, GP_ENOMEM, "%s: out of memory", k->y->name);
 }
 
-static enum gp_err warn_add(struct walk *k, const char *msg)
-{
-    struct gp_workload *w = k->w;
-    if (!msg)
-        return oom(k);
-    if (w->nwarnings == w->warnings_cap) {
-        size_t cap = w->warnings_cap ? 2 * w->warnings_cap : 16;
-        const char **p = gp_arena_alloc(k->y->arena, cap * sizeof *p);
-        if (!p)
-            return oom(k);
-        if (w->nwarnings)
-            memcpy(p, w->warnings, w->nwarnings * sizeof *p);
-        w->warnings = p;
-        w->warnings_cap = cap;
-    }
-    w->warnings[w->nwarnings++] = msg;
-    return GP_OK;
-}
-
 /* Warns about the field at the current path once per model row (NULL: a
  * field without a row, warned about every time). */
 static enum gp_err warn_row(struct walk *k, const struct gp_k8s_model *row)
@@ -148,8 +129,10 @@ static enum gp_err warn_row(struct walk *k, const struct gp_k8s_model *row)
     }
     const char *assumes =
         row && row->assumes ? row->assumes : "gpuplane does not read it (no row in k8s_model.c)";
-    return warn_add(k, gp_arena_printf(k->y->arena, "%s:%d: %s is not simulated; %s", k->y->name,
-                                       k->y->line, k->y->path, assumes));
+    if (gp_workload_warn(k->w, k->y->arena, "%s:%d: %s is not simulated; %s", k->y->name,
+                         k->y->line, k->y->path, assumes) != GP_OK)
+        return oom(k);
+    return GP_OK;
 }
 
 /* --- gpuplane's keys and domains ------------------------------------------ */

@@ -4,6 +4,7 @@
  * read file by file in name order), expand node pools into nodes, and
  * grow a workload's item array. */
 #include <dirent.h>
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -204,7 +205,8 @@ static enum gp_err read_workload_dir(const char *dir, struct gp_arena *a, struct
         goto out;
     }
     qsort(names, n, sizeof *names, compare_names);
-    size_t before = w->nitems, before_queues = w->nqueues;
+    size_t before = w->nitems, before_queues = w->nqueues, before_groups = w->ngroups;
+    size_t before_classes = w->npclasses;
     struct gp_k8s_mark mark = gp_k8s_mark(w);
     for (size_t i = 0; i < n && err == GP_OK; i++) {
         struct stat st;
@@ -215,6 +217,8 @@ static enum gp_err read_workload_dir(const char *dir, struct gp_arena *a, struct
     if (err != GP_OK) { /* nothing of the directory stays */
         w->nitems = before;
         w->nqueues = before_queues;
+        w->ngroups = before_groups;
+        w->npclasses = before_classes;
         gp_k8s_restore(w, &mark);
     }
 out:
@@ -241,6 +245,35 @@ enum gp_err gp_workload_load(const char *arg, struct gp_arena *a, struct gp_work
     if (stat(arg, &st) == 0 && S_ISDIR(st.st_mode))
         return read_workload_dir(arg, a, w, diag);
     return read_workload_file(arg, gp_workload_parse_manifest, a, w, diag);
+}
+
+enum gp_err gp_workload_warn(struct gp_workload *w, struct gp_arena *a, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    char *msg = n >= 0 ? gp_arena_alloc(a, (size_t)n + 1) : NULL;
+    if (!msg)
+        return GP_ENOMEM;
+    va_start(ap, fmt);
+    vsnprintf(msg, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    for (char *p = msg; *p; p++) /* one line, whatever names the input holds */
+        if ((unsigned char)*p < 0x20 || *p == 0x7f)
+            *p = '?';
+    if (w->nwarnings == w->warnings_cap) {
+        size_t cap = w->warnings_cap ? 2 * w->warnings_cap : 16;
+        const char **p = gp_arena_alloc(a, cap * sizeof *p);
+        if (!p)
+            return GP_ENOMEM;
+        if (w->nwarnings)
+            memcpy(p, w->warnings, w->nwarnings * sizeof *p);
+        w->warnings = p;
+        w->warnings_cap = cap;
+    }
+    w->warnings[w->nwarnings++] = msg;
+    return GP_OK;
 }
 
 enum gp_err gp_workload_append(struct gp_workload *w, struct gp_arena *a,

@@ -140,7 +140,7 @@ static enum gp_err read_object(struct gp_yaml *y, struct fy_node *n, struct mani
             gp_yaml_pop(y, s);
             return err;
         }
-        return gp_manifest_read_podgroup(y, n, st);
+        return gp_manifest_read_podgroup(y, n, st, line);
     }
     const struct manifest_kind *k = gp_manifest_kind_find(kind);
     if (!k) {
@@ -174,39 +174,20 @@ enum gp_err gp_workload_parse_manifest(const char *text, size_t len, const char 
                                        struct gp_diag *diag)
 {
     struct gp_yaml y;
-    struct manifest_stream st = {w, a, NULL, 0, 0};
+    struct manifest_stream st = {w, a};
     size_t before = w->nitems, before_queues = w->nqueues, before_classes = w->npclasses;
+    size_t before_groups = w->ngroups;
     struct gp_k8s_mark mark = gp_k8s_mark(w);
     gp_yaml_init(&y, name, a, diag);
     enum gp_err err = gp_yaml_each_document(&y, text, len, manifest_document, &st);
-    /* each object that names a PodGroup of this file becomes a gang */
-    for (size_t i = before; err == GP_OK && i < w->nitems; i++) {
-        struct gp_item *it = &w->items[i];
-        if (!it->group_name)
-            continue;
-        const struct manifest_podgroup *g = NULL;
-        for (size_t k = 0; k < st.ngroups && !g; k++)
-            if (strcmp(st.groups[k].name, it->group_name) == 0)
-                g = &st.groups[k];
-        if (!g) {
-            err = gp_diag_set(diag, GP_EINVALID,
-                              "%s: %s names PodGroup \"%s\", which this file does not define",
-                              it->source, it->name, it->group_name);
-            break;
-        }
-        it->gang_min = g->min_member;
-        it->topology_key = g->topology_key;
-        it->topology_required = g->topology_required;
-        it->topology_slowdown =
-            g->topology_slowdown > 0 ? g->topology_slowdown : GP_TOPOLOGY_SLOWDOWN;
-        it->gang_timeout_s = g->timeout_s;
-        if (!it->queue)
-            it->queue = g->queue; /* Volcano: the PodGroup names the queue */
-    }
+    /* the objects read so far join the PodGroups read so far */
+    if (err == GP_OK)
+        err = gp_manifest_join(w, a, diag, false);
     if (err != GP_OK) {
         w->nitems = before;
         w->nqueues = before_queues;
         w->npclasses = before_classes;
+        w->ngroups = before_groups;
         gp_k8s_restore(w, &mark);
     }
     return err;

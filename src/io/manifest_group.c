@@ -16,7 +16,7 @@
  * (required, or preferred: the default). */
 static enum gp_err podgroup_annotations(struct gp_yaml *y, struct fy_node *v, void *ctx)
 {
-    struct manifest_podgroup *g = ctx;
+    struct gp_group_def *g = ctx;
     if (!fy_node_is_mapping(v))
         return gp_yaml_fail(y, v, GP_EINVALID, "expected a mapping of strings, got %s",
                             gp_yaml_describe(v));
@@ -61,14 +61,14 @@ static enum gp_err podgroup_annotations(struct gp_yaml *y, struct fy_node *v, vo
 }
 
 static const struct gp_yaml_field podgroup_meta_fields[] = {
-    GP_YFIELD("name", GP_YT_STRING, struct manifest_podgroup, name, GP_YF_REQUIRED, 0, 0),
+    GP_YFIELD("name", GP_YT_STRING, struct gp_group_def, name, GP_YF_REQUIRED, 0, 0),
     GP_YCUSTOM("annotations", podgroup_annotations, 0),
 };
 
 static const struct gp_yaml_field podgroup_spec_fields[] = {
-    GP_YFIELD("minMember", GP_YT_U32, struct manifest_podgroup, min_member, 0, 1, 100000),
-    GP_YFIELD("queue", GP_YT_STRING, struct manifest_podgroup, queue, 0, 0, 0),
-    GP_YFIELD("scheduleTimeoutSeconds", GP_YT_U32, struct manifest_podgroup, timeout_s, 0, 1,
+    GP_YFIELD("minMember", GP_YT_U32, struct gp_group_def, min_member, 0, 1, 100000),
+    GP_YFIELD("queue", GP_YT_STRING, struct gp_group_def, queue, 0, 0, 0),
+    GP_YFIELD("scheduleTimeoutSeconds", GP_YT_U32, struct gp_group_def, timeout_s, 0, 1,
               2147483647),
 };
 
@@ -92,9 +92,9 @@ static const struct gp_yaml_field podgroup_fields[] = {
 };
 
 enum gp_err gp_manifest_read_podgroup(struct gp_yaml *y, struct fy_node *n,
-                                      struct manifest_stream *st)
+                                      struct manifest_stream *st, int line)
 {
-    struct manifest_podgroup g;
+    struct gp_group_def g;
     memset(&g, 0, sizeof g);
     g.min_member = 1;
     char outer[sizeof y->path];
@@ -105,20 +105,28 @@ enum gp_err gp_manifest_read_podgroup(struct gp_yaml *y, struct fy_node *n,
     gp_yaml_set_root(y, outer);
     if (err != GP_OK)
         return err;
-    for (size_t i = 0; i < st->ngroups; i++)
-        if (strcmp(st->groups[i].name, g.name) == 0)
-            return gp_yaml_fail(y, n, GP_EINVALID, "PodGroup \"%s\" is defined twice", g.name);
-    if (st->ngroups == st->cap) {
-        size_t cap = st->cap ? st->cap * 2 : 8;
-        struct manifest_podgroup *p = gp_arena_alloc(st->a, cap * sizeof *p);
+    struct gp_workload *w = st->w;
+    /* both CRDs and every namespace: pods name their PodGroup by name only */
+    for (size_t i = 0; i < w->ngroups; i++)
+        if (strcmp(w->groups[i].name, g.name) == 0)
+            return gp_yaml_fail(y, n, GP_EINVALID,
+                                "PodGroup \"%s\" is defined twice (also at %s); pods name "
+                                "their PodGroup by name alone",
+                                g.name, w->groups[i].source);
+    g.source = gp_arena_printf(st->a, "%s:%d", y->name, line);
+    if (!g.source)
+        return gp_manifest_oom(y);
+    if (w->ngroups == w->groups_cap) {
+        size_t cap = w->groups_cap ? w->groups_cap * 2 : 8;
+        struct gp_group_def *p = gp_arena_alloc(st->a, cap * sizeof *p);
         if (!p)
             return gp_manifest_oom(y);
-        if (st->ngroups)
-            memcpy(p, st->groups, st->ngroups * sizeof *p);
-        st->groups = p;
-        st->cap = cap;
+        if (w->ngroups)
+            memcpy(p, w->groups, w->ngroups * sizeof *p);
+        w->groups = p;
+        w->groups_cap = cap;
     }
-    st->groups[st->ngroups++] = g;
+    w->groups[w->ngroups++] = g;
     return GP_OK;
 }
 

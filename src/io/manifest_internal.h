@@ -13,10 +13,12 @@
  *                       templates, the item built from one object
  *   manifest_group.c    PodGroup and Queue (gpuplane's or Volcano's)
  *   manifest_priority.c PriorityClass, and the priority pods take from it
+ *   manifest_gang.c     objects joined to their PodGroups (in any file),
+ *                       members counted, gp_workload_finish
  *
  * The parts share the object being read (struct manifest_obj: what
  * metadata and the pod spec said, before it becomes a gp_item) and the
- * stream's state (struct manifest_stream: the PodGroups read so far).
+ * stream's state (struct manifest_stream: the workload read into).
  * Adding a pod spec field: a member in struct manifest_obj, a row in
  * manifest_pod.c's pod_spec_fields, and its effect on the pod in
  * gp_manifest_pod_finish. */
@@ -84,24 +86,11 @@ struct manifest_obj {
     size_t ntolerations;
 };
 
-/* A PodGroup read from the stream: the gang its pods form. */
-struct manifest_podgroup {
-    const char *name;
-    const char *queue; /* Volcano's spec.queue; NULL = none */
-    uint32_t min_member;
-    uint32_t timeout_s; /* scheduleTimeoutSeconds; 0 = none */
-    const char *topology_key;
-    bool topology_required;
-    double topology_slowdown; /* 0 = the default */
-};
-
-/* One parse: where items and queues go, and the PodGroups read so far
- * (joined to their pods once the whole stream is read). */
+/* One parse: where items, queues and PodGroups go (the workload's, so
+ * that a PodGroup may be in another file than its pods). */
 struct manifest_stream {
     struct gp_workload *w;
     struct gp_arena *a;
-    struct manifest_podgroup *groups; /* in the arena */
-    size_t ngroups, cap;
 };
 
 /* A workload kind we read (Pod, Deployment, Job): its top-level fields. */
@@ -157,9 +146,18 @@ enum gp_err gp_manifest_read_workload(struct gp_yaml *y, struct fy_node *n,
 
 /* --- PodGroup and Queue (manifest_group.c) ----------------------------- */
 
-/* A PodGroup, into st->groups. */
+/* A PodGroup starting at `line`, into st->w->groups. */
 enum gp_err gp_manifest_read_podgroup(struct gp_yaml *y, struct fy_node *n,
-                                      struct manifest_stream *st);
+                                      struct manifest_stream *st, int line);
+/* --- gangs (manifest_gang.c) ------------------------------------------ */
+
+/* Joins every object of w that names a PodGroup to the PodGroup of w of
+ * that name and counts the gangs' members. Objects naming one w does not
+ * have wait for a later file, or, when `last`, are an error; `last` also
+ * warns about the PodGroups that can never start. */
+enum gp_err gp_manifest_join(struct gp_workload *w, struct gp_arena *a, struct gp_diag *diag,
+                             bool last);
+
 /* A gpuplane.io/v1 Queue or a Volcano Queue starting at `line`, into
  * st->w->queues. */
 enum gp_err gp_manifest_read_queue(struct gp_yaml *y, struct fy_node *n, struct manifest_stream *st,
@@ -171,5 +169,8 @@ enum gp_err gp_manifest_read_queue(struct gp_yaml *y, struct fy_node *n, struct 
  * st->w->pclasses. */
 enum gp_err gp_manifest_read_priority_class(struct gp_yaml *y, struct fy_node *n,
                                             struct manifest_stream *st, int line);
+/* Once every file is read: each item's priority from its PriorityClass
+ * (the first half of gp_workload_finish). Idempotent. */
+enum gp_err gp_manifest_finish_priorities(struct gp_workload *w, struct gp_diag *diag);
 
 #endif

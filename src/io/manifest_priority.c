@@ -6,7 +6,8 @@
  * that disagrees with its class, is refused in the plugin's words. The
  * two classes every cluster has (system-cluster-critical,
  * system-node-critical) are built in. Pods are resolved once every file
- * is read (gp_workload_finish), since a class may be in any of them. */
+ * is read (gp_workload_finish calls gp_manifest_finish_priorities), since
+ * a class may be in any of them. */
 #include <stdio.h>
 #include <string.h>
 
@@ -211,7 +212,7 @@ static enum gp_err resolve(const struct gp_workload *w, const struct gp_priority
     return GP_OK;
 }
 
-enum gp_err gp_workload_finish(struct gp_workload *w, struct gp_diag *diag)
+enum gp_err gp_manifest_finish_priorities(struct gp_workload *w, struct gp_diag *diag)
 {
     const struct gp_priority_class *dflt = NULL;
     for (size_t i = 0; i < w->npclasses && !dflt; i++)

@@ -68,6 +68,11 @@ struct gp_item {
     /* the PodGroup's scheduleTimeoutSeconds: the simulator counts gangs
      * that waited longer for their placement; 0 = none */
     double gang_timeout_s;
+    /* the pods that can ever be members at once: the sum over every object
+     * naming the PodGroup of the pods it runs at once (gp_workload_finish);
+     * below gang_min the gang can never start, as in Kubernetes, where its
+     * pods stay pending. 0 = not counted (trace readers) */
+    uint32_t gang_members;
     double active_deadline_s;  /* JOB: fails once this long after its submission; 0 = none */
     double failure_rate_per_s; /* each pod run also fails at an exponential time; 0 = none */
     double checkpoint_s;       /* work is saved this often: an evicted pod loses only what
@@ -109,6 +114,20 @@ struct gp_queue_def {
     struct gp_queue_spec spec; /* spec.parent is resolved when the queues are added */
 };
 
+/* A PodGroup the manifests declared (scheduler-plugins' or Volcano's):
+ * the gang of the objects that name it, in any file. */
+struct gp_group_def {
+    const char *name;
+    const char *source; /* "file:line" of the object */
+    const char *queue;  /* Volcano's spec.queue; NULL = none */
+    uint32_t min_member;
+    uint32_t timeout_s; /* scheduleTimeoutSeconds; 0 = none */
+    const char *topology_key;
+    bool topology_required;
+    double topology_slowdown; /* 0 = the default */
+    bool warned;              /* gp_workload_finish said what is wrong with it */
+};
+
 /* Model rows a workload can warn about (k8s_model.c checks its table fits). */
 #define GP_WORKLOAD_WARN_WORDS 8
 
@@ -127,6 +146,8 @@ struct gp_workload {
     size_t nqueues, queues_cap;
     struct gp_priority_class *pclasses; /* in the arena, in the order they were read */
     size_t npclasses, pclasses_cap;
+    struct gp_group_def *groups; /* in the arena, in the order they were read */
+    size_t ngroups, groups_cap;
     /* What the manifests say and the simulation does not model, one line
      * each ("FILE:LINE: PATH is not simulated; ..."), in the arena, in the
      * order found; the command prints them (docs/FORMATS.md, "Validation"). */
@@ -153,16 +174,25 @@ const char *gp_workload_arg_path(const char *arg);
  * *.yaml, *.yml, *.json, not hidden. */
 bool gp_workload_dir_reads(const char *name);
 
-/* Once every input is read: what refers across files. Each item's
- * priorityClassName is resolved to its PriorityClass (or a built-in one),
- * and it takes the class's value and preemption policy; an item without
- * one takes the globalDefault class's (when there is one), else its own
- * spec.priority or 0. Errors as the Priority admission plugin words them
- * (an unknown class, a spec.priority or spec.preemptionPolicy that
- * disagrees with the class), naming the file, line and field. Idempotent. */
-enum gp_err gp_workload_finish(struct gp_workload *w, struct gp_diag *diag);
+/* Once every input is read: what refers across files.
+ *  - Each item's priorityClassName is resolved to its PriorityClass (or a
+ *    built-in one), and it takes the class's value and preemption policy;
+ *    an item without one takes the globalDefault class's (when there is
+ *    one), else its own spec.priority or 0. Errors as the Priority
+ *    admission plugin words them (an unknown class, a spec.priority or
+ *    spec.preemptionPolicy that disagrees with the class), naming the
+ *    file, line and field.
+ *  - Each object that names a PodGroup is joined to it, whatever file
+ *    defines it (an object naming one that no file defines is an error);
+ *    each gang's members are counted (gang_members), and a warning (in
+ *    w->warnings, once per PodGroup) says which PodGroups need more pods
+ *    than can ever exist, and which gather the pods of several objects.
+ * Idempotent. */
+enum gp_err gp_workload_finish(struct gp_workload *w, struct gp_arena *a, struct gp_diag *diag);
 
-/* The readers behind it; each appends to w. */
+/* The readers behind it; each appends to w. A manifest joins the objects
+ * read so far to the PodGroups read so far (gp_workload_finish again
+ * after the last). */
 enum gp_err gp_workload_parse_manifest(const char *text, size_t len, const char *name,
                                        struct gp_arena *a, struct gp_workload *w,
                                        struct gp_diag *diag);
@@ -172,6 +202,10 @@ enum gp_err gp_workload_parse_openb(const char *text, size_t len, const char *na
 enum gp_err gp_workload_parse_philly(const char *text, size_t len, const char *name,
                                      struct gp_arena *a, struct gp_workload *w,
                                      struct gp_diag *diag);
+
+/* Adds a warning line to w (control characters replaced). */
+enum gp_err gp_workload_warn(struct gp_workload *w, struct gp_arena *a, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 
 /* Appends one item (copied) to w, growing its array in the arena. */
 enum gp_err gp_workload_append(struct gp_workload *w, struct gp_arena *a,

@@ -261,6 +261,23 @@ static void summary_pods(FILE *f, const struct gp_sim_result *r)
                     r->gangs_across_domains, r->gangs_over_timeout);
         }
     }
+    if (r->gangs_never_start && r->nnever_start) {
+        /* as Kubernetes leaves them: pending for ever, with the numbers */
+        const struct gp_sim_gang_short *g = &r->never_start[0];
+        line_label(f, r->gang_restarts || r->gangs_never_fit || r->gangs_across_domains ||
+                              r->gangs_over_timeout
+                          ? ""
+                          : "gangs");
+        fprintf(f,
+                "%" PRIu64 " can never start: PodGroup %s needs minMember %u, its objects run "
+                "at most %u pod%s at once",
+                r->gangs_never_start, g->podgroup, g->min_member, g->members,
+                g->members == 1 ? "" : "s");
+        if (r->nnever_start > 1)
+            fprintf(f, " (and %zu more PodGroup%s)", r->nnever_start - 1,
+                    r->nnever_start == 2 ? "" : "s");
+        fputc('\n', f);
+    }
     if (r->preemptions) {
         line_label(f, "evictions");
         fprintf(f,
@@ -780,6 +797,18 @@ void gp_report_json(struct gp_sbuf *out, const struct gp_sim_result *r,
     jset(&c, gangs, "never_fit", juint(r->gangs_never_fit));
     jset(&c, gangs, "across_domains", juint(r->gangs_across_domains));
     jset(&c, gangs, "over_timeout", juint(r->gangs_over_timeout));
+    jset(&c, gangs, "never_start", juint(r->gangs_never_start));
+    json_t *never = json_array();
+    for (size_t i = 0; i < r->nnever_start; i++) {
+        const struct gp_sim_gang_short *g = &r->never_start[i];
+        json_t *e = json_object();
+        jset(&c, e, "podgroup", jstr(g->podgroup));
+        jset(&c, e, "min_member", juint(g->min_member));
+        jset(&c, e, "members", juint(g->members));
+        jset(&c, e, "submissions", juint(g->submissions));
+        jpush(&c, never, e);
+    }
+    jset(&c, gangs, "never_start_podgroups", never);
     jset(&c, root, "gangs", gangs);
 
     json_t *pre = json_object();

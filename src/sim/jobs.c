@@ -135,6 +135,28 @@ static enum gp_err lpod_create(struct run *r, uint32_t ii)
     return gp_sim_jobs_attempt_add(r, lp);
 }
 
+/* Counts a submission of a gang that can never start, under its PodGroup. */
+static enum gp_err never_start(struct run *r, const struct gp_item *it)
+{
+    struct gp_sim_result *out = r->out;
+    out->gangs_never_start++;
+    const char *name = it->group_name ? it->group_name : it->name;
+    for (size_t i = 0; i < out->nnever_start; i++)
+        if (strcmp(out->never_start[i].podgroup, name) == 0) {
+            out->never_start[i].submissions++;
+            return GP_OK;
+        }
+    struct gp_sim_gang_short *p =
+        gp_arena_alloc(r->a, (out->nnever_start + 1) * sizeof *out->never_start);
+    if (!p)
+        return gp_sim_nomem(r);
+    if (out->nnever_start)
+        memcpy(p, out->never_start, out->nnever_start * sizeof *p);
+    p[out->nnever_start++] = (struct gp_sim_gang_short){name, it->gang_min, it->gang_members, 1};
+    out->never_start = p;
+    return GP_OK;
+}
+
 static enum gp_err instance_submit(struct run *r, uint32_t item, uint32_t k)
 {
     const struct gp_item *it = &r->wl->items[item];
@@ -168,8 +190,16 @@ static enum gp_err instance_submit(struct run *r, uint32_t item, uint32_t k)
             return err;
     }
     if (it->gang_min > 0 && n > 0) { /* each submission is one gang */
-        struct gp_group_spec g = {it->name, it->gang_min < n ? it->gang_min : n, it->topology_key,
-                                  it->topology_required};
+        /* a PodGroup whose objects never run minMember pods at once waits
+         * for members for ever, as in Kubernetes: not clamped */
+        bool never = it->gang_members > 0 && it->gang_members < it->gang_min;
+        if (never) {
+            enum gp_err err = never_start(r, it);
+            if (err != GP_OK)
+                return err;
+        }
+        struct gp_group_spec g = {it->name, never || it->gang_min < n ? it->gang_min : n,
+                                  it->topology_key, it->topology_required};
         enum gp_err err = gp_engine_group_add(r->e, &g, &r->insts.items[ii].group);
         if (err != GP_OK)
             return gp_diag_set(r->diag, err, "simulator: cannot add gang %s: %s",

@@ -109,6 +109,14 @@ struct gp_sim_pool_cost {
     double spot_savings_usd; /* on_demand_usd - total_usd for a spot pool with a known price */
 };
 
+/* A PodGroup whose gang can never start, and how often it was submitted. */
+struct gp_sim_gang_short {
+    const char *podgroup;
+    uint32_t min_member; /* minMember */
+    uint32_t members;    /* the pods its objects run at once, all together */
+    uint64_t submissions;
+};
+
 /* A job's cost (its pods' share of the GPU nodes they ran on). */
 struct gp_sim_job_cost {
     const char *name; /* the item's name */
@@ -150,6 +158,12 @@ struct gp_sim_result {
     uint64_t pod_retries;
     uint64_t gang_restarts;   /* running gang members stopped because another failed */
     uint64_t gangs_never_fit; /* gangs failed at once: they could not fit the empty cluster */
+    /* gang submissions that can never start: their PodGroup's minMember is
+     * more than the pods its objects ever run at once; as in Kubernetes
+     * their pods stay pending. Per PodGroup below (in the arena). */
+    uint64_t gangs_never_start;
+    struct gp_sim_gang_short *never_start;
+    size_t nnever_start;
     /* gang placements whose members sit in more than one topology domain
      * (they run their PodGroup's topology slowdown slower) */
     uint64_t gangs_across_domains;

@@ -102,6 +102,52 @@ else
     echo "ok   warnings: $(tr '\n' ' ' <"$tmp/stderr")"
 fi
 
+# a PodGroup in another file than its pods (two --workload files, a
+# directory); a minMember its objects can never reach: pending, counted
+group() { # group NAME MIN-MEMBER
+    printf 'apiVersion: scheduling.x-k8s.io/v1alpha1\nkind: PodGroup\nmetadata: {name: %s}\n' "$1"
+    printf 'spec: {minMember: %s}\n' "$2"
+}
+gangjob() { # gangjob NAME GROUP PARALLELISM
+    printf 'apiVersion: batch/v1\nkind: Job\nmetadata: {name: %s}\nspec:\n' "$1"
+    printf '  parallelism: %s\n  completions: %s\n  template:\n' "$3" "$3"
+    printf '    metadata: {labels: {scheduling.x-k8s.io/pod-group: %s}}\n' "$2"
+    printf '    spec:\n      containers:\n      - name: c\n'
+    printf '        resources: {limits: {nvidia.com/gpu: 1}}\n'
+}
+mkdir -p "$tmp/gang"
+gangjob train g 2 >"$tmp/gang/jobs.yaml"
+group g 2 >"$tmp/gang/groups.yaml"
+for args in "--workload $tmp/gang/jobs.yaml --workload $tmp/gang/groups.yaml" \
+    "--workload $tmp/gang"; do
+    # shellcheck disable=SC2086
+    if "$gp" sim --cluster "$cluster" $args --horizon 1h --quiet --json "$tmp/gang.json" \
+        2>"$tmp/stderr" && grep -q '"restarts": 0' "$tmp/gang.json" &&
+        [ ! -s "$tmp/stderr" ]; then
+        echo "ok   PodGroup in another file ($args)"
+    else
+        echo "FAIL PodGroup in another file ($args):"; cat "$tmp/stderr"; fails=$((fails + 1))
+    fi
+done
+group g 4 >"$tmp/gang/groups.yaml"
+"$gp" sim --cluster "$cluster" --workload "$tmp/gang" --horizon 1h --json "$tmp/gang.json" \
+    >"$tmp/stdout" 2>"$tmp/stderr"
+rc=$?
+if [ "$rc" -eq 0 ] &&
+    grep -q 'warning: .*groups\.yaml:1: PodGroup/g: minMember 4, but its object runs at most 2 pods at once: the gang can never start' "$tmp/stderr" &&
+    grep -q '1 can never start: PodGroup g needs minMember 4, its objects run at most 2 pods at once' "$tmp/stdout" &&
+    grep -q '"never_start": 1,' "$tmp/gang.json" &&
+    grep -q '"podgroup": "g"' "$tmp/gang.json" && grep -q '"members": 2' "$tmp/gang.json" &&
+    grep -q '"pending_at_end": 2' "$tmp/gang.json"; then
+    echo "ok   a gang that can never start: pending, in the summary and the JSON"
+else
+    echo "FAIL a gang that can never start (exit $rc):"; cat "$tmp/stderr" "$tmp/stdout"
+    fails=$((fails + 1))
+fi
+rm "$tmp/gang/groups.yaml"
+expect "PodGroup no file defines" \
+    'jobs\.yaml:1: train names PodGroup "g", which no workload file defines' "$tmp/gang"
+
 # every example and the built-in demo still load
 for f in "$src"/examples/*.yaml "$src"/examples/*/*.yaml; do
     case "$f" in *cluster*) continue ;; esac

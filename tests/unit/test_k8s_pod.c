@@ -43,7 +43,7 @@ static struct parsed *parse_files(const char *const *texts, size_t n)
                                             &p->diag);
     }
     if (p->err == GP_OK)
-        p->err = gp_workload_finish(&p->w, &p->diag);
+        p->err = gp_workload_finish(&p->w, &p->arena, &p->diag);
     return p;
 }
 

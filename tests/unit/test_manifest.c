@@ -631,11 +631,15 @@ static void test_podgroups(void **state)
     assert_null(evals->topology_key);
     assert_int_equal(pod->gang_min, 0);
     done(p);
-    expect_error("apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: j\n  labels: "
+    /* a PodGroup no file defines: an error once every file is read */
+    p = parse_ok("apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: j\n  labels: "
                  "{scheduling.x-k8s.io/pod-group: nope}\nspec:\n  template:\n    spec:\n"
-                 "      containers:\n      - name: c\n",
-                 GP_EINVALID,
-                 "jobs.yaml:1: j names PodGroup \"nope\", which this file does not define");
+                 "      containers:\n      - name: c\n");
+    assert_int_equal(p->w.items[0].gang_min, 0);
+    assert_int_equal(gp_workload_finish(&p->w, &p->arena, &p->diag), GP_EINVALID);
+    assert_string_equal(p->diag.msg,
+                        "jobs.yaml:1: j names PodGroup \"nope\", which no workload file defines");
+    done(p);
     expect_error("apiVersion: scheduling.x-k8s.io/v1alpha1\nkind: PodGroup\nmetadata: {name: g}\n"
                  "spec: {minMember: 0}\n",
                  GP_EINVALID,

@@ -844,6 +844,43 @@ static void test_gang_never_fits_fails_at_once(void **state)
     gp_arena_free(&a);
 }
 
+/* A PodGroup with minMember 4 whose Job runs 2 pods at once can never
+ * start: as in Kubernetes its pods stay pending for ever (the gang is not
+ * clamped to 2), and each submission is counted under its PodGroup with
+ * the numbers. A trace's gang (gang_members 0) is still clamped. */
+static void test_gang_never_starts(void **state)
+{
+    (void)state;
+    struct gp_node_spec n[] = {node("n0", 8, 0), node("n1", 8, 0)};
+    struct gp_item it[2] = {pod_item("train", 1, 1000, HOUR), pod_item("trace", 1, 1000, HOUR)};
+    for (int i = 0; i < 2; i++) {
+        it[i].kind = GP_ITEM_JOB;
+        it[i].completions = it[i].parallelism = 2;
+        it[i].gang_min = 4;
+    }
+    it[0].group_name = "g";
+    it[0].gang_members = 2;
+    it[0].repeat = 3;
+    it[0].interarrival.a = 60;
+    struct gp_sim_config c = config(GP_SIM_TIMED);
+    c.horizon_s = 4 * HOUR;
+    struct gp_arena a;
+    gp_arena_init(&a);
+    struct gp_sim_result r;
+    assert_int_equal(run(&c, n, 2, it, 2, &a, &r), GP_OK);
+    check_accounting(&r);
+    assert_int_equal(r.gangs_never_start, 3);
+    assert_int_equal(r.gangs_never_fit, 0);
+    assert_int_equal(r.nnever_start, 1);
+    assert_string_equal(r.never_start[0].podgroup, "g");
+    assert_int_equal(r.never_start[0].min_member, 4);
+    assert_int_equal(r.never_start[0].members, 2);
+    assert_int_equal(r.never_start[0].submissions, 3);
+    assert_int_equal(r.pods_pending_end, 6); /* train's, never bound */
+    assert_int_equal(r.pods_completed, 2);   /* trace's, clamped to its 2 pods */
+    gp_arena_free(&a);
+}
+
 /* A gang of two 8-GPU workers whose runs always fail (backoffLimit 1):
  * the first failure stops the other worker and both restart after the
  * back-off; the second failure ends the job. Both workers run together,
@@ -906,6 +943,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_gang_never_fits_fails_at_once),
+        cmocka_unit_test(test_gang_never_starts),
         cmocka_unit_test(test_gang_restarts_together),
         cmocka_unit_test(test_gang_waits_without_holding),
         cmocka_unit_test(test_timed_by_hand),
