@@ -110,8 +110,9 @@ static void packing_usage(FILE *f)
                "  --report FILE       a self-contained HTML page with a chart per workload\n"
                "  --quiet             no table on stdout\n"
                "  --no-progress       no progress line (it is shown only on a terminal)\n"
-               "  -h, --help          this help\n"
-               "\n"
+               "  -h, --help          this help\n");
+    gp_opts_usage_common(f);
+    fprintf(f, "\n"
                "exit codes: 0 success, 2 bad input or usage, 1 any other failure\n");
 }
 

@@ -43,8 +43,9 @@ static void render_usage(FILE *f)
                "                  or all old; without it (or with '-', a FIFO or a device)\n"
                "                  everything goes to stdout (or there) as one YAML stream,\n"
                "                  each document starting with a '# file: NAME' comment\n"
-               "  -h, --help      this help\n"
-               "\n"
+               "  -h, --help      this help\n");
+    gp_opts_usage_common(f);
+    fprintf(f, "\n"
                "exit codes: 0 success, 2 bad input or usage, 1 any other failure\n");
 }
 

@@ -26,6 +26,7 @@
 
 #define GP_SIM_MAX_WORKLOADS 64
 #define GP_DEMO_REPORT       "gpuplane-report.html"
+#define MAX_HORIZON_S        (3650.0 * 86400.0) /* ten years of simulated time */
 
 struct sim_opts {
     const char *cluster;
@@ -90,7 +91,8 @@ static void sim_usage(FILE *f)
                "  --mode MODE         timed (default): pods arrive, run and finish;\n"
                "                      static: the FGD packing experiment (pods arrive one at a\n"
                "                      time in a shuffled order and never leave)\n"
-               "  --horizon DURATION  timed: simulated time, e.g. 24h (default: until done)\n"
+               "  --horizon DURATION  timed: simulated time, e.g. 24h, at most 3650d (default:\n"
+               "                      until done)\n"
                "  --sample DURATION   timed: metrics interval (default: horizon/288)\n"
                "  --inflate X         static: resample pods until their GPU request is X times\n"
                "                      the cluster's GPUs (default 1.3)\n"
@@ -107,8 +109,9 @@ static void sim_usage(FILE *f)
                "  --quiet             no summary on stdout\n"
                "  --no-progress       no progress bar (shown only on a terminal, once a run has\n"
                "                      taken GPUPLANE_PROGRESS_DELAY seconds, default 1)\n"
-               "  -h, --help          this help\n"
-               "\n"
+               "  -h, --help          this help\n");
+    gp_opts_usage_common(f);
+    fprintf(f, "\n"
                "exit codes: 0 success, 2 bad input or usage, 1 any other failure\n");
 }
 
@@ -172,9 +175,11 @@ static enum gp_err set_inflate(void *opts, const char *v, struct gp_diag *d)
 static enum gp_err set_horizon(void *opts, const char *v, struct gp_diag *d)
 {
     struct sim_opts *o = opts;
-    if (!gp_units_duration_s(v, &o->horizon_s) || o->horizon_s <= 0)
+    if (!gp_units_duration_s(v, &o->horizon_s) || o->horizon_s <= 0 || o->horizon_s > MAX_HORIZON_S)
         return gp_diag_set(d, GP_EUSAGE,
-                           "--horizon: expected a positive duration like 24h or 90m, got '%s'", v);
+                           "--horizon: expected a positive duration of at most 3650d (ten years) "
+                           "like 24h or 90m, got '%s'",
+                           v);
     return GP_OK;
 }
 
@@ -381,6 +386,8 @@ int gp_cmd_sim(int argc, char **argv)
         if (err == GP_OK)
             err = gp_workload_parse_manifest(gp_demo_workload_yaml, gp_demo_workload_yaml_len,
                                              "demo/workload.yaml", &arena, &workload, &diag);
+        if (err == GP_OK)
+            err = gp_workload_check_budget(&workload, &diag);
         if (err != GP_OK)
             goto fail;
         o.workloads[o.nworkloads++] = "built-in demo workload";

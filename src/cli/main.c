@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "cli/opts.h"
 #include "io/cluster.h"
 #include "io/workload.h"
 
@@ -54,6 +55,7 @@ void gp_cli_warn_cluster(const struct gp_cluster *c)
 
 int main(int argc, char **argv)
 {
+    gp_opts_limits_init();
     if (argc < 2) {
         usage(stderr);
         return 2;

@@ -1,8 +1,71 @@
-/* opts.c - the table-driven option parser shared by the subcommands. */
+/* opts.c - the table-driven option parser shared by the subcommands, and
+ * the options every subcommand takes (the input limits). */
 #include "cli/opts.h"
 
 #include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <string.h>
+
+#include "io/workload.h"
+#include "util/fs.h"
+#include "util/units.h"
+
+#define MAX_INPUT_MIB_LIMIT 1048576u         /* 1 TiB */
+#define MAX_PODS_LIMIT      1000000000000ull /* 10^12 */
+
+const char gp_opts_input_hint[] = "--max-input-mib raises it";
+const char gp_opts_pods_hint[] = "--max-pods raises it";
+
+static enum gp_err set_max_input(void *opts, const char *v, struct gp_diag *d)
+{
+    (void)opts;
+    int64_t n;
+    if (!gp_units_uint(v, &n) || n < 1 || n > (int64_t)MAX_INPUT_MIB_LIMIT)
+        return gp_diag_set(d, GP_EUSAGE,
+                           "--max-input-mib: expected an integer from 1 to %u (MiB), got '%s'",
+                           MAX_INPUT_MIB_LIMIT, v);
+    gp_fs_set_max_read((uint64_t)n << 20, gp_opts_input_hint);
+    return GP_OK;
+}
+
+static enum gp_err set_max_pods(void *opts, const char *v, struct gp_diag *d)
+{
+    (void)opts;
+    int64_t n;
+    if (!gp_units_uint(v, &n) || n < 1 || (uint64_t)n > MAX_PODS_LIMIT)
+        return gp_diag_set(d, GP_EUSAGE, "--max-pods: expected an integer from 1 to %llu, got '%s'",
+                           (unsigned long long)MAX_PODS_LIMIT, v);
+    gp_workload_set_max_pods((uint64_t)n, gp_opts_pods_hint);
+    return GP_OK;
+}
+
+/* The options of every subcommand, after its own. */
+static const struct gp_opt common[] = {
+    GP_OPT_VALUE_FN("--max-input-mib", set_max_input),
+    GP_OPT_VALUE_FN("--max-pods", set_max_pods),
+};
+#define NCOMMON (sizeof common / sizeof common[0])
+
+void gp_opts_limits_init(void)
+{
+    gp_fs_set_max_read(0, gp_opts_input_hint);
+    gp_workload_set_max_pods(0, gp_opts_pods_hint);
+}
+
+void gp_opts_usage_common(FILE *f)
+{
+    fprintf(f,
+            "limits (every command):\n"
+            "  --max-input-mib N   read at most N MiB from one input file (default %llu);\n"
+            "                      a larger file, or a pipe or device giving more, is an\n"
+            "                      error before anything is simulated\n"
+            "  --max-pods N        a workload may make at most N pods (default %u),\n"
+            "                      counted before any is made: replicas, completions or\n"
+            "                      parallelism, plus backoffLimit retries when pods can\n"
+            "                      fail, times sim.gpuplane.io/repeat\n",
+            (unsigned long long)(GP_FS_MAX_READ_DEFAULT >> 20), GP_WORKLOAD_MAX_PODS_DEFAULT);
+}
 
 static const struct gp_opt *find(const struct gp_opt *table, size_t n, const char *arg, size_t len)
 {
@@ -21,6 +84,8 @@ enum gp_err gp_opts_parse(int argc, char **argv, const struct gp_opt *table, siz
         const char *eq = strncmp(arg, "--", 2) == 0 ? strchr(arg, '=') : NULL;
         size_t len = eq ? (size_t)(eq - arg) : strlen(arg);
         const struct gp_opt *o = find(table, n, arg, len);
+        if (!o)
+            o = find(common, NCOMMON, arg, len);
         if (!o)
             return gp_diag_set(diag, GP_EUSAGE, "%s: unknown option '%s' (see gpuplane %s --help)",
                                cmd, arg, cmd);

@@ -7,6 +7,7 @@
 #define GP_CLI_OPTS_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 #include "util/err.h"
 
@@ -37,8 +38,16 @@ struct gp_opt {
         (name), GP_OPT_CUSTOM, 0, (fn), 1                                                          \
     }
 
-/* Parses argv[1..argc) (argv[0] is the command, named in errors) into opts. */
+/* Parses argv[1..argc) (argv[0] is the command, named in errors) into opts.
+ * Besides the table, every command takes --max-input-mib N and --max-pods
+ * N (they set the process-wide limits of util/fs.h and io/workload.h). */
 enum gp_err gp_opts_parse(int argc, char **argv, const struct gp_opt *table, size_t n, void *opts,
                           struct gp_diag *diag);
+
+/* Sets the default input limits, with the flags named in their messages
+ * (main, before a command runs). */
+void gp_opts_limits_init(void);
+/* Prints the common options' help lines (each command's --help). */
+void gp_opts_usage_common(FILE *f);
 
 #endif

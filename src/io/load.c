@@ -229,8 +229,84 @@ out:
     return err;
 }
 
-enum gp_err gp_workload_load(const char *arg, struct gp_arena *a, struct gp_workload *w,
-                             struct gp_diag *diag)
+/* ---- the pod budget ------------------------------------------------------- */
+
+static uint64_t max_pods = GP_WORKLOAD_MAX_PODS_DEFAULT;
+static const char *max_pods_hint = "";
+
+void gp_workload_set_max_pods(uint64_t n, const char *hint)
+{
+    max_pods = n ? n : GP_WORKLOAD_MAX_PODS_DEFAULT;
+    max_pods_hint = hint ? hint : "";
+}
+
+static uint64_t mul_sat(uint64_t a, uint64_t b)
+{
+    return b && a > UINT64_MAX / b ? UINT64_MAX : a * b;
+}
+
+uint64_t gp_workload_item_pods(const struct gp_item *it)
+{
+    bool can_fail = it->failure_prob > 0 || it->failure_rate_per_s > 0;
+    uint64_t per = 1;
+    switch (it->kind) {
+    case GP_ITEM_DEPLOYMENT:
+        per = it->replicas;
+        break;
+    case GP_ITEM_JOB:
+        per = it->completions > it->parallelism ? it->completions : it->parallelism;
+        if (per == 0)
+            per = 1;
+        if (can_fail)
+            per += it->backoff_limit;
+        break;
+    case GP_ITEM_POD:
+        per = 1 + (can_fail ? (uint64_t)it->backoff_limit : 0);
+        break;
+    }
+    return mul_sat(per, it->repeat ? it->repeat : 1);
+}
+
+static const char *kind_name(enum gp_item_kind k)
+{
+    return k == GP_ITEM_DEPLOYMENT ? "Deployment" : k == GP_ITEM_JOB ? "Job" : "Pod";
+}
+
+enum gp_err gp_workload_check_budget(const struct gp_workload *w, struct gp_diag *diag)
+{
+    uint64_t total = 0;
+    for (size_t i = 0; i < w->nitems; i++) {
+        const struct gp_item *it = &w->items[i];
+        uint64_t n = gp_workload_item_pods(it);
+        total = total + n < total ? UINT64_MAX : total + n;
+        if (total <= max_pods)
+            continue;
+        const char *src = it->source ? it->source : "workload";
+        const char *name = it->name ? it->name : "?";
+        const char *sep = *max_pods_hint ? "; " : "";
+        char detail[64] = "";
+        uint32_t repeat = it->repeat ? it->repeat : 1;
+        if (repeat > 1 && n < UINT64_MAX)
+            snprintf(detail, sizeof detail, " (%u submissions of %llu)", repeat,
+                     (unsigned long long)(n / repeat));
+        if (n > max_pods)
+            return gp_diag_set(diag, GP_EINVALID,
+                               "%s: %s/%s: up to %llu pods%s, more than the pod budget of "
+                               "%llu%s%s",
+                               src, kind_name(it->kind), name, (unsigned long long)n, detail,
+                               (unsigned long long)max_pods, sep, max_pods_hint);
+        return gp_diag_set(diag, GP_EINVALID,
+                           "%s: %s/%s: its %llu pods take the workload to %llu, more than the "
+                           "pod budget of %llu%s%s",
+                           src, kind_name(it->kind), name, (unsigned long long)n,
+                           (unsigned long long)total, (unsigned long long)max_pods, sep,
+                           max_pods_hint);
+    }
+    return GP_OK;
+}
+
+static enum gp_err load_one(const char *arg, struct gp_arena *a, struct gp_workload *w,
+                            struct gp_diag *diag)
 {
     const char *rest;
     if ((rest = after_prefix(arg, "openb:")) != NULL)
@@ -274,6 +350,16 @@ enum gp_err gp_workload_warn(struct gp_workload *w, struct gp_arena *a, const ch
     }
     w->warnings[w->nwarnings++] = msg;
     return GP_OK;
+}
+
+enum gp_err gp_workload_load(const char *arg, struct gp_arena *a, struct gp_workload *w,
+                             struct gp_diag *diag)
+{
+    size_t before = w->nitems;
+    enum gp_err err = load_one(arg, a, w, diag);
+    if (err == GP_OK && (err = gp_workload_check_budget(w, diag)) != GP_OK)
+        w->nitems = before;
+    return err;
 }
 
 enum gp_err gp_workload_append(struct gp_workload *w, struct gp_arena *a,

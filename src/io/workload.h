@@ -167,6 +167,19 @@ struct gp_workload {
 enum gp_err gp_workload_load(const char *arg, struct gp_arena *a, struct gp_workload *w,
                              struct gp_diag *diag);
 
+/* The pod budget: the most pods a workload may make, counted before the
+ * simulator allocates any (gp_workload_item_pods: replicas, completions
+ * or parallelism, plus backoffLimit retries when a pod can fail, times
+ * sim.gpuplane.io/repeat). Process-wide; 0 restores the default. hint is
+ * added to the message ("--max-pods raises it"). */
+#define GP_WORKLOAD_MAX_PODS_DEFAULT 5000000u
+void gp_workload_set_max_pods(uint64_t n, const char *hint);
+uint64_t gp_workload_item_pods(const struct gp_item *it);
+/* GP_EINVALID when w's items make more pods than the budget, naming the
+ * item (file:line, kind/name) that crosses it and the count.
+ * gp_workload_load checks after each argument (and keeps w as before). */
+enum gp_err gp_workload_check_budget(const struct gp_workload *w, struct gp_diag *diag);
+
 /* The file an input argument names: arg less an "openb:" or "philly:"
  * prefix (cluster arguments take the same prefixes). */
 const char *gp_workload_arg_path(const char *arg);

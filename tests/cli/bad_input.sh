@@ -80,6 +80,13 @@ expect "offer that cannot be a Kubernetes node" \
 expect "ambiguous offer" \
     "offer-ambiguous\.yaml:12:12: spec\.nodePools\[0\]\.offer: akamai_lke/GPU Linode names 2 offers.*gpu one of: RTX PRO 6000 Blackwell Server Edition, RTX 4000 Ada" \
     --cluster "$bad/offer-ambiguous.yaml" --workload "$good_workload"
+expect "oversize input file" "/dev/zero: gives more than the input limit of 1 MiB; --max-input-mib" \
+    --cluster "$good_cluster" --workload /dev/zero --max-input-mib 1
+expect "expansion over the pod budget" \
+    "over-budget\.yaml:3: Job/stream: up to 10000000 pods \(10000000 submissions of 1\), more than the pod budget of 5000000; --max-pods raises it" \
+    --cluster "$good_cluster" --workload "$bad/over-budget.yaml"
+expect "horizon past ten years" "--horizon: expected a positive duration of at most 3650d" \
+    --cluster "$good_cluster" --workload "$good_workload" --horizon 999999999999d
 
 # A doubtful but valid input runs (exit 0) with one warning line naming the
 # file, line and field.
