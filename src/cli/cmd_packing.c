@@ -35,14 +35,16 @@
 #include "util/sbuf.h"
 #include "util/units.h"
 
-#define DEFAULT_DATA     "../shared/data/openb"
-#define DEFAULT_EXPECTED "../shared/data/fgd-expected-results"
-#define EXPECTED_FILE    "analysis_allo_discrete.csv"
-#define CLUSTER_FILE     "openb_node_list_gpu_node.csv"
-#define POD_FILE_PREFIX  "openb_pod_list_"
+#define EXPECTED_FILE   "analysis_allo_discrete.csv"
+#define CLUSTER_FILE    "openb_node_list_gpu_node.csv"
+#define POD_FILE_PREFIX "openb_pod_list_"
 #define TRACE_HINT                                                                                 \
-    "the openb CSVs are the cluster-trace-gpu-v2023 folder of Alibaba's public clusterdata "       \
-    "repository (https://github.com/alibaba/clusterdata); pass their folder with --data DIR"
+    "the openb CSVs are the folder cluster-trace-gpu-v2023/csv of Alibaba's public repository "    \
+    "https://github.com/alibaba/clusterdata (research use only): git clone --depth 1 "             \
+    "https://github.com/alibaba/clusterdata, then --data clusterdata/cluster-trace-gpu-v2023/csv"
+#define EXPECTED_HINT                                                                              \
+    "the FGD authors' tables are the folder experiments/analysis/expected_results of "             \
+    "https://github.com/hkust-adsl/kubernetes-scheduler-simulator"
 
 #define MAX_WORKLOADS 64
 #define MAX_POLICIES  32
@@ -75,42 +77,45 @@ struct packing_opts {
 
 static void packing_usage(FILE *f)
 {
-    fprintf(f, "usage: gpuplane packing [--data DIR] [--expected DIR] [--workloads LIST]\n"
-               "                        [--policies LIST] [--seeds A-B|LIST] [--inflate X]\n"
-               "                        [--json FILE] [--markdown FILE] [--report FILE.html] "
-               "[options]\n"
-               "\n"
-               "Runs the static packing experiment of the FGD paper (Weng et al., USENIX ATC '23)\n"
-               "on the Alibaba openb trace: for every workload, policy and seed, pods arrive one\n"
-               "at a time in a seeded shuffled order, inflated to X times the cluster's GPUs, and\n"
-               "never leave. Prints the unallocated GPU %% at 100 %% arrived (mean and sd over\n"
-               "the seeds) beside the authors' published numbers. See docs/fragmentation.md.\n"
-               "\n"
-               "inputs:\n"
-               "  --data DIR          the openb CSVs (default " DEFAULT_DATA " if present;\n"
-               "                      the cluster-trace-gpu-v2023 folder of Alibaba's clusterdata\n"
-               "                      repository, https://github.com/alibaba/clusterdata)\n"
-               "  --expected DIR      the authors' result tables (default " DEFAULT_EXPECTED "\n"
-               "                      if present; without them there is no paper column); a\n"
-               "                      path to " EXPECTED_FILE " itself works too\n"
-               "experiment:\n"
-               "  --workloads LIST    comma-separated openb workload names (file " POD_FILE_PREFIX
-               "NAME.csv),\n"
-               "                      or 'all' for the paper's 17 (default: default)\n"
-               "  --policies LIST     comma-separated policies, or 'all' for every registered one\n"
-               "                      (default: the paper's six: random, dot-product,\n"
-               "                      gpu-clustering, gpu-packing, best-fit, fgd)\n"
-               "  --seeds SEEDS       a range A-B or a list like 42,43,50-51 (default 42-51)\n"
-               "  --inflate X         resample pods until their GPU request is X times the\n"
-               "                      cluster's GPUs (default 1.3, the paper's value)\n"
-               "  --jobs N            worker processes (default 2; 1 runs in this process)\n"
-               "outputs:\n"
-               "  --json FILE         every run and every summary as JSON\n"
-               "  --markdown FILE     the table as Markdown\n"
-               "  --report FILE       a self-contained HTML page with a chart per workload\n"
-               "  --quiet             no table on stdout\n"
-               "  --no-progress       no progress line (it is shown only on a terminal)\n"
-               "  -h, --help          this help\n");
+    fprintf(f,
+            "usage: gpuplane packing [--data DIR] [--expected DIR] [--workloads LIST]\n"
+            "                        [--policies LIST] [--seeds A-B|LIST] [--inflate X]\n"
+            "                        [--json FILE] [--markdown FILE] [--report FILE.html] "
+            "[options]\n"
+            "\n"
+            "Runs the static packing experiment of the FGD paper (Weng et al., USENIX ATC '23)\n"
+            "on the Alibaba openb trace: for every workload, policy and seed, pods arrive one\n"
+            "at a time in a seeded shuffled order, inflated to X times the cluster's GPUs, and\n"
+            "never leave. Prints the unallocated GPU %% at 100 %% arrived (mean and sd over\n"
+            "the seeds) beside the authors' published numbers. See docs/fragmentation.md.\n"
+            "\n"
+            "inputs:\n"
+            "  --data DIR          the openb CSVs (required): the folder\n"
+            "                      cluster-trace-gpu-v2023/csv of Alibaba's public repository\n"
+            "                      https://github.com/alibaba/clusterdata (research use only;\n"
+            "                      git clone --depth 1 https://github.com/alibaba/clusterdata)\n"
+            "  --expected DIR      the authors' result tables, for the paper column (none\n"
+            "                      without it): experiments/analysis/expected_results of\n"
+            "                      https://github.com/hkust-adsl/kubernetes-scheduler-simulator;\n"
+            "                      a path to " EXPECTED_FILE " itself works too\n"
+            "experiment:\n"
+            "  --workloads LIST    comma-separated openb workload names (file " POD_FILE_PREFIX
+            "NAME.csv),\n"
+            "                      or 'all' for the paper's 17 (default: default)\n"
+            "  --policies LIST     comma-separated policies, or 'all' for every registered one\n"
+            "                      (default: the paper's six: random, dot-product,\n"
+            "                      gpu-clustering, gpu-packing, best-fit, fgd)\n"
+            "  --seeds SEEDS       a range A-B or a list like 42,43,50-51 (default 42-51)\n"
+            "  --inflate X         resample pods until their GPU request is X times the\n"
+            "                      cluster's GPUs (default 1.3, the paper's value)\n"
+            "  --jobs N            worker processes (default 2; 1 runs in this process)\n"
+            "outputs:\n"
+            "  --json FILE         every run and every summary as JSON\n"
+            "  --markdown FILE     the table as Markdown\n"
+            "  --report FILE       a self-contained HTML page with a chart per workload\n"
+            "  --quiet             no table on stdout\n"
+            "  --no-progress       no progress line (it is shown only on a terminal)\n"
+            "  -h, --help          this help\n");
     gp_opts_usage_common(f);
     fprintf(f, "\n"
                "exit codes: 0 success, 2 bad input or usage, 1 any other failure\n");
@@ -350,14 +355,10 @@ static bool is_file(const char *path)
 
 static enum gp_err resolve_data(struct packing_opts *o, struct gp_diag *d)
 {
-    if (!o->data) {
-        if (!is_dir(DEFAULT_DATA))
-            return gp_diag_set(d, GP_ENOTFOUND, "packing: no openb trace at %s; " TRACE_HINT,
-                               DEFAULT_DATA);
-        o->data = DEFAULT_DATA;
-    } else if (!is_dir(o->data)) {
+    if (!o->data)
+        return gp_diag_set(d, GP_EUSAGE, "packing: --data DIR is required; " TRACE_HINT);
+    if (!is_dir(o->data))
         return gp_diag_set(d, GP_ENOTFOUND, "--data: '%s' is not a folder; " TRACE_HINT, o->data);
-    }
     return GP_OK;
 }
 
@@ -366,11 +367,8 @@ static enum gp_err resolve_expected(const struct packing_opts *o, struct gp_aren
                                     const char **path, struct gp_diag *d)
 {
     *path = NULL;
-    if (!o->expected) {
-        if (is_dir(DEFAULT_EXPECTED) && is_file(DEFAULT_EXPECTED "/" EXPECTED_FILE))
-            *path = DEFAULT_EXPECTED "/" EXPECTED_FILE;
+    if (!o->expected)
         return GP_OK;
-    }
     if (is_file(o->expected)) {
         *path = o->expected;
         return GP_OK;
@@ -378,7 +376,7 @@ static enum gp_err resolve_expected(const struct packing_opts *o, struct gp_aren
     if (!is_dir(o->expected))
         return gp_diag_set(d, GP_ENOTFOUND,
                            "--expected: '%s' is neither a folder nor a file (expected the FGD "
-                           "results folder holding " EXPECTED_FILE ")",
+                           "results folder holding " EXPECTED_FILE "; " EXPECTED_HINT ")",
                            o->expected);
     char *p = gp_arena_printf(a, "%s/" EXPECTED_FILE, o->expected);
     if (!p)
@@ -953,6 +951,8 @@ int gp_cmd_packing(int argc, char **argv)
         goto fail;
     if (!o.quiet) {
         gp_packing_print(stdout, &pk);
+        if (!expected_path)
+            printf("\nno paper column: --expected DIR adds it; " EXPECTED_HINT "\n");
         printf("\nran %zu simulations in %.1f s of wall time (%u worker%s)\n", total, wall_s,
                rc.jobs, rc.jobs == 1 ? "" : "s");
         const char *outs[NOUT] = {o.json, o.markdown, o.report};

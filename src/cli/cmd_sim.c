@@ -93,9 +93,10 @@ static void sim_usage(FILE *f)
                "                      time in a shuffled order and never leave)\n"
                "  --horizon DURATION  timed: simulated time, e.g. 24h, at most 3650d (default:\n"
                "                      until done)\n"
-               "  --sample DURATION   timed: metrics interval (default: horizon/288)\n"
+               "  --sample DURATION   timed: metrics interval, 1s to 3650d and at most 10 million\n"
+               "                      samples in a run (default: horizon/288)\n"
                "  --inflate X         static: resample pods until their GPU request is X times\n"
-               "                      the cluster's GPUs (default 1.3)\n"
+               "                      the cluster's GPUs, 0 < X <= 100 (default 1.3)\n"
                "outputs (FILE '-' is standard output; a symlink is written through, a FIFO or\n"
                "device such as /dev/null written in place; all are checked before the run and\n"
                "replaced all together or not at all):\n"
@@ -168,7 +169,9 @@ static enum gp_err set_inflate(void *opts, const char *v, struct gp_diag *d)
     struct sim_opts *o = opts;
     if (!gp_units_number(v, &o->inflate) || o->inflate <= 0 || o->inflate > 100)
         return gp_diag_set(d, GP_EUSAGE,
-                           "--inflate: expected a number greater than 0 (e.g. 1.3), got '%s'", v);
+                           "--inflate: expected a number greater than 0 and at most 100 (e.g. "
+                           "1.3), got '%s'",
+                           v);
     return GP_OK;
 }
 
@@ -186,9 +189,9 @@ static enum gp_err set_horizon(void *opts, const char *v, struct gp_diag *d)
 static enum gp_err set_sample(void *opts, const char *v, struct gp_diag *d)
 {
     struct sim_opts *o = opts;
-    if (!gp_units_duration_s(v, &o->sample_s) || o->sample_s <= 0)
-        return gp_diag_set(d, GP_EUSAGE, "--sample: expected a positive duration like 5m, got '%s'",
-                           v);
+    if (!gp_units_duration_s(v, &o->sample_s) || !(o->sample_s >= 1) || o->sample_s > MAX_HORIZON_S)
+        return gp_diag_set(d, GP_EUSAGE,
+                           "--sample: expected a duration from 1s to 3650d like 5m, got '%s'", v);
     return GP_OK;
 }
 
@@ -369,6 +372,13 @@ int gp_cmd_sim(int argc, char **argv)
     }
     if (o.vc_sizes && !o.vc_queues) {
         err = gp_diag_set(&diag, GP_EUSAGE, "sim: --vc-sizes needs --vc-queues");
+        goto fail;
+    }
+    if (o.horizon_s > 0 && o.sample_s > 0 && o.horizon_s / o.sample_s + 2 > GP_SIM_MAX_SAMPLES) {
+        err = gp_diag_set(&diag, GP_EUSAGE,
+                          "--sample: %g s over the --horizon of %g s is more than %d samples; "
+                          "choose a longer interval",
+                          o.sample_s, o.horizon_s, GP_SIM_MAX_SAMPLES);
         goto fail;
     }
     if ((err = prepare_outputs(&o, &diag)) != GP_OK)

@@ -6,6 +6,7 @@
 #include "cli/opts.h"
 #include "io/cluster.h"
 #include "io/workload.h"
+#include "util/strdist.h"
 
 static const struct gp_cmd commands[] = {
     {"sim", "replay a workload on a cluster with the scheduling engine (no arguments: a demo)",
@@ -27,12 +28,14 @@ static void usage(FILE *f)
         fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
     fprintf(f, "\n"
                "options:\n"
-               "  -h, --help     show this help; `gpuplane <command> --help` for a command\n"
-               "  --version      print the version\n"
+               "  -h, --help     show this help; `gpuplane help <command>` or\n"
+               "                 `gpuplane <command> --help` for a command\n"
+               "  --version      print the version (also `gpuplane <command> --version`)\n"
                "\n"
                "exit codes: 0 success, 2 bad input or usage, 1 any other failure\n"
                "Start with `gpuplane sim`: it runs a built-in demo and writes "
-               "gpuplane-report.html.\n");
+               "gpuplane-report.html\n"
+               "into the current directory when that is writable.\n");
 }
 
 int gp_cli_fail(enum gp_err err, const char *msg)
@@ -53,6 +56,36 @@ void gp_cli_warn_cluster(const struct gp_cluster *c)
         fprintf(stderr, "warning: %s\n", c->warnings[i]);
 }
 
+#define NCOMMANDS (sizeof commands / sizeof commands[0])
+
+static const struct gp_cmd *find_command(const char *name)
+{
+    for (size_t i = 0; i < NCOMMANDS; i++)
+        if (strcmp(name, commands[i].name) == 0)
+            return &commands[i];
+    return NULL;
+}
+
+static int unknown_command(const char *name)
+{
+    unsigned dist;
+    size_t k = gp_strdist_nearest(name, commands, NCOMMANDS, sizeof commands[0], &dist);
+    if (gp_strdist_close(name, dist))
+        fprintf(stderr,
+                "gpuplane: unknown command '%s'; did you mean '%s'? (see gpuplane --help)\n", name,
+                commands[k].name);
+    else
+        fprintf(stderr, "gpuplane: unknown command '%s' (see gpuplane --help)\n", name);
+    return 2;
+}
+
+static int run(const struct gp_cmd *c, int argc, char **argv)
+{
+    int rc = c->run(argc, argv);
+    gp_cli_outputs_release();
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
     gp_opts_limits_init();
@@ -61,6 +94,18 @@ int main(int argc, char **argv)
         return 2;
     }
     const char *name = argv[1];
+    if (strcmp(name, "help") == 0 && argc > 2) { /* gpuplane help SUB: SUB --help */
+        const struct gp_cmd *c = find_command(argv[2]);
+        if (!c)
+            return unknown_command(argv[2]);
+        if (argc > 3) {
+            fprintf(stderr, "gpuplane: help takes one command name, got '%s' after it\n", argv[3]);
+            return 2;
+        }
+        static char help_flag[] = "--help";
+        char *help_argv[] = {argv[2], help_flag, NULL};
+        return run(c, 2, help_argv);
+    }
     if (strcmp(name, "-h") == 0 || strcmp(name, "--help") == 0 || strcmp(name, "help") == 0) {
         usage(stdout);
         return 0;
@@ -69,12 +114,8 @@ int main(int argc, char **argv)
         printf("gpuplane %s\n", GP_VERSION);
         return 0;
     }
-    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
-        if (strcmp(name, commands[i].name) == 0) {
-            int rc = commands[i].run(argc - 1, argv + 1);
-            gp_cli_outputs_release();
-            return rc;
-        }
-    fprintf(stderr, "gpuplane: unknown command '%s' (see gpuplane --help)\n", name);
-    return 2;
+    const struct gp_cmd *c = find_command(name);
+    if (!c)
+        return unknown_command(name);
+    return run(c, argc - 1, argv + 1);
 }

@@ -2,7 +2,7 @@
  * flag (a bool), a string, or a custom setter, read into the command's own
  * options struct. "--name value" and "--name=value" both work; an unknown
  * option, a missing or empty value, or a value given to a flag is a usage
- * error naming the option. */
+ * error naming the option. A custom setter with takes_value 0 gets NULL. */
 #ifndef GP_CLI_OPTS_H
 #define GP_CLI_OPTS_H
 
@@ -40,7 +40,10 @@ struct gp_opt {
 
 /* Parses argv[1..argc) (argv[0] is the command, named in errors) into opts.
  * Besides the table, every command takes --max-input-mib N and --max-pods
- * N (they set the process-wide limits of util/fs.h and io/workload.h). */
+ * N (they set the process-wide limits of util/fs.h and io/workload.h) and
+ * --version (prints the version and exits 0). "--" ends the options; an
+ * argument that is not an option, before or after it, is a usage error.
+ * An unknown option's message names the nearest one ("did you mean"). */
 enum gp_err gp_opts_parse(int argc, char **argv, const struct gp_opt *table, size_t n, void *opts,
                           struct gp_diag *diag);
 

@@ -17,10 +17,10 @@
 #include "sim/metrics.h"
 
 #define DAY_S         86400.0
-#define AUTO_SAMPLES  288       /* automatic interval: end / 288, at least 1 s */
-#define MAX_SAMPLES   10000000  /* more is a mistake in sample_s */
-#define MAX_EVENTS    100000000 /* guards against workloads that never settle */
-#define MAX_SAME_TIME 100000    /* cycles at one instant: zero-length runs retried at once */
+#define AUTO_SAMPLES  288                /* automatic interval: end / 288, at least 1 s */
+#define MAX_SAMPLES   GP_SIM_MAX_SAMPLES /* more is a mistake in sample_s */
+#define MAX_EVENTS    100000000          /* guards against workloads that never settle */
+#define MAX_SAME_TIME 100000 /* cycles at one instant: zero-length runs retried at once */
 #define MAX_INFLATE   100.0
 
 static uint64_t mix64(uint64_t z)

@@ -30,12 +30,17 @@ enum gp_sim_mode {
     GP_SIM_STATIC,
 };
 
+/* The most timeline samples one run may take (a smaller sample_s is an
+ * error). */
+#define GP_SIM_MAX_SAMPLES 10000000
+
 struct gp_sim_config {
     enum gp_sim_mode mode;
     const struct gp_policy_ops *policy;
     uint64_t seed;
     double horizon_s;      /* timed: simulated time; 0 = until the workload is done */
-    double sample_s;       /* timed: metrics interval; 0 = automatic */
+    double sample_s;       /* timed: metrics interval; 0 = automatic; at most
+                            * GP_SIM_MAX_SAMPLES samples in a run */
     double inflate;        /* static: target GPU request / capacity (1.3) */
     double backoff_base_s; /* retry back-off: base * 2^(attempt-1), capped */
     double backoff_max_s;

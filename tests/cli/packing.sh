@@ -188,7 +188,7 @@ head -2 "$fx/expected/analysis_allo_discrete.csv" | sed '2s/,42,/,x,/' \
 
 expect "missing data dir" "--data: '.*/nope' is not a folder.*cluster-trace-gpu-v2023" "$tmp" -- \
     --data "$tmp/nope"
-expect "no default data dir" "no openb trace at \.\./shared/data/openb.*cluster-trace-gpu-v2023.*--data" \
+expect "no default data dir" "packing: --data DIR is required; .*cluster-trace-gpu-v2023/csv.*git clone --depth 1 https://github.com/alibaba/clusterdata" \
     "$tmp/empty" --
 expect "no cluster file" "no openb_node_list_gpu_node\.csv in" "$tmp" -- --data "$tmp/nocluster"
 expect "unknown workload" "--workloads: unknown workload 'cpu999'" "$tmp" -- \
