@@ -230,12 +230,35 @@ static void summary_workloads(FILE *f, const struct gp_report_meta *m)
     fputc('\n', f);
 }
 
+#define MAX_NOFIT_SHOWN 5
+
+/* The pods that can never fit, a line per reason. */
+static void summary_nofit(FILE *f, const struct gp_sim_result *r)
+{
+    size_t shown = r->nnofit < MAX_NOFIT_SHOWN ? r->nnofit : MAX_NOFIT_SHOWN;
+    for (size_t i = 0; r->nofit && i < shown; i++) {
+        char line[1024];
+        gp_report_nofit_line(line, sizeof line, &r->nofit[i]);
+        line_label(f, i ? "" : "never fit");
+        fprintf(f, "%s\n", line);
+    }
+    if (r->nofit && r->nnofit > shown) {
+        uint64_t rest = 0;
+        for (size_t i = shown; i < r->nnofit; i++)
+            rest += r->nofit[i].pods;
+        line_label(f, "");
+        fprintf(f, "%" PRIu64 " more %s can never fit, for other reasons\n", rest,
+                gp_report_plural(rest, "pod", "pods"));
+    }
+}
+
 static void summary_pods(FILE *f, const struct gp_sim_result *r)
 {
     line_label(f, "pods");
     if (r->mode == GP_SIM_STATIC) {
         fprintf(f, "%" PRIu64 " arrived, %" PRIu64 " scheduled, %" PRIu64 " failed (fit nowhere)\n",
                 r->pods_submitted, r->pods_scheduled, r->pods_failed);
+        summary_nofit(f, r);
         return;
     }
     fprintf(f,
@@ -261,23 +284,9 @@ static void summary_pods(FILE *f, const struct gp_sim_result *r)
                     r->gangs_across_domains, r->gangs_over_timeout);
         }
     }
-    if (r->gangs_never_start && r->nnever_start) {
-        /* as Kubernetes leaves them: pending for ever, with the numbers */
-        const struct gp_sim_gang_short *g = &r->never_start[0];
-        line_label(f, r->gang_restarts || r->gangs_never_fit || r->gangs_across_domains ||
-                              r->gangs_over_timeout
-                          ? ""
-                          : "gangs");
-        fprintf(f,
-                "%" PRIu64 " can never start: PodGroup %s needs minMember %u, its objects run "
-                "at most %u pod%s at once",
-                r->gangs_never_start, g->podgroup, g->min_member, g->members,
-                g->members == 1 ? "" : "s");
-        if (r->nnever_start > 1)
-            fprintf(f, " (and %zu more PodGroup%s)", r->nnever_start - 1,
-                    r->nnever_start == 2 ? "" : "s");
-        fputc('\n', f);
-    }
+    /* pods that can never fit and gangs that can never start (their
+     * PodGroup's minMember above its members among them), with numbers */
+    summary_nofit(f, r);
     if (r->preemptions) {
         line_label(f, "evictions");
         fprintf(f,
@@ -739,6 +748,52 @@ static json_t *json_cost(struct jctx *c, const struct gp_sim_result *r)
     return o;
 }
 
+/* A need or what a node has of it, in the unit the resource's name says
+ * (docs/FORMATS.md); null for the reasons that are not a quantity. */
+static json_t *jnofit_qty(const struct gp_sim_nofit *nf, int64_t v)
+{
+    enum gp_sim_nofit_kind k = nf->kind == GP_SIM_NOFIT_QUOTA ? nf->resource : nf->kind;
+    switch (k) {
+    case GP_SIM_NOFIT_CPU:
+        return jreal((double)v / 1000.0, 3);
+    case GP_SIM_NOFIT_GANG_GPUS:
+        return jreal((double)v / GP_GPU_MILLI, 3);
+    case GP_SIM_NOFIT_GPUS:
+        if (nf->kind == GP_SIM_NOFIT_QUOTA)
+            return jreal((double)v / GP_GPU_MILLI, 3);
+        return json_integer(v);
+    case GP_SIM_NOFIT_MEMORY:
+    case GP_SIM_NOFIT_GPU_MEMORY:
+    case GP_SIM_NOFIT_GANG_MEMBERS:
+        return json_integer(v);
+    default:
+        return json_null();
+    }
+}
+
+static json_t *json_nofit(struct jctx *c, const struct gp_sim_result *r)
+{
+    json_t *o = json_object();
+    jset(c, o, "pods", juint(r->pods_never_fit));
+    json_t *rows = json_array();
+    for (size_t i = 0; r->nofit && i < r->nnofit; i++) {
+        const struct gp_sim_nofit *nf = &r->nofit[i];
+        char text[640];
+        gp_report_nofit_text(text, sizeof text, nf);
+        json_t *e = json_object();
+        jset(c, e, "pods", juint(nf->pods));
+        jset(c, e, "gangs", juint(nf->gangs));
+        jset(c, e, "gang", jstr(nf->gang));
+        jset(c, e, "resource", json_string(gp_report_nofit_resource(nf)));
+        jset(c, e, "need", jnofit_qty(nf, nf->need));
+        jset(c, e, "have", jnofit_qty(nf, nf->have));
+        jset(c, e, "reason", jstr(text));
+        jpush(c, rows, e);
+    }
+    jset(c, o, "reasons", rows);
+    return o;
+}
+
 static json_t *json_static(struct jctx *c, const struct gp_sim_result *r)
 {
     json_t *st = json_object();
@@ -810,6 +865,7 @@ void gp_report_json(struct gp_sbuf *out, const struct gp_sim_result *r,
     }
     jset(&c, gangs, "never_start_podgroups", never);
     jset(&c, root, "gangs", gangs);
+    jset(&c, root, "never_fit", json_nofit(&c, r));
 
     json_t *pre = json_object();
     jset(&c, pre, "count", juint(r->preemptions));

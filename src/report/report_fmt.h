@@ -35,6 +35,16 @@ double gp_report_gpu_idle_pct(const struct gp_sim_result *r);
 /* Unallocated GPU % at the last point of the static curve (0 if none). */
 double gp_report_static_final_pct(const struct gp_sim_result *r, double *arrived_pct);
 
+/* Why pods can never fit, in words and numbers: "they need 9 GPUs, the
+ * largest node has 8" (gang rows: "gang X needs 24 GPUs in one rack, the
+ * largest rack has 16"). */
+void gp_report_nofit_text(char *buf, size_t n, const struct gp_sim_nofit *nf);
+/* The row as a sentence: "10 pods can never fit: REASON", "1 gang (8
+ * pods) can never start: REASON". */
+void gp_report_nofit_line(char *buf, size_t n, const struct gp_sim_nofit *nf);
+/* The need no node meets, as the JSON names it: "gpu-count", "cpu", ... */
+const char *gp_report_nofit_resource(const struct gp_sim_nofit *nf);
+
 /* Filters ordered by their count, highest first (ties in filter order);
  * returns how many have a count above zero. order has GP_FILTER_COUNT slots. */
 size_t gp_report_top_reasons(const struct gp_sim_result *r, enum gp_filter *order);

@@ -210,12 +210,22 @@ static void cards(struct gp_sbuf *o, const struct gp_sim_result *r)
     }
     fmt_count(v, sizeof v, r->pods_failed);
     fmt_count(a, sizeof a, r->pod_retries);
-    snprintf(n, sizeof n, "%s %s", a, gp_report_plural(r->pod_retries, "retry", "retries"));
-    card(o, "Pods failed", v, timed ? n : "fit nowhere on arrival");
+    fmt_count(d, sizeof d, r->pods_never_fit);
+    if (timed)
+        snprintf(n, sizeof n, "%s %s", a, gp_report_plural(r->pod_retries, "retry", "retries"));
+    else if (r->pods_never_fit)
+        snprintf(n, sizeof n, "fit nowhere on arrival; %s can never fit", d);
+    else
+        snprintf(n, sizeof n, "fit nowhere on arrival");
+    card(o, "Pods failed", v, n);
     if (timed) {
         fmt_count(v, sizeof v, r->pods_pending_end);
         fmt_count(a, sizeof a, r->pods_running_end);
-        snprintf(n, sizeof n, "%s running at the end", a);
+        if (r->pods_never_fit)
+            snprintf(n, sizeof n, "%s running at the end; %s %s can never fit", a, d,
+                     gp_report_plural(r->pods_never_fit, "pod", "pods"));
+        else
+            snprintf(n, sizeof n, "%s running at the end", a);
         card(o, "Pending at end", v, n);
 
         const struct gp_sim_stats *qd = &r->queue_delay_s;
@@ -261,6 +271,38 @@ static void cards(struct gp_sbuf *o, const struct gp_sim_result *r)
         card(o, "Unallocated at the end", v, n);
     }
     gp_sbuf_add(o, "</section>\n");
+}
+
+/* The pods that can never fit, a row per reason. */
+static void nofit_section(struct gp_sbuf *o, const struct gp_sim_result *r)
+{
+    if (!r->nofit || r->nnofit == 0)
+        return;
+    gp_sbuf_add(o, "<section class=\"panel\">\n<h2>Pods that can never fit</h2>\n"
+                   "<p class=\"sub\">No node that can exist (the cluster's, its pools at "
+                   "their maximum) takes them even when empty, or their queue's cap is below "
+                   "them; grouped by the first need that no node meets.</p>\n<table>\n");
+    for (size_t i = 0; i < r->nnofit; i++) {
+        const struct gp_sim_nofit *nf = &r->nofit[i];
+        char cnt[32], what[96], text[640];
+        fmt_count(cnt, sizeof cnt, nf->pods);
+        if (nf->gangs) {
+            char g[32];
+            fmt_count(g, sizeof g, nf->gangs);
+            snprintf(what, sizeof what, "%s %s (%s %s)", g,
+                     gp_report_plural(nf->gangs, "gang", "gangs"), cnt,
+                     gp_report_plural(nf->pods, "pod", "pods"));
+        } else {
+            snprintf(what, sizeof what, "%s %s", cnt, gp_report_plural(nf->pods, "pod", "pods"));
+        }
+        gp_report_nofit_text(text, sizeof text, nf);
+        gp_sbuf_add(o, "<tr><td class=\"num\">");
+        gp_sbuf_add_xml(o, what);
+        gp_sbuf_add(o, "</td><td>");
+        gp_sbuf_add_xml(o, text);
+        gp_sbuf_add(o, "</td></tr>\n");
+    }
+    gp_sbuf_add(o, "</table>\n</section>\n");
 }
 
 static void reasons(struct gp_sbuf *o, const struct gp_sim_result *r)
@@ -712,6 +754,7 @@ void gp_report_html(struct gp_sbuf *out, const struct gp_sim_result *r,
 
     header(out, r, m);
     cards(out, r);
+    nofit_section(out, r);
     reasons(out, r);
     if (timed) {
         time_charts(out, r, scratch, scratch + n, scratch + 2 * n, scratch + 3 * n);

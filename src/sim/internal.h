@@ -19,6 +19,7 @@
  *             spot notices and interruptions
  *   scale.c   the autoscaler's driver (engine/autoscale.h plans)
  *   static.c  the static packing experiment (the FGD paper's)
+ *   nofit.c   the pods that can never fit, and why, at the end of a run
  *
  * The names in here are private to src/sim/: struct tags and the helpers
  * below are short; functions with external linkage are gp_sim_<part>_*. */
@@ -91,6 +92,14 @@ struct inst {
     uint8_t state;
     uint8_t has_deadline; /* its EV_DEADLINE is in the heap and live */
     uint8_t maxfit;       /* a gang: 0 unknown, 1 fits every pool at its maximum, 2 does not */
+    uint8_t nofit;        /* a gang that can never start: enum inst_nofit */
+};
+
+/* Why a gang can never start (nofit.c reports it). */
+enum inst_nofit {
+    NOFIT_NONE,
+    NOFIT_NEVER,   /* the engine: it cannot fit the empty cluster, nor it at its maximum */
+    NOFIT_MEMBERS, /* its minMember exceeds the members that can exist: it waits for ever */
 };
 
 struct lpod {
@@ -175,6 +184,11 @@ struct change {
     uint64_t gpu_milli_alloc; /* what s.gpu_alloc_pct is a share of the total of */
 };
 
+/* A pod of the static mode that fit nowhere: its item and engine pod. */
+struct static_fail {
+    uint32_t item, epod;
+};
+
 struct item_run {
     struct gp_rng arrivals;
     uint32_t next_k;
@@ -224,10 +238,11 @@ struct run {
     GP_VEC(uint32_t) unsched;     /* engine pods found unschedulable (some may be gone) */
     GP_VEC(uint32_t) untried;     /* strict orders: pending pods the cycle did not reach */
     GP_VEC(uint32_t) group_inst;  /* gang id - 1 -> its instance */
-    GP_VEC(struct gp_autoscale_gang) gangs; /* gang id - 1 -> its topology */
-    uint64_t cycles;                        /* gp_engine_schedule calls */
-    uint64_t cycle_mark;                    /* cycles before the current schedule_cycle */
-    size_t as_epods;                        /* engine pods when the autoscaler last looked */
+    GP_VEC(struct static_fail) static_failed; /* static mode: the pods that fit nowhere */
+    GP_VEC(struct gp_autoscale_gang) gangs;   /* gang id - 1 -> its topology */
+    uint64_t cycles;                          /* gp_engine_schedule calls */
+    uint64_t cycle_mark;                      /* cycles before the current schedule_cycle */
+    size_t as_epods;                          /* engine pods when the autoscaler last looked */
     /* the cluster's nodes as the run adds them: with their topology
      * domain's label (node_domain[i]; NULL: no pool has a topology) */
     const struct gp_node_spec *nodes;
@@ -364,6 +379,12 @@ enum gp_err gp_sim_nodes_on_spot_end(struct run *r, uint32_t sni);
 enum gp_err gp_sim_scale_run(struct run *r);
 /* Whether instance ii's gang would fit with every pool at its maximum. */
 bool gp_sim_scale_gang_fits_max(struct run *r, uint32_t ii);
+
+/* ---- nofit.c ------------------------------------------------------------- */
+
+/* The pods that can never fit, with their reasons, into the result (at
+ * the end of a run, either mode). */
+enum gp_err gp_sim_nofit_finish(struct run *r);
 
 /* ---- static.c ------------------------------------------------------------ */
 

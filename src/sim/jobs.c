@@ -194,6 +194,7 @@ static enum gp_err instance_submit(struct run *r, uint32_t item, uint32_t k)
          * for members for ever, as in Kubernetes: not clamped */
         bool never = it->gang_members > 0 && it->gang_members < it->gang_min;
         if (never) {
+            r->insts.items[ii].nofit = NOFIT_MEMBERS; /* reported by nofit.c */
             enum gp_err err = never_start(r, it);
             if (err != GP_OK)
                 return err;
@@ -352,6 +353,7 @@ enum gp_err gp_sim_jobs_on_unschedulable(struct run *r, const struct gp_decision
         !gp_sim_scale_gang_fits_max(r, l->inst)) {
         /* reported at once, not left pending in silence: the job fails */
         r->out->gangs_never_fit++;
+        r->insts.items[l->inst].nofit = NOFIT_NEVER;
         return gp_sim_jobs_fail(r, l->inst);
     }
     /* the autoscaler looks at pods that new nodes could help: not those

@@ -83,6 +83,8 @@ static bool untried_wanted(struct run *r, const struct gp_pod *p, int64_t (*extr
     if (p->spec.group) {
         const struct inst *in = &r->insts.items[r->group_inst.items[p->spec.group - 1]];
         const struct gp_item *it = &r->wl->items[in->item];
+        if (in->nofit) /* it can never start: no node helps */
+            return false;
         uint32_t have = 0;
         for (uint32_t m = in->head; m != NONE; m = r->lpods.items[m].next)
             have += r->lpods.items[m].state == LP_PENDING || r->lpods.items[m].state == LP_RUNNING;

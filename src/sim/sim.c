@@ -622,6 +622,8 @@ static enum gp_err run_timed(struct run *r)
         gp_sim_metrics_stats(out->queue_delays_s, out->nqueue_delays, &out->queue_delay_s);
     }
     gp_sim_queues_finish(r);
+    if ((err = gp_sim_nofit_finish(r)) != GP_OK)
+        return err;
     if ((err = cost_finish(r, end)) != GP_OK)
         return err;
     /* one number: the whole bill, control plane included */
@@ -716,6 +718,7 @@ done:
     GP_VEC_FREE(&r.unsched);
     GP_VEC_FREE(&r.untried);
     GP_VEC_FREE(&r.group_inst);
+    GP_VEC_FREE(&r.static_failed);
     GP_VEC_FREE(&r.gangs);
     for (size_t i = 0; r.pools && i < r.npools; i++)
         free(r.pools[i].dlive);

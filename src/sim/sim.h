@@ -149,6 +149,47 @@ struct gp_sim_cost {
     size_t npools;
 };
 
+/* Why pods can never fit (docs/simulator.md, "Pods that can never fit"):
+ * no node that can exist (the cluster's, and its pools at their maximum)
+ * could take them, even empty, or their queue's cap is below one pod (a
+ * gang: its minMember pods). The reason is the first need that no node
+ * meets, checked in the engine's filter order; need and have are in the
+ * unit of the kind. Strings are in the result's arena. */
+enum gp_sim_nofit_kind {
+    GP_SIM_NOFIT_SELECTOR,     /* no node matches their selector `what`; need: the nodes */
+    GP_SIM_NOFIT_TAINT,        /* every node they may use (need of them) has a taint they do
+                                * not tolerate, such as `what` */
+    GP_SIM_NOFIT_GPU_MODEL,    /* they accept models `what`, the nodes have `have_what` */
+    GP_SIM_NOFIT_SHARING,      /* they ask for `what`, the nodes share GPUs as `have_what` */
+    GP_SIM_NOFIT_CPU,          /* milli-CPU */
+    GP_SIM_NOFIT_MEMORY,       /* MiB */
+    GP_SIM_NOFIT_GPUS,         /* GPUs (MIG instances of profile `what` when set) */
+    GP_SIM_NOFIT_GPU_MEMORY,   /* MiB per GPU */
+    GP_SIM_NOFIT_TOGETHER,     /* each need is met by some node, all of them by none */
+    GP_SIM_NOFIT_FILTER,       /* some other filter (`filter`) rejects every node */
+    GP_SIM_NOFIT_QUOTA,        /* queue `what`'s cap on `resource` (CPU, MEMORY or GPUS) */
+    GP_SIM_NOFIT_GANG_GPUS,    /* a gang: milli-GPU in one domain of label `what` (NULL: in
+                                * the cluster), of the nodes that can take its pods */
+    GP_SIM_NOFIT_GANG_MEMBERS, /* a gang: minMember (need) > the members that can exist */
+};
+
+struct gp_sim_nofit {
+    enum gp_sim_nofit_kind kind;
+    enum gp_sim_nofit_kind resource; /* QUOTA: the resource capped */
+    enum gp_filter filter;           /* FILTER */
+    const char *gang;                /* the gang's name; NULL: single pods */
+    const char *what, *have_what;
+    int64_t need, have;
+    /* the largest node `have` is of those they may use (their selector,
+     * tolerations, GPU model, sharing), smaller than the cluster's largest */
+    bool narrowed;
+    const char *scope;          /* narrowed by their GPU models alone: those models ("T4") */
+    int64_t cpu_milli, mem_mib; /* TOGETHER: what one pod asks */
+    uint32_t gpus;
+    uint64_t pods;  /* pods that can never fit for this reason */
+    uint64_t gangs; /* gangs among them (the rows of one gang) */
+};
+
 struct gp_sim_result {
     enum gp_sim_mode mode;
     const char *policy;
@@ -173,6 +214,12 @@ struct gp_sim_result {
      * (they run their PodGroup's topology slowdown slower) */
     uint64_t gangs_across_domains;
     uint64_t gangs_over_timeout; /* first placed after their scheduleTimeoutSeconds */
+    /* pods that can never fit, by reason, most pods first (identical
+     * reasons grouped); timed mode: never bound (pending at the end, or
+     * failed: gangs at once, Jobs by their deadline); static: failed */
+    struct gp_sim_nofit *nofit; /* in the arena */
+    size_t nnofit;
+    uint64_t pods_never_fit; /* their pods */
     /* evictions: running pods stopped to make room for another, then put
      * back in their queue; the work since their last checkpoint is lost */
     uint64_t preemptions;  /* all evictions */

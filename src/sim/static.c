@@ -209,6 +209,15 @@ enum gp_err gp_sim_static_run(struct run *r)
             out->binds++;
         } else {
             out->pods_failed++;
+            /* its item, for the pods that can never fit (nofit.c) */
+            size_t item =
+                (size_t)((const char *)p - (const char *)r->wl->items) / sizeof *r->wl->items;
+            struct static_fail sf = {(uint32_t)item, id};
+            if (item < r->wl->nitems && &r->wl->items[item].pod == p &&
+                GP_VEC_PUSH(&r->static_failed, sf) != 0) {
+                err = gp_sim_nomem(r);
+                goto done;
+            }
             enum gp_filter main_reason = gp_explain_main(&d.explain);
             if (main_reason != GP_FILTER_COUNT)
                 out->unschedulable[main_reason]++;
@@ -229,6 +238,7 @@ enum gp_err gp_sim_static_run(struct run *r)
     if (!have100)
         out->unallocated_gpu_pct_at_100 = unalloc;
     out->pods_running_end = out->pods_scheduled;
+    err = gp_sim_nofit_finish(r);
 done:
     GP_VEC_FREE(&pods);
     return err;

@@ -135,7 +135,7 @@ group g 4 >"$tmp/gang/groups.yaml"
 rc=$?
 if [ "$rc" -eq 0 ] &&
     grep -q 'warning: .*groups\.yaml:1: PodGroup/g: minMember 4, but its object runs at most 2 pods at once: the gang can never start' "$tmp/stderr" &&
-    grep -q '1 can never start: PodGroup g needs minMember 4, its objects run at most 2 pods at once' "$tmp/stdout" &&
+    grep -q '1 gang (2 pods) can never start: gang g: minMember 4 > 2 members that can exist' "$tmp/stdout" &&
     grep -q '"never_start": 1,' "$tmp/gang.json" &&
     grep -q '"podgroup": "g"' "$tmp/gang.json" && grep -q '"members": 2' "$tmp/gang.json" &&
     grep -q '"pending_at_end": 2' "$tmp/gang.json"; then

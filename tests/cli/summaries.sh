@@ -3,7 +3,9 @@
 # one-node cluster with a control-plane fee, the summary says "1 node";
 # the bill is one number (JSON cost_usd = cost.total_usd, the HTML cost
 # card = the cost section's total, control plane included); a run in
-# which no pod is bound prints its delays as n/a (JSON null), never 0 s.
+# which no pod is bound prints its delays as n/a (JSON null), never 0 s;
+# a pod that can never fit, and a gang that can never start, are in the
+# summary, the JSON and the report with the reason in numbers.
 set -uo pipefail
 gp="${GPUPLANE:?}"
 tmp=$(mktemp -d)
@@ -49,6 +51,28 @@ spec:
   - name: c
     resources: {limits: {nvidia.com/gpu: 9}}
 YAML
+cat >"$tmp/gang.yaml" <<'YAML'
+apiVersion: scheduling.x-k8s.io/v1alpha1
+kind: PodGroup
+metadata: {name: trio}
+spec: {minMember: 3}
+---
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: trio
+  annotations: {sim.gpuplane.io/duration: 1h}
+spec:
+  parallelism: 2
+  completions: 2
+  template:
+    metadata:
+      labels: {scheduling.x-k8s.io/pod-group: trio}
+    spec:
+      containers:
+      - name: c
+        resources: {limits: {nvidia.com/gpu: 1}}
+YAML
 
 # run NAME WORKLOAD: the summary, JSON and HTML of one run
 run() {
@@ -89,6 +113,26 @@ if run none "$tmp/huge.yaml"; then
     [ "$(after none queue_delay_s max)" = null ] || fail "JSON: queue_delay_s.max is not null"
     grep -q '<div class="k">Queueing delay p50</div><div class="v">n/a</div>' "$tmp/none.html" ||
         fail "report: the delay card is not n/a"
+fi
+
+# a 9-GPU pod on an 8-GPU node, and a gang of 2 pods with minMember 3
+if "$gp" sim --cluster "$tmp/one.yaml" --workload "$tmp/huge.yaml" --workload "$tmp/gang.yaml" \
+    --horizon 2h --no-progress --json "$tmp/nofit.json" --report "$tmp/nofit.html" \
+    >"$tmp/nofit.txt" 2>"$tmp/err"; then
+    # a line each, most pods first, under the label "never fit"
+    grep -q "^  never fit       1 gang (2 pods) can never start: gang trio: minMember 3 > 2 members that can exist$" \
+        "$tmp/nofit.txt" || fail "summary: no never-start line for the gang"
+    grep -q "^                  1 pod can never fit: they need 9 GPUs, the largest node has 8$" \
+        "$tmp/nofit.txt" || fail "summary: no never-fit line for the 9-GPU pod"
+    grep -q '"reason": "they need 9 GPUs, the largest node has 8"' "$tmp/nofit.json" ||
+        fail "JSON: no never-fit reason"
+    [ "$(after nofit never_fit pods)" = 3 ] || fail "JSON: never_fit.pods is not 3"
+    grep -q '<td class="num">1 pod</td><td>they need 9 GPUs, the largest node has 8</td>' \
+        "$tmp/nofit.html" || fail "report: no never-fit row"
+    grep -q 'gang trio: minMember 3 &gt; 2 members that can exist' "$tmp/nofit.html" ||
+        fail "report: no never-start row"
+else
+    fail "nofit: gpuplane sim failed: $(cat "$tmp/err")"
 fi
 
 if [ "$fails" -ne 0 ]; then

@@ -50,6 +50,29 @@ static struct gp_pool_spec pools[] = {
 };
 static struct gp_cluster cluster = {.name = "demo", .pools = pools, .npools = 2};
 
+/* Pods that can never fit: ten 9-GPU pods on 8-GPU nodes, a gang too big
+ * for a rack, a gang whose minMember exceeds its pods. */
+static struct gp_sim_nofit nofit[] = {
+    {.kind = GP_SIM_NOFIT_GPUS, .need = 9, .have = 8, .gpus = 9, .pods = 10},
+    {.kind = GP_SIM_NOFIT_GANG_GPUS,
+     .gang = "pretrain",
+     .what = "gpuplane.io/rack",
+     .need = 24000,
+     .have = 16000,
+     .gpus = 3,
+     .pods = 3,
+     .gangs = 1},
+    {.kind = GP_SIM_NOFIT_GANG_MEMBERS,
+     .gang = "sweep",
+     .need = 9,
+     .have = 8,
+     .pods = 8,
+     .gangs = 1},
+};
+static struct gp_sim_nofit static_nofit[] = {
+    {.kind = GP_SIM_NOFIT_CPU, .need = 128000, .have = 96000, .pods = 2},
+};
+
 /* A day of a 12-node, 64-GPU cluster sampled every 30 min: a morning ramp,
  * a busy plateau with waves, an evening decline. */
 static void timed_result(struct gp_sim_result *r, struct gp_report_meta *m)
@@ -106,6 +129,9 @@ static void timed_result(struct gp_sim_result *r, struct gp_report_meta *m)
     r->gpu_alloc_peak_pct = 95;
     r->gpu_alloc_peak_t_s = 27000;
     r->gpu_alloc_peak_gpus = 60.8;
+    r->nofit = nofit;
+    r->nnofit = 3;
+    r->pods_never_fit = 21;
     r->unschedulable[GP_FILTER_GPU_COUNT] = 812;
     r->unschedulable[GP_FILTER_TAINT] = 120;
     r->unschedulable[GP_FILTER_CPU] = 40;
@@ -145,6 +171,9 @@ static void static_result(struct gp_sim_result *r, struct gp_report_meta *m)
     r->pods_failed = 766;
     r->pods_running_end = 10100;
     r->binds = 10100;
+    r->nofit = static_nofit;
+    r->nnofit = 1;
+    r->pods_never_fit = 2;
     r->unschedulable[GP_FILTER_GPU_SHARE] = 5000;
     r->unschedulable[GP_FILTER_GPU_COUNT] = 3000;
     r->unschedulable[GP_FILTER_CPU] = 200;
@@ -443,6 +472,10 @@ static void test_summary_numbers(void **state)
         "120  node(s) had untolerated taint",
         " 40  Insufficient cpu",
         "  2  other reasons", /* the sixth reason, beyond the top five */
+        "never fit       10 pods can never fit: they need 9 GPUs, the largest node has 8",
+        "1 gang (3 pods) can never start: gang pretrain needs 24 GPUs in one rack, the largest "
+        "rack has 16",
+        "1 gang (8 pods) can never start: gang sweep: minMember 9 > 8 members that can exist",
     };
     for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
         if (!strstr(s, want[i]))
@@ -463,6 +496,7 @@ static void test_summary_numbers(void **state)
     assert_non_null(strstr(s, "5.00 % of capacity at 100 % arrived"));
     assert_non_null(strstr(s, "3.80 % at the end (130 % arrived)"));
     assert_non_null(strstr(s, "5000  no GPU with enough free share"));
+    assert_non_null(strstr(s, "2 pods can never fit: they need 128 CPUs, the largest node has 96"));
     assert_null(strstr(s, "queueing delay")); /* no time in static mode */
     free(s);
 }
@@ -913,6 +947,139 @@ static void test_cost_card(void **state)
     gp_sbuf_free(&b);
 }
 
+/* Pods that can never fit are in the JSON and the HTML report too, with
+ * the same words as the summary. */
+static void test_nofit_outputs(void **state)
+{
+    (void)state;
+    struct gp_sim_result r;
+    struct gp_report_meta m;
+    timed_result(&r, &m);
+    struct gp_sbuf b;
+    gp_sbuf_init(&b);
+    gp_report_json(&b, &r, &m);
+    json_t *j = parse_json(gp_sbuf_str(&b));
+    assert_int_equal(json_integer_value(jget(j, "never_fit.pods")), 21);
+    json_t *rows = jget(j, "never_fit.reasons");
+    assert_int_equal(json_array_size(rows), 3);
+    json_t *r0 = json_array_get(rows, 0), *r1 = json_array_get(rows, 1);
+    assert_int_equal(json_integer_value(jget(r0, "pods")), 10);
+    assert_int_equal(json_integer_value(jget(r0, "gangs")), 0);
+    assert_true(json_is_null(jget(r0, "gang")));
+    assert_string_equal(json_string_value(jget(r0, "resource")), "gpu-count");
+    assert_int_equal(json_integer_value(jget(r0, "need")), 9);
+    assert_int_equal(json_integer_value(jget(r0, "have")), 8);
+    assert_string_equal(json_string_value(jget(r0, "reason")),
+                        "they need 9 GPUs, the largest node has 8");
+    assert_string_equal(json_string_value(jget(r1, "gang")), "pretrain");
+    assert_string_equal(json_string_value(jget(r1, "resource")), "gang-gpus");
+    assert_true(json_real_value(jget(r1, "need")) == 24.0);
+    assert_true(json_real_value(jget(r1, "have")) == 16.0);
+    assert_string_equal(json_string_value(jget(r1, "reason")),
+                        "gang pretrain needs 24 GPUs in one rack, the largest rack has 16");
+    json_decref(j);
+    gp_sbuf_free(&b);
+
+    gp_report_html(&b, &r, &m);
+    const char *h = gp_sbuf_str(&b);
+    assert_non_null(strstr(h, "<h2>Pods that can never fit</h2>"));
+    assert_non_null(strstr(h, "<tr><td class=\"num\">10 pods</td><td>they need 9 GPUs, the "
+                              "largest node has 8</td></tr>"));
+    assert_non_null(strstr(h, "<td class=\"num\">1 gang (8 pods)</td><td>gang sweep: minMember "
+                              "9 &gt; 8 members that can exist</td>"));
+    assert_non_null(strstr(h, "80 running at the end; 21 pods can never fit"));
+    gp_sbuf_free(&b);
+
+    /* none: no section, an empty list */
+    r.nofit = NULL;
+    r.nnofit = 0;
+    r.pods_never_fit = 0;
+    gp_report_html(&b, &r, &m);
+    assert_null(strstr(gp_sbuf_str(&b), "can never fit"));
+    gp_sbuf_free(&b);
+    char *sum = summary_text(&r, &m);
+    assert_null(strstr(sum, "never fit"));
+    free(sum);
+}
+
+/* Every kind of reason, in words and numbers. */
+static void test_nofit_text(void **state)
+{
+    (void)state;
+    static const struct {
+        struct gp_sim_nofit nf;
+        const char *want;
+    } cases[] = {
+        {{.kind = GP_SIM_NOFIT_GPUS, .need = 9, .have = 8},
+         "they need 9 GPUs, the largest node has 8"},
+        {{.kind = GP_SIM_NOFIT_GPUS, .need = 4, .have = 2, .narrowed = true, .scope = "T4"},
+         "they need 4 GPUs, the largest T4 node has 2"},
+        {{.kind = GP_SIM_NOFIT_GPUS, .need = 4, .have = 2, .narrowed = true},
+         "they need 4 GPUs, the largest node they may use has 2"},
+        {{.kind = GP_SIM_NOFIT_GPUS, .need = 1, .have = 0}, "they need 1 GPU, no node has a GPU"},
+        {{.kind = GP_SIM_NOFIT_GPUS, .need = 2, .have = 1, .have_what = "per pod"},
+         "they need 2 GPUs, a node gives one pod at most 1"},
+        {{.kind = GP_SIM_NOFIT_GPUS, .need = 8, .have = 7, .what = "1g.10gb"},
+         "they need 8 MIG 1g.10gb instances, the largest node holds 7"},
+        {{.kind = GP_SIM_NOFIT_CPU, .need = 128000, .have = 96000},
+         "they need 128 CPUs, the largest node has 96"},
+        {{.kind = GP_SIM_NOFIT_CPU, .need = 1500, .have = 1000},
+         "they need 1.5 CPUs, the largest node has 1"},
+        {{.kind = GP_SIM_NOFIT_MEMORY, .need = 2097152, .have = 1048576},
+         "they need 2 TiB of memory, the largest node has 1 TiB"},
+        {{.kind = GP_SIM_NOFIT_GPU_MEMORY, .need = 98304, .have = 81920},
+         "they need 96 GiB of GPU memory, the largest GPU has 80 GiB"},
+        {{.kind = GP_SIM_NOFIT_SELECTOR, .what = "gpuplane.io/pool=h200", .need = 12},
+         "no node matches their node selector gpuplane.io/pool=h200 (0 of 12 nodes)"},
+        {{.kind = GP_SIM_NOFIT_TAINT, .what = "dedicated=infer:NoSchedule", .need = 4},
+         "all 4 nodes they may use have a taint they do not tolerate (such as "
+         "dedicated=infer:NoSchedule)"},
+        {{.kind = GP_SIM_NOFIT_GPU_MODEL, .what = "H100-80GB", .have_what = "A100-80GB, T4"},
+         "they need a H100-80GB GPU, the nodes they may use have A100-80GB, T4"},
+        {{.kind = GP_SIM_NOFIT_SHARING, .what = "MIG 3g.40gb instances", .have_what = "timeslice"},
+         "they ask for MIG 3g.40gb instances, the nodes they may use share GPUs as timeslice"},
+        {{.kind = GP_SIM_NOFIT_TOGETHER, .cpu_milli = 64000, .mem_mib = 524288, .gpus = 8},
+         "no node has 64 CPUs, 512 GiB of memory and 8 GPUs at once"},
+        {{.kind = GP_SIM_NOFIT_QUOTA,
+          .resource = GP_SIM_NOFIT_GPUS,
+          .what = "team-a",
+          .need = 16000,
+          .have = 8000},
+         "they need 16 GPUs, queue team-a's limit is 8 GPUs"},
+        {{.kind = GP_SIM_NOFIT_GANG_GPUS, .gang = "big", .need = 24000, .have = 16000},
+         "gang big needs 24 GPUs, the nodes that can take its pods have 16"},
+        {{.kind = GP_SIM_NOFIT_GANG_GPUS,
+          .gang = "big",
+          .what = "topology.kubernetes.io/zone",
+          .need = 24000,
+          .have = 16000},
+         "gang big needs 24 GPUs in one zone, the largest zone has 16"},
+        {{.kind = GP_SIM_NOFIT_GANG_MEMBERS, .gang = "g", .need = 9, .have = 8},
+         "gang g: minMember 9 > 8 members that can exist"},
+        {{.kind = GP_SIM_NOFIT_GPUS, .gang = "g", .need = 9, .have = 8},
+         "gang g: they need 9 GPUs, the largest node has 8"},
+        {{.kind = GP_SIM_NOFIT_FILTER, .filter = GP_FILTER_NODE_STATE}, "the cluster has no node"},
+    };
+    char buf[640];
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        gp_report_nofit_text(buf, sizeof buf, &cases[i].nf);
+        if (strcmp(buf, cases[i].want) != 0)
+            fail_msg("case %zu: got \"%s\", want \"%s\"", i, buf, cases[i].want);
+    }
+    struct gp_sim_nofit one = {.kind = GP_SIM_NOFIT_GPUS, .need = 9, .have = 8, .pods = 1};
+    gp_report_nofit_line(buf, sizeof buf, &one);
+    assert_string_equal(buf, "1 pod can never fit: they need 9 GPUs, the largest node has 8");
+    struct gp_sim_nofit gangs = {.kind = GP_SIM_NOFIT_GANG_MEMBERS,
+                                 .gang = "g",
+                                 .need = 2,
+                                 .have = 1,
+                                 .pods = 2,
+                                 .gangs = 2};
+    gp_report_nofit_line(buf, sizeof buf, &gangs);
+    assert_string_equal(
+        buf, "2 gangs (2 pods) can never start: gang g: minMember 2 > 1 member that can exist");
+}
+
 static void test_duration_format(void **state)
 {
     (void)state;
@@ -1019,6 +1186,8 @@ int main(void)
         cmocka_unit_test(test_plural),
         cmocka_unit_test(test_peak_exact),
         cmocka_unit_test(test_cost_card),
+        cmocka_unit_test(test_nofit_outputs),
+        cmocka_unit_test(test_nofit_text),
         cmocka_unit_test(test_duration_format),
         cmocka_unit_test(test_ticks),
         cmocka_unit_test(test_svg_thinning),
