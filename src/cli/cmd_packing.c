@@ -69,10 +69,10 @@ static const char *const paper_policies[] = {
 struct packing_opts {
     const char *data, *expected;
     const char *workloads_arg, *policies_arg, *seeds_arg;
-    double inflate;
+    double inflate, cpu_scale, node_sample;
     unsigned jobs;
     const char *json, *markdown, *report;
-    bool quiet, no_progress, help;
+    bool no_bound, quiet, no_progress, help;
 };
 
 static void packing_usage(FILE *f)
@@ -108,6 +108,12 @@ static void packing_usage(FILE *f)
             "  --seeds SEEDS       a range A-B or a list like 42,43,50-51 (default 42-51)\n"
             "  --inflate X         resample pods until their GPU request is X times the\n"
             "                      cluster's GPUs (default 1.3, the paper's value)\n"
+            "  --cpu-scale F       every node's CPU times F, e.g. 0.6 for less CPU per GPU\n"
+            "                      (default 1; not 1: no paper column)\n"
+            "  --node-sample F     each seed runs on a random F of the nodes, drawn with the\n"
+            "                      seed, e.g. 0.5 for random halves (default 1: all nodes;\n"
+            "                      below 1: no paper column)\n"
+            "  --no-bound          no lower bound (one LP per workload and seed, 0.3-0.7 s)\n"
             "  --jobs N            worker processes (default 2; 1 runs in this process)\n"
             "outputs:\n"
             "  --json FILE         every run and every summary as JSON\n"
@@ -123,15 +129,30 @@ static void packing_usage(FILE *f)
 
 /* ---- options ------------------------------------------------------------- */
 
+/* A number in (0, max] for flag, e.g. "1.3"; example goes in the message. */
+static enum gp_err set_ratio(const char *flag, const char *v, double max, const char *example,
+                             double *out, struct gp_diag *d)
+{
+    if (!gp_units_number(v, out) || !(*out > 0) || *out > max)
+        return gp_diag_set(
+            d, GP_EUSAGE, "%s: expected a number greater than 0 and at most %g (e.g. %s), got '%s'",
+            flag, max, example, v);
+    return GP_OK;
+}
+
 static enum gp_err set_inflate(void *opts, const char *v, struct gp_diag *d)
 {
-    struct packing_opts *o = opts;
-    if (!gp_units_number(v, &o->inflate) || o->inflate <= 0 || o->inflate > 100)
-        return gp_diag_set(d, GP_EUSAGE,
-                           "--inflate: expected a number greater than 0 and at most 100 "
-                           "(e.g. 1.3), got '%s'",
-                           v);
-    return GP_OK;
+    return set_ratio("--inflate", v, 100, "1.3", &((struct packing_opts *)opts)->inflate, d);
+}
+
+static enum gp_err set_cpu_scale(void *opts, const char *v, struct gp_diag *d)
+{
+    return set_ratio("--cpu-scale", v, 100, "0.6", &((struct packing_opts *)opts)->cpu_scale, d);
+}
+
+static enum gp_err set_node_sample(void *opts, const char *v, struct gp_diag *d)
+{
+    return set_ratio("--node-sample", v, 1, "0.5", &((struct packing_opts *)opts)->node_sample, d);
 }
 
 static enum gp_err set_jobs(void *opts, const char *v, struct gp_diag *d)
@@ -152,6 +173,9 @@ static const struct gp_opt packing_opt_table[] = {
     GP_OPT_STRING_AT("--policies", struct packing_opts, policies_arg),
     GP_OPT_STRING_AT("--seeds", struct packing_opts, seeds_arg),
     GP_OPT_VALUE_FN("--inflate", set_inflate),
+    GP_OPT_VALUE_FN("--cpu-scale", set_cpu_scale),
+    GP_OPT_VALUE_FN("--node-sample", set_node_sample),
+    GP_OPT_FLAG_AT("--no-bound", struct packing_opts, no_bound),
     GP_OPT_VALUE_FN("--jobs", set_jobs),
     GP_OPT_STRING_AT("--json", struct packing_opts, json),
     GP_OPT_STRING_AT("--markdown", struct packing_opts, markdown),
@@ -394,7 +418,7 @@ static enum gp_err resolve_expected(const struct packing_opts *o, struct gp_aren
  * sequences (src/plan/bound.h, docs/bound.md): per seed, the same sequence
  * the simulator replays, bounded at the point it reads at 100 %; averaged
  * over the seeds. Clusters the bound does not model (GPU sharing) have none. */
-static enum gp_err packing_bound(const struct gp_cluster *cluster,
+static enum gp_err packing_bound(const struct gp_cluster *whole, double node_sample,
                                  const struct gp_workload *workload, const uint64_t *seeds,
                                  size_t nseeds, double inflate, struct gp_packing_bound *out,
                                  struct gp_diag *diag)
@@ -416,9 +440,13 @@ static enum gp_err packing_bound(const struct gp_cluster *cluster,
         const struct gp_pod_spec **pods;
         size_t n;
         struct gp_bound_result res;
-        err = gp_sim_static_sequence(&cfg, cluster, workload, &a, &pods, &n, diag);
+        struct gp_cluster cluster = *whole;
+        if (node_sample < 1)
+            err = gp_packing_cluster(whole, 1, node_sample, seeds[k], &a, &cluster, diag);
         if (err == GP_OK)
-            err = gp_bound_at(cluster, pods, n, 100, &res, diag);
+            err = gp_sim_static_sequence(&cfg, &cluster, workload, &a, &pods, &n, diag);
+        if (err == GP_OK)
+            err = gp_bound_at(&cluster, pods, n, 100, &res, diag);
         gp_arena_free(&a);
         if (err == GP_EUNSUPPORTED) {
             out->note = "not available for GPU sharing";
@@ -507,7 +535,12 @@ static enum gp_err run_cell(const struct run_ctx *rc, size_t cell, struct gp_pac
     struct gp_sim_result r;
     memset(&r, 0, sizeof r);
     struct gp_diag sd = {""};
-    enum gp_err err = gp_sim_run(&cfg, rc->cluster, &rc->wl[w], &a, &r, &sd);
+    struct gp_cluster cluster = *rc->cluster;
+    enum gp_err err = GP_OK;
+    if (pk->node_sample < 1)
+        err = gp_packing_cluster(rc->cluster, 1, pk->node_sample, cfg.seed, &a, &cluster, &sd);
+    if (err == GP_OK)
+        err = gp_sim_run(&cfg, &cluster, &rc->wl[w], &a, &r, &sd);
     if (err != GP_OK) {
         gp_diag_set(d, err, "packing: workload %s, policy %s, seed %llu: %s", pk->workloads[w],
                     pk->policies[p]->name, (unsigned long long)pk->seeds[s], sd.msg);
@@ -516,6 +549,9 @@ static enum gp_err run_cell(const struct run_ctx *rc, size_t cell, struct gp_pac
     out->at100_pct = r.unallocated_gpu_pct_at_100;
     out->pods_submitted = r.pods_submitted;
     out->pods_failed = r.pods_failed;
+    out->gpus = 0;
+    for (size_t i = 0; i < cluster.nnodes; i++)
+        out->gpus += cluster.nodes[i].gpu_count;
     for (size_t x = 0; x < pk->npoints; x++)
         curve[x] = NAN;
     for (size_t i = 0; r.curve && i < r.ncurve; i++) {
@@ -814,6 +850,8 @@ int gp_cmd_packing(int argc, char **argv)
     struct packing_opts o;
     memset(&o, 0, sizeof o);
     o.inflate = 1.3;
+    o.cpu_scale = 1;
+    o.node_sample = 1;
     o.jobs = 2;
     struct gp_diag diag = {""};
     struct gp_arena arena;
@@ -855,6 +893,8 @@ int gp_cmd_packing(int argc, char **argv)
     const char *expected_path;
     if ((err = resolve_expected(&o, &arena, &expected_path, &diag)) != GP_OK)
         goto fail;
+    if (o.cpu_scale != 1 || o.node_sample < 1)
+        expected_path = NULL; /* the published runs are on the whole trace cluster */
     size_t total = pk.nworkloads * pk.npolicies * pk.nseeds;
     if (total > MAX_CELLS) {
         err = gp_diag_set(&diag, GP_EUSAGE, "packing: %zu simulations requested, at most %d", total,
@@ -865,8 +905,8 @@ int gp_cmd_packing(int argc, char **argv)
     /* inputs: the published table, the cluster, each workload, once */
     if (expected_path && (err = gp_fgd_results_load(expected_path, &arena, &paper, &diag)) != GP_OK)
         goto fail;
-    struct gp_cluster cluster;
-    memset(&cluster, 0, sizeof cluster);
+    struct gp_cluster trace, cluster;
+    memset(&trace, 0, sizeof trace);
     pk.cluster_path = gp_arena_printf(&arena, "%s/" CLUSTER_FILE, o.data);
     char *cluster_arg = gp_arena_printf(&arena, "openb:%s", pk.cluster_path ? pk.cluster_path : "");
     if (!pk.cluster_path || !cluster_arg) {
@@ -881,7 +921,10 @@ int gp_cmd_packing(int argc, char **argv)
     if ((err = gp_cli_outputs_input("--data", pk.cluster_path, &diag)) != GP_OK ||
         (err = gp_cli_outputs_input("--expected", expected_path, &diag)) != GP_OK)
         goto fail;
-    if ((err = gp_cluster_load(cluster_arg, &arena, &cluster, &diag)) != GP_OK)
+    if ((err = gp_cluster_load(cluster_arg, &arena, &trace, &diag)) != GP_OK)
+        goto fail;
+    /* the CPU scaled once; a sample, if any, is drawn per seed from this */
+    if ((err = gp_packing_cluster(&trace, o.cpu_scale, 1, 0, &arena, &cluster, &diag)) != GP_OK)
         goto fail;
     gp_cli_warn_cluster(&cluster);
     if (cluster.nnodes == 0) {
@@ -913,7 +956,10 @@ int gp_cmd_packing(int argc, char **argv)
     pk.policies = policies;
     pk.seeds = seeds;
     pk.inflate = o.inflate;
+    pk.cpu_scale = o.cpu_scale;
+    pk.node_sample = o.node_sample;
     pk.nodes = (uint32_t)cluster.nnodes;
+    pk.sample_nodes = (uint32_t)gp_packing_sample_size(cluster.nnodes, o.node_sample);
     for (size_t i = 0; i < cluster.nnodes; i++)
         pk.gpus += cluster.nodes[i].gpu_count;
     pk.npoints = (size_t)floor(o.inflate * 100 + 1e-9) + 1;
@@ -927,10 +973,15 @@ int gp_cmd_packing(int argc, char **argv)
         err = gp_diag_set(&diag, GP_ENOMEM, "packing: out of memory");
         goto fail;
     }
-    for (size_t w = 0; w < pk.nworkloads; w++)
-        if ((err = packing_bound(&cluster, &wl[w], seeds, pk.nseeds, o.inflate, &pk.bounds[w],
-                                 &diag)) != GP_OK)
+    for (size_t w = 0; w < pk.nworkloads; w++) {
+        memset(&pk.bounds[w], 0, sizeof pk.bounds[w]);
+        pk.bounds[w].pct = NAN;
+        pk.bounds[w].note = "not computed (--no-bound)";
+        pk.bounds[w].informative = true;
+        if (!o.no_bound && (err = packing_bound(&cluster, o.node_sample, &wl[w], seeds, pk.nseeds,
+                                                o.inflate, &pk.bounds[w], &diag)) != GP_OK)
             goto fail;
+    }
 
     rc.pk = &pk;
     rc.cluster = &cluster;

@@ -12,6 +12,8 @@
 #include <stdio.h>
 
 #include "engine/engine.h"
+#include "io/cluster.h"
+#include "util/arena.h"
 #include "util/err.h"
 #include "util/sbuf.h"
 
@@ -22,6 +24,7 @@
 struct gp_packing_cell {
     double at100_pct; /* unallocated GPU % at 100 % arrived */
     uint64_t pods_submitted, pods_failed;
+    uint64_t gpus; /* of the cluster it ran on (a sample's, with --node-sample) */
 };
 
 /* One (workload, policy) over the seeds, beside the published runs. */
@@ -60,8 +63,11 @@ struct gp_packing {
     const uint64_t *seeds;
     size_t nseeds;
     double inflate;
-    uint32_t nodes;
-    uint64_t gpus;
+    double cpu_scale;      /* every node's CPU times this (1 = as in the trace) */
+    double node_sample;    /* each seed runs on this fraction of the nodes (1 = all) */
+    uint32_t nodes;        /* of the whole cluster */
+    uint32_t sample_nodes; /* per seed: nodes when node_sample is 1 */
+    uint64_t gpus;         /* of the whole cluster */
     /* results, filled by the run */
     size_t npoints;                  /* curve points: x = 0 .. npoints - 1 (% arrived) */
     struct gp_packing_cell *cells;   /* [(w * npolicies + p) * nseeds + s] */
@@ -81,6 +87,17 @@ void gp_packing_markdown(struct gp_sbuf *b, const struct gp_packing *pk);
 enum gp_err gp_packing_json(struct gp_sbuf *b, const struct gp_packing *pk, struct gp_diag *diag);
 /* One self-contained HTML page: the table and a chart per workload. */
 void gp_packing_html(struct gp_sbuf *b, const struct gp_packing *pk);
+
+/* The cluster a seed runs on: base with every node's (and pool's) CPU
+ * times cpu_scale, rounded to the milli, and, when node_sample < 1, only
+ * gp_packing_sample_size of its nodes, drawn uniformly with the seed and
+ * kept in file order. Node specs are copied into a; their strings, labels
+ * and taints stay base's. */
+enum gp_err gp_packing_cluster(const struct gp_cluster *base, double cpu_scale, double node_sample,
+                               uint64_t seed, struct gp_arena *a, struct gp_cluster *out,
+                               struct gp_diag *d);
+/* round(node_sample x nnodes), at least 1; nnodes when node_sample >= 1. */
+size_t gp_packing_sample_size(size_t nnodes, double node_sample);
 
 /* Seeds as ranges: "42-51", "1,3,7-9". */
 void gp_packing_fmt_seeds(char *buf, size_t n, const uint64_t *seeds, size_t nseeds);

@@ -151,6 +151,26 @@ static void fmt_caveat(char *buf, size_t n, const struct gp_packing *pk, size_t 
     "(docs/bound.md)"
 #define CAVEAT_HEAD CAVEAT_1 " " CAVEAT_2
 
+/* "1213 nodes, 6212 GPUs", then the variant: ", CPU x 0.6", ", each seed
+ * on a random 607 of the nodes"; times is "x" or the UTF-8 sign. */
+static void fmt_cluster(char *buf, size_t n, const struct gp_packing *pk, const char *times)
+{
+    int k = snprintf(buf, n, "%" PRIu32 " nodes, %" PRIu64 " GPUs", pk->nodes, pk->gpus);
+    if (k > 0 && (size_t)k < n && pk->cpu_scale != 1)
+        k += snprintf(buf + k, n - (size_t)k, ", every node's CPU %s %g", times, pk->cpu_scale);
+    if (k > 0 && (size_t)k < n && pk->node_sample < 1)
+        snprintf(buf + k, n - (size_t)k, ", each seed on a random %" PRIu32 " of the nodes",
+                 pk->sample_nodes);
+}
+
+/* Why there is no paper column: the variant, or otherwise (none given). */
+static const char *no_paper(const struct gp_packing *pk, const char *otherwise)
+{
+    return pk->cpu_scale != 1 || pk->node_sample < 1
+               ? "none (the published runs are on the whole cluster at its full CPU)"
+               : otherwise;
+}
+
 /* ---- the text table ------------------------------------------------------ */
 
 void gp_packing_print(FILE *f, const struct gp_packing *pk)
@@ -159,8 +179,9 @@ void gp_packing_print(FILE *f, const struct gp_packing *pk)
     gp_packing_fmt_seeds(seeds, sizeof seeds, pk->seeds, pk->nseeds);
     size_t total = pk->nworkloads * pk->npolicies * pk->nseeds;
     fprintf(f, "gpuplane packing - the FGD paper's static packing experiment (ATC '23)\n");
-    fprintf(f, "  cluster   %s: %" PRIu32 " nodes, %" PRIu64 " GPUs\n", pk->cluster_path, pk->nodes,
-            pk->gpus);
+    char cluster[160];
+    fmt_cluster(cluster, sizeof cluster, pk, "x");
+    fprintf(f, "  cluster   %s: %s\n", pk->cluster_path, cluster);
     fprintf(f,
             "  runs      %zu workload%s x %zu polic%s x %zu seed%s (%s) = %zu simulations, "
             "inflate %g\n",
@@ -168,7 +189,8 @@ void gp_packing_print(FILE *f, const struct gp_packing *pk)
             pk->npolicies == 1 ? "y" : "ies", pk->nseeds, pk->nseeds == 1 ? "" : "s", seeds, total,
             pk->inflate);
     fprintf(f, "  paper     %s\n",
-            pk->expected_path ? pk->expected_path : "none (no published results given)");
+            pk->expected_path ? pk->expected_path
+                              : no_paper(pk, "none (no published results given)"));
     fprintf(f,
             "\nunallocated GPU %% at 100 %% arrived, mean \xc2\xb1 sd over the seeds; paper: "
             "the authors' runs;\ndiff = ours - paper in points, * where it is more than %g\n\n",
@@ -227,14 +249,15 @@ void gp_packing_markdown(struct gp_sbuf *b, const struct gp_packing *pk)
     char seeds[128];
     gp_packing_fmt_seeds(seeds, sizeof seeds, pk->seeds, pk->nseeds);
     bool bounds = any_bound(pk);
+    char cluster[160];
+    fmt_cluster(cluster, sizeof cluster, pk, "\xc3\x97");
     gp_sbuf_printf(b,
                    "Unallocated GPU %% at 100 %% arrived, mean \xc2\xb1 sd over seeds %s "
-                   "(%zu run%s per cell), inflate %g, on %" PRIu32 " nodes / %" PRIu64
-                   " GPUs. *paper*: the authors' published runs (`%s`). "
-                   "*diff* = ours \xe2\x88\x92 paper in points; **bold** where it is more "
-                   "than %g.\n\n",
-                   seeds, pk->nseeds, pk->nseeds == 1 ? "" : "s", pk->inflate, pk->nodes, pk->gpus,
-                   pk->expected_path ? "analysis_allo_discrete.csv" : "none given",
+                   "(%zu run%s per cell), inflate %g, on %s. *paper*: the authors' published "
+                   "runs (`%s`). *diff* = ours \xe2\x88\x92 paper in points; **bold** where it "
+                   "is more than %g.\n\n",
+                   seeds, pk->nseeds, pk->nseeds == 1 ? "" : "s", pk->inflate, cluster,
+                   pk->expected_path ? "analysis_allo_discrete.csv" : no_paper(pk, "none given"),
                    GP_PACKING_OFF_PTS);
     gp_sbuf_add(b, bounds ? "| workload | policy | ours | paper | diff | lower bound |\n"
                             "|---|---|---:|---:|---:|---:|\n"
@@ -355,6 +378,9 @@ enum gp_err gp_packing_json(struct gp_sbuf *b, const struct gp_packing *pk, stru
     jset(&c, cl, "file", json_string(pk->cluster_path));
     jset(&c, cl, "nodes", juint(pk->nodes));
     jset(&c, cl, "gpus", juint(pk->gpus));
+    jset(&c, cl, "cpu_scale", jreal(pk->cpu_scale, 6));
+    jset(&c, cl, "node_sample", jreal(pk->node_sample, 6));
+    jset(&c, cl, "sample_nodes", juint(pk->sample_nodes));
     jset(&c, root, "cluster", cl);
     jset(&c, root, "expected", pk->expected_path ? json_string(pk->expected_path) : json_null());
     jset(&c, root, "inflate", jreal(pk->inflate, 6));
@@ -385,6 +411,7 @@ enum gp_err gp_packing_json(struct gp_sbuf *b, const struct gp_packing *pk, stru
                 jset(&c, o, "unallocated_gpu_pct_at_100", jreal(cell->at100_pct, 4));
                 jset(&c, o, "pods_submitted", juint(cell->pods_submitted));
                 jset(&c, o, "pods_failed", juint(cell->pods_failed));
+                jset(&c, o, "gpus", juint(cell->gpus));
                 jpush(&c, cells, o);
             }
             const struct gp_packing_sum *s = &pk->sums[wp];
@@ -622,7 +649,7 @@ void gp_packing_html(struct gp_sbuf *o, const struct gp_packing *pk)
     gp_sbuf_add_xml(o, GP_VERSION);
     gp_sbuf_add(o, " &middot; the static packing experiment of Weng et al., USENIX ATC '23, "
                    "on the Alibaba openb trace</p>\n<div class=\"panel\"><table>\n");
-    snprintf(buf, sizeof buf, "%" PRIu32 " nodes, %" PRIu64 " GPUs", pk->nodes, pk->gpus);
+    fmt_cluster(buf, sizeof buf, pk, "\xc3\x97");
     gp_sbuf_add(o, "<tr><th>Cluster</th><td>");
     gp_sbuf_add_xml(o, pk->cluster_path);
     gp_sbuf_add(o, " &mdash; ");
@@ -635,7 +662,8 @@ void gp_packing_html(struct gp_sbuf *o, const struct gp_packing *pk)
     snprintf(buf, sizeof buf, "%g (pods resampled until their GPU request is %g %% of the GPUs)",
              pk->inflate, pk->inflate * 100);
     param_row(o, "Inflate", buf);
-    param_row(o, "Published results", pk->expected_path ? pk->expected_path : "none given");
+    param_row(o, "Published results",
+              pk->expected_path ? pk->expected_path : no_paper(pk, "none given"));
     gp_sbuf_add(o, "</table></div>\n</header>\n");
 
     html_table(o, pk);

@@ -155,6 +155,35 @@ grep -Eq '^default +fgd +[0-9.]+ ± [0-9.]+ +- +-$' "$tmp/n.txt" ||
 "$gp" packing --help | grep -q '^usage: gpuplane packing' || fail "--help"
 echo "ok   --quiet, no published results, --help"
 
+# ---- cluster variants: less CPU, a random sample of the nodes, no bound ----
+"$gp" packing "${base[@]}" --policies fgd --cpu-scale 0.5 --json "$tmp/c.json" >"$tmp/c.txt" 2>&1 ||
+    fail "--cpu-scale run failed: $(head -1 "$tmp/c.txt")"
+grep -q "^  cluster   .*: 12 nodes, 49 GPUs, every node's CPU x 0.5$" "$tmp/c.txt" ||
+    fail "--cpu-scale: no cluster line naming the scale"
+grep -q '^  paper     none (the published runs are on the whole cluster at its full CPU)$' \
+    "$tmp/c.txt" || fail "--cpu-scale: the paper column should be off"
+grep -q '"cpu_scale": 0.5' "$tmp/c.json" || fail "--cpu-scale: not in the JSON"
+# half the CPU leaves more GPUs idle than the full CPU on the fixture
+full=$(awk '$1 == "default" { w = 1 } w && $1 == "fgd" { print $2; exit }' "$tmp/a.txt")
+half=$(awk '$1 == "default" && $2 == "fgd" { print $3 }' "$tmp/c.txt")
+awk -v f="$full" -v h="$half" 'BEGIN { exit !(f != "" && h + 0 > f + 0) }' ||
+    fail "--cpu-scale 0.5: $half % unallocated, not above the full CPU's $full %"
+"$gp" packing "${base[@]}" --policies fgd --node-sample 0.5 --no-bound --jobs 2 \
+    --json "$tmp/s2.json" >"$tmp/s.txt" 2>&1 || fail "--node-sample run failed: $(head -1 "$tmp/s.txt")"
+grep -q '^  cluster   .*: 12 nodes, 49 GPUs, each seed on a random 6 of the nodes$' "$tmp/s.txt" ||
+    fail "--node-sample: no cluster line naming the sample"
+grep -Eq '^ +lower bound +not computed \(--no-bound\)$' "$tmp/s.txt" ||
+    fail "--no-bound: the bound row should say it was not computed"
+grep -q '"sample_nodes": 6' "$tmp/s2.json" || fail "--node-sample: not in the JSON"
+"$gp" packing "${base[@]}" --policies fgd --node-sample 0.5 --no-bound --jobs 1 \
+    --json "$tmp/s1.json" >/dev/null 2>&1 || fail "--node-sample run with one worker failed"
+cmp -s "$tmp/s1.json" "$tmp/s2.json" || fail "--node-sample: 1 and 2 workers differ"
+# each seed draws its own half of the 49 GPUs (1-3: 17, 28 and 24)
+[ "$(grep -o '"gpus": [0-9]*' "$tmp/s2.json" | sed -n 2,4p | tr '\n' ' ')" = \
+    '"gpus": 17 "gpus": 28 "gpus": 24 ' ] ||
+    fail "--node-sample: expected seeds 1-3 on 17, 28 and 24 GPUs, got $(grep -o '"gpus": [0-9]*' "$tmp/s2.json" | tr '\n' ' ')"
+echo "ok   --cpu-scale, --node-sample, --no-bound"
+
 # ---- bad input: exit 2, one line on stderr, no outputs ----
 # expect NAME PATTERN [DIR] -- ARGS... (run in DIR when given)
 expect() {
@@ -207,6 +236,10 @@ expect "negative seed" "--seeds: expected a range A-B" "$tmp" -- --data "$fx" --
 expect "seed twice" "--seeds: seed 43 is listed twice" "$tmp" -- --data "$fx" --seeds 42-44,43
 expect "bad inflate" "--inflate: expected a number" "$tmp" -- --data "$fx" --inflate 0
 expect "bad jobs" "--jobs: expected an integer" "$tmp" -- --data "$fx" --jobs 0
+expect "bad cpu scale" "--cpu-scale: expected a number greater than 0" "$tmp" -- \
+    --data "$fx" --cpu-scale -1
+expect "bad node sample" "--node-sample: expected a number greater than 0 and at most 1" "$tmp" -- \
+    --data "$fx" --node-sample 1.5
 expect "missing expected dir" "--expected: '.*/nope' is neither a folder nor a file" "$tmp" -- \
     --data "$fx" --expected "$tmp/nope"
 expect "expected dir without the table" "--expected: no .*analysis_allo_discrete\.csv" "$tmp" -- \
