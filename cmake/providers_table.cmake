@@ -1,9 +1,11 @@
 # providers_table.cmake - turns data/providers.json (the provider catalog)
 # into a C source of constant tables for src/io/providers.h: the
 # control-plane fees, whether each provider's machines can be Kubernetes
-# nodes, and the GPU offers (GPU, form factor, memory, prices on demand and
-# spot, per GPU-hour and per node-hour) that a Cluster YAML pool may name
-# with `offer:`. Run by the build (CMakeLists.txt) whenever the catalog changes;
+# nodes, what its Kubernetes gives (drivers, GPU sharing, interconnect,
+# shared storage, spot nodes, autoscaling, billing), and the GPU offers
+# (GPU, form factor, memory, prices on demand and spot, per GPU-hour and
+# per node-hour, their date and source) that a Cluster YAML pool may name
+# with `offer:` and `gpuplane providers` lists. Run by the build (CMakeLists.txt) whenever the catalog changes;
 # tests/unit/test_cluster_pools.c checks that the table says what the JSON
 # says. A value that is not a number or null stops the build.
 # Usage: cmake -DIN=data/providers.json -DOUT=providers_table.c -P providers_table.cmake
@@ -30,6 +32,21 @@ function(get_num out)
   set(${out} "${v}" PARENT_SCOPE)
 endfunction()
 
+# yes / no / unknown (or absent) as GP_TRI_YES / GP_TRI_NO / GP_TRI_UNKNOWN.
+function(get_tri out)
+  string(JSON v ERROR_VARIABLE e GET "${json}" ${ARGN})
+  if(e OR v MATCHES "NOTFOUND$" OR v STREQUAL "null" OR v STREQUAL "unknown")
+    set(v GP_TRI_UNKNOWN)
+  elseif(v STREQUAL "yes")
+    set(v GP_TRI_YES)
+  elseif(v STREQUAL "no")
+    set(v GP_TRI_NO)
+  else()
+    message(FATAL_ERROR "${base}: expected yes, no or unknown at ${ARGN}, got \"${v}\"")
+  endif()
+  set(${out} "${v}" PARENT_SCOPE)
+endfunction()
+
 function(get_text out)
   string(JSON v ERROR_VARIABLE e GET "${json}" ${ARGN})
   if(e OR v MATCHES "NOTFOUND$" OR v STREQUAL "null")
@@ -38,6 +55,10 @@ function(get_text out)
   set(${out} "${v}" PARENT_SCOPE)
 endfunction()
 
+get_text(compiled as_of compiled_on)
+if(NOT compiled MATCHES "^[0-9][0-9][0-9][0-9]-[01][0-9]-[0-3][0-9]$")
+  message(FATAL_ERROR "${base}: expected a date YYYY-MM-DD at as_of compiled_on, got \"${compiled}\"")
+endif()
 string(JSON np LENGTH "${json}" providers)
 math(EXPR lastp "${np} - 1")
 set(providers "")
@@ -56,8 +77,33 @@ foreach(p RANGE ${lastp})
   else()
     message(FATAL_ERROR "${base}: expected managed, byo or none at providers ${p} kubernetes, got \"${kube}\"")
   endif()
-  c_string(cid "${id}")
-  string(APPEND providers "    {${cid}, ${fee}, ${kube}},\n")
+  get_text(name providers ${p} name)
+  get_text(cat providers ${p} category)
+  get_text(product providers ${p} kubernetes_product)
+  get_tri(drv providers ${p} gpu_drivers_preinstalled value)
+  get_tri(ts providers ${p} gpu_sharing time_slicing)
+  get_tri(mig providers ${p} gpu_sharing mig)
+  get_tri(mps providers ${p} gpu_sharing mps)
+  get_text(ic providers ${p} interconnect type)
+  if(ic STREQUAL "unknown")
+    set(ic "")
+  endif()
+  get_num(icbw providers ${p} interconnect bandwidth_gbps)
+  get_tri(rwx providers ${p} shared_storage_rwx available)
+  get_tri(spot providers ${p} spot_gpu_nodes value)
+  get_tri(as providers ${p} autoscaling node_pool_autoscaling)
+  get_tri(s0 providers ${p} autoscaling scale_to_zero)
+  get_text(bill providers ${p} billing_granularity)
+  get_text(src providers ${p} sources 0 url)
+  foreach(v id name cat product ic bill src)
+    c_string(c${v} "${${v}}")
+  endforeach()
+  string(APPEND providers "    {.id = ${cid}, .control_plane_usd_per_hour = ${fee}, .kubernetes = ${kube},\n"
+         "     .name = ${cname}, .category = ${ccat}, .product = ${cproduct},\n"
+         "     .drivers_preinstalled = ${drv}, .time_slicing = ${ts}, .mig = ${mig}, .mps = ${mps},\n"
+         "     .interconnect = ${cic}, .interconnect_gbps = ${icbw}, .rwx_storage = ${rwx},\n"
+         "     .spot = ${spot}, .autoscaling = ${as}, .scale_to_zero = ${s0},\n"
+         "     .billing = ${cbill}, .source_url = ${csrc}},\n")
   string(JSON no LENGTH "${json}" providers ${p} gpu_offers)
   if(no EQUAL 0)
     continue()
@@ -68,12 +114,15 @@ foreach(p RANGE ${lastp})
     get_text(gpu providers ${p} gpu_offers ${o} gpu)
     get_text(date providers ${p} gpu_offers ${o} price_date)
     get_text(form providers ${p} gpu_offers ${o} form_factor)
+    get_text(region providers ${p} gpu_offers ${o} region)
+    get_text(url providers ${p} gpu_offers ${o} price_source_url)
     get_num(gpn providers ${p} gpu_offers ${o} gpus_per_node)
     get_num(mem providers ${p} gpu_offers ${o} gpu_memory_gb)
     get_num(odg providers ${p} gpu_offers ${o} on_demand_usd_per_gpu_hour)
     get_num(odn providers ${p} gpu_offers ${o} on_demand_usd_per_node_hour)
     get_num(spg providers ${p} gpu_offers ${o} spot_usd_per_gpu_hour)
     get_num(spn providers ${p} gpu_offers ${o} spot_usd_per_node_hour)
+    get_num(avg providers ${p} gpu_offers ${o} observed_average_usd_per_gpu_hour)
     if(gpn STREQUAL "-1")
       set(gpn 0)
     endif()
@@ -82,19 +131,28 @@ foreach(p RANGE ${lastp})
     elseif(NOT mem MATCHES "^[0-9]+$")
       message(FATAL_ERROR "${base}: expected a whole number of GB or null at providers ${p} gpu_offers ${o} gpu_memory_gb, got ${mem}")
     endif()
-    c_string(cinst "${inst}")
-    c_string(cgpu "${gpu}")
-    c_string(cform "${form}")
-    c_string(cdate "${date}")
-    string(APPEND offers "    {${cid}, ${cinst}, ${cgpu}, ${cform}, ${gpn}, ${mem}, ${odg}, ${odn}, ${spg}, ${spn}, ${cdate}},\n")
+    if(NOT date STREQUAL "" AND NOT date MATCHES "^[0-9][0-9][0-9][0-9]-[01][0-9]-[0-3][0-9]$")
+      message(FATAL_ERROR "${base}: expected a date YYYY-MM-DD or null at providers ${p} gpu_offers ${o} price_date, got ${date}")
+    endif()
+    foreach(v inst gpu form date region url)
+      c_string(c${v} "${${v}}")
+    endforeach()
+    string(APPEND offers "    {.provider = ${cid}, .instance = ${cinst}, .gpu = ${cgpu}, .form_factor = ${cform},\n"
+           "     .gpus_per_node = ${gpn}, .gpu_memory_gb = ${mem}, .on_demand_gpu_hour = ${odg},\n"
+           "     .on_demand_node_hour = ${odn}, .spot_gpu_hour = ${spg}, .spot_node_hour = ${spn},\n"
+           "     .price_date = ${cdate}, .region = ${cregion}, .price_source_url = ${curl},\n"
+           "     .observed_avg_gpu_hour = ${avg}},\n")
     math(EXPR noffers "${noffers} + 1")
   endforeach()
 endforeach()
 
 file(WRITE "${OUT}" "/* providers_table.c - generated from data/providers.json by
  * cmake/providers_table.cmake at build time; do not edit. The catalog's
- * providers (control-plane fee) and GPU offers (prices; -1 = not known). */
+ * providers (control-plane fee, what their Kubernetes gives) and GPU
+ * offers (prices; -1 = not known). */
 #include \"io/providers.h\"
+
+const char gp_providers_compiled_on[] = \"${compiled}\";
 
 const struct gp_provider gp_providers[] = {
 ${providers}};

@@ -15,6 +15,8 @@ static const struct gp_cmd commands[] = {
      gp_cmd_packing},
     {"render", "the NVIDIA device plugin, MIG and node-label configs of a cluster's GPU sharing",
      gp_cmd_render},
+    {"providers", "the GPU clouds of the catalog and their offers, with dated prices",
+     gp_cmd_providers},
 };
 
 static void usage(FILE *f)

@@ -2,9 +2,11 @@
  * (providers_table.c, generated in the build directory by
  * cmake/providers_table.cmake):
  * each provider's control-plane fee, whether its machines can be Kubernetes
- * nodes, and its GPU offers with their prices,
- * so that a Cluster YAML pool can say `offer: eks/p4de.24xlarge` instead of
- * copying a price. Constant data; nothing is read at run time. */
+ * nodes, what its Kubernetes gives (drivers, sharing, interconnect, shared
+ * storage, spot, autoscaling), and its GPU offers with their dated, sourced
+ * prices, so that a Cluster YAML pool can say `offer: eks/p4de.24xlarge`
+ * instead of copying a price and `gpuplane providers` can list them.
+ * Constant data; nothing is read at run time. */
 #ifndef GP_IO_PROVIDERS_H
 #define GP_IO_PROVIDERS_H
 
@@ -22,10 +24,27 @@ enum gp_kube_support {
     GP_KUBE_NONE,
 };
 
+/* A capability the catalog says yes or no to, or does not know. */
+enum gp_tri {
+    GP_TRI_UNKNOWN,
+    GP_TRI_NO,
+    GP_TRI_YES,
+};
+
 struct gp_provider {
     const char *id;                    /* "eks", "gke", ... */
     double control_plane_usd_per_hour; /* cheapest GPU-capable tier; < 0 = not known */
     enum gp_kube_support kubernetes;
+    const char *name, *category, *product; /* "" when the catalog gives none */
+    enum gp_tri drivers_preinstalled;      /* NVIDIA driver present on GPU nodes */
+    enum gp_tri time_slicing, mig, mps;    /* GPU sharing modes the provider allows */
+    const char *interconnect;              /* multi-node fabric as the catalog says; "" unknown */
+    double interconnect_gbps;              /* < 0 = not stated */
+    enum gp_tri rwx_storage;               /* a ReadWriteMany file system for pods */
+    enum gp_tri spot;                      /* spot / preemptible GPU nodes */
+    enum gp_tri autoscaling, scale_to_zero;
+    const char *billing;    /* billing granularity as the catalog says; "" unknown */
+    const char *source_url; /* the provider's first source; "" none */
 };
 
 /* One offer; prices in USD, < 0 when the catalog has none. */
@@ -38,9 +57,14 @@ struct gp_offer {
     uint32_t gpu_memory_gb;  /* per GPU; 0 = not known */
     double on_demand_gpu_hour, on_demand_node_hour;
     double spot_gpu_hour, spot_node_hour;
-    const char *price_date;
+    const char *price_date;       /* YYYY-MM-DD; "" when the catalog gives none */
+    const char *region;           /* "" when not known */
+    const char *price_source_url; /* where the price was read */
+    /* a third-party average over listings, not a list price; < 0 = none */
+    double observed_avg_gpu_hour;
 };
 
+extern const char gp_providers_compiled_on[]; /* the catalog's as_of.compiled_on */
 extern const struct gp_provider gp_providers[];
 extern const size_t gp_nproviders;
 extern const struct gp_offer gp_offers[];

@@ -289,8 +289,9 @@ static void test_offer_gpu_matches(void **state)
         {"H100 SXM 80GB", "SXM", 80, "", false},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        struct gp_offer o = {"p", "i", cases[i].gpu, cases[i].form, 8, cases[i].mem_gb, 1, -1, -1,
-                             -1,  ""};
+        struct gp_offer o = {
+            "p", "i", cases[i].gpu, cases[i].form, 8, cases[i].mem_gb, 1, -1, -1, -1, "", "",
+            "",  -1};
         if (gp_offer_gpu_matches(&o, cases[i].model) != cases[i].want)
             fail_msg("\"%s\" against offer GPU \"%s\" (%s): want %s", cases[i].model, cases[i].gpu,
                      cases[i].form, cases[i].want ? "a match" : "no match");
