@@ -65,11 +65,12 @@ static void providers_usage(FILE *f)
             "  --today DATE        the date ages are counted to, YYYY-MM-DD (default: today,\n"
             "                      or $GPUPLANE_TODAY)\n"
             "  --json              JSON on stdout: an array, one object per provider\n"
-            "  -h, --help          this help\n"
-            "\n"
-            "Unknown facts are shown as '?'. Prices are a dated snapshot, not a live feed.\n"
-            "exit codes: 0 success, 2 bad input or usage, 1 any other failure\n",
+            "  -h, --help          this help\n",
             DEFAULT_STALE_DAYS);
+    gp_opts_usage_common(f);
+    fprintf(f, "\n"
+               "Unknown facts are shown as '?'. Prices are a dated snapshot, not a live feed.\n"
+               "exit codes: 0 success, 2 bad input or usage, 1 any other failure\n");
 }
 
 static enum gp_err set_kube(void *opts, const char *v, struct gp_diag *d)

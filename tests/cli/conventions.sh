@@ -18,7 +18,7 @@ fail() {
     echo "FAIL $*"
     fails=$((fails + 1))
 }
-commands="sim packing render"
+commands="sim packing render providers"
 version=$("$gp" --version)
 
 for c in $commands; do
