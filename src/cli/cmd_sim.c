@@ -105,8 +105,10 @@ static void sim_usage(FILE *f)
                "  --report FILE       a self-contained HTML report with charts\n"
                "  --compare-sharing   the renter's question instead of a replay: for each GPU\n"
                "                      pool of --cluster, the nodes, GPUs and cost the workload\n"
-               "                      needs with exclusive GPUs, time-slicing, MPS and MIG, and\n"
-               "                      what each gives up (docs/sharing.md)\n"
+               "                      needs with exclusive GPUs, time-slicing, MPS and MIG at\n"
+               "                      the peak of what runs at once (drawn with --seed, up to\n"
+               "                      --horizon), the cost of its work and what each gives up\n"
+               "                      (docs/sharing.md); replay options are refused\n"
                "  --quiet             no summary on stdout\n"
                "  --no-progress       no progress bar (shown only on a terminal, once a run has\n"
                "                      taken GPUPLANE_PROGRESS_DELAY seconds, default 1)\n"
@@ -232,6 +234,39 @@ static const struct gp_opt sim_opt_table[] = {
     GP_OPT_FLAG_AT("-h", struct sim_opts, help),
 };
 
+/* The first option on the command line that --compare-sharing would
+ * ignore (it sizes pools for the workload's timeline; it replays nothing),
+ * with why; NULL when none. */
+static const char *study_ignored(int argc, char **argv, const char **why)
+{
+    static const struct {
+        const char *name, *why;
+    } ignored[] = {
+        {"--policy", "it packs every option with best-fit"},
+        {"--mode", "it lays out the timed workload's timeline"},
+        {"--inflate", "it lays out the timed workload's timeline"},
+        {"--order", "no pod waits for another there"},
+        {"--backfill", "no pod waits for another there"},
+        {"--vc-queues", "queues play no part in it"},
+        {"--vc-sizes", "queues play no part in it"},
+        {"--sample", "it samples no timeline"},
+        {"--csv", "it writes no timeline"},
+    };
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--") == 0)
+            break;
+        for (size_t k = 0; k < sizeof ignored / sizeof ignored[0]; k++) {
+            size_t len = strlen(ignored[k].name);
+            if (strncmp(argv[i], ignored[k].name, len) == 0 &&
+                (argv[i][len] == '\0' || argv[i][len] == '=')) {
+                *why = ignored[k].why;
+                return ignored[k].name;
+            }
+        }
+    }
+    return NULL;
+}
+
 /* The progress bar: on a terminal only, and only once a run has taken more
  * than a second. */
 struct progress {
@@ -350,15 +385,20 @@ int gp_cmd_sim(int argc, char **argv)
         goto out;
     }
     if (o.compare_sharing) {
-        if (o.csv) {
+        const char *why, *flag = study_ignored(argc, argv, &why);
+        if (flag) {
             err = gp_diag_set(&diag, GP_EUSAGE,
-                              "sim: --compare-sharing writes --json and --report, not --csv");
+                              "sim: --compare-sharing does not use %s (%s; it reads --cluster, "
+                              "--workload, --seed, --horizon, --json, --report and --quiet)",
+                              flag, why);
             goto fail;
         }
         if ((err = prepare_outputs(&o, &diag)) != GP_OK)
             goto fail;
-        rc = gp_cli_sharing_study(o.cluster, o.workloads, o.nworkloads, o.json, o.report,
-                                  o.quiet || gp_cli_outputs_stdout());
+        struct gp_study_args sa = {
+            o.cluster, o.workloads, o.nworkloads, o.json,
+            o.report,  o.seed,      o.horizon_s,  o.quiet || gp_cli_outputs_stdout()};
+        rc = gp_cli_sharing_study(&sa);
         goto out;
     }
     bool demo = !o.cluster && o.nworkloads == 0;

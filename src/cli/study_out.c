@@ -1,8 +1,7 @@
 /* study_out.c - the renter's question's outputs (src/plan/share_study.h):
- * a table on stdout with each option's trade-off, the JSON document
- * (docs/FORMATS.md, "Sharing study") and a self-contained HTML page with
- * bar charts of GPUs and cost per option. Deterministic: a function of the
- * options alone. */
+ * a table on stdout with each option's trade-off and the recommendations,
+ * the JSON document (docs/FORMATS.md, "Sharing study"), and the command
+ * that runs the study. Deterministic: a function of the study alone. */
 #include "cli/study_out.h"
 
 #include <math.h>
@@ -14,11 +13,10 @@
 #include "cli/cli.h"
 #include "io/cluster.h"
 #include "io/workload.h"
+#include "sim/sim.h"
 #include "util/arena.h"
 
-#define HOURS_PER_MONTH 730.0
-
-static const char *option_label(const struct gp_study_option *o, char *buf, size_t n)
+const char *gp_study_label(const struct gp_study_option *o, char *buf, size_t n)
 {
     if (o->mode == GP_SHARE_TIMESLICE || o->mode == GP_SHARE_MPS)
         snprintf(buf, n, "%s %s x%u", o->pool, gp_share_mode_name(o->mode), o->replicas);
@@ -27,70 +25,142 @@ static const char *option_label(const struct gp_study_option *o, char *buf, size
     return buf;
 }
 
-/* Whether a mode isolates pods' memory and faults (exclusive GPUs, MIG). */
-static bool isolated(enum gp_share_mode m)
+static const char *plural(uint32_t n, const char *one, const char *many)
 {
-    return m == GP_SHARE_EXCLUSIVE || m == GP_SHARE_MIG;
+    return n == 1 ? one : many;
 }
 
-/* The cheapest feasible option (among isolated modes only, if asked), or -1. */
-static int cheapest_of(const struct gp_study_option *o, size_t n, bool only_isolated)
+/* "16 GPUs on 2 nodes, $54.90/hour ($40077/month)" */
+static void rent_text(char *buf, size_t n, const struct gp_study_option *o)
 {
-    int best = -1;
-    for (size_t i = 0; i < n; i++)
-        if (o[i].feasible && (!only_isolated || isolated(o[i].mode)) &&
-            (best < 0 || o[i].usd_per_hour < o[best].usd_per_hour ||
-             (o[i].usd_per_hour == o[best].usd_per_hour && o[i].gpus < o[best].gpus)))
-            best = (int)i;
-    return best;
+    snprintf(buf, n, "%u %s on %u %s, $%.2f/hour ($%.0f/month)", o->gpus,
+             plural(o->gpus, "GPU", "GPUs"), o->nodes, plural(o->nodes, "node", "nodes"),
+             o->usd_per_hour, o->usd_per_hour * GP_STUDY_HOURS_PER_MONTH);
+    size_t len = strlen(buf);
+    for (size_t i = 0; i < o->nforced && len < n; i++) {
+        snprintf(buf + len, n - len, ", with %u %s of %s", o->forced[i].nodes,
+                 plural(o->forced[i].nodes, "node", "nodes"), o->forced[i].pool);
+        len = strlen(buf);
+    }
 }
 
-static int cheapest(const struct gp_study_option *o, size_t n)
+size_t gp_study_advice(const struct gp_study *s, char lines[][512], size_t cap)
 {
-    return cheapest_of(o, n, false);
+    size_t k = 0;
+    char label[96], rent[256];
+    int best = s->cheapest, safe = s->cheapest_isolated;
+    if (best < 0) {
+        if (k < cap)
+            snprintf(lines[k++], 512, "no option holds the workload: see why in the table");
+        return k;
+    }
+    const struct gp_study_option *o = &s->options[best];
+    rent_text(rent, sizeof rent, o);
+    if (k < cap)
+        snprintf(lines[k++], 512, "cheapest for the work: %s, %s; an hour of its work costs $%.2f",
+                 gp_study_label(o, label, sizeof label), rent, o->work_usd_per_hour);
+    if (k < cap && !gp_study_isolated(o->mode))
+        snprintf(lines[k++], 512, "its pods are not isolated%s",
+                 o->slowdown_max > 1.0005 ? "" : " (none of them slows down at the peak)");
+    if (k < cap && o->slowdown_max > 1.0005)
+        snprintf(lines[k++], 512,
+                 "at the peak its pods run %.2fx slower on average, %.2fx at worst, so it "
+                 "rents $%.2f/hour for $%.2f/hour of work",
+                 o->slowdown_mean, o->slowdown_max, o->usd_per_hour, o->work_usd_per_hour);
+    if (k < cap && safe >= 0 && safe != best) {
+        rent_text(rent, sizeof rent, &s->options[safe]);
+        snprintf(lines[k++], 512,
+                 "cheapest with isolation: %s, %s; an hour of its work costs $%.2f",
+                 gp_study_label(&s->options[safe], label, sizeof label), rent,
+                 s->options[safe].work_usd_per_hour);
+    }
+    int hourly = -1; /* the cheapest by the hour, if another */
+    for (size_t i = 0; i < s->noptions; i++)
+        if (s->options[i].feasible &&
+            (hourly < 0 || s->options[i].usd_per_hour < s->options[hourly].usd_per_hour))
+            hourly = (int)i;
+    if (k < cap && hourly >= 0 && hourly != best &&
+        s->options[hourly].usd_per_hour < o->usd_per_hour) {
+        const struct gp_study_option *h = &s->options[hourly];
+        snprintf(lines[k++], 512,
+                 "%s rents for less ($%.2f/hour) but its pods run %.2fx slower on average: "
+                 "an hour of its work costs $%.2f",
+                 gp_study_label(h, label, sizeof label), h->usd_per_hour, h->slowdown_mean,
+                 h->work_usd_per_hour);
+    }
+    return k;
 }
 
-void gp_study_print(FILE *f, const struct gp_study_option *o, size_t n, const char *workload)
+static void fmt_time(char *buf, size_t n, double t_s)
 {
-    fprintf(f, "gpuplane sharing study: %s, %u pods at once\n\n", workload ? workload : "workload",
-            n ? o[0].pods : 0);
-    fprintf(f, "%-26s %6s %6s %6s %12s %12s %9s\n", "pool and sharing", "nodes", "GPUs", "busy",
-            "$/hour", "$/month", "slowdown");
-    char label[96];
-    for (size_t i = 0; i < n; i++) {
-        option_label(&o[i], label, sizeof label);
-        if (!o[i].feasible) {
-            fprintf(f, "%-26s  not possible: %s\n", label, o[i].why ? o[i].why : "");
+    if (t_s < 60)
+        snprintf(buf, n, "%.0f s", t_s);
+    else if (t_s < 3600)
+        snprintf(buf, n, "%.0f min", t_s / 60);
+    else
+        snprintf(buf, n, "%.1f h", t_s / 3600);
+}
+
+void gp_study_print(FILE *f, const struct gp_study *s, const struct gp_study_meta *m)
+{
+    char when[32], label[96];
+    fmt_time(when, sizeof when, s->peak_t_s);
+    fprintf(f, "gpuplane sharing study: %s, %u %s at the peak (at %s)\n",
+            m && m->workload ? m->workload : "workload", s->peak_pods,
+            plural(s->peak_pods, "pod", "pods"), when);
+    fprintf(f, "  sized for every set of pods that run at once on the timeline (%zu %s, %zu %s",
+            s->runs, s->runs == 1 ? "run" : "runs", s->peaks,
+            s->peaks == 1 ? "set that no other holds" : "sets that no other holds");
+    if (s->cpu_only_runs)
+        fprintf(f, "; %u %s of pods without GPUs not sized", s->cpu_only_runs,
+                plural(s->cpu_only_runs, "run", "runs"));
+    fprintf(f, ")\n\n");
+    fprintf(f, "%-26s %6s %6s %6s %11s %10s %11s %9s\n", "pool and sharing", "nodes", "GPUs",
+            "busy", "$/hour", "$/month", "work $/h", "slowdown");
+    for (size_t i = 0; i < s->noptions; i++) {
+        const struct gp_study_option *o = &s->options[i];
+        gp_study_label(o, label, sizeof label);
+        if (!o->feasible) {
+            fprintf(f, "%-26s  not possible: %s\n", label, o->why ? o->why : "");
             continue;
         }
-        char slow[32] = "-";
-        if (o[i].mode == GP_SHARE_TIMESLICE)
-            snprintf(slow, sizeof slow, "%.2fx", o[i].slowdown_max);
-        fprintf(f, "%-26s %6u %6u %6u %12.2f %12.0f %9s\n", label, o[i].nodes, o[i].gpus,
-                o[i].gpus_busy, o[i].usd_per_hour, o[i].usd_per_hour * HOURS_PER_MONTH, slow);
+        char slow[32];
+        snprintf(slow, sizeof slow, "%.2fx", o->slowdown_max);
+        fprintf(f, "%-26s %6u %6u %6u %11.2f %10.0f %11.2f %9s\n", label, o->nodes, o->gpus,
+                o->gpus_busy, o->usd_per_hour, o->usd_per_hour * GP_STUDY_HOURS_PER_MONTH,
+                o->work_usd_per_hour, slow);
+        for (size_t k = 0; k < o->nforced; k++) {
+            const struct gp_study_forced *x = &o->forced[k];
+            fprintf(f,
+                    "  + %s (%s, as configured): %u %s, %u %s, $%.2f/hour for up to %u %s "
+                    "it may not take\n",
+                    x->pool, gp_share_mode_name(x->mode), x->nodes,
+                    plural(x->nodes, "node", "nodes"), x->gpus, plural(x->gpus, "GPU", "GPUs"),
+                    x->usd_per_hour, x->pods, plural(x->pods, "pod", "pods"));
+        }
+    }
+    if (s->nconstraints) {
+        fprintf(f, "\npods that may not go to every pool (sized where they may go):\n");
+        for (size_t i = 0; i < s->nconstraints; i++) {
+            const struct gp_study_constraint *c = &s->constraints[i];
+            fprintf(f, "  %s: up to %u at once, only on %s (%s)\n", c->item, c->peak_pods,
+                    c->pools[0] ? c->pools : "no pool", c->refused);
+        }
     }
     fprintf(f, "\nisolation, by way of sharing:\n");
     bool seen[4] = {false};
-    for (size_t i = 0; i < n; i++) {
-        if (seen[o[i].mode])
+    for (size_t i = 0; i < s->noptions; i++) {
+        const struct gp_study_option *o = &s->options[i];
+        if (seen[o->mode])
             continue;
-        seen[o[i].mode] = true;
-        fprintf(f, "  %-10s %s\n", gp_share_mode_name(o[i].mode), o[i].isolation);
+        seen[o->mode] = true;
+        fprintf(f, "  %-10s %s\n", gp_share_mode_name(o->mode), o->isolation);
     }
-    int best = cheapest(o, n), safe = cheapest_of(o, n, true);
-    if (best >= 0) {
-        fprintf(f, "\ncheapest: %s, %u GPUs on %u nodes, $%.2f/hour ($%.0f/month)",
-                option_label(&o[best], label, sizeof label), o[best].gpus, o[best].nodes,
-                o[best].usd_per_hour, o[best].usd_per_hour * HOURS_PER_MONTH);
-        if (!isolated(o[best].mode))
-            fprintf(f, ";\n  its pods are not isolated%s",
-                    o[best].slowdown_max > 1.0005 ? " and the busiest GPU slows them down" : "");
-        fprintf(f, "\n");
-    }
-    if (safe >= 0 && safe != best)
-        fprintf(f, "cheapest with isolation: %s, %u GPUs on %u nodes, $%.2f/hour ($%.0f/month)\n",
-                option_label(&o[safe], label, sizeof label), o[safe].gpus, o[safe].nodes,
-                o[safe].usd_per_hour, o[safe].usd_per_hour * HOURS_PER_MONTH);
+    char lines[8][512];
+    size_t n = gp_study_advice(s, lines, 8);
+    fprintf(f, "\n");
+    for (size_t i = 0; i < n; i++)
+        fprintf(f, "%s%s\n", i == 0 || strncmp(lines[i], "cheapest", 8) == 0 ? "" : "  ", lines[i]);
 }
 
 static json_t *jnum(double x)
@@ -98,188 +168,160 @@ static json_t *jnum(double x)
     return json_real(isfinite(x) ? round(x * 1000) / 1000 : 0);
 }
 
-void gp_study_json(struct gp_sbuf *out, const struct gp_study_option *o, size_t n)
+static json_t *option_json(const struct gp_study_option *o)
+{
+    json_t *x = json_object();
+    json_object_set_new(x, "pool", json_string(o->pool));
+    json_object_set_new(x, "gpu_model", json_string(o->gpu_model));
+    json_object_set_new(x, "mode", json_string(gp_share_mode_name(o->mode)));
+    json_object_set_new(x, "replicas", json_integer(o->replicas));
+    json_object_set_new(x, "rename_by_default", json_boolean(o->rename_by_default));
+    json_object_set_new(x, "fail_requests_greater_than_one",
+                        json_boolean(o->fail_requests_greater_than_one));
+    json_object_set_new(x, "feasible", json_boolean(o->feasible));
+    json_object_set_new(x, "why", o->why ? json_string(o->why) : json_null());
+    json_object_set_new(x, "nodes", json_integer(o->nodes));
+    json_object_set_new(x, "gpus", json_integer(o->gpus));
+    json_object_set_new(x, "gpus_busy", json_integer(o->gpus_busy));
+    json_object_set_new(x, "pods", json_integer(o->pods));
+    json_object_set_new(x, "peak_t_s", jnum(o->peak_t_s));
+    json_object_set_new(x, "pool_usd_per_hour", jnum(o->pool_usd_per_hour));
+    json_object_set_new(x, "usd_per_hour", jnum(o->usd_per_hour));
+    json_object_set_new(x, "usd_per_month", jnum(o->usd_per_hour * GP_STUDY_HOURS_PER_MONTH));
+    json_object_set_new(x, "work_usd_per_hour", jnum(o->work_usd_per_hour));
+    json_object_set_new(x, "slowdown_mean", jnum(o->slowdown_mean));
+    json_object_set_new(x, "slowdown_max", jnum(o->slowdown_max));
+    json_object_set_new(x, "isolation", json_string(o->isolation ? o->isolation : ""));
+    json_t *forced = json_array();
+    for (size_t k = 0; k < o->nforced; k++) {
+        const struct gp_study_forced *f = &o->forced[k];
+        json_t *y = json_object();
+        json_object_set_new(y, "pool", json_string(f->pool));
+        json_object_set_new(y, "mode", json_string(gp_share_mode_name(f->mode)));
+        json_object_set_new(y, "replicas", json_integer(f->replicas));
+        json_object_set_new(y, "nodes", json_integer(f->nodes));
+        json_object_set_new(y, "gpus", json_integer(f->gpus));
+        json_object_set_new(y, "pods", json_integer(f->pods));
+        json_object_set_new(y, "usd_per_hour", jnum(f->usd_per_hour));
+        json_array_append_new(forced, y);
+    }
+    json_object_set_new(x, "forced", forced);
+    return x;
+}
+
+void gp_study_json(struct gp_sbuf *out, const struct gp_study *s, const struct gp_study_meta *m)
 {
     json_t *root = json_object(), *arr = json_array();
-    for (size_t i = 0; i < n; i++) {
-        json_t *x = json_object();
-        json_object_set_new(x, "pool", json_string(o[i].pool));
-        json_object_set_new(x, "gpu_model", json_string(o[i].gpu_model));
-        json_object_set_new(x, "mode", json_string(gp_share_mode_name(o[i].mode)));
-        json_object_set_new(x, "replicas", json_integer(o[i].replicas));
-        json_object_set_new(x, "rename_by_default", json_boolean(o[i].rename_by_default));
-        json_object_set_new(x, "fail_requests_greater_than_one",
-                            json_boolean(o[i].fail_requests_greater_than_one));
-        json_object_set_new(x, "feasible", json_boolean(o[i].feasible));
-        json_object_set_new(x, "why", o[i].why ? json_string(o[i].why) : json_null());
-        json_object_set_new(x, "nodes", json_integer(o[i].nodes));
-        json_object_set_new(x, "gpus", json_integer(o[i].gpus));
-        json_object_set_new(x, "gpus_busy", json_integer(o[i].gpus_busy));
-        json_object_set_new(x, "pods", json_integer(o[i].pods));
-        json_object_set_new(x, "usd_per_hour", jnum(o[i].usd_per_hour));
-        json_object_set_new(x, "usd_per_month", jnum(o[i].usd_per_hour * HOURS_PER_MONTH));
-        json_object_set_new(x, "slowdown_mean", jnum(o[i].slowdown_mean));
-        json_object_set_new(x, "slowdown_max", jnum(o[i].slowdown_max));
-        json_object_set_new(x, "isolation", json_string(o[i].isolation ? o[i].isolation : ""));
-        json_array_append_new(arr, x);
-    }
+    json_object_set_new(root, "seed", json_integer((json_int_t)(m ? m->seed : 1)));
+    json_object_set_new(root, "horizon_s",
+                        m && m->horizon_s > 0 ? jnum(m->horizon_s) : json_null());
+    json_object_set_new(root, "runs", json_integer((json_int_t)s->runs));
+    json_object_set_new(root, "cpu_only_runs", json_integer(s->cpu_only_runs));
+    json_t *peak = json_object();
+    json_object_set_new(peak, "pods", json_integer(s->peak_pods));
+    json_object_set_new(peak, "t_s", jnum(s->peak_t_s));
+    json_object_set_new(peak, "sets", json_integer((json_int_t)s->peaks));
+    json_object_set_new(root, "peak", peak);
+    for (size_t i = 0; i < s->noptions; i++)
+        json_array_append_new(arr, option_json(&s->options[i]));
     json_object_set_new(root, "sharing_study", arr);
-    int best = cheapest(o, n);
-    json_object_set_new(root, "cheapest", best >= 0 ? json_integer(best) : json_null());
-    int safe = cheapest_of(o, n, true);
-    json_object_set_new(root, "cheapest_isolated", safe >= 0 ? json_integer(safe) : json_null());
-    char *s = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(12));
-    if (s) {
-        gp_sbuf_add(out, s);
+    json_object_set_new(root, "cheapest",
+                        s->cheapest >= 0 ? json_integer(s->cheapest) : json_null());
+    json_object_set_new(root, "cheapest_isolated",
+                        s->cheapest_isolated >= 0 ? json_integer(s->cheapest_isolated)
+                                                  : json_null());
+    json_t *cons = json_array();
+    for (size_t i = 0; i < s->nconstraints; i++) {
+        const struct gp_study_constraint *c = &s->constraints[i];
+        json_t *y = json_object();
+        json_object_set_new(y, "item", json_string(c->item));
+        json_object_set_new(y, "peak_pods", json_integer(c->peak_pods));
+        json_object_set_new(y, "pools", json_string(c->pools));
+        json_object_set_new(y, "refused", json_string(c->refused));
+        json_array_append_new(cons, y);
+    }
+    json_object_set_new(root, "constraints", cons);
+    char lines[8][512];
+    size_t n = gp_study_advice(s, lines, 8);
+    json_t *adv = json_array();
+    for (size_t i = 0; i < n; i++)
+        json_array_append_new(adv, json_string(lines[i]));
+    json_object_set_new(root, "advice", adv);
+    char *text = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(12));
+    if (text) {
+        gp_sbuf_add(out, text);
         gp_sbuf_addc(out, '\n');
-        free(s);
+        free(text);
+    } else {
+        out->oom = true;
     }
     json_decref(root);
 }
 
-/* One horizontal bar chart: a bar per feasible option. */
-static void bars(struct gp_sbuf *out, const char *title, const char *unit,
-                 const struct gp_study_option *o, size_t n,
-                 double (*value)(const struct gp_study_option *))
-{
-    double max = 0;
-    size_t rows = 0;
-    for (size_t i = 0; i < n; i++)
-        if (o[i].feasible) {
-            rows++;
-            if (value(&o[i]) > max)
-                max = value(&o[i]);
-        }
-    int row_h = 22, left = 210, width = 880, bar_w = width - left - 120;
-    int height = 40 + (int)rows * row_h;
-    gp_sbuf_printf(out,
-                   "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
-                   "font-family=\"sans-serif\" font-size=\"12\">\n<text x=\"0\" y=\"16\" "
-                   "font-size=\"14\" font-weight=\"bold\">",
-                   width, height);
-    gp_sbuf_add_xml(out, title);
-    gp_sbuf_add(out, "</text>\n");
-    static const char *const colors[] = {"#2f6690", "#d9822b", "#3a7d44", "#9c2c77"};
-    int y = 30;
-    char label[96];
-    for (size_t i = 0; i < n; i++) {
-        if (!o[i].feasible)
-            continue;
-        double v = value(&o[i]);
-        int w = max > 0 ? (int)lround(v / max * bar_w) : 0;
-        gp_sbuf_printf(out, "<text x=\"%d\" y=\"%d\" text-anchor=\"end\">", left - 8, y + 15);
-        gp_sbuf_add_xml(out, option_label(&o[i], label, sizeof label));
-        gp_sbuf_printf(out,
-                       "</text><rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"%s\"/>"
-                       "<text x=\"%d\" y=\"%d\">%.6g %s</text>\n",
-                       left, y + 3, w, row_h - 6, colors[o[i].mode % 4], left + w + 6, y + 15,
-                       round(v * 100) / 100, unit);
-        y += row_h;
-    }
-    gp_sbuf_add(out, "</svg>\n");
-}
-
-static double v_gpus(const struct gp_study_option *o)
-{
-    return o->gpus;
-}
-
-static double v_cost(const struct gp_study_option *o)
-{
-    return o->usd_per_hour * HOURS_PER_MONTH;
-}
-
-static double v_slowdown(const struct gp_study_option *o)
-{
-    return o->slowdown_max;
-}
-
-void gp_study_html(struct gp_sbuf *out, const struct gp_study_option *o, size_t n,
-                   const char *workload)
-{
-    gp_sbuf_add(out, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-                     "<title>gpuplane sharing study</title><style>body{font-family:sans-serif;"
-                     "margin:2em;max-width:960px}td,th{padding:2px 8px;text-align:right}"
-                     "td:first-child,th:first-child,td:last-child{text-align:left}</style>"
-                     "</head><body>\n<h1>Which GPUs, shared how?</h1>\n<p>");
-    gp_sbuf_add_xml(out, workload ? workload : "workload");
-    gp_sbuf_printf(out,
-                   ": %u pods at once, packed by the engine on each pool shared each way "
-                   "(the fewest nodes that hold them all).</p>\n",
-                   n ? o[0].pods : 0);
-    bars(out, "GPUs to rent", "GPUs", o, n, v_gpus);
-    bars(out, "Cost per month (730 h)", "USD", o, n, v_cost);
-    bars(out, "Worst slowdown of a pod (time-slicing shares compute)", "x", o, n, v_slowdown);
-    gp_sbuf_add(out, "<table><tr><th>pool and sharing</th><th>nodes</th><th>GPUs</th>"
-                     "<th>busy</th><th>$/hour</th><th>isolation</th></tr>\n");
-    char label[96];
-    for (size_t i = 0; i < n; i++) {
-        gp_sbuf_add(out, "<tr><td>");
-        gp_sbuf_add_xml(out, option_label(&o[i], label, sizeof label));
-        if (o[i].feasible)
-            gp_sbuf_printf(out, "</td><td>%u</td><td>%u</td><td>%u</td><td>%.2f</td><td>",
-                           o[i].nodes, o[i].gpus, o[i].gpus_busy, o[i].usd_per_hour);
-        else
-            gp_sbuf_add(out, "</td><td colspan=\"4\">not possible</td><td>");
-        gp_sbuf_add_xml(out, o[i].feasible ? o[i].isolation : o[i].why);
-        gp_sbuf_add(out, "</td></tr>\n");
-    }
-    gp_sbuf_add(out, "</table>\n</body></html>\n");
-}
-
 /* Writes the requested outputs: each whole or not at all, none if one fails. */
-static enum gp_err write_outputs(const char *json, const char *report,
-                                 const struct gp_study_option *o, size_t n, const char *workload,
-                                 struct gp_diag *d)
+static enum gp_err write_outputs(const struct gp_study_args *a, const struct gp_study *s,
+                                 const struct gp_study_meta *m, struct gp_diag *d)
 {
-    const char *paths[2] = {json, report};
+    const char *paths[2] = {a->json, a->report};
     struct gp_sbuf bufs[2];
     gp_sbuf_init(&bufs[0]);
     gp_sbuf_init(&bufs[1]);
-    if (json)
-        gp_study_json(&bufs[0], o, n);
-    if (report)
-        gp_study_html(&bufs[1], o, n, workload);
+    if (a->json)
+        gp_study_json(&bufs[0], s, m);
+    if (a->report)
+        gp_study_html(&bufs[1], s, m);
     enum gp_err err = gp_cli_write_all(paths, bufs, 2, d);
     gp_sbuf_free(&bufs[0]);
     gp_sbuf_free(&bufs[1]);
     return err;
 }
 
-int gp_cli_sharing_study(const char *cluster_arg, const char *const *workloads, size_t nworkloads,
-                         const char *json, const char *report, bool quiet)
+int gp_cli_sharing_study(const struct gp_study_args *args)
 {
     struct gp_arena arena;
     struct gp_diag diag = {0};
     struct gp_cluster cluster;
     struct gp_workload w;
-    struct gp_study_option *opts = NULL;
-    size_t n = 0;
+    struct gp_study study;
     enum gp_err err = GP_OK;
     gp_arena_init(&arena);
     memset(&cluster, 0, sizeof cluster); /* the openb and Philly readers set only what they know */
     memset(&w, 0, sizeof w);
-    if (!cluster_arg || nworkloads == 0) {
+    if (!args->cluster || args->nworkloads == 0) {
         err = gp_diag_set(&diag, GP_EUSAGE,
                           "--compare-sharing needs --cluster (the pools to compare) and "
                           "--workload");
         goto done;
     }
-    if ((err = gp_cluster_load(cluster_arg, &arena, &cluster, &diag)) != GP_OK)
+    if ((err = gp_cluster_load(args->cluster, &arena, &cluster, &diag)) != GP_OK)
         goto done;
     gp_cli_warn_cluster(&cluster);
-    for (size_t i = 0; i < nworkloads; i++)
-        if ((err = gp_workload_load(workloads[i], &arena, &w, &diag)) != GP_OK)
+    for (size_t i = 0; i < args->nworkloads; i++)
+        if ((err = gp_workload_load(args->workloads[i], &arena, &w, &diag)) != GP_OK)
             goto done;
     if ((err = gp_workload_finish(&w, &arena, &diag)) != GP_OK)
         goto done;
     gp_cli_warn(&w);
-    if ((err = gp_study_sharing(&cluster, &w, &arena, &opts, &n, &diag)) != GP_OK)
+    struct gp_sim_span *spans;
+    size_t nspans;
+    if ((err = gp_sim_timeline(&w, args->seed, args->horizon_s, &arena, &spans, &nspans, &diag)) !=
+        GP_OK)
         goto done;
-    if ((err = write_outputs(json, report, opts, n, workloads[0], &diag)) != GP_OK)
+    struct gp_study_run *runs = gp_arena_alloc(&arena, (nspans ? nspans : 1) * sizeof *runs);
+    if (!runs) {
+        err = gp_diag_set(&diag, GP_ENOMEM, "out of memory");
         goto done;
-    if (!quiet)
-        gp_study_print(stdout, opts, n, workloads[0]);
+    }
+    for (size_t i = 0; i < nspans; i++)
+        runs[i] = (struct gp_study_run){spans[i].item, spans[i].start_s, spans[i].end_s};
+    if ((err = gp_study_sharing(&cluster, &w, runs, nspans, &arena, &study, &diag)) != GP_OK)
+        goto done;
+    struct gp_study_meta m = {GP_VERSION, args->cluster, args->workloads[0], args->seed,
+                              args->horizon_s};
+    if ((err = write_outputs(args, &study, &m, &diag)) != GP_OK)
+        goto done;
+    if (!args->quiet)
+        gp_study_print(stdout, &study, &m);
 done:
     gp_arena_free(&arena);
     return err == GP_OK ? 0 : gp_cli_fail(err, diag.msg);

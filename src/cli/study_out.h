@@ -1,28 +1,62 @@
 /* study_out.h - outputs of the sharing study (src/plan/share_study.h): the
- * table printed by `gpuplane sim --compare-sharing`, its JSON document and
- * its HTML page. The options stay the caller's. */
+ * table printed by `gpuplane sim --compare-sharing`, its JSON document
+ * (study_out.c) and its HTML page in the simulation report's style
+ * (study_html.c). The study stays the caller's. */
 #ifndef GP_CLI_STUDY_OUT_H
 #define GP_CLI_STUDY_OUT_H
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include "plan/share_study.h"
 #include "util/sbuf.h"
 
-/* The table, each mode's isolation and the cheapest option. */
-void gp_study_print(FILE *f, const struct gp_study_option *o, size_t n, const char *workload);
-/* {"sharing_study": [...], "cheapest": index or null} */
-void gp_study_json(struct gp_sbuf *out, const struct gp_study_option *o, size_t n);
-/* A self-contained page: bar charts of GPUs, cost and slowdown, and the table. */
-void gp_study_html(struct gp_sbuf *out, const struct gp_study_option *o, size_t n,
-                   const char *workload);
+#define GP_STUDY_HOURS_PER_MONTH 730.0
 
-/* `gpuplane sim --compare-sharing`: loads the cluster and workloads, runs
- * the study, writes --json and --report (all or none) and prints the
- * table; returns the exit code (2 for bad input, with one line on stderr). */
-int gp_cli_sharing_study(const char *cluster, const char *const *workloads, size_t nworkloads,
-                         const char *json, const char *report, bool quiet);
+/* What the study was run on, for the outputs' headers. */
+struct gp_study_meta {
+    const char *version;
+    const char *cluster;  /* the --cluster argument */
+    const char *workload; /* the first --workload argument */
+    uint64_t seed;
+    double horizon_s; /* 0: the whole timeline */
+};
+
+/* "a100 timeslice x4", "a100 mig" into buf. */
+const char *gp_study_label(const struct gp_study_option *o, char *buf, size_t n);
+
+/* The recommendation lines (the cheapest option for the work, what it
+ * gives up, the cheapest with isolation, and the cheapest by the hour
+ * when it is another), each a sentence, into lines[]; returns how many. */
+size_t gp_study_advice(const struct gp_study *s, char lines[][512], size_t cap);
+
+/* The table, the placement constraints, each mode's isolation and the
+ * recommendations. */
+void gp_study_print(FILE *f, const struct gp_study *s, const struct gp_study_meta *m);
+/* The JSON document (docs/FORMATS.md, "Sharing study"). */
+void gp_study_json(struct gp_sbuf *out, const struct gp_study *s, const struct gp_study_meta *m);
+/* A self-contained page in the simulation report's style: the
+ * recommendations, cards, bar charts of GPUs, cost and the cost of the
+ * work, and the table. */
+void gp_study_html(struct gp_sbuf *out, const struct gp_study *s, const struct gp_study_meta *m);
+
+/* What `gpuplane sim --compare-sharing` was given. */
+struct gp_study_args {
+    const char *cluster;
+    const char *const *workloads;
+    size_t nworkloads;
+    const char *json, *report;
+    uint64_t seed;
+    double horizon_s;
+    bool quiet;
+};
+
+/* `gpuplane sim --compare-sharing`: loads the cluster and workloads, lays
+ * out the workload's timeline (gp_sim_timeline), runs the study, writes
+ * --json and --report (all or none) and prints the table; returns the exit
+ * code (2 for bad input, with one line on stderr). */
+int gp_cli_sharing_study(const struct gp_study_args *args);
 
 #endif

@@ -1,84 +1,49 @@
-/* share_study.c - the renter's question (share_study.h): the fewest nodes
- * of each GPU pool that hold a workload's steady state under each way of
- * sharing the GPUs, packed by the engine itself. */
+/* share_study.c - the renter's question (share_study.h): for each GPU pool
+ * and way of sharing, the fewest nodes that hold every peak of the
+ * workload's timeline (share_peaks.c), with the pods the pool may not
+ * take sized on the pools they may go to, packed by the engine itself
+ * (share_pack.c); options ranked by the cost of the work they do. */
 #include "plan/share_study.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/engine.h"
-#include "engine/share.h"
-
-#define MAX_NODES 4096 /* more nodes than this for one option is a mistake */
+#include "plan/share_internal.h"
 
 /* The replica counts tried for time-slicing and MPS. */
 static const uint32_t ts_replicas[] = {2, 4, 6, 8, 12, 16};
 static const uint32_t mps_replicas[] = {2, 3, 4, 5, 6, 7, 8};
 
-/* A study: the pods of the steady state, largest GPU memory first. */
 struct study {
-    const struct gp_pod_spec **pods;
-    size_t npods;
+    const struct gp_cluster *c;
+    const struct gp_workload *w;
+    struct gp_study_peak *peaks;
+    size_t npeaks;
+    /* per pool (cluster order): a node as configured; per item x pool:
+     * whether the item may go there (no placement constraint refuses it)
+     * and, when not, the filter that refused it */
+    struct gp_node_spec *configured;
+    bool *gpu_pool;
+    bool *may;
+    enum gp_filter *refused_by;
+    bool *has_pods; /* per item: some peak runs a pod of it */
     struct gp_arena *a;
     struct gp_diag *diag;
 };
 
-static int pod_cmp(const void *pa, const void *pb)
+static bool *may_at(const struct study *s, size_t item, size_t pool)
 {
-    const struct gp_pod_spec *a = *(const struct gp_pod_spec *const *)pa;
-    const struct gp_pod_spec *b = *(const struct gp_pod_spec *const *)pb;
-    uint64_t ga = (uint64_t)a->gpu_count * a->gpu_mem_mib,
-             gb = (uint64_t)b->gpu_count * b->gpu_mem_mib;
-    if (ga != gb)
-        return ga > gb ? -1 : 1;
-    uint64_t ma = (uint64_t)a->gpu_count * a->gpu_milli, mb = (uint64_t)b->gpu_count * b->gpu_milli;
-    if (ma != mb)
-        return ma > mb ? -1 : 1;
-    if (a->cpu_milli != b->cpu_milli)
-        return a->cpu_milli > b->cpu_milli ? -1 : 1;
-    return strcmp(a->name ? a->name : "", b->name ? b->name : "");
+    return &s->may[item * s->c->npools + pool];
 }
 
-/* The workload's pods running at once: every replica, every Job's
- * parallelism, every Pod; gangs and queues play no part here. */
-static enum gp_err steady_pods(struct study *s, const struct gp_workload *w)
+static enum gp_err oom(struct study *s)
 {
-    size_t n = 0;
-    for (size_t i = 0; i < w->nitems; i++) {
-        const struct gp_item *it = &w->items[i];
-        n += it->kind == GP_ITEM_DEPLOYMENT ? it->replicas
-             : it->kind == GP_ITEM_JOB      ? (it->parallelism ? it->parallelism : 1)
-                                            : 1;
-    }
-    if (n == 0)
-        return gp_diag_set(s->diag, GP_EINVALID, "the workload has no pods to place");
-    if (n > 100000)
-        return gp_diag_set(s->diag, GP_ELIMIT,
-                           "%zu pods at once, more than the 100000 a study takes", n);
-    struct gp_pod_spec *specs = gp_arena_alloc(s->a, n * sizeof *specs);
-    s->pods = gp_arena_alloc(s->a, n * sizeof *s->pods);
-    if (!specs || !s->pods)
-        return gp_diag_set(s->diag, GP_ENOMEM, "out of memory");
-    size_t k = 0;
-    for (size_t i = 0; i < w->nitems; i++) {
-        const struct gp_item *it = &w->items[i];
-        size_t c = it->kind == GP_ITEM_DEPLOYMENT ? it->replicas
-                   : it->kind == GP_ITEM_JOB      ? (it->parallelism ? it->parallelism : 1)
-                                                  : 1;
-        for (size_t j = 0; j < c; j++, k++) {
-            specs[k] = it->pod;
-            specs[k].queue = 0;
-            specs[k].group = 0;
-            s->pods[k] = &specs[k];
-        }
-    }
-    s->npods = n;
-    qsort(s->pods, n, sizeof *s->pods, pod_cmp);
-    return GP_OK;
+    return gp_diag_set(s->diag, GP_ENOMEM, "out of memory");
 }
 
-/* The node spec of a pool shared by sh: the pool with one node, expanded
+/* The node spec of pool p shared by sh: the pool with one node, expanded
  * as every cluster is (gp_cluster_expand: its labels, the pool and model
  * labels, its price). */
 static enum gp_err pool_node(struct study *s, const struct gp_pool_spec *p,
@@ -86,7 +51,7 @@ static enum gp_err pool_node(struct study *s, const struct gp_pool_spec *p,
 {
     struct gp_pool_spec *one = gp_arena_alloc(s->a, sizeof *one);
     if (!one)
-        return gp_diag_set(s->diag, GP_ENOMEM, "out of memory");
+        return oom(s);
     *one = *p;
     one->count = one->min_count = one->max_count = 1;
     one->sharing = *sh;
@@ -97,95 +62,44 @@ static enum gp_err pool_node(struct study *s, const struct gp_pool_spec *p,
     return err;
 }
 
-/* What one packing attempt gives. */
-struct trial {
-    bool all;          /* every pod placed */
-    size_t failed_pod; /* the first that was not */
-    enum gp_filter reason;
-    bool has_refusal; /* the sharing filter's why, in words */
-    char refusal[256];
-    uint32_t gpus_busy;
-    double slowdown_sum, slowdown_max;
-};
-
-/* Packs the pods onto n nodes of spec. */
-static enum gp_err pack(struct study *s, const struct gp_node_spec *spec, uint32_t n,
-                        struct trial *t)
+/* Where each item's pods may go: one pod of it on one empty node of every
+ * pool, as configured; a placement constraint's refusal keeps it away. */
+static enum gp_err eligibility(struct study *s)
 {
-    memset(t, 0, sizeof *t);
-    struct gp_engine *e = gp_engine_new(gp_policy_find("best-fit"), 1);
-    if (!e)
-        return gp_diag_set(s->diag, GP_ENOMEM, "out of memory");
-    enum gp_err err = GP_OK;
-    for (uint32_t i = 0; i < n && err == GP_OK; i++)
-        err = gp_engine_node_add(e, spec, NULL);
-    t->all = true;
-    for (size_t k = 0; k < s->npods && err == GP_OK && t->all; k++) {
-        uint32_t id;
-        struct gp_decision d;
-        if ((err = gp_engine_pod_add(e, s->pods[k], 0, &id)) != GP_OK ||
-            (err = gp_engine_schedule_pod(e, id, &d)) != GP_OK)
-            break;
-        if (d.kind != GP_DECISION_BIND) {
-            t->all = false;
-            t->failed_pod = k;
-            t->reason = gp_explain_main(&d.explain);
-            if (t->reason == GP_FILTER_SHARING && n > 0 &&
-                gp_share_refusal(gp_engine_node(e, 0), gp_engine_pod(e, id), t->refusal,
-                                 sizeof t->refusal))
-                t->has_refusal = true;
-        }
+    size_t np = s->c->npools, ni = s->w->nitems, cells = ni * np > 0 ? ni * np : 1;
+    s->configured = gp_arena_alloc(s->a, (np ? np : 1) * sizeof *s->configured);
+    s->gpu_pool = gp_arena_alloc(s->a, (np ? np : 1) * sizeof *s->gpu_pool);
+    s->may = gp_arena_alloc(s->a, cells * sizeof *s->may);
+    s->refused_by = gp_arena_alloc(s->a, cells * sizeof *s->refused_by);
+    s->has_pods = gp_arena_alloc(s->a, (ni ? ni : 1) * sizeof *s->has_pods);
+    if (!s->configured || !s->gpu_pool || !s->may || !s->refused_by || !s->has_pods)
+        return oom(s);
+    for (size_t i = 0; i < ni; i++) {
+        s->has_pods[i] = false;
+        for (size_t k = 0; k < s->npeaks && !s->has_pods[i]; k++)
+            s->has_pods[i] = s->peaks[k].count[i] > 0;
     }
-    if (err != GP_OK) {
-        err = gp_diag_set(s->diag, err, "pool %s: the engine refused a node or pod: %s", spec->pool,
-                          gp_strerror(err));
-        goto done;
-    }
-    /* per GPU: the pods' compute demand, for time-slicing's slowdown */
-    for (uint32_t i = 0; i < n; i++) {
-        const struct gp_node *node = gp_engine_node(e, i);
-        for (uint32_t g = 0; g < node->spec.gpu_count; g++)
-            t->gpus_busy += node->gpu[g].pods > 0;
-    }
-    if (spec->sharing && spec->sharing->mode == GP_SHARE_TIMESLICE) {
-        double(*demand)[GP_MAX_GPUS_PER_NODE] = calloc(n, sizeof *demand);
-        if (!demand) {
-            err = gp_diag_set(s->diag, GP_ENOMEM, "out of memory");
-            goto done;
-        }
-        /* a pod's demand counts once on each GPU it holds replicas of
-         * (more replicas of one GPU give it no more of its time) */
-        size_t npods = gp_engine_pod_count(e);
-        for (size_t k = 0; k < npods; k++) {
-            const struct gp_pod *p = gp_engine_pod(e, (uint32_t)k);
-            if (p->state != GP_POD_BOUND)
+    for (size_t q = 0; q < np; q++) {
+        const struct gp_pool_spec *p = &s->c->pools[q];
+        s->gpu_pool[q] = p->gpu_model && *p->gpu_model && p->gpus_per_node > 0;
+        enum gp_err err = GP_OK;
+        if (s->gpu_pool[q] && (err = pool_node(s, p, &p->sharing, &s->configured[q])) != GP_OK)
+            return err;
+        for (size_t i = 0; i < ni; i++) {
+            *may_at(s, i, q) = false;
+            s->refused_by[i * np + q] = GP_FILTER_COUNT;
+            if (!s->gpu_pool[q] || !s->has_pods[i])
                 continue;
-            uint32_t seen = 0;
-            for (uint32_t i = 0; i < p->pick.ngpus; i++)
-                if (!(seen >> p->pick.gpu[i] & 1)) {
-                    seen |= 1u << p->pick.gpu[i];
-                    demand[p->node][p->pick.gpu[i]] +=
-                        p->spec.gpu_milli > 0 ? p->spec.gpu_milli : GP_GPU_MILLI;
-                }
+            const struct gp_pod_spec *pod = &s->w->items[i].pod;
+            struct gp_study_trial t;
+            if ((err = gp_study_pack(&s->configured[q], 1, &pod, 1, &t, s->diag)) != GP_OK)
+                return err;
+            *may_at(s, i, q) = t.all || gp_study_resource_filter(t.reason);
+            if (!*may_at(s, i, q))
+                s->refused_by[i * np + q] = t.reason;
         }
-        for (size_t k = 0; k < npods; k++) {
-            const struct gp_pod *p = gp_engine_pod(e, (uint32_t)k);
-            if (p->state != GP_POD_BOUND || p->pick.ngpus == 0)
-                continue;
-            double d = 0; /* its slowest GPU sets its pace */
-            for (uint32_t i = 0; i < p->pick.ngpus; i++)
-                if (demand[p->node][p->pick.gpu[i]] / GP_GPU_MILLI > d)
-                    d = demand[p->node][p->pick.gpu[i]] / GP_GPU_MILLI;
-            double slow = d > 1 ? d : 1;
-            t->slowdown_sum += slow;
-            if (slow > t->slowdown_max)
-                t->slowdown_max = slow;
-        }
-        free(demand);
     }
-done:
-    gp_engine_free(e);
-    return err;
+    return GP_OK;
 }
 
 /* What a way of sharing isolates, one line (in the arena). */
@@ -211,24 +125,179 @@ static const char *isolation_text(struct study *s, const struct gp_sharing_spec 
     return "";
 }
 
-static bool same_request(const struct gp_pod_spec *a, const struct gp_pod_spec *b)
+/* The fewest nodes of spec that hold the pods of items marked in take at
+ * every peak; *at is the peak that needed them (the first such). 0 nodes
+ * when some peak needs more than the search tries. */
+static enum gp_err size_for_peaks(struct study *s, const struct gp_node_spec *spec,
+                                  const bool *take, uint32_t *nodes, size_t *at, uint32_t *most)
 {
-    return a->cpu_milli == b->cpu_milli && a->mem_mib == b->mem_mib &&
-           a->gpu_count == b->gpu_count && a->gpu_milli == b->gpu_milli &&
-           a->gpu_mem_mib == b->gpu_mem_mib && a->share_modes == b->share_modes &&
-           a->mig_profile == b->mig_profile && a->gpu_resource == b->gpu_resource &&
-           a->gpu_models == b->gpu_models && a->node_selector == b->node_selector &&
-           a->tolerations == b->tolerations;
+    *nodes = 0;
+    *at = 0;
+    *most = 0;
+    bool any = false;
+    for (size_t k = 0; k < s->npeaks; k++) {
+        const struct gp_pod_spec **pods;
+        size_t n;
+        enum gp_err err = gp_study_peak_pods(s->w, &s->peaks[k], take, &pods, &n, s->diag);
+        if (err != GP_OK || n == 0) {
+            free(pods);
+            if (err != GP_OK)
+                return err;
+            continue;
+        }
+        if (!any) {
+            *at = k;
+            any = true;
+        }
+        if (n > *most)
+            *most = (uint32_t)n;
+        uint32_t need = *nodes;
+        struct gp_study_trial t;
+        if (*nodes > 0)
+            err = gp_study_pack(spec, *nodes, pods, n, &t, s->diag);
+        if (err == GP_OK && (*nodes == 0 || !t.all)) {
+            err = gp_study_fewest(spec, *nodes + 1, pods, n, &need, s->diag);
+            if (err == GP_OK && need == 0) { /* too many */
+                free(pods);
+                *nodes = 0;
+                *at = k;
+                return GP_OK;
+            }
+            if (err == GP_OK) {
+                *nodes = need;
+                *at = k;
+            }
+        }
+        free(pods);
+        if (err != GP_OK)
+            return err;
+    }
+    return GP_OK;
 }
 
-/* The fewest nodes of spec that hold every pod (one option). */
-static enum gp_err study_option(struct study *s, const struct gp_pool_spec *p,
-                                const struct gp_sharing_spec *sh, struct gp_study_option *o)
+/* The trial of peak k's pods of the items in take on n nodes of spec. */
+static enum gp_err trial_at(struct study *s, const struct gp_node_spec *spec, uint32_t n, size_t k,
+                            const bool *take, struct gp_study_trial *t)
 {
-    struct gp_node_spec spec;
-    enum gp_err err = pool_node(s, p, sh, &spec);
-    if (err != GP_OK)
-        return err;
+    const struct gp_pod_spec **pods;
+    size_t np;
+    memset(t, 0, sizeof *t);
+    enum gp_err err = gp_study_peak_pods(s->w, &s->peaks[k], take, &pods, &np, s->diag);
+    if (err == GP_OK && np > 0)
+        err = gp_study_pack(spec, n, pods, np, t, s->diag);
+    free(pods);
+    return err;
+}
+
+/* The first pod of an item in take that fits no empty node of spec: its
+ * item, and why (in the arena); -1 when every one fits. */
+static enum gp_err first_misfit(struct study *s, const struct gp_node_spec *spec, const bool *take,
+                                long *item, const char **why)
+{
+    *item = -1;
+    for (size_t i = 0; i < s->w->nitems; i++) {
+        if (!take[i])
+            continue;
+        const struct gp_pod_spec *pod = &s->w->items[i].pod;
+        struct gp_study_trial t;
+        enum gp_err err = gp_study_pack(spec, 1, &pod, 1, &t, s->diag);
+        if (err != GP_OK)
+            return err;
+        if (!t.all) {
+            *item = (long)i;
+            *why = gp_arena_strdup(s->a, t.has_refusal ? t.refusal : gp_filter_text(t.reason));
+            return *why ? GP_OK : oom(s);
+        }
+    }
+    return GP_OK;
+}
+
+static const char *item_name(const struct study *s, size_t i)
+{
+    return s->w->items[i].name ? s->w->items[i].name : "?";
+}
+
+/* The pods pool q may not take, each on the first other pool it may go
+ * to (as configured): o->forced, and what they add to its cost and work.
+ * sizing_peak: the option's peak, where the forced pods are counted. */
+static enum gp_err forced_pools(struct study *s, size_t q, size_t sizing_peak,
+                                struct gp_study_option *o, double *rate_sum)
+{
+    size_t np = s->c->npools, ni = s->w->nitems;
+    bool *take = gp_arena_alloc(s->a, (ni ? ni : 1) * sizeof *take);
+    struct gp_study_forced *f = gp_arena_alloc(s->a, (np ? np : 1) * sizeof *f);
+    if (!take || !f)
+        return oom(s);
+    size_t nf = 0;
+    for (size_t h = 0; h < np; h++) {
+        if (h == q || !s->gpu_pool[h])
+            continue;
+        bool any = false;
+        for (size_t i = 0; i < ni; i++) {
+            take[i] = false;
+            if (!s->has_pods[i] || *may_at(s, i, q) || !*may_at(s, i, h))
+                continue;
+            bool earlier = false; /* the first pool it may go to is its home */
+            for (size_t e = 0; e < h && !earlier; e++)
+                earlier = e != q && *may_at(s, i, e);
+            take[i] = !earlier;
+            any |= take[i];
+        }
+        if (!any)
+            continue;
+        const struct gp_pool_spec *p = &s->c->pools[h];
+        long bad;
+        const char *why;
+        enum gp_err err = first_misfit(s, &s->configured[h], take, &bad, &why);
+        if (err != GP_OK)
+            return err;
+        if (bad >= 0) {
+            o->feasible = false;
+            o->why = gp_arena_printf(s->a,
+                                     "pod %s may not go to %s and fits no empty %s node "
+                                     "(%s, as configured): %s",
+                                     item_name(s, (size_t)bad), o->pool, p->name,
+                                     gp_share_mode_name(p->sharing.mode), why);
+            return o->why ? GP_OK : oom(s);
+        }
+        uint32_t nodes, most;
+        size_t at;
+        if ((err = size_for_peaks(s, &s->configured[h], take, &nodes, &at, &most)) != GP_OK)
+            return err;
+        if (nodes == 0) {
+            o->feasible = false;
+            o->why = gp_arena_printf(s->a, "the pods %s may not take need more than %d %s nodes",
+                                     o->pool, GP_STUDY_MAX_NODES, p->name);
+            return o->why ? GP_OK : oom(s);
+        }
+        struct gp_study_trial t;
+        if ((err = trial_at(s, &s->configured[h], nodes, sizing_peak, take, &t)) != GP_OK)
+            return err;
+        f[nf++] = (struct gp_study_forced){p->name,
+                                           p->sharing.mode,
+                                           p->sharing.replicas ? p->sharing.replicas : 1,
+                                           nodes,
+                                           nodes * p->gpus_per_node,
+                                           most,
+                                           nodes * p->price_per_hour_usd};
+        o->usd_per_hour += nodes * p->price_per_hour_usd;
+        o->pods += t.pods;
+        o->slowdown_mean += t.slowdown_sum; /* a sum until the caller divides */
+        if (t.slowdown_max > o->slowdown_max)
+            o->slowdown_max = t.slowdown_max;
+        *rate_sum += t.rate_sum;
+    }
+    o->forced = f;
+    o->nforced = nf;
+    return GP_OK;
+}
+
+/* One option: pool q shared by sh. */
+static enum gp_err study_option(struct study *s, size_t q, const struct gp_sharing_spec *sh,
+                                struct gp_study_option *o)
+{
+    const struct gp_pool_spec *p = &s->c->pools[q];
+    size_t ni = s->w->nitems;
     memset(o, 0, sizeof *o);
     o->pool = p->name;
     o->gpu_model = p->gpu_model;
@@ -236,51 +305,87 @@ static enum gp_err study_option(struct study *s, const struct gp_pool_spec *p,
     o->replicas = sh->replicas ? sh->replicas : 1;
     o->rename_by_default = sh->rename_by_default;
     o->fail_requests_greater_than_one = sh->fail_requests_greater_than_one;
-    o->pods = (uint32_t)s->npods;
     o->isolation = isolation_text(s, sh);
-    /* a pod that fits no empty node rules the option out */
-    struct trial t;
-    for (size_t k = 0; k < s->npods; k++) {
-        if (k > 0 && same_request(s->pods[k - 1], s->pods[k]))
-            continue; /* as the last one tried */
-        struct study one = *s;
-        one.pods = &s->pods[k];
-        one.npods = 1;
-        if ((err = pack(&one, &spec, 1, &t)) != GP_OK)
-            return err;
-        if (!t.all) {
-            o->why = gp_arena_printf(s->a, "pod %s fits no empty %s node: %s",
-                                     s->pods[k]->name ? s->pods[k]->name : "?", p->name,
-                                     t.has_refusal ? t.refusal : gp_filter_text(t.reason));
-            return o->why ? GP_OK : gp_diag_set(s->diag, GP_ENOMEM, "out of memory");
-        }
+    struct gp_node_spec spec;
+    enum gp_err err = pool_node(s, p, sh, &spec);
+    bool *take = gp_arena_alloc(s->a, (ni ? ni : 1) * sizeof *take);
+    if (err != GP_OK)
+        return err;
+    if (!take)
+        return oom(s);
+    long first = -1, refused = -1;
+    for (size_t i = 0; i < ni; i++) {
+        take[i] = s->has_pods[i] && *may_at(s, i, q);
+        if (take[i] && first < 0)
+            first = (long)i;
+        if (s->has_pods[i] && !take[i] && refused < 0)
+            refused = (long)i;
     }
-    uint32_t max_nodes = s->npods < MAX_NODES ? (uint32_t)s->npods : MAX_NODES;
-    for (uint32_t n = 1; n <= max_nodes; n++) {
-        if ((err = pack(s, &spec, n, &t)) != GP_OK)
-            return err;
-        if (!t.all)
-            continue;
-        o->feasible = true;
-        o->nodes = n;
-        o->gpus = n * p->gpus_per_node;
-        o->gpus_busy = t.gpus_busy;
-        o->usd_per_hour = n * p->price_per_hour_usd;
-        o->slowdown_mean = sh->mode == GP_SHARE_TIMESLICE ? t.slowdown_sum / (double)s->npods : 1;
-        o->slowdown_max = sh->mode == GP_SHARE_TIMESLICE ? t.slowdown_max : 1;
-        return GP_OK;
+    if (first < 0) {
+        o->why = gp_arena_printf(
+            s->a, "no pod may go to %s (pod %s: %s)", p->name,
+            refused >= 0 ? item_name(s, (size_t)refused) : "?",
+            refused >= 0 ? gp_filter_text(s->refused_by[(size_t)refused * s->c->npools + q])
+                         : "no pods");
+        return o->why ? GP_OK : oom(s);
     }
-    o->why = gp_arena_printf(s->a, "more than %u nodes", max_nodes);
-    return o->why ? GP_OK : gp_diag_set(s->diag, GP_ENOMEM, "out of memory");
+    long bad;
+    const char *why;
+    if ((err = first_misfit(s, &spec, take, &bad, &why)) != GP_OK)
+        return err;
+    if (bad >= 0) { /* a pod that fits no empty node rules the option out */
+        o->why = gp_arena_printf(s->a, "pod %s fits no empty %s node: %s",
+                                 item_name(s, (size_t)bad), p->name, why);
+        return o->why ? GP_OK : oom(s);
+    }
+    size_t at;
+    uint32_t most;
+    if ((err = size_for_peaks(s, &spec, take, &o->nodes, &at, &most)) != GP_OK)
+        return err;
+    if (o->nodes == 0) {
+        o->why = gp_arena_printf(s->a, "more than %d nodes", GP_STUDY_MAX_NODES);
+        return o->why ? GP_OK : oom(s);
+    }
+    struct gp_study_trial t;
+    if ((err = trial_at(s, &spec, o->nodes, at, take, &t)) != GP_OK)
+        return err;
+    o->feasible = true;
+    o->gpus = o->nodes * p->gpus_per_node;
+    o->gpus_busy = t.gpus_busy;
+    o->peak_t_s = s->peaks[at].t_s;
+    o->pool_usd_per_hour = o->usd_per_hour = o->nodes * p->price_per_hour_usd;
+    o->pods = t.pods;
+    o->slowdown_mean = t.slowdown_sum;
+    o->slowdown_max = t.slowdown_max;
+    double rate_sum = t.rate_sum;
+    if ((err = forced_pools(s, q, at, o, &rate_sum)) != GP_OK || !o->feasible)
+        return err;
+    o->slowdown_mean = o->pods ? o->slowdown_mean / o->pods : 1;
+    o->work_usd_per_hour = rate_sum > 0 ? o->usd_per_hour * o->pods / rate_sum : 0;
+    return GP_OK;
 }
 
-/* Keeps the better of two options of one mode: feasible, fewer nodes,
- * then fewer replicas (tried in increasing order, so the first). */
+/* Whether x and y differ beyond rounding (sums of slowdowns in another
+ * order). */
+static bool differ(double x, double y)
+{
+    return fabs(x - y) > 1e-9 * (fabs(x) > fabs(y) ? fabs(x) : fabs(y));
+}
+
+/* Whether a is a better setting of one mode than b: feasible, cheaper work,
+ * then its pods slowed down less (the same work at less delay), fewer
+ * nodes, then (tried in increasing order) fewer replicas. */
 static bool better(const struct gp_study_option *a, const struct gp_study_option *b)
 {
     if (a->feasible != b->feasible)
         return a->feasible;
-    return a->feasible && a->nodes < b->nodes;
+    if (!a->feasible)
+        return false;
+    if (differ(a->work_usd_per_hour, b->work_usd_per_hour))
+        return a->work_usd_per_hour < b->work_usd_per_hour;
+    if (differ(a->slowdown_mean, b->slowdown_mean))
+        return a->slowdown_mean < b->slowdown_mean;
+    return a->nodes < b->nodes;
 }
 
 /* Whether a replicated option of pool p is renamed (its replicas
@@ -292,9 +397,9 @@ static bool rename_for(const struct study *s, const struct gp_pool_spec *p)
     if (p->sharing.mode == GP_SHARE_TIMESLICE || p->sharing.mode == GP_SHARE_MPS)
         return p->sharing.rename_by_default;
     bool shared = false;
-    for (size_t k = 0; k < s->npods; k++) {
-        const struct gp_pod_spec *q = s->pods[k];
-        if (q->gpu_count == 0 || q->mig_profile)
+    for (size_t i = 0; i < s->w->nitems; i++) {
+        const struct gp_pod_spec *q = &s->w->items[i].pod;
+        if (!s->has_pods[i] || q->gpu_count == 0 || q->mig_profile)
             continue;
         if (q->gpu_resource == GP_GPU_RES_GPU)
             return false;
@@ -303,15 +408,16 @@ static bool rename_for(const struct study *s, const struct gp_pool_spec *p)
     return shared;
 }
 
-/* The best option of a replicated mode (time-slicing or MPS). */
-static enum gp_err study_replicated(struct study *s, const struct gp_pool_spec *p,
-                                    enum gp_share_mode mode, const uint32_t *replicas, size_t nr,
+/* The best setting of a replicated mode (time-slicing or MPS). */
+static enum gp_err study_replicated(struct study *s, size_t q, enum gp_share_mode mode,
+                                    const uint32_t *replicas, size_t nr,
                                     struct gp_study_option *best)
 {
+    const struct gp_pool_spec *p = &s->c->pools[q];
     for (size_t i = 0; i < nr; i++) {
         struct gp_sharing_spec *sh = gp_arena_alloc(s->a, sizeof *sh);
         if (!sh)
-            return gp_diag_set(s->diag, GP_ENOMEM, "out of memory");
+            return oom(s);
         memset(sh, 0, sizeof *sh);
         sh->mode = mode;
         sh->replicas = replicas[i];
@@ -326,7 +432,7 @@ static enum gp_err study_replicated(struct study *s, const struct gp_pool_spec *
             sh->mps.pinned_mem_mib = p->gpu_mem_mib / replicas[i];
         }
         struct gp_study_option o;
-        enum gp_err err = study_option(s, p, sh, &o);
+        enum gp_err err = study_option(s, q, sh, &o);
         if (err != GP_OK)
             return err;
         if (i == 0 || better(&o, best))
@@ -335,58 +441,141 @@ static enum gp_err study_replicated(struct study *s, const struct gp_pool_spec *
     return GP_OK;
 }
 
-enum gp_err gp_study_sharing(const struct gp_cluster *cluster, const struct gp_workload *w,
-                             struct gp_arena *a, struct gp_study_option **out, size_t *n,
-                             struct gp_diag *diag)
+bool gp_study_isolated(enum gp_share_mode mode)
 {
-    struct study s = {.a = a, .diag = diag};
-    *out = NULL;
-    *n = 0;
-    enum gp_err err = steady_pods(&s, w);
+    return mode == GP_SHARE_EXCLUSIVE || mode == GP_SHARE_MIG;
+}
+
+/* Whether option a ranks before b: cheaper work, then less slowdown, then
+ * fewer GPUs rented. */
+static bool cheaper(const struct gp_study_option *a, const struct gp_study_option *b)
+{
+    if (differ(a->work_usd_per_hour, b->work_usd_per_hour))
+        return a->work_usd_per_hour < b->work_usd_per_hour;
+    if (differ(a->slowdown_mean, b->slowdown_mean))
+        return a->slowdown_mean < b->slowdown_mean;
+    return a->gpus < b->gpus;
+}
+
+/* The cheapest feasible option by the cost of its work (among isolated
+ * modes only, if asked; ties as cheaper() says, then the first), or -1. */
+static int cheapest_of(const struct gp_study_option *o, size_t n, bool only_isolated)
+{
+    int best = -1;
+    for (size_t i = 0; i < n; i++)
+        if (o[i].feasible && (!only_isolated || gp_study_isolated(o[i].mode)) &&
+            (best < 0 || cheaper(&o[i], &o[best])))
+            best = (int)i;
+    return best;
+}
+
+/* The items whose pods may not go to every GPU pool, and where they may. */
+static enum gp_err constraints(struct study *s, struct gp_study *out)
+{
+    size_t ni = s->w->nitems, np = s->c->npools, n = 0;
+    struct gp_study_constraint *v = gp_arena_alloc(s->a, (ni ? ni : 1) * sizeof *v);
+    if (!v)
+        return oom(s);
+    for (size_t i = 0; i < ni; i++) {
+        if (!s->has_pods[i])
+            continue;
+        char pools[512] = "", refused[256] = "";
+        for (size_t q = 0; q < np; q++) {
+            if (!s->gpu_pool[q])
+                continue;
+            if (*may_at(s, i, q)) {
+                size_t len = strlen(pools);
+                snprintf(pools + len, sizeof pools - len, "%s%s", len ? ", " : "",
+                         s->c->pools[q].name);
+            } else if (!refused[0]) {
+                snprintf(refused, sizeof refused, "%s: %s", s->c->pools[q].name,
+                         gp_filter_text(s->refused_by[i * np + q]));
+            }
+        }
+        if (!refused[0])
+            continue;
+        uint32_t most = 0;
+        for (size_t k = 0; k < s->npeaks; k++)
+            most = s->peaks[k].count[i] > most ? s->peaks[k].count[i] : most;
+        v[n] = (struct gp_study_constraint){item_name(s, i), most, gp_arena_strdup(s->a, pools),
+                                            gp_arena_strdup(s->a, refused)};
+        if (!v[n].pools || !v[n].refused)
+            return oom(s);
+        n++;
+    }
+    out->constraints = v;
+    out->nconstraints = n;
+    return GP_OK;
+}
+
+/* Every option of GPU pool q: exclusive, time-slicing, MPS and MIG where
+ * the model has it. */
+static enum gp_err pool_options(struct study *s, size_t q, struct gp_study_option *o, size_t *k)
+{
+    const struct gp_pool_spec *p = &s->c->pools[q];
+    struct gp_sharing_spec *ex = gp_arena_alloc(s->a, sizeof *ex);
+    if (!ex)
+        return oom(s);
+    memset(ex, 0, sizeof *ex);
+    ex->replicas = 1;
+    enum gp_err err;
+    if ((err = study_option(s, q, ex, &o[(*k)++])) != GP_OK ||
+        (err = study_replicated(s, q, GP_SHARE_TIMESLICE, ts_replicas,
+                                sizeof ts_replicas / sizeof ts_replicas[0], &o[(*k)++])) != GP_OK ||
+        (err = study_replicated(s, q, GP_SHARE_MPS, mps_replicas,
+                                sizeof mps_replicas / sizeof mps_replicas[0], &o[(*k)++])) != GP_OK)
+        return err;
+    const struct gp_mig_model *m = gp_mig_model_find(p->gpu_model);
+    if (!m)
+        return GP_OK;
+    struct gp_sharing_spec *mg = gp_arena_alloc(s->a, sizeof *mg);
+    if (!mg)
+        return oom(s);
+    memset(mg, 0, sizeof *mg);
+    mg->mode = GP_SHARE_MIG;
+    mg->replicas = 1;
+    mg->mig.model = m;
+    mg->mig.dynamic = true;
+    return study_option(s, q, mg, &o[(*k)++]);
+}
+
+enum gp_err gp_study_sharing(const struct gp_cluster *cluster, const struct gp_workload *w,
+                             const struct gp_study_run *runs, size_t nruns, struct gp_arena *a,
+                             struct gp_study *out, struct gp_diag *diag)
+{
+    struct study s = {.c = cluster, .w = w, .a = a, .diag = diag};
+    memset(out, 0, sizeof *out);
+    out->cheapest = out->cheapest_isolated = -1;
+    size_t max = 0;
+    enum gp_err err = gp_study_peaks(w, runs, nruns, a, &s.peaks, &s.npeaks, &max, &out->runs,
+                                     &out->cpu_only_runs, diag);
     if (err != GP_OK)
         return err;
+    if (s.npeaks == 0)
+        return gp_diag_set(diag, GP_EINVALID, "the workload has no pods with GPUs to place");
+    out->peak_pods = s.peaks[max].pods;
+    out->peak_t_s = s.peaks[max].t_s;
+    out->peaks = s.npeaks;
+    if ((err = eligibility(&s)) != GP_OK)
+        return err;
     size_t cap = 0;
-    for (size_t i = 0; i < cluster->npools; i++)
-        cap += 4;
-    struct gp_study_option *opts = gp_arena_alloc(a, (cap ? cap : 1) * sizeof *opts);
+    for (size_t q = 0; q < cluster->npools; q++)
+        cap += s.gpu_pool[q] ? 4 : 0;
+    if (cap == 0)
+        return gp_diag_set(diag, GP_EINVALID, "%s: no node pool with GPUs to study",
+                           cluster->source ? cluster->source : "cluster");
+    struct gp_study_option *opts = gp_arena_alloc(a, cap * sizeof *opts);
     if (!opts)
         return gp_diag_set(diag, GP_ENOMEM, "out of memory");
     size_t k = 0;
-    for (size_t i = 0; i < cluster->npools; i++) {
-        const struct gp_pool_spec *p = &cluster->pools[i];
-        if (!p->gpu_model || !*p->gpu_model || p->gpus_per_node == 0)
-            continue;
-        struct gp_sharing_spec *ex = gp_arena_alloc(a, sizeof *ex);
-        if (!ex)
-            return gp_diag_set(diag, GP_ENOMEM, "out of memory");
-        memset(ex, 0, sizeof *ex);
-        ex->replicas = 1;
-        if ((err = study_option(&s, p, ex, &opts[k++])) != GP_OK ||
-            (err = study_replicated(&s, p, GP_SHARE_TIMESLICE, ts_replicas,
-                                    sizeof ts_replicas / sizeof ts_replicas[0], &opts[k++])) !=
-                GP_OK ||
-            (err = study_replicated(&s, p, GP_SHARE_MPS, mps_replicas,
-                                    sizeof mps_replicas / sizeof mps_replicas[0], &opts[k++])) !=
-                GP_OK)
+    for (size_t q = 0; q < cluster->npools; q++)
+        if (s.gpu_pool[q] && (err = pool_options(&s, q, opts, &k)) != GP_OK)
             return err;
-        const struct gp_mig_model *m = gp_mig_model_find(p->gpu_model);
-        if (m) {
-            struct gp_sharing_spec *mg = gp_arena_alloc(a, sizeof *mg);
-            if (!mg)
-                return gp_diag_set(diag, GP_ENOMEM, "out of memory");
-            memset(mg, 0, sizeof *mg);
-            mg->mode = GP_SHARE_MIG;
-            mg->replicas = 1;
-            mg->mig.model = m;
-            mg->mig.dynamic = true;
-            if ((err = study_option(&s, p, mg, &opts[k++])) != GP_OK)
-                return err;
-        }
-    }
-    if (k == 0)
-        return gp_diag_set(diag, GP_EINVALID, "%s: no node pool with GPUs to study",
-                           cluster->source ? cluster->source : "cluster");
-    *out = opts;
-    *n = k;
+    if ((err = constraints(&s, out)) != GP_OK)
+        return err;
+    out->options = opts;
+    out->noptions = k;
+    out->cheapest = cheapest_of(opts, k, false);
+    out->cheapest_isolated = cheapest_of(opts, k, true);
     return GP_OK;
 }

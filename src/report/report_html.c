@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "io/svg.h"
+#include "report/html.h"
 #include "report/report_fmt.h"
 
 #define C_BLUE  "#2f6690"
@@ -770,4 +771,21 @@ void gp_report_html(struct gp_sbuf *out, const struct gp_sim_result *r,
     gp_sbuf_add(out, ". The same inputs and seed give the same report.</footer>\n"
                      "</main>\n</body>\n</html>\n");
     free(scratch);
+}
+
+/* --- the pieces other pages share (html.h) ------------------------------- */
+
+const char *gp_report_html_css(void)
+{
+    return css;
+}
+
+void gp_report_html_card(struct gp_sbuf *o, const char *key, const char *value, const char *note)
+{
+    card(o, key, value, note);
+}
+
+void gp_report_html_usd(char *buf, size_t n, double v)
+{
+    fmt_usd(buf, n, v);
 }

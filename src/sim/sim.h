@@ -288,4 +288,21 @@ enum gp_err gp_sim_static_sequence(const struct gp_sim_config *cfg,
                                    const struct gp_pod_spec ***out, size_t *n,
                                    struct gp_diag *diag);
 
+/* One pod's run on the timeline below: it runs from start_s to end_s
+ * (INFINITY: to the end, a service). */
+struct gp_sim_span {
+    uint32_t item; /* the workload item whose pod it is */
+    double start_s, end_s;
+};
+
+/* The runs the workload's pods would make if none ever waited for room:
+ * the arrivals and durations a timed replay with this seed draws (the
+ * same keyed streams), every pod starting when it is submitted, every run
+ * succeeding (failures and retries are not drawn); submissions at or after
+ * horizon_s (> 0) are left out. For tools that size a cluster by what runs
+ * at once (the sharing study). The spans live in arena a, by item. */
+enum gp_err gp_sim_timeline(const struct gp_workload *w, uint64_t seed, double horizon_s,
+                            struct gp_arena *a, struct gp_sim_span **out, size_t *n,
+                            struct gp_diag *diag);
+
 #endif

@@ -34,6 +34,13 @@ done
 grep -q '^<!DOCTYPE html>' "$tmp/study.html" && tail -1 "$tmp/study.html" | grep -q '</html>' ||
     fail "study.html is not a whole page"
 [ "$(grep -c '<svg' "$tmp/study.html")" = 3 ] || fail "study.html: expected 3 charts"
+# the simulation report's style, and the recommendations the table prints
+for want in '.cards{display:grid' '<h2>Recommendations</h2>' 'class="card"' \
+    'cheapest for the work: a100 timeslice x4'; do
+    grep -qF "$want" "$tmp/study.html" || fail "study.html: no '$want'"
+done
+grep -q '^cheapest for the work: a100 timeslice x4' "$tmp/study.txt" ||
+    fail "study.txt: no recommendation line"
 
 # an ordinary manifest (nvidia.com/gpu: 1, no gpuplane annotation): the
 # device plugin advertises time-sliced and MPS replicas as nvidia.com/gpu,
@@ -70,9 +77,70 @@ rc=$?
 [ "$rc" = 2 ] || fail "no --cluster: exit $rc, expected 2"
 [ "$(wc -l <"$tmp/err")" = 1 ] || fail "no --cluster: expected one line, got: $(cat "$tmp/err")"
 [ ! -e "$tmp/none.json" ] || fail "no --cluster: wrote a file"
+# flags the study would ignore are refused, naming the flag, before anything
+# is written; --seed and --horizon are the study's own
+for flag in "--csv $tmp/x.csv" "--policy spread" "--mode static" "--inflate 2" \
+    "--order fifo" --backfill --vc-queues "--vc-sizes $tmp/vc.csv" "--sample 5m" \
+    "--policy=spread"; do
+    # shellcheck disable=SC2086
+    "$gp" sim --compare-sharing --cluster "$ex/cluster.yaml" --workload "$ex/models.yaml" \
+        --json "$tmp/x.json" $flag 2>"$tmp/err"
+    rc=$?
+    name=${flag%% *}
+    name=${name%%=*}
+    [ "$rc" = 2 ] && [ ! -e "$tmp/x.json" ] && [ ! -e "$tmp/x.csv" ] &&
+        [ "$(wc -l <"$tmp/err")" = 1 ] && grep -q -- "does not use $name " "$tmp/err" ||
+        fail "$flag: exit $rc, $(cat "$tmp/err")"
+done
 "$gp" sim --compare-sharing --cluster "$ex/cluster.yaml" --workload "$ex/models.yaml" \
-    --csv "$tmp/x.csv" 2>"$tmp/err"
-[ $? = 2 ] && [ ! -e "$tmp/x.csv" ] || fail "--csv: expected exit 2 and no file"
+    --seed 3 --horizon 2h --quiet --no-progress 2>"$tmp/err" ||
+    fail "--seed, --horizon, --quiet, --no-progress: $(cat "$tmp/err")"
+
+# a stream of Jobs is sized by what runs at once, and a pod that only one
+# pool may take is sized there for the options of the others
+cat >"$tmp/stream.yaml" <<'EOF'
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: svc}
+spec:
+  replicas: 4
+  template:
+    spec:
+      containers:
+      - name: s
+        resources:
+          requests: {cpu: "2", memory: 8Gi}
+          limits: {nvidia.com/gpu: 1}
+---
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: train
+  annotations:
+    sim.gpuplane.io/repeat: "20"
+    sim.gpuplane.io/interarrival: 30m
+    sim.gpuplane.io/duration: 1h
+spec:
+  template:
+    spec:
+      nodeSelector: {gpuplane.io/pool: h100}
+      containers:
+      - name: t
+        resources:
+          requests: {cpu: "8", memory: 32Gi}
+          limits: {nvidia.com/gpu: 4}
+EOF
+if "$gp" sim --compare-sharing --cluster "$ex/cluster.yaml" --workload "$tmp/stream.yaml" \
+    >"$tmp/stream.txt" 2>"$tmp/err"; then
+    grep -q ', 6 pods at the peak (at 30 min)$' "$tmp/stream.txt" ||
+        fail "stream: $(head -1 "$tmp/stream.txt")"
+    grep -q '^  train: up to 2 at once, only on h100 (a100: node(s) didn.t match node selector)$' \
+        "$tmp/stream.txt" || fail "stream: no constraint line for train"
+    grep -q '^  + h100 (exclusive, as configured): 1 node, 8 GPUs, \$55.04/hour for up to 2 pods' \
+        "$tmp/stream.txt" || fail "stream: a100's options do not rent h100 for train"
+else
+    fail "stream: $(cat "$tmp/err")"
+fi
 printf 'apiVersion: gpuplane.io/v1\nkind: Cluster\nmetadata: {name: c}\nspec:\n  nodePools:\n  - {name: cpu, cpu: "8", memory: 8Gi, count: 1}\n' >"$tmp/cpu.yaml"
 "$gp" sim --compare-sharing --cluster "$tmp/cpu.yaml" --workload "$ex/models.yaml" \
     --json "$tmp/cpu.json" 2>"$tmp/err"
