@@ -1,0 +1,443 @@
+/* client.c - HTTP(S) requests to the API server with libcurl: the
+ * credentials of a struct gp_kube_config, timeouts, retries, the size cap
+ * and the token bucket (see client.h). */
+#include "kube/client.h"
+
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include <curl/curl.h>
+
+#include "kube/retry.h"
+#include "util/fs.h"
+#include "util/rng.h"
+
+struct gp_kube_client {
+    CURL *curl;
+    struct gp_kube_client_opts o;
+    char *server;
+    char *token;      /* the current bearer token, or NULL */
+    char *token_file; /* or NULL */
+    struct timespec token_mtime;
+    ino_t token_ino;
+    off_t token_size;
+    struct gp_kube_bucket bucket;
+    struct gp_rng rng;
+    atomic_int cancelled;
+};
+
+/* what a transfer writes into */
+struct sink {
+    struct gp_kube_client *c;
+    char *buf;
+    size_t len, cap, max;
+    bool over;
+    /* streams */
+    struct gp_kube_lines *lines;
+    gp_kube_line_fn fn;
+    void *ctx;
+    bool stopped;
+    enum gp_err line_err;
+    struct gp_diag *diag;
+};
+
+void gp_kube_client_opts_default(struct gp_kube_client_opts *o)
+{
+    o->connect_timeout_s = 10;
+    o->request_timeout_s = 30;
+    o->max_retries = 5;
+    o->backoff_base_s = 0.2;
+    o->backoff_max_s = 30;
+    o->retry_after_max_s = 60;
+    o->max_response_bytes = (size_t)64 << 20;
+    o->max_line_bytes = GP_KUBE_LINE_MAX_DEFAULT;
+    o->qps = 50;
+    o->burst = 100;
+    o->seed = 1;
+}
+
+void gp_kube_response_free(struct gp_kube_response *r)
+{
+    free(r->body);
+    memset(r, 0, sizeof *r);
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Sleeps s seconds in slices, stopping early when cancelled. */
+static void nap(struct gp_kube_client *c, double s)
+{
+    double end = now_s() + s;
+    for (double left = s; left > 0 && !atomic_load(&c->cancelled); left = end - now_s()) {
+        double slice = left < 0.05 ? left : 0.05;
+        struct timespec ts = {(time_t)slice, (long)((slice - (double)(time_t)slice) * 1e9)};
+        nanosleep(&ts, NULL);
+    }
+}
+
+static enum gp_err token_refresh(struct gp_kube_client *c, struct gp_diag *diag)
+{
+    if (!c->token_file)
+        return GP_OK;
+    struct stat st;
+    if (stat(c->token_file, &st) != 0)
+        return c->token ? GP_OK /* keep the last one through a rotation's gap */
+                        : gp_diag_set(diag, GP_ENOTFOUND, "%s: cannot read the token file",
+                                      c->token_file);
+    if (c->token && st.st_ino == c->token_ino && st.st_size == c->token_size &&
+        st.st_mtim.tv_sec == c->token_mtime.tv_sec && st.st_mtim.tv_nsec == c->token_mtime.tv_nsec)
+        return GP_OK;
+    char *text;
+    size_t len;
+    enum gp_err err = gp_fs_read(c->token_file, &text, &len, diag);
+    if (err != GP_OK)
+        return c->token ? GP_OK : err;
+    while (len > 0 && (text[len - 1] == '\n' || text[len - 1] == '\r' || text[len - 1] == ' '))
+        text[--len] = '\0';
+    if (len == 0 || strpbrk(text, "\r\n")) {
+        free(text);
+        return c->token ? GP_OK : gp_diag_set(diag, GP_EINVALID, "%s: not a token", c->token_file);
+    }
+    free(c->token);
+    c->token = text;
+    c->token_ino = st.st_ino;
+    c->token_size = st.st_size;
+    c->token_mtime = st.st_mtim;
+    return GP_OK;
+}
+
+static enum gp_err set_pem(CURL *curl, CURLoption file_opt, CURLoption blob_opt,
+                           const struct gp_kube_pem *p)
+{
+    if (p->file)
+        return curl_easy_setopt(curl, file_opt, p->file) == CURLE_OK ? GP_OK : GP_EUNSUPPORTED;
+    if (p->data) {
+        struct curl_blob blob = {(void *)(uintptr_t)p->data, p->len, CURL_BLOB_COPY};
+        return curl_easy_setopt(curl, blob_opt, &blob) == CURLE_OK ? GP_OK : GP_EUNSUPPORTED;
+    }
+    return GP_OK;
+}
+
+enum gp_err gp_kube_client_new(const struct gp_kube_config *cfg,
+                               const struct gp_kube_client_opts *opts, struct gp_kube_client **out,
+                               struct gp_diag *diag)
+{
+    static atomic_int global_done;
+    if (atomic_exchange(&global_done, 1) == 0)
+        curl_global_init(CURL_GLOBAL_DEFAULT);
+    *out = NULL;
+    struct gp_kube_client *c = calloc(1, sizeof *c);
+    if (!c)
+        return gp_diag_set(diag, GP_ENOMEM, "kube client: out of memory");
+    if (opts)
+        c->o = *opts;
+    else
+        gp_kube_client_opts_default(&c->o);
+    c->curl = curl_easy_init();
+    c->server = strdup(cfg->server);
+    c->token = cfg->token ? strdup(cfg->token) : NULL;
+    c->token_file = cfg->token_file ? strdup(cfg->token_file) : NULL;
+    if (!c->curl || !c->server || (cfg->token && !c->token) ||
+        (cfg->token_file && !c->token_file)) {
+        gp_kube_client_free(c);
+        return gp_diag_set(diag, GP_ENOMEM, "kube client: out of memory");
+    }
+    gp_rng_seed(&c->rng, c->o.seed);
+    gp_kube_bucket_init(&c->bucket, c->o.qps, c->o.burst, now_s());
+    CURL *h = c->curl;
+    curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, cfg->insecure ? 0L : 1L);
+    curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, cfg->insecure ? 0L : 2L);
+    curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
+    curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L);
+    curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, (long)(c->o.connect_timeout_s * 1000));
+    curl_easy_setopt(h, CURLOPT_USERAGENT, "gpuplane/" GP_VERSION);
+    enum gp_err err = set_pem(h, CURLOPT_CAINFO, CURLOPT_CAINFO_BLOB, &cfg->ca);
+    if (err == GP_OK && (cfg->cert.file || cfg->cert.data)) {
+        curl_easy_setopt(h, CURLOPT_SSLCERTTYPE, "PEM");
+        curl_easy_setopt(h, CURLOPT_SSLKEYTYPE, "PEM");
+        err = set_pem(h, CURLOPT_SSLCERT, CURLOPT_SSLCERT_BLOB, &cfg->cert);
+        if (err == GP_OK)
+            err = set_pem(h, CURLOPT_SSLKEY, CURLOPT_SSLKEY_BLOB, &cfg->key);
+    }
+    if (err != GP_OK) {
+        gp_kube_client_free(c);
+        return gp_diag_set(diag, err, "%s: this libcurl cannot take PEM data in memory",
+                           cfg->source ? cfg->source : "kubeconfig");
+    }
+    err = token_refresh(c, diag);
+    if (err != GP_OK) {
+        gp_kube_client_free(c);
+        return err;
+    }
+    *out = c;
+    return GP_OK;
+}
+
+void gp_kube_client_free(struct gp_kube_client *c)
+{
+    if (!c)
+        return;
+    if (c->curl)
+        curl_easy_cleanup(c->curl);
+    free(c->server);
+    free(c->token);
+    free(c->token_file);
+    free(c);
+}
+
+void gp_kube_client_cancel(struct gp_kube_client *c)
+{
+    atomic_store(&c->cancelled, 1);
+}
+
+const char *gp_kube_client_server(const struct gp_kube_client *c)
+{
+    return c->server;
+}
+
+static size_t on_write(char *data, size_t size, size_t nmemb, void *ud)
+{
+    struct sink *s = ud;
+    size_t n = size * nmemb;
+    if (s->lines) {
+        long code = 0;
+        curl_easy_getinfo(s->c->curl, CURLINFO_RESPONSE_CODE, &code);
+        if (code == 200) {
+            s->line_err = gp_kube_lines_feed(s->lines, data, n, s->fn, s->ctx, s->diag);
+            if (s->line_err == GP_ESTATE) {
+                s->stopped = true;
+                return 0;
+            }
+            return s->line_err == GP_OK ? n : 0;
+        }
+    }
+    if (n > s->max - s->len) {
+        s->over = true;
+        return 0;
+    }
+    if (s->len + n + 1 > s->cap) {
+        size_t cap = s->cap ? s->cap : 8192;
+        while (cap < s->len + n + 1)
+            cap *= 2;
+        char *b = realloc(s->buf, cap);
+        if (!b) {
+            s->over = true;
+            return 0;
+        }
+        s->buf = b;
+        s->cap = cap;
+    }
+    memcpy(s->buf + s->len, data, n);
+    s->len += n;
+    s->buf[s->len] = '\0';
+    return n;
+}
+
+static int on_progress(void *ud, curl_off_t dt, curl_off_t dn, curl_off_t ut, curl_off_t un)
+{
+    (void)dt, (void)dn, (void)ut, (void)un;
+    struct gp_kube_client *c = ud;
+    return atomic_load(&c->cancelled) ? 1 : 0;
+}
+
+static size_t on_header(char *data, size_t size, size_t nmemb, void *ud)
+{
+    double *retry_after = ud;
+    size_t n = size * nmemb;
+    static const char name[] = "retry-after:";
+    if (n > sizeof name && strncasecmp(data, name, sizeof name - 1) == 0) {
+        char v[32];
+        size_t vl = n - (sizeof name - 1) < sizeof v - 1 ? n - (sizeof name - 1) : sizeof v - 1;
+        memcpy(v, data + sizeof name - 1, vl);
+        v[vl] = '\0';
+        *retry_after = gp_kube_retry_after_parse(v);
+    }
+    return n;
+}
+
+/* One transfer: *code is the status (0 when none came). */
+static CURLcode perform(struct gp_kube_client *c, const char *method, const char *path,
+                        const char *body, const char *content_type, double timeout_s,
+                        struct sink *s, double *retry_after, long *code, char *errbuf)
+{
+    CURL *h = c->curl;
+    char *url = malloc(strlen(c->server) + strlen(path) + 1);
+    if (!url)
+        return CURLE_OUT_OF_MEMORY;
+    strcpy(url, c->server);
+    strcat(url, path);
+    struct curl_slist *hdr = curl_slist_append(NULL, "Accept: application/json");
+    char line[4096];
+    if (content_type) {
+        snprintf(line, sizeof line, "Content-Type: %s", content_type);
+        hdr = curl_slist_append(hdr, line);
+    }
+    if (c->token) {
+        snprintf(line, sizeof line, "Authorization: Bearer %s", c->token);
+        hdr = curl_slist_append(hdr, line);
+    }
+    curl_easy_setopt(h, CURLOPT_URL, url);
+    curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdr);
+    curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, strcmp(method, "GET") == 0 ? NULL : method);
+    curl_easy_setopt(h, CURLOPT_HTTPGET, 1L);
+    if (body) {
+        curl_easy_setopt(h, CURLOPT_POSTFIELDS, body);
+        curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)strlen(body));
+        curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, method);
+    }
+    curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, (long)(timeout_s * 1000));
+    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_write);
+    curl_easy_setopt(h, CURLOPT_WRITEDATA, s);
+    curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, on_header);
+    curl_easy_setopt(h, CURLOPT_HEADERDATA, retry_after);
+    curl_easy_setopt(h, CURLOPT_NOPROGRESS, 0L);
+    curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, on_progress);
+    curl_easy_setopt(h, CURLOPT_XFERINFODATA, c);
+    curl_easy_setopt(h, CURLOPT_ERRORBUFFER, errbuf);
+    curl_easy_setopt(h, CURLOPT_MAXFILESIZE_LARGE, s->lines ? (curl_off_t)0 : (curl_off_t)s->max);
+    errbuf[0] = '\0';
+    *retry_after = -1;
+    CURLcode rc = curl_easy_perform(h);
+    *code = 0;
+    curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, code);
+    curl_easy_setopt(h, CURLOPT_POSTFIELDS, NULL);
+    curl_easy_setopt(h, CURLOPT_HTTPHEADER, NULL);
+    curl_slist_free_all(hdr);
+    free(url);
+    return rc;
+}
+
+static const char *curl_why(CURLcode rc, const char *errbuf)
+{
+    return errbuf[0] ? errbuf : curl_easy_strerror(rc);
+}
+
+enum gp_err gp_kube_request(struct gp_kube_client *c, const char *method, const char *path,
+                            const char *body, const char *content_type, struct gp_kube_response *r,
+                            struct gp_diag *diag)
+{
+    memset(r, 0, sizeof *r);
+    bool idempotent = strcmp(method, "GET") == 0;
+    for (unsigned attempt = 0;; attempt++) {
+        enum gp_err err = token_refresh(c, diag);
+        if (err != GP_OK)
+            return err;
+        double wait = gp_kube_bucket_take(&c->bucket, now_s());
+        if (wait > 0) {
+            nap(c, wait);
+            r->waited_s += wait;
+        }
+        struct sink s = {.c = c, .max = c->o.max_response_bytes};
+        double retry_after;
+        long code;
+        char errbuf[CURL_ERROR_SIZE];
+        CURLcode rc = perform(c, method, path, body, content_type, c->o.request_timeout_s, &s,
+                              &retry_after, &code, errbuf);
+        r->attempts = attempt + 1;
+        if (s.over || rc == CURLE_FILESIZE_EXCEEDED) {
+            free(s.buf);
+            return gp_diag_set(diag, GP_ELIMIT, "%s %s%s: the answer is larger than %zu bytes",
+                               method, c->server, path, c->o.max_response_bytes);
+        }
+        if (atomic_load(&c->cancelled)) {
+            free(s.buf);
+            return gp_diag_set(diag, GP_ESTATE, "%s %s%s: cancelled", method, c->server, path);
+        }
+        bool retry;
+        if (rc != CURLE_OK)
+            retry = idempotent;
+        else
+            retry = gp_kube_status_retryable(code);
+        if (!retry || attempt >= c->o.max_retries) {
+            if (rc != CURLE_OK) {
+                free(s.buf);
+                return gp_diag_set(diag, rc == CURLE_OUT_OF_MEMORY ? GP_ENOMEM : GP_EIO,
+                                   "%s %s%s: %s%s", method, c->server, path, curl_why(rc, errbuf),
+                                   attempt ? " (after retries)" : "");
+            }
+            r->status = code;
+            r->body = s.buf ? s.buf : strdup("");
+            r->len = s.len;
+            return r->body ? GP_OK : gp_diag_set(diag, GP_ENOMEM, "out of memory");
+        }
+        free(s.buf);
+        double d = gp_kube_backoff_s(c->o.backoff_base_s, c->o.backoff_max_s, attempt + 1, &c->rng);
+        if (rc == CURLE_OK && code == 429 && retry_after >= 0)
+            d = retry_after < c->o.retry_after_max_s ? retry_after : c->o.retry_after_max_s;
+        nap(c, d);
+        r->waited_s += d;
+    }
+}
+
+enum gp_err gp_kube_stream(struct gp_kube_client *c, const char *path, double timeout_s,
+                           gp_kube_line_fn fn, void *ctx, long *status, char **err_body,
+                           struct gp_diag *diag)
+{
+    *status = 0;
+    if (err_body)
+        *err_body = NULL;
+    enum gp_err err = token_refresh(c, diag);
+    if (err != GP_OK)
+        return err;
+    double wait = gp_kube_bucket_take(&c->bucket, now_s());
+    if (wait > 0)
+        nap(c, wait);
+    struct gp_kube_lines lines;
+    gp_kube_lines_init(&lines, c->o.max_line_bytes);
+    struct sink s = {.c = c, .max = 65536, .lines = &lines, .fn = fn, .ctx = ctx, .diag = diag};
+    double retry_after;
+    char errbuf[CURL_ERROR_SIZE];
+    CURLcode rc = perform(c, "GET", path, NULL, NULL, timeout_s, &s, &retry_after, status, errbuf);
+    gp_kube_lines_free(&lines);
+    if (err_body)
+        *err_body = s.buf;
+    else
+        free(s.buf);
+    if (s.stopped || rc == CURLE_OK || rc == CURLE_OPERATION_TIMEDOUT)
+        return (rc == CURLE_OPERATION_TIMEDOUT && *status == 0)
+                   ? gp_diag_set(diag, GP_EIO, "GET %s%s: %s", c->server, path,
+                                 curl_why(rc, errbuf))
+                   : GP_OK;
+    if (s.line_err != GP_OK)
+        return s.line_err; /* diag set by the line feed */
+    if (atomic_load(&c->cancelled))
+        return gp_diag_set(diag, GP_ESTATE, "GET %s%s: cancelled", c->server, path);
+    return gp_diag_set(diag, GP_EIO, "GET %s%s: %s", c->server, path, curl_why(rc, errbuf));
+}
+
+enum gp_err gp_kube_status_err(long status, const char *body, const char *method, const char *path,
+                               struct gp_diag *diag)
+{
+    if (status >= 200 && status < 300)
+        return GP_OK;
+    enum gp_err err = GP_EIO;
+    if (status == 404)
+        err = GP_ENOTFOUND;
+    else if (status == 409 || status == 410)
+        err = GP_ESTATE;
+    else if (status == 400 || status == 422)
+        err = GP_EINVALID;
+    else if (status == 401 || status == 403)
+        err = GP_EUSAGE;
+    else if (status == 413 || status == 429)
+        err = GP_ELIMIT;
+    const char *msg = "";
+    json_t *doc = body ? json_loads(body, 0, NULL) : NULL;
+    json_t *m = json_object_get(doc, "message");
+    if (json_is_string(m))
+        msg = json_string_value(m);
+    gp_diag_set(diag, err, "%s %s: HTTP %ld%s%s", method, path, status, msg[0] ? ": " : "", msg);
+    json_decref(doc);
+    return err;
+}

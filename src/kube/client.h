@@ -1,0 +1,85 @@
+/* client.h - the Kubernetes API client: HTTPS with libcurl, TLS verified
+ * unless the kubeconfig says insecure-skip-tls-verify, a bearer token
+ * (re-read when its file changes) or a client certificate; a connect
+ * timeout and a timeout on every request; retries with exponential
+ * back-off and seeded jitter on 429 (Retry-After honoured) and 5xx, never
+ * on other 4xx; responses capped in size; a client-side token bucket (QPS
+ * and burst). One client is used by one thread at a time; a thread that
+ * needs its own (an informer's watch) makes another from the same
+ * configuration. */
+#ifndef GP_KUBE_CLIENT_H
+#define GP_KUBE_CLIENT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "kube/kubeconfig.h"
+#include "kube/watch.h"
+#include "util/err.h"
+
+struct gp_kube_client_opts {
+    double connect_timeout_s;  /* 10 */
+    double request_timeout_s;  /* 30: a whole request, retries apart */
+    unsigned max_retries;      /* 5: retries after the first attempt */
+    double backoff_base_s;     /* 0.2: the first retry waits 0.1-0.2 s */
+    double backoff_max_s;      /* 30 */
+    double retry_after_max_s;  /* 60: a longer Retry-After is cut to this */
+    size_t max_response_bytes; /* 64 MiB */
+    size_t max_line_bytes;     /* 16 MiB: one watch event */
+    double qps, burst;         /* 50 and 100 (client-go's defaults are 5 and 10); qps 0: none */
+    uint64_t seed;             /* the jitter's seed */
+};
+
+void gp_kube_client_opts_default(struct gp_kube_client_opts *o);
+
+struct gp_kube_response {
+    long status; /* the HTTP status of the last attempt */
+    char *body;  /* malloc'd, NUL-terminated ("" when empty) */
+    size_t len;
+    unsigned attempts; /* 1 + the retries made */
+    double waited_s;   /* time spent waiting between attempts and for the bucket */
+};
+
+void gp_kube_response_free(struct gp_kube_response *r);
+
+struct gp_kube_client;
+
+enum gp_err gp_kube_client_new(const struct gp_kube_config *cfg,
+                               const struct gp_kube_client_opts *opts, struct gp_kube_client **out,
+                               struct gp_diag *diag);
+void gp_kube_client_free(struct gp_kube_client *c);
+
+/* Asks the request or stream in progress (and any later) to stop soon;
+ * safe from another thread or a signal handler. */
+void gp_kube_client_cancel(struct gp_kube_client *c);
+
+/* One request: path is absolute ("/api/v1/nodes?limit=500"), body and
+ * content_type NULL for none. GP_OK means an answer came (any status: see
+ * r->status and gp_kube_status_err); transport failures (refused, timed
+ * out, the size cap) are GP_EIO or GP_ELIMIT with a one-line diag. 429
+ * and 5xx are retried up to max_retries, transport failures too but only
+ * for GET (a POST may have been applied). */
+enum gp_err gp_kube_request(struct gp_kube_client *c, const char *method, const char *path,
+                            const char *body, const char *content_type, struct gp_kube_response *r,
+                            struct gp_diag *diag);
+
+/* A streaming GET (a watch): each line of a 200 answer goes to fn as it
+ * arrives, until the server ends the stream, fn returns non-zero, the
+ * timeout passes (GP_OK in all three) or the connection drops (GP_EIO).
+ * Not retried. Another status gives GP_OK with *status set and the
+ * (capped) body in *err_body when err_body is not NULL. */
+enum gp_err gp_kube_stream(struct gp_kube_client *c, const char *path, double timeout_s,
+                           gp_kube_line_fn fn, void *ctx, long *status, char **err_body,
+                           struct gp_diag *diag);
+
+/* The status as an error, with the Status body's message in diag:
+ * 2xx GP_OK; 404 GP_ENOTFOUND; 409 and 410 GP_ESTATE; 400 and 422
+ * GP_EINVALID; 401 and 403 GP_EUSAGE; 413 and 429 GP_ELIMIT; else GP_EIO. */
+enum gp_err gp_kube_status_err(long status, const char *body, const char *method, const char *path,
+                               struct gp_diag *diag);
+
+/* The server's base URL ("https://host:port"). */
+const char *gp_kube_client_server(const struct gp_kube_client *c);
+
+#endif

@@ -1,0 +1,64 @@
+/* watch.h - a watch stream read as the API server sends it: chunks cut
+ * into lines (one JSON document each, a line longer than the cap is an
+ * error, not an allocation), and each line parsed into an event: ADDED,
+ * MODIFIED, DELETED, BOOKMARK or ERROR (a Status inside a 200 stream; 410
+ * Expired means the resourceVersion is too old and a re-list must
+ * follow). */
+#ifndef GP_KUBE_WATCH_H
+#define GP_KUBE_WATCH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include <jansson.h>
+
+#include "util/err.h"
+
+#define GP_KUBE_LINE_MAX_DEFAULT ((size_t)16 << 20) /* one object in a watch */
+
+/* Called with each complete line (without its '\n', NUL-terminated);
+ * non-zero stops the feed (gp_kube_lines_feed returns GP_ESTATE). */
+typedef int (*gp_kube_line_fn)(const char *line, size_t len, void *ctx);
+
+struct gp_kube_lines {
+    char *buf; /* the partial line so far */
+    size_t len, cap, max;
+};
+
+void gp_kube_lines_init(struct gp_kube_lines *l, size_t max_line);
+void gp_kube_lines_free(struct gp_kube_lines *l);
+/* Feeds n bytes. Empty lines are skipped. GP_ELIMIT when a line would
+ * pass the cap (diag says so), GP_ENOMEM, GP_ESTATE when fn stopped it. */
+enum gp_err gp_kube_lines_feed(struct gp_kube_lines *l, const char *data, size_t n,
+                               gp_kube_line_fn fn, void *ctx, struct gp_diag *diag);
+
+enum gp_kube_event_type {
+    GP_KUBE_ADDED,
+    GP_KUBE_MODIFIED,
+    GP_KUBE_DELETED,
+    GP_KUBE_BOOKMARK,
+    GP_KUBE_ERROR,
+};
+
+const char *gp_kube_event_type_name(enum gp_kube_event_type t);
+
+struct gp_kube_event {
+    enum gp_kube_event_type type;
+    json_t *object;      /* owned reference */
+    const char *ns;      /* metadata.namespace ("" for cluster-scoped), borrowed from object */
+    const char *name;    /* metadata.name ("" for a BOOKMARK or ERROR) */
+    const char *rv;      /* metadata.resourceVersion ("" for an ERROR) */
+    long code;           /* an ERROR's Status code (410: too old), else 0 */
+    const char *message; /* an ERROR's Status message, else "" */
+};
+
+/* Parses one line. ADDED, MODIFIED and DELETED need metadata.name and
+ * metadata.resourceVersion; a BOOKMARK needs the resourceVersion. */
+enum gp_err gp_kube_event_parse(const char *line, size_t len, struct gp_kube_event *ev,
+                                struct gp_diag *diag);
+void gp_kube_event_clear(struct gp_kube_event *ev);
+
+/* The metadata strings of an object (NULL when absent or not strings). */
+const char *gp_kube_meta(const json_t *obj, const char *field);
+
+#endif
