@@ -8,8 +8,8 @@
 #include <sys/stat.h>
 
 #include "io/cluster_internal.h"
-#include "util/units.h"
-#include "util/vec.h"
+#include "io/spot_times.h"
+#include "util/fs.h"
 
 #define MAX_NOTICE_S     3600.0
 #define MAX_RATE         1000.0 /* interruptions per node-hour */
@@ -97,46 +97,14 @@ enum gp_err gp_cluster_pool_file(struct gp_yaml *y, struct fy_node *v, void *obj
         return gp_yaml_fail(y, v, GP_EINVALID,
                             "expected a readable regular file of at most 16 MiB, got \"%s\" (%s)",
                             gp_yaml_quote(v, q, sizeof q), path);
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return gp_yaml_fail(y, v, GP_EIO, "cannot open \"%s\" (%s)", gp_yaml_quote(v, q, sizeof q),
-                            path);
-    GP_VEC(double) t = {0};
-    char line[256];
-    unsigned lineno = 0;
-    while (err == GP_OK && fgets(line, sizeof line, f)) {
-        lineno++;
-        char *c = strchr(line, '#');
-        if (c)
-            *c = '\0';
-        char *b = line, *e = line + strlen(line);
-        while (*b == ' ' || *b == '\t')
-            b++;
-        while (e > b && (e[-1] == '\n' || e[-1] == '\r' || e[-1] == ' ' || e[-1] == '\t'))
-            *--e = '\0';
-        double d;
-        if (!*b)
-            continue;
-        if (!gp_units_duration_s(b, &d) || !(d <= MAX_TIME_S))
-            err = gp_yaml_fail(y, v, GP_EINVALID,
-                               "%s:%u: expected a time from the start like 3600, 90m or 2h30m, "
-                               "got \"%.40s\"",
-                               path, lineno, b);
-        else if (t.len >= MAX_TIMES)
-            err = gp_yaml_fail(y, v, GP_ELIMIT, "%s: more than %d times", path, MAX_TIMES);
-        else if (GP_VEC_PUSH(&t, d) != 0)
-            err = gp_cluster_oom(y);
-    }
-    fclose(f);
-    if (err == GP_OK && t.len > 0) {
-        qsort(t.items, t.len, sizeof *t.items, cmp_double);
-        po->spec.spot_times_s = gp_arena_memdup(y->arena, t.items, t.len * sizeof *t.items);
-        po->spec.nspot_times = t.len;
-        if (!po->spec.spot_times_s)
-            err = gp_cluster_oom(y);
-    }
-    GP_VEC_FREE(&t);
-    return err;
+    char *text = NULL;
+    size_t len = 0;
+    struct gp_diag d = {""};
+    if ((err = gp_fs_read(path, &text, &len, &d)) == GP_OK)
+        err = gp_spot_times_parse(text, len, path, MAX_TIME_S, MAX_TIMES, y->arena,
+                                  &po->spec.spot_times_s, &po->spec.nspot_times, &d);
+    free(text);
+    return err == GP_OK ? GP_OK : gp_yaml_fail(y, v, err, "%s", d.msg);
 }
 
 enum gp_err gp_cluster_pool_notice(struct gp_yaml *y, struct fy_node *v, void *obj)
