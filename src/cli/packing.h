@@ -17,6 +17,27 @@
 #include "util/err.h"
 #include "util/sbuf.h"
 
+/* The lists of the command line (packing_lists.c): at most this many
+ * names or seeds; a workload NAME is the file PREFIX NAME.csv of --data. */
+#define GP_PACKING_MAX_WORKLOADS   64
+#define GP_PACKING_MAX_POLICIES    32
+#define GP_PACKING_MAX_SEEDS       10000
+#define GP_PACKING_POD_FILE_PREFIX "openb_pod_list_"
+
+/* --workloads: "all" (the paper's 17) or names split at commas into out
+ * (at most GP_PACKING_MAX_WORKLOADS); each must name a readable file of
+ * dir. --policies: NULL (the paper's six), "all" (those, then every other
+ * registered one) or names. --seeds: ranges and single seeds, "42-51",
+ * "42,43,50-51", in the order given (*out in the arena). A name or seed
+ * listed twice, an empty one, an unknown one: GP_EUSAGE naming the flag. */
+enum gp_err gp_packing_parse_workloads(const char *arg, const char *dir, struct gp_arena *a,
+                                       const char **out, size_t *n, struct gp_diag *d);
+enum gp_err gp_packing_parse_policies(const char *arg, struct gp_arena *a,
+                                      const struct gp_policy_ops **out, size_t *n,
+                                      struct gp_diag *d);
+enum gp_err gp_packing_parse_seeds(const char *arg, struct gp_arena *a, uint64_t **out, size_t *n,
+                                   struct gp_diag *d);
+
 /* A cell whose mean is further than this from the paper's is marked. */
 #define GP_PACKING_OFF_PTS 1.0
 
