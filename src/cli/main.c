@@ -17,6 +17,7 @@ static const struct gp_cmd commands[] = {
      gp_cmd_render},
     {"providers", "the GPU clouds of the catalog and their offers, with dated prices",
      gp_cmd_providers},
+    {"compat", "whether a CUDA version or image runs on an NVIDIA driver, and why", gp_cmd_compat},
 };
 
 static void usage(FILE *f)

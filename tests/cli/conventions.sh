@@ -18,7 +18,7 @@ fail() {
     echo "FAIL $*"
     fails=$((fails + 1))
 }
-commands="sim packing render providers"
+commands="sim packing render providers compat"
 version=$("$gp" --version)
 
 for c in $commands; do
