@@ -473,8 +473,8 @@ static void test_summary_numbers(void **state)
         " 40  Insufficient cpu",
         "  2  other reasons", /* the sixth reason, beyond the top five */
         "never fit       10 pods can never fit: they need 9 GPUs, the largest node has 8",
-        "1 gang (3 pods) can never start: gang pretrain needs 24 GPUs in one rack, the largest "
-        "rack has 16",
+        ("1 gang (3 pods) can never start: gang pretrain needs 24 GPUs in one rack, the largest "
+         "rack has 16"),
         "1 gang (8 pods) can never start: gang sweep: minMember 9 > 8 members that can exist",
     };
     for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
