@@ -1,0 +1,321 @@
+/* bench_scale.c - the scale benchmark (issue 15): a generated cluster of
+ * 8-GPU nodes (half A100-80GB, half H100-80GB) and a generated workload of
+ * ten pods per GPU, replayed in timed mode at a given load (the GPUs the
+ * pods ask for, times their mean run, over the arrival window, as a share
+ * of the cluster's GPUs: 80 % hardly queues, 120 % queues). Prints, per
+ * run, the wall and CPU time of the simulation alone, binds per second,
+ * the peak resident memory of the process and the growth exponent of the
+ * CPU time between sizes. Each run is a child process, so that its peak memory is
+ * its own; a run past --max-s is stopped and reported with how far its
+ * virtual time got.
+ *
+ * The workload is deterministic: eight streams of single pods (1, 2, 4 or
+ * 8 whole GPUs, any model or one of the two), Poisson arrivals and
+ * exponential runs of mean 1 h, all drawn by the simulator from --seed.
+ *
+ * Usage:
+ *   bench_scale [--gpus N[,N...]] [--load L[,L...]] [--policy NAME]
+ *               [--seed N] [--max-s S]
+ * Defaults: --gpus 1000,10000,100000 --load 0.8,1.2 --policy best-fit
+ * --seed 42 --max-s 600. */
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "engine/engine.h"
+#include "io/cluster.h"
+#include "io/workload.h"
+#include "sim/sim.h"
+#include "util/arena.h"
+
+#define GPUS_PER_NODE 8
+#define PODS_PER_GPU  10
+#define MEAN_RUN_S    3600.0
+#define MAX_RUNS      16
+
+static double clock_s(clockid_t id)
+{
+    struct timespec t;
+    clock_gettime(id, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+static const char *const a100[] = {"A100-80GB"};
+static const char *const h100[] = {"H100-80GB"};
+
+/* The pod streams: GPUs per pod, allowed models, share of the pods. */
+static const struct stream_def {
+    uint32_t gpus;
+    const char *const *models;
+    double share;
+} streams[] = {
+    {1, NULL, 0.30}, {1, a100, 0.10}, {1, h100, 0.10}, {2, NULL, 0.20},
+    {4, NULL, 0.10}, {4, h100, 0.05}, {8, NULL, 0.10}, {8, a100, 0.05},
+};
+#define NSTREAMS (sizeof streams / sizeof streams[0])
+
+/* The cluster: gpus / 8 nodes, the first half A100, the second H100. */
+static struct gp_node_spec *make_nodes(struct gp_arena *a, size_t nnodes)
+{
+    struct gp_node_spec *nodes = gp_arena_alloc(a, nnodes * sizeof *nodes);
+    if (!nodes)
+        return NULL;
+    for (size_t i = 0; i < nnodes; i++) {
+        struct gp_node_spec *n = &nodes[i];
+        memset(n, 0, sizeof *n);
+        char name[32];
+        snprintf(name, sizeof name, "node-%zu", i);
+        n->name = gp_arena_strdup(a, name);
+        n->gpu_model = i < nnodes / 2 ? a100[0] : h100[0];
+        n->gpu_count = GPUS_PER_NODE;
+        n->gpu_mem_mib = 81920;
+        n->cpu_milli = 128000;
+        n->mem_mib = 1024 * 1024;
+        n->price_per_hour_usd = i < nnodes / 2 ? 14.0 : 24.0;
+        if (!n->name)
+            return NULL;
+    }
+    return nodes;
+}
+
+/* The workload: ten pods per GPU over an arrival window that makes the
+ * load asked for. */
+static int make_items(struct gp_arena *a, struct gp_workload *w, uint64_t gpus, double load)
+{
+    double mean_gpus = 0;
+    for (size_t s = 0; s < NSTREAMS; s++)
+        mean_gpus += streams[s].share * streams[s].gpus;
+    double pods = (double)gpus * PODS_PER_GPU;
+    /* load = pods * mean_gpus * MEAN_RUN_S / (window * gpus) */
+    double window_s = pods * mean_gpus * MEAN_RUN_S / (load * (double)gpus);
+    for (size_t s = 0; s < NSTREAMS; s++) {
+        struct gp_item it;
+        memset(&it, 0, sizeof it);
+        char name[32];
+        snprintf(name, sizeof name, "stream-%zu", s);
+        it.name = gp_arena_strdup(a, name);
+        it.source = "bench_scale";
+        it.kind = GP_ITEM_POD;
+        it.pod.name = it.name;
+        it.pod.cpu_milli = 8000 * (int64_t)streams[s].gpus;
+        it.pod.mem_mib = 65536 * (int64_t)streams[s].gpus;
+        it.pod.gpu_count = streams[s].gpus;
+        it.pod.gpu_milli = GP_GPU_MILLI;
+        it.pod.gpu_models = streams[s].models;
+        it.pod.ngpu_models = streams[s].models ? 1 : 0;
+        it.has_duration = true;
+        it.duration.kind = GP_DIST_EXP;
+        it.duration.a = MEAN_RUN_S;
+        it.repeat = (uint32_t)llround(pods * streams[s].share);
+        it.interarrival.kind = GP_DIST_EXP;
+        it.interarrival.a = window_s / it.repeat;
+        if (!it.name || gp_workload_append(w, a, &it) != GP_OK)
+            return -1;
+    }
+    return 0;
+}
+
+static volatile sig_atomic_t progress_pct;
+
+static void on_progress(void *ctx, double fraction)
+{
+    (void)ctx;
+    progress_pct = (sig_atomic_t)(fraction * 100);
+}
+
+static void on_alarm(int sig)
+{
+    (void)sig;
+    char msg[64];
+    int n = snprintf(msg, sizeof msg, "TIMEOUT %d\n", (int)progress_pct);
+    if (write(STDOUT_FILENO, msg, (size_t)n) < 0)
+        _exit(3);
+    _exit(3);
+}
+
+/* One run, in the child: prints "OK wall cpu binds pods peak_kib". */
+static int run_one(uint64_t gpus, double load, const char *policy, uint64_t seed, int max_s)
+{
+    struct gp_arena arena;
+    gp_arena_init(&arena);
+    struct gp_cluster cluster;
+    struct gp_workload workload;
+    memset(&cluster, 0, sizeof cluster);
+    memset(&workload, 0, sizeof workload);
+    size_t nnodes = (size_t)(gpus / GPUS_PER_NODE);
+    cluster.name = "bench-scale";
+    cluster.source = "bench_scale";
+    cluster.nodes = make_nodes(&arena, nnodes);
+    cluster.nnodes = nnodes;
+    if (!cluster.nodes || make_items(&arena, &workload, gpus, load) != 0) {
+        fprintf(stderr, "bench_scale: out of memory\n");
+        return 1;
+    }
+    struct gp_sim_config cfg;
+    gp_sim_config_default(&cfg);
+    cfg.mode = GP_SIM_TIMED;
+    cfg.policy = gp_policy_find(policy);
+    cfg.seed = seed;
+    cfg.progress = on_progress;
+    struct gp_arena run;
+    gp_arena_init(&run);
+    struct gp_sim_result r;
+    struct gp_diag diag = {""};
+    signal(SIGALRM, on_alarm);
+    alarm((unsigned)max_s);
+    double t0 = clock_s(CLOCK_MONOTONIC), c0 = clock_s(CLOCK_PROCESS_CPUTIME_ID);
+    enum gp_err err = gp_sim_run(&cfg, &cluster, &workload, &run, &r, &diag);
+    double dt = clock_s(CLOCK_MONOTONIC) - t0, dc = clock_s(CLOCK_PROCESS_CPUTIME_ID) - c0;
+    alarm(0);
+    if (err != GP_OK) {
+        fprintf(stderr, "bench_scale: %s\n", diag.msg);
+        return 1;
+    }
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    printf("OK %.6f %.6f %llu %llu %ld\n", dt, dc, (unsigned long long)r.binds,
+           (unsigned long long)r.pods_submitted, ru.ru_maxrss);
+    fflush(stdout);
+    gp_arena_free(&run);
+    gp_arena_free(&arena);
+    return 0;
+}
+
+struct result {
+    bool ok, timeout;
+    double wall_s, cpu_s;
+    unsigned long long binds, pods;
+    long peak_kib;
+    int pct;
+};
+
+static int run_child(uint64_t gpus, double load, const char *policy, uint64_t seed, int max_s,
+                     struct result *res)
+{
+    int fd[2];
+    if (pipe(fd) != 0)
+        return -1;
+    fflush(stdout);
+    pid_t pid = fork();
+    if (pid < 0)
+        return -1;
+    if (pid == 0) {
+        close(fd[0]);
+        if (dup2(fd[1], STDOUT_FILENO) < 0)
+            _exit(1);
+        _exit(run_one(gpus, load, policy, seed, max_s));
+    }
+    close(fd[1]);
+    char buf[256] = "";
+    size_t len = 0;
+    ssize_t n;
+    while (len + 1 < sizeof buf && (n = read(fd[0], buf + len, sizeof buf - 1 - len)) > 0)
+        len += (size_t)n;
+    buf[len] = 0;
+    close(fd[0]);
+    int status;
+    waitpid(pid, &status, 0);
+    memset(res, 0, sizeof *res);
+    if (sscanf(buf, "OK %lf %lf %llu %llu %ld", &res->wall_s, &res->cpu_s, &res->binds, &res->pods,
+               &res->peak_kib) == 5) {
+        res->ok = true;
+        return 0;
+    }
+    if (sscanf(buf, "TIMEOUT %d", &res->pct) == 1) {
+        res->timeout = true;
+        res->wall_s = max_s;
+        return 0;
+    }
+    return -1;
+}
+
+/* Parses "a,b,c" into at most MAX_RUNS numbers. */
+static size_t parse_list(const char *s, double *out)
+{
+    size_t n = 0;
+    while (*s && n < MAX_RUNS) {
+        char *end;
+        out[n] = strtod(s, &end);
+        if (end == s || !(out[n] > 0))
+            return 0;
+        n++;
+        s = *end == ',' ? end + 1 : end;
+        if (*end && *end != ',')
+            return 0;
+    }
+    return n;
+}
+
+int main(int argc, char **argv)
+{
+    double gpus[MAX_RUNS] = {1000, 10000, 100000}, loads[MAX_RUNS] = {0.8, 1.2};
+    size_t ngpus = 3, nloads = 2;
+    const char *policy = "best-fit";
+    unsigned long long seed = 42;
+    int max_s = 600;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--gpus") == 0 && i + 1 < argc)
+            ngpus = parse_list(argv[++i], gpus);
+        else if (strcmp(argv[i], "--load") == 0 && i + 1 < argc)
+            nloads = parse_list(argv[++i], loads);
+        else if (strcmp(argv[i], "--policy") == 0 && i + 1 < argc)
+            policy = argv[++i];
+        else if (strcmp(argv[i], "--seed") == 0 && i + 1 < argc)
+            seed = strtoull(argv[++i], NULL, 10);
+        else if (strcmp(argv[i], "--max-s") == 0 && i + 1 < argc)
+            max_s = atoi(argv[++i]);
+        else {
+            fprintf(stderr, "bench_scale: bad argument '%s'\n", argv[i]);
+            return 2;
+        }
+    }
+    if (ngpus == 0 || nloads == 0 || max_s < 1 || !gp_policy_find(policy)) {
+        fprintf(stderr, "bench_scale: bad --gpus, --load, --max-s or --policy\n");
+        return 2;
+    }
+    printf("bench_scale: 8-GPU nodes (half A100, half H100), %d pods per GPU, policy %s, "
+           "seed %llu, timed mode\n",
+           PODS_PER_GPU, policy, seed);
+    printf("%6s %8s %9s %10s %10s %11s %10s %9s %9s\n", "load", "gpus", "pods", "wall_s", "cpu_s",
+           "binds/s", "us/bind", "peak_MiB", "exponent");
+    for (size_t l = 0; l < nloads; l++) {
+        double prev_gpus = 0, prev_s = 0;
+        for (size_t g = 0; g < ngpus; g++) {
+            uint64_t n = (uint64_t)gpus[g];
+            struct result res;
+            if (run_child(n, loads[l], policy, seed, max_s, &res) != 0) {
+                fprintf(stderr, "bench_scale: the run of %llu GPUs at load %.2f failed\n",
+                        (unsigned long long)n, loads[l]);
+                return 1;
+            }
+            if (res.timeout) {
+                printf("%5.0f%% %8llu %9llu %10s  stopped after %d s at %d %% of the virtual "
+                       "time\n",
+                       loads[l] * 100, (unsigned long long)n, (unsigned long long)n * PODS_PER_GPU,
+                       "-", max_s, res.pct);
+                prev_gpus = 0;
+                continue;
+            }
+            /* the exponent k of time ~ gpus^k from the previous size, on
+             * CPU time (the machine is shared: wall time is noisier) */
+            char expo[16] = "-";
+            if (prev_gpus > 0 && prev_s > 0)
+                snprintf(expo, sizeof expo, "%.2f",
+                         log(res.cpu_s / prev_s) / log((double)n / prev_gpus));
+            printf("%5.0f%% %8llu %9llu %10.3f %10.3f %11.0f %10.2f %9.1f %9s\n", loads[l] * 100,
+                   (unsigned long long)n, res.pods, res.wall_s, res.cpu_s,
+                   (double)res.binds / res.wall_s, res.wall_s * 1e6 / (double)res.binds,
+                   (double)res.peak_kib / 1024.0, expo);
+            fflush(stdout);
+            prev_gpus = (double)n;
+            prev_s = res.cpu_s;
+        }
+    }
+    return 0;
+}
