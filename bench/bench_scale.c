@@ -13,9 +13,14 @@
  * 8 whole GPUs, any model or one of the two), Poisson arrivals and
  * exponential runs of mean 1 h, all drawn by the simulator from --seed.
  *
+ * Each run also prints a digest of its results (binds, completions, the
+ * queueing delays and job completion times, the unschedulable counts),
+ * which must not change with the engine's indexes: --no-index runs the
+ * engine without them (gp_engine_set_index), as before they existed.
+ *
  * Usage:
  *   bench_scale [--gpus N[,N...]] [--load L[,L...]] [--policy NAME]
- *               [--seed N] [--max-s S]
+ *               [--seed N] [--max-s S] [--no-index]
  * Defaults: --gpus 1000,10000,100000 --load 0.8,1.2 --policy best-fit
  * --seed 42 --max-s 600. */
 #include <math.h>
@@ -139,7 +144,31 @@ static void on_alarm(int sig)
     _exit(3);
 }
 
-/* One run, in the child: prints "OK wall cpu binds pods peak_kib". */
+/* FNV-1a over the bytes of a value. */
+static uint64_t mix(uint64_t h, const void *p, size_t n)
+{
+    const unsigned char *b = p;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ b[i]) * 0x100000001b3ULL;
+    return h;
+}
+
+/* A digest of what the run did, that timings leave out. */
+static uint64_t digest(const struct gp_sim_result *r)
+{
+    uint64_t h = 0xcbf29ce484222325ULL;
+    const double d[] = {r->queue_delay_s.mean, r->queue_delay_s.p50,  r->queue_delay_s.p99,
+                        r->queue_delay_s.max,  r->jct_s.mean,         r->jct_s.p99,
+                        r->sim_end_s,          r->gpu_hours_allocated};
+    const uint64_t u[] = {r->binds, r->pods_completed, r->pods_failed, r->jobs_completed};
+    h = mix(h, d, sizeof d);
+    h = mix(h, u, sizeof u);
+    return mix(h, r->unschedulable, sizeof r->unschedulable);
+}
+
+static bool plain; /* --no-index */
+
+/* One run, in the child: prints "OK wall cpu binds pods peak_kib digest". */
 static int run_one(uint64_t gpus, double load, const char *policy, uint64_t seed, int max_s)
 {
     struct gp_arena arena;
@@ -163,6 +192,7 @@ static int run_one(uint64_t gpus, double load, const char *policy, uint64_t seed
     cfg.policy = gp_policy_find(policy);
     cfg.seed = seed;
     cfg.progress = on_progress;
+    cfg.no_index = plain;
     struct gp_arena run;
     gp_arena_init(&run);
     struct gp_sim_result r;
@@ -179,8 +209,8 @@ static int run_one(uint64_t gpus, double load, const char *policy, uint64_t seed
     }
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
-    printf("OK %.6f %.6f %llu %llu %ld\n", dt, dc, (unsigned long long)r.binds,
-           (unsigned long long)r.pods_submitted, ru.ru_maxrss);
+    printf("OK %.6f %.6f %llu %llu %ld %016llx\n", dt, dc, (unsigned long long)r.binds,
+           (unsigned long long)r.pods_submitted, ru.ru_maxrss, (unsigned long long)digest(&r));
     fflush(stdout);
     gp_arena_free(&run);
     gp_arena_free(&arena);
@@ -192,6 +222,7 @@ struct result {
     double wall_s, cpu_s;
     unsigned long long binds, pods;
     long peak_kib;
+    unsigned long long digest;
     int pct;
 };
 
@@ -222,8 +253,8 @@ static int run_child(uint64_t gpus, double load, const char *policy, uint64_t se
     int status;
     waitpid(pid, &status, 0);
     memset(res, 0, sizeof *res);
-    if (sscanf(buf, "OK %lf %lf %llu %llu %ld", &res->wall_s, &res->cpu_s, &res->binds, &res->pods,
-               &res->peak_kib) == 5) {
+    if (sscanf(buf, "OK %lf %lf %llu %llu %ld %llx", &res->wall_s, &res->cpu_s, &res->binds,
+               &res->pods, &res->peak_kib, &res->digest) == 6) {
         res->ok = true;
         return 0;
     }
@@ -270,6 +301,8 @@ int main(int argc, char **argv)
             seed = strtoull(argv[++i], NULL, 10);
         else if (strcmp(argv[i], "--max-s") == 0 && i + 1 < argc)
             max_s = atoi(argv[++i]);
+        else if (strcmp(argv[i], "--no-index") == 0)
+            plain = true;
         else {
             fprintf(stderr, "bench_scale: bad argument '%s'\n", argv[i]);
             return 2;
@@ -280,8 +313,8 @@ int main(int argc, char **argv)
         return 2;
     }
     printf("bench_scale: 8-GPU nodes (half A100, half H100), %d pods per GPU, policy %s, "
-           "seed %llu, timed mode\n",
-           PODS_PER_GPU, policy, seed);
+           "seed %llu, timed mode%s\n",
+           PODS_PER_GPU, policy, seed, plain ? ", engine without its indexes" : "");
     printf("%6s %8s %9s %10s %10s %11s %10s %9s %9s\n", "load", "gpus", "pods", "wall_s", "cpu_s",
            "binds/s", "us/bind", "peak_MiB", "exponent");
     for (size_t l = 0; l < nloads; l++) {
@@ -308,10 +341,10 @@ int main(int argc, char **argv)
             if (prev_gpus > 0 && prev_s > 0)
                 snprintf(expo, sizeof expo, "%.2f",
                          log(res.cpu_s / prev_s) / log((double)n / prev_gpus));
-            printf("%5.0f%% %8llu %9llu %10.3f %10.3f %11.0f %10.2f %9.1f %9s\n", loads[l] * 100,
-                   (unsigned long long)n, res.pods, res.wall_s, res.cpu_s,
+            printf("%5.0f%% %8llu %9llu %10.3f %10.3f %11.0f %10.2f %9.1f %9s  %016llx\n",
+                   loads[l] * 100, (unsigned long long)n, res.pods, res.wall_s, res.cpu_s,
                    (double)res.binds / res.wall_s, res.wall_s * 1e6 / (double)res.binds,
-                   (double)res.peak_kib / 1024.0, expo);
+                   (double)res.peak_kib / 1024.0, expo, res.digest);
             fflush(stdout);
             prev_gpus = (double)n;
             prev_s = res.cpu_s;

@@ -50,6 +50,11 @@ void gp_engine_free(struct gp_engine *e)
     for (size_t i = 0; i < e->queues.len; i++) {
         GP_VEC_FREE(&e->queues.items[i].pending);
         GP_VEC_FREE(&e->queues.items[i].bound);
+        gp_eng_walk_free(e, &e->queues.items[i]);
+    }
+    for (size_t i = 0; i < e->shapes.len; i++) {
+        gp_eng_plist_free(&e->shapes.items[i].pend);
+        gp_eng_plist_free(&e->shapes.items[i].fresh);
     }
     GP_VEC_FREE(&e->queues);
     GP_VEC_FREE(&e->shapes);
@@ -75,6 +80,7 @@ void gp_engine_free(struct gp_engine *e)
     free(e->memo.tree);
     GP_VEC_FREE(&e->ends);
     GP_VEC_FREE(&e->resv_log);
+    gp_eng_index_free(e);
     free(e);
 }
 
@@ -99,6 +105,12 @@ enum gp_err gp_engine_set_order(struct gp_engine *e, enum gp_order order, bool b
     e->order = order;
     e->backfill = backfill;
     return GP_OK;
+}
+
+void gp_engine_set_index(struct gp_engine *e, bool nodes, bool pending)
+{
+    e->no_index = !nodes;
+    e->no_walk = !pending;
 }
 
 /* The cached failure of a pod of p's shape at the current generation. */
@@ -215,8 +227,14 @@ size_t gp_engine_schedule(struct gp_engine *e, double now_s, size_t budget, stru
         ndec = gp_eng_schedule_ordered(e, budget, out, cap);
         goto compact;
     }
-    for (size_t i = 0; i < e->queues.len; i++)
-        e->queues.items[i].cursor = e->queues.items[i].keep = 0;
+    for (size_t i = 0; i < e->queues.len; i++) {
+        struct queue *q = &e->queues.items[i];
+        q->cursor = q->keep = 0;
+        /* by shape (pending.c), when nothing but room decides */
+        q->walk = gp_eng_walk_fast(e, q, budget) && gp_eng_walk_begin(e, q) == GP_OK;
+        if (!q->walk && q->lists)
+            gp_eng_walk_drop(e, q);
+    }
     bool stop = false;
     while (!stop) {
         uint32_t cur = gp_eng_pick_queue(e);
@@ -225,6 +243,11 @@ size_t gp_engine_schedule(struct gp_engine *e, double now_s, size_t budget, stru
         /* this queue's pods, until something is bound or evicted (the
          * shares move) or the list ends */
         struct queue *q = &e->queues.items[cur];
+        if (q->walk) {
+            changed = false;
+            stop = !gp_eng_walk_step(e, q, out, cap, &ndec, &tried, &full, &changed);
+            continue;
+        }
         uint32_t *items = q->pending.items;
         size_t i = q->cursor, k = q->keep, len = q->pending.len;
         bool may_preempt = e->preempt && q->may_preempt;
@@ -260,11 +283,20 @@ compact:
     e->npending = 0;
     for (size_t i = 0; i < e->queues.len; i++) {
         struct queue *q = &e->queues.items[i];
+        if (q->walk) {
+            gp_eng_walk_end(e, q);
+            q->walk = false;
+            e->npending += q->npend;
+            continue;
+        }
+        if (q->lists) /* ordered cycles: the plain walk changed them */
+            gp_eng_walk_drop(e, q);
         size_t k = q->keep;
         for (size_t j = q->cursor; j < q->pending.len; j++)
             if (e->pods.items[q->pending.items[j]].state == GP_POD_PENDING)
                 q->pending.items[k++] = q->pending.items[j];
         q->pending.len = k;
+        q->npend = k;
         e->npending += k;
     }
     return ndec;

@@ -165,6 +165,21 @@ enum gp_order {
 /* Sets the order (before the first pod is added; GP_ESTATE after). */
 enum gp_err gp_engine_set_order(struct gp_engine *e, enum gp_order order, bool backfill);
 
+/* The engine's indexes, both on by default (tests and benchmarks turn
+ * them off to compare):
+ *  - nodes: the node index, per request shape a ranking of the nodes kept
+ *    from one decision to the next; off, every decision scans every node.
+ *    The decisions are the same either way.
+ *  - pending: a fair cycle (no backfill, budget or preemption) walks the
+ *    pending pods of queues without caps by request shape: once a pod of a
+ *    shape fails, the shape's pods that already had a decision are not
+ *    tried again in that cycle nor until the cluster's capacity grows, and
+ *    get no new decision (it would be the same); off, every pending pod is
+ *    visited and gets one. The binds and each pod's first decision are the
+ *    same either way.
+ * May be changed at any time. */
+void gp_engine_set_index(struct gp_engine *e, bool nodes, bool pending);
+
 /* Creates an engine with a policy and a seed (for policies that draw random
  * numbers). Returns NULL when out of memory or when the policy's init fails. */
 struct gp_engine *gp_engine_new(const struct gp_policy_ops *policy, uint64_t seed);

@@ -34,6 +34,21 @@ struct group {
     uint64_t mark;            /* the preemption search that last looked at it */
 };
 
+/* Pod ids in queue order, items[head..len) (pending.c). */
+struct plist {
+    uint32_t *items;
+    size_t head, len, cap;
+};
+
+/* One list the walk of pending.c merges: a shape's pods (all of them from
+ * the first on, or only its fresh ones), or with shape NONE the queue's
+ * gang members from `at` on. */
+struct stream {
+    uint32_t shape;
+    size_t at;
+    bool fresh;
+};
+
 /* A queue: its quota as caps, its use, its pending pods in order and its
  * bound pods. Use counts the queue's own pods and its descendants'. */
 struct queue {
@@ -53,7 +68,15 @@ struct queue {
     GP_VEC(uint32_t) pending; /* pod ids: priority, then age */
     GP_VEC(uint32_t) bound;   /* its own bound pods, in no order */
     size_t cursor, keep;      /* the cycle's walk over pending */
+    size_t npend;             /* its pending pods (pending may hold bound ones too) */
     uint64_t ver;             /* bumped whenever its use changes */
+    /* pending.c: its pending pods by shape (the shapes listed in `shapes`)
+     * and its gang members, when `lists`; the walk's heap in a cycle where
+     * `walk` is on */
+    bool lists, walk;
+    GP_VEC(uint32_t) shapes;
+    struct plist gangs;
+    GP_VEC(struct stream) heap;
     /* ordered cycles (FIFO, SJF, backfill): a pod of this subtree hit this
      * queue's cap; with backfill, that pod's reservation of the quota */
     bool qblocked, qresv;
@@ -88,6 +111,14 @@ struct shape {
      * or a cap, too small even when empty), as of e->topo_ver */
     uint64_t hopeless_ver;
     bool hopeless;
+    /* the node index (index.c): this shape's ranking, NONE: none; and how
+     * often it was placed from a scan (a ranking is made on the second) */
+    uint32_t rank;
+    uint32_t placed;
+    /* pending.c: its pending pods, those of them that never had a
+     * decision, and whether it is on its queue's list of shapes */
+    struct plist pend, fresh;
+    bool listed;
 };
 
 /* The engine's own per-pod state, beside the public struct gp_pod. */
@@ -171,6 +202,22 @@ struct gang_memo {
     struct gp_pick *pick;
     uint32_t *tree;                     /* 2 x leaves: each subtree's winner; NONE: no candidate */
     uint32_t rejected[GP_FILTER_COUNT]; /* the explanation of the nodes as memoised */
+};
+
+struct ranking; /* index.c */
+
+/* The node index (index.c): rankings of every node for the shapes placed
+ * most recently, and the log of the nodes changed since (the node ids; the
+ * first has sequence number `base`). */
+struct node_index {
+    struct ranking *rank; /* RANK_MAX of them, nrank in use */
+    size_t nrank;
+    GP_VEC(uint32_t) log;
+    uint64_t base;
+    uint64_t clock; /* uses, for the least recently used */
+    uint64_t *seen; /* per node: the replay that last saw it */
+    size_t nseen;
+    uint64_t stamp; /* replays so far */
 };
 
 struct gp_engine {
@@ -257,6 +304,8 @@ struct gp_engine {
     } failed_preempt[16];
     uint32_t nfailed_preempt;
     uint64_t failed_victim_gen;
+    struct node_index index;
+    bool no_index, no_walk; /* gp_engine_set_index(e, false, false) */
 };
 
 /* A topology domain of a gang attempt: one value of the gang's node label
@@ -278,6 +327,25 @@ bool gp_eng_fits_some_empty(const struct gp_engine *e, const struct gp_pod *p);
 /* ---- place.c: one pod's placement, and the gang memo ---------------------- */
 int gp_eng_memo_reserve(struct gang_memo *m, size_t nn);
 void gp_eng_place(struct gp_engine *e, struct gp_pod *p, struct gp_decision *d);
+/* Node n for pod p as the scan sees it: true when it is a candidate (it
+ * passes the filters and has a valid pick: the policy's, else the default
+ * one), with its score and pick; *f gets the filter that rejected it,
+ * GP_FILTER_COUNT when none did. */
+bool gp_eng_node_eval(struct gp_engine *e, struct gp_node *n, const struct gp_pod *p,
+                      enum gp_filter *f, double *score, struct gp_pick *pick);
+
+/* ---- index.c: the node index ---------------------------------------------- */
+/* Node `node` changed (a bind, a release, added, drained, removed). */
+void gp_eng_index_touch(struct gp_engine *e, uint32_t node);
+/* p's placement from its shape's ranking, as the scan of gp_eng_place()
+ * makes it: *best (NULL: none fits) with its pick, and the explanation in
+ * d. False when the index cannot answer (place.c says when it may ask). */
+bool gp_eng_index_place(struct gp_engine *e, const struct gp_pod *p, struct gp_decision *d,
+                        struct gp_node **best, struct gp_pick *pick);
+/* The explanation the scan would give for p when it fits nowhere; false
+ * when p fits somewhere or the index cannot say. */
+bool gp_eng_index_explain(struct gp_engine *e, const struct gp_pod *p, struct gp_explain *out);
+void gp_eng_index_free(struct gp_engine *e);
 
 /* ---- node.c: what a bind takes from a node and a release gives back ------ */
 void gp_eng_node_summarise(struct gp_node *n);
@@ -295,6 +363,25 @@ bool gp_eng_quota_never_fits(const struct gp_engine *e, const struct gp_pod *p, 
 void gp_eng_queue_limits(struct gp_engine *e, struct queue *q);
 void gp_eng_queues_refresh(struct gp_engine *e);
 uint32_t gp_eng_pick_queue(struct gp_engine *e);
+
+/* ---- pending.c: pending pods by shape, and the walk over them ------------- */
+enum gp_err gp_eng_walk_add(struct gp_engine *e, uint32_t pod);
+void gp_eng_walk_remove(struct gp_engine *e, uint32_t pod);
+/* Drops q's lists (a plain walk changed what they say); made again when
+ * the walk next runs on q. */
+void gp_eng_walk_drop(struct gp_engine *e, struct queue *q);
+void gp_eng_walk_free(struct gp_engine *e, struct queue *q);
+void gp_eng_plist_free(struct plist *l);
+/* Whether a cycle with this budget walks q by shape. */
+bool gp_eng_walk_fast(const struct gp_engine *e, const struct queue *q, size_t budget);
+/* Before a cycle's first pick of queues: q's heap of lists. */
+enum gp_err gp_eng_walk_begin(struct gp_engine *e, struct queue *q);
+/* Tries q's pods in order until something is bound (*changed) or none is
+ * left; false when the cycle must stop (out full). */
+bool gp_eng_walk_step(struct gp_engine *e, struct queue *q, struct gp_decision *out, size_t cap,
+                      size_t *ndec, size_t *tried, bool *full, bool *changed);
+/* After the cycle. */
+void gp_eng_walk_end(struct gp_engine *e, struct queue *q);
 
 /* ---- gang.c: gangs placed all or nothing --------------------------------- */
 bool gp_eng_gang_try_domains(struct gp_engine *e, const struct group *g, const uint32_t *members,
@@ -371,6 +458,19 @@ static inline enum gp_filter filter_fit(const struct gp_engine *e, const struct 
         return GP_FILTER_GPU_MEMORY;
     }
     return GP_FILTER_COUNT;
+}
+
+/* Whether filter_fit is every filter p must pass, so that what it and a
+ * node-local policy say of a node depends on nothing but that node's state
+ * and p's request shape: the node index (index.c) keeps them from one
+ * decision to the next. A filter that reads other nodes or other pods
+ * (inter-pod affinity, topology spread) must make this false for the pods
+ * it applies to; the scan then decides for them, and it must run there. */
+static inline bool gp_eng_pod_indexable(const struct gp_engine *e, const struct gp_pod *p)
+{
+    (void)e;
+    (void)p;
+    return true;
 }
 
 /* GPU milli a pod takes (a memory-only share takes none). */

@@ -58,6 +58,7 @@ enum gp_err gp_engine_node_add(struct gp_engine *e, const struct gp_node_spec *s
     n.id = (uint32_t)e->nodes.len;
     if (GP_VEC_PUSH(&e->nodes, n) != 0)
         return GP_ENOMEM;
+    gp_eng_index_touch(e, n.id);
     e->totals.nodes_ready++;
     e->totals.gpus += spec->gpu_count;
     e->totals.gpu_milli_total += (uint64_t)spec->gpu_count * GP_GPU_MILLI;
@@ -77,6 +78,7 @@ enum gp_err gp_engine_node_drain(struct gp_engine *e, uint32_t id)
     if (id >= e->nodes.len || e->nodes.items[id].state != GP_NODE_READY)
         return GP_EINVALID;
     e->nodes.items[id].state = GP_NODE_DRAINING;
+    gp_eng_index_touch(e, id);
     e->victim_gen++;
     e->state_ver++;
     e->topo_ver++;
@@ -91,6 +93,7 @@ enum gp_err gp_engine_node_remove(struct gp_engine *e, uint32_t id)
     if (n->pods > 0)
         return GP_ESTATE;
     n->state = GP_NODE_GONE;
+    gp_eng_index_touch(e, id);
     e->state_ver++;
     e->topo_ver++;
     e->totals.nodes_ready--;
@@ -179,6 +182,7 @@ void gp_eng_commit(struct gp_engine *e, struct gp_pod *p, struct gp_node *n,
         e->groups.items[p->spec.group - 1].bound++;
     if (e->policy && e->policy->on_bind)
         e->policy->on_bind(e->policy_state, e, n, p);
+    gp_eng_index_touch(e, n->id);
 }
 
 /* Gives a bound pod's resources back. `grow` bumps the cluster generation
@@ -206,4 +210,5 @@ void gp_eng_release(struct gp_engine *e, struct gp_pod *p, bool grow)
     }
     if (e->policy && e->policy->on_release)
         e->policy->on_release(e->policy_state, e, n, p);
+    gp_eng_index_touch(e, n->id);
 }

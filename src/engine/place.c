@@ -1,8 +1,10 @@
 /* place.c - one pod's placement: filter every node, score the feasible
  * ones with the policy, pick the GPUs (the policy's pick, checked, or the
- * default one) and commit the best; and, during a gang attempt with a
- * node-local policy, the memo - a tournament tree over every node's
- * score - that makes the same choice as the scan without it. */
+ * default one) and commit the best; one node's evaluation as the scan
+ * makes it (gp_eng_node_eval), which the node index (index.c) and, during
+ * a gang attempt with a node-local policy, the memo - a tournament tree
+ * over every node's score - use to make the same choice as the scan
+ * without it. */
 #include "engine/internal.h"
 
 #include <math.h>
@@ -106,17 +108,18 @@ static void memo_set(struct gang_memo *m, uint32_t i, uint32_t leaf)
         m->tree[k] = memo_win(m, m->tree[2 * k], m->tree[2 * k + 1]);
 }
 
-/* Filters and scores node n for pod p as gp_eng_place() does, for the memo: true
- * with its score and pick when it is a candidate (it passes the filters
- * and the pick is valid, or the default one fits); *f gets the filter that
- * rejected it, GP_FILTER_COUNT when none did. */
-static bool memo_eval(struct gp_engine *e, struct gp_node *n, const struct gp_pod *p,
+bool gp_eng_node_eval(struct gp_engine *e, struct gp_node *n, const struct gp_pod *p,
                       enum gp_filter *f, double *score, struct gp_pick *pick)
 {
     *f = filter_fit(e, n, p);
     if (*f != GP_FILTER_COUNT)
         return false;
     memset(pick, 0, sizeof *pick);
+    if (!e->policy) { /* the first node that passes, with the default pick */
+        *score = 0;
+        gp_engine_pick_default(n, p, pick);
+        return true;
+    }
     *score = e->policy->score(e->policy_state, e, n, p, pick);
     return pick_valid(n, p, pick) || gp_engine_pick_default(n, p, pick) == 0;
 }
@@ -135,7 +138,7 @@ static bool memo_update(struct gp_engine *e, const struct gp_pod *p)
     double score;
     struct gp_pick pick;
     uint32_t leaf = NONE;
-    if (memo_eval(e, &e->nodes.items[i], p, &f, &score, &pick)) {
+    if (gp_eng_node_eval(e, &e->nodes.items[i], p, &f, &score, &pick)) {
         if (isnan(score)) {
             m->shape = NONE;
             return false;
@@ -168,7 +171,7 @@ static struct gp_node *memo_fill(struct gp_engine *e, const struct gp_pod *p, st
         enum gp_filter f;
         double score;
         struct gp_pick pick;
-        if (memo_eval(e, &e->nodes.items[i], p, &f, &score, &pick)) {
+        if (gp_eng_node_eval(e, &e->nodes.items[i], p, &f, &score, &pick)) {
             nan |= isnan(score);
             m->score[i] = score;
             m->pick[i] = pick;
@@ -248,6 +251,11 @@ void gp_eng_place(struct gp_engine *e, struct gp_pod *p, struct gp_decision *d)
         best = memo_fill(e, p, d, &best_pick);
         goto chosen;
     }
+    /* a pod alone with a node-local policy: from the node index */
+    if (!e->no_index && !rej && !model_quota && !resv && !e->domain_key &&
+        (!e->policy || e->policy->node_local) && gp_eng_pod_indexable(e, p) &&
+        gp_eng_index_place(e, p, d, &best, &best_pick))
+        goto chosen;
     for (size_t i = 0; i < e->nodes.len; i++) {
         if (rej && rej[i]) { /* it rejected an earlier member alike */
             d->explain.rejected[rej[i] - 1]++;
@@ -278,6 +286,7 @@ void gp_eng_place(struct gp_engine *e, struct gp_pod *p, struct gp_decision *d)
                 continue;
         } else {
             score = 0;
+            memset(&pick, 0, sizeof pick);
             gp_engine_pick_default(n, p, &pick);
         }
         if (!best || score > best_score) {

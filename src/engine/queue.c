@@ -76,7 +76,10 @@ static enum gp_err pending_insert(struct gp_engine *e, uint32_t pod)
             (q->pending.len - lo) * sizeof q->pending.items[0]);
     q->pending.items[lo] = pod;
     q->pending.len++;
+    q->npend++;
     e->npending++;
+    if (gp_eng_walk_add(e, pod) != GP_OK)
+        gp_eng_walk_drop(e, q); /* out of memory: made again when needed */
     return GP_OK;
 }
 
@@ -90,15 +93,23 @@ void gp_eng_pending_remove(struct gp_engine *e, uint32_t pod)
             break;
         }
     }
-    struct queue *q = &e->queues.items[e->pods.items[pod].spec.queue];
-    for (size_t i = 0; i < q->pending.len; i++) {
-        if (q->pending.items[i] == pod) {
-            memmove(&q->pending.items[i], &q->pending.items[i + 1],
-                    (q->pending.len - i - 1) * sizeof q->pending.items[0]);
-            q->pending.len--;
-            e->npending--;
-            return;
-        }
+    const struct gp_pod *p = &e->pods.items[pod];
+    struct queue *q = &e->queues.items[p->spec.queue];
+    gp_eng_walk_remove(e, pod);
+    size_t lo = 0, hi = q->pending.len;
+    while (lo < hi) { /* the list is in order, the bound pods it may hold too */
+        size_t mid = lo + (hi - lo) / 2;
+        if (pod_before(e, &e->pods.items[q->pending.items[mid]], p))
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo < q->pending.len && q->pending.items[lo] == pod) {
+        memmove(&q->pending.items[lo], &q->pending.items[lo + 1],
+                (q->pending.len - lo - 1) * sizeof q->pending.items[0]);
+        q->pending.len--;
+        q->npend--;
+        e->npending--;
     }
 }
 
@@ -160,6 +171,7 @@ static uint32_t shape_intern(struct gp_engine *e, const struct shape_key *k)
     s.failed_gen = UINT64_MAX;
     s.preempt_failed_gen = UINT64_MAX;
     s.hopeless_ver = UINT64_MAX;
+    s.rank = NONE;
     if (e->shapes.len >= NONE - 1 || GP_VEC_PUSH(&e->shapes, s) != 0)
         return NONE;
     e->shape_slots[j] = (uint32_t)e->shapes.len;
@@ -404,6 +416,15 @@ enum gp_err gp_engine_queue_set(struct gp_engine *e, const struct gp_queue_spec 
         q->spec.weight = 1;
     gp_eng_queue_limits(e, q);
     gp_eng_queues_refresh(e);
+    /* every pending pod is tried again as if new, with a decision each
+     * (pending.c gives none to pods that had one and fail alike) */
+    for (size_t i = 0; i < e->queues.len; i++) {
+        struct queue *x = &e->queues.items[i];
+        for (size_t j = 0; j < x->pending.len; j++)
+            if (e->pods.items[x->pending.items[j]].state == GP_POD_PENDING)
+                e->pods.items[x->pending.items[j]].tried_gen = UINT64_MAX;
+        gp_eng_walk_drop(e, x);
+    }
     e->generation++; /* what fits, and what may be evicted, may have changed */
     e->victim_gen++;
     e->state_ver++;
@@ -486,7 +507,7 @@ static void queue_key(const struct gp_engine *e, const struct queue *q, int *tie
 
 static bool queue_left(const struct queue *q)
 {
-    return q->cursor < q->pending.len;
+    return q->walk ? q->heap.len > 0 : q->cursor < q->pending.len;
 }
 
 /* The queue whose next pod the cycle tries: from the top of the tree, the

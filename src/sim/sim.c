@@ -677,6 +677,7 @@ enum gp_err gp_sim_run(const struct gp_sim_config *cfg, const struct gp_cluster 
         err = gp_diag_set(diag, err, "simulator: unknown queue order %d", (int)cfg->order);
         goto done;
     }
+    gp_engine_set_index(r.e, !cfg->no_index, !cfg->no_index);
     r.items = calloc(workload->nitems ? workload->nitems : 1, sizeof *r.items);
     if (!r.items) {
         err = gp_sim_nomem(&r);

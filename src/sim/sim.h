@@ -46,6 +46,9 @@ struct gp_sim_config {
     double backoff_max_s;
     enum gp_order order; /* the engine's queue order (timed mode) */
     bool backfill;
+    /* the engine without its indexes (gp_engine_set_index): the same
+     * results, slower; for benchmarks */
+    bool no_index;
     /* progress callback (driver-side, may be NULL): fraction done in [0,1] */
     void (*progress)(void *ctx, double fraction);
     void *progress_ctx;
