@@ -62,7 +62,7 @@ enum gp_err gp_kube_lines_feed(struct gp_kube_lines *l, const char *data, size_t
             l->buf[--len] = '\0';
         l->len = 0;
         if (len > 0 && fn(l->buf, len, ctx) != 0)
-            return gp_diag_set(diag, GP_ESTATE, "watch: stopped");
+            return GP_ESTATE; /* fn's own diag, if any, stays */
     }
     return GP_OK;
 }

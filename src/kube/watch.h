@@ -28,7 +28,7 @@ struct gp_kube_lines {
 void gp_kube_lines_init(struct gp_kube_lines *l, size_t max_line);
 void gp_kube_lines_free(struct gp_kube_lines *l);
 /* Feeds n bytes. Empty lines are skipped. GP_ELIMIT when a line would
- * pass the cap (diag says so), GP_ENOMEM, GP_ESTATE when fn stopped it. */
+ * pass the cap (diag says so), GP_ENOMEM, GP_ESTATE when fn stopped it (diag untouched). */
 enum gp_err gp_kube_lines_feed(struct gp_kube_lines *l, const char *data, size_t n,
                                gp_kube_line_fn fn, void *ctx, struct gp_diag *diag);
 

@@ -7,25 +7,20 @@
  * cap, Binding 201 then 409, a stale update 409; and the pure rules
  * (token bucket, back-off, Retry-After, the line cutter). */
 #include <setjmp.h>
-#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <time.h>
-#include <unistd.h>
 
 #include <cmocka.h>
 
 #include "kube/client.h"
 #include "kube/retry.h"
 #include "kube/watch.h"
-
-static pid_t double_pid;
-static char server[64];
+#include "kube_double.h"
 
 static double mono(void)
 {
@@ -34,41 +29,9 @@ static double mono(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-static int start_double(void **state)
-{
-    (void)state;
-    int fd[2];
-    if (pipe(fd) != 0)
-        return -1;
-    double_pid = fork();
-    if (double_pid == 0) {
-        dup2(fd[1], 1);
-        close(fd[0]);
-        execl(GP_APIDOUBLE, GP_APIDOUBLE, "--port", "0", "--bookmark-ms", "100", (char *)NULL);
-        _exit(127);
-    }
-    close(fd[1]);
-    FILE *f = fdopen(fd[0], "r");
-    unsigned port = 0;
-    if (!f || fscanf(f, "port %u", &port) != 1)
-        return -1;
-    fclose(f);
-    snprintf(server, sizeof server, "http://127.0.0.1:%u", port);
-    return 0;
-}
-
-static int stop_double(void **state)
-{
-    (void)state;
-    kill(double_pid, SIGTERM);
-    int st;
-    waitpid(double_pid, &st, 0);
-    return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -1;
-}
-
 static struct gp_kube_client *client(size_t cap)
 {
-    struct gp_kube_config cfg = {.server = server, .ns = "default"};
+    struct gp_kube_config cfg = {.server = kd_server, .ns = "default"};
     struct gp_kube_client_opts o;
     gp_kube_client_opts_default(&o);
     o.backoff_base_s = 0.01;
@@ -424,5 +387,5 @@ int main(void)
         cmocka_unit_test(test_bucket),         cmocka_unit_test(test_backoff),
         cmocka_unit_test(test_lines),
     };
-    return cmocka_run_group_tests(tests, start_double, stop_double);
+    return cmocka_run_group_tests(tests, kd_start, kd_stop);
 }

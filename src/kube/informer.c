@@ -1,0 +1,290 @@
+/* informer.c - list then watch of one resource into a store, with the
+ * re-list on 410 and the resume after a drop (see informer.h). */
+#include "kube/informer.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct gp_kube_informer {
+    struct gp_kube_client *c;
+    char *path;
+    unsigned limit;
+    gp_kube_change_fn fn;
+    void *ctx;
+    json_t *store; /* "ns/name" -> object */
+    char rv[64];
+    struct gp_kube_informer_stats st;
+    /* the watch in progress */
+    bool stale, failed;
+    struct gp_diag *diag;
+    enum gp_err err;
+};
+
+static void key_of(const json_t *obj, char *key, size_t n)
+{
+    const char *ns = gp_kube_meta(obj, "namespace"), *name = gp_kube_meta(obj, "name");
+    snprintf(key, n, "%s/%s", ns ? ns : "", name ? name : "");
+}
+
+static const char *rv_of(const json_t *obj)
+{
+    const char *rv = gp_kube_meta(obj, "resourceVersion");
+    return rv ? rv : "";
+}
+
+enum gp_err gp_kube_informer_new(struct gp_kube_client *c, const char *path, unsigned page_limit,
+                                 gp_kube_change_fn fn, void *ctx, struct gp_kube_informer **out,
+                                 struct gp_diag *diag)
+{
+    struct gp_kube_informer *inf = calloc(1, sizeof *inf);
+    if (inf) {
+        inf->path = strdup(path);
+        inf->store = json_object();
+    }
+    if (!inf || !inf->path || !inf->store) {
+        gp_kube_informer_free(inf);
+        return gp_diag_set(diag, GP_ENOMEM, "informer %s: out of memory", path);
+    }
+    inf->c = c;
+    inf->limit = page_limit ? page_limit : 500;
+    inf->fn = fn;
+    inf->ctx = ctx;
+    *out = inf;
+    return GP_OK;
+}
+
+void gp_kube_informer_free(struct gp_kube_informer *inf)
+{
+    if (!inf)
+        return;
+    json_decref(inf->store);
+    free(inf->path);
+    free(inf);
+}
+
+/* An object now at `obj` (ADDED or MODIFIED from the server's view): the
+ * store takes it and the change is delivered unless it is the version the
+ * store already holds. */
+static void apply_upsert(struct gp_kube_informer *inf, json_t *obj)
+{
+    char key[600];
+    key_of(obj, key, sizeof key);
+    json_t *old = json_object_get(inf->store, key);
+    if (old && strcmp(rv_of(old), rv_of(obj)) == 0)
+        return; /* seen: not twice */
+    json_incref(old);
+    json_object_set(inf->store, key, obj);
+    inf->st.events++;
+    inf->fn(old ? GP_KUBE_MODIFIED : GP_KUBE_ADDED, obj, old, inf->ctx);
+    json_decref(old);
+}
+
+static void apply_delete(struct gp_kube_informer *inf, json_t *obj)
+{
+    char key[600];
+    key_of(obj, key, sizeof key);
+    json_t *old = json_incref(json_object_get(inf->store, key));
+    if (!old)
+        return; /* never seen, or already gone */
+    json_object_del(inf->store, key);
+    inf->st.events++;
+    inf->fn(GP_KUBE_DELETED, obj, old, inf->ctx);
+    json_decref(old);
+}
+
+static int by_key(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* One page: its items appended to `order` and keyed in `fresh`. */
+static enum gp_err list_page(struct gp_kube_informer *inf, const char *cont, json_t *fresh,
+                             json_t *order, char *next, size_t nnext, struct gp_diag *diag)
+{
+    char path[2048];
+    const char *sep = strchr(inf->path, '?') ? "&" : "?";
+    if (cont)
+        snprintf(path, sizeof path, "%s%slimit=%u&continue=%s", inf->path, sep, inf->limit, cont);
+    else
+        snprintf(path, sizeof path, "%s%slimit=%u", inf->path, sep, inf->limit);
+    struct gp_kube_response r;
+    enum gp_err err = gp_kube_request(inf->c, "GET", path, NULL, NULL, &r, diag);
+    if (err != GP_OK)
+        return err;
+    err = gp_kube_status_err(r.status, r.body, "GET", path, diag);
+    json_t *doc = err == GP_OK ? json_loadb(r.body, r.len, 0, NULL) : NULL;
+    gp_kube_response_free(&r);
+    if (err != GP_OK)
+        return err;
+    json_t *items = json_object_get(doc, "items"), *meta = json_object_get(doc, "metadata");
+    const char *rv = json_string_value(json_object_get(meta, "resourceVersion"));
+    if (!json_is_array(items) || !rv) {
+        json_decref(doc);
+        return gp_diag_set(diag, GP_EPARSE, "GET %s: not a list (items, metadata.resourceVersion)",
+                           path);
+    }
+    snprintf(inf->rv, sizeof inf->rv, "%s", rv);
+    size_t i;
+    json_t *it;
+    json_array_foreach(items, i, it)
+    {
+        char key[600];
+        key_of(it, key, sizeof key);
+        json_object_set(fresh, key, it);
+        json_array_append(order, it);
+    }
+    const char *c = json_string_value(json_object_get(meta, "continue"));
+    snprintf(next, nnext, "%s", c ? c : "");
+    json_decref(doc);
+    inf->st.pages++;
+    return GP_OK;
+}
+
+enum gp_err gp_kube_informer_list(struct gp_kube_informer *inf, struct gp_diag *diag)
+{
+    json_t *fresh = json_object(), *order = json_array();
+    char cont[1024] = "";
+    enum gp_err err;
+    bool first = true;
+    do {
+        err = list_page(inf, first ? NULL : cont, fresh, order, cont, sizeof cont, diag);
+        first = false;
+    } while (err == GP_OK && cont[0]);
+    if (err == GP_OK) {
+        inf->st.lists++;
+        /* the diff: keys gone from the list are DELETED (in key order),
+         * then the list's items upserted in its order */
+        size_t n = 0, i;
+        const char **gone = malloc((json_object_size(inf->store) + 1) * sizeof *gone);
+        if (!gone) {
+            json_decref(fresh);
+            json_decref(order);
+            return gp_diag_set(diag, GP_ENOMEM, "informer %s: out of memory", inf->path);
+        }
+        const char *k;
+        json_t *v;
+        json_object_foreach(inf->store, k, v)
+        {
+            if (!json_object_get(fresh, k))
+                gone[n++] = k;
+        }
+        qsort(gone, n, sizeof *gone, by_key);
+        json_t *dead = json_array();
+        for (i = 0; i < n; i++)
+            json_array_append(dead, json_object_get(inf->store, gone[i]));
+        free(gone);
+        json_array_foreach(dead, i, v)
+        {
+            apply_delete(inf, v);
+        }
+        json_decref(dead);
+        json_array_foreach(order, i, v)
+        {
+            apply_upsert(inf, v);
+        }
+    }
+    json_decref(fresh);
+    json_decref(order);
+    return err;
+}
+
+static int on_watch_line(const char *line, size_t len, void *ctx)
+{
+    struct gp_kube_informer *inf = ctx;
+    struct gp_kube_event ev;
+    inf->err = gp_kube_event_parse(line, len, &ev, inf->diag);
+    if (inf->err != GP_OK) {
+        inf->failed = true;
+        return 1;
+    }
+    int stop = 0;
+    switch (ev.type) {
+    case GP_KUBE_ADDED:
+    case GP_KUBE_MODIFIED:
+        apply_upsert(inf, ev.object);
+        break;
+    case GP_KUBE_DELETED:
+        apply_delete(inf, ev.object);
+        break;
+    case GP_KUBE_BOOKMARK:
+        inf->st.bookmarks++;
+        break;
+    case GP_KUBE_ERROR:
+        if (ev.code == 410) {
+            inf->stale = true;
+        } else {
+            inf->failed = true;
+            inf->err = gp_diag_set(inf->diag, GP_EIO, "watch %s: ERROR %ld: %s", inf->path, ev.code,
+                                   ev.message);
+        }
+        stop = 1;
+        break;
+    }
+    if (!stop && ev.rv[0])
+        snprintf(inf->rv, sizeof inf->rv, "%s", ev.rv);
+    gp_kube_event_clear(&ev);
+    return stop;
+}
+
+enum gp_err gp_kube_informer_watch(struct gp_kube_informer *inf, double timeout_s,
+                                   struct gp_diag *diag)
+{
+    if (!inf->rv[0]) {
+        enum gp_err err = gp_kube_informer_list(inf, diag);
+        if (err != GP_OK)
+            return err;
+    }
+    char path[2048];
+    long secs = timeout_s >= 1 ? (long)timeout_s : 1;
+    snprintf(path, sizeof path,
+             "%s%swatch=1&allowWatchBookmarks=true&resourceVersion=%s&timeoutSeconds=%ld",
+             inf->path, strchr(inf->path, '?') ? "&" : "?", inf->rv, secs);
+    inf->stale = inf->failed = false;
+    inf->diag = diag;
+    inf->err = GP_OK;
+    inf->st.watches++;
+    long status;
+    char *body = NULL;
+    enum gp_err err =
+        gp_kube_stream(inf->c, path, (double)secs + 10, on_watch_line, inf, &status, &body, diag);
+    if (inf->failed) {
+        free(body);
+        return inf->err;
+    }
+    if (err == GP_EIO)
+        inf->st.drops++;
+    if (err == GP_OK && status == 410)
+        inf->stale = true; /* a plain HTTP 410, as etcd answers */
+    else if (err == GP_OK && status != 200)
+        err = gp_kube_status_err(status, body, "GET", path, diag);
+    free(body);
+    if (err == GP_OK && inf->stale) {
+        inf->st.relists_410++;
+        return gp_kube_informer_list(inf, diag);
+    }
+    return err;
+}
+
+const char *gp_kube_informer_rv(const struct gp_kube_informer *inf)
+{
+    return inf->rv;
+}
+
+size_t gp_kube_informer_count(const struct gp_kube_informer *inf)
+{
+    return json_object_size(inf->store);
+}
+
+const json_t *gp_kube_informer_get(const struct gp_kube_informer *inf, const char *ns,
+                                   const char *name)
+{
+    char key[600];
+    snprintf(key, sizeof key, "%s/%s", ns ? ns : "", name);
+    return json_object_get(inf->store, key);
+}
+
+struct gp_kube_informer_stats gp_kube_informer_stats(const struct gp_kube_informer *inf)
+{
+    return inf->st;
+}

@@ -1,0 +1,59 @@
+/* informer.h - one resource kept in step with the API server: a list
+ * (paginated with limit/continue) then a watch from its resourceVersion
+ * (with bookmarks), each change handed to a callback and kept in a store
+ * by namespace/name. A stale watch (an ERROR event with a 410 Status) is
+ * followed by a re-list diffed against the store, so that what changed in
+ * the gap arrives as ADDED, MODIFIED or DELETED and nothing is delivered
+ * twice; a dropped watch resumes from the last resourceVersion. The
+ * resource is a path: "/api/v1/nodes", "/api/v1/pods",
+ * "/apis/scheduling.k8s.io/v1/priorityclasses",
+ * "/apis/scheduling.x-k8s.io/v1alpha1/podgroups". One informer is driven
+ * by one thread, on a client of its own. */
+#ifndef GP_KUBE_INFORMER_H
+#define GP_KUBE_INFORMER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include <jansson.h>
+
+#include "kube/client.h"
+#include "kube/watch.h"
+
+/* A change: type is ADDED, MODIFIED or DELETED; obj the object now (the
+ * last known one for DELETED), old the one before (NULL for ADDED). The
+ * objects are borrowed for the call. */
+typedef void (*gp_kube_change_fn)(enum gp_kube_event_type type, const json_t *obj,
+                                  const json_t *old, void *ctx);
+
+struct gp_kube_informer_stats {
+    unsigned long lists, pages, watches, relists_410, drops, bookmarks, events;
+};
+
+struct gp_kube_informer;
+
+/* page_limit: items per list page (0: 500). */
+enum gp_err gp_kube_informer_new(struct gp_kube_client *c, const char *path, unsigned page_limit,
+                                 gp_kube_change_fn fn, void *ctx, struct gp_kube_informer **out,
+                                 struct gp_diag *diag);
+void gp_kube_informer_free(struct gp_kube_informer *inf);
+
+/* Lists the resource and brings the store to it (changes delivered). */
+enum gp_err gp_kube_informer_list(struct gp_kube_informer *inf, struct gp_diag *diag);
+
+/* One watch from the last resourceVersion, for at most timeout_s: GP_OK
+ * when the server ended it (or it went stale and the re-list is done),
+ * GP_EIO when the connection dropped (call again to resume), other errors
+ * as they come. */
+enum gp_err gp_kube_informer_watch(struct gp_kube_informer *inf, double timeout_s,
+                                   struct gp_diag *diag);
+
+/* The resourceVersion the store is at ("" before the first list). */
+const char *gp_kube_informer_rv(const struct gp_kube_informer *inf);
+size_t gp_kube_informer_count(const struct gp_kube_informer *inf);
+/* The stored object, or NULL ("" namespace for cluster-scoped ones). */
+const json_t *gp_kube_informer_get(const struct gp_kube_informer *inf, const char *ns,
+                                   const char *name);
+struct gp_kube_informer_stats gp_kube_informer_stats(const struct gp_kube_informer *inf);
+
+#endif

@@ -1,0 +1,80 @@
+/* kube_double.h - for tests of src/kube/: start the API server double
+ * (GP_APIDOUBLE) on a free loopback port, stop it by its PID, make a
+ * client for it and make requests that must answer a given status.
+ * Included by one test file each (static functions). */
+#ifndef GP_TEST_KUBE_DOUBLE_H
+#define GP_TEST_KUBE_DOUBLE_H
+
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "kube/client.h"
+
+static pid_t kd_pid;
+static char kd_server[64];
+
+static int kd_start(void **state)
+{
+    (void)state;
+    int fd[2];
+    if (pipe(fd) != 0)
+        return -1;
+    kd_pid = fork();
+    if (kd_pid == 0) {
+        dup2(fd[1], 1);
+        close(fd[0]);
+        execl(GP_APIDOUBLE, GP_APIDOUBLE, "--port", "0", "--bookmark-ms", "100", (char *)NULL);
+        _exit(127);
+    }
+    close(fd[1]);
+    FILE *f = fdopen(fd[0], "r");
+    unsigned port = 0;
+    if (!f || fscanf(f, "port %u", &port) != 1)
+        return -1;
+    fclose(f);
+    snprintf(kd_server, sizeof kd_server, "http://127.0.0.1:%u", port);
+    return 0;
+}
+
+static int kd_stop(void **state)
+{
+    (void)state;
+    kill(kd_pid, SIGTERM);
+    int st;
+    waitpid(kd_pid, &st, 0);
+    return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -1;
+}
+
+__attribute__((unused)) static struct gp_kube_client *kd_client(void)
+{
+    struct gp_kube_config cfg = {.server = kd_server, .ns = "default"};
+    struct gp_kube_client_opts o;
+    gp_kube_client_opts_default(&o);
+    o.backoff_base_s = 0.01;
+    o.request_timeout_s = 5;
+    o.qps = 0;
+    struct gp_kube_client *c;
+    struct gp_diag d = {""};
+    assert_int_equal(gp_kube_client_new(&cfg, &o, &c, &d), GP_OK);
+    return c;
+}
+
+/* A request that must answer `status`; nothing kept. */
+__attribute__((unused)) static void kd_call(struct gp_kube_client *c, const char *method,
+                                            const char *path, const char *body, long status)
+{
+    struct gp_kube_response r;
+    struct gp_diag d = {""};
+    const char *ct = !body                          ? NULL
+                     : strcmp(method, "PATCH") == 0 ? "application/merge-patch+json"
+                                                    : "application/json";
+    enum gp_err err = gp_kube_request(c, method, path, body, ct, &r, &d);
+    if (err != GP_OK || r.status != status)
+        fail_msg("%s %s: %s, HTTP %ld: %s", method, path, d.msg, r.status, r.body);
+    gp_kube_response_free(&r);
+}
+
+#endif

@@ -1,0 +1,147 @@
+/* test_kube_informer.c - informers (kube/informer.c) against the API
+ * server double: a paginated list delivered as ADDED, a watch's changes
+ * and bookmarks, a gap closed by a compaction (the 410 ERROR event, the
+ * re-list and its diff: what was created, changed and deleted in the gap
+ * arrives once each, nothing else), a dropped watch resumed from the last
+ * resourceVersion with nothing delivered twice. Every change is logged
+ * and the log compared whole. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include <cmocka.h>
+
+#include "kube/informer.h"
+#include "kube_double.h"
+
+struct log {
+    char text[8192];
+    size_t len;
+};
+
+static void on_change(enum gp_kube_event_type type, const json_t *obj, const json_t *old, void *ctx)
+{
+    struct log *l = ctx;
+    const char *name = gp_kube_meta(obj, "name");
+    assert_true((type == GP_KUBE_ADDED) == (old == NULL));
+    int n = snprintf(l->text + l->len, sizeof l->text - l->len, "%s %s\n",
+                     gp_kube_event_type_name(type), name ? name : "?");
+    assert_true(n > 0 && (size_t)n < sizeof l->text - l->len);
+    l->len += (size_t)n;
+}
+
+static const char *take(struct log *l)
+{
+    static char out[8192];
+    memcpy(out, l->text, l->len + 1);
+    l->len = 0;
+    l->text[0] = '\0';
+    return out;
+}
+
+static void pod(struct gp_kube_client *c, const char *name)
+{
+    char b[256];
+    snprintf(b, sizeof b,
+             "{\"metadata\":{\"name\":\"%s\"},\"spec\":{\"containers\":[{\"name\":\"c\","
+             "\"image\":\"x\"}]}}",
+             name);
+    kd_call(c, "POST", "/api/v1/namespaces/default/pods", b, 201);
+}
+
+static long double_rv(struct gp_kube_client *c)
+{
+    struct gp_kube_response r;
+    struct gp_diag d = {""};
+    assert_int_equal(gp_kube_request(c, "GET", "/_control/stats", NULL, NULL, &r, &d), GP_OK);
+    json_t *s = json_loads(r.body, 0, NULL);
+    long v = (long)json_integer_value(json_object_get(s, "resourceVersion"));
+    json_decref(s);
+    gp_kube_response_free(&r);
+    return v;
+}
+
+static void test_informer(void **state)
+{
+    (void)state;
+    struct gp_kube_client *admin = kd_client(), *c = kd_client();
+    struct log log = {.len = 0};
+    struct gp_kube_informer *inf;
+    struct gp_diag d = {""};
+    char name[16];
+    for (int i = 1; i <= 7; i++) {
+        snprintf(name, sizeof name, "p%d", i);
+        pod(admin, name);
+    }
+    assert_int_equal(gp_kube_informer_new(c, "/api/v1/pods", 3, on_change, &log, &inf, &d), GP_OK);
+    assert_int_equal(gp_kube_informer_list(inf, &d), GP_OK);
+    assert_string_equal(take(&log), "ADDED p1\nADDED p2\nADDED p3\nADDED p4\nADDED p5\nADDED "
+                                    "p6\nADDED p7\n");
+    assert_int_equal(gp_kube_informer_stats(inf).pages, 3);
+    assert_int_equal(gp_kube_informer_count(inf), 7);
+
+    /* a watch: the changes in order, then bookmarks bring the RV up */
+    pod(admin, "p8");
+    kd_call(admin, "PATCH", "/api/v1/namespaces/default/pods/p1",
+            "{\"metadata\":{\"labels\":{\"x\":\"1\"}}}", 200);
+    kd_call(admin, "DELETE", "/api/v1/namespaces/default/pods/p2", NULL, 200);
+    kd_call(admin, "POST", "/api/v1/nodes", "{\"metadata\":{\"name\":\"n1\"}}", 201);
+    assert_int_equal(gp_kube_informer_watch(inf, 1, &d), GP_OK);
+    assert_string_equal(take(&log), "ADDED p8\nMODIFIED p1\nDELETED p2\n");
+    assert_true(gp_kube_informer_stats(inf).bookmarks >= 2);
+    assert_int_equal(atol(gp_kube_informer_rv(inf)), double_rv(admin)); /* the node's RV */
+    assert_non_null(gp_kube_informer_get(inf, "default", "p1"));
+    assert_null(gp_kube_informer_get(inf, "default", "p2"));
+
+    /* a gap closed by a compaction: 410, re-list, the diff once */
+    pod(admin, "p9");
+    kd_call(admin, "DELETE", "/api/v1/namespaces/default/pods/p3", NULL, 200);
+    kd_call(admin, "PATCH", "/api/v1/namespaces/default/pods/p4",
+            "{\"metadata\":{\"labels\":{\"x\":\"2\"}}}", 200);
+    pod(admin, "p10");
+    kd_call(admin, "DELETE", "/api/v1/namespaces/default/pods/p10", NULL, 200); /* unseen */
+    kd_call(admin, "POST", "/_control/compact", NULL, 200);
+    assert_int_equal(gp_kube_informer_watch(inf, 1, &d), GP_OK);
+    assert_int_equal(gp_kube_informer_stats(inf).relists_410, 1);
+    assert_string_equal(take(&log), "DELETED p3\nMODIFIED p4\nADDED p9\n");
+    assert_int_equal(gp_kube_informer_count(inf), 7);            /* p1 p4-p9 */
+    assert_int_equal(gp_kube_informer_watch(inf, 1, &d), GP_OK); /* and nothing more */
+    assert_string_equal(take(&log), "");
+
+    /* a dropped watch resumes from the last RV: p11 once, then p12 */
+    kd_call(admin, "POST", "/_control/fault", "{\"drop_after\":1,\"count\":1}", 200);
+    pod(admin, "p11");
+    pod(admin, "p12");
+    assert_int_equal(gp_kube_informer_watch(inf, 1, &d), GP_EIO);
+    assert_string_equal(take(&log), "ADDED p11\n");
+    assert_int_equal(gp_kube_informer_watch(inf, 1, &d), GP_OK);
+    assert_string_equal(take(&log), "ADDED p12\n");
+    struct gp_kube_informer_stats st = gp_kube_informer_stats(inf);
+    assert_int_equal(st.drops, 1);
+    assert_int_equal(st.lists, 2);
+    assert_int_equal(gp_kube_informer_count(inf), 9);
+    gp_kube_informer_free(inf);
+
+    /* PriorityClasses by their path alone */
+    kd_call(admin, "POST", "/apis/scheduling.k8s.io/v1/priorityclasses",
+            "{\"metadata\":{\"name\":\"high\"},\"value\":1000}", 201);
+    assert_int_equal(gp_kube_informer_new(c, "/apis/scheduling.k8s.io/v1/priorityclasses", 0,
+                                          on_change, &log, &inf, &d),
+                     GP_OK);
+    assert_int_equal(gp_kube_informer_watch(inf, 1, &d), GP_OK); /* lists first */
+    assert_string_equal(take(&log), "ADDED high\n");
+    assert_non_null(gp_kube_informer_get(inf, "", "high"));
+    gp_kube_informer_free(inf);
+    gp_kube_client_free(c);
+    gp_kube_client_free(admin);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_informer),
+    };
+    return cmocka_run_group_tests(tests, kd_start, kd_stop);
+}
