@@ -113,7 +113,8 @@ enum gp_err gp_kube_event_parse(const char *line, size_t len, struct gp_kube_eve
     }
     ev->type = et;
     ev->object = json_incref(obj);
-    json_decref(doc);
+    json_decref(doc); /* t pointed into it: the type's name is used from here */
+    t = gp_kube_event_type_name(et);
     const char *ns = gp_kube_meta(obj, "namespace"), *name = gp_kube_meta(obj, "name");
     const char *rv = gp_kube_meta(obj, "resourceVersion");
     ev->ns = ns ? ns : "";
