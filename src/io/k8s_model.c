@@ -262,6 +262,39 @@ static int row_cmp(const char *type, const char *field, const struct gp_k8s_mode
     return c ? c : strcmp(field, m->field);
 }
 
+void gp_k8s_model_rows(const char *type, size_t *first, size_t *count)
+{
+    size_t lo = 0, hi = gp_k8s_nmodel;
+    while (lo < hi) { /* the first row of the type, or where it would be */
+        size_t mid = lo + (hi - lo) / 2;
+        if (strcmp(gp_k8s_model[mid].type, type) < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    size_t end = lo;
+    while (end < gp_k8s_nmodel && strcmp(gp_k8s_model[end].type, type) == 0)
+        end++;
+    *first = lo;
+    *count = end - lo;
+}
+
+const struct gp_k8s_model *gp_k8s_model_field(size_t first, size_t count, const char *field)
+{
+    size_t lo = first, hi = first + count;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        int c = strcmp(field, gp_k8s_model[mid].field);
+        if (c == 0)
+            return &gp_k8s_model[mid];
+        if (c < 0)
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
+    return NULL;
+}
+
 const struct gp_k8s_model *gp_k8s_model_find(const char *type, const char *field)
 {
     size_t lo = 0, hi = gp_k8s_nmodel;

@@ -7,6 +7,7 @@
  * warning for each field the simulation does not model. */
 #include "io/k8s_schema.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -24,11 +25,24 @@ enum role {
     ROLE_OTHER,    /* Queue, PriorityClass, List */
 };
 
+/* Where the walk is: the path is kept as frames (keys point at the
+ * callers' copies) and written out only for a message, so that a valid
+ * object costs no formatting. */
+#define WALK_DEPTH 64
+
+struct frame {
+    const char *key; /* NULL: a list index */
+    size_t index;
+    struct fy_node *node;
+};
+
 struct walk {
-    struct gp_yaml *y;
+    struct gp_yaml *y; /* its path is the object's root ("Job/train") */
     struct gp_workload *w;
     enum role role;
     const char *kind; /* for messages: "a Job's" */
+    struct frame frames[WALK_DEPTH];
+    size_t depth;
 };
 
 /* --- lookups --------------------------------------------------------------- */
@@ -83,6 +97,50 @@ static bool key_text(struct fy_node *n, char *buf, size_t size)
     return true;
 }
 
+static bool push(struct walk *k, const char *key, size_t index, struct fy_node *node)
+{
+    if (k->depth == WALK_DEPTH)
+        return false; /* deeper than any Kubernetes type: not walked */
+    k->frames[k->depth++] = (struct frame){key, index, node};
+    return true;
+}
+
+static void pop(struct walk *k)
+{
+    k->depth--;
+}
+
+/* Writes the frames into y's path (and position); gp_yaml_pop(y, the
+ * returned) takes them back. */
+static struct gp_yaml_saved render(struct walk *k)
+{
+    struct gp_yaml *y = k->y;
+    struct gp_yaml_saved root = {y->plen, y->line, y->col};
+    for (size_t i = 0; i < k->depth; i++) {
+        const struct frame *f = &k->frames[i];
+        if (f->key)
+            gp_yaml_push_key(y, f->key, f->node);
+        else
+            gp_yaml_push_index(y, f->index, f->node);
+    }
+    return root;
+}
+
+/* gp_yaml_fail at the current frame: "FILE:LINE:COL: PATH: MESSAGE". */
+static enum gp_err fail(struct walk *k, struct fy_node *at, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static enum gp_err fail(struct walk *k, struct fy_node *at, const char *fmt, ...)
+{
+    char msg[400];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    render(k); /* the walk stops: gp_k8s_validate restores the path */
+    return gp_yaml_fail(k->y, at, GP_EINVALID, "%s", msg);
+}
+
 /* A list of names for a message, cut with ", ..." where it would not fit. */
 struct names {
     char buf[340];
@@ -129,10 +187,11 @@ static enum gp_err warn_row(struct walk *k, const struct gp_k8s_model *row)
     }
     const char *assumes =
         row && row->assumes ? row->assumes : "gpuplane does not read it (no row in k8s_model.c)";
-    if (gp_workload_warn(k->w, k->y->arena, "%s:%d: %s is not simulated; %s", k->y->name,
-                         k->y->line, k->y->path, assumes) != GP_OK)
-        return oom(k);
-    return GP_OK;
+    struct gp_yaml_saved root = render(k);
+    enum gp_err err = gp_workload_warn(k->w, k->y->arena, "%s:%d: %s is not simulated; %s",
+                                       k->y->name, k->y->line, k->y->path, assumes);
+    gp_yaml_pop(k->y, root);
+    return err == GP_OK ? GP_OK : oom(k);
 }
 
 /* --- gpuplane's keys and domains ------------------------------------------ */
@@ -146,16 +205,19 @@ static const char *domain_typo(const char *key, size_t *len)
         return NULL;
     char dom[KEY_MAX];
     size_t n = (size_t)(slash - key);
+    *len = n;
+    if (n + 2 < 11 || n > 15 + 2) /* two edits change the length by two at most */
+        return NULL;
     for (size_t i = 0; i < n; i++)
         dom[i] = (char)(key[i] >= 'A' && key[i] <= 'Z' ? key[i] - 'A' + 'a' : key[i]);
     dom[n] = '\0';
-    *len = n;
     const char *best = NULL;
     unsigned best_d = 3;
-    for (size_t i = 0; i < sizeof DOMAINS / sizeof DOMAINS[0]; i++) {
+    for (size_t i = 0; i < sizeof DOMAINS / sizeof DOMAINS[0]; i++)
         if (strcmp(dom, DOMAINS[i]) == 0 && memcmp(key, DOMAINS[i], n) == 0)
             return NULL; /* spelt right */
-        unsigned d = gp_strdist(dom, DOMAINS[i]);
+    for (size_t i = 0; i < sizeof DOMAINS / sizeof DOMAINS[0]; i++) {
+        unsigned d = gp_strdist_max(dom, DOMAINS[i], 2);
         if (d < best_d) {
             best_d = d;
             best = DOMAINS[i];
@@ -199,20 +261,18 @@ static enum gp_err unknown_key(struct walk *k, struct fy_node *kn, const char *k
 {
     for (size_t i = 0; i < gp_k8s_nkeys; i++)
         if (strcmp(gp_k8s_keys[i].key, key) == 0)
-            return gp_yaml_fail(k->y, kn, GP_EINVALID, "%s belongs in %s, not here", key,
-                                place_name(gp_k8s_keys[i].places));
+            return fail(k, kn, "%s belongs in %s, not here", key,
+                        place_name(gp_k8s_keys[i].places));
     const char *near = place ? nearest_key(key, place) : NULL;
     if (near)
-        return gp_yaml_fail(k->y, kn, GP_EINVALID, "unknown gpuplane %s; did you mean \"%s\"?",
-                            what, near);
+        return fail(k, kn, "unknown gpuplane %s; did you mean \"%s\"?", what, near);
     if (!place)
-        return gp_yaml_fail(k->y, kn, GP_EINVALID, "gpuplane reads no %s on a %s", what, k->kind);
+        return fail(k, kn, "gpuplane reads no %s on a %s", what, k->kind);
     struct names list = {"", 0, false};
     for (size_t i = 0; i < gp_k8s_nkeys; i++)
         if (gp_k8s_keys[i].places & place)
             names_add(&list, gp_k8s_keys[i].key);
-    return gp_yaml_fail(k->y, kn, GP_EINVALID, "unknown gpuplane %s (expected one of: %s)", what,
-                        list.buf);
+    return fail(k, kn, "unknown gpuplane %s (expected one of: %s)", what, list.buf);
 }
 
 /* The keys of labels, annotations or a node selector: gpuplane's domains
@@ -228,7 +288,8 @@ static enum gp_err check_keys(struct walk *k, struct fy_node *map, unsigned plac
         char key[KEY_MAX];
         if (!key_text(kn, key, sizeof key))
             continue; /* the reader reports it */
-        struct gp_yaml_saved s = gp_yaml_push_key(k->y, key, kn);
+        if (!push(k, key, 0, kn))
+            return GP_OK;
         enum gp_err err = GP_OK;
         size_t dlen = 0;
         const char *fix = domain_typo(key, &dlen);
@@ -236,9 +297,8 @@ static enum gp_err check_keys(struct walk *k, struct fy_node *map, unsigned plac
             char fixed[2 * KEY_MAX];
             snprintf(fixed, sizeof fixed, "%s%s", fix, key + dlen);
             const char *near = known && place ? nearest_key(fixed, place) : NULL;
-            err =
-                gp_yaml_fail(k->y, kn, GP_EINVALID, "unknown domain \"%.*s\"; did you mean \"%s\"?",
-                             (int)dlen, key, near ? near : fixed);
+            err = fail(k, kn, "unknown domain \"%.*s\"; did you mean \"%s\"?", (int)dlen, key,
+                       near ? near : fixed);
         } else if (known && our_domain(key)) {
             size_t i;
             for (i = 0; i < gp_k8s_nkeys; i++)
@@ -247,7 +307,7 @@ static enum gp_err check_keys(struct walk *k, struct fy_node *map, unsigned plac
             if (i == gp_k8s_nkeys)
                 err = unknown_key(k, kn, key, place, what);
         }
-        gp_yaml_pop(k->y, s);
+        pop(k);
         if (err != GP_OK)
             return err;
     }
@@ -300,11 +360,11 @@ static enum gp_err unknown_resource(struct walk *k, struct fy_node *kn, const ch
         }
     }
     if (gp_strdist_close(key, d))
-        return gp_yaml_fail(k->y, kn, GP_EINVALID, "unknown resource; did you mean \"%s\"?", best);
-    return gp_yaml_fail(k->y, kn, GP_EINVALID,
-                        "unknown resource (expected cpu, memory, ephemeral-storage, "
-                        "hugepages-<size>, nvidia.com/gpu, nvidia.com/gpu.shared or "
-                        "nvidia.com/mig-<profile>; the cluster declares no other)");
+        return fail(k, kn, "unknown resource; did you mean \"%s\"?", best);
+    return fail(k, kn,
+                "unknown resource (expected cpu, memory, ephemeral-storage, "
+                "hugepages-<size>, nvidia.com/gpu, nvidia.com/gpu.shared or "
+                "nvidia.com/mig-<profile>; the cluster declares no other)");
 }
 
 /* requests and limits: every name a resource Kubernetes or gpuplane knows;
@@ -318,7 +378,8 @@ static enum gp_err check_resources(struct walk *k, struct fy_node *map)
         char key[KEY_MAX];
         if (!key_text(kn, key, sizeof key))
             continue;
-        struct gp_yaml_saved s = gp_yaml_push_key(k->y, key, kn);
+        if (!push(k, key, 0, kn))
+            return GP_OK;
         enum gp_err err = GP_OK;
         const char *pseudo = NULL;
         if (strcmp(key, "ephemeral-storage") == 0)
@@ -331,22 +392,22 @@ static enum gp_err check_resources(struct walk *k, struct fy_node *map)
             unsigned d;
             const char *prof = nearest_profile(key + 15, &d);
             if (d != 0 && prof && gp_strdist_close(key + 15, d))
-                err = gp_yaml_fail(k->y, kn, GP_EINVALID,
-                                   "no GPU model has the MIG profile \"%s\"; did you mean "
-                                   "\"nvidia.com/mig-%s\"?",
-                                   key + 15, prof);
+                err = fail(k, kn,
+                           "no GPU model has the MIG profile \"%s\"; did you mean "
+                           "\"nvidia.com/mig-%s\"?",
+                           key + 15, prof);
             else if (d != 0)
-                err = gp_yaml_fail(k->y, kn, GP_EINVALID,
-                                   "no GPU model has the MIG profile \"%.40s\" (expected a "
-                                   "profile of data/mig-profiles.json, like "
-                                   "nvidia.com/mig-1g.10gb)",
-                                   key + 15);
+                err = fail(k, kn,
+                           "no GPU model has the MIG profile \"%.40s\" (expected a "
+                           "profile of data/mig-profiles.json, like "
+                           "nvidia.com/mig-1g.10gb)",
+                           key + 15);
         } else if (strcmp(key, "cpu") != 0 && strcmp(key, "memory") != 0 &&
                    strcmp(key, "nvidia.com/gpu") != 0 &&
                    strcmp(key, "nvidia.com/gpu.shared") != 0) {
             err = unknown_resource(k, kn, key);
         }
-        gp_yaml_pop(k->y, s);
+        pop(k);
         if (err != GP_OK)
             return err;
     }
@@ -359,7 +420,7 @@ static enum gp_err walk_object(struct walk *k, struct fy_node *n, unsigned type,
 
 static enum gp_err expected(struct walk *k, struct fy_node *v, const char *what)
 {
-    return gp_yaml_fail(k->y, v, GP_EINVALID, "expected %s, got %s", what, gp_yaml_describe(v));
+    return fail(k, v, "expected %s, got %s", what, gp_yaml_describe(v));
 }
 
 /* An unknown field of type t: the nearest valid name, or the list. */
@@ -370,12 +431,11 @@ static enum gp_err unknown_field(struct walk *k, struct fy_node *kn, unsigned t,
     unsigned d;
     size_t i = gp_strdist_nearest(key, f, ty->count, sizeof *f, &d);
     if (gp_strdist_close(key, d))
-        return gp_yaml_fail(k->y, kn, GP_EINVALID, "unknown field; did you mean \"%s\"?",
-                            f[i].name);
+        return fail(k, kn, "unknown field; did you mean \"%s\"?", f[i].name);
     struct names list = {"", 0, false};
     for (size_t j = 0; j < ty->count; j++)
         names_add(&list, f[j].name);
-    return gp_yaml_fail(k->y, kn, GP_EINVALID, "unknown field (expected one of: %s)", list.buf);
+    return fail(k, kn, "unknown field (expected one of: %s)", list.buf);
 }
 
 /* The checks of a modelled map (labels, annotations, selectors, resources). */
@@ -424,13 +484,14 @@ static enum gp_err walk_value(struct walk *k, const struct gp_k8s_field *f, stru
         struct fy_node *item;
         size_t i = 0;
         while ((item = fy_node_sequence_iterate(v, &it)) != NULL) {
-            struct gp_yaml_saved s = gp_yaml_push_index(k->y, i++, item);
+            if (!push(k, NULL, i++, item))
+                return GP_OK;
             enum gp_err err = GP_OK;
             if (fy_node_is_mapping(item))
                 err = walk_object(k, item, f->type, modelled);
             else if (!modelled && !gp_yaml_is_null(item) && !fy_node_is_alias(item))
                 err = expected(k, item, "a mapping");
-            gp_yaml_pop(k->y, s);
+            pop(k);
             if (err != GP_OK)
                 return err;
         }
@@ -450,9 +511,10 @@ static enum gp_err walk_value(struct walk *k, const struct gp_k8s_field *f, stru
             char key[KEY_MAX];
             if (!key_text(kn, key, sizeof key) || !fy_node_is_mapping(val))
                 continue;
-            struct gp_yaml_saved s = gp_yaml_push_key(k->y, key, kn);
+            if (!push(k, key, 0, kn))
+                return GP_OK;
             enum gp_err err = walk_object(k, val, f->type, modelled);
-            gp_yaml_pop(k->y, s);
+            pop(k);
             if (err != GP_OK)
                 return err;
         }
@@ -468,39 +530,54 @@ static enum gp_err walk_value(struct walk *k, const struct gp_k8s_field *f, stru
 
 /* Mapping n against type t. modelled: gpuplane reads this object, so each
  * field's row in the model table says what to do with it. */
+/* gp_yaml_is_null, quick for the values that cannot be null. */
+static bool is_null(struct fy_node *v)
+{
+    size_t len;
+    if (!v)
+        return true;
+    if (fy_node_get_type(v) != FYNT_SCALAR)
+        return false;
+    return fy_node_get_scalar(v, &len) && len > 4 ? false : gp_yaml_is_null(v);
+}
+
 static enum gp_err walk_object(struct walk *k, struct fy_node *n, unsigned type, bool modelled)
 {
+    size_t first = 0, count = 0; /* the type's rows in the model table */
+    if (modelled)
+        gp_k8s_model_rows(gp_k8s_types[type].name, &first, &count);
     void *it = NULL;
     struct fy_node_pair *p;
     while ((p = fy_node_mapping_iterate(n, &it)) != NULL) {
         struct fy_node *kn = fy_node_pair_key(p), *v = fy_node_pair_value(p);
         char key[KEY_MAX];
         if (!key_text(kn, key, sizeof key))
-            return gp_yaml_fail(k->y, kn, GP_EINVALID, "expected a field name, got %s",
-                                gp_yaml_describe(kn));
+            return fail(k, kn, "expected a field name, got %s", gp_yaml_describe(kn));
         if (strcmp(key, "<<") == 0)
-            return gp_yaml_fail(k->y, kn, GP_EINVALID,
-                                "YAML merge keys (<<) are not supported; write the fields out");
+            return fail(k, kn, "YAML merge keys (<<) are not supported; write the fields out");
         const struct gp_k8s_field *f = gp_k8s_field_find(type, key);
-        struct gp_yaml_saved s = gp_yaml_push_key(k->y, key, kn);
+        if (!push(k, key, 0, kn))
+            return GP_OK;
         enum gp_err err = GP_OK;
         if (!f) {
             err = unknown_field(k, kn, type, key);
-        } else if (!gp_yaml_is_null(v)) {
-            bool child = false;
-            if (modelled) {
-                const struct gp_k8s_model *row = gp_k8s_model_find(gp_k8s_types[type].name, key);
-                enum gp_k8s_class cls = row ? row->cls : GP_K8S_WARN;
-                child = cls == GP_K8S_MODELLED;
-                if (cls == GP_K8S_WARN)
-                    err = warn_row(k, row);
-                else if (child && row->check != GP_K8S_CHECK_NONE)
-                    err = run_check(k, row->check, v);
-            }
-            if (err == GP_OK)
+        } else {
+            const struct gp_k8s_model *row =
+                modelled ? gp_k8s_model_field(first, count, key) : NULL;
+            enum gp_k8s_class cls = !modelled ? GP_K8S_INERT : row ? row->cls : GP_K8S_WARN;
+            bool child = cls == GP_K8S_MODELLED;
+            /* null is absent; a plain value where one is expected needs no
+             * look (libfyaml's text is dear), unless it would warn */
+            bool null = !v || (fy_node_get_type(v) == FYNT_SCALAR &&
+                               (f->kind != GP_K8S_SCALAR || cls == GP_K8S_WARN) && is_null(v));
+            if (!null && cls == GP_K8S_WARN)
+                err = warn_row(k, row);
+            else if (!null && child && row->check != GP_K8S_CHECK_NONE)
+                err = run_check(k, row->check, v);
+            if (err == GP_OK && !null)
                 err = walk_value(k, f, v, child);
         }
-        gp_yaml_pop(k->y, s);
+        pop(k);
         if (err != GP_OK)
             return err;
     }
@@ -546,8 +623,7 @@ static enum gp_err object_add(struct walk *k, const char *key, const char *what,
          j = (j + 1) & (w->nslots - 1)) {
         const struct gp_k8s_object *o = &w->objects[w->object_slots[j] - 1];
         if (o->hash == h && strcmp(o->key, key) == 0)
-            return gp_yaml_fail(k->y, at, GP_EINVALID, "defined twice%s (first at %s)", what,
-                                o->source);
+            return fail(k, at, "defined twice%s (first at %s)", what, o->source);
     }
     if (w->nobjects == w->objects_cap) {
         size_t cap = w->objects_cap ? 2 * w->objects_cap : 64;
@@ -602,9 +678,25 @@ void gp_k8s_restore(struct gp_workload *w, const struct gp_k8s_mark *m)
 
 /* --- one object ------------------------------------------------------------ */
 
+/* The value of `key` in mapping n (the first, as the reader takes it), or
+ * NULL: a walk over the pairs, cheaper than libfyaml's lookup. */
 static struct fy_node *lookup(struct fy_node *n, const char *key)
 {
-    return n && fy_node_is_mapping(n) ? fy_node_mapping_lookup_by_string(n, key, FY_NT) : NULL;
+    if (!n || !fy_node_is_mapping(n))
+        return NULL;
+    size_t want = strlen(key);
+    void *it = NULL;
+    struct fy_node_pair *p;
+    while ((p = fy_node_mapping_iterate(n, &it)) != NULL) {
+        struct fy_node *kn = fy_node_pair_key(p);
+        size_t len;
+        const char *s = kn && fy_node_is_scalar(kn) && !fy_node_is_alias(kn)
+                            ? fy_node_get_scalar(kn, &len)
+                            : NULL;
+        if (s && len == want && memcmp(s, key, len) == 0)
+            return fy_node_pair_value(p);
+    }
+    return NULL;
 }
 
 /* A scalar child's text in buf, or "" */
@@ -656,7 +748,12 @@ enum gp_err gp_k8s_validate(struct gp_yaml *y, struct fy_node *n, struct gp_work
             r = &gp_k8s_roots[i];
     if (!r)
         return GP_OK; /* an unknown kind or apiVersion: the reader says which */
-    struct walk k = {y, w, ROLE_OTHER, r->kind};
+    struct walk k;    /* the frames are written as they are pushed */
+    k.y = y;
+    k.w = w;
+    k.role = ROLE_OTHER;
+    k.kind = r->kind;
+    k.depth = 0;
     if (!strcmp(kind, "Pod") || !strcmp(kind, "Job") || !strcmp(kind, "Deployment"))
         k.role = ROLE_POD;
     else if (!strcmp(kind, "PodGroup"))

@@ -92,6 +92,10 @@ extern const size_t gp_k8s_nmodel;
 
 /* The row of (type, field), or NULL. */
 const struct gp_k8s_model *gp_k8s_model_find(const char *type, const char *field);
+/* The rows of one type: gp_k8s_model[*first .. *first + *count). */
+void gp_k8s_model_rows(const char *type, size_t *first, size_t *count);
+/* The row of `field` among the rows [first, first + count), or NULL. */
+const struct gp_k8s_model *gp_k8s_model_field(size_t first, size_t count, const char *field);
 
 /* Where a gpuplane key may be written. */
 enum gp_k8s_place {

@@ -5,6 +5,11 @@
 
 unsigned gp_strdist(const char *a, const char *b)
 {
+    return gp_strdist_max(a, b, ~0u - 1);
+}
+
+unsigned gp_strdist_max(const char *a, const char *b, unsigned max)
+{
     size_t n = strlen(a), m = strlen(b);
     if (n > GP_STRDIST_MAX)
         n = GP_STRDIST_MAX;
@@ -17,6 +22,7 @@ unsigned gp_strdist(const char *a, const char *b)
         prev[j] = (unsigned)j;
     for (size_t i = 1; i <= n; i++) {
         cur[0] = (unsigned)i;
+        unsigned row_min = cur[0];
         for (size_t j = 1; j <= m; j++) {
             unsigned cost = a[i - 1] != b[j - 1];
             unsigned best = prev[j - 1] + cost;
@@ -28,13 +34,17 @@ unsigned gp_strdist(const char *a, const char *b)
                 two[j - 2] + 1 < best)
                 best = two[j - 2] + 1;
             cur[j] = best;
+            if (best < row_min)
+                row_min = best;
         }
+        if (row_min > max)
+            return max + 1; /* every later row is at least as far */
         unsigned *t = two;
         two = prev;
         prev = cur;
         cur = t;
     }
-    return prev[m];
+    return prev[m] <= max ? prev[m] : max + 1;
 }
 
 size_t gp_strdist_nearest(const char *key, const void *items, size_t n, size_t stride,

@@ -15,6 +15,10 @@
  * "nodeSelecter" to "nodeSelector" 1, "limtis" to "limits" 1). */
 unsigned gp_strdist(const char *a, const char *b);
 
+/* The same, or max + 1 as soon as the distance is known to exceed max
+ * (cheaper for a yes-or-no "within max edits"). */
+unsigned gp_strdist_max(const char *a, const char *b, unsigned max);
+
 /* The index of the name nearest to key among n items of `stride` bytes
  * each, every item starting with its name (a const char *); ties go to
  * the first. *dist gets the distance (may be NULL). n must be > 0. */

@@ -95,6 +95,22 @@ static void test_distance(void **state)
     b[3] = 'y';
     assert_int_equal(gp_strdist(a, b), 1);
 
+    /* the bounded distance is the distance, or max + 1 past max */
+    static const char *const pairs[][2] = {
+        {"kitten", "sitting"},
+        {"sim.gpuplan.io", "sim.gpuplane.io"},
+        {"gpuplane.oi", "gpuplane.io"},
+        {"example.com", "gpuplane.io"},
+        {"ab", "ba"},
+        {"", "xyz"},
+        {"abcdef", "badcfe"},
+        {"app.kubernetes.io", "sim.gpuplane.io"},
+    };
+    for (size_t i = 0; i < sizeof pairs / sizeof pairs[0]; i++)
+        for (unsigned max = 0; max < 6; max++) {
+            unsigned d = gp_strdist(pairs[i][0], pairs[i][1]);
+            assert_int_equal(gp_strdist_max(pairs[i][0], pairs[i][1], max), d <= max ? d : max + 1);
+        }
     static const char *const names[] = {"limits", "requests", "claims", "limit"};
     unsigned d;
     assert_int_equal(gp_strdist_nearest("request", names, 4, sizeof names[0], &d), 1);
