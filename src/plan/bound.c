@@ -142,8 +142,9 @@ static int cmp_str(const char *a, const char *b)
 
 /* A total order on pod specs by everything the filters and the resources
  * look at (names, priorities, gangs, queues and duration hints aside): the
- * sharing modes a pod accepts and its MIG profile too, which decide where
- * it fits as much as its model or selector do. */
+ * sharing modes a pod accepts, its MIG profile and the resource it asks for
+ * (nvidia.com/gpu or nvidia.com/gpu.shared) too, which decide where it fits
+ * as much as its model or selector do. */
 static int spec_cmp(const struct gp_pod_spec *a, const struct gp_pod_spec *b)
 {
     int c;
@@ -151,6 +152,7 @@ static int spec_cmp(const struct gp_pod_spec *a, const struct gp_pod_spec *b)
         (c = cmp_i64(a->gpu_count, b->gpu_count)) || (c = cmp_i64(a->gpu_milli, b->gpu_milli)) ||
         (c = cmp_i64(a->gpu_mem_mib, b->gpu_mem_mib)) ||
         (c = cmp_i64(a->share_modes, b->share_modes)) ||
+        (c = cmp_i64(a->gpu_resource, b->gpu_resource)) ||
         (c = cmp_i64(a->mig_profile != NULL, b->mig_profile != NULL)) ||
         (c = cmp_str(a->mig_profile, b->mig_profile)) ||
         (c = cmp_i64((int64_t)a->ngpu_models, (int64_t)b->ngpu_models)) ||

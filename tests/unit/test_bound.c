@@ -228,6 +228,41 @@ static void test_share_modes_apart(void **state)
     }
 }
 
+/* Pods that differ only in the resource they ask for are apart too. The
+ * bound takes nodes without a sharing spec only (GPUs whose fractions are
+ * accounted), and those advertise no nvidia.com/gpu.shared: a pod asking
+ * nvidia.com/gpu: 1 takes the GPU, one asking nvidia.com/gpu.shared: 1
+ * never fits (as on a renamed pool the other way round). In one class the
+ * bound took the fit of whichever sorted first (1000 or 0). */
+static void test_resource_names_apart(void **state)
+{
+    (void)state;
+    struct gp_node_spec n[1] = {mknode("T4", 1, 8)};
+    struct gp_pod_spec gpu = mkpod(1000, 1, 1000), shared = gpu;
+    shared.gpu_resource = GP_GPU_RES_SHARED;
+    struct gp_pod_spec ab[2] = {gpu, shared}, ba[2] = {shared, gpu};
+    /* what the engine places, in either order */
+    for (int k = 0; k < 2; k++) {
+        const struct gp_pod_spec *in = k == 0 ? ab : ba;
+        struct gp_engine *e = gp_engine_new(NULL, 1);
+        assert_int_equal(gp_engine_node_add(e, &n[0], NULL), GP_OK);
+        for (int i = 0; i < 2; i++) {
+            uint32_t id;
+            struct gp_decision d;
+            assert_int_equal(gp_engine_pod_add(e, &in[i], 0, &id), GP_OK);
+            assert_int_equal(gp_engine_schedule_pod(e, id, &d), GP_OK);
+            bool asks_shared = in[i].gpu_resource == GP_GPU_RES_SHARED;
+            assert_int_equal(d.kind, asks_shared ? GP_DECISION_UNSCHEDULABLE : GP_DECISION_BIND);
+        }
+        struct gp_engine_totals t;
+        gp_engine_totals(e, &t);
+        assert_int_equal(t.gpu_milli_alloc, 1000);
+        gp_engine_free(e);
+    }
+    assert_true(bound_of(n, 1, ab, 2) == 1000);
+    assert_true(bound_of(n, 1, ba, 2) == 1000);
+}
+
 /* The bound leaves CPU-only pods out, and says when that may matter. One
  * node of 1 GPU and 8 cores; a 1-GPU pod of 6 cores and a CPU-only pod of
  * c cores. The bound is 1000 either way; its placement leaves 2 cores. A
@@ -633,6 +668,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_small_totals),
         cmocka_unit_test(test_order_independent),
         cmocka_unit_test(test_share_modes_apart),
+        cmocka_unit_test(test_resource_names_apart),
         cmocka_unit_test(test_caveat),
         cmocka_unit_test(test_prefix),
         cmocka_unit_test(test_bad_input),
