@@ -1,8 +1,10 @@
-/* sharing.c - names for the sharing modes and the resource names NVIDIA's
- * device plugin advertises for each of them. */
+/* sharing.c - names for the sharing modes, the resource names NVIDIA's
+ * device plugin advertises for each of them and the labels its GPU feature
+ * discovery sets. */
 #include "engine/sharing.h"
 
 #include <stdio.h>
+#include <string.h>
 
 const char *gp_share_mode_name(enum gp_share_mode mode)
 {
@@ -37,4 +39,37 @@ const char *gp_sharing_resource(const struct gp_sharing_spec *s, int mig_profile
     }
     snprintf(buf, size, "%s", name);
     return buf;
+}
+
+static bool gfd_shared(const struct gp_sharing_spec *s)
+{
+    return s && (s->mode == GP_SHARE_TIMESLICE || s->mode == GP_SHARE_MPS) && s->replicas > 1;
+}
+
+const char *gp_sharing_gfd_product(const struct gp_sharing_spec *s, const char *model, char *buf,
+                                   size_t size)
+{
+    bool suffix = gfd_shared(s) && !s->rename_by_default;
+    snprintf(buf, size, "%s%s", model ? model : "", suffix ? GP_GFD_SHARED_SUFFIX : "");
+    return buf;
+}
+
+uint32_t gp_sharing_gfd_replicas(const struct gp_sharing_spec *s)
+{
+    if (gfd_shared(s))
+        return s->replicas;
+    return s && s->mode == GP_SHARE_MIG && s->mig.strategy == GP_MIG_MIXED ? 0 : 1;
+}
+
+const char *gp_sharing_gfd_strategy(const struct gp_sharing_spec *s)
+{
+    if (!gfd_shared(s))
+        return "none";
+    return s->mode == GP_SHARE_MPS ? "mps" : "time-slicing";
+}
+
+size_t gp_sharing_gfd_model_len(const char *product)
+{
+    size_t n = strlen(product), k = strlen(GP_GFD_SHARED_SUFFIX);
+    return n > k && strcmp(product + n - k, GP_GFD_SHARED_SUFFIX) == 0 ? n - k : n;
 }

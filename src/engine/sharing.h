@@ -75,4 +75,21 @@ const char *gp_mig_strategy_name(enum gp_mig_strategy strategy);
 const char *gp_sharing_resource(const struct gp_sharing_spec *s, int mig_profile, char *buf,
                                 size_t size);
 
+/* What NVIDIA's GPU feature discovery (GFD) labels a node of a pool shared
+ * this way with (its internal/lm/resource.go, docs/sharing.md):
+ * nvidia.com/gpu.product is the model, with "-SHARED" appended on
+ * time-sliced and MPS GPUs that are not renamed (renameByDefault false);
+ * nvidia.com/gpu.replicas is the replicas (1 for whole GPUs, 0 for MIG's
+ * mixed strategy, whose GPUs GFD labels without sharing);
+ * nvidia.com/gpu.sharing-strategy is "time-slicing", "mps" or "none". s may
+ * be NULL (exclusive). The product is written into buf and returned. */
+#define GP_GFD_SHARED_SUFFIX "-SHARED"
+const char *gp_sharing_gfd_product(const struct gp_sharing_spec *s, const char *model, char *buf,
+                                   size_t size);
+uint32_t gp_sharing_gfd_replicas(const struct gp_sharing_spec *s);
+const char *gp_sharing_gfd_strategy(const struct gp_sharing_spec *s);
+/* The length of the GPU model in a gpu.product label value: the whole
+ * value, less a "-SHARED" suffix. */
+size_t gp_sharing_gfd_model_len(const char *product);
+
 #endif

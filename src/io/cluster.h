@@ -81,8 +81,17 @@ struct gp_cluster {
 /* Whether a pool can change size (min < max) or loses nodes (spot). */
 bool gp_pool_is_dynamic(const struct gp_pool_spec *p);
 
+/* The node labels gp_cluster_expand sets, which a pool may not write:
+ * returns what of the pool they come from ("name" for gpuplane.io/pool,
+ * "gpu and sharing" for the GPU feature discovery labels), else NULL. */
+const char *gp_cluster_label_owner(const char *key);
+
 /* Expands pools into nodes named "<pool>-<i>" (i from 0) carrying the pool's
- * labels plus gpuplane.io/pool=<pool> and nvidia.com/gpu.product=<model>;
+ * labels plus gpuplane.io/pool=<pool> and, on GPU pools, what NVIDIA's GPU
+ * feature discovery sets: nvidia.com/gpu.product=<model> (with -SHARED on
+ * time-sliced and MPS GPUs that are not renamed), nvidia.com/gpu.count,
+ * nvidia.com/gpu.replicas and nvidia.com/gpu.sharing-strategy
+ * (gp_sharing_gfd_product and the others, engine/sharing.h);
  * a node's sharing points at its pool's spec (exclusive ones too: a
  * fraction then takes a whole GPU). */
 enum gp_err gp_cluster_expand(struct gp_cluster *c, struct gp_arena *a, struct gp_diag *diag);

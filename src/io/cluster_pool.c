@@ -156,12 +156,13 @@ static enum gp_err pool_labels(struct gp_yaml *y, struct fy_node *v, void *obj)
     enum gp_err err = gp_yaml_kv_map(y, v, true, &p->labels, &p->nlabels);
     for (size_t i = 0; err == GP_OK && i < p->nlabels; i++) {
         const char *k = p->labels[i].key;
-        if (strcmp(k, "gpuplane.io/pool") == 0 || strcmp(k, "nvidia.com/gpu.product") == 0) {
+        const char *owner = gp_cluster_label_owner(k);
+        if (owner) {
             struct fy_node *kn = gp_yaml_key_node(v, k);
             struct gp_yaml_saved s = gp_yaml_push_key(y, k, kn);
             err = gp_yaml_fail(y, kn, GP_EINVALID,
                                "this label is set on every node from the pool's %s; remove it",
-                               k[0] == 'g' ? "name" : "gpu.model");
+                               owner);
             gp_yaml_pop(y, s);
         }
     }
@@ -287,11 +288,11 @@ static enum gp_err pool_topology(struct gp_yaml *y, struct fy_node *v, void *obj
             "expected a label key ([prefix/]name) like topology.kubernetes.io/rack, "
             "got \"%s\"",
             k);
-    if (strcmp(k, "gpuplane.io/pool") == 0 || strcmp(k, "nvidia.com/gpu.product") == 0)
+    const char *owner = gp_cluster_label_owner(k);
+    if (owner)
         return gp_cluster_key_fail(
             y, "key", kn, GP_EINVALID,
-            "this label is set on every node from the pool's %s; choose another key",
-            k[0] == 'g' ? "name" : "gpu.model");
+            "this label is set on every node from the pool's %s; choose another key", owner);
     return GP_OK;
 }
 

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "engine/sharing.h"
 #include "io/cluster.h"
 #include "io/k8s_schema.h"
 #include "io/philly.h"
@@ -38,6 +39,46 @@ static enum gp_err empty_path(const char *arg, struct gp_diag *diag)
     return gp_diag_set(diag, GP_EUSAGE, "%s: expected a file name after the colon", arg);
 }
 
+/* The labels NVIDIA's GPU feature discovery sets that gpuplane models. */
+static const char *const gfd_labels[] = {
+    "nvidia.com/gpu.product",
+    "nvidia.com/gpu.count",
+    "nvidia.com/gpu.replicas",
+    "nvidia.com/gpu.sharing-strategy",
+};
+#define NGFD (sizeof gfd_labels / sizeof gfd_labels[0])
+
+const char *gp_cluster_label_owner(const char *key)
+{
+    if (strcmp(key, "gpuplane.io/pool") == 0)
+        return "name";
+    for (size_t i = 0; i < NGFD; i++)
+        if (strcmp(key, gfd_labels[i]) == 0)
+            return "gpu and sharing";
+    return NULL;
+}
+
+/* The GFD labels of a GPU pool's nodes, in gfd_labels' order, into
+ * labels; false when out of memory. */
+static bool gfd_values(const struct gp_pool_spec *p, struct gp_arena *a, struct gp_kv *labels)
+{
+    char product[160];
+    const char *values[NGFD] = {
+        gp_arena_printf(a, "%s",
+                        gp_sharing_gfd_product(&p->sharing, p->gpu_model, product, sizeof product)),
+        gp_arena_printf(a, "%u", p->gpus_per_node),
+        gp_arena_printf(a, "%u", gp_sharing_gfd_replicas(&p->sharing)),
+        gp_sharing_gfd_strategy(&p->sharing),
+    };
+    for (size_t i = 0; i < NGFD; i++) {
+        if (!values[i])
+            return false;
+        labels[i].key = gfd_labels[i];
+        labels[i].value = values[i];
+    }
+    return true;
+}
+
 enum gp_err gp_cluster_expand(struct gp_cluster *c, struct gp_arena *a, struct gp_diag *diag)
 {
     const char *name = c->source ? c->source : "cluster";
@@ -58,20 +99,20 @@ enum gp_err gp_cluster_expand(struct gp_cluster *c, struct gp_arena *a, struct g
         const struct gp_pool_spec *p = &c->pools[i];
         bool gpu = p->gpu_model && *p->gpu_model && p->gpus_per_node > 0;
         /* every node of a pool shares one label array: the pool's labels,
-         * then the two that gpuplane sets (replacing any written) */
-        struct gp_kv *labels = gp_arena_alloc(a, (p->nlabels + 2) * sizeof *labels);
+         * then the ones that gpuplane sets (replacing any written) */
+        struct gp_kv *labels = gp_arena_alloc(a, (p->nlabels + 1 + NGFD) * sizeof *labels);
         if (!labels)
             return gp_diag_set(diag, GP_ENOMEM, "%s: out of memory", name);
         size_t nl = 0;
         for (size_t j = 0; j < p->nlabels; j++)
-            if (strcmp(p->labels[j].key, "gpuplane.io/pool") != 0 &&
-                strcmp(p->labels[j].key, "nvidia.com/gpu.product") != 0)
+            if (!gp_cluster_label_owner(p->labels[j].key))
                 labels[nl++] = p->labels[j];
         labels[nl].key = "gpuplane.io/pool";
         labels[nl++].value = p->name;
         if (gpu) {
-            labels[nl].key = "nvidia.com/gpu.product";
-            labels[nl++].value = p->gpu_model;
+            if (!gfd_values(p, a, labels + nl))
+                return gp_diag_set(diag, GP_ENOMEM, "%s: out of memory", name);
+            nl += NGFD;
         }
         for (uint32_t n = 0; n < p->count; n++, k++) {
             struct gp_node_spec *s = &nodes[k];

@@ -595,7 +595,9 @@ static enum gp_err finish_resources(struct gp_yaml *y, struct manifest_obj *o,
 }
 
 /* Where the pod may go: the GPU models it allows (the annotation and
- * nodeSelector nvidia.com/gpu.product), its node selector and tolerations. */
+ * nodeSelector nvidia.com/gpu.product, whose value is the model with
+ * "-SHARED" on shared GPUs that are not renamed: the model is the value less
+ * that suffix, the selector keeps it), its node selector and tolerations. */
 static enum gp_err finish_placement(struct gp_yaml *y, struct manifest_obj *o,
                                     const struct manifest_hints *h)
 {
@@ -606,6 +608,11 @@ static enum gp_err finish_placement(struct gp_yaml *y, struct manifest_obj *o,
     for (size_t i = 0; i < o->nselector; i++)
         if (strcmp(o->selector[i].key, "nvidia.com/gpu.product") == 0)
             product = o->selector[i].value;
+    if (product && pod->gpu_count > 0) {
+        size_t n = gp_sharing_gfd_model_len(product);
+        if (product[n] && !(product = gp_arena_printf(y->arena, "%.*s", (int)n, product)))
+            return gp_manifest_oom(y);
+    }
     if (h->has_models) {
         if (pod->gpu_count == 0)
             return gp_manifest_fail_at(y, h->models_path, h->models_node,

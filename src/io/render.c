@@ -376,6 +376,20 @@ static void mig_parted_files(const struct gp_cluster *c, struct gp_render *r, bo
     gp_sbuf_free(&body);
 }
 
+/* The labels GPU feature discovery sets on a GPU pool's nodes, as
+ * comments (gp_cluster_expand gives gpuplane's nodes the same). */
+static void gfd_labels(struct gp_sbuf *b, const struct gp_pool_spec *p)
+{
+    char product[160];
+    gp_sbuf_add(b, "  # nvidia.com/gpu.product: ");
+    comment_text(b, gp_sharing_gfd_product(&p->sharing, p->gpu_model, product, sizeof product));
+    gp_sbuf_printf(b, "\n  # nvidia.com/gpu.count: \"%u\"\n", p->gpus_per_node);
+    gp_sbuf_printf(b, "  # nvidia.com/gpu.replicas: \"%u\"\n",
+                   gp_sharing_gfd_replicas(&p->sharing));
+    gp_sbuf_printf(b, "  # nvidia.com/gpu.sharing-strategy: %s\n",
+                   gp_sharing_gfd_strategy(&p->sharing));
+}
+
 static void node_label_file(const struct gp_cluster *c, struct gp_render *r, bool *oom)
 {
     struct gp_sbuf *b = add_file(r, "node-labels", "");
@@ -386,7 +400,11 @@ static void node_label_file(const struct gp_cluster *c, struct gp_render *r, boo
     header(b, c, "Node labels");
     gp_sbuf_add(b, "# Each pool's nodes need these labels (set them on the provider's node pool,\n"
                    "# or kubectl label node NODE KEY=VALUE): the GPU Operator picks the device\n"
-                   "# plugin config and the MIG layout from them, gpuplane the node's pool.\n");
+                   "# plugin config and the MIG layout from them, gpuplane the node's pool.\n"
+                   "# Under each GPU pool, commented out, the labels GPU feature discovery then\n"
+                   "# sets, as gpuplane's nodes have them: a nodeSelector matches these values\n"
+                   "# (nvidia.com/gpu.product ends in -SHARED on time-sliced and MPS GPUs that\n"
+                   "# are not renamed). Do not set them yourself.\n");
     for (size_t i = 0; i < c->npools; i++) {
         const struct gp_pool_spec *p = &c->pools[i];
         scalar(b, p->name);
@@ -403,6 +421,7 @@ static void node_label_file(const struct gp_cluster *c, struct gp_render *r, boo
             scalar(b, p->sharing.mode == GP_SHARE_MIG ? p->name : "all-disabled");
             gp_sbuf_addc(b, '\n');
         }
+        gfd_labels(b, p);
     }
 }
 

@@ -443,7 +443,8 @@ static void test_expand_replaces_reserved_labels(void **state)
 {
     (void)state;
     /* a reader other than the YAML one may set them; expansion wins */
-    struct gp_kv labels[] = {{"gpuplane.io/pool", "old"}, {"rack", "r1"}};
+    struct gp_kv labels[] = {
+        {"gpuplane.io/pool", "old"}, {"rack", "r1"}, {"nvidia.com/gpu.replicas", "9"}};
     struct gp_pool_spec pool = {.name = "p",
                                 .gpu_model = "V100",
                                 .gpus_per_node = 2,
@@ -451,15 +452,17 @@ static void test_expand_replaces_reserved_labels(void **state)
                                 .mem_mib = 1024,
                                 .count = 2,
                                 .labels = labels,
-                                .nlabels = 2};
+                                .nlabels = 3};
     struct gp_cluster c = {.name = "x", .pools = &pool, .npools = 1};
     struct gp_arena a;
     struct gp_diag d = {""};
     gp_arena_init(&a);
     assert_int_equal(gp_cluster_expand(&c, &a, &d), GP_OK);
     assert_int_equal(c.nnodes, 2);
-    assert_int_equal(c.nodes[0].nlabels, 3);
+    /* rack, the pool, and GFD's product, count, replicas, sharing-strategy */
+    assert_int_equal(c.nodes[0].nlabels, 6);
     assert_string_equal(label(&c.nodes[0], "gpuplane.io/pool"), "p");
+    assert_string_equal(label(&c.nodes[0], "nvidia.com/gpu.replicas"), "1");
     assert_string_equal(label(&c.nodes[0], "rack"), "r1");
     assert_string_equal(label(&c.nodes[1], "nvidia.com/gpu.product"), "V100");
     assert_string_equal(c.nodes[1].name, "p-1");
