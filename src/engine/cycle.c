@@ -281,8 +281,25 @@ size_t gp_engine_schedule(struct gp_engine *e, double now_s, size_t budget, stru
 compact:
     /* the rest of each list stays as it was; pods bound meanwhile leave */
     e->npending = 0;
+    /* FIFO, SJF: the queues' lists were not walked; the pods bound leave
+     * them once they are half of them */
+    bool lazy = e->order != GP_ORDER_FAIR;
+    for (size_t k = 0; lazy && k < ndec; k++)
+        if (out[k].kind == GP_DECISION_BIND)
+            e->queues.items[e->pods.items[out[k].pod].spec.queue].npend--;
     for (size_t i = 0; i < e->queues.len; i++) {
         struct queue *q = &e->queues.items[i];
+        if (lazy) {
+            if (q->pending.len > 2 * q->npend + 64) {
+                size_t k = 0;
+                for (size_t j = 0; j < q->pending.len; j++)
+                    if (e->pods.items[q->pending.items[j]].state == GP_POD_PENDING)
+                        q->pending.items[k++] = q->pending.items[j];
+                q->pending.len = k;
+            }
+            e->npending += q->npend;
+            continue;
+        }
         if (q->walk) {
             gp_eng_walk_end(e, q);
             q->walk = false;

@@ -175,8 +175,11 @@ enum gp_err gp_engine_set_order(struct gp_engine *e, enum gp_order order, bool b
  *    shape fails, the shape's pods that already had a decision are not
  *    tried again in that cycle nor until the cluster's capacity grows, and
  *    get no new decision (it would be the same); off, every pending pod is
- *    visited and gets one. The binds and each pod's first decision are the
- *    same either way.
+ *    visited and gets one. Under backfill likewise a pod that had its
+ *    decision, of a shape that failed at this generation, gets none again,
+ *    and a FIFO cycle in which nothing changed since the last one starts
+ *    where that one ended. The binds and each pod's first decision are
+ *    the same either way.
  * May be changed at any time. */
 void gp_engine_set_index(struct gp_engine *e, bool nodes, bool pending);
 

@@ -119,6 +119,15 @@ struct shape {
      * decision, and whether it is on its queue's list of shapes */
     struct plist pend, fresh;
     bool listed;
+    /* place.c, backfill: a pod of this shape was held back by the
+     * reservation at state_ver held_ver and reservation held_stamp, with
+     * this explanation */
+    uint64_t held_ver, held_stamp;
+    struct gp_explain held_explain;
+    /* order.c, backfill: what its failure at blk_gen holds up */
+    uint64_t blk_gen;
+    uint8_t blk;
+    uint32_t blk_queue;
 };
 
 /* The engine's own per-pod state, beside the public struct gp_pod. */
@@ -128,6 +137,7 @@ struct pod_x {
     double bound_at_s;    /* engine time of its bind, when bound */
     uint8_t blk;          /* ordered cycles: what its last failure blocks (enum blk) */
     uint32_t blk_queue;   /* BLK_QUOTA: the queue whose cap it hit */
+    uint8_t decided;      /* ordered cycles: it had an UNSCHEDULABLE decision */
 };
 
 /* What a pod that did not fit holds up in an ordered cycle (FIFO, SJF or
@@ -220,6 +230,14 @@ struct node_index {
     uint64_t stamp; /* replays so far */
 };
 
+/* order.c: where the last FIFO cycle's walk ended and the state it ran
+ * in (it is picked up there while that state holds). */
+struct walk_mark {
+    bool valid, resv_on;
+    uint64_t gen, state_ver, victim_gen, topo_ver, pend_ver;
+    size_t len;
+};
+
 struct gp_engine {
     const struct gp_policy_ops *policy;
     void *policy_state;
@@ -306,6 +324,9 @@ struct gp_engine {
     uint64_t failed_victim_gen;
     struct node_index index;
     bool no_index, no_walk; /* gp_engine_set_index(e, false, false) */
+    struct walk_mark fifo_mark;
+    uint64_t pend_ver;   /* bumped when a pending pod leaves other than by a bind */
+    uint64_t resv_stamp; /* bumped whenever the reservation is made anew */
 };
 
 /* A topology domain of a gang attempt: one value of the gang's node label

@@ -260,6 +260,7 @@ static void resv_compute(struct gp_engine *e, const struct gp_pod *p)
         return;
     uint32_t need = pod_need(e, p);
     size_t nn = e->nodes.len;
+    e->resv_stamp++;
     r->valid = true;
     r->head = p->id;
     r->group = p->spec.group;
@@ -420,6 +421,19 @@ static bool order_step(struct gp_engine *e, struct gp_pod *p, struct gp_decision
         block(e, p, stop); /* as when it last failed */
         return true;
     }
+    /* backfill: a pod that had its decision, of a shape that failed at
+     * this generation, fails alike; it gets no new decision */
+    struct shape *sh = &e->shapes.items[p->shape];
+    if (e->backfill && !e->no_walk && !p->spec.group && e->px.items[p->id].decided &&
+        sh->failed_gen == e->generation && sh->blk_gen == e->generation &&
+        !(may_preempt && e->px.items[p->id].preempt_gen != e->victim_gen)) {
+        (*tried)++;
+        p->tried_gen = e->generation;
+        e->px.items[p->id].blk = sh->blk;
+        e->px.items[p->id].blk_queue = sh->blk_queue;
+        block(e, p, stop);
+        return true;
+    }
     size_t first = *ndec, gfirst = 0;
     bool pending = gp_eng_try_pod(e, p, out, cap, ndec, tried, full, changed);
     uint32_t gclass = 0; /* the gang whose members were classified */
@@ -429,6 +443,7 @@ static bool order_step(struct gp_engine *e, struct gp_pod *p, struct gp_decision
         if (d->kind == GP_DECISION_BIND) {
             quota_account(e, m);
         } else if (d->kind == GP_DECISION_UNSCHEDULABLE) {
+            e->px.items[m->id].decided = 1;
             if (m->spec.group && m->spec.group == gclass) { /* as its first member */
                 e->px.items[m->id].blk = e->px.items[out[gfirst].pod].blk;
                 e->px.items[m->id].blk_queue = e->px.items[out[gfirst].pod].blk_queue;
@@ -437,6 +452,11 @@ static bool order_step(struct gp_engine *e, struct gp_pod *p, struct gp_decision
             classify(e, d);
             gclass = m->spec.group;
             gfirst = k;
+            if (!m->spec.group && d->pod == p->id) { /* for its shape's next pods */
+                sh->blk = e->px.items[m->id].blk;
+                sh->blk_queue = e->px.items[m->id].blk_queue;
+                sh->blk_gen = e->generation;
+            }
         }
     }
     if (e->resv.on)
@@ -446,6 +466,32 @@ static bool order_step(struct gp_engine *e, struct gp_pod *p, struct gp_decision
     if (!*full)
         block(e, p, stop);
     return true;
+}
+
+/* FIFO: a walk of the whole list after which every pod left had failed at
+ * this generation (none waits for gang members) and no cap blocked any is
+ * marked with the state it ran in. Until that state changes - a bind, a
+ * release, a node, a queue, a pending pod removed, a victim maturing - a
+ * pod it walked would again be skipped and hold up what it held up, so
+ * the next cycle starts where it ended (pods are only appended), with the
+ * head's reservation as it left it. */
+static void mark_set(struct gp_engine *e, struct walk_mark *m, bool ok)
+{
+    m->valid = ok && e->order == GP_ORDER_FIFO && !e->qblocked_any;
+    m->gen = e->generation;
+    m->state_ver = e->state_ver;
+    m->victim_gen = e->victim_gen;
+    m->topo_ver = e->topo_ver;
+    m->pend_ver = e->pend_ver;
+    m->len = e->all.len;
+    m->resv_on = e->resv.on;
+}
+
+static bool mark_holds(const struct gp_engine *e, const struct walk_mark *m, size_t budget)
+{
+    return m->valid && budget == 0 && !e->no_walk && m->gen == e->generation &&
+           m->state_ver == e->state_ver && m->victim_gen == e->victim_gen &&
+           m->topo_ver == e->topo_ver && m->pend_ver == e->pend_ver && m->len <= e->all.len;
 }
 
 /* A cycle in the engine's order (FIFO, SJF; FAIR with backfill): one pod
@@ -468,7 +514,12 @@ size_t gp_eng_schedule_ordered(struct gp_engine *e, size_t budget, struct gp_dec
     if (e->order != GP_ORDER_FAIR) { /* one list, in the order */
         uint32_t *items = e->all.items;
         size_t i = 0, k = 0, len = e->all.len;
-        bool changed = false;
+        bool changed = false, settled = true;
+        struct walk_mark *m = &e->fifo_mark;
+        if (mark_holds(e, m, budget)) { /* the pods walked last time would do as they did */
+            i = k = m->len;
+            e->resv.on = m->resv_on;
+        }
         while (i < len && !stop) {
             uint32_t id = items[i];
             struct gp_pod *p = &e->pods.items[id];
@@ -479,13 +530,20 @@ size_t gp_eng_schedule_ordered(struct gp_engine *e, size_t budget, struct gp_dec
             if (full || ndec == cap || (budget && tried == budget))
                 break;
             i++;
-            if (order_step(e, p, out, cap, &ndec, &tried, &full, &stop, &changed))
+            if (order_step(e, p, out, cap, &ndec, &tried, &full, &stop, &changed)) {
                 items[k++] = id;
+                settled &=
+                    p->tried_gen == e->generation &&
+                    !(e->preempt && e->queues.items[p->spec.queue].may_preempt && !e->resv.on &&
+                      !p->spec.preempt_never && e->px.items[id].preempt_gen != e->victim_gen);
+            }
         }
+        bool whole = i == len && !stop && !full;
         for (; i < len; i++) /* the rest stays as it was; pods bound meanwhile leave */
             if (e->pods.items[items[i]].state == GP_POD_PENDING)
                 items[k++] = items[i];
         e->all.len = k;
+        mark_set(e, m, whole && settled && budget == 0);
     }
     /* FAIR: the queue pick_queue chooses, until something is bound or
      * evicted (the shares move), as in the greedy cycle */

@@ -251,6 +251,15 @@ void gp_eng_place(struct gp_engine *e, struct gp_pod *p, struct gp_decision *d)
         best = memo_fill(e, p, d, &best_pick);
         goto chosen;
     }
+    /* backfill: a pod of a shape held back at this state is held again */
+    struct shape *sh = &e->shapes.items[p->shape];
+    bool held_cache = resv && !rej && !e->domain_key && !e->no_index &&
+                      (!e->policy || e->policy->node_local) && gp_eng_pod_indexable(e, p);
+    if (held_cache && sh->held_ver == e->state_ver && sh->held_stamp == e->resv_stamp) {
+        d->explain = sh->held_explain;
+        held = 1;
+        goto chosen;
+    }
     /* a pod alone with a node-local policy: from the node index */
     if (!e->no_index && !rej && !model_quota && !resv && !e->domain_key &&
         (!e->policy || e->policy->node_local) && gp_eng_pod_indexable(e, p) &&
@@ -300,8 +309,14 @@ chosen:
     if (!best) {
         d->kind = GP_DECISION_UNSCHEDULABLE;
         p->tried_gen = e->generation;
-        if (held)
+        if (held) {
             e->held = true;
+            if (held_cache) {
+                sh->held_ver = e->state_ver;
+                sh->held_stamp = e->resv_stamp;
+                sh->held_explain = d->explain;
+            }
+        }
         return;
     }
     d->kind = GP_DECISION_BIND;

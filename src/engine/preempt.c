@@ -75,7 +75,7 @@ double gp_engine_next_wake_s(const struct gp_engine *e)
         return INFINITY;
     bool waiting = false;
     for (size_t i = 0; i < e->queues.len && !waiting; i++)
-        waiting = e->queues.items[i].may_preempt && e->queues.items[i].pending.len > 0;
+        waiting = e->queues.items[i].may_preempt && e->queues.items[i].npend > 0;
     if (!waiting)
         return INFINITY;
     return e->next_mature_s > e->now_s ? e->next_mature_s : INFINITY;

@@ -85,6 +85,7 @@ static enum gp_err pending_insert(struct gp_engine *e, uint32_t pod)
 
 void gp_eng_pending_remove(struct gp_engine *e, uint32_t pod)
 {
+    e->pend_ver++;
     for (size_t i = e->all.len; i-- > 0;) {
         if (e->all.items[i] == pod) {
             memmove(&e->all.items[i], &e->all.items[i + 1],
@@ -172,6 +173,8 @@ static uint32_t shape_intern(struct gp_engine *e, const struct shape_key *k)
     s.preempt_failed_gen = UINT64_MAX;
     s.hopeless_ver = UINT64_MAX;
     s.rank = NONE;
+    s.held_ver = UINT64_MAX;
+    s.blk_gen = UINT64_MAX;
     if (e->shapes.len >= NONE - 1 || GP_VEC_PUSH(&e->shapes, s) != 0)
         return NONE;
     e->shape_slots[j] = (uint32_t)e->shapes.len;
@@ -224,7 +227,7 @@ enum gp_err gp_engine_pod_add(struct gp_engine *e, const struct gp_pod_spec *spe
     p.shape = shape_intern(e, &k);
     if (p.shape == NONE)
         return GP_ENOMEM;
-    struct pod_x x = {NONE, UINT64_MAX, 0, BLK_NONE, NONE};
+    struct pod_x x = {NONE, UINT64_MAX, 0, BLK_NONE, NONE, 0};
     struct queue *q = &e->queues.items[spec->queue];
     /* a queue's bound pods are some of its live ones: commit never grows */
     if (GP_VEC_RESERVE(&q->bound, q->pending.len + q->bound.len + 1) != 0 ||
