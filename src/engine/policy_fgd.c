@@ -13,19 +13,25 @@
  * A decision is then one cache lookup per unchanged node.
  *
  * "fgd-pack" (ours) adds four terms to FGD's cached score, none of which
- * needs a node's aggregates (docs/fragmentation.md, "Our policy"). A node
- * is "rich" after a placement when it keeps at least c CPU-milli per free
- * GPU-milli, c being the target's GPU pods' CPU per GPU:
+ * needs a node's aggregates (docs/fragmentation.md, "Our policy"). Let c be
+ * the target's GPU pods' CPU-milli per GPU-milli, and r the CPU per free
+ * GPU the cluster can still give: c, or the ready GPU nodes' free CPU-milli
+ * over their free GPU-milli when that is lower (a cluster short of CPU,
+ * where no node can keep c for each of its GPUs). A node is "rich" after
+ * a placement when it keeps at least r (for the CPU match) or c (for
+ * CPU-only pods) CPU-milli per free GPU-milli:
  *   - model scarcity: -PRESSURE_WEIGHT x max(0, pressure(model) - PRESSURE_FREE)
  *     per GPU the pod takes, where pressure(model) is the GPU demand still
  *     expected from the target's shapes restricted to a set of models that
  *     contains it, over the free GPUs of that set;
  *   - CPU match for GPU pods: +MATCH_BONUS when a heavy pod (more than
- *     MATCH_HEAVY x c CPU per GPU) leaves the node rich, or a light pod
- *     (less than MATCH_LIGHT x c) leaves it not rich: CPU-hungry pods go
- *     where CPU is plentiful and CPU-light ones fill the GPUs of nodes
- *     short of CPU, so fewer GPUs end without the CPU to use them;
- *   - CPU for CPU-only pods: +RICH_BONUS when the node stays rich;
+ *     MATCH_HEAVY x c CPU per GPU) leaves the node rich at r, or a light
+ *     pod (less than MATCH_LIGHT x c) leaves it not rich at r: CPU-hungry
+ *     pods go where CPU is plentiful and CPU-light ones fill the GPUs of
+ *     nodes short of CPU, so fewer GPUs end without the CPU to use them;
+ *     with r below c each node is balanced towards what the cluster has;
+ *   - CPU for CPU-only pods: +RICH_BONUS when the node stays rich at c
+ *     (the pod takes only CPU that the node's free GPUs could not use);
  *   - busy first: +BUSY_BONUS for a node that already runs pods.
  * The last two sum to less than 1, so they only decide among nodes FGD
  * scores equal. The match bonus outweighs FGD's smaller differences (a
@@ -84,8 +90,10 @@ struct pack_plan {
     uint32_t last_pod;
     bool have_pod;
     uint32_t nmodels;
-    double cpu_per_gpu;                   /* the target's CPU-milli per GPU-milli */
-    double free_milli[GP_MAX_GPU_MODELS]; /* per model, kept by on_bind/on_release */
+    double cpu_per_gpu;                    /* c: the target's CPU-milli per GPU-milli */
+    double free_milli[GP_MAX_GPU_MODELS];  /* per model, kept by on_bind/on_release */
+    double gpu_free_milli, cpu_free_milli; /* of ready GPU nodes, kept likewise */
+    double match_per_gpu;                  /* r = min(c, cpu_free / gpu_free), per pod */
     struct model_group groups[MAX_GROUPS];
     size_t ngroups;
     uint64_t pressure_at; /* allocated GPU-milli when pressure was computed */
@@ -225,10 +233,15 @@ static void plan_build(struct pack_plan *p, const struct gp_engine *e)
     if (p->nmodels > GP_MAX_GPU_MODELS)
         p->nmodels = GP_MAX_GPU_MODELS;
     memset(p->free_milli, 0, sizeof p->free_milli);
+    p->gpu_free_milli = p->cpu_free_milli = 0;
     uint64_t present = 0;
     for (size_t i = 0; i < gp_engine_node_count(e); i++) {
         const struct gp_node *node = gp_engine_node(e, (uint32_t)i);
-        if (node->state != GP_NODE_READY || node->spec.gpu_count == 0 || node->model >= p->nmodels)
+        if (node->state != GP_NODE_READY || node->spec.gpu_count == 0)
+            continue;
+        p->gpu_free_milli += node->gpu_milli_free;
+        p->cpu_free_milli += (double)node->cpu_free_milli;
+        if (node->model >= p->nmodels)
             continue;
         p->free_milli[node->model] += node->gpu_milli_free;
         present |= 1ull << node->model;
@@ -287,8 +300,8 @@ static void plan_pressure(struct pack_plan *p, const struct gp_engine *e)
     }
 }
 
-/* The CPU match: MATCH_BONUS when a heavy GPU pod leaves the node rich or
- * a light one leaves it not rich; 0 for the pods in between. */
+/* The CPU match: MATCH_BONUS when a heavy GPU pod leaves the node rich at
+ * r or a light one leaves it not rich at r; 0 for the pods in between. */
 static double match_term(const struct pack_plan *p, const struct gp_node *node,
                          const struct gp_pod *pod)
 {
@@ -297,7 +310,7 @@ static double match_term(const struct pack_plan *p, const struct gp_node *node,
         return 0;
     double cpu_per_gpu = (double)pod->spec.cpu_milli / milli;
     bool rich = (double)(node->cpu_free_milli - pod->spec.cpu_milli) >=
-                p->cpu_per_gpu * ((double)node->gpu_milli_free - milli);
+                p->match_per_gpu * ((double)node->gpu_milli_free - milli);
     if (cpu_per_gpu > MATCH_HEAVY * p->cpu_per_gpu)
         return rich ? MATCH_BONUS : 0;
     if (cpu_per_gpu < MATCH_LIGHT * p->cpu_per_gpu)
@@ -313,6 +326,8 @@ static double pack_terms(struct fgd_state *s, const struct gp_engine *e, const s
     if (!p->have_pod || p->last_pod != pod->id) { /* once per pod */
         plan_build(p, e);
         plan_pressure(p, e);
+        double r = p->gpu_free_milli > 0 ? p->cpu_free_milli / p->gpu_free_milli : p->cpu_per_gpu;
+        p->match_per_gpu = r < p->cpu_per_gpu ? r : p->cpu_per_gpu;
         p->last_pod = pod->id;
         p->have_pod = true;
     }
@@ -396,25 +411,34 @@ static void fgd_changed(void *state, const struct gp_engine *e, const struct gp_
     gp_frag_touch(s->frag, node->id);
 }
 
-/* fgd-pack keeps the free GPU-milli of ready nodes per model as pods come
- * and go (plan_build counts ready nodes only, and recounts when the number
- * of ready nodes changes). */
+/* fgd-pack keeps the free GPU-milli of ready GPU nodes per model, and
+ * their free GPU-milli and CPU-milli in all, as pods come (sign -1) and go
+ * (+1); plan_build counts ready nodes only, and recounts when the number of
+ * ready nodes changes. */
+static void pack_count(struct pack_plan *p, const struct gp_node *node, const struct gp_pod *pod,
+                       double sign)
+{
+    if (node->state != GP_NODE_READY || node->spec.gpu_count == 0)
+        return;
+    double milli = pod->spec.gpu_count * (double)pod->spec.gpu_milli;
+    p->gpu_free_milli += sign * milli;
+    p->cpu_free_milli += sign * (double)pod->spec.cpu_milli;
+    if (node->model < GP_MAX_GPU_MODELS)
+        p->free_milli[node->model] += sign * milli;
+}
+
 static void pack_bind(void *state, const struct gp_engine *e, const struct gp_node *node,
                       const struct gp_pod *pod)
 {
-    struct fgd_state *s = state;
     fgd_changed(state, e, node, pod);
-    if (node->state == GP_NODE_READY && node->model < GP_MAX_GPU_MODELS)
-        s->plan.free_milli[node->model] -= pod->spec.gpu_count * (double)pod->spec.gpu_milli;
+    pack_count(&((struct fgd_state *)state)->plan, node, pod, -1);
 }
 
 static void pack_release(void *state, const struct gp_engine *e, const struct gp_node *node,
                          const struct gp_pod *pod)
 {
-    struct fgd_state *s = state;
     fgd_changed(state, e, node, pod);
-    if (node->state == GP_NODE_READY && node->model < GP_MAX_GPU_MODELS)
-        s->plan.free_milli[node->model] += pod->spec.gpu_count * (double)pod->spec.gpu_milli;
+    pack_count(&((struct fgd_state *)state)->plan, node, pod, +1);
 }
 
 const struct gp_policy_ops gp_policy_fgd = {
