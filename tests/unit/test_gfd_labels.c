@@ -158,7 +158,11 @@ static void placements(const char *const *pools, size_t npools, const char *out[
         struct gp_decision dec;
         assert_int_equal(gp_engine_pod_add(e, &w.items[i].pod, 0, &id), GP_OK);
         assert_int_equal(gp_engine_schedule_pod(e, id, &dec), GP_OK);
-        out[i] = dec.kind == GP_DECISION_BIND ? gp_engine_node(e, dec.node)->spec.pool : "";
+        /* the caller's own string: the node's pool name lives in the arena freed below */
+        out[i] = "";
+        for (size_t k = 0; k < npools && dec.kind == GP_DECISION_BIND; k++)
+            if (strcmp(gp_engine_node(e, dec.node)->spec.pool, pools[k]) == 0)
+                out[i] = pools[k];
         gp_engine_free(e);
     }
     gp_arena_free(&a);
