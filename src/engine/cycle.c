@@ -81,6 +81,8 @@ void gp_engine_free(struct gp_engine *e)
     GP_VEC_FREE(&e->ends);
     GP_VEC_FREE(&e->resv_log);
     gp_eng_index_free(e);
+    gp_eng_topo_free(e);
+    GP_VEC_FREE(&e->cands);
     free(e);
 }
 
@@ -117,7 +119,7 @@ void gp_engine_set_index(struct gp_engine *e, bool nodes, bool pending)
 static const struct gp_decision *failed_lookup(const struct gp_engine *e, const struct gp_pod *p)
 {
     const struct shape *s = &e->shapes.items[p->shape];
-    return s->failed_gen == e->generation ? &s->failed : NULL;
+    return s->failed_gen == pod_gen(e, p) ? &s->failed : NULL;
 }
 
 static void failed_remember(struct gp_engine *e, const struct gp_pod *p,
@@ -125,7 +127,7 @@ static void failed_remember(struct gp_engine *e, const struct gp_pod *p,
 {
     struct shape *s = &e->shapes.items[p->shape];
     s->failed = *d;
-    s->failed_gen = e->generation;
+    s->failed_gen = pod_gen(e, p);
 }
 
 /* Tries pod p (and, for a gang member, its whole gang once per cycle),
@@ -140,7 +142,7 @@ bool gp_eng_try_pod(struct gp_engine *e, struct gp_pod *p, struct gp_decision *o
     bool may_preempt = e->preempt && e->queues.items[p->spec.queue].may_preempt && !e->resv.on &&
                        !p->spec.preempt_never;
     bool retry = may_preempt && e->px.items[id].preempt_gen != e->victim_gen;
-    if (p->tried_gen == e->generation && !retry)
+    if (p->tried_gen == pod_gen(e, p) && !retry)
         return true; /* not until the cluster changes */
     e->held = false;
     if (p->spec.group) {
@@ -184,7 +186,7 @@ bool gp_eng_try_pod(struct gp_engine *e, struct gp_pod *p, struct gp_decision *o
     if (known) {
         *d = *known;
         d->pod = id;
-        p->tried_gen = e->generation;
+        p->tried_gen = pod_gen(e, p);
     } else {
         gp_eng_place(e, p, d);
         if (e->held) { /* it fits only on capacity reserved for the head: no decision */
@@ -252,7 +254,6 @@ size_t gp_engine_schedule(struct gp_engine *e, double now_s, size_t budget, stru
         size_t i = q->cursor, k = q->keep, len = q->pending.len;
         bool may_preempt = e->preempt && q->may_preempt;
         struct gp_pod *pods = e->pods.items;
-        uint64_t gen = e->generation;
         changed = false;
         while (i < len && !changed) {
             uint32_t id = items[i];
@@ -266,14 +267,13 @@ size_t gp_engine_schedule(struct gp_engine *e, double now_s, size_t budget, stru
                 break;
             }
             i++;
-            if (p->tried_gen == gen && !(may_preempt && !p->spec.preempt_never &&
-                                         e->px.items[id].preempt_gen != e->victim_gen)) {
+            if (p->tried_gen == pod_gen(e, p) && !(may_preempt && !p->spec.preempt_never &&
+                                                   e->px.items[id].preempt_gen != e->victim_gen)) {
                 items[k++] = id; /* not until the cluster changes */
                 continue;
             }
             if (gp_eng_try_pod(e, p, out, cap, &ndec, &tried, &full, &changed))
                 items[k++] = id;
-            gen = e->generation;
         }
         q->cursor = i;
         q->keep = k;

@@ -9,12 +9,33 @@
 
 const char *gp_filter_name(enum gp_filter f)
 {
-    static const char *const names[] = {"node-state", "node-selector", "topology",   "taint",
-                                        "gpu-model",  "sharing",       "cpu",        "memory",
-                                        "gpu-count",  "gpu-share",     "gpu-memory", "gpu-replica",
-                                        "mig",        "quota"};
+    static const char *const names[] = {"node-state",
+                                        "node-selector",
+                                        "node-affinity",
+                                        "topology",
+                                        "taint",
+                                        "gpu-model",
+                                        "sharing",
+                                        "cpu",
+                                        "memory",
+                                        "gpu-count",
+                                        "gpu-share",
+                                        "gpu-memory",
+                                        "gpu-replica",
+                                        "mig",
+                                        "pod-topology-spread",
+                                        "pod-affinity",
+                                        "pod-anti-affinity",
+                                        "existing-anti-affinity",
+                                        "quota"};
     _Static_assert(sizeof names / sizeof names[0] == GP_FILTER_COUNT, "one name per filter");
     return (unsigned)f < GP_FILTER_COUNT ? names[f] : "none";
+}
+
+bool gp_filter_optional(enum gp_filter f)
+{
+    return f == GP_FILTER_NODE_AFFINITY || f == GP_FILTER_SPREAD || f == GP_FILTER_POD_AFFINITY ||
+           f == GP_FILTER_POD_ANTI_AFFINITY || f == GP_FILTER_EXISTING_ANTI_AFFINITY;
 }
 
 const char *gp_filter_text(enum gp_filter f)
@@ -44,11 +65,8 @@ bool gp_eng_selector_matches(const struct gp_node *n, const struct gp_pod *p)
 {
     for (size_t i = 0; i < p->spec.nnode_selector; i++) {
         const struct gp_kv *want = &p->spec.node_selector[i];
-        bool found = false;
-        for (size_t j = 0; j < n->spec.nlabels && !found; j++)
-            found = strcmp(n->spec.labels[j].key, want->key) == 0 &&
-                    strcmp(n->spec.labels[j].value, want->value) == 0;
-        if (!found)
+        const char *have = gp_eng_node_label(n, want->key);
+        if (!have || strcmp(have, want->value) != 0)
             return false;
     }
     return true;
@@ -56,10 +74,8 @@ bool gp_eng_selector_matches(const struct gp_node *n, const struct gp_pod *p)
 
 bool gp_eng_has_label(const struct gp_node *n, const char *key, const char *value)
 {
-    for (size_t j = 0; j < n->spec.nlabels; j++)
-        if (strcmp(n->spec.labels[j].key, key) == 0)
-            return !value || strcmp(n->spec.labels[j].value, value) == 0;
-    return false;
+    const char *have = gp_eng_node_label(n, key);
+    return have && (!value || strcmp(have, value) == 0);
 }
 
 bool gp_eng_str_eq(const char *a, const char *b)
@@ -67,7 +83,7 @@ bool gp_eng_str_eq(const char *a, const char *b)
     return strcmp(a ? a : "", b ? b : "") == 0;
 }
 
-static bool tolerates(const struct gp_pod *p, const struct gp_taint *t)
+bool gp_eng_tolerates(const struct gp_pod *p, const struct gp_taint *t)
 {
     for (size_t i = 0; i < p->spec.ntolerations; i++) {
         const struct gp_toleration *tol = &p->spec.tolerations[i];
@@ -90,7 +106,7 @@ bool gp_eng_taints_tolerated(const struct gp_node *n, const struct gp_pod *p)
 {
     for (size_t i = 0; i < n->spec.ntaints; i++) {
         const struct gp_taint *t = &n->spec.taints[i];
-        if (t->effect != GP_EFFECT_PREFER_NO_SCHEDULE && !tolerates(p, t))
+        if (t->effect != GP_EFFECT_PREFER_NO_SCHEDULE && !gp_eng_tolerates(p, t))
             return false;
     }
     return true;
@@ -123,6 +139,8 @@ enum gp_filter gp_engine_filter(const struct gp_engine *e, const struct gp_node 
 bool gp_eng_fits_empty(const struct gp_engine *e, const struct gp_node *n, const struct gp_pod *p)
 {
     if (n->state != GP_NODE_READY || (p->spec.nnode_selector && !gp_eng_selector_matches(n, p)) ||
+        (p->spec.constraints && p->spec.constraints->nnode_required &&
+         !gp_eng_node_affinity_ok(n, p)) ||
         (n->spec.ntaints && !gp_eng_taints_tolerated(n, p)))
         return false;
     (void)e;

@@ -199,6 +199,8 @@ static const struct gp_decision *failed_gang_lookup(struct gp_engine *e, const s
         return NULL;
     }
     const struct gp_pod *p = &e->pods.items[member];
+    if (pod_grows(e, p))
+        return NULL; /* a bind may let it fit: no failure is remembered */
     for (uint32_t i = 0; i < e->nfailed_gangs; i++) {
         const struct failed_gang *f = &e->failed_gangs[i];
         const struct gp_pod *q = &e->pods.items[f->pod];
@@ -290,7 +292,7 @@ size_t gp_eng_place_gang(struct gp_engine *e, uint32_t gid, struct gp_decision *
         out[k].gang = why;
         out[k].explain.nodes_total = (uint32_t)e->nodes.len;
         /* waiting for members: try again when one arrives, whatever the cluster */
-        p->tried_gen = why == GP_GANG_MEMBERS ? UINT64_MAX : e->generation;
+        p->tried_gen = why == GP_GANG_MEMBERS ? UINT64_MAX : pod_gen(e, p);
     }
     return n;
 }

@@ -97,6 +97,10 @@ struct shape_key {
     size_t nnode_selector, ntolerations;
     uint8_t share_modes, gpu_resource;
     const char *mig_profile; /* by identity too */
+    /* what affinity and spreading read, by identity: pods of one template
+     * share them */
+    const struct gp_pod_constraints *constraints;
+    const void *labels, *ns;
 };
 
 struct shape {
@@ -133,6 +137,7 @@ struct shape {
 /* The engine's own per-pod state, beside the public struct gp_pod. */
 struct pod_x {
     uint32_t slot;        /* index in its queue's bound list, when bound */
+    uint32_t cons;        /* its constraints' record (e->topo.recs); NONE: none */
     uint64_t preempt_gen; /* victim generation of its last failed preemption */
     double bound_at_s;    /* engine time of its bind, when bound */
     uint8_t blk;          /* ordered cycles: what its last failure blocks (enum blk) */
@@ -212,6 +217,122 @@ struct gang_memo {
     struct gp_pick *pick;
     uint32_t *tree;                     /* 2 x leaves: each subtree's winner; NONE: no candidate */
     uint32_t rejected[GP_FILTER_COUNT]; /* the explanation of the nodes as memoised */
+};
+
+/* ---- topology domains and the pods counted in them (topo.c) -------------
+ * kube-scheduler's InterPodAffinity and PodTopologySpread count, per value
+ * of a node label (a domain: a node, a zone, a rack), the pods some
+ * selector matches. Here the counts are kept as pods are bound and
+ * released, not recounted per decision: a *tally* is one such count per
+ * domain of one key, for one matcher (the pods a pod's term or constraint
+ * selects) or for one term owners hold (the pods bound with that term of
+ * their own, which others are checked against). docs/affinity.md. */
+
+/* A node label some term or constraint counts over; per_node: the
+ * pseudo-key whose domains are the nodes themselves. */
+struct topo_key {
+    const char *key;
+    bool per_node;
+    GP_VEC(uint32_t) dom;        /* per node id: its domain; NONE without the label */
+    GP_VEC(const char *) values; /* per domain: the label's value */
+    GP_VEC(uint32_t) live;       /* per domain: nodes in it that are not gone */
+    uint32_t with;               /* nodes not gone that have the label */
+    uint32_t *slots;             /* open addressing of values: domain + 1 */
+    size_t nslots;
+};
+
+/* Which pods a tally counts: all of `terms` match (an affinity's required
+ * terms, or one term), each in its namespaces (owner_ns by default); or,
+ * for spreading, `sel` in the namespace ns. */
+struct matcher {
+    const struct gp_pod_term *terms;
+    size_t nterms;
+    const struct gp_label_selector *sel;
+    const char *ns;
+};
+
+enum tally_kind {
+    T_MATCH,     /* bound pods `matcher` matches */
+    T_ANTI_REQ,  /* bound owners of a required anti-affinity term */
+    T_AFF_REQ,   /* ... of a required affinity term (scores, hardPodAffinityWeight 1) */
+    T_AFF_PREF,  /* ... of a preferred affinity term (scores + weight) */
+    T_ANTI_PREF, /* ... of a preferred anti-affinity term (scores - weight) */
+};
+
+struct tally {
+    uint8_t kind;
+    uint32_t key;                   /* e->topo.keys index */
+    uint32_t matcher;               /* T_MATCH: e->topo.matchers index */
+    const struct gp_pod_term *term; /* the others: the owners' term */
+    const char *ns;                 /* ... and the owners' namespace */
+    GP_VEC(int64_t) count;          /* per domain: pods, or owners' weights */
+    int64_t total;                  /* pods (owners) counted, in any domain */
+};
+
+/* What the pods of one kind (constraints and namespace) count and own:
+ * tally indexes per term and constraint, in their order. */
+struct cons_rec {
+    const struct gp_pod_constraints *c;
+    const char *ns;
+    uint32_t aff_all;   /* required affinity: the matcher of all its terms; NONE */
+    uint32_t *aff;      /* per required affinity term: T_MATCH (all terms, its key) */
+    uint32_t *anti;     /* per required anti-affinity term: T_MATCH (the term, its key) */
+    uint32_t *aff_pref; /* per preferred term: T_MATCH */
+    uint32_t *anti_pref;
+    uint32_t *spread;      /* per constraint: T_MATCH (its selector, its key) */
+    uint32_t *spread_node; /* per constraint: T_MATCH (its selector, per node) */
+    uint32_t *own;         /* tallies its bound pods add to, with own_w each */
+    int64_t *own_w;
+    size_t nown;
+    bool grows;         /* a bind may let it fit: required affinity or DoNotSchedule spreading */
+    bool hard;          /* required (anti-)affinity or DoNotSchedule spreading */
+    bool soft;          /* preferred terms or ScheduleAnyway spreading */
+    bool anti_owner;    /* its bound pods hold required anti-affinity terms */
+    bool scoring_owner; /* its bound pods hold terms that score others */
+};
+
+/* The per-pod state kube-scheduler computes in PreFilter, for one pod at
+ * one state_ver (topo.c fills it when a filter first needs it). */
+struct topo_pre {
+    uint32_t pod;
+    uint64_t ver;
+    bool valid;
+    /* DoNotSchedule constraints: the counts per domain (the tally's own,
+     * or computed from eligible nodes into counts[k]), the global
+     * minimum and whether the pod counts itself */
+    struct pre_spread {
+        const int64_t *count; /* per domain of `key` */
+        size_t ncount;
+        size_t scratch_at; /* computed counts: their offset in scratch; SIZE_MAX: the tally's */
+        uint32_t key;
+        int64_t min;
+        int32_t max_skew;
+        bool self;
+    } * sc;
+    size_t nsc, sc_cap;
+    GP_VEC(int64_t) scratch;  /* the computed counts, domains of every constraint in turn */
+    bool aff_none;            /* no pod matches all its affinity terms anywhere */
+    bool aff_self;            /* it matches all its own affinity terms */
+    GP_VEC(uint32_t) ex_anti; /* owners' required anti-affinity tallies whose term matches it */
+};
+
+struct topo {
+    GP_VEC(struct topo_key) keys;
+    GP_VEC(struct matcher) matchers;
+    GP_VEC(struct tally) tallies;
+    GP_VEC(struct cons_rec) recs;
+    uint32_t per_node;      /* the per-node pseudo-key; NONE until needed */
+    int64_t anti_owners;    /* bound pods with required anti-affinity terms */
+    int64_t scoring_owners; /* bound pods with terms that score others */
+    uint64_t binds;         /* binds and releases, for the generation of pods that grow */
+    struct topo_pre pre;
+};
+
+/* A feasible node of a placement with scores to combine (prefer.c). */
+struct cand {
+    uint32_t node;
+    double score; /* the policy's */
+    struct gp_pick pick;
 };
 
 struct ranking; /* index.c */
@@ -327,6 +448,9 @@ struct gp_engine {
     struct walk_mark fifo_mark;
     uint64_t pend_ver;   /* bumped when a pending pod leaves other than by a bind */
     uint64_t resv_stamp; /* bumped whenever the reservation is made anew */
+    /* affinity and spreading (topo.c): domains, counts, per-pod records */
+    struct topo topo;
+    GP_VEC(struct cand) cands; /* a placement that combines scores (prefer.c) */
 };
 
 /* A topology domain of a gang attempt: one value of the gang's node label
@@ -341,9 +465,104 @@ bool gp_eng_selector_matches(const struct gp_node *n, const struct gp_pod *p);
 bool gp_eng_has_label(const struct gp_node *n, const char *key, const char *value);
 bool gp_eng_str_eq(const char *a, const char *b);
 bool gp_eng_taints_tolerated(const struct gp_node *n, const struct gp_pod *p);
+bool gp_eng_tolerates(const struct gp_pod *p, const struct gp_taint *t);
 bool gp_eng_model_quota_blocks(const struct gp_engine *e, const struct gp_pod *p, uint32_t m);
 bool gp_eng_fits_empty(const struct gp_engine *e, const struct gp_node *n, const struct gp_pod *p);
 bool gp_eng_fits_some_empty(const struct gp_engine *e, const struct gp_pod *p);
+
+/* ---- affinity.c: selectors, node affinity -------------------------------- */
+/* A node's label as kube-scheduler's plugins read it (kubernetes.io/hostname
+ * is the node's name unless it says otherwise); NULL when absent. */
+const char *gp_eng_node_label(const struct gp_node *n, const char *key);
+bool gp_eng_expr_matches(const struct gp_match_expr *x, const char *value);
+bool gp_eng_selector_matches_labels(const struct gp_label_selector *s, const struct gp_kv *labels,
+                                    size_t nlabels);
+bool gp_eng_selector_empty(const struct gp_label_selector *s);
+bool gp_eng_node_term_matches(const struct gp_node *n, const struct gp_node_term *t);
+bool gp_eng_node_affinity_ok(const struct gp_node *n, const struct gp_pod *p);
+bool gp_eng_node_inclusion(const struct gp_node *n, const struct gp_pod *p);
+int64_t gp_eng_node_affinity_score(const struct gp_node *n, const struct gp_pod *p);
+
+/* ---- topo.c, interpod.c, spread.c: pods counted per domain --------------- */
+enum gp_err gp_eng_topo_pod_added(struct gp_engine *e, struct gp_pod *p);
+void gp_eng_topo_bind(struct gp_engine *e, const struct gp_pod *p, const struct gp_node *n,
+                      int sign);
+enum gp_err gp_eng_topo_node_added(struct gp_engine *e, const struct gp_node *n);
+void gp_eng_topo_node_gone(struct gp_engine *e, const struct gp_node *n);
+void gp_eng_topo_free(struct gp_engine *e);
+/* The domain of node n for key k: NONE without the label, TOPO_NEW for a
+ * value no node in the cluster has (a probe). */
+#define TOPO_NEW (NONE - 1)
+uint32_t gp_eng_topo_dom(const struct gp_engine *e, uint32_t k, const struct gp_node *n);
+int64_t gp_eng_tally_at(const struct gp_engine *e, uint32_t t, const struct gp_node *n);
+bool gp_eng_term_matches(const struct gp_pod_term *t, const char *owner_ns, const struct gp_pod *p);
+bool gp_eng_matcher_matches(const struct matcher *m, const struct gp_pod *p);
+const char *gp_eng_pod_ns(const struct gp_pod *p);
+/* The prefilter state of pod p now (computed on first use); NULL when out
+ * of memory. */
+const struct topo_pre *gp_eng_topo_pre(const struct gp_engine *e, const struct gp_pod *p);
+enum gp_filter gp_eng_topo_filter(const struct gp_engine *e, const struct gp_node *n,
+                                  const struct gp_pod *p);
+enum gp_filter gp_eng_spread_filter(const struct gp_engine *e, const struct topo_pre *pre,
+                                    const struct gp_node *n, const struct gp_pod *p);
+enum gp_filter gp_eng_interpod_filter(const struct gp_engine *e, const struct topo_pre *pre,
+                                      const struct gp_node *n, const struct gp_pod *p);
+bool gp_eng_spread_prefilter(const struct gp_engine *e, struct topo_pre *pre,
+                             const struct gp_pod *p);
+bool gp_eng_interpod_prefilter(const struct gp_engine *e, struct topo_pre *pre,
+                               const struct gp_pod *p);
+/* Raw scores of the candidates (prefer.c normalises them). */
+void gp_eng_interpod_scores(const struct gp_engine *e, const struct gp_pod *p, const struct cand *c,
+                            size_t n, int64_t *raw, bool *any);
+bool gp_eng_spread_scores(const struct gp_engine *e, const struct gp_pod *p, const struct cand *c,
+                          size_t n, int64_t *raw, bool *ignored);
+
+/* Whether pod p's filters or scores read other pods (it has such
+ * constraints, or bound pods hold terms that may concern it). */
+static inline bool topo_hard(const struct gp_engine *e, const struct gp_pod *p)
+{
+    uint32_t r = p->id < e->px.len ? e->px.items[p->id].cons : NONE;
+    return (r != NONE && e->topo.recs.items[r].hard) || e->topo.anti_owners > 0;
+}
+
+/* Whether a bind may let p fit: its required affinity or DoNotSchedule
+ * spreading wants pods somewhere. */
+static inline bool cons_grows(const struct gp_pod_constraints *c)
+{
+    if (!c)
+        return false;
+    bool grows = c->naffinity > 0;
+    for (size_t i = 0; i < c->nspread && !grows; i++)
+        grows = !c->spread[i].schedule_anyway;
+    return grows;
+}
+
+static inline bool pod_grows(const struct gp_engine *e, const struct gp_pod *p)
+{
+    (void)e;
+    return cons_grows(p->spec.constraints);
+}
+
+/* The generation a failed attempt of p is remembered at: a pod whose
+ * required affinity or DoNotSchedule spreading a bind may satisfy is tried
+ * again after any bind or release, the others when capacity grows. */
+static inline uint64_t pod_gen(const struct gp_engine *e, const struct gp_pod *p)
+{
+    return pod_grows(e, p) ? e->generation + e->topo.binds : e->generation;
+}
+
+/* The same for the pods of shape s (they share their constraints). */
+static inline uint64_t shape_gen(const struct gp_engine *e, const struct shape *s)
+{
+    return cons_grows(s->key.constraints) ? e->generation + e->topo.binds : e->generation;
+}
+
+/* ---- prefer.c: preferences' scores added to the policy's ------------------ */
+/* Whether p's placement adds preferences' scores to the policy's. */
+bool gp_eng_soft(const struct gp_engine *e, const struct gp_pod *p);
+/* The candidate that wins (index into c), c in node order; n > 0. */
+size_t gp_eng_soft_choose(struct gp_engine *e, const struct gp_pod *p, const struct cand *c,
+                          size_t n);
 
 /* ---- place.c: one pod's placement, and the gang memo ---------------------- */
 int gp_eng_memo_reserve(struct gang_memo *m, size_t nn);
@@ -431,14 +650,18 @@ int gp_eng_model_intern(struct gp_engine *e, const char *name);
 bool gp_eng_try_pod(struct gp_engine *e, struct gp_pod *p, struct gp_decision *out, size_t cap,
                     size_t *ndec, size_t *tried, bool *full, bool *changed);
 
-/* The node filters without quotas. */
-static inline enum gp_filter filter_fit(const struct gp_engine *e, const struct gp_node *n,
+/* The node filters without quotas, but the ones that read other pods. */
+static inline enum gp_filter filter_own(const struct gp_engine *e, const struct gp_node *n,
                                         const struct gp_pod *p)
 {
     if (n->state != GP_NODE_READY)
         return GP_FILTER_NODE_STATE;
-    if (p->spec.nnode_selector && !gp_eng_selector_matches(n, p))
-        return GP_FILTER_SELECTOR;
+    if (p->label_filters) {
+        if ((p->label_filters & 1) && !gp_eng_selector_matches(n, p))
+            return GP_FILTER_SELECTOR;
+        if ((p->label_filters & 2) && !gp_eng_node_affinity_ok(n, p))
+            return GP_FILTER_NODE_AFFINITY;
+    }
     if (e->domain_key && !gp_eng_has_label(n, e->domain_key, e->domain_value))
         return GP_FILTER_TOPOLOGY;
     if (n->spec.ntaints && !gp_eng_taints_tolerated(n, p))
@@ -484,14 +707,23 @@ static inline enum gp_filter filter_fit(const struct gp_engine *e, const struct 
 /* Whether filter_fit is every filter p must pass, so that what it and a
  * node-local policy say of a node depends on nothing but that node's state
  * and p's request shape: the node index (index.c) keeps them from one
- * decision to the next. A filter that reads other nodes or other pods
- * (inter-pod affinity, topology spread) must make this false for the pods
- * it applies to; the scan then decides for them, and it must run there. */
+ * decision to the next. Not for a pod whose filters or scores read the
+ * other pods (inter-pod affinity, topology spread, preferences: topo.c,
+ * prefer.c); the scan decides for those. */
 static inline bool gp_eng_pod_indexable(const struct gp_engine *e, const struct gp_pod *p)
 {
-    (void)e;
-    (void)p;
-    return true;
+    return !topo_hard(e, p) && !gp_eng_soft(e, p);
+}
+
+/* The node filters without quotas: the pod's own, then kube-scheduler's
+ * PodTopologySpread and InterPodAffinity, which read the other pods. */
+static inline enum gp_filter filter_fit(const struct gp_engine *e, const struct gp_node *n,
+                                        const struct gp_pod *p)
+{
+    enum gp_filter f = filter_own(e, n, p);
+    if (f == GP_FILTER_COUNT && topo_hard(e, p))
+        f = gp_eng_topo_filter(e, n, p);
+    return f;
 }
 
 /* GPU milli a pod takes (a memory-only share takes none). */

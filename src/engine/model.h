@@ -46,6 +46,99 @@ struct gp_toleration {
     enum gp_taint_effect effect;
 };
 
+/* --- what kube-scheduler's NodeAffinity, InterPodAffinity and
+ * PodTopologySpread plugins read (docs/affinity.md) -------------------- */
+
+/* A requirement's operator: In, NotIn, Exists, DoesNotExist (node and
+ * label selectors), Gt, Lt (node selectors: the label's value as an
+ * integer against the one value). */
+enum gp_match_op {
+    GP_MATCH_IN,
+    GP_MATCH_NOT_IN, /* also true when the key is absent */
+    GP_MATCH_EXISTS,
+    GP_MATCH_DOES_NOT_EXIST,
+    GP_MATCH_GT,
+    GP_MATCH_LT,
+};
+
+/* One requirement: key op values. */
+struct gp_match_expr {
+    const char *key;
+    enum gp_match_op op;
+    const char *const *values;
+    size_t nvalues;
+};
+
+/* A NodeSelectorTerm: every requirement holds (ANDed); `labels` on the
+ * node's labels, `fields` on its fields (metadata.name, In or NotIn of one
+ * value). A term with neither matches no node. `weight` (1..100) for a
+ * preferred term. */
+struct gp_node_term {
+    const struct gp_match_expr *labels;
+    size_t nlabels;
+    const struct gp_match_expr *fields;
+    size_t nfields;
+    int32_t weight;
+};
+
+/* A metav1.LabelSelector: matchLabels and matchExpressions, ANDed. Not
+ * `set` (no selector written): matches nothing; set and empty: every pod. */
+struct gp_label_selector {
+    bool set;
+    const struct gp_kv *labels;
+    size_t nlabels;
+    const struct gp_match_expr *exprs;
+    size_t nexprs;
+};
+
+/* A PodAffinityTerm: the pods its selector matches in its namespaces (the
+ * pod's own namespace when neither `namespaces` nor `ns_selector` is
+ * given; ns_selector matches a namespace by its one label,
+ * kubernetes.io/metadata.name), counted per value of the node label
+ * topology_key. `weight` (1..100) for a preferred term. */
+struct gp_pod_term {
+    struct gp_label_selector selector;
+    const char *const *namespaces;
+    size_t nnamespaces;
+    struct gp_label_selector ns_selector;
+    const char *topology_key;
+    int32_t weight;
+};
+
+/* A TopologySpreadConstraint: the pods its selector matches in the pod's
+ * namespace may differ by at most max_skew between the values of
+ * topology_key. DoNotSchedule is a filter, ScheduleAnyway a score.
+ * min_domains (DoNotSchedule only; 0 = not given, 1): fewer eligible
+ * domains count the global minimum as 0. A domain is eligible from the
+ * nodes that match the pod's node selector and required affinity (unless
+ * ignore_affinity, nodeAffinityPolicy: Ignore) and, with honor_taints
+ * (nodeTaintsPolicy: Honor), whose taints it tolerates. */
+struct gp_spread {
+    int32_t max_skew;
+    const char *topology_key;
+    bool schedule_anyway;
+    struct gp_label_selector selector;
+    int32_t min_domains;
+    bool ignore_affinity;
+    bool honor_taints;
+};
+
+/* A pod's affinity and spreading. Every array may be empty; node_required
+ * non-empty is requiredDuringSchedulingIgnoredDuringExecution's terms
+ * (ORed). */
+struct gp_pod_constraints {
+    const struct gp_node_term *node_required;
+    size_t nnode_required;
+    const struct gp_node_term *node_preferred;
+    size_t nnode_preferred;
+    const struct gp_pod_term *affinity, *affinity_preferred;
+    size_t naffinity, naffinity_preferred;
+    const struct gp_pod_term *anti, *anti_preferred;
+    size_t nanti, nanti_preferred;
+    const struct gp_spread *spread;
+    size_t nspread;
+};
+
 struct gp_sharing_spec; /* engine/sharing.h */
 
 struct gp_node_spec {
@@ -115,6 +208,14 @@ struct gp_pod_spec {
     uint8_t share_modes;
     const char *mig_profile;
     uint8_t gpu_resource; /* enum gp_gpu_resource */
+    /* what other pods' affinity and spreading select it by: its namespace
+     * (NULL: "default") and labels */
+    const char *namespace_name;
+    const struct gp_kv *labels;
+    size_t nlabels;
+    /* its node affinity, pod (anti-)affinity and topology spread
+     * constraints; NULL: none */
+    const struct gp_pod_constraints *constraints;
 };
 
 /* One GPU's free capacity inside a node. On a shared GPU (docs/sharing.md)
@@ -206,6 +307,9 @@ struct gp_pod {
     int8_t mig_profile_of[GP_MIG_MAX_MODELS];
     uint32_t gpu_milli_taken; /* when bound: GPU milli it made unavailable */
     bool oversubscribed;      /* when bound: its declared GPU memory did not fit */
+    /* engine: the label filters it has, one test on the common path:
+     * bit 0 a node selector, bit 1 required node affinity */
+    uint8_t label_filters;
 };
 
 /* Why a node was rejected for a pod. Each rejected node counts once, under
@@ -213,6 +317,7 @@ struct gp_pod {
 #define GP_FILTERS(X)                                                                              \
     X(NODE_STATE, "node not ready")                                                                \
     X(SELECTOR, "node(s) didn't match node selector")                                              \
+    X(NODE_AFFINITY, "node(s) didn't match Pod's node affinity/selector")                          \
     X(TOPOLOGY, "node(s) outside the gang's topology domain")                                      \
     X(TAINT, "node(s) had untolerated taint")                                                      \
     X(GPU_MODEL, "node(s) had a different GPU model")                                              \
@@ -224,6 +329,10 @@ struct gp_pod {
     X(GPU_MEMORY, "no GPU with enough free GPU memory")                                            \
     X(GPU_REPLICA, "no GPU with a free shared replica")                                            \
     X(MIG, "no free MIG instance of the profile")                                                  \
+    X(SPREAD, "node(s) didn't match pod topology spread constraints")                              \
+    X(POD_AFFINITY, "node(s) didn't match pod affinity rules")                                     \
+    X(POD_ANTI_AFFINITY, "node(s) didn't match pod anti-affinity rules")                           \
+    X(EXISTING_ANTI_AFFINITY, "node(s) didn't satisfy existing pods anti-affinity rules")          \
     X(QUOTA, "queue quota exceeded")
 
 enum gp_filter {
@@ -234,6 +343,10 @@ enum gp_filter {
 };
 
 const char *gp_filter_name(enum gp_filter f); /* e.g. "cpu", "gpu-model" */
+/* The filters of kube-scheduler's affinity and spreading plugins: outputs
+ * list them only when they rejected a node, so that a run that uses none
+ * reads as before they existed. */
+bool gp_filter_optional(enum gp_filter f);
 const char *gp_filter_text(enum gp_filter f); /* the human reason */
 
 struct gp_explain {

@@ -58,6 +58,10 @@ enum gp_err gp_engine_node_add(struct gp_engine *e, const struct gp_node_spec *s
     n.id = (uint32_t)e->nodes.len;
     if (GP_VEC_PUSH(&e->nodes, n) != 0)
         return GP_ENOMEM;
+    if (gp_eng_topo_node_added(e, &e->nodes.items[n.id]) != GP_OK) {
+        e->nodes.len--;
+        return GP_ENOMEM;
+    }
     gp_eng_index_touch(e, n.id);
     e->totals.nodes_ready++;
     e->totals.gpus += spec->gpu_count;
@@ -92,6 +96,7 @@ enum gp_err gp_engine_node_remove(struct gp_engine *e, uint32_t id)
     struct gp_node *n = &e->nodes.items[id];
     if (n->pods > 0)
         return GP_ESTATE;
+    gp_eng_topo_node_gone(e, n);
     n->state = GP_NODE_GONE;
     gp_eng_index_touch(e, id);
     e->state_ver++;
@@ -180,6 +185,7 @@ void gp_eng_commit(struct gp_engine *e, struct gp_pod *p, struct gp_node *n,
     e->totals.pods_bound++;
     if (p->spec.group)
         e->groups.items[p->spec.group - 1].bound++;
+    gp_eng_topo_bind(e, p, n, 1);
     if (e->policy && e->policy->on_bind)
         e->policy->on_bind(e->policy_state, e, n, p);
     gp_eng_index_touch(e, n->id);
@@ -204,6 +210,7 @@ void gp_eng_release(struct gp_engine *e, struct gp_pod *p, bool grow)
     e->totals.pods_bound--;
     if (p->spec.group)
         e->groups.items[p->spec.group - 1].bound--;
+    gp_eng_topo_bind(e, p, n, -1);
     if (grow) {
         e->generation++;
         e->victim_gen++;

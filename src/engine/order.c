@@ -416,7 +416,7 @@ static bool order_step(struct gp_engine *e, struct gp_pod *p, struct gp_decision
         return true;
     bool may_preempt = e->preempt && e->queues.items[p->spec.queue].may_preempt && !e->resv.on &&
                        !p->spec.preempt_never;
-    if (p->tried_gen == e->generation &&
+    if (p->tried_gen == pod_gen(e, p) &&
         !(may_preempt && e->px.items[p->id].preempt_gen != e->victim_gen)) {
         block(e, p, stop); /* as when it last failed */
         return true;
@@ -425,10 +425,10 @@ static bool order_step(struct gp_engine *e, struct gp_pod *p, struct gp_decision
      * this generation, fails alike; it gets no new decision */
     struct shape *sh = &e->shapes.items[p->shape];
     if (e->backfill && !e->no_walk && !p->spec.group && e->px.items[p->id].decided &&
-        sh->failed_gen == e->generation && sh->blk_gen == e->generation &&
+        sh->failed_gen == shape_gen(e, sh) && sh->blk_gen == shape_gen(e, sh) &&
         !(may_preempt && e->px.items[p->id].preempt_gen != e->victim_gen)) {
         (*tried)++;
-        p->tried_gen = e->generation;
+        p->tried_gen = pod_gen(e, p);
         e->px.items[p->id].blk = sh->blk;
         e->px.items[p->id].blk_queue = sh->blk_queue;
         block(e, p, stop);
@@ -455,7 +455,7 @@ static bool order_step(struct gp_engine *e, struct gp_pod *p, struct gp_decision
             if (!m->spec.group && d->pod == p->id) { /* for its shape's next pods */
                 sh->blk = e->px.items[m->id].blk;
                 sh->blk_queue = e->px.items[m->id].blk_queue;
-                sh->blk_gen = e->generation;
+                sh->blk_gen = shape_gen(e, sh);
             }
         }
     }
@@ -533,7 +533,7 @@ size_t gp_eng_schedule_ordered(struct gp_engine *e, size_t budget, struct gp_dec
             if (order_step(e, p, out, cap, &ndec, &tried, &full, &stop, &changed)) {
                 items[k++] = id;
                 settled &=
-                    p->tried_gen == e->generation &&
+                    p->tried_gen == pod_gen(e, p) &&
                     !(e->preempt && e->queues.items[p->spec.queue].may_preempt && !e->resv.on &&
                       !p->spec.preempt_never && e->px.items[id].preempt_gen != e->victim_gen);
             }

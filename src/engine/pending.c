@@ -247,7 +247,7 @@ enum gp_err gp_eng_walk_begin(struct gp_engine *e, struct queue *q)
         }
         q->shapes.items[k++] = id;
         struct stream t = {id, 0, false};
-        if (s->failed_gen == e->generation) { /* it failed: only its fresh pods */
+        if (s->failed_gen == shape_gen(e, s)) { /* it failed: only its fresh pods */
             if (plist_empty(&s->fresh))
                 continue;
             t.fresh = true;
@@ -317,7 +317,7 @@ bool gp_eng_walk_step(struct gp_engine *e, struct queue *q, struct gp_decision *
             return false;
         size_t before_n = *ndec;
         if (t->shape == NONE) { /* a gang's member: as the plain walk */
-            if (p->tried_gen != e->generation)
+            if (p->tried_gen != pod_gen(e, p))
                 gp_eng_try_pod(e, p, out, cap, ndec, tried, full, changed);
             stream_next(e, q);
         } else {

@@ -111,7 +111,7 @@ static void memo_set(struct gang_memo *m, uint32_t i, uint32_t leaf)
 bool gp_eng_node_eval(struct gp_engine *e, struct gp_node *n, const struct gp_pod *p,
                       enum gp_filter *f, double *score, struct gp_pick *pick)
 {
-    *f = filter_fit(e, n, p);
+    *f = filter_own(e, n, p); /* the memo is off when other pods' counts matter */
     if (*f != GP_FILTER_COUNT)
         return false;
     memset(pick, 0, sizeof *pick);
@@ -221,7 +221,7 @@ void gp_eng_place(struct gp_engine *e, struct gp_pod *p, struct gp_decision *d)
             d->quota_queue = q;
             d->explain.nodes_total = (uint32_t)e->nodes.len;
             d->explain.rejected[GP_FILTER_QUOTA] = (uint32_t)e->nodes.len;
-            p->tried_gen = e->generation;
+            p->tried_gen = pod_gen(e, p);
             return;
         }
     }
@@ -233,7 +233,14 @@ void gp_eng_place(struct gp_engine *e, struct gp_pod *p, struct gp_decision *d)
     bool resv = gp_eng_resv_applies(e, p);
     int64_t spare = e->resv.spare > 0 ? e->resv.spare : 0;
     uint32_t held = 0;
-    uint8_t *rej = e->gang_rej_shape == p->shape ? e->gang_rej : NULL;
+    /* preferences (prefer.c): every candidate is scored before one is
+     * chosen; filters that read other pods (topo.c) change on nodes the
+     * last member did not go to: neither can be remembered between
+     * members */
+    bool soft = gp_eng_soft(e, p) && GP_VEC_RESERVE(&e->cands, e->nodes.len) == 0;
+    bool hard = topo_hard(e, p), topo = soft || hard;
+    e->cands.len = 0;
+    uint8_t *rej = e->gang_rej_shape == p->shape && !topo ? e->gang_rej : NULL;
     /* a gang's member with a node-local policy: from the memo, when the
      * filters of the nodes it did not change stay as they were */
     struct gang_memo *m = &e->memo;
@@ -262,7 +269,7 @@ void gp_eng_place(struct gp_engine *e, struct gp_pod *p, struct gp_decision *d)
     }
     /* a pod alone with a node-local policy: from the node index */
     if (!e->no_index && !rej && !model_quota && !resv && !e->domain_key &&
-        (!e->policy || e->policy->node_local) && gp_eng_pod_indexable(e, p) &&
+        (!e->policy || e->policy->node_local) && !topo &&
         gp_eng_index_place(e, p, d, &best, &best_pick))
         goto chosen;
     for (size_t i = 0; i < e->nodes.len; i++) {
@@ -271,7 +278,9 @@ void gp_eng_place(struct gp_engine *e, struct gp_pod *p, struct gp_decision *d)
             continue;
         }
         struct gp_node *n = &e->nodes.items[i];
-        enum gp_filter f = filter_fit(e, n, p);
+        enum gp_filter f = filter_own(e, n, p); /* filter_fit, the test of topo_hard hoisted */
+        if (f == GP_FILTER_COUNT && hard)
+            f = gp_eng_topo_filter(e, n, p);
         if (f == GP_FILTER_COUNT && model_quota && gp_eng_model_quota_blocks(e, p, n->model))
             f = GP_FILTER_QUOTA; /* as gp_engine_filter */
         if (f != GP_FILTER_COUNT) {
@@ -289,7 +298,7 @@ void gp_eng_place(struct gp_engine *e, struct gp_pod *p, struct gp_decision *d)
             memset(&pick, 0, sizeof pick);
             score = e->policy->score(e->policy_state, e, n, p, &pick);
             /* the pick matters only on a node that would win: checked there */
-            if (best && !(score > best_score))
+            if (best && !(score > best_score) && !soft)
                 continue;
             if (!pick_valid(n, p, &pick) && gp_engine_pick_default(n, p, &pick) != 0)
                 continue;
@@ -298,17 +307,28 @@ void gp_eng_place(struct gp_engine *e, struct gp_pod *p, struct gp_decision *d)
             memset(&pick, 0, sizeof pick);
             gp_engine_pick_default(n, p, &pick);
         }
+        if (soft) { /* room reserved above */
+            struct cand c = {n->id, score, pick};
+            e->cands.items[e->cands.len++] = c;
+            continue;
+        }
         if (!best || score > best_score) {
             best = n;
             best_score = score;
             best_pick = pick;
         }
     }
+    if (soft && e->cands.len) {
+        const struct cand *c =
+            &e->cands.items[gp_eng_soft_choose(e, p, e->cands.items, e->cands.len)];
+        best = &e->nodes.items[c->node];
+        best_pick = c->pick;
+    }
 chosen:
     d->explain.nodes_total = (uint32_t)e->nodes.len;
     if (!best) {
         d->kind = GP_DECISION_UNSCHEDULABLE;
-        p->tried_gen = e->generation;
+        p->tried_gen = pod_gen(e, p);
         if (held) {
             e->held = true;
             if (held_cache) {

@@ -125,7 +125,9 @@ static uint64_t shape_hash(const struct shape_key *k)
                               (uint64_t)(uintptr_t)k->node_selector ^ k->nnode_selector,
                               (uint64_t)(uintptr_t)k->tolerations ^ k->ntolerations,
                               (uint64_t)(uintptr_t)k->mig_profile ^ k->share_modes ^
-                                  (uint64_t)k->gpu_resource << 8};
+                                  (uint64_t)k->gpu_resource << 8,
+                              (uint64_t)(uintptr_t)k->constraints ^ (uint64_t)(uintptr_t)k->labels,
+                              (uint64_t)(uintptr_t)k->ns};
     for (size_t i = 0; i < sizeof words / sizeof words[0]; i++) {
         h ^= words[i] + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
         h *= 0xbf58476d1ce4e5b9ULL;
@@ -141,7 +143,8 @@ static bool shape_key_eq(const struct shape_key *a, const struct shape_key *b)
            a->model_mask == b->model_mask && a->node_selector == b->node_selector &&
            a->nnode_selector == b->nnode_selector && a->tolerations == b->tolerations &&
            a->ntolerations == b->ntolerations && a->share_modes == b->share_modes &&
-           a->gpu_resource == b->gpu_resource && a->mig_profile == b->mig_profile;
+           a->gpu_resource == b->gpu_resource && a->mig_profile == b->mig_profile &&
+           a->constraints == b->constraints && a->labels == b->labels && a->ns == b->ns;
 }
 
 /* The shape of key k, added when new; NONE when out of memory. */
@@ -211,6 +214,8 @@ enum gp_err gp_engine_pod_add(struct gp_engine *e, const struct gp_pod_spec *spe
     p.seq = e->next_seq++;
     p.added_at_s = now_s;
     p.tried_gen = UINT64_MAX;
+    p.label_filters = (uint8_t)((spec->nnode_selector ? 1 : 0) |
+                                (spec->constraints && spec->constraints->nnode_required ? 2 : 0));
     p.model_mask = spec->ngpu_models ? 0 : ~(uint64_t)0;
     for (size_t i = 0; i < spec->ngpu_models; i++) {
         int m = gp_eng_model_intern(e, spec->gpu_models[i]);
@@ -223,18 +228,25 @@ enum gp_err gp_engine_pod_add(struct gp_engine *e, const struct gp_pod_spec *spe
                           spec->gpu_milli,      spec->gpu_mem_mib,   spec->queue,
                           p.model_mask,         spec->node_selector, spec->tolerations,
                           spec->nnode_selector, spec->ntolerations,  spec->share_modes,
-                          spec->gpu_resource,   spec->mig_profile};
+                          spec->gpu_resource,   spec->mig_profile,   spec->constraints,
+                          spec->labels,         spec->namespace_name};
     p.shape = shape_intern(e, &k);
     if (p.shape == NONE)
         return GP_ENOMEM;
-    struct pod_x x = {NONE, UINT64_MAX, 0, BLK_NONE, NONE, 0};
+    struct pod_x x = {NONE, NONE, UINT64_MAX, 0, BLK_NONE, NONE, 0};
     struct queue *q = &e->queues.items[spec->queue];
     /* a queue's bound pods are some of its live ones: commit never grows */
     if (GP_VEC_RESERVE(&q->bound, q->pending.len + q->bound.len + 1) != 0 ||
         GP_VEC_RESERVE(&e->px, e->pods.len + 1) != 0 || GP_VEC_PUSH(&e->pods, p) != 0)
         return GP_ENOMEM;
     e->px.items[e->px.len++] = x;
-    enum gp_err err = pending_insert(e, p.id);
+    enum gp_err err = gp_eng_topo_pod_added(e, &e->pods.items[p.id]);
+    if (err != GP_OK) {
+        e->pods.len--;
+        e->px.len--;
+        return err;
+    }
+    err = pending_insert(e, p.id);
     if (err == GP_OK && g && GP_VEC_PUSH(&g->members, p.id) != 0) {
         gp_eng_pending_remove(e, p.id);
         err = GP_ENOMEM;

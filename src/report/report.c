@@ -917,7 +917,8 @@ void gp_report_json(struct gp_sbuf *out, const struct gp_sim_result *r,
 
     json_t *un = json_object();
     for (int f = 0; f < GP_FILTER_COUNT; f++)
-        jset(&c, un, gp_filter_name((enum gp_filter)f), juint(r->unschedulable[f]));
+        if (!gp_filter_optional((enum gp_filter)f) || r->unschedulable[f] > 0)
+            jset(&c, un, gp_filter_name((enum gp_filter)f), juint(r->unschedulable[f]));
     jset(&c, root, "unschedulable", un);
     jset(&c, root, "queues", json_queues(&c, r));
 
