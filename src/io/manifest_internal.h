@@ -9,6 +9,8 @@
  *                       (struct manifest_hints)
  *   manifest_pod.c      the pod spec: containers, resources, node selector,
  *                       tolerations, and the pod built from them
+ *   manifest_affinity.c the pod spec's affinity and topology spread
+ *                       constraints
  *   manifest_workload.c Pod, Deployment and Job: the kinds table, pod
  *                       templates, the item built from one object
  *   manifest_group.c    PodGroup and Queue (gpuplane's or Volcano's)
@@ -50,6 +52,14 @@ struct manifest_hints {
     struct fy_node *retries_node, *milli_node, *models_node, *sharing_node;
 };
 
+/* A term's or a spread constraint's matchLabelKeys and mismatchLabelKeys:
+ * merged into its selector once the pod's labels are known. */
+struct manifest_label_keys {
+    struct gp_label_selector *sel; /* in the arena */
+    const char *const *match, *const *mismatch;
+    size_t nmatch, nmismatch;
+};
+
 /* One object being read. level 0 is the object's metadata, 1 the pod
  * template's; what the template says wins. */
 struct manifest_obj {
@@ -84,6 +94,15 @@ struct manifest_obj {
     const char *selector_path;
     struct gp_toleration *tolerations;
     size_t ntolerations;
+    /* metadata: each level's labels and namespace */
+    const struct gp_kv *labels[2];
+    size_t nlabels[2];
+    const char *ns[2];
+    /* affinity and topologySpreadConstraints (manifest_affinity.c); NULL
+     * until either is written */
+    struct gp_pod_constraints *cons;
+    struct manifest_label_keys *lkeys;
+    size_t nlkeys, lkeys_cap;
 };
 
 /* One parse: where items, queues and PodGroups go (the workload's, so
@@ -133,6 +152,16 @@ enum gp_err gp_manifest_preemption(struct gp_yaml *y, struct fy_node *v, uint8_t
 /* Turns what the pod spec and the hints said into o->item.pod. */
 enum gp_err gp_manifest_pod_finish(struct gp_yaml *y, struct manifest_obj *o,
                                    const struct manifest_hints *h);
+
+/* --- affinity and spreading (manifest_affinity.c) --------------------- */
+
+/* Field handlers of the pod spec: affinity, topologySpreadConstraints. */
+enum gp_err gp_manifest_affinity(struct gp_yaml *y, struct fy_node *v, void *obj);
+enum gp_err gp_manifest_spread(struct gp_yaml *y, struct fy_node *v, void *obj);
+/* Once the pod's labels are known (labels, nlabels): matchLabelKeys and
+ * mismatchLabelKeys merged into their selectors. */
+enum gp_err gp_manifest_label_keys_apply(struct gp_yaml *y, struct manifest_obj *o,
+                                         const struct gp_kv *labels, size_t nlabels);
 
 /* --- workload kinds (manifest_workload.c) ------------------------------ */
 

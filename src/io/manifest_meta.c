@@ -330,6 +330,8 @@ static enum gp_err meta_labels(struct gp_yaml *y, struct fy_node *v, void *obj)
     const struct gp_kv *kv;
     size_t n;
     enum gp_err err = gp_yaml_kv_map(y, v, true, &kv, &n);
+    o->labels[o->level] = kv;
+    o->nlabels[o->level] = n;
     for (size_t i = 0; err == GP_OK && i < n; i++)
         if (strcmp(kv[i].key, "gpuplane.io/queue") == 0)
             o->queue[o->level] = kv[i].value;
@@ -340,9 +342,20 @@ static enum gp_err meta_labels(struct gp_yaml *y, struct fy_node *v, void *obj)
     return err;
 }
 
+/* The namespace: what a pod affinity term and spreading count pods in. */
+static enum gp_err meta_namespace(struct gp_yaml *y, struct fy_node *v, void *obj)
+{
+    struct manifest_obj *o = obj;
+    enum gp_err err = gp_yaml_string(y, v, &o->ns[o->level]);
+    if (err == GP_OK && !gp_yaml_dns_label_ok(o->ns[o->level]))
+        err = gp_manifest_bad_value(y, v, "a namespace name (at most 63 of [a-z0-9-])");
+    return err;
+}
+
 /* metadata of the object (level 0) and of its pod template (level 1) */
 static const struct gp_yaml_field meta_fields[] = {
     GP_YFIELD("name", GP_YT_STRING, struct manifest_obj, item.name, 0, 0, 0),
+    GP_YCUSTOM("namespace", meta_namespace, 0),
     GP_YCUSTOM("labels", meta_labels, 0),
     GP_YCUSTOM("annotations", meta_annotations, 0),
 };

@@ -489,6 +489,8 @@ static const struct gp_yaml_field pod_spec_fields[] = {
     GP_YCUSTOM("priority", spec_priority, 0),
     GP_YCUSTOM("priorityClassName", spec_priority_class, 0),
     GP_YCUSTOM("preemptionPolicy", spec_preemption, 0),
+    GP_YCUSTOM("affinity", gp_manifest_affinity, 0),
+    GP_YCUSTOM("topologySpreadConstraints", gp_manifest_spread, 0),
 };
 
 enum gp_err gp_manifest_pod_spec(struct gp_yaml *y, struct fy_node *v, void *obj)
@@ -594,6 +596,68 @@ static enum gp_err finish_resources(struct gp_yaml *y, struct manifest_obj *o,
     return GP_OK;
 }
 
+/* A label the controllers put on every pod they make, unless the
+ * template has it: a Job's pods carry its name (the Job controller's
+ * batch.kubernetes.io/job-name and job-name), a Deployment's the
+ * pod-template-hash of their ReplicaSet (here a hash of the
+ * Deployment's namespace and name: one per Deployment, as one revision). */
+static enum gp_err controller_labels(struct gp_yaml *y, struct manifest_obj *o, struct gp_kv *kv,
+                                     size_t *n)
+{
+    const struct gp_item *it = &o->item;
+    const char *keys[2] = {NULL, NULL}, *value = it->name;
+    if (it->kind == GP_ITEM_JOB) {
+        keys[0] = "batch.kubernetes.io/job-name";
+        keys[1] = "job-name";
+    } else if (it->kind == GP_ITEM_DEPLOYMENT) {
+        uint32_t h = 2166136261u;
+        for (const char *s = o->ns[0] ? o->ns[0] : "default"; *s; s++)
+            h = (h ^ (unsigned char)*s) * 16777619u;
+        h = (h ^ '/') * 16777619u;
+        for (const char *s = it->name; *s; s++)
+            h = (h ^ (unsigned char)*s) * 16777619u;
+        value = gp_arena_printf(y->arena, "%08x", (unsigned)h);
+        if (!value)
+            return gp_manifest_oom(y);
+        keys[0] = "pod-template-hash";
+    }
+    for (size_t k = 0; k < 2 && keys[k]; k++) {
+        bool have = false;
+        for (size_t i = 0; i < *n && !have; i++)
+            have = strcmp(kv[i].key, keys[k]) == 0;
+        if (!have) {
+            kv[*n].key = keys[k];
+            kv[(*n)++].value = value;
+        }
+    }
+    return GP_OK;
+}
+
+/* What other pods' affinity and spreading see of this one: its namespace
+ * (the object's; "default" when none) and labels (a Pod's own, else its
+ * template's, with the controller's), and its own constraints, their
+ * matchLabelKeys merged now that its labels are known. */
+static enum gp_err finish_identity(struct gp_yaml *y, struct manifest_obj *o)
+{
+    struct gp_pod_spec *pod = &o->item.pod;
+    int level = o->item.kind == GP_ITEM_POD ? 0 : 1;
+    size_t n = o->nlabels[level];
+    struct gp_kv *kv = gp_arena_alloc(y->arena, (n + 2) * sizeof *kv);
+    if (!kv)
+        return gp_manifest_oom(y);
+    if (n)
+        memcpy(kv, o->labels[level], n * sizeof *kv);
+    enum gp_err err = controller_labels(y, o, kv, &n);
+    if (err != GP_OK)
+        return err;
+    pod->labels = n ? kv : NULL;
+    pod->nlabels = n;
+    pod->namespace_name = o->ns[0];
+    err = gp_manifest_label_keys_apply(y, o, pod->labels, pod->nlabels);
+    pod->constraints = o->cons;
+    return err;
+}
+
 /* Where the pod may go: the GPU models it allows (the annotation and
  * nodeSelector nvidia.com/gpu.product, whose value is the model with
  * "-SHARED" on shared GPUs that are not renamed: the model is the value less
@@ -641,7 +705,7 @@ static enum gp_err finish_placement(struct gp_yaml *y, struct manifest_obj *o,
     pod->nnode_selector = o->nselector;
     pod->tolerations = o->tolerations;
     pod->ntolerations = o->ntolerations;
-    return GP_OK;
+    return finish_identity(y, o);
 }
 
 enum gp_err gp_manifest_pod_finish(struct gp_yaml *y, struct manifest_obj *o,
