@@ -57,6 +57,8 @@ case_ timed-queues --cluster examples/cluster-racks.yaml --workload examples/que
     --policy best-fit --seed 7
 case_ timed-sharing --cluster examples/cluster-sharing.yaml \
     --workload examples/workload-sharing.yaml --horizon 12h --seed 3
+case_ timed-affinity --cluster examples/cluster-zones.yaml \
+    --workload examples/workload-affinity.yaml --horizon 8h --seed 4
 
 # a different seed must change a static run (the shuffle depends on it)
 "$gp" sim --mode static --cluster "openb:$data/nodes.csv" --workload "openb:$data/pods.csv" \
