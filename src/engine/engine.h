@@ -296,6 +296,16 @@ void gp_engine_totals(const struct gp_engine *e, struct gp_engine_totals *out);
 enum gp_filter gp_engine_filter(const struct gp_engine *e, const struct gp_node *node,
                                 const struct gp_pod *pod);
 
+/* The filters that depend on the node and the pod alone - all of them
+ * but kube-scheduler's PodTopologySpread and InterPodAffinity, which read
+ * the other pods - and gp_engine_node_take with those: whether a pod
+ * could ever fit a node whatever else runs (the simulator's "can never
+ * fit"). */
+enum gp_filter gp_engine_filter_alone(const struct gp_engine *e, const struct gp_node *node,
+                                      const struct gp_pod *pod);
+bool gp_engine_node_take_alone(const struct gp_engine *e, struct gp_node *n,
+                               const struct gp_pod *p);
+
 /* The default choice of GPUs inside a feasible node: for a share, the
  * fullest GPU it still fits on (best fit, lowest index on ties); for whole
  * GPUs, the lowest-indexed free ones. Returns 0, or -1 if it does not fit. */

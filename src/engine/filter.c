@@ -135,6 +135,16 @@ enum gp_filter gp_engine_filter(const struct gp_engine *e, const struct gp_node 
     return f;
 }
 
+enum gp_filter gp_engine_filter_alone(const struct gp_engine *e, const struct gp_node *n,
+                                      const struct gp_pod *p)
+{
+    enum gp_filter f = filter_own(e, n, p);
+    if (f == GP_FILTER_COUNT && e->model_quotas && p->spec.gpu_count > 0 &&
+        e->queues.items[p->spec.queue].model_capped && gp_eng_model_quota_blocks(e, p, n->model))
+        return GP_FILTER_QUOTA;
+    return f;
+}
+
 /* Could pod p fit node n if n were empty? (The "never fits" test.) */
 bool gp_eng_fits_empty(const struct gp_engine *e, const struct gp_node *n, const struct gp_pod *p)
 {

@@ -97,10 +97,13 @@ struct shape_key {
     size_t nnode_selector, ntolerations;
     uint8_t share_modes, gpu_resource;
     const char *mig_profile; /* by identity too */
-    /* what affinity and spreading read, by identity: pods of one template
-     * share them */
+    /* the pod's affinity and spreading, by identity: pods of one template
+     * share them; its labels and namespace, by content (what other pods'
+     * terms select it by: pods of many objects may carry the same) */
     const struct gp_pod_constraints *constraints;
-    const void *labels, *ns;
+    const struct gp_kv *labels;
+    size_t nlabels;
+    const char *ns;
 };
 
 struct shape {
@@ -522,7 +525,9 @@ bool gp_eng_spread_scores(const struct gp_engine *e, const struct gp_pod *p, con
 static inline bool topo_hard(const struct gp_engine *e, const struct gp_pod *p)
 {
     uint32_t r = p->id < e->px.len ? e->px.items[p->id].cons : NONE;
-    return (r != NONE && e->topo.recs.items[r].hard) || e->topo.anti_owners > 0;
+    return (r != NONE && e->topo.recs.items[r].hard &&
+            e->topo.recs.items[r].c == p->spec.constraints) ||
+           e->topo.anti_owners > 0;
 }
 
 /* Whether a bind may let p fit: its required affinity or DoNotSchedule
@@ -656,10 +661,11 @@ static inline enum gp_filter filter_own(const struct gp_engine *e, const struct 
 {
     if (n->state != GP_NODE_READY)
         return GP_FILTER_NODE_STATE;
-    if (p->label_filters) {
-        if ((p->label_filters & 1) && !gp_eng_selector_matches(n, p))
+    if (p->label_filters) { /* the spec decides (a caller may test a copy without them) */
+        if (p->spec.nnode_selector && !gp_eng_selector_matches(n, p))
             return GP_FILTER_SELECTOR;
-        if ((p->label_filters & 2) && !gp_eng_node_affinity_ok(n, p))
+        if (p->spec.constraints && p->spec.constraints->nnode_required &&
+            !gp_eng_node_affinity_ok(n, p))
             return GP_FILTER_NODE_AFFINITY;
     }
     if (e->domain_key && !gp_eng_has_label(n, e->domain_key, e->domain_value))

@@ -307,8 +307,8 @@ struct gp_pod {
     int8_t mig_profile_of[GP_MIG_MAX_MODELS];
     uint32_t gpu_milli_taken; /* when bound: GPU milli it made unavailable */
     bool oversubscribed;      /* when bound: its declared GPU memory did not fit */
-    /* engine: the label filters it has, one test on the common path:
-     * bit 0 a node selector, bit 1 required node affinity */
+    /* engine: whether it has a node selector (bit 0) or required node
+     * affinity (bit 1): one test on the common path */
     uint8_t label_filters;
 };
 

@@ -155,6 +155,15 @@ void gp_eng_node_give(struct gp_node *n, const struct gp_pod *p, const struct gp
     gp_eng_node_summarise(n);
 }
 
+bool gp_engine_node_take_alone(const struct gp_engine *e, struct gp_node *n, const struct gp_pod *p)
+{
+    struct gp_pick pick;
+    if (filter_own(e, n, p) != GP_FILTER_COUNT || gp_engine_pick_default(n, p, &pick) != 0)
+        return false;
+    gp_eng_node_take(n, p, &pick);
+    return true;
+}
+
 bool gp_engine_node_take(const struct gp_engine *e, struct gp_node *n, const struct gp_pod *p)
 {
     struct gp_pick pick;

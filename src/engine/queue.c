@@ -114,6 +114,33 @@ void gp_eng_pending_remove(struct gp_engine *e, uint32_t pod)
     }
 }
 
+static uint64_t str_hash(uint64_t h, const char *s)
+{
+    for (; s && *s; s++)
+        h = (h ^ (unsigned char)*s) * 0x100000001b3ULL;
+    return h;
+}
+
+/* A pod's labels and namespace, by content. */
+static uint64_t identity_hash(const struct shape_key *k)
+{
+    uint64_t h = str_hash(0xcbf29ce484222325ULL, k->ns ? k->ns : "default");
+    for (size_t i = 0; i < k->nlabels; i++)
+        h = str_hash(str_hash(h ^ '\n', k->labels[i].key) ^ '=', k->labels[i].value);
+    return h;
+}
+
+static bool identity_eq(const struct shape_key *a, const struct shape_key *b)
+{
+    if (a->nlabels != b->nlabels || strcmp(a->ns ? a->ns : "default", b->ns ? b->ns : "default"))
+        return false;
+    for (size_t i = 0; i < a->nlabels; i++)
+        if (strcmp(a->labels[i].key, b->labels[i].key) ||
+            strcmp(a->labels[i].value, b->labels[i].value))
+            return false;
+    return true;
+}
+
 static uint64_t shape_hash(const struct shape_key *k)
 {
     uint64_t h = 0x9e3779b97f4a7c15ULL;
@@ -126,8 +153,8 @@ static uint64_t shape_hash(const struct shape_key *k)
                               (uint64_t)(uintptr_t)k->tolerations ^ k->ntolerations,
                               (uint64_t)(uintptr_t)k->mig_profile ^ k->share_modes ^
                                   (uint64_t)k->gpu_resource << 8,
-                              (uint64_t)(uintptr_t)k->constraints ^ (uint64_t)(uintptr_t)k->labels,
-                              (uint64_t)(uintptr_t)k->ns};
+                              (uint64_t)(uintptr_t)k->constraints,
+                              identity_hash(k)};
     for (size_t i = 0; i < sizeof words / sizeof words[0]; i++) {
         h ^= words[i] + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
         h *= 0xbf58476d1ce4e5b9ULL;
@@ -144,7 +171,7 @@ static bool shape_key_eq(const struct shape_key *a, const struct shape_key *b)
            a->nnode_selector == b->nnode_selector && a->tolerations == b->tolerations &&
            a->ntolerations == b->ntolerations && a->share_modes == b->share_modes &&
            a->gpu_resource == b->gpu_resource && a->mig_profile == b->mig_profile &&
-           a->constraints == b->constraints && a->labels == b->labels && a->ns == b->ns;
+           a->constraints == b->constraints && identity_eq(a, b);
 }
 
 /* The shape of key k, added when new; NONE when out of memory. */
@@ -229,7 +256,7 @@ enum gp_err gp_engine_pod_add(struct gp_engine *e, const struct gp_pod_spec *spe
                           p.model_mask,         spec->node_selector, spec->tolerations,
                           spec->nnode_selector, spec->ntolerations,  spec->share_modes,
                           spec->gpu_resource,   spec->mig_profile,   spec->constraints,
-                          spec->labels,         spec->namespace_name};
+                          spec->labels,         spec->nlabels,       spec->namespace_name};
     p.shape = shape_intern(e, &k);
     if (p.shape == NONE)
         return GP_ENOMEM;

@@ -2,12 +2,13 @@
  * of a run, the item of every pod that was never bound is tried, empty, on
  * the nodes that can exist - the cluster's and the templates of the pools
  * that can grow - with the engine's own filters (gp_engine_node_probe,
- * gp_engine_filter, gp_engine_node_take). A pod that none of them takes,
- * or whose queue's cap is below it, can never fit; a gang can never start
- * when the engine found it could not fit the empty cluster (jobs.c) or its
- * minMember exceeds the members its PodGroup's objects run at once. The reason is the first
- * need no node meets, in the engine's filter order, with its numbers
- * (struct gp_sim_nofit); pods with identical reasons share one row. */
+ * gp_engine_filter_alone, gp_engine_node_take_alone: affinity and
+ * spreading, which depend on the other pods, cannot make a pod never fit). A pod that none of them
+ * takes, or whose queue's cap is below it, can never fit; a gang can never start when the engine
+ * found it could not fit the empty cluster (jobs.c) or its minMember exceeds the members its
+ * PodGroup's objects run at once. The reason is the first need no node meets, in the engine's
+ * filter order, with its numbers (struct gp_sim_nofit); pods with identical reasons share one row.
+ */
 #include <stdlib.h>
 #include <string.h>
 
@@ -115,7 +116,7 @@ static enum gp_err classes_build(struct nofit *x)
 static bool takes(const struct nofit *x, const struct nclass *c, const struct gp_pod *p)
 {
     struct gp_node n = c->probe;
-    return gp_engine_node_take(x->r->e, &n, p);
+    return gp_engine_node_take_alone(x->r->e, &n, p);
 }
 
 /* ---- the reason of one pod ------------------------------------------------ */
@@ -133,16 +134,16 @@ static uint8_t class_stage(const struct nofit *x, const struct nclass *c, const 
     const struct gp_engine *e = x->r->e;
     struct gp_node n = c->probe;
     n.spec.ntaints = 0;
-    if (gp_engine_filter(e, &n, p) == GP_FILTER_SELECTOR)
+    if (gp_engine_filter_alone(e, &n, p) == GP_FILTER_SELECTOR)
         return 0;
     struct gp_pod q = *p;
     q.spec.nnode_selector = 0;
-    enum gp_filter f = gp_engine_filter(e, &n, &q);
+    enum gp_filter f = gp_engine_filter_alone(e, &n, &q);
     if (f == GP_FILTER_GPU_MODEL)
         return 1;
     if (f == GP_FILTER_SHARING)
         return 2;
-    if (c->probe.spec.ntaints && gp_engine_filter(e, &c->probe, &q) == GP_FILTER_TAINT)
+    if (c->probe.spec.ntaints && gp_engine_filter_alone(e, &c->probe, &q) == GP_FILTER_TAINT)
         return 3;
     *res = f;
     return 4;
@@ -174,7 +175,7 @@ static const char *taint_text(struct nofit *x, const struct nclass *c, const str
         const struct gp_taint *t = &c->probe.spec.taints[i];
         n.spec.taints = t;
         n.spec.ntaints = 1;
-        if (gp_engine_filter(x->r->e, &n, p) == GP_FILTER_TAINT)
+        if (gp_engine_filter_alone(x->r->e, &n, p) == GP_FILTER_TAINT)
             return gp_arena_printf(x->r->a, "%s%s%s:%s", t->key ? t->key : "",
                                    t->value && *t->value ? "=" : "", t->value ? t->value : "",
                                    effect_name(t->effect));
@@ -380,7 +381,7 @@ static bool pod_never_fits(struct nofit *x, const struct gp_pod *p, struct gp_si
 {
     const struct gp_engine *e = x->r->e;
     for (size_t i = 0; i < x->ncls; i++) {
-        enum gp_filter f = gp_engine_filter(e, &x->cls[i].probe, p);
+        enum gp_filter f = gp_engine_filter_alone(e, &x->cls[i].probe, p);
         if ((f == GP_FILTER_COUNT || f == GP_FILTER_QUOTA) && takes(x, &x->cls[i], p))
             return false;
     }

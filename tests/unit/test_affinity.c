@@ -341,6 +341,29 @@ static void test_anti_affinity_hostname(void **state)
     gp_engine_free(e);
 }
 
+static void test_alike_but_for_labels(void **state)
+{
+    (void)state;
+    /* one node, where a pod refuses app=web beside it. An app=web pod and
+     * an app=db pod of the same request shape: the first is refused, and
+     * its failure must not answer the second, which fits */
+    struct gp_pod_term t = term(app_web, HOST, 0);
+    struct gp_pod_constraints c = {0};
+    c.anti = &t;
+    c.nanti = 1;
+    struct gp_engine *e = cluster(1, 8, "best-fit");
+    struct gp_pod_spec guard = pod(app_x, 1, &c);
+    uint32_t g = add(e, &guard);
+    cycle(e);
+    assert_int_equal(node_of(e, g), 0);
+    struct gp_pod_spec web = pod(app_web, 1, NULL), db = pod(app_db, 1, NULL);
+    uint32_t w = add(e, &web), d2 = add(e, &db);
+    cycle(e);
+    assert_int_equal(node_of(e, w), -1);
+    assert_int_equal(node_of(e, d2), 0);
+    gp_engine_free(e);
+}
+
 static void test_namespaces(void **state)
 {
     (void)state;
@@ -671,6 +694,7 @@ int main(void)
         cmocka_unit_test(test_affinity_unmatched),
         cmocka_unit_test(test_affinity_to_itself),
         cmocka_unit_test(test_anti_affinity_hostname),
+        cmocka_unit_test(test_alike_but_for_labels),
         cmocka_unit_test(test_namespaces),
         cmocka_unit_test(test_spread_two_zones),
         cmocka_unit_test(test_spread_waits_for_a_bind),

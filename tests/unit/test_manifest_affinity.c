@@ -298,7 +298,7 @@ static void test_example(void **state)
     memset(&w, 0, sizeof w);
     enum gp_err err = gp_workload_load(GP_EXAMPLES_DIR "/workload-affinity.yaml", &a, &w, &diag);
     if (err == GP_OK)
-        err = gp_workload_finish(&w, &diag);
+        err = gp_workload_finish(&w, &a, &diag);
     if (err != GP_OK)
         print_error("%s\n", diag.msg);
     assert_int_equal(err, GP_OK);
