@@ -203,8 +203,8 @@ kind: Job
 metadata:
   name: stream
   annotations:
-    sim.gpuplane.io/repeat: "20000"
-    sim.gpuplane.io/interarrival: "exp(20s)"
+    sim.gpuplane.io/repeat: "2000000"
+    sim.gpuplane.io/interarrival: "exp(1s)"
     sim.gpuplane.io/duration: "exp(10m)"
 spec:
   template:
@@ -222,7 +222,7 @@ cp killed/out.json killed/out.orig
 # kill_run SIGNAL: starts a long run and kills it once its temporary
 # exists; status is the run's exit status, saw 1 if the temporary was seen
 kill_run() {
-    "$gp" sim --cluster "$cluster" --workload slow.yaml --quiet --json killed/out.json &
+    "$gp" sim --cluster "$cluster" --workload slow.yaml --quiet --horizon 60d --json killed/out.json &
     local pid=$! i
     saw=0
     for i in $(seq 1 200); do
