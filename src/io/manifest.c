@@ -72,6 +72,33 @@ static enum gp_err top_string(struct gp_yaml *y, struct fy_node *n, const char *
     return err;
 }
 
+/* The object's apiVersion, which must be one of the (one or two) versions
+ * its kind is served under; *which says which one matched. */
+static enum gp_err check_api(struct gp_yaml *y, struct fy_node *n, const char *kind,
+                             const char *api0, const char *api1, int *which)
+{
+    const char *api;
+    struct fy_node *api_node;
+    enum gp_err err = top_string(y, n, "apiVersion", &api, &api_node);
+    if (err != GP_OK)
+        return err;
+    if (strcmp(api, api0) == 0 || (api1 && strcmp(api, api1) == 0)) {
+        *which = strcmp(api, api0) == 0 ? 0 : 1;
+        return GP_OK;
+    }
+    char q[80];
+    struct gp_yaml_saved s = gp_yaml_push_key(y, "apiVersion", NULL);
+    gp_yaml_quote(api_node, q, sizeof q);
+    if (api1)
+        err = gp_yaml_fail(y, api_node, GP_EINVALID,
+                           "expected \"%s\" or \"%s\" for a %s, got \"%s\"", api0, api1, kind, q);
+    else
+        err = gp_yaml_fail(y, api_node, GP_EINVALID, "expected \"%s\" for a %s, got \"%s\"", api0,
+                           kind, q);
+    gp_yaml_pop(y, s);
+    return err;
+}
+
 static enum gp_err read_object(struct gp_yaml *y, struct fy_node *n, struct manifest_stream *st,
                                bool in_list)
 {
@@ -80,8 +107,9 @@ static enum gp_err read_object(struct gp_yaml *y, struct fy_node *n, struct mani
                             gp_yaml_describe(n));
     int line = 0, col = 0;
     gp_yaml_node_mark(n, &line, &col);
-    const char *kind, *api;
-    struct fy_node *kind_node, *api_node;
+    const char *kind;
+    struct fy_node *kind_node;
+    int which = 0;
     enum gp_err err = gp_k8s_validate(y, n, st->w); /* fields as the API server checks them */
     if (err == GP_OK)
         err = top_string(y, n, "kind", &kind, &kind_node);
@@ -97,50 +125,17 @@ static enum gp_err read_object(struct gp_yaml *y, struct fy_node *n, struct mani
         return err;
     }
     if (strcmp(kind, "Queue") == 0) {
-        err = top_string(y, n, "apiVersion", &api, &api_node);
-        if (err != GP_OK)
-            return err;
-        bool volcano = strcmp(api, "scheduling.volcano.sh/v1beta1") == 0;
-        if (!volcano && strcmp(api, "gpuplane.io/v1") != 0) {
-            char q[80];
-            struct gp_yaml_saved s = gp_yaml_push_key(y, "apiVersion", NULL);
-            err = gp_yaml_fail(y, api_node, GP_EINVALID,
-                               "expected \"gpuplane.io/v1\" or \"scheduling.volcano.sh/v1beta1\" "
-                               "for a Queue, got \"%s\"",
-                               gp_yaml_quote(api_node, q, sizeof q));
-            gp_yaml_pop(y, s);
-            return err;
-        }
-        return gp_manifest_read_queue(y, n, st, volcano, line);
+        err = check_api(y, n, kind, "gpuplane.io/v1", "scheduling.volcano.sh/v1beta1", &which);
+        return err != GP_OK ? err : gp_manifest_read_queue(y, n, st, which == 1, line);
     }
     if (strcmp(kind, "PriorityClass") == 0) {
-        err = top_string(y, n, "apiVersion", &api, &api_node);
-        if (err == GP_OK && strcmp(api, "scheduling.k8s.io/v1") != 0) {
-            char q[80];
-            struct gp_yaml_saved s = gp_yaml_push_key(y, "apiVersion", NULL);
-            err = gp_yaml_fail(y, api_node, GP_EINVALID,
-                               "expected \"scheduling.k8s.io/v1\" for a PriorityClass, got \"%s\"",
-                               gp_yaml_quote(api_node, q, sizeof q));
-            gp_yaml_pop(y, s);
-        }
+        err = check_api(y, n, kind, "scheduling.k8s.io/v1", NULL, &which);
         return err != GP_OK ? err : gp_manifest_read_priority_class(y, n, st, line);
     }
     if (strcmp(kind, "PodGroup") == 0) {
-        err = top_string(y, n, "apiVersion", &api, &api_node);
-        if (err != GP_OK)
-            return err;
-        if (strcmp(api, "scheduling.x-k8s.io/v1alpha1") != 0 &&
-            strcmp(api, "scheduling.volcano.sh/v1beta1") != 0) {
-            char q[80];
-            struct gp_yaml_saved s = gp_yaml_push_key(y, "apiVersion", NULL);
-            err = gp_yaml_fail(y, api_node, GP_EINVALID,
-                               "expected \"scheduling.x-k8s.io/v1alpha1\" or "
-                               "\"scheduling.volcano.sh/v1beta1\" for a PodGroup, got \"%s\"",
-                               gp_yaml_quote(api_node, q, sizeof q));
-            gp_yaml_pop(y, s);
-            return err;
-        }
-        return gp_manifest_read_podgroup(y, n, st, line);
+        err = check_api(y, n, kind, "scheduling.x-k8s.io/v1alpha1", "scheduling.volcano.sh/v1beta1",
+                        &which);
+        return err != GP_OK ? err : gp_manifest_read_podgroup(y, n, st, line);
     }
     const struct manifest_kind *k = gp_manifest_kind_find(kind);
     if (!k) {
@@ -150,18 +145,8 @@ static enum gp_err read_object(struct gp_yaml *y, struct fy_node *n, struct mani
                             "of: Pod, Deployment, Job, PodGroup, Queue, PriorityClass, List)",
                             gp_yaml_quote(kind_node, q, sizeof q), line);
     }
-    err = top_string(y, n, "apiVersion", &api, &api_node);
-    if (err != GP_OK)
-        return err;
-    if (strcmp(api, k->api_version) != 0) {
-        char q[80];
-        struct gp_yaml_saved s = gp_yaml_push_key(y, "apiVersion", NULL);
-        err = gp_yaml_fail(y, api_node, GP_EINVALID, "expected \"%s\" for a %s, got \"%s\"",
-                           k->api_version, k->kind, gp_yaml_quote(api_node, q, sizeof q));
-        gp_yaml_pop(y, s);
-        return err;
-    }
-    return gp_manifest_read_workload(y, n, st, k, line);
+    err = check_api(y, n, k->kind, k->api_version, NULL, &which);
+    return err != GP_OK ? err : gp_manifest_read_workload(y, n, st, k, line);
 }
 
 static enum gp_err manifest_document(struct gp_yaml *y, struct fy_node *root, void *ctx)

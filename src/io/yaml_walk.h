@@ -4,7 +4,8 @@
  * field path ("spec.nodePools[0].gpu.count") kept while walking, node
  * positions, typed scalar readers and a table-driven mapping walker.
  *
- * Internal to src/io. Every message has the form
+ * Used by the readers of src/io and by src/kube/kubeconfig.c (the layers
+ * above). Every message has the form
  *   NAME:LINE:COL: PATH: what was expected, got "VALUE"
  * and strings the readers keep are copied into the caller's arena. */
 #ifndef GP_IO_YAML_WALK_H
