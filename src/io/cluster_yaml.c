@@ -122,8 +122,10 @@ static enum gp_err warn(struct gp_yaml *y, struct gp_cluster *c, struct fy_node 
 }
 
 /* A bring-your-own provider's machines join a cluster you run yourself
- * (data/providers.json), not a managed control plane: a pool's offer from
- * one next to spec.controlPlane.offer is warned about. */
+ * (data/providers.json), not a managed control plane; another managed
+ * provider's node pools belong to that provider's own control plane (a
+ * GKE node pool cannot join EKS). A pool's offer of either kind next to
+ * spec.controlPlane.offer is warned about. */
 static enum gp_err warn_byo(struct gp_yaml *y, struct fy_node *spec, struct gp_cluster *c)
 {
     struct fy_node *pools = fy_node_mapping_lookup_by_string(spec, "nodePools", FY_NT);
@@ -135,14 +137,23 @@ static enum gp_err warn_byo(struct gp_yaml *y, struct fy_node *spec, struct gp_c
             continue;
         snprintf(id, sizeof id, "%.*s", (int)(slash - offer), offer);
         const struct gp_provider *prov = gp_provider_find(id);
-        if (!prov || prov->kubernetes != GP_KUBE_BYO)
+        if (!prov || strcmp(prov->id, c->control_plane_offer) == 0)
             continue;
         char msg[320];
-        snprintf(msg, sizeof msg,
-                 "%s is bring-your-own Kubernetes (data/providers.json: its machines join a "
-                 "cluster you run yourself, e.g. k3s or kubeadm), not %s's managed control plane "
-                 "(spec.controlPlane.offer); the cost counts both",
-                 prov->id, c->control_plane_offer);
+        if (prov->kubernetes == GP_KUBE_BYO)
+            snprintf(msg, sizeof msg,
+                     "%s is bring-your-own Kubernetes (data/providers.json: its machines join a "
+                     "cluster you run yourself, e.g. k3s or kubeadm), not %s's managed control "
+                     "plane (spec.controlPlane.offer); the cost counts both",
+                     prov->id, c->control_plane_offer);
+        else if (prov->kubernetes == GP_KUBE_MANAGED)
+            snprintf(msg, sizeof msg,
+                     "%s's nodes join %s's own managed clusters (data/providers.json: "
+                     "kubernetes managed), not %s's control plane (spec.controlPlane.offer); "
+                     "the cost counts %s's fee with %s's node prices",
+                     prov->id, prov->id, c->control_plane_offer, c->control_plane_offer, prov->id);
+        else
+            continue;
         struct fy_node *item = fy_node_sequence_get_by_index(pools, (int)i);
         struct fy_node *at = fy_node_mapping_lookup_by_string(item, "offer", FY_NT);
         struct gp_yaml_saved s =

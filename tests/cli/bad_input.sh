@@ -90,20 +90,30 @@ expect "horizon past ten years" "--horizon: expected a positive duration of at m
 
 # A doubtful but valid input runs (exit 0) with one warning line naming the
 # file, line and field.
-warn_file="$src/tests/data/warn/offer-byo.yaml"
-"$gp" sim --cluster "$warn_file" --workload "$good_workload" --json "$tmp/out.json" \
-    >"$tmp/stdout" 2>"$tmp/stderr"
-rc=$?
-if [ "$rc" -ne 0 ]; then
-    echo "FAIL byo offer beside a managed control plane: exit code $rc, expected 0"
-    cat "$tmp/stderr"; fails=$((fails + 1))
-elif [ "$(grep -c '^warning: ' "$tmp/stderr")" -ne 1 ] ||
-    ! grep -Eq "^warning: .*offer-byo\.yaml:14:12: spec\.nodePools\[0\]\.offer: lambda is bring-your-own Kubernetes.*not eks's managed control plane" "$tmp/stderr"; then
-    echo "FAIL byo offer beside a managed control plane: expected one warning line, got:"
-    cat "$tmp/stderr"; fails=$((fails + 1))
-else
-    echo "ok   byo offer beside a managed control plane: $(grep '^warning: ' "$tmp/stderr")"
-fi
+# expect_warning NAME FILE REGEX: the cluster FILE runs (exit 0) with exactly
+# one warning line, matching REGEX.
+expect_warning() {
+    local name=$1 file=$2 regex=$3 rc
+    "$gp" sim --cluster "$file" --workload "$good_workload" --json "$tmp/out.json" \
+        >"$tmp/stdout" 2>"$tmp/stderr"
+    rc=$?
+    if [ "$rc" -ne 0 ]; then
+        echo "FAIL $name: exit code $rc, expected 0"
+        cat "$tmp/stderr"; fails=$((fails + 1))
+    elif [ "$(grep -c '^warning: ' "$tmp/stderr")" -ne 1 ] ||
+        ! grep -Eq "^warning: .*$regex" "$tmp/stderr"; then
+        echo "FAIL $name: expected one warning line, got:"
+        cat "$tmp/stderr"; fails=$((fails + 1))
+    else
+        echo "ok   $name: $(grep '^warning: ' "$tmp/stderr")"
+    fi
+}
+expect_warning "byo offer beside a managed control plane" \
+    "$src/tests/data/warn/offer-byo.yaml" \
+    "offer-byo\.yaml:14:12: spec\.nodePools\[0\]\.offer: lambda is bring-your-own Kubernetes.*not eks's managed control plane"
+expect_warning "another managed provider's offer beside a managed control plane" \
+    "$src/tests/data/warn/offer-other-managed.yaml" \
+    "offer-other-managed\.yaml:14:12: spec\.nodePools\[0\]\.offer: gke's nodes join gke's own managed clusters.*not eks's control plane"
 
 if [ "$fails" -ne 0 ]; then
     echo "$fails bad-input case(s) failed"
