@@ -406,18 +406,21 @@ enum gp_err gp_workload_load(const char *arg, struct gp_arena *a, struct gp_work
 enum gp_err gp_workload_append(struct gp_workload *w, struct gp_arena *a,
                                const struct gp_item *item)
 {
+    const struct gp_item copy = *item; /* item may point into the array */
     if (w->nitems == w->cap) {
         size_t cap = w->cap ? w->cap * 2 : 64;
         if (cap > SIZE_MAX / sizeof *w->items)
             return GP_ENOMEM;
-        struct gp_item *items = gp_arena_alloc(a, cap * sizeof *items);
+        /* a large array has a block of its own, grown in place of its
+         * block: no old copies left behind (no reader keeps pointers into
+         * the array across an append) */
+        struct gp_item *items =
+            gp_arena_grow(a, w->items, w->cap * sizeof *items, cap * sizeof *items);
         if (!items)
             return GP_ENOMEM;
-        if (w->nitems)
-            memcpy(items, w->items, w->nitems * sizeof *items);
-        w->items = items; /* the old array stays in the arena until it is freed */
+        w->items = items;
         w->cap = cap;
     }
-    w->items[w->nitems++] = *item;
+    w->items[w->nitems++] = copy;
     return GP_OK;
 }

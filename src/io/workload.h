@@ -220,7 +220,8 @@ enum gp_err gp_workload_parse_philly(const char *text, size_t len, const char *n
 enum gp_err gp_workload_warn(struct gp_workload *w, struct gp_arena *a, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
-/* Appends one item (copied) to w, growing its array in the arena. */
+/* Appends one item (copied) to w, growing its array in the arena
+ * (gp_arena_grow: pointers into w->items are invalid afterwards). */
 enum gp_err gp_workload_append(struct gp_workload *w, struct gp_arena *a,
                                const struct gp_item *item);
 

@@ -1,4 +1,5 @@
-/* arena.c - bump allocator in growing blocks. */
+/* arena.c - bump allocator in growing blocks; a large array that grows
+ * has a block of its own, reallocated in place. */
 #include "util/arena.h"
 
 #include <stdarg.h>
@@ -34,6 +35,8 @@ void gp_arena_free(struct gp_arena *a)
 void *gp_arena_alloc(struct gp_arena *a, size_t size)
 {
     const size_t align = alignof(max_align_t);
+    if (size > SIZE_MAX - sizeof(struct gp_arena_block) - align)
+        return NULL;
     size = (size + align - 1) & ~(align - 1);
     if (size == 0)
         size = align;
@@ -56,6 +59,71 @@ void *gp_arena_alloc(struct gp_arena *a, size_t size)
     b->used += size;
     memset(p, 0, size);
     return p;
+}
+
+size_t gp_arena_nblocks(const struct gp_arena *a)
+{
+    size_t n = 0;
+    for (const struct gp_arena_block *b = a->head; b; b = b->next)
+        n++;
+    return n;
+}
+
+size_t gp_arena_bytes(const struct gp_arena *a)
+{
+    size_t n = 0;
+    for (const struct gp_arena_block *b = a->head; b; b = b->next)
+        n += sizeof *b + b->cap;
+    return n;
+}
+
+/* A growing allocation at least this large (bytes) gets a block of its own. */
+#define GROW_OWN_MIN ((size_t)16 * 1024)
+
+/* A block of its own for size bytes (rounded already), not zeroed, linked
+ * behind the head so that the head's free room stays in use. */
+static void *own_block(struct gp_arena *a, size_t size)
+{
+    struct gp_arena_block *b = malloc(sizeof *b + size);
+    if (!b)
+        return NULL;
+    b->used = b->cap = size;
+    if (a->head) {
+        b->next = a->head->next;
+        a->head->next = b;
+    } else {
+        b->next = NULL;
+        a->head = b;
+    }
+    return b->data;
+}
+
+void *gp_arena_grow(struct gp_arena *a, void *p, size_t old_size, size_t new_size)
+{
+    const size_t align = alignof(max_align_t);
+    if (new_size > SIZE_MAX - sizeof(struct gp_arena_block) - align)
+        return NULL;
+    size_t old = (old_size + align - 1) & ~(align - 1);
+    size_t want = (new_size + align - 1) & ~(align - 1);
+    if (p && want <= old)
+        return p;
+    for (struct gp_arena_block **link = &a->head; p && *link; link = &(*link)->next) {
+        struct gp_arena_block *b = *link;
+        if ((void *)b->data != p)
+            continue;
+        if (b->used != old || b->cap != old)
+            break; /* it shares its block: copied below */
+        struct gp_arena_block *nb = realloc(b, sizeof *nb + want);
+        if (!nb)
+            return NULL;
+        nb->used = nb->cap = want;
+        *link = nb;
+        return nb->data;
+    }
+    void *q = want < GROW_OWN_MIN ? gp_arena_alloc(a, new_size) : own_block(a, want);
+    if (q && p && old_size)
+        memcpy(q, p, old_size);
+    return q;
 }
 
 void *gp_arena_memdup(struct gp_arena *a, const void *p, size_t size)
