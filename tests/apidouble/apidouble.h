@@ -1,0 +1,118 @@
+/* apidouble.h - the kube-apiserver double's shared state and the
+ * functions its files give one another (docs/kube.md): store.c (objects,
+ * resourceVersions, answers, routes), listwatch.c (lists and watches),
+ * writes.c (create, update, patch, delete, binding), control.c (faults and
+ * /_control/), main.c (the HTTP server). One mutex (S.mu) guards it all. */
+#ifndef GP_APIDOUBLE_H
+#define GP_APIDOUBLE_H
+
+#include <pthread.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include <jansson.h>
+#include <microhttpd.h>
+
+#define MAX_BODY   ((size_t)3 << 20) /* the real server's request limit */
+#define MAX_SNAPS  64
+#define MAX_FAULTS 16
+
+struct object {
+    char *res, *ns, *name; /* res: "pods", "scheduling.k8s.io/priorityclasses" */
+    json_t *cur;           /* NULL once deleted */
+};
+
+struct event {
+    long rv;
+    const char *type;
+    struct object *o;
+    json_t *obj; /* the object as it was at rv */
+};
+
+struct snapshot {
+    long rv;
+    char *res, *ns;
+    json_t *items; /* array */
+    size_t used;   /* 0 once free */
+    unsigned id;
+};
+
+struct fault {
+    long status; /* 429, 500, ...: answer this; 0: no status fault */
+    long retry_after_s;
+    long delay_ms;   /* wait before answering */
+    long drop_after; /* watches: close the connection after this many events; -1 none */
+    long count;      /* requests (or watches) it applies to */
+    char match[128]; /* only paths containing this */
+};
+
+struct state {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    long rv;        /* the last resourceVersion given */
+    long compacted; /* watches from before this are 410 */
+    struct object **objs;
+    size_t nobjs, capobjs;
+    struct event *events;
+    size_t nevents, capevents;
+    struct snapshot snaps[MAX_SNAPS];
+    unsigned snap_id;
+    struct fault faults[MAX_FAULTS];
+    size_t nfaults;
+    long bookmark_ms;
+    long requests, watches, bindings;
+    long uid;
+    volatile sig_atomic_t stopping;
+};
+
+extern struct state S;
+
+struct answer {
+    unsigned status;
+    char *body; /* malloc'd */
+    const char *retry_after;
+};
+
+struct route {
+    char res[160], ns[256], name[256], sub[32];
+    char api_version[96];
+    bool namespaced, item;
+};
+
+/* store.c */
+void now_rfc3339(char *buf, size_t n);
+struct object *find(const char *res, const char *ns, const char *name);
+const char *kind_of(const char *res);
+void set_rv(json_t *obj, long rv);
+void record(struct object *o, const char *type, json_t *obj);
+void normalize(json_t *obj);
+json_t *merge_patch(json_t *target, json_t *patch);
+void answer_json(struct answer *a, unsigned status, json_t *doc);
+void answer_status(struct answer *a, unsigned code, const char *reason, const char *name,
+                   const char *kind, const char *fmt, ...) __attribute__((format(printf, 6, 7)));
+bool parse_route(const char *url, struct route *r);
+const char *plural_kind(const struct route *r);
+void qualified(const struct route *r, char *b, size_t n);
+bool in_scope(const struct object *o, const struct route *r);
+
+/* listwatch.c */
+double mono(void);
+struct snapshot *snap_new(const struct route *r);
+void do_list(const struct route *r, long limit, const char *cont, struct answer *a);
+struct MHD_Response *do_watch(const struct route *r, const char *rv_s, bool bookmarks,
+                              long timeout_s, long drop_after);
+
+/* writes.c */
+void do_create(const struct route *r, json_t *body, struct answer *a);
+struct object *target(const struct route *r, struct answer *a);
+bool stale(const struct route *r, struct object *o, json_t *body, bool required, struct answer *a);
+void do_update(const struct route *r, json_t *body, bool patch, struct answer *a);
+void do_delete(const struct route *r, struct answer *a);
+void do_binding(const struct route *r, json_t *body, struct answer *a);
+
+/* control.c */
+void do_control(const char *what, const char *method, json_t *body, struct answer *a);
+struct fault take_fault(const char *url, bool watch);
+
+#endif

@@ -1,0 +1,67 @@
+/* control.c - the tests' levers (/_control/): faults on demand (a status
+ * such as 429 with Retry-After or 5xx, a delay, watches cut after N
+ * events), compaction, the bookmark period, and the request counters. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "apidouble.h"
+
+/* --- control ----------------------------------------------------------- */
+
+static long jint(json_t *o, const char *k, long dflt)
+{
+    json_t *v = json_object_get(o, k);
+    return json_is_integer(v) ? (long)json_integer_value(v) : dflt;
+}
+
+void do_control(const char *what, const char *method, json_t *body, struct answer *a)
+{
+    if (strcmp(what, "fault") == 0 && strcmp(method, "POST") == 0) {
+        if (S.nfaults == MAX_FAULTS) {
+            answer_status(a, 400, "BadRequest", NULL, NULL, "too many faults");
+            return;
+        }
+        struct fault *f = &S.faults[S.nfaults++];
+        f->status = jint(body, "status", 0);
+        f->retry_after_s = jint(body, "retry_after_s", -1);
+        f->delay_ms = jint(body, "delay_ms", 0);
+        f->drop_after = jint(body, "drop_after", -1);
+        f->count = jint(body, "count", 1);
+        const char *m = json_string_value(json_object_get(body, "match"));
+        snprintf(f->match, sizeof f->match, "%s", m ? m : "");
+    } else if (strcmp(what, "clear") == 0) {
+        S.nfaults = 0;
+    } else if (strcmp(what, "compact") == 0) {
+        S.compacted = S.rv;
+    } else if (strcmp(what, "bookmark_ms") == 0) {
+        S.bookmark_ms = jint(body, "ms", S.bookmark_ms);
+    } else if (strcmp(what, "stats") != 0) {
+        answer_status(a, 404, "NotFound", NULL, NULL, "no control %s", what);
+        return;
+    }
+    answer_json(a, 200,
+                json_pack("{s:i,s:i,s:i,s:i,s:i}", "requests", (int)S.requests, "watches",
+                          (int)S.watches, "bindings", (int)S.bindings, "resourceVersion", (int)S.rv,
+                          "compacted", (int)S.compacted));
+}
+
+/* The fault for this request, if any (its count is taken). */
+struct fault take_fault(const char *url, bool watch)
+{
+    struct fault none = {.drop_after = -1};
+    for (size_t i = 0; i < S.nfaults; i++) {
+        struct fault *f = &S.faults[i];
+        if (f->count <= 0 || (f->match[0] && !strstr(url, f->match)))
+            continue;
+        if (f->drop_after >= 0 && !watch)
+            continue;
+        f->count--;
+        return *f;
+    }
+    return none;
+}

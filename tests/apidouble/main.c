@@ -1,0 +1,233 @@
+/* main.c - the API server double's HTTP server (libmicrohttpd, a thread
+ * per connection, 127.0.0.1 only): bodies read and parsed, faults applied,
+ * requests routed to lists, watches and writes; "port N" printed once
+ * listening; SIGTERM stops it. */
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "apidouble.h"
+
+struct state S = {.mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER};
+
+/* --- the server -------------------------------------------------------- */
+
+struct upload {
+    char *buf;
+    size_t len;
+    bool over;
+};
+
+static enum MHD_Result send_answer(struct MHD_Connection *c, struct answer *a)
+{
+    size_t n = strlen(a->body);
+    struct MHD_Response *resp = MHD_create_response_from_buffer(n, a->body, MHD_RESPMEM_MUST_FREE);
+    MHD_add_response_header(resp, "Content-Type", "application/json");
+    if (a->retry_after)
+        MHD_add_response_header(resp, "Retry-After", a->retry_after);
+    enum MHD_Result ret = MHD_queue_response(c, a->status, resp);
+    MHD_destroy_response(resp);
+    return ret;
+}
+
+static void route_request(struct MHD_Connection *c, const char *url, const char *method,
+                          json_t *body, struct answer *a, struct MHD_Response **stream)
+{
+    struct route r;
+    if (!parse_route(url, &r)) {
+        answer_status(a, 404, "NotFound", NULL, NULL,
+                      "the server could not find the requested "
+                      "resource");
+        return;
+    }
+    const char *watch = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "watch");
+    bool is_watch = watch && (strcmp(watch, "1") == 0 || strcmp(watch, "true") == 0);
+    struct fault f = take_fault(url, is_watch && !r.item && strcmp(method, "GET") == 0);
+    if (f.delay_ms > 0) {
+        pthread_mutex_unlock(&S.mu);
+        struct timespec ts = {f.delay_ms / 1000, f.delay_ms % 1000 * 1000000L};
+        nanosleep(&ts, NULL);
+        pthread_mutex_lock(&S.mu);
+    }
+    if (f.status == 429) {
+        static char ra[32];
+        snprintf(ra, sizeof ra, "%ld", f.retry_after_s >= 0 ? f.retry_after_s : 1);
+        a->retry_after = f.retry_after_s >= 0 ? ra : NULL;
+        answer_status(a, 429, "TooManyRequests", NULL, NULL,
+                      "the server has received too many requests and has asked us to try again "
+                      "later");
+        return;
+    }
+    if (f.status >= 400) {
+        answer_status(a, (unsigned)f.status, "InternalError", NULL, NULL,
+                      "an error on the server (\"injected\") has prevented the request from "
+                      "succeeding");
+        return;
+    }
+    bool get = strcmp(method, "GET") == 0;
+    if (!r.item && get && is_watch) {
+        const char *rv = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "resourceVersion");
+        const char *bm =
+            MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "allowWatchBookmarks");
+        const char *to = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "timeoutSeconds");
+        *stream = do_watch(&r, rv, bm && strcmp(bm, "true") == 0, to ? atol(to) : 0, f.drop_after);
+    } else if (!r.item && get) {
+        const char *lim = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "limit");
+        const char *cont = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "continue");
+        do_list(&r, lim ? atol(lim) : 0, cont, a);
+    } else if (!r.item && strcmp(method, "POST") == 0) {
+        do_create(&r, body, a);
+    } else if (r.item && get && !r.sub[0]) {
+        struct object *o = target(&r, a);
+        if (o)
+            answer_json(a, 200, json_incref(o->cur));
+    } else if (r.item && strcmp(method, "POST") == 0 && strcmp(r.sub, "binding") == 0 &&
+               strcmp(r.res, "pods") == 0) {
+        do_binding(&r, body, a);
+    } else if (r.item && (strcmp(method, "PUT") == 0 || strcmp(method, "PATCH") == 0) &&
+               (!r.sub[0] || strcmp(r.sub, "status") == 0)) {
+        bool patch = strcmp(method, "PATCH") == 0;
+        const char *ct = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Type");
+        if (patch && (!ct || (strcmp(ct, "application/merge-patch+json") != 0 &&
+                              strcmp(ct, "application/strategic-merge-patch+json") != 0))) {
+            answer_status(a, 415, "UnsupportedMediaType", NULL, NULL,
+                          "the body of the request was in an unknown format - accepted media "
+                          "types include: application/merge-patch+json, "
+                          "application/strategic-merge-patch+json");
+            return;
+        }
+        do_update(&r, body, patch, a);
+    } else if (r.item && strcmp(method, "DELETE") == 0 && !r.sub[0]) {
+        do_delete(&r, a);
+    } else {
+        answer_status(a, 405, "MethodNotAllowed", NULL, NULL,
+                      "the server does not allow this method on the requested resource");
+    }
+}
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
+                                  const char *method, const char *version, const char *data,
+                                  size_t *data_size, void **con_cls)
+{
+    (void)cls, (void)version;
+    struct upload *up = *con_cls;
+    if (!up) {
+        *con_cls = calloc(1, sizeof *up);
+        return *con_cls ? MHD_YES : MHD_NO;
+    }
+    if (*data_size > 0) {
+        if (up->len + *data_size > MAX_BODY) {
+            up->over = true;
+        } else {
+            up->buf = realloc(up->buf, up->len + *data_size + 1);
+            memcpy(up->buf + up->len, data, *data_size);
+            up->len += *data_size;
+            up->buf[up->len] = '\0';
+        }
+        *data_size = 0;
+        return MHD_YES;
+    }
+    struct answer a = {0};
+    struct MHD_Response *stream = NULL;
+    json_t *body = NULL;
+    if (up->over) {
+        answer_status(&a, 413, "RequestEntityTooLarge", NULL, NULL,
+                      "the request body is larger than %zu bytes", MAX_BODY);
+        return send_answer(c, &a);
+    }
+    if (up->len > 0) {
+        json_error_t jerr;
+        body = json_loadb(up->buf, up->len, 0, &jerr);
+        if (!body) {
+            answer_status(&a, 400, "BadRequest", NULL, NULL, "the body is not JSON: %s", jerr.text);
+            return send_answer(c, &a);
+        }
+    }
+    pthread_mutex_lock(&S.mu);
+    if (strncmp(url, "/_control/", 10) == 0) {
+        do_control(url + 10, method, body, &a);
+    } else {
+        S.requests++;
+        route_request(c, url, method, body, &a, &stream);
+    }
+    pthread_mutex_unlock(&S.mu);
+    json_decref(body);
+    if (stream) {
+        enum MHD_Result ret = MHD_queue_response(c, 200, stream);
+        MHD_destroy_response(stream);
+        return ret;
+    }
+    return send_answer(c, &a);
+}
+
+static void on_done(void *cls, struct MHD_Connection *c, void **con_cls,
+                    enum MHD_RequestTerminationCode toe)
+{
+    (void)cls, (void)c, (void)toe;
+    struct upload *up = *con_cls;
+    if (up) {
+        free(up->buf);
+        free(up);
+    }
+    *con_cls = NULL;
+}
+
+static void usage(void)
+{
+    fprintf(stderr, "usage: apidouble [--port N] [--bookmark-ms MS]\n"
+                    "  serves on 127.0.0.1 (port 0: any free port); prints \"port N\" once "
+                    "listening; SIGTERM stops it\n");
+    exit(2);
+}
+
+int main(int argc, char **argv)
+{
+    long port = 0;
+    S.bookmark_ms = 1000;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--port") == 0 && i + 1 < argc)
+            port = atol(argv[++i]);
+        else if (strcmp(argv[i], "--bookmark-ms") == 0 && i + 1 < argc)
+            S.bookmark_ms = atol(argv[++i]);
+        else
+            usage();
+    }
+    if (port < 0 || port > 65535)
+        usage();
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGINT);
+    pthread_sigmask(SIG_BLOCK, &set, NULL); /* the server's threads inherit the mask */
+    signal(SIGPIPE, SIG_IGN);
+    struct sockaddr_in sa = {0};
+    sa.sin_family = AF_INET;
+    sa.sin_port = htons((uint16_t)port);
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    struct MHD_Daemon *d = MHD_start_daemon(
+        MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION, 0, NULL, NULL, on_request,
+        NULL, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa, MHD_OPTION_NOTIFY_COMPLETED, on_done,
+        NULL, MHD_OPTION_CONNECTION_TIMEOUT, 0u, MHD_OPTION_END);
+    if (!d) {
+        fprintf(stderr, "apidouble: cannot listen on 127.0.0.1:%ld: %s\n", port, strerror(errno));
+        return 1;
+    }
+    const union MHD_DaemonInfo *info = MHD_get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT);
+    printf("port %u\n", info ? (unsigned)info->port : (unsigned)port);
+    fflush(stdout);
+    int sig;
+    sigwait(&set, &sig);
+    pthread_mutex_lock(&S.mu);
+    S.stopping = 1;
+    pthread_cond_broadcast(&S.cv);
+    pthread_mutex_unlock(&S.mu);
+    MHD_stop_daemon(d);
+    return 0;
+}

@@ -1,0 +1,221 @@
+/* store.c - the double's objects under one resourceVersion counter (every
+ * write is an event at a new version, kept for watches to replay), the
+ * server's normalisations (quantities as strings), RFC 7386 merge patch,
+ * Status answers as the recorded v1.28 server words them, and routes
+ * (/api/v1/..., /apis/G/V/...). */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "apidouble.h"
+
+/* --- helpers ----------------------------------------------------------- */
+
+void now_rfc3339(char *buf, size_t n)
+{
+    time_t t = time(NULL);
+    struct tm tm;
+    gmtime_r(&t, &tm);
+    strftime(buf, n, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+struct object *find(const char *res, const char *ns, const char *name)
+{
+    for (size_t i = 0; i < S.nobjs; i++) {
+        struct object *o = S.objs[i];
+        if (strcmp(o->res, res) == 0 && strcmp(o->ns, ns) == 0 && strcmp(o->name, name) == 0)
+            return o;
+    }
+    return NULL;
+}
+
+const char *kind_of(const char *res)
+{
+    static const char *const table[][2] = {
+        {"pods", "Pod"},
+        {"nodes", "Node"},
+        {"scheduling.k8s.io/priorityclasses", "PriorityClass"},
+        {"scheduling.x-k8s.io/podgroups", "PodGroup"},
+        {"scheduling.volcano.sh/podgroups", "PodGroup"},
+        {"configmaps", "ConfigMap"},
+        {"events", "Event"},
+        {"coordination.k8s.io/leases", "Lease"},
+    };
+    for (size_t i = 0; i < sizeof table / sizeof *table; i++)
+        if (strcmp(table[i][0], res) == 0)
+            return table[i][1];
+    return "Object";
+}
+
+void set_rv(json_t *obj, long rv)
+{
+    json_t *m = json_object_get(obj, "metadata");
+    char b[32];
+    snprintf(b, sizeof b, "%ld", rv);
+    json_object_set_new(m, "resourceVersion", json_string(b));
+}
+
+/* Appends an event at a new resourceVersion; obj is stolen. */
+void record(struct object *o, const char *type, json_t *obj)
+{
+    long rv = ++S.rv;
+    set_rv(obj, rv);
+    if (S.nevents == S.capevents) {
+        S.capevents = S.capevents ? S.capevents * 2 : 1024;
+        S.events = realloc(S.events, S.capevents * sizeof *S.events);
+    }
+    S.events[S.nevents++] = (struct event){rv, type, o, json_incref(obj)};
+    json_decref(o->cur);
+    o->cur = strcmp(type, "DELETED") == 0 ? NULL : json_incref(obj);
+    json_decref(obj);
+    pthread_cond_broadcast(&S.cv);
+}
+
+/* Quantities given as numbers become strings, as the server writes them. */
+static void quantities_as_strings(json_t *map)
+{
+    const char *k;
+    json_t *v;
+    json_object_foreach(map, k, v)
+    {
+        if (json_is_integer(v)) {
+            char b[32];
+            snprintf(b, sizeof b, "%" JSON_INTEGER_FORMAT, json_integer_value(v));
+            json_object_set_new(map, k, json_string(b));
+        } else if (json_is_real(v)) {
+            char b[64];
+            snprintf(b, sizeof b, "%g", json_real_value(v));
+            json_object_set_new(map, k, json_string(b));
+        }
+    }
+}
+
+void normalize(json_t *obj)
+{
+    json_t *st = json_object_get(obj, "status");
+    quantities_as_strings(json_object_get(st, "capacity"));
+    quantities_as_strings(json_object_get(st, "allocatable"));
+    size_t i;
+    json_t *c;
+    json_array_foreach(json_object_get(json_object_get(obj, "spec"), "containers"), i, c)
+    {
+        json_t *r = json_object_get(c, "resources");
+        quantities_as_strings(json_object_get(r, "requests"));
+        quantities_as_strings(json_object_get(r, "limits"));
+    }
+}
+
+/* RFC 7386 merge patch of target (modified in place or replaced). */
+json_t *merge_patch(json_t *target, json_t *patch)
+{
+    if (!json_is_object(patch)) {
+        json_decref(target);
+        return json_deep_copy(patch);
+    }
+    if (!json_is_object(target)) {
+        json_decref(target);
+        target = json_object();
+    }
+    const char *k;
+    json_t *v;
+    json_object_foreach(patch, k, v)
+    {
+        if (json_is_null(v)) {
+            json_object_del(target, k);
+        } else {
+            json_t *t = json_incref(json_object_get(target, k));
+            json_object_set_new(target, k, merge_patch(t, v));
+        }
+    }
+    return target;
+}
+
+/* --- answers ----------------------------------------------------------- */
+
+void answer_json(struct answer *a, unsigned status, json_t *doc)
+{
+    a->status = status;
+    a->body = json_dumps(doc, JSON_COMPACT);
+    json_decref(doc);
+}
+
+void answer_status(struct answer *a, unsigned code, const char *reason, const char *name,
+                   const char *kind, const char *fmt, ...)
+{
+    char msg[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    json_t *st = json_pack("{s:s,s:s,s:{},s:s,s:s,s:s,s:i}", "kind", "Status", "apiVersion", "v1",
+                           "metadata", "status", code < 300 ? "Success" : "Failure", "message", msg,
+                           "reason", reason, "code", (int)code);
+    if (code < 300) {
+        json_object_del(st, "message");
+        json_object_del(st, "reason");
+    }
+    if (name && kind)
+        json_object_set_new(st, "details", json_pack("{s:s,s:s}", "name", name, "kind", kind));
+    answer_json(a, code, st);
+}
+
+/* --- routes ------------------------------------------------------------ */
+
+/* /api/v1/[namespaces/NS/]RES[/NAME[/SUB]] and /apis/G/V/... */
+bool parse_route(const char *url, struct route *r)
+{
+    memset(r, 0, sizeof *r);
+    char buf[1024];
+    snprintf(buf, sizeof buf, "%s", url);
+    char *seg[12];
+    size_t n = 0;
+    for (char *save, *t = strtok_r(buf, "/", &save); t && n < 12; t = strtok_r(NULL, "/", &save))
+        seg[n++] = t;
+    size_t i;
+    char group[96] = "";
+    if (n >= 2 && strcmp(seg[0], "api") == 0 && strcmp(seg[1], "v1") == 0) {
+        snprintf(r->api_version, sizeof r->api_version, "v1");
+        i = 2;
+    } else if (n >= 3 && strcmp(seg[0], "apis") == 0) {
+        snprintf(group, sizeof group, "%s", seg[1]);
+        snprintf(r->api_version, sizeof r->api_version, "%s/%s", seg[1], seg[2]);
+        i = 3;
+    } else {
+        return false;
+    }
+    if (n - i >= 3 && strcmp(seg[i], "namespaces") == 0) {
+        snprintf(r->ns, sizeof r->ns, "%s", seg[i + 1]);
+        r->namespaced = true;
+        i += 2;
+    }
+    if (i >= n)
+        return false;
+    snprintf(r->res, sizeof r->res, "%s%s%s", group, group[0] ? "/" : "", seg[i]);
+    if (i + 1 < n) {
+        r->item = true;
+        snprintf(r->name, sizeof r->name, "%s", seg[i + 1]);
+    }
+    if (i + 2 < n)
+        snprintf(r->sub, sizeof r->sub, "%s", seg[i + 2]);
+    return i + 3 >= n;
+}
+
+const char *plural_kind(const struct route *r)
+{
+    const char *slash = strchr(r->res, '/');
+    return slash ? slash + 1 : r->res;
+}
+
+/* "pods" or "leases.coordination.k8s.io", as the server names a resource */
+void qualified(const struct route *r, char *b, size_t n)
+{
+    const char *slash = strchr(r->res, '/');
+    if (slash)
+        snprintf(b, n, "%s.%.*s", slash + 1, (int)(slash - r->res), r->res);
+    else
+        snprintf(b, n, "%s", r->res);
+}

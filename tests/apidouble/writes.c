@@ -1,0 +1,233 @@
+/* writes.c - create (409 AlreadyExists), PUT (resourceVersion required,
+ * 409 when stale), merge patch (a resourceVersion in it is a
+ * precondition), status only through /status, delete, and Binding (201
+ * with a Status; 409 when bound, being deleted, or uid/resourceVersion do
+ * not match), as kube-apiserver v1.28 answers them. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "apidouble.h"
+
+/* --- writes ------------------------------------------------------------ */
+
+void do_create(const struct route *r, json_t *body, struct answer *a)
+{
+    json_t *meta = json_object_get(body, "metadata");
+    const char *name = json_string_value(json_object_get(meta, "name"));
+    const char *ns = json_string_value(json_object_get(meta, "namespace"));
+    if (!json_is_object(body) || !name || !name[0]) {
+        answer_status(a, 422, "Invalid", NULL, NULL,
+                      "%s \"\" is invalid: metadata.name: Required value: name or generateName "
+                      "is required",
+                      kind_of(r->res));
+        return;
+    }
+    if (r->namespaced && ns && strcmp(ns, r->ns) != 0) {
+        answer_status(a, 400, "BadRequest", NULL, NULL,
+                      "the namespace of the provided object does not match the namespace sent "
+                      "on the request");
+        return;
+    }
+    char q[200];
+    qualified(r, q, sizeof q);
+    struct object *o = find(r->res, r->namespaced ? r->ns : "", name);
+    if (o && o->cur) {
+        answer_status(a, 409, "AlreadyExists", name, plural_kind(r), "%s \"%s\" already exists", q,
+                      name);
+        return;
+    }
+    if (!o) {
+        o = calloc(1, sizeof *o);
+        o->res = strdup(r->res);
+        o->ns = strdup(r->namespaced ? r->ns : "");
+        o->name = strdup(name);
+        if (S.nobjs == S.capobjs) {
+            S.capobjs = S.capobjs ? S.capobjs * 2 : 256;
+            S.objs = realloc(S.objs, S.capobjs * sizeof *S.objs);
+        }
+        S.objs[S.nobjs++] = o;
+    }
+    json_t *obj = json_deep_copy(body);
+    meta = json_object_get(obj, "metadata");
+    char uid[48], ts[32];
+    S.uid++;
+    snprintf(uid, sizeof uid, "00000000-0000-4000-8000-%012ld", S.uid);
+    now_rfc3339(ts, sizeof ts);
+    json_object_set_new(meta, "uid", json_string(uid));
+    json_object_set_new(meta, "creationTimestamp", json_string(ts));
+    if (r->namespaced)
+        json_object_set_new(meta, "namespace", json_string(r->ns));
+    json_object_set_new(obj, "kind", json_string(kind_of(r->res)));
+    json_object_set_new(obj, "apiVersion", json_string(r->api_version));
+    if (strcmp(r->res, "pods") == 0) /* status is the server's to write */
+        json_object_set_new(obj, "status", json_pack("{s:s}", "phase", "Pending"));
+    normalize(obj);
+    record(o, "ADDED", json_incref(obj));
+    answer_json(a, 201, obj);
+}
+
+/* The stored object for a write, or an answer (404). */
+struct object *target(const struct route *r, struct answer *a)
+{
+    struct object *o = find(r->res, r->namespaced ? r->ns : "", r->name);
+    if (!o || !o->cur) {
+        char q[200];
+        qualified(r, q, sizeof q);
+        answer_status(a, 404, "NotFound", r->name, plural_kind(r), "%s \"%s\" not found", q,
+                      r->name);
+        return NULL;
+    }
+    return o;
+}
+
+bool stale(const struct route *r, struct object *o, json_t *body, bool required, struct answer *a)
+{
+    const char *want =
+        json_string_value(json_object_get(json_object_get(body, "metadata"), "resourceVersion"));
+    const char *have =
+        json_string_value(json_object_get(json_object_get(o->cur, "metadata"), "resourceVersion"));
+    if (!want && required) {
+        answer_status(a, 422, "Invalid", r->name, plural_kind(r),
+                      "%s \"%s\" is invalid: metadata.resourceVersion: Invalid value: 0x0: must "
+                      "be specified for an update",
+                      kind_of(r->res), r->name);
+        return true;
+    }
+    if (want && strcmp(want, have) != 0) {
+        char q[200];
+        qualified(r, q, sizeof q);
+        answer_status(a, 409, "Conflict", r->name, plural_kind(r),
+                      "Operation cannot be fulfilled on %s \"%s\": the object has been modified; "
+                      "please apply your changes to the latest version and try again",
+                      q, r->name);
+        return true;
+    }
+    return false;
+}
+
+/* A new version from body (PUT) or patch (PATCH): status only through
+ * /status, and nothing but status through it. */
+void do_update(const struct route *r, json_t *body, bool patch, struct answer *a)
+{
+    struct object *o = target(r, a);
+    if (!o || stale(r, o, body, !patch, a))
+        return;
+    json_t *old = o->cur;
+    json_t *next = patch ? merge_patch(json_deep_copy(old), body) : json_deep_copy(body);
+    if (!json_is_object(next)) {
+        json_decref(next);
+        answer_status(a, 400, "BadRequest", NULL, NULL, "the body is not an object");
+        return;
+    }
+    bool status_only = strcmp(r->sub, "status") == 0;
+    json_t *keep = status_only ? json_deep_copy(old) : next;
+    if (status_only) {
+        json_object_set(keep, "status", json_object_get(next, "status"));
+        json_decref(next);
+    } else if (json_object_get(old, "status")) {
+        json_object_set(keep, "status", json_object_get(old, "status"));
+    } else {
+        json_object_del(keep, "status");
+    }
+    /* identity is the server's */
+    json_t *m = json_object_get(keep, "metadata"), *om = json_object_get(old, "metadata");
+    if (!json_is_object(m)) {
+        m = json_object();
+        json_object_set_new(keep, "metadata", m);
+    }
+    const char *fixed[] = {"name", "namespace", "uid", "creationTimestamp"};
+    for (size_t i = 0; i < 4; i++)
+        if (json_object_get(om, fixed[i]))
+            json_object_set(m, fixed[i], json_object_get(om, fixed[i]));
+    json_object_set_new(keep, "kind", json_string(kind_of(r->res)));
+    json_object_set_new(keep, "apiVersion", json_string(r->api_version));
+    normalize(keep);
+    record(o, "MODIFIED", json_incref(keep));
+    answer_json(a, 200, keep);
+}
+
+void do_delete(const struct route *r, struct answer *a)
+{
+    struct object *o = target(r, a);
+    if (!o)
+        return;
+    json_t *last = json_deep_copy(o->cur);
+    record(o, "DELETED", json_incref(last));
+    answer_json(a, 200, last);
+}
+
+void do_binding(const struct route *r, json_t *body, struct answer *a)
+{
+    struct object *o = target(r, a);
+    if (!o)
+        return;
+    json_t *meta = json_object_get(body, "metadata"), *tg = json_object_get(body, "target");
+    const char *bname = json_string_value(json_object_get(meta, "name"));
+    const char *tkind = json_string_value(json_object_get(tg, "kind"));
+    const char *node = json_string_value(json_object_get(tg, "name"));
+    if (!bname || strcmp(bname, r->name) != 0) {
+        answer_status(a, 400, "BadRequest", NULL, NULL,
+                      "name in URL does not match name in Binding object");
+        return;
+    }
+    if ((tkind && tkind[0] && strcmp(tkind, "Node") != 0) || !node || !node[0]) {
+        answer_status(a, 422, "Invalid", r->name, "bindings",
+                      "Binding \"%s\" is invalid: target: a Node with a name is required", r->name);
+        return;
+    }
+    json_t *om = json_object_get(o->cur, "metadata");
+    const char *uid = json_string_value(json_object_get(meta, "uid"));
+    const char *rv = json_string_value(json_object_get(meta, "resourceVersion"));
+    const char *have_uid = json_string_value(json_object_get(om, "uid"));
+    const char *have_rv = json_string_value(json_object_get(om, "resourceVersion"));
+    if ((uid && strcmp(uid, have_uid) != 0) || (rv && strcmp(rv, have_rv) != 0)) {
+        answer_status(a, 409, "Conflict", r->name, "pods",
+                      "Operation cannot be fulfilled on pods \"%s\": the object has been "
+                      "modified; please apply your changes to the latest version and try again",
+                      r->name);
+        return;
+    }
+    json_t *spec = json_object_get(o->cur, "spec");
+    const char *bound = json_string_value(json_object_get(spec, "nodeName"));
+    if (bound && bound[0]) {
+        answer_status(a, 409, "Conflict", r->name, "pods/binding",
+                      "Operation cannot be fulfilled on pods/binding \"%s\": pod %s is already "
+                      "assigned to node \"%s\"",
+                      r->name, r->name, bound);
+        return;
+    }
+    if (json_object_get(om, "deletionTimestamp")) {
+        answer_status(a, 409, "Conflict", r->name, "pods/binding",
+                      "Operation cannot be fulfilled on pods/binding \"%s\": pod %s is being "
+                      "deleted, cannot be assigned to a host",
+                      r->name, r->name);
+        return;
+    }
+    json_t *next = json_deep_copy(o->cur);
+    json_object_set_new(json_object_get(next, "spec"), "nodeName", json_string(node));
+    json_t *ann = json_object_get(meta, "annotations");
+    if (json_is_object(ann)) {
+        json_t *nm = json_object_get(next, "metadata");
+        if (!json_is_object(json_object_get(nm, "annotations")))
+            json_object_set_new(nm, "annotations", json_object());
+        json_object_update(json_object_get(nm, "annotations"), ann);
+    }
+    char ts[32];
+    now_rfc3339(ts, sizeof ts);
+    json_t *st = json_object_get(next, "status");
+    if (!json_is_object(st)) {
+        st = json_object();
+        json_object_set_new(next, "status", st);
+    }
+    json_object_set_new(st, "conditions",
+                        json_pack("[{s:s,s:s,s:n,s:s}]", "type", "PodScheduled", "status", "True",
+                                  "lastProbeTime", "lastTransitionTime", ts));
+    record(o, "MODIFIED", next);
+    S.bindings++;
+    answer_status(a, 201, "", NULL, NULL, "%s", "");
+}
