@@ -334,6 +334,48 @@ enum gp_err gp_engine_schedule_pod(struct gp_engine *e, uint32_t id, struct gp_d
     return GP_OK;
 }
 
+/* A driver's own placement (a pod bound before the engine knew it): the
+ * pick must name distinct GPUs of the node that hold the pod now. */
+static bool assign_fits(const struct gp_node *n, const struct gp_pod *p, const struct gp_pick *k)
+{
+    if (k->ngpus != p->spec.gpu_count)
+        return false;
+    uint32_t seen = 0;
+    for (uint32_t i = 0; i < k->ngpus; i++) {
+        uint32_t g = k->gpu[i];
+        if (g >= n->spec.gpu_count || (seen >> g & 1))
+            return false;
+        seen |= 1u << g;
+        const struct gp_gpu *u = &n->gpu[g];
+        if (u->milli_free < p->spec.gpu_milli || u->mem_free_mib < p->spec.gpu_mem_mib ||
+            (p->spec.gpu_milli == GP_GPU_MILLI && u->pods > 0))
+            return false;
+    }
+    return true;
+}
+
+enum gp_err gp_engine_pod_assign(struct gp_engine *e, uint32_t id, uint32_t node,
+                                 const struct gp_pick *pick)
+{
+    if (id >= e->pods.len || node >= e->nodes.len)
+        return GP_EINVALID;
+    struct gp_pod *p = &e->pods.items[id];
+    struct gp_node *n = &e->nodes.items[node];
+    if (p->state != GP_POD_PENDING || n->state == GP_NODE_GONE)
+        return GP_ESTATE;
+    struct gp_pick k;
+    if (pick && !n->spec.sharing) {
+        k = *pick;
+        if (!assign_fits(n, p, &k))
+            return GP_ELIMIT;
+    } else if (gp_engine_pick_default(n, p, &k) != 0) {
+        return GP_ELIMIT;
+    }
+    gp_eng_pending_remove(e, id);
+    gp_eng_commit(e, p, n, &k);
+    return GP_OK;
+}
+
 size_t gp_engine_node_count(const struct gp_engine *e)
 {
     return e->nodes.len;

@@ -239,6 +239,15 @@ double gp_engine_next_wake_s(const struct gp_engine *e);
  * experiment). Returns 1 with a BIND or UNSCHEDULABLE decision in *out. */
 enum gp_err gp_engine_schedule_pod(struct gp_engine *e, uint32_t pod, struct gp_decision *out);
 
+/* Binds a pending pod where the driver says (a pod another scheduler
+ * placed, or one gpuplane bound before a restart): on `node` with `pick`,
+ * or NULL for the default choice of GPUs. Only the GPUs are checked (cpu
+ * and memory may go below zero: the kubelet admitted it). GP_ESTATE unless
+ * the pod is pending and the node exists; GP_ELIMIT when the GPUs named
+ * (or any GPUs) are not free: nothing changes then. */
+enum gp_err gp_engine_pod_assign(struct gp_engine *e, uint32_t pod, uint32_t node,
+                                 const struct gp_pick *pick);
+
 /* Read-only views for drivers and policies. */
 size_t gp_engine_node_count(const struct gp_engine *e);
 const struct gp_node *gp_engine_node(const struct gp_engine *e, uint32_t id);

@@ -21,6 +21,8 @@
 struct object {
     char *res, *ns, *name; /* res: "pods", "scheduling.k8s.io/priorityclasses" */
     json_t *cur;           /* NULL once deleted */
+    struct object *hnext;  /* the next in its hash bucket */
+    double delete_at;      /* graceful deletion: when it goes (mono()); 0 none */
 };
 
 struct event {
@@ -54,6 +56,10 @@ struct state {
     long compacted; /* watches from before this are 410 */
     struct object **objs;
     size_t nobjs, capobjs;
+    struct object **table; /* by res/ns/name, chained; nbuckets a power of 2 */
+    size_t nbuckets;
+    size_t graceful; /* objects in a graceful deletion */
+    long grace_ms;   /* graceful deletions take min(grace, this); < 0: the grace itself */
     struct event *events;
     size_t nevents, capevents;
     struct snapshot snaps[MAX_SNAPS];
@@ -83,6 +89,8 @@ struct route {
 /* store.c */
 void now_rfc3339(char *buf, size_t n);
 struct object *find(const char *res, const char *ns, const char *name);
+/* A new object (no version yet) in the index. */
+struct object *obj_new(const char *res, const char *ns, const char *name);
 const char *kind_of(const char *res);
 void set_rv(json_t *obj, long rv);
 void record(struct object *o, const char *type, json_t *obj);
@@ -108,7 +116,8 @@ void do_create(const struct route *r, json_t *body, struct answer *a);
 struct object *target(const struct route *r, struct answer *a);
 bool stale(const struct route *r, struct object *o, json_t *body, bool required, struct answer *a);
 void do_update(const struct route *r, json_t *body, bool patch, struct answer *a);
-void do_delete(const struct route *r, struct answer *a);
+void do_delete(const struct route *r, json_t *body, const char *grace_q, struct answer *a);
+void finish_deletions(bool all);
 void do_binding(const struct route *r, json_t *body, struct answer *a);
 
 /* control.c */

@@ -38,6 +38,10 @@ void do_control(const char *what, const char *method, json_t *body, struct answe
         S.nfaults = 0;
     } else if (strcmp(what, "compact") == 0) {
         S.compacted = S.rv;
+    } else if (strcmp(what, "grace_ms") == 0) {
+        S.grace_ms = jint(body, "ms", S.grace_ms);
+    } else if (strcmp(what, "finish_deletions") == 0) {
+        finish_deletions(true);
     } else if (strcmp(what, "bookmark_ms") == 0) {
         S.bookmark_ms = jint(body, "ms", S.bookmark_ms);
     } else if (strcmp(what, "stats") != 0) {

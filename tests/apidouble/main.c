@@ -105,7 +105,8 @@ static void route_request(struct MHD_Connection *c, const char *url, const char 
         }
         do_update(&r, body, patch, a);
     } else if (r.item && strcmp(method, "DELETE") == 0 && !r.sub[0]) {
-        do_delete(&r, a);
+        do_delete(&r, body,
+                  MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "gracePeriodSeconds"), a);
     } else {
         answer_status(a, 405, "MethodNotAllowed", NULL, NULL,
                       "the server does not allow this method on the requested resource");
@@ -179,6 +180,26 @@ static void on_done(void *cls, struct MHD_Connection *c, void **con_cls,
     *con_cls = NULL;
 }
 
+/* Ends graceful deletions when their time comes (every 10 ms). */
+static void *reaper(void *arg)
+{
+    (void)arg;
+    pthread_mutex_lock(&S.mu);
+    while (!S.stopping) {
+        finish_deletions(false);
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ts.tv_nsec += 10 * 1000000L;
+        if (ts.tv_nsec >= 1000000000L) {
+            ts.tv_sec++;
+            ts.tv_nsec -= 1000000000L;
+        }
+        pthread_cond_timedwait(&S.cv, &S.mu, &ts);
+    }
+    pthread_mutex_unlock(&S.mu);
+    return NULL;
+}
+
 static void usage(void)
 {
     fprintf(stderr, "usage: apidouble [--port N] [--bookmark-ms MS]\n"
@@ -191,6 +212,7 @@ int main(int argc, char **argv)
 {
     long port = 0;
     S.bookmark_ms = 1000;
+    S.grace_ms = -1;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--port") == 0 && i + 1 < argc)
             port = atol(argv[++i]);
@@ -222,12 +244,15 @@ int main(int argc, char **argv)
     const union MHD_DaemonInfo *info = MHD_get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT);
     printf("port %u\n", info ? (unsigned)info->port : (unsigned)port);
     fflush(stdout);
+    pthread_t reap;
+    pthread_create(&reap, NULL, reaper, NULL);
     int sig;
     sigwait(&set, &sig);
     pthread_mutex_lock(&S.mu);
     S.stopping = 1;
     pthread_cond_broadcast(&S.cv);
     pthread_mutex_unlock(&S.mu);
+    pthread_join(reap, NULL);
     MHD_stop_daemon(d);
     return 0;
 }

@@ -5,6 +5,7 @@
  * (/api/v1/..., /apis/G/V/...). */
 #include <errno.h>
 #include <inttypes.h>
+#include <stdint.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,14 +24,56 @@ void now_rfc3339(char *buf, size_t n)
     strftime(buf, n, "%Y-%m-%dT%H:%M:%SZ", &tm);
 }
 
+static size_t key_hash(const char *res, const char *ns, const char *name)
+{
+    uint64_t h = 1469598103934665603u; /* FNV-1a over the three, separated */
+    const char *parts[3] = {res, ns, name};
+    for (int i = 0; i < 3; i++) {
+        for (const char *c = parts[i]; *c; c++)
+            h = (h ^ (unsigned char)*c) * 1099511628211u;
+        h = (h ^ 0xff) * 1099511628211u;
+    }
+    return (size_t)h;
+}
+
 struct object *find(const char *res, const char *ns, const char *name)
 {
-    for (size_t i = 0; i < S.nobjs; i++) {
-        struct object *o = S.objs[i];
-        if (strcmp(o->res, res) == 0 && strcmp(o->ns, ns) == 0 && strcmp(o->name, name) == 0)
+    if (!S.nbuckets)
+        return NULL;
+    for (struct object *o = S.table[key_hash(res, ns, name) & (S.nbuckets - 1)]; o; o = o->hnext)
+        if (strcmp(o->name, name) == 0 && strcmp(o->ns, ns) == 0 && strcmp(o->res, res) == 0)
             return o;
-    }
     return NULL;
+}
+
+static void table_put(struct object *o)
+{
+    size_t b = key_hash(o->res, o->ns, o->name) & (S.nbuckets - 1);
+    o->hnext = S.table[b];
+    S.table[b] = o;
+}
+
+struct object *obj_new(const char *res, const char *ns, const char *name)
+{
+    struct object *o = calloc(1, sizeof *o);
+    o->res = strdup(res);
+    o->ns = strdup(ns);
+    o->name = strdup(name);
+    if (S.nobjs == S.capobjs) {
+        S.capobjs = S.capobjs ? S.capobjs * 2 : 256;
+        S.objs = realloc(S.objs, S.capobjs * sizeof *S.objs);
+    }
+    S.objs[S.nobjs++] = o;
+    if (S.nobjs * 2 > S.nbuckets) { /* grow and rehash */
+        free(S.table);
+        S.nbuckets = S.nbuckets ? S.nbuckets * 4 : 1024;
+        S.table = calloc(S.nbuckets, sizeof *S.table);
+        for (size_t i = 0; i < S.nobjs; i++)
+            table_put(S.objs[i]);
+    } else {
+        table_put(o);
+    }
+    return o;
 }
 
 const char *kind_of(const char *res)

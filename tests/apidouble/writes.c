@@ -41,17 +41,8 @@ void do_create(const struct route *r, json_t *body, struct answer *a)
                       name);
         return;
     }
-    if (!o) {
-        o = calloc(1, sizeof *o);
-        o->res = strdup(r->res);
-        o->ns = strdup(r->namespaced ? r->ns : "");
-        o->name = strdup(name);
-        if (S.nobjs == S.capobjs) {
-            S.capobjs = S.capobjs ? S.capobjs * 2 : 256;
-            S.objs = realloc(S.objs, S.capobjs * sizeof *S.objs);
-        }
-        S.objs[S.nobjs++] = o;
-    }
+    if (!o)
+        o = obj_new(r->res, r->namespaced ? r->ns : "", name);
     json_t *obj = json_deep_copy(body);
     meta = json_object_get(obj, "metadata");
     char uid[48], ts[32];
@@ -151,11 +142,80 @@ void do_update(const struct route *r, json_t *body, bool patch, struct answer *a
     answer_json(a, 200, keep);
 }
 
-void do_delete(const struct route *r, struct answer *a)
+/* Ends a graceful deletion whose time has come (lock held). */
+void finish_deletions(bool all)
+{
+    if (!S.graceful)
+        return;
+    double now = mono();
+    for (size_t i = 0; i < S.nobjs; i++) {
+        struct object *o = S.objs[i];
+        if (o->cur && o->delete_at > 0 && (all || now >= o->delete_at)) {
+            o->delete_at = 0;
+            S.graceful--;
+            record(o, "DELETED", json_deep_copy(o->cur));
+        }
+    }
+}
+
+/* DELETE: a pod on a node goes gracefully (pkg/registry/core/pod/strategy.go
+ * CheckGracefulDelete: the grace of the DeleteOptions, else the pod's
+ * terminationGracePeriodSeconds, else 30; 0 for a pod on no node or one that
+ * has ended): deletionTimestamp and deletionGracePeriodSeconds set (MODIFIED),
+ * and DELETED when the kubelet would have stopped it (after the grace, or
+ * S.grace_ms when that is shorter). Anything else goes at once. */
+void do_delete(const struct route *r, json_t *body, const char *grace_q, struct answer *a)
 {
     struct object *o = target(r, a);
     if (!o)
         return;
+    long grace = -1;
+    json_t *g = json_object_get(body, "gracePeriodSeconds");
+    if (json_is_integer(g))
+        grace = (long)json_integer_value(g);
+    else if (grace_q)
+        grace = atol(grace_q);
+    json_t *spec = json_object_get(o->cur, "spec");
+    if (strcmp(r->res, "pods") == 0) {
+        const char *node = json_string_value(json_object_get(spec, "nodeName"));
+        const char *phase =
+            json_string_value(json_object_get(json_object_get(o->cur, "status"), "phase"));
+        if (grace < 0) {
+            json_t *t = json_object_get(spec, "terminationGracePeriodSeconds");
+            grace = json_is_integer(t) ? (long)json_integer_value(t) : 30;
+        }
+        if (!node || !node[0] ||
+            (phase && (!strcmp(phase, "Succeeded") || !strcmp(phase, "Failed"))))
+            grace = 0;
+    } else {
+        grace = 0;
+    }
+    if (grace > 0) {
+        double wait = (double)grace;
+        if (S.grace_ms >= 0 && (double)S.grace_ms / 1000 < wait)
+            wait = (double)S.grace_ms / 1000;
+        json_t *next = json_deep_copy(o->cur);
+        json_t *m = json_object_get(next, "metadata");
+        if (!json_object_get(m, "deletionTimestamp")) {
+            char ts[32];
+            time_t t = time(NULL) + grace;
+            struct tm tm;
+            gmtime_r(&t, &tm);
+            strftime(ts, sizeof ts, "%Y-%m-%dT%H:%M:%SZ", &tm);
+            json_object_set_new(m, "deletionTimestamp", json_string(ts));
+            json_object_set_new(m, "deletionGracePeriodSeconds", json_integer(grace));
+            if (o->delete_at == 0)
+                S.graceful++;
+            o->delete_at = mono() + wait;
+        }
+        record(o, "MODIFIED", json_incref(next));
+        answer_json(a, 200, next);
+        return;
+    }
+    if (o->delete_at > 0) {
+        o->delete_at = 0;
+        S.graceful--;
+    }
     json_t *last = json_deep_copy(o->cur);
     record(o, "DELETED", json_incref(last));
     answer_json(a, 200, last);

@@ -1,0 +1,396 @@
+/* objects.c - Pods and Nodes as the API server sends them (JSON) read into
+ * the engine's specs, the device annotations' format, and the
+ * explanation of an unschedulable pod in kube-scheduler's words. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kube/objects.h"
+#include "util/units.h"
+
+/* jansson's iterators and reference counts take non-const pointers; the
+ * objects are only read (or their count kept) here. */
+static json_t *mut(const json_t *j)
+{
+    union {
+        const json_t *c;
+        json_t *m;
+    } u = {.c = j};
+    return u.m;
+}
+
+static const char *str(const json_t *o, const char *k)
+{
+    return json_string_value(json_object_get(o, k));
+}
+
+/* A quantity: the server writes strings; a number is taken as written. */
+static const char *qty(const json_t *v, char *buf, size_t n)
+{
+    if (json_is_string(v))
+        return json_string_value(v);
+    if (json_is_integer(v)) {
+        snprintf(buf, n, "%" JSON_INTEGER_FORMAT, json_integer_value(v));
+        return buf;
+    }
+    return NULL;
+}
+
+struct req {
+    int64_t cpu_milli, mem_mib, gpus;
+};
+
+static enum gp_err read_requests(const json_t *res, const char *where, struct req *r,
+                                 struct gp_diag *d)
+{
+    const json_t *rq = json_object_get(res, "requests");
+    if (!rq) /* requests default to the limits */
+        rq = json_object_get(res, "limits");
+    const char *k;
+    json_t *v;
+    char b[32];
+    json_object_foreach(mut(rq), k, v)
+    {
+        const char *s = qty(v, b, sizeof b);
+        bool ok = s != NULL;
+        if (ok && strcmp(k, "cpu") == 0)
+            ok = gp_units_cpu_milli(s, &r->cpu_milli);
+        else if (ok && strcmp(k, "memory") == 0)
+            ok = gp_units_mem_mib(s, &r->mem_mib);
+        else if (ok && strcmp(k, "nvidia.com/gpu") == 0)
+            ok = gp_units_uint(s, &r->gpus) && r->gpus <= GP_MAX_GPUS_PER_NODE;
+        if (!ok)
+            return gp_diag_set(d, GP_EINVALID, "%s.resources.requests.%s: not a quantity", where,
+                               k);
+    }
+    return GP_OK;
+}
+
+static enum gp_err pod_requests(const json_t *spec, struct req *total, struct gp_diag *d)
+{
+    size_t i;
+    json_t *c;
+    char where[64];
+    json_array_foreach(json_object_get(spec, "containers"), i, c)
+    {
+        struct req r = {0, 0, 0};
+        snprintf(where, sizeof where, "spec.containers[%zu]", i);
+        enum gp_err err = read_requests(json_object_get(c, "resources"), where, &r, d);
+        if (err != GP_OK)
+            return err;
+        total->cpu_milli += r.cpu_milli;
+        total->mem_mib += r.mem_mib;
+        total->gpus += r.gpus;
+    }
+    json_array_foreach(json_object_get(spec, "initContainers"), i, c)
+    {
+        struct req r = {0, 0, 0};
+        snprintf(where, sizeof where, "spec.initContainers[%zu]", i);
+        enum gp_err err = read_requests(json_object_get(c, "resources"), where, &r, d);
+        if (err != GP_OK)
+            return err;
+        total->cpu_milli = r.cpu_milli > total->cpu_milli ? r.cpu_milli : total->cpu_milli;
+        total->mem_mib = r.mem_mib > total->mem_mib ? r.mem_mib : total->mem_mib;
+        total->gpus = r.gpus > total->gpus ? r.gpus : total->gpus;
+    }
+    if (total->gpus > GP_MAX_GPUS_PER_NODE)
+        return gp_diag_set(d, GP_EINVALID, "spec.containers: more than %d nvidia.com/gpu",
+                           GP_MAX_GPUS_PER_NODE);
+    return GP_OK;
+}
+
+static enum gp_err pod_kv(const json_t *map, struct gp_arena *a, const struct gp_kv **out,
+                          size_t *n)
+{
+    size_t count = json_object_size(map), i = 0;
+    *out = NULL;
+    *n = 0;
+    if (!count)
+        return GP_OK;
+    struct gp_kv *kv = gp_arena_alloc(a, count * sizeof *kv);
+    if (!kv)
+        return GP_ENOMEM;
+    const char *k;
+    json_t *v;
+    json_object_foreach(mut(map), k, v)
+    {
+        if (!json_is_string(v))
+            continue;
+        kv[i].key = gp_arena_strdup(a, k);
+        kv[i].value = gp_arena_strdup(a, json_string_value(v));
+        i++;
+    }
+    *out = kv;
+    *n = i;
+    return GP_OK;
+}
+
+static enum gp_taint_effect effect_of(const char *s)
+{
+    if (s && strcmp(s, "NoExecute") == 0)
+        return GP_EFFECT_NO_EXECUTE;
+    if (s && strcmp(s, "PreferNoSchedule") == 0)
+        return GP_EFFECT_PREFER_NO_SCHEDULE;
+    return GP_EFFECT_NO_SCHEDULE;
+}
+
+static enum gp_err pod_tolerations(const json_t *list, struct gp_arena *a, struct gp_pod_spec *s)
+{
+    size_t n = json_array_size(list), i;
+    if (!n)
+        return GP_OK;
+    struct gp_toleration *t = gp_arena_alloc(a, n * sizeof *t);
+    if (!t)
+        return GP_ENOMEM;
+    json_t *v;
+    json_array_foreach(list, i, v)
+    {
+        const char *key = str(v, "key"), *op = str(v, "operator"), *eff = str(v, "effect");
+        t[i].key = key && key[0] ? gp_arena_strdup(a, key) : NULL;
+        t[i].value = str(v, "value") ? gp_arena_strdup(a, str(v, "value")) : NULL;
+        t[i].op_exists = op && strcmp(op, "Exists") == 0;
+        t[i].any_effect = !eff || !eff[0];
+        t[i].effect = effect_of(eff);
+    }
+    s->tolerations = t;
+    s->ntolerations = n;
+    return GP_OK;
+}
+
+static enum gp_err pod_annotations(const json_t *ann, struct gp_arena *a, struct gp_pod_spec *s,
+                                   struct gp_kube_pod_info *info, struct gp_diag *d)
+{
+    const char *milli = str(ann, "gpuplane.io/gpu-milli");
+    const char *mem = str(ann, "gpuplane.io/gpu-memory");
+    const char *models = str(ann, "gpuplane.io/gpu-model");
+    int64_t v;
+    if (milli) {
+        if (!gp_units_uint(milli, &v) || v < 1 || v > GP_GPU_MILLI)
+            return gp_diag_set(d, GP_EINVALID,
+                               "metadata.annotations.gpuplane.io/gpu-milli: \"%s\" is not a "
+                               "number of thousandths of a GPU from 1 to 1000",
+                               milli);
+        if (s->gpu_count > 1)
+            return gp_diag_set(d, GP_EINVALID,
+                               "metadata.annotations.gpuplane.io/gpu-milli: a share is part of "
+                               "one GPU, the pod asks %u",
+                               s->gpu_count);
+        if (s->gpu_count == 0)
+            s->gpu_resource = GP_GPU_RES_NONE;
+        s->gpu_count = 1;
+        s->gpu_milli = (uint32_t)v;
+    }
+    if (mem) {
+        if (!gp_units_mem_mib(mem, &v) || v <= 0 || v > UINT32_MAX)
+            return gp_diag_set(d, GP_EINVALID,
+                               "metadata.annotations.gpuplane.io/gpu-memory: \"%s\" is not a "
+                               "GPU memory quantity like 10Gi",
+                               mem);
+        if (s->gpu_count == 0) {
+            s->gpu_count = 1;
+            s->gpu_milli = 0;
+            s->gpu_resource = GP_GPU_RES_NONE;
+        }
+        s->gpu_mem_mib = (uint32_t)v;
+    }
+    if (models && models[0]) {
+        size_t n = 1;
+        for (const char *p = models; *p; p++)
+            n += *p == '|';
+        const char **list = gp_arena_alloc(a, n * sizeof *list);
+        char *copy = gp_arena_strdup(a, models);
+        if (!list || !copy)
+            return GP_ENOMEM;
+        size_t k = 0;
+        for (char *save, *t = strtok_r(copy, "|", &save); t && k < n;
+             t = strtok_r(NULL, "|", &save))
+            list[k++] = t;
+        s->gpu_models = list;
+        s->ngpu_models = k;
+    }
+    info->ann_node = str(ann, GP_KUBE_ANN_NODE);
+    const char *gpus = str(ann, GP_KUBE_ANN_GPUS);
+    info->has_pick = gpus && gp_kube_pick_parse(gpus, &info->pick);
+    if (!info->group)
+        info->group = str(ann, "scheduling.k8s.io/group-name");
+    return GP_OK;
+}
+
+enum gp_err gp_kube_pod_read(const json_t *pod, struct gp_arena *a, struct gp_pod_spec *s,
+                             struct gp_kube_pod_info *info, struct gp_diag *d)
+{
+    memset(s, 0, sizeof *s);
+    memset(info, 0, sizeof *info);
+    const json_t *meta = json_object_get(pod, "metadata"), *spec = json_object_get(pod, "spec");
+    const json_t *status = json_object_get(pod, "status");
+    info->ns = str(meta, "namespace") ? str(meta, "namespace") : "";
+    info->name = str(meta, "name") ? str(meta, "name") : "";
+    info->uid = str(meta, "uid") ? str(meta, "uid") : "";
+    info->rv = str(meta, "resourceVersion") ? str(meta, "resourceVersion") : "";
+    const char *node = str(spec, "nodeName");
+    info->node_name = node && node[0] ? node : NULL;
+    const char *sched = str(spec, "schedulerName");
+    info->scheduler_name = sched && sched[0] ? sched : "default-scheduler";
+    info->terminating = json_object_get(meta, "deletionTimestamp") &&
+                        !json_is_null(json_object_get(meta, "deletionTimestamp"));
+    const char *phase = str(status, "phase");
+    info->ended = phase && (strcmp(phase, "Succeeded") == 0 || strcmp(phase, "Failed") == 0);
+    info->group = str(json_object_get(meta, "labels"), "scheduling.x-k8s.io/pod-group");
+
+    struct req r = {0, 0, 0};
+    enum gp_err err = pod_requests(spec, &r, d);
+    if (err != GP_OK)
+        return err;
+    s->name = gp_arena_printf(a, "%s/%s", info->ns, info->name);
+    s->namespace_name = gp_arena_strdup(a, info->ns);
+    s->cpu_milli = r.cpu_milli;
+    s->mem_mib = r.mem_mib;
+    s->gpu_count = (uint32_t)r.gpus;
+    s->gpu_milli = r.gpus ? GP_GPU_MILLI : 0;
+    s->gpu_resource = GP_GPU_RES_GPU;
+    json_t *prio = json_object_get(spec, "priority");
+    s->priority = json_is_integer(prio) ? (int32_t)json_integer_value(prio) : 0;
+    const char *pp = str(spec, "preemptionPolicy");
+    s->preempt_never = pp && strcmp(pp, "Never") == 0;
+    if ((err = pod_kv(json_object_get(spec, "nodeSelector"), a, &s->node_selector,
+                      &s->nnode_selector)) != GP_OK ||
+        (err = pod_kv(json_object_get(meta, "labels"), a, &s->labels, &s->nlabels)) != GP_OK ||
+        (err = pod_tolerations(json_object_get(spec, "tolerations"), a, s)) != GP_OK)
+        return err == GP_ENOMEM ? gp_diag_set(d, err, "out of memory") : err;
+    return pod_annotations(json_object_get(meta, "annotations"), a, s, info, d);
+}
+
+static bool condition_true(const json_t *status, const char *type)
+{
+    size_t i;
+    json_t *c;
+    json_array_foreach(json_object_get(status, "conditions"), i, c)
+    {
+        if (str(c, "type") && strcmp(str(c, "type"), type) == 0)
+            return str(c, "status") && strcmp(str(c, "status"), "True") == 0;
+    }
+    return false;
+}
+
+enum gp_err gp_kube_node_read(const json_t *node, struct gp_arena *a, struct gp_node_spec *s,
+                              struct gp_kube_node_info *info, struct gp_diag *d)
+{
+    memset(s, 0, sizeof *s);
+    const json_t *meta = json_object_get(node, "metadata"), *spec = json_object_get(node, "spec");
+    const json_t *status = json_object_get(node, "status");
+    info->name = str(meta, "name") ? str(meta, "name") : "";
+    s->name = gp_arena_strdup(a, info->name);
+    const json_t *alloc = json_object_get(status, "allocatable");
+    if (!alloc)
+        alloc = json_object_get(status, "capacity");
+    char b[32];
+    const char *cpu = qty(json_object_get(alloc, "cpu"), b, sizeof b);
+    if (cpu && !gp_units_cpu_milli(cpu, &s->cpu_milli))
+        return gp_diag_set(d, GP_EINVALID, "node %s: status.allocatable.cpu: not a quantity",
+                           info->name);
+    const char *mem = qty(json_object_get(alloc, "memory"), b, sizeof b);
+    if (mem && !gp_units_mem_mib(mem, &s->mem_mib))
+        return gp_diag_set(d, GP_EINVALID, "node %s: status.allocatable.memory: not a quantity",
+                           info->name);
+    const char *gpus = qty(json_object_get(alloc, "nvidia.com/gpu"), b, sizeof b);
+    int64_t n = 0;
+    if (gpus && (!gp_units_uint(gpus, &n) || n > GP_MAX_GPUS_PER_NODE))
+        return gp_diag_set(d, GP_EINVALID,
+                           "node %s: status.allocatable.nvidia.com/gpu: \"%s\" is not a number "
+                           "of GPUs from 0 to %d",
+                           info->name, gpus, GP_MAX_GPUS_PER_NODE);
+    s->gpu_count = (uint32_t)n;
+    const json_t *labels = json_object_get(meta, "labels");
+    if (pod_kv(labels, a, &s->labels, &s->nlabels) != GP_OK)
+        return gp_diag_set(d, GP_ENOMEM, "out of memory");
+    const char *product = str(labels, "nvidia.com/gpu.product");
+    if (n > 0)
+        s->gpu_model = gp_arena_strdup(a, product ? product : "unknown");
+    const char *gmem = str(labels, "nvidia.com/gpu.memory");
+    int64_t mib;
+    if (gmem && gp_units_uint(gmem, &mib) && mib <= UINT32_MAX)
+        s->gpu_mem_mib = (uint32_t)mib;
+    const char *pool = str(labels, "gpuplane.io/pool");
+    s->pool = pool ? gp_arena_strdup(a, pool) : NULL;
+    size_t nt = json_array_size(json_object_get(spec, "taints")), i;
+    if (nt) {
+        struct gp_taint *t = gp_arena_alloc(a, nt * sizeof *t);
+        if (!t)
+            return gp_diag_set(d, GP_ENOMEM, "out of memory");
+        json_t *v;
+        json_array_foreach(json_object_get(spec, "taints"), i, v)
+        {
+            t[i].key = gp_arena_strdup(a, str(v, "key") ? str(v, "key") : "");
+            t[i].value = str(v, "value") ? gp_arena_strdup(a, str(v, "value")) : NULL;
+            t[i].effect = effect_of(str(v, "effect"));
+        }
+        s->taints = t;
+        s->ntaints = nt;
+    }
+    info->schedulable =
+        !json_is_true(json_object_get(spec, "unschedulable")) && condition_true(status, "Ready");
+    return GP_OK;
+}
+
+void gp_kube_pick_format(const struct gp_pick *pick, char *buf, size_t size)
+{
+    size_t off = 0;
+    buf[0] = '\0';
+    for (uint32_t i = 0; i < pick->ngpus && off < size; i++) {
+        int w = snprintf(buf + off, size - off, "%s%u", i ? "," : "", pick->gpu[i]);
+        if (w < 0)
+            break;
+        off += (size_t)w;
+    }
+}
+
+bool gp_kube_pick_parse(const char *s, struct gp_pick *pick)
+{
+    memset(pick, 0, sizeof *pick);
+    pick->mig_profile = -1;
+    if (!s[0])
+        return true;
+    uint32_t seen = 0;
+    const char *p = s;
+    for (;;) {
+        char *end;
+        long g = strtol(p, &end, 10);
+        if (end == p || g < 0 || g >= GP_MAX_GPUS_PER_NODE || (seen >> g & 1) ||
+            (*end != ',' && *end != '\0'))
+            return false;
+        seen |= 1u << g;
+        pick->gpu[pick->ngpus++] = (uint8_t)g;
+        if (*end == '\0')
+            return true;
+        p = end + 1;
+    }
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+void gp_kube_explain_text(const struct gp_explain *x, char *buf, size_t size)
+{
+    char items[GP_FILTER_COUNT][96];
+    const char *sorted[GP_FILTER_COUNT];
+    size_t n = 0;
+    for (int f = 0; f < GP_FILTER_COUNT; f++) {
+        if (!x->rejected[f])
+            continue;
+        snprintf(items[n], sizeof items[n], "%u %s", x->rejected[f],
+                 gp_filter_text((enum gp_filter)f));
+        sorted[n] = items[n];
+        n++;
+    }
+    qsort(sorted, n, sizeof *sorted, cmp_str);
+    /* kube-scheduler's FitError.Error (pkg/scheduler/framework/types.go):
+     * NoNodeAvailableMsg "0/%v nodes are available" + ":", then the
+     * histogram's strings sorted and joined by ", " after a space, and "." */
+    size_t off = (size_t)snprintf(buf, size, "0/%u nodes are available:", x->nodes_total);
+    for (size_t i = 0; i < n && off < size; i++)
+        off += (size_t)snprintf(buf + off, size - off, "%s%s", i ? ", " : " ", sorted[i]);
+    if (off < size && n)
+        snprintf(buf + off, size - off, ".");
+}

@@ -1,0 +1,76 @@
+/* objects.h - API objects as the engine sees them: a Pod (JSON as the API
+ * server sends it) read into a gp_pod_spec, a Node into a gp_node_spec,
+ * and the device annotations gpuplane writes on a pod before it binds it
+ * (DESIGN.md section 7; docs/kube.md, "Annotations"):
+ *
+ *   gpuplane.io/node   the node chosen
+ *   gpuplane.io/gpus   the GPUs of that node the pod gets, by index ("0,3")
+ *   gpuplane.io/phase  "allocating" when written; the node agent sets
+ *                      "allocated" once its Allocate served the pod
+ *
+ * Strings of a spec are copied into the arena given, so the spec lives as
+ * long as that arena, not the JSON. */
+#ifndef GP_KUBE_OBJECTS_H
+#define GP_KUBE_OBJECTS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "engine/model.h"
+#include "util/arena.h"
+#include "util/err.h"
+
+#define GP_KUBE_ANN_NODE  "gpuplane.io/node"
+#define GP_KUBE_ANN_GPUS  "gpuplane.io/gpus"
+#define GP_KUBE_ANN_PHASE "gpuplane.io/phase"
+
+/* What the scheduler reads of a pod besides its requests. Strings are
+ * borrowed from the JSON. */
+struct gp_kube_pod_info {
+    const char *ns, *name, *uid, *rv;
+    const char *node_name;      /* spec.nodeName; NULL when unset or "" */
+    const char *scheduler_name; /* spec.schedulerName ("default-scheduler" when unset) */
+    bool terminating;           /* metadata.deletionTimestamp is set */
+    bool ended;                 /* status.phase Succeeded or Failed: it holds nothing */
+    const char *ann_node;       /* gpuplane.io/node; NULL when absent */
+    bool has_pick;              /* gpuplane.io/gpus read into pick */
+    struct gp_pick pick;
+    const char *group; /* the PodGroup it belongs to (label scheduling.x-k8s.io/pod-group
+                          or annotation scheduling.k8s.io/group-name); NULL: none */
+};
+
+/* Reads a pod: requests summed over its containers (an init container's
+ * larger request wins, as kube-scheduler computes it), nvidia.com/gpu,
+ * gpuplane.io/gpu-milli and gpu-memory, gpu-model ("A|B"), nodeSelector,
+ * tolerations, priority. GP_EINVALID (with the field in diag) for what
+ * cannot be read. */
+enum gp_err gp_kube_pod_read(const json_t *pod, struct gp_arena *a, struct gp_pod_spec *spec,
+                             struct gp_kube_pod_info *info, struct gp_diag *diag);
+
+/* What the scheduler reads of a node besides its spec. */
+struct gp_kube_node_info {
+    const char *name;
+    bool schedulable; /* Ready and not cordoned (spec.unschedulable) */
+};
+
+/* Reads a node: status.allocatable (capacity when absent) cpu, memory and
+ * nvidia.com/gpu; labels (GPU feature discovery's nvidia.com/gpu.product
+ * as the GPU model, nvidia.com/gpu.memory in MiB per GPU, gpuplane.io/pool);
+ * spec.taints. */
+enum gp_err gp_kube_node_read(const json_t *node, struct gp_arena *a, struct gp_node_spec *spec,
+                              struct gp_kube_node_info *info, struct gp_diag *diag);
+
+/* "0,3" from a pick (buf of at least 64 bytes). */
+void gp_kube_pick_format(const struct gp_pick *pick, char *buf, size_t size);
+/* A pick from "0,3": false when it is not a list of distinct indexes < 16. */
+bool gp_kube_pick_parse(const char *s, struct gp_pick *pick);
+
+/* kube-scheduler's words for a pod that fits nowhere: "0/12 nodes are
+ * available: 4 node(s) had untolerated taint, 8 Insufficient
+ * nvidia.com/gpu." - the reasons as "COUNT TEXT" sorted as strings
+ * (kube-scheduler's FitError.Error, sortReasonsHistogram). */
+void gp_kube_explain_text(const struct gp_explain *x, char *buf, size_t size);
+
+#endif

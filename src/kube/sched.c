@@ -1,0 +1,578 @@
+/* sched.c - the scheduler's records of the API's Pods and Nodes, the
+ * state machine a pod change drives (sched_internal.h, enum sp_state),
+ * the engine kept in step, the rebuild of the engine's state from the API
+ * (a restart, a new leader, a node that changed), and the cycle. The
+ * decisions are written by sched_cycle.c; the audit is audit.c. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kube/sched_internal.h"
+
+/* jansson's iterators and reference counts take non-const pointers; the
+ * objects are only read (or their count kept) here. */
+static json_t *mut(const json_t *j)
+{
+    union {
+        const json_t *c;
+        json_t *m;
+    } u = {.c = j};
+    return u.m;
+}
+
+void gp_kube_sched_opts_default(struct gp_kube_sched_opts *o)
+{
+    *o = (struct gp_kube_sched_opts){
+        .scheduler_name = "gpuplane",
+        .identity = "gpuplane",
+        .policy = NULL,
+        .backoff_initial_s = 1,
+        .backoff_max_s = 10,
+        .bind_events = true,
+        .seed = 1,
+    };
+}
+
+/* kube-scheduler's pod back-off: initial, doubled per failure, capped. */
+double gp_ks_backoff_s(const struct gp_kube_sched *s, unsigned attempts)
+{
+    double b = s->o.backoff_initial_s;
+    for (unsigned i = 1; i < attempts && b < s->o.backoff_max_s; i++)
+        b *= 2;
+    return b < s->o.backoff_max_s ? b : s->o.backoff_max_s;
+}
+
+enum gp_err gp_kube_sched_new(struct gp_kube_client *c, const struct gp_kube_sched_opts *o,
+                              struct gp_kube_sched **out, struct gp_diag *d)
+{
+    const struct gp_policy_ops *policy = gp_policies[0];
+    if (o->policy && !(policy = gp_policy_find(o->policy)))
+        return gp_diag_set(d, GP_EUSAGE, "--policy: no policy \"%s\"", o->policy);
+    struct gp_kube_sched *s = calloc(1, sizeof *s);
+    if (!s)
+        return gp_diag_set(d, GP_ENOMEM, "out of memory");
+    s->c = c;
+    s->o = *o;
+    s->policy = policy;
+    s->pod_index = json_object();
+    s->node_index = json_object();
+    s->dirty = true;
+    *out = s;
+    return GP_OK;
+}
+
+static void pod_free(struct spod *p)
+{
+    free(p->key);
+    json_decref(p->obj);
+    gp_arena_free(&p->arena);
+    free(p->last_message);
+    free(p);
+}
+
+void gp_kube_sched_free(struct gp_kube_sched *s)
+{
+    if (!s)
+        return;
+    for (size_t i = 0; i < s->npods; i++)
+        pod_free(s->pods[i]);
+    for (size_t i = 0; i < s->nnodes; i++) {
+        struct snode *n = s->nodes[i];
+        free(n->name);
+        json_decref(n->obj);
+        gp_arena_free(&n->arena);
+        free(n->book);
+        free(n);
+    }
+    free(s->pods);
+    free(s->nodes);
+    free(s->by_eng);
+    free(s->dec);
+    json_decref(s->pod_index);
+    json_decref(s->node_index);
+    gp_engine_free(s->e);
+    free(s);
+}
+
+struct spod *gp_ks_pod_find(struct gp_kube_sched *s, const char *key)
+{
+    json_t *i = json_object_get(s->pod_index, key);
+    return i ? s->pods[json_integer_value(i)] : NULL;
+}
+
+static struct spod *pod_add(struct gp_kube_sched *s, const char *key)
+{
+    if (s->npods == s->cappods) {
+        size_t cap = s->cappods ? s->cappods * 2 : 256;
+        struct spod **v = realloc(s->pods, cap * sizeof *v);
+        if (!v)
+            return NULL;
+        s->pods = v;
+        s->cappods = cap;
+    }
+    struct spod *p = calloc(1, sizeof *p);
+    if (!p || !(p->key = strdup(key))) {
+        free(p);
+        return NULL;
+    }
+    gp_arena_init(&p->arena);
+    p->arena.block_size = 1024;
+    p->eng = SP_NONE;
+    p->node = SP_NONE;
+    json_object_set_new(s->pod_index, key, json_integer((json_int_t)s->npods));
+    s->pods[s->npods++] = p;
+    return p;
+}
+
+static void pod_remove(struct gp_kube_sched *s, struct spod *p)
+{
+    size_t i = (size_t)json_integer_value(json_object_get(s->pod_index, p->key));
+    json_object_del(s->pod_index, p->key);
+    s->pods[i] = s->pods[--s->npods];
+    if (i < s->npods)
+        json_object_set_new(s->pod_index, s->pods[i]->key, json_integer((json_int_t)i));
+    pod_free(p);
+}
+
+struct snode *gp_ks_node_get(struct gp_kube_sched *s, const char *name, bool create)
+{
+    json_t *i = json_object_get(s->node_index, name);
+    if (i)
+        return s->nodes[json_integer_value(i)];
+    if (!create)
+        return NULL;
+    if (s->nnodes == s->capnodes) {
+        size_t cap = s->capnodes ? s->capnodes * 2 : 64;
+        struct snode **v = realloc(s->nodes, cap * sizeof *v);
+        if (!v)
+            return NULL;
+        s->nodes = v;
+        s->capnodes = cap;
+    }
+    struct snode *n = calloc(1, sizeof *n);
+    if (!n || !(n->name = strdup(name))) {
+        free(n);
+        return NULL;
+    }
+    gp_arena_init(&n->arena);
+    n->arena.block_size = 2048;
+    n->eng = SP_NONE;
+    json_object_set_new(s->node_index, name, json_integer((json_int_t)s->nnodes));
+    s->nodes[s->nnodes++] = n;
+    return n;
+}
+
+static struct snode *node_of_eng(struct gp_kube_sched *s, uint32_t eng)
+{
+    const struct gp_node *n = gp_engine_node(s->e, eng);
+    return n ? gp_ks_node_get(s, n->spec.name, false) : NULL;
+}
+
+/* --- the engine -------------------------------------------------------- */
+
+enum gp_err gp_ks_engine_add(struct gp_kube_sched *s, struct spod *p)
+{
+    uint32_t id;
+    enum gp_err err = gp_engine_pod_add(s->e, &p->spec, s->now_s, &id);
+    if (err != GP_OK)
+        return err;
+    if (id >= s->cap_by_eng) {
+        size_t cap = s->cap_by_eng ? s->cap_by_eng * 2 : 1024;
+        while (cap <= id)
+            cap *= 2;
+        struct spod **v = realloc(s->by_eng, cap * sizeof *v);
+        if (!v)
+            return GP_ENOMEM;
+        s->by_eng = v;
+        s->cap_by_eng = cap;
+    }
+    s->by_eng[id] = p;
+    p->eng = id;
+    return GP_OK;
+}
+
+/* The pod leaves the engine (released if bound, dropped if pending). */
+void gp_ks_engine_drop(struct gp_kube_sched *s, struct spod *p)
+{
+    if (s->e && p->eng != SP_NONE) {
+        const struct gp_pod *ep = gp_engine_pod(s->e, p->eng);
+        if (ep && ep->state != GP_POD_DONE)
+            gp_engine_pod_finished(s->e, p->eng);
+        s->by_eng[p->eng] = NULL;
+    }
+    p->eng = SP_NONE;
+    p->node = SP_NONE;
+}
+
+/* A pod the API shows on node `name`, into the engine there: at the GPUs
+ * its annotations name when they are gpuplane's for that node, else
+ * wherever the GPUs are free (the device plugin chose). */
+static void engine_place(struct gp_kube_sched *s, struct spod *p, const char *name)
+{
+    struct snode *n = gp_ks_node_get(s, name, true);
+    if (!p->readable || !n || n->eng == SP_NONE) {
+        p->st = SP_UNCOUNTED;
+        if (n && !n->obj)
+            s->dirty = s->e != NULL; /* counted once the node is known */
+        return;
+    }
+    if (gp_ks_engine_add(s, p) != GP_OK) {
+        p->st = SP_UNCOUNTED;
+        return;
+    }
+    const struct gp_pick *pick = NULL;
+    if (p->ours && p->info.has_pick && p->info.ann_node && strcmp(p->info.ann_node, name) == 0)
+        pick = &p->info.pick;
+    enum gp_err err = gp_engine_pod_assign(s->e, p->eng, n->eng, pick);
+    if (err != GP_OK && pick)
+        err = gp_engine_pod_assign(s->e, p->eng, n->eng, NULL);
+    if (err != GP_OK) {
+        gp_ks_engine_drop(s, p);
+        p->st = SP_UNCOUNTED; /* the audit says why */
+        return;
+    }
+    const struct gp_pod *ep = gp_engine_pod(s->e, p->eng);
+    p->node = n->eng;
+    p->pick = ep->pick;
+    p->st = SP_BOUND;
+}
+
+/* --- nodes ------------------------------------------------------------- */
+
+static uint64_t fnv(const char *str, uint64_t h)
+{
+    for (; *str; str++)
+        h = (h ^ (unsigned char)*str) * 1099511628211u;
+    return h;
+}
+
+/* What the engine reads of a node, hashed: labels, taints, allocatable,
+ * capacity, cordon and readiness (heartbeats change none of it). */
+static uint64_t node_print(const json_t *obj, bool schedulable)
+{
+    json_t *m = json_object_get(obj, "metadata"), *st = json_object_get(obj, "status");
+    json_t *v = json_pack("{s:O?,s:O?,s:O?,s:O?,s:b}", "labels", json_object_get(m, "labels"),
+                          "taints", json_object_get(json_object_get(obj, "spec"), "taints"),
+                          "allocatable", json_object_get(st, "allocatable"), "capacity",
+                          json_object_get(st, "capacity"), "schedulable", schedulable);
+    char *text = v ? json_dumps(v, JSON_SORT_KEYS | JSON_COMPACT) : NULL;
+    uint64_t h = text ? fnv(text, 1469598103934665603u) : 0;
+    free(text);
+    json_decref(v);
+    return h;
+}
+
+static enum gp_err engine_node_add(struct gp_kube_sched *s, struct snode *n)
+{
+    uint32_t id;
+    enum gp_err err = gp_engine_node_add(s->e, &n->spec, &id);
+    if (err != GP_OK)
+        return err;
+    n->eng = id;
+    if (!n->info.schedulable)
+        gp_engine_node_drain(s->e, id);
+    return GP_OK;
+}
+
+void gp_kube_sched_node_change(enum gp_kube_event_type type, const json_t *obj, const json_t *old,
+                               void *ctx)
+{
+    (void)old;
+    struct gp_kube_sched *s = ctx;
+    const char *name = gp_kube_meta(obj, "name");
+    if (!name)
+        return;
+    struct snode *n = gp_ks_node_get(s, name, type != GP_KUBE_DELETED);
+    if (!n)
+        return;
+    if (type == GP_KUBE_DELETED) {
+        json_decref(n->obj);
+        n->obj = NULL;
+        s->dirty = true; /* its pods are gone or going; the engine forgets it */
+        gp_ks_audit_node(s, n);
+        return;
+    }
+    struct gp_arena a;
+    gp_arena_init(&a);
+    a.block_size = 2048;
+    struct gp_node_spec spec;
+    struct gp_kube_node_info info;
+    struct gp_diag d = {""};
+    if (gp_kube_node_read(obj, &a, &spec, &info, &d) != GP_OK) {
+        gp_arena_free(&a); /* kept as it was: its pods still count */
+        return;
+    }
+    uint64_t print = node_print(obj, info.schedulable);
+    bool known = n->obj != NULL, changed = print != n->print;
+    json_decref(n->obj);
+    n->obj = json_incref(mut(obj));
+    if (known && !changed) {
+        gp_arena_free(&a);
+    } else {
+        gp_arena_free(&n->arena);
+        n->arena = a;
+        n->spec = spec;
+        n->info = info;
+        n->info.name = n->spec.name;
+        n->print = print;
+        if (!s->e || s->dirty || known || n->nbook > 0 || engine_node_add(s, n) != GP_OK)
+            s->dirty = true;
+    }
+    gp_ks_audit_node(s, n);
+}
+
+/* --- pods -------------------------------------------------------------- */
+
+/* The record brought to obj: info re-read; the spec only while the pod is
+ * not in the engine (the engine holds the spec it was given). */
+static void pod_read(struct gp_kube_sched *s, struct spod *p, const json_t *obj)
+{
+    json_decref(p->obj);
+    p->obj = json_incref(mut(obj));
+    struct gp_arena a;
+    gp_arena_init(&a);
+    a.block_size = 1024;
+    struct gp_pod_spec spec;
+    struct gp_diag d = {""};
+    bool ok = gp_kube_pod_read(obj, &a, &spec, &p->info, &d) == GP_OK;
+    p->ours = strcmp(p->info.scheduler_name, s->o.scheduler_name) == 0;
+    if (p->eng == SP_NONE) {
+        gp_arena_free(&p->arena);
+        p->arena = a;
+        p->spec = spec;
+        p->readable = ok;
+    } else {
+        gp_arena_free(&a);
+    }
+}
+
+void gp_kube_sched_pod_change(enum gp_kube_event_type type, const json_t *obj, const json_t *old,
+                              void *ctx)
+{
+    (void)old;
+    struct gp_kube_sched *s = ctx;
+    const char *ns = gp_kube_meta(obj, "namespace"), *name = gp_kube_meta(obj, "name");
+    const char *uid = gp_kube_meta(obj, "uid");
+    if (!name)
+        return;
+    char key[600];
+    snprintf(key, sizeof key, "%s/%s", ns ? ns : "", name);
+    struct spod *p = gp_ks_pod_find(s, key);
+    if (p && uid && strcmp(p->info.uid, uid) != 0 && type != GP_KUBE_DELETED) {
+        gp_kube_sched_pod_change(GP_KUBE_DELETED, p->obj, NULL, s); /* a new pod, same name */
+        p = NULL;
+    }
+    if (type == GP_KUBE_DELETED) {
+        if (!p)
+            return;
+        if (p->st == SP_EVICTED && p->preemptor && p->preemptor->victims > 0)
+            p->preemptor->victims--;
+        if (p->victims > 0 || p->st == SP_PREEMPTING)
+            for (size_t i = 0; i < s->npods; i++) /* a preemptor's victims forget it */
+                if (s->pods[i]->preemptor == p)
+                    s->pods[i]->preemptor = NULL;
+        gp_ks_engine_drop(s, p);
+        gp_ks_audit_pod(s, p, true);
+        pod_remove(s, p);
+        return;
+    }
+    if (!p && !(p = pod_add(s, key)))
+        return;
+    pod_read(s, p, obj);
+    const struct gp_kube_pod_info *in = &p->info;
+    if (!s->e) { /* before the first rebuild: the rebuild places it */
+        gp_ks_audit_pod(s, p, false);
+        return;
+    }
+    if (in->ended || (in->terminating && !in->node_name)) {
+        gp_ks_engine_drop(s, p); /* it holds nothing now */
+        p->st = SP_DONE;
+    } else if (in->node_name) {
+        switch (p->st) {
+        case SP_BOUND:
+        case SP_UNCOUNTED:
+        case SP_EVICTED:
+        case SP_DONE:
+            break; /* a pod's node never changes */
+        case SP_ASSUMED:
+        case SP_PREEMPTING: {
+            struct snode *n = node_of_eng(s, p->node);
+            if (n && strcmp(n->name, in->node_name) == 0) {
+                p->st = SP_BOUND; /* our Binding, seen */
+                break;
+            }
+            /* bound elsewhere than the engine assumed (another replica, a
+             * user): the API is right; the assumption goes */
+            gp_ks_event(s, "Pod", in->ns, in->name, in->uid, "Warning", "NodeMismatch",
+                        "Scheduling", "bound to another node than gpuplane chose");
+            gp_ks_engine_drop(s, p);
+            engine_place(s, p, in->node_name);
+            break;
+        }
+        case SP_WAITING:
+        case SP_BACKOFF:
+        case SP_IGNORED:
+            gp_ks_engine_drop(s, p);
+            engine_place(s, p, in->node_name);
+            break;
+        }
+    } else if (!p->ours || !p->readable) {
+        p->st = SP_IGNORED;
+    } else if (p->st == SP_IGNORED || p->st == SP_DONE) {
+        if (gp_ks_engine_add(s, p) == GP_OK)
+            p->st = SP_WAITING;
+    }
+    gp_ks_audit_pod(s, p, false);
+}
+
+/* --- rebuild ----------------------------------------------------------- */
+
+static int by_key(const void *a, const void *b)
+{
+    return strcmp((*(struct spod *const *)a)->key, (*(struct spod *const *)b)->key);
+}
+
+enum gp_err gp_ks_rebuild(struct gp_kube_sched *s, struct gp_diag *d)
+{
+    gp_engine_free(s->e);
+    s->e = gp_engine_new(s->policy, s->o.seed);
+    if (!s->e)
+        return gp_diag_set(d, GP_ENOMEM, "out of memory (the engine)");
+    s->dirty = false;
+    s->st.rebuilds++;
+    for (size_t i = 0; i < s->nnodes; i++) {
+        struct snode *n = s->nodes[i];
+        n->eng = SP_NONE;
+        if (n->obj && engine_node_add(s, n) != GP_OK)
+            return gp_diag_set(d, GP_ENOMEM, "out of memory (node %s)", n->name);
+    }
+    for (size_t i = 0; i < s->npods; i++) {
+        s->pods[i]->eng = SP_NONE;
+        s->pods[i]->node = SP_NONE;
+    }
+    qsort(s->pods, s->npods, sizeof *s->pods, by_key);
+    for (size_t i = 0; i < s->npods; i++)
+        json_object_set_new(s->pod_index, s->pods[i]->key, json_integer((json_int_t)i));
+    /* 1. what the API shows on nodes, where it is */
+    for (size_t i = 0; i < s->npods; i++) {
+        struct spod *p = s->pods[i];
+        p->resume = false;
+        p->victims = 0;
+        p->preemptor = NULL;
+        if (p->info.node_name && !p->info.ended)
+            engine_place(s, p, p->info.node_name);
+        else if (p->info.ended || p->info.terminating)
+            p->st = SP_DONE;
+    }
+    /* 2. half-finished decisions: annotated, not bound - resumed where the
+     * GPUs are still free, else taken back */
+    for (size_t i = 0; i < s->npods; i++) {
+        struct spod *p = s->pods[i];
+        const struct gp_kube_pod_info *in = &p->info;
+        if (!p->ours || !p->readable || in->node_name || p->st == SP_DONE || !in->ann_node ||
+            !in->has_pick)
+            continue;
+        struct snode *n = gp_ks_node_get(s, in->ann_node, false);
+        if (!n || n->eng == SP_NONE || !n->info.schedulable || gp_ks_engine_add(s, p) != GP_OK)
+            continue;
+        if (gp_engine_pod_assign(s->e, p->eng, n->eng, &in->pick) != GP_OK) {
+            gp_ks_engine_drop(s, p);
+            continue;
+        }
+        p->st = SP_ASSUMED;
+        p->node = n->eng;
+        p->pick = gp_engine_pod(s->e, p->eng)->pick;
+        p->resume = true;
+    }
+    /* 3. every other pending pod of ours, tried again */
+    for (size_t i = 0; i < s->npods; i++) {
+        struct spod *p = s->pods[i];
+        if (p->eng != SP_NONE || p->info.node_name || p->st == SP_DONE)
+            continue;
+        if (!p->ours || !p->readable) {
+            p->st = SP_IGNORED;
+        } else if (p->st != SP_BACKOFF) {
+            if (gp_ks_engine_add(s, p) != GP_OK)
+                return gp_diag_set(d, GP_ENOMEM, "out of memory (pod %s)", p->key);
+            p->st = SP_WAITING;
+        }
+    }
+    for (size_t i = 0; i < s->npods; i++)
+        gp_ks_audit_pod(s, s->pods[i], false);
+    return GP_OK;
+}
+
+/* --- the cycle --------------------------------------------------------- */
+
+void gp_kube_sched_set_leader(struct gp_kube_sched *s, bool leader)
+{
+    if (leader && !s->leader)
+        s->dirty = true;
+    s->leader = leader;
+}
+
+double gp_kube_sched_next_retry_s(const struct gp_kube_sched *s)
+{
+    double t = INFINITY;
+    for (size_t i = 0; i < s->npods; i++)
+        if (s->pods[i]->st == SP_BACKOFF && s->pods[i]->retry_at < t)
+            t = s->pods[i]->retry_at;
+    return t;
+}
+
+enum gp_err gp_kube_sched_cycle(struct gp_kube_sched *s, double now_s, size_t *bound,
+                                struct gp_diag *d)
+{
+    *bound = 0;
+    if (!s->leader)
+        return GP_OK;
+    if (now_s > s->now_s)
+        s->now_s = now_s;
+    enum gp_err err;
+    if ((s->dirty || !s->e) && (err = gp_ks_rebuild(s, d)) != GP_OK)
+        return err;
+    for (size_t i = 0; i < s->npods; i++) {
+        struct spod *p = s->pods[i];
+        if (p->st == SP_BACKOFF && p->retry_at <= s->now_s && gp_ks_engine_add(s, p) == GP_OK)
+            p->st = SP_WAITING;
+    }
+    gp_ks_resume(s, bound);
+    struct gp_engine_totals t;
+    gp_engine_totals(s->e, &t);
+    size_t cap = gp_engine_pending_count(s->e) + (size_t)t.pods_bound + 1;
+    if (cap > s->capdec) {
+        struct gp_decision *v = realloc(s->dec, cap * sizeof *v);
+        if (!v)
+            return gp_diag_set(d, GP_ENOMEM, "out of memory (decisions)");
+        s->dec = v;
+        s->capdec = cap;
+    }
+    size_t n = gp_engine_schedule(s->e, s->now_s, 0, s->dec, cap);
+    return gp_ks_write_decisions(s, n, bound);
+}
+
+struct gp_kube_sched_stats gp_kube_sched_stats(const struct gp_kube_sched *s)
+{
+    struct gp_kube_sched_stats st = s->st;
+    st.pending = st.waiting_backoff = st.assumed = 0;
+    for (size_t i = 0; i < s->npods; i++) {
+        enum sp_state x = s->pods[i]->st;
+        st.pending += x == SP_WAITING;
+        st.waiting_backoff += x == SP_BACKOFF;
+        st.assumed += x == SP_ASSUMED || x == SP_PREEMPTING;
+    }
+    return st;
+}
+
+const char *gp_kube_sched_audit_last(const struct gp_kube_sched *s)
+{
+    return s->audit_last;
+}
+
+size_t gp_kube_sched_audit_all(struct gp_kube_sched *s)
+{
+    size_t bad = 0;
+    for (size_t i = 0; i < s->nnodes; i++)
+        bad += gp_ks_audit_node(s, s->nodes[i]) ? 1 : 0;
+    return bad;
+}

@@ -1,0 +1,111 @@
+/* sched.h - `gpuplane schedule`'s core: the engine (the simulator's, the
+ * same decisions) driven by the API server's Nodes and Pods, and every
+ * decision made durable before it is acted on (docs/kube.md, "The
+ * scheduler"):
+ *
+ *  1. the chosen node and GPUs are patched into the pod's annotations
+ *     (objects.h) with the pod's resourceVersion as a precondition;
+ *  2. the pod is bound (POST .../pods/NAME/binding, uid and the patched
+ *     resourceVersion as preconditions: 201 with a Status);
+ *  3. anything else (409, a failed bind, a pod gone) rolls back: the
+ *     annotations are cleared, then the engine's assumption released, and
+ *     the pod waits out a back-off (1 s doubling to 10 s, kube-scheduler's
+ *     podInitialBackoffSeconds and podMaxBackoffSeconds) outside the
+ *     engine, so that it never holds up other pods.
+ *
+ * Pods of other schedulers that are bound count as capacity taken; a pod
+ * that fits nowhere gets PodScheduled=False (reason Unschedulable) through
+ * /status and a FailedScheduling Event in kube-scheduler's words;
+ * preemption deletes the victims gracefully and binds the preemptor once
+ * they are gone; a gang's members are bound all or none. State is rebuilt
+ * from the API (after a restart, on becoming leader, when a node changes):
+ * bound pods where they are bound, at the GPUs their annotations name;
+ * half-finished decisions (annotated, not bound) resumed or rolled back;
+ * no GPU given twice; every pending pod tried again.
+ *
+ * The audit (audit.c) checks, on every change, that no GPU or GPU memory
+ * is booked twice on a node across all its pods; a violation is counted
+ * (gp_kube_sched_stats().audit_violations, for /metrics) and reported as a
+ * Warning Event on the node.
+ *
+ * One thread drives a scheduler: changes (gp_kube_sched_node_change,
+ * _pod_change: the informers' callbacks) and cycles. */
+#ifndef GP_KUBE_SCHED_H
+#define GP_KUBE_SCHED_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "kube/client.h"
+#include "kube/watch.h"
+#include "util/err.h"
+
+struct gp_kube_sched_opts {
+    const char *scheduler_name; /* pods whose spec.schedulerName is this: "gpuplane" */
+    const char *identity;       /* this replica: Events' reportingInstance */
+    const char *policy;         /* an engine policy name; NULL: the engine's default */
+    double backoff_initial_s;   /* 1 */
+    double backoff_max_s;       /* 10 */
+    bool bind_events;           /* a Normal "Scheduled" Event per bind (kube-scheduler's) */
+    uint64_t seed;
+};
+
+void gp_kube_sched_opts_default(struct gp_kube_sched_opts *o);
+
+/* Counters, kept from the start (for /metrics: docs/kube.md). */
+struct gp_kube_sched_stats {
+    uint64_t binds;            /* Bindings answered 201 */
+    uint64_t patch_conflicts;  /* annotation patches answered 409 */
+    uint64_t bind_failures;    /* Bindings not answered 201 (409 included) */
+    uint64_t rollbacks;        /* decisions taken back */
+    uint64_t unschedulable;    /* PodScheduled=False written */
+    uint64_t events;           /* Events created */
+    uint64_t evictions;        /* victims deleted for a preemptor */
+    uint64_t rebuilds;         /* engine state rebuilt from the API */
+    uint64_t resumed;          /* half-finished decisions bound after a rebuild */
+    uint64_t audit_runs;       /* node audits */
+    uint64_t audit_violations; /* nodes found with a GPU or GPU memory booked twice */
+    uint64_t pending, waiting_backoff, assumed; /* now */
+};
+
+struct gp_kube_sched;
+
+/* c: the client the scheduler writes with (its own thread's). */
+enum gp_err gp_kube_sched_new(struct gp_kube_client *c, const struct gp_kube_sched_opts *o,
+                              struct gp_kube_sched **out, struct gp_diag *diag);
+void gp_kube_sched_free(struct gp_kube_sched *s);
+
+/* Informer callbacks (gp_kube_change_fn; ctx is the scheduler). */
+void gp_kube_sched_node_change(enum gp_kube_event_type type, const json_t *obj, const json_t *old,
+                               void *ctx);
+void gp_kube_sched_pod_change(enum gp_kube_event_type type, const json_t *obj, const json_t *old,
+                              void *ctx);
+
+/* Leadership (lease.c decides): only a leader writes. Becoming leader
+ * rebuilds the state from what the informers delivered. */
+void gp_kube_sched_set_leader(struct gp_kube_sched *s, bool leader);
+
+/* One cycle at now_s (a monotonic clock): the state rebuilt if it must
+ * be, pods whose back-off ended back in the queue, the engine's decisions
+ * written. Returns the number of pods bound; GP_OK unless the state cannot
+ * be kept (out of memory). Request failures are handled (rolled back and
+ * retried), not returned. */
+enum gp_err gp_kube_sched_cycle(struct gp_kube_sched *s, double now_s, size_t *bound,
+                                struct gp_diag *diag);
+
+/* The earliest time a pod's back-off ends, or INFINITY. */
+double gp_kube_sched_next_retry_s(const struct gp_kube_sched *s);
+
+struct gp_kube_sched_stats gp_kube_sched_stats(const struct gp_kube_sched *s);
+
+/* Audits every node now (the tests' check; changes audit their nodes on
+ * their own). Returns the number of nodes in violation. */
+size_t gp_kube_sched_audit_all(struct gp_kube_sched *s);
+
+/* The last violation found, as one line ("" when none). */
+const char *gp_kube_sched_audit_last(const struct gp_kube_sched *s);
+
+#endif

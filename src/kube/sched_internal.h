@@ -1,0 +1,106 @@
+/* sched_internal.h - the scheduler's records of pods and nodes, shared by
+ * sched.c (changes, rebuild), sched_cycle.c (decisions written) and
+ * audit.c. Internal to src/kube. */
+#ifndef GP_KUBE_SCHED_INTERNAL_H
+#define GP_KUBE_SCHED_INTERNAL_H
+
+#include "engine/engine.h"
+#include "kube/objects.h"
+#include "kube/sched.h"
+#include "util/arena.h"
+
+#define SP_NONE UINT32_MAX
+
+/* Where a pod stands for the scheduler. */
+enum sp_state {
+    SP_IGNORED,    /* not ours and not on a node: nothing to do */
+    SP_WAITING,    /* ours, pending in the engine */
+    SP_BACKOFF,    /* ours, out of the engine until retry_at */
+    SP_ASSUMED,    /* ours, bound in the engine; annotation and Binding being written */
+    SP_PREEMPTING, /* ours, bound in the engine; its victims are still going */
+    SP_BOUND,      /* on a node in the API (ours or not) and in the engine there */
+    SP_UNCOUNTED,  /* on a node in the API, but its GPUs were taken: not in the engine */
+    SP_EVICTED,    /* released by the engine for a preemptor; its deletion is under way */
+    SP_DONE,       /* ended or being deleted while pending: holds nothing */
+};
+
+struct snode;
+
+struct spod {
+    char *key; /* "ns/name" */
+    json_t *obj;
+    struct gp_kube_pod_info info; /* strings borrowed from obj */
+    bool ours, readable;          /* readable: its spec could be read */
+    struct gp_arena arena;        /* the engine spec's strings */
+    struct gp_pod_spec spec;
+    uint32_t eng; /* engine pod id, SP_NONE when not in the engine */
+    enum sp_state st;
+    uint32_t node;         /* engine node, when bound in the engine */
+    struct gp_pick pick;   /* the engine's pick, when bound in the engine */
+    bool resume;           /* ASSUMED after a rebuild: annotated already, bind it */
+    unsigned attempts;     /* failed bind attempts in a row */
+    double retry_at;       /* SP_BACKOFF */
+    unsigned victims;      /* SP_PREEMPTING: victims not yet gone */
+    struct spod *preemptor; /* SP_EVICTED: the pod it makes room for */
+    char *last_message;    /* the Unschedulable message last written */
+    /* the audit's booking: the node it books in the API's view */
+    struct snode *booked;
+    size_t booked_slot;
+};
+
+struct snode {
+    char *name;
+    json_t *obj; /* NULL: a node only pods name so far */
+    struct gp_arena arena;
+    struct gp_node_spec spec;
+    struct gp_kube_node_info info;
+    uint64_t print; /* a hash of what the engine reads of it */
+    uint32_t eng;   /* engine node id, SP_NONE when not in the engine */
+    struct spod **book; /* pods booked on it (audit) */
+    size_t nbook, capbook;
+    bool violating;
+};
+
+struct gp_kube_sched {
+    struct gp_kube_client *c;
+    struct gp_kube_sched_opts o;
+    const struct gp_policy_ops *policy;
+    struct gp_engine *e;
+    double now_s;
+    json_t *pod_index, *node_index; /* key -> index in pods / nodes */
+    struct spod **pods;
+    size_t npods, cappods;
+    struct snode **nodes;
+    size_t nnodes, capnodes;
+    struct spod **by_eng; /* engine pod id -> record */
+    size_t cap_by_eng;
+    struct gp_decision *dec;
+    size_t capdec;
+    bool leader, dirty; /* dirty: rebuild before the next cycle */
+    uint64_t event_seq;
+    struct gp_kube_sched_stats st;
+    char audit_last[512];
+};
+
+/* sched.c */
+struct spod *gp_ks_pod_find(struct gp_kube_sched *s, const char *key);
+struct snode *gp_ks_node_get(struct gp_kube_sched *s, const char *name, bool create);
+enum gp_err gp_ks_engine_add(struct gp_kube_sched *s, struct spod *p);
+void gp_ks_engine_drop(struct gp_kube_sched *s, struct spod *p);
+enum gp_err gp_ks_rebuild(struct gp_kube_sched *s, struct gp_diag *d);
+double gp_ks_backoff_s(const struct gp_kube_sched *s, unsigned attempts);
+
+/* sched_cycle.c */
+enum gp_err gp_ks_write_decisions(struct gp_kube_sched *s, size_t n, size_t *bound);
+void gp_ks_resume(struct gp_kube_sched *s, size_t *bound);
+/* An Event (events.k8s.io/v1) about an object: kind "Pod" or "Node". */
+void gp_ks_event(struct gp_kube_sched *s, const char *kind, const char *ns, const char *name,
+                 const char *uid, const char *type, const char *reason, const char *action,
+                 const char *note);
+
+/* audit.c: the pod's booking brought up to date (its node audited before
+ * and after), a node audited */
+void gp_ks_audit_pod(struct gp_kube_sched *s, struct spod *p, bool gone);
+bool gp_ks_audit_node(struct gp_kube_sched *s, struct snode *n);
+
+#endif
