@@ -109,8 +109,8 @@ bool gp_ks_audit_node(struct gp_kube_sched *s, struct snode *n)
         for (uint32_t g = 0; g < k->ngpus; g++) {
             uint32_t x = k->gpu[g];
             if (x >= count && !msg[0])
-                snprintf(msg, sizeof msg, "pod %s books GPU %u of node %s, which has %u", p->key,
-                         x, n->name, count);
+                snprintf(msg, sizeof msg, "pod %s books GPU %u of node %s, which has %u", p->key, x,
+                         n->name, count);
             if (x >= GP_MAX_GPUS_PER_NODE)
                 continue;
             milli[x] += sp->gpu_milli;

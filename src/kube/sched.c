@@ -438,6 +438,13 @@ enum gp_err gp_ks_rebuild(struct gp_kube_sched *s, struct gp_diag *d)
     s->e = gp_engine_new(s->policy, s->o.seed);
     if (!s->e)
         return gp_diag_set(d, GP_ENOMEM, "out of memory (the engine)");
+    /* kube-scheduler preempts by priority (DefaultPreemption): the default
+     * queue's pods may evict lower-priority ones (the engine's default
+     * queue does not unless told) */
+    struct gp_queue_spec q = {.name = "default"};
+    uint32_t qid;
+    if (gp_engine_queue_set(s->e, &q, &qid) != GP_OK)
+        return gp_diag_set(d, GP_ENOMEM, "out of memory (the engine)");
     s->dirty = false;
     s->st.rebuilds++;
     for (size_t i = 0; i < s->nnodes; i++) {

@@ -133,9 +133,9 @@ static int annotate(struct gp_kube_sched *s, struct spod *p, char *rv, size_t rv
     pod_path(p, "", path, sizeof path);
     const struct gp_node *n = gp_engine_node(s->e, p->node);
     gp_kube_pick_format(&p->pick, gpus, sizeof gpus);
-    json_t *body = json_pack("{s:{s:s,s:{s:s,s:s,s:s}}}", "metadata", "resourceVersion",
-                             p->info.rv, "annotations", GP_KUBE_ANN_NODE, n->spec.name,
-                             GP_KUBE_ANN_GPUS, gpus, GP_KUBE_ANN_PHASE, "allocating");
+    json_t *body = json_pack("{s:{s:s,s:{s:s,s:s,s:s}}}", "metadata", "resourceVersion", p->info.rv,
+                             "annotations", GP_KUBE_ANN_NODE, n->spec.name, GP_KUBE_ANN_GPUS, gpus,
+                             GP_KUBE_ANN_PHASE, "allocating");
     json_t *ans;
     long st = send_json(s, "PATCH", path, body, "application/merge-patch+json", &ans);
     const char *new_rv = gp_kube_meta(ans, "resourceVersion");
@@ -202,8 +202,8 @@ static bool bind(struct gp_kube_sched *s, struct spod *p, const char *rv, size_t
     } else {
         char note[1200];
         snprintf(note, sizeof note, "Binding rejected: %s", status_message(ans));
-        gp_ks_event(s, "Pod", p->info.ns, p->info.name, p->info.uid, "Warning",
-                    "FailedScheduling", "Scheduling", note);
+        gp_ks_event(s, "Pod", p->info.ns, p->info.name, p->info.uid, "Warning", "FailedScheduling",
+                    "Scheduling", note);
     }
     json_decref(ans);
     if (p->st == SP_ASSUMED)

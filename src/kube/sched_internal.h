@@ -35,14 +35,14 @@ struct spod {
     struct gp_pod_spec spec;
     uint32_t eng; /* engine pod id, SP_NONE when not in the engine */
     enum sp_state st;
-    uint32_t node;         /* engine node, when bound in the engine */
-    struct gp_pick pick;   /* the engine's pick, when bound in the engine */
-    bool resume;           /* ASSUMED after a rebuild: annotated already, bind it */
-    unsigned attempts;     /* failed bind attempts in a row */
-    double retry_at;       /* SP_BACKOFF */
-    unsigned victims;      /* SP_PREEMPTING: victims not yet gone */
+    uint32_t node;          /* engine node, when bound in the engine */
+    struct gp_pick pick;    /* the engine's pick, when bound in the engine */
+    bool resume;            /* ASSUMED after a rebuild: annotated already, bind it */
+    unsigned attempts;      /* failed bind attempts in a row */
+    double retry_at;        /* SP_BACKOFF */
+    unsigned victims;       /* SP_PREEMPTING: victims not yet gone */
     struct spod *preemptor; /* SP_EVICTED: the pod it makes room for */
-    char *last_message;    /* the Unschedulable message last written */
+    char *last_message;     /* the Unschedulable message last written */
     /* the audit's booking: the node it books in the API's view */
     struct snode *booked;
     size_t booked_slot;
@@ -54,8 +54,8 @@ struct snode {
     struct gp_arena arena;
     struct gp_node_spec spec;
     struct gp_kube_node_info info;
-    uint64_t print; /* a hash of what the engine reads of it */
-    uint32_t eng;   /* engine node id, SP_NONE when not in the engine */
+    uint64_t print;     /* a hash of what the engine reads of it */
+    uint32_t eng;       /* engine node id, SP_NONE when not in the engine */
     struct spod **book; /* pods booked on it (audit) */
     size_t nbook, capbook;
     bool violating;

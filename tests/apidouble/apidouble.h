@@ -67,7 +67,7 @@ struct state {
     struct fault faults[MAX_FAULTS];
     size_t nfaults;
     long bookmark_ms;
-    long requests, watches, bindings;
+    long requests, watches, bindings, writes;
     long uid;
     volatile sig_atomic_t stopping;
 };

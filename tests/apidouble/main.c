@@ -156,6 +156,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         do_control(url + 10, method, body, &a);
     } else {
         S.requests++;
+        S.writes += strcmp(method, "GET") != 0;
         route_request(c, url, method, body, &a, &stream);
     }
     pthread_mutex_unlock(&S.mu);

@@ -86,6 +86,7 @@ const char *kind_of(const char *res)
         {"scheduling.volcano.sh/podgroups", "PodGroup"},
         {"configmaps", "ConfigMap"},
         {"events", "Event"},
+        {"events.k8s.io/events", "Event"},
         {"coordination.k8s.io/leases", "Lease"},
     };
     for (size_t i = 0; i < sizeof table / sizeof *table; i++)

@@ -1,0 +1,228 @@
+/* kube_world.h - for tests of the scheduler (kube/sched.h) against the API
+ * server double: GPU nodes and pods made as an administrator would, a
+ * scheduler fed by informers that are synced by re-listing (deterministic:
+ * a re-list delivers exactly what changed), cycles at a test clock, and
+ * checks of what the API holds: where each pod is bound and which GPUs its
+ * annotations name. Include after kube_double.h. */
+#ifndef GP_TEST_KUBE_WORLD_H
+#define GP_TEST_KUBE_WORLD_H
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kube/informer.h"
+#include "kube/objects.h"
+#include "kube/sched.h"
+
+struct world {
+    struct gp_kube_client *admin, *c, *ic;
+    struct gp_kube_sched *s;
+    struct gp_kube_informer *nodes, *pods;
+    double now;
+};
+
+static void w_open(struct world *w, bool leader)
+{
+    memset(w, 0, sizeof *w);
+    w->admin = kd_client();
+    w->c = kd_client();
+    w->ic = kd_client();
+    struct gp_kube_sched_opts o;
+    gp_kube_sched_opts_default(&o);
+    o.backoff_initial_s = 0.5;
+    o.backoff_max_s = 4;
+    o.identity = "test-replica";
+    struct gp_diag d = {""};
+    assert_int_equal(gp_kube_sched_new(w->c, &o, &w->s, &d), GP_OK);
+    assert_int_equal(gp_kube_informer_new(w->ic, "/api/v1/nodes", 0, gp_kube_sched_node_change,
+                                          w->s, &w->nodes, &d),
+                     GP_OK);
+    assert_int_equal(gp_kube_informer_new(w->ic, "/api/v1/pods", 0, gp_kube_sched_pod_change, w->s,
+                                          &w->pods, &d),
+                     GP_OK);
+    gp_kube_sched_set_leader(w->s, leader);
+    w->now = 100;
+}
+
+static void w_close(struct world *w)
+{
+    gp_kube_informer_free(w->nodes);
+    gp_kube_informer_free(w->pods);
+    gp_kube_sched_free(w->s);
+    gp_kube_client_free(w->admin);
+    gp_kube_client_free(w->c);
+    gp_kube_client_free(w->ic);
+}
+
+static void w_sync(struct world *w)
+{
+    struct gp_diag d = {""};
+    assert_int_equal(gp_kube_informer_list(w->nodes, &d), GP_OK);
+    assert_int_equal(gp_kube_informer_list(w->pods, &d), GP_OK);
+}
+
+/* Synced, one cycle, the audit checked: the pods bound. */
+static size_t w_cycle(struct world *w)
+{
+    w_sync(w);
+    size_t bound;
+    struct gp_diag d = {""};
+    assert_int_equal(gp_kube_sched_cycle(w->s, w->now, &bound, &d), GP_OK);
+    w_sync(w);
+    if (gp_kube_sched_audit_all(w->s) != 0 || gp_kube_sched_stats(w->s).audit_violations != 0)
+        fail_msg("audit: %s", gp_kube_sched_audit_last(w->s));
+    return bound;
+}
+
+static void w_node(struct world *w, const char *name, unsigned gpus)
+{
+    char b[512];
+    snprintf(b, sizeof b,
+             "{\"metadata\":{\"name\":\"%s\",\"labels\":{\"nvidia.com/gpu.product\":"
+             "\"NVIDIA-A100-SXM4-80GB\",\"nvidia.com/gpu.memory\":\"81920\"}},\"spec\":{}}",
+             name);
+    kd_call(w->admin, "POST", "/api/v1/nodes", b, 201);
+    snprintf(b, sizeof b,
+             "{\"status\":{\"capacity\":{\"cpu\":\"64\",\"memory\":\"512Gi\",\"nvidia.com/gpu\":"
+             "\"%u\",\"pods\":\"110\"},\"allocatable\":{\"cpu\":\"64\",\"memory\":\"512Gi\","
+             "\"nvidia.com/gpu\":\"%u\",\"pods\":\"110\"},\"conditions\":[{\"type\":\"Ready\","
+             "\"status\":\"True\"}]}}",
+             gpus, gpus);
+    char path[128];
+    snprintf(path, sizeof path, "/api/v1/nodes/%s/status", name);
+    kd_call(w->admin, "PATCH", path, b, 200);
+}
+
+/* A pod asking `gpus` GPUs (0 with milli > 0: a share), with extra
+ * metadata JSON (",\"annotations\":{...}") when not NULL. */
+static void w_pod_full(struct world *w, const char *name, unsigned gpus, int priority,
+                       const char *sched, const char *meta)
+{
+    char b[1024];
+    snprintf(b, sizeof b,
+             "{\"metadata\":{\"name\":\"%s\"%s},\"spec\":{\"schedulerName\":\"%s\","
+             "\"priority\":%d,\"terminationGracePeriodSeconds\":30,\"containers\":[{\"name\":"
+             "\"c\",\"image\":\"x\",\"resources\":{\"requests\":{\"cpu\":\"1\",\"memory\":"
+             "\"1Gi\",\"nvidia.com/gpu\":\"%u\"},\"limits\":{\"nvidia.com/gpu\":\"%u\"}}}]}}",
+             name, meta ? meta : "", sched, priority, gpus, gpus);
+    kd_call(w->admin, "POST", "/api/v1/namespaces/default/pods", b, 201);
+}
+
+static void w_pod(struct world *w, const char *name, unsigned gpus)
+{
+    w_pod_full(w, name, gpus, 0, "gpuplane", NULL);
+}
+
+/* Binds a pod as someone else would (an administrator, another scheduler). */
+static void w_bind(struct world *w, const char *pod, const char *node)
+{
+    char b[256], path[160];
+    snprintf(b, sizeof b,
+             "{\"apiVersion\":\"v1\",\"kind\":\"Binding\",\"metadata\":{\"name\":\"%s\"},"
+             "\"target\":{\"kind\":\"Node\",\"name\":\"%s\"}}",
+             pod, node);
+    snprintf(path, sizeof path, "/api/v1/namespaces/default/pods/%s/binding", pod);
+    kd_call(w->admin, "POST", path, b, 201);
+}
+
+static json_t *w_get(struct world *w, const char *path)
+{
+    struct gp_kube_response r;
+    struct gp_diag d = {""};
+    assert_int_equal(gp_kube_request(w->admin, "GET", path, NULL, NULL, &r, &d), GP_OK);
+    json_t *j = json_loadb(r.body, r.len, 0, NULL);
+    gp_kube_response_free(&r);
+    assert_non_null(j);
+    return j;
+}
+
+static json_t *w_pod_get(struct world *w, const char *name)
+{
+    char path[160];
+    snprintf(path, sizeof path, "/api/v1/namespaces/default/pods/%s", name);
+    return w_get(w, path);
+}
+
+/* Where the pod is bound ("" when it is not) and the GPUs its annotations
+ * name ("" when none), into static buffers. */
+static const char *w_node_of(struct world *w, const char *name, const char **gpus)
+{
+    static char node[64], g[64];
+    json_t *p = w_pod_get(w, name);
+    const char *n = json_string_value(json_object_get(json_object_get(p, "spec"), "nodeName"));
+    json_t *ann = json_object_get(json_object_get(p, "metadata"), "annotations");
+    const char *an = json_string_value(json_object_get(ann, GP_KUBE_ANN_NODE));
+    const char *ag = json_string_value(json_object_get(ann, GP_KUBE_ANN_GPUS));
+    snprintf(node, sizeof node, "%s", n ? n : "");
+    snprintf(g, sizeof g, "%s", ag ? ag : "");
+    if (n && an && strcmp(n, an) != 0)
+        snprintf(g, sizeof g, "mismatch:%s", an);
+    json_decref(p);
+    if (gpus)
+        *gpus = g;
+    return node;
+}
+
+/* Every bound pod of ours names GPUs of its node, none named twice. */
+static void w_check_distinct(struct world *w)
+{
+    json_t *list = w_get(w, "/api/v1/pods");
+    size_t i;
+    json_t *p;
+    char seen[256][80];
+    size_t nseen = 0;
+    json_array_foreach(json_object_get(list, "items"), i, p)
+    {
+        const char *n = json_string_value(json_object_get(json_object_get(p, "spec"), "nodeName"));
+        json_t *ann = json_object_get(json_object_get(p, "metadata"), "annotations");
+        const char *an = json_string_value(json_object_get(ann, GP_KUBE_ANN_NODE));
+        const char *ag = json_string_value(json_object_get(ann, GP_KUBE_ANN_GPUS));
+        if (!n || !an || !ag || strcmp(n, an) != 0)
+            continue;
+        struct gp_pick k;
+        assert_true(gp_kube_pick_parse(ag, &k));
+        for (unsigned g = 0; g < k.ngpus; g++) {
+            char key[80];
+            snprintf(key, sizeof key, "%s/%u", n, k.gpu[g]);
+            for (size_t j = 0; j < nseen; j++)
+                if (strcmp(seen[j], key) == 0)
+                    fail_msg("GPU %s named twice", key);
+            assert_true(nseen < 256);
+            snprintf(seen[nseen++], sizeof seen[0], "%s", key);
+        }
+    }
+    json_decref(list);
+}
+
+static long w_stat(struct world *w, const char *what)
+{
+    json_t *s = w_get(w, "/_control/stats");
+    long v = (long)json_integer_value(json_object_get(s, what));
+    json_decref(s);
+    return v;
+}
+
+/* The notes of the Events of reason `reason` about `name`, joined by '|'. */
+static const char *w_events(struct world *w, const char *reason, const char *name)
+{
+    static char out[4096];
+    out[0] = '\0';
+    json_t *list = w_get(w, "/apis/events.k8s.io/v1/events");
+    size_t i;
+    json_t *e;
+    json_array_foreach(json_object_get(list, "items"), i, e)
+    {
+        const char *r = json_string_value(json_object_get(e, "reason"));
+        const char *n = json_string_value(json_object_get(json_object_get(e, "regarding"), "name"));
+        if (r && n && strcmp(r, reason) == 0 && strcmp(n, name) == 0) {
+            size_t len = strlen(out);
+            snprintf(out + len, sizeof out - len, "%s%s", len ? "|" : "",
+                     json_string_value(json_object_get(e, "note")));
+        }
+    }
+    json_decref(list);
+    return out;
+}
+
+#endif

@@ -1,0 +1,335 @@
+/* test_kube_sched.c - the scheduler (kube/sched.h) against the API server
+ * double, driven into each failure the GPU schedulers in the field are
+ * known for (issue 14), with the audit clean after every cycle (w_cycle
+ * fails otherwise) and no GPU named twice in the API:
+ *  - a decision: annotations (node, GPUs) then the Binding; an
+ *    unschedulable pod's condition and Event in kube-scheduler's words;
+ *  - a stale cache (KAI #1103): the patch's resourceVersion precondition
+ *    answers 409, the decision is rolled back and retried after a back-off;
+ *  - a bind rejected again and again (KAI #2074): the pod backs off, its
+ *    annotations are cleared each time, the others bind (Volcano #5335);
+ *  - a full node (KAI #848): nothing is sent again until something frees;
+ *    a deleted pod's GPUs freed once it is gone (HAMi #2923), not before;
+ *  - a restart (HAMi #812): bound pods rebuilt at their annotated GPUs, a
+ *    half-finished decision bound, a stale one not given a taken GPU,
+ *    every pending pod bound;
+ *  - an annotated node other than the bound one (HAMi #1106), and a real
+ *    double booking planted by hand: the audit reports it;
+ *  - other schedulers' pods take capacity; only a leader binds;
+ *  - preemption: the victim deleted gracefully, the preemptor bound only
+ *    once the victim is gone. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+#include <cmocka.h>
+
+#include "kube_double.h"
+#include "kube_world.h"
+
+static void test_bind_and_explain(void **state)
+{
+    (void)state;
+    struct world w;
+    w_open(&w, true);
+    w_node(&w, "n1", 4);
+    w_node(&w, "n2", 4);
+    char name[16];
+    for (int i = 1; i <= 6; i++) {
+        snprintf(name, sizeof name, "a%d", i);
+        w_pod(&w, name, 1);
+    }
+    w_pod(&w, "big", 8);
+    w_pod_full(&w, "other", 1, 0, "default-scheduler", NULL); /* not ours: left alone */
+    assert_int_equal(w_cycle(&w), 6);
+    for (int i = 1; i <= 6; i++) {
+        snprintf(name, sizeof name, "a%d", i);
+        const char *gpus;
+        const char *node = w_node_of(&w, name, &gpus);
+        assert_true(strcmp(node, "n1") == 0 || strcmp(node, "n2") == 0);
+        assert_int_equal(strlen(gpus), 1);
+    }
+    w_check_distinct(&w);
+    assert_string_equal(w_node_of(&w, "other", NULL), "");
+    assert_string_equal(w_node_of(&w, "big", NULL), "");
+    json_t *big = w_pod_get(&w, "big");
+    json_t *cond = json_array_get(json_object_get(json_object_get(big, "status"), "conditions"), 0);
+    assert_string_equal(json_string_value(json_object_get(cond, "type")), "PodScheduled");
+    assert_string_equal(json_string_value(json_object_get(cond, "status")), "False");
+    assert_string_equal(json_string_value(json_object_get(cond, "reason")), "Unschedulable");
+    assert_string_equal(json_string_value(json_object_get(cond, "message")),
+                        "0/2 nodes are available: 2 Insufficient nvidia.com/gpu.");
+    json_decref(big);
+    assert_string_equal(w_events(&w, "FailedScheduling", "big"),
+                        "0/2 nodes are available: 2 Insufficient nvidia.com/gpu.");
+    assert_string_equal(w_events(&w, "Scheduled", "a1"),
+                        strcmp(w_node_of(&w, "a1", NULL), "n1") == 0
+                            ? "Successfully assigned default/a1 to n1"
+                            : "Successfully assigned default/a1 to n2");
+    /* nothing changed: nothing written again */
+    long writes = w_stat(&w, "writes");
+    w.now += 1;
+    assert_int_equal(w_cycle(&w), 0);
+    assert_int_equal(w_stat(&w, "writes"), writes);
+    struct gp_kube_sched_stats st = gp_kube_sched_stats(w.s);
+    assert_int_equal(st.binds, 6);
+    assert_int_equal(st.unschedulable, 1);
+    assert_int_equal(st.rollbacks, 0);
+    w_close(&w);
+}
+
+static void test_stale_cache(void **state)
+{
+    (void)state;
+    struct world w;
+    w_open(&w, true);
+    w_node(&w, "n1", 2);
+    w_pod(&w, "p1", 1);
+    w_pod(&w, "p2", 1);
+    w_sync(&w);
+    /* p1 changes after the scheduler last saw it */
+    kd_call(w.admin, "PATCH", "/api/v1/namespaces/default/pods/p1",
+            "{\"metadata\":{\"labels\":{\"touched\":\"yes\"}}}", 200);
+    size_t bound;
+    struct gp_diag d = {""};
+    assert_int_equal(gp_kube_sched_cycle(w.s, w.now, &bound, &d), GP_OK);
+    assert_int_equal(bound, 1);
+    struct gp_kube_sched_stats st = gp_kube_sched_stats(w.s);
+    assert_int_equal(st.patch_conflicts, 1);
+    assert_int_equal(st.rollbacks, 1);
+    assert_int_equal(st.waiting_backoff, 1);
+    assert_string_equal(w_node_of(&w, "p1", NULL), "");
+    assert_string_equal(w_node_of(&w, "p2", NULL), "n1");
+    w_sync(&w);
+    assert_int_equal(gp_kube_sched_audit_all(w.s), 0);
+    /* inside its back-off it is not tried */
+    w.now += 0.2;
+    assert_int_equal(w_cycle(&w), 0);
+    w.now += 0.5;
+    assert_int_equal(w_cycle(&w), 1);
+    assert_string_equal(w_node_of(&w, "p1", NULL), "n1");
+    w_check_distinct(&w);
+    w_close(&w);
+}
+
+static void test_bind_rejected(void **state)
+{
+    (void)state;
+    struct world w;
+    w_open(&w, true);
+    w_node(&w, "n1", 2);
+    w_pod(&w, "bad", 1);
+    w_pod(&w, "g1", 1);
+    w_pod(&w, "g2", 1);
+    w_pod(&w, "g3", 1);
+    kd_call(w.admin, "POST", "/_control/fault",
+            "{\"status\":403,\"count\":1000,\"match\":\"/pods/bad/binding\"}", 200);
+    for (int i = 0; i < 8; i++) {
+        w_cycle(&w);
+        const char *gpus;
+        assert_string_equal(w_node_of(&w, "bad", &gpus), "");
+        assert_string_equal(gpus, ""); /* every failed decision's annotations are cleared */
+        w.now += 0.6;
+    }
+    assert_string_equal(w_node_of(&w, "g1", NULL), "n1");
+    assert_string_equal(w_node_of(&w, "g2", NULL), "n1");
+    assert_string_equal(w_node_of(&w, "g3", NULL), "");
+    w_check_distinct(&w);
+    struct gp_kube_sched_stats st = gp_kube_sched_stats(w.s);
+    assert_true(st.bind_failures >= 1);
+    assert_int_equal(st.rollbacks, st.bind_failures);
+    assert_true(strstr(w_events(&w, "FailedScheduling", "bad"), "Binding rejected: ") != NULL);
+    w_close(&w);
+}
+
+static void test_full_node_and_delete(void **state)
+{
+    (void)state;
+    struct world w;
+    w_open(&w, true);
+    kd_call(w.admin, "POST", "/_control/grace_ms", "{\"ms\":300}", 200);
+    w_node(&w, "n1", 2);
+    w_pod(&w, "f1", 1);
+    w_pod(&w, "f2", 1);
+    w_pod(&w, "f3", 1);
+    assert_int_equal(w_cycle(&w), 2);
+    assert_string_equal(w_node_of(&w, "f3", NULL), "");
+    const char *g;
+    w_node_of(&w, "f1", &g);
+    char f1_gpu[8];
+    snprintf(f1_gpu, sizeof f1_gpu, "%s", g);
+    long writes = w_stat(&w, "writes");
+    for (int i = 0; i < 5; i++) {
+        w.now += 1;
+        assert_int_equal(w_cycle(&w), 0);
+    }
+    assert_int_equal(w_stat(&w, "writes"), writes); /* the full node is not tried again */
+    kd_call(w.admin, "DELETE", "/api/v1/namespaces/default/pods/f1", NULL, 200);
+    w.now += 1;
+    assert_int_equal(w_cycle(&w), 0); /* f1 is still stopping: its GPU is not free */
+    assert_string_equal(w_node_of(&w, "f3", NULL), "");
+    struct timespec ts = {0, 400 * 1000000L};
+    nanosleep(&ts, NULL);
+    w.now += 1;
+    assert_int_equal(w_cycle(&w), 1);
+    assert_string_equal(w_node_of(&w, "f3", &g), "n1");
+    assert_string_equal(g, f1_gpu);
+    w_check_distinct(&w);
+    w_close(&w);
+}
+
+static void test_restart(void **state)
+{
+    (void)state;
+    struct world a;
+    w_open(&a, true);
+    w_node(&a, "n1", 4);
+    w_node(&a, "n2", 4);
+    w_pod(&a, "p1", 1);
+    w_pod(&a, "p2", 1);
+    assert_int_equal(w_cycle(&a), 2);
+    const char *g;
+    char p1_node[8], p1_gpu[8];
+    snprintf(p1_node, sizeof p1_node, "%s", w_node_of(&a, "p1", &g));
+    snprintf(p1_gpu, sizeof p1_gpu, "%s", g);
+    w_close(&a);
+    struct world b;
+    w_open(&b, true);
+    /* while no scheduler runs: a decision written but not bound (the
+     * scheduler died in between), a stale one naming p1's GPU, pending pods */
+    w_pod_full(&b, "half", 1, 0, "gpuplane",
+               ",\"annotations\":{\"gpuplane.io/node\":\"n2\",\"gpuplane.io/gpus\":\"3\","
+               "\"gpuplane.io/phase\":\"allocating\"}");
+    char meta[256];
+    snprintf(meta, sizeof meta,
+             ",\"annotations\":{\"gpuplane.io/node\":\"%s\",\"gpuplane.io/gpus\":\"%s\","
+             "\"gpuplane.io/phase\":\"allocating\"}",
+             p1_node, p1_gpu);
+    w_pod_full(&b, "stale", 1, 0, "gpuplane", meta);
+    for (int i = 1; i <= 4; i++) {
+        char name[16];
+        snprintf(name, sizeof name, "q%d", i);
+        w_pod(&b, name, 1);
+    }
+    assert_int_equal(w_cycle(&b), 6);
+    assert_string_equal(w_node_of(&b, "half", &g), "n2");
+    assert_string_equal(g, "3");
+    assert_string_equal(w_node_of(&b, "p1", &g), p1_node); /* untouched */
+    assert_string_equal(g, p1_gpu);
+    w_node_of(&b, "stale", &g);
+    assert_true(strcmp(w_node_of(&b, "stale", NULL), p1_node) != 0 || strcmp(g, p1_gpu) != 0);
+    w_check_distinct(&b);
+    struct gp_kube_sched_stats st = gp_kube_sched_stats(b.s);
+    assert_int_equal(st.resumed, 1);
+    assert_int_equal(st.pending, 0);
+    w_close(&b);
+}
+
+static void test_mismatch_and_audit(void **state)
+{
+    (void)state;
+    struct world w;
+    w_open(&w, true);
+    w_node(&w, "n1", 2);
+    w_node(&w, "n2", 2);
+    /* annotated for n1's GPU 0, bound to n2 by someone else */
+    w_pod_full(&w, "m", 1, 0, "gpuplane",
+               ",\"annotations\":{\"gpuplane.io/node\":\"n1\",\"gpuplane.io/gpus\":\"0\"}");
+    w_bind(&w, "m", "n2");
+    w_pod(&w, "q1", 1);
+    w_pod(&w, "q2", 1);
+    w_pod(&w, "q3", 1);
+    assert_int_equal(w_cycle(&w), 3);
+    int on_n1 = 0;
+    on_n1 += strcmp(w_node_of(&w, "q1", NULL), "n1") == 0;
+    on_n1 += strcmp(w_node_of(&w, "q2", NULL), "n1") == 0;
+    on_n1 += strcmp(w_node_of(&w, "q3", NULL), "n1") == 0;
+    assert_int_equal(on_n1, 2); /* m's annotation books nothing on n1 */
+    w_check_distinct(&w);
+    /* a real double booking, made by hand: the audit reports it once */
+    const char *free_gpu;
+    w_node_of(&w,
+              strcmp(w_node_of(&w, "q1", NULL), "n2") == 0   ? "q1"
+              : strcmp(w_node_of(&w, "q2", NULL), "n2") == 0 ? "q2"
+                                                             : "q3",
+              &free_gpu);
+    char meta[160];
+    snprintf(meta, sizeof meta,
+             ",\"annotations\":{\"gpuplane.io/node\":\"n2\",\"gpuplane.io/gpus\":\"%s\"}",
+             free_gpu);
+    w_pod_full(&w, "x1", 1, 0, "gpuplane", meta);
+    w_bind(&w, "x1", "n2");
+    w_sync(&w);
+    assert_int_equal(gp_kube_sched_audit_all(w.s), 1);
+    assert_int_equal(gp_kube_sched_stats(w.s).audit_violations, 1);
+    assert_non_null(strstr(gp_kube_sched_audit_last(w.s), "of node n2 is booked by"));
+    assert_non_null(strstr(w_events(&w, "GPUDoubleBooked", "n2"), "of node n2 is booked by"));
+    w_close(&w);
+}
+
+static void test_foreign_and_leader(void **state)
+{
+    (void)state;
+    struct world w;
+    w_open(&w, false);
+    w_node(&w, "n1", 2);
+    w_node(&w, "n2", 2);
+    w_pod_full(&w, "theirs", 2, 0, "default-scheduler", NULL);
+    w_bind(&w, "theirs", "n1");
+    w_pod(&w, "o1", 1);
+    w_pod(&w, "o2", 1);
+    w_pod(&w, "o3", 1);
+    assert_int_equal(w_cycle(&w), 0); /* not the leader: nothing written */
+    assert_int_equal(w_stat(&w, "bindings"), 1);
+    gp_kube_sched_set_leader(w.s, true);
+    assert_int_equal(w_cycle(&w), 2);
+    assert_string_equal(w_node_of(&w, "o1", NULL), "n2");
+    assert_string_equal(w_node_of(&w, "o2", NULL), "n2");
+    assert_string_equal(w_node_of(&w, "o3", NULL), "");
+    w_close(&w);
+}
+
+static void test_preempt(void **state)
+{
+    (void)state;
+    struct world w;
+    w_open(&w, true);
+    kd_call(w.admin, "POST", "/_control/grace_ms", "{\"ms\":300}", 200);
+    w_node(&w, "n1", 1);
+    w_pod_full(&w, "low", 1, 0, "gpuplane", NULL);
+    assert_int_equal(w_cycle(&w), 1);
+    w_pod_full(&w, "high", 1, 100, "gpuplane", NULL);
+    w.now += 1;
+    assert_int_equal(w_cycle(&w), 0);
+    json_t *low = w_pod_get(&w, "low");
+    assert_non_null(json_object_get(json_object_get(low, "metadata"), "deletionTimestamp"));
+    json_decref(low);
+    assert_string_equal(w_node_of(&w, "high", NULL), "");
+    w.now += 1;
+    assert_int_equal(w_cycle(&w), 0); /* the victim is still stopping */
+    struct timespec ts = {0, 400 * 1000000L};
+    nanosleep(&ts, NULL);
+    w.now += 1;
+    assert_int_equal(w_cycle(&w), 1);
+    assert_string_equal(w_node_of(&w, "high", NULL), "n1");
+    assert_int_equal(gp_kube_sched_stats(w.s).evictions, 1);
+    assert_string_equal(w_events(&w, "Preempted", "low"), "Preempted by pod default/high");
+    w_close(&w);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_bind_and_explain, kd_start, kd_stop),
+        cmocka_unit_test_setup_teardown(test_stale_cache, kd_start, kd_stop),
+        cmocka_unit_test_setup_teardown(test_bind_rejected, kd_start, kd_stop),
+        cmocka_unit_test_setup_teardown(test_full_node_and_delete, kd_start, kd_stop),
+        cmocka_unit_test_setup_teardown(test_restart, kd_start, kd_stop),
+        cmocka_unit_test_setup_teardown(test_mismatch_and_audit, kd_start, kd_stop),
+        cmocka_unit_test_setup_teardown(test_foreign_and_leader, kd_start, kd_stop),
+        cmocka_unit_test_setup_teardown(test_preempt, kd_start, kd_stop),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
