@@ -235,6 +235,13 @@ size_t gp_engine_schedule(struct gp_engine *e, double now_s, size_t budget, stru
  * while pods that may evict wait. INFINITY when there is no such time. */
 double gp_engine_next_wake_s(const struct gp_engine *e);
 
+/* Why the driver filter rejects nodes for pod: "node(s) had driver 525.60
+ * < 535.54 needed by CUDA 12.2", kube-scheduler's words with the numbers
+ * (the node drivers it rejects, "drivers 525.60 to 530.30" when they
+ * differ; the patch too when major.minor alike). Returns how many nodes it
+ * rejects for that (0: none, buf empty). */
+size_t gp_engine_explain_driver(const struct gp_engine *e, uint32_t pod, char *buf, size_t size);
+
 /* Tries to place one pod now, outside the queue order (the static packing
  * experiment). Returns 1 with a BIND or UNSCHEDULABLE decision in *out. */
 enum gp_err gp_engine_schedule_pod(struct gp_engine *e, uint32_t pod, struct gp_decision *out);

@@ -5,6 +5,7 @@
  * (filter_fit) is inline in internal.h: every scan of the nodes runs it. */
 #include "engine/internal.h"
 
+#include <stdio.h>
 #include <string.h>
 
 const char *gp_filter_name(enum gp_filter f)
@@ -16,6 +17,7 @@ const char *gp_filter_name(enum gp_filter f)
                                         "taint",
                                         "gpu-model",
                                         "sharing",
+                                        "cuda-driver",
                                         "cpu",
                                         "memory",
                                         "gpu-count",
@@ -166,6 +168,8 @@ bool gp_eng_fits_empty(const struct gp_engine *e, const struct gp_node *n, const
         if (n->spec.gpu_count == 0 || !gp_share_mode_ok(n, p))
             return false;
     }
+    if (!gp_eng_driver_ok(n, p))
+        return false;
     return p->spec.gpu_count <= n->spec.gpu_count && p->spec.gpu_mem_mib <= n->spec.gpu_mem_mib;
 }
 
@@ -175,4 +179,51 @@ bool gp_eng_fits_some_empty(const struct gp_engine *e, const struct gp_pod *p)
         if (gp_eng_fits_empty(e, &e->nodes.items[i], p))
             return true;
     return false;
+}
+
+void gp_driver_text(uint32_t code, bool full, char *buf, size_t size)
+{
+    unsigned maj = code / 100000u, min = code / 100u % 1000u, pat = code % 100u;
+    if (min == 0 && pat == 0)
+        snprintf(buf, size, "%u", maj);
+    else if (full && pat)
+        snprintf(buf, size, "%u.%02u.%02u", maj, min, pat);
+    else
+        snprintf(buf, size, "%u.%02u", maj, min);
+}
+
+size_t gp_engine_explain_driver(const struct gp_engine *e, uint32_t pod, char *buf, size_t size)
+{
+    if (size)
+        buf[0] = '\0';
+    if (pod >= e->pods.len || size == 0)
+        return 0;
+    const struct gp_pod *p = &e->pods.items[pod];
+    uint32_t lo = UINT32_MAX, hi = 0;
+    size_t count = 0;
+    for (size_t i = 0; i < e->nodes.len; i++) {
+        const struct gp_node *n = &e->nodes.items[i];
+        if (filter_fit(e, n, p) != GP_FILTER_DRIVER)
+            continue;
+        count++;
+        lo = n->spec.driver_version < lo ? n->spec.driver_version : lo;
+        hi = n->spec.driver_version > hi ? n->spec.driver_version : hi;
+    }
+    if (count == 0)
+        return 0;
+    /* major.minor, unless that makes the node's driver and the need alike */
+    char a[24], b[24], need[24], hn[24];
+    gp_driver_text(hi, false, hn, sizeof hn);
+    gp_driver_text(p->spec.cuda_driver_min, false, need, sizeof need);
+    bool full = strcmp(hn, need) == 0;
+    gp_driver_text(lo, full, a, sizeof a);
+    gp_driver_text(hi, full, b, sizeof b);
+    gp_driver_text(p->spec.cuda_driver_min, full, need, sizeof need);
+    const char *cuda = p->spec.cuda_version ? p->spec.cuda_version : "?";
+    if (lo == hi)
+        snprintf(buf, size, "node(s) had driver %s < %s needed by CUDA %s", a, need, cuda);
+    else
+        snprintf(buf, size, "node(s) had drivers %s to %s < %s needed by CUDA %s", a, b, need,
+                 cuda);
+    return count;
 }

@@ -104,6 +104,7 @@ struct shape_key {
     const struct gp_kv *labels;
     size_t nlabels;
     const char *ns;
+    uint32_t cuda_driver_min;
 };
 
 struct shape {
@@ -655,6 +656,14 @@ int gp_eng_model_intern(struct gp_engine *e, const char *name);
 bool gp_eng_try_pod(struct gp_engine *e, struct gp_pod *p, struct gp_decision *out, size_t cap,
                     size_t *ndec, size_t *tried, bool *full, bool *changed);
 
+/* Whether the node's declared driver runs the pod's CUDA (either unknown:
+ * yes). */
+static inline bool gp_eng_driver_ok(const struct gp_node *n, const struct gp_pod *p)
+{
+    return !p->spec.cuda_driver_min || !n->spec.driver_version ||
+           n->spec.driver_version >= p->spec.cuda_driver_min;
+}
+
 /* The node filters without quotas, but the ones that read other pods. */
 static inline enum gp_filter filter_own(const struct gp_engine *e, const struct gp_node *n,
                                         const struct gp_pod *p)
@@ -680,6 +689,8 @@ static inline enum gp_filter filter_own(const struct gp_engine *e, const struct 
              p->spec.gpu_resource == GP_GPU_RES_SHARED) &&
             !gp_share_mode_ok(n, p))
             return GP_FILTER_SHARING;
+        if (!gp_eng_driver_ok(n, p))
+            return GP_FILTER_DRIVER;
     }
     if (p->spec.cpu_milli > n->cpu_free_milli)
         return GP_FILTER_CPU;

@@ -161,6 +161,10 @@ struct gp_node_spec {
      * of a GPU's compute and memory are accounted per GPU (the GPU-sharing
      * cluster of the openb trace); a whole GPU is exclusive either way */
     const struct gp_sharing_spec *sharing;
+    /* the NVIDIA driver, as a number that orders like its version
+     * (major * 100000 + minor * 100 + patch: 535.104.05 is 53510405;
+     * io/compat.h); 0 = not declared: the driver filter passes it */
+    uint32_t driver_version;
 };
 
 /* The extended resource a pod asks its GPUs with, as NVIDIA's device
@@ -216,6 +220,12 @@ struct gp_pod_spec {
     /* its node affinity, pod (anti-)affinity and topology spread
      * constraints; NULL: none */
     const struct gp_pod_constraints *constraints;
+    /* the oldest NVIDIA driver its CUDA runs on, coded as driver_version
+     * (the toolkit's own minimum: docs/compat.md); 0 = no CUDA need. A node
+     * with an older declared driver is rejected (GP_FILTER_DRIVER).
+     * cuda_version names the CUDA for explanations ("12.2"; borrowed) */
+    uint32_t cuda_driver_min;
+    const char *cuda_version;
 };
 
 /* One GPU's free capacity inside a node. On a shared GPU (docs/sharing.md)
@@ -322,6 +332,7 @@ struct gp_pod {
     X(TAINT, "node(s) had untolerated taint")                                                      \
     X(GPU_MODEL, "node(s) had a different GPU model")                                              \
     X(SHARING, "node(s) didn't share GPUs the way the pod asks")                                   \
+    X(DRIVER, "node(s) had a driver older than the pod's CUDA needs")                              \
     X(CPU, "Insufficient cpu")                                                                     \
     X(MEMORY, "Insufficient memory")                                                               \
     X(GPU_COUNT, "Insufficient nvidia.com/gpu")                                                    \
@@ -353,6 +364,10 @@ struct gp_explain {
     uint32_t nodes_total;
     uint32_t rejected[GP_FILTER_COUNT];
 };
+
+/* "525.60" from a driver code (model.h, driver_version); with full, the
+ * patch too ("535.104.05"). */
+void gp_driver_text(uint32_t code, bool full, char *buf, size_t size);
 
 /* The main reason a pod did not fit: the filter that rejected the most
  * nodes (the earlier filter on ties), topology only when no other filter

@@ -17,11 +17,12 @@ struct gp_pool_spec {
     const char *name;
     const char *gpu_model; /* NULL for a CPU-only pool */
     uint32_t gpus_per_node;
-    uint32_t gpu_mem_mib; /* per GPU */
-    uint32_t nvlink_gpus; /* GPUs per NVLink domain in a node; 0 = none given */
-    int64_t cpu_milli;    /* per node */
-    int64_t mem_mib;      /* per node */
-    uint32_t count;       /* nodes */
+    uint32_t gpu_mem_mib;    /* per GPU */
+    uint32_t nvlink_gpus;    /* GPUs per NVLink domain in a node; 0 = none given */
+    uint32_t driver_version; /* gpu.driver, coded as io/compat.h; 0 = not given */
+    int64_t cpu_milli;       /* per node */
+    int64_t mem_mib;         /* per node */
+    uint32_t count;          /* nodes */
     const struct gp_kv *labels;
     size_t nlabels;
     const struct gp_taint *taints;

@@ -1,6 +1,6 @@
 /* cluster_pool.c - spec.nodePools[] of a Cluster spec: the table of a
  * pool's fields, and the pool's own: name, gpu (model, count, memory,
- * NVLink domains), labels, taints, size (count, or minCount, maxCount and
+ * NVLink domains, driver), labels, taints, size (count, or minCount, maxCount and
  * initialCount for an autoscaled pool), bootTime and topology. A pool is
  * checked once it is read (sharing, size, price, spot, topology, in that
  * order); pool names are unique and the cluster's nodes bounded. */
@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "io/cluster_internal.h"
+#include "io/compat.h"
 
 /* What a pool list walk needs beyond the cluster. */
 struct pools_walk {
@@ -17,6 +18,21 @@ struct pools_walk {
 
 /* --- spec.nodePools[].gpu ------------------------------------------------ */
 
+/* gpu.driver: the NVIDIA driver of the pool's node image ("535.104.05"),
+ * for the driver filter (docs/compat.md). */
+static enum gp_err pool_gpu_driver(struct gp_yaml *y, struct fy_node *v, void *obj)
+{
+    struct gp_pool_spec *p = obj;
+    const char *s;
+    char q[80];
+    enum gp_err err = gp_yaml_text(y, v, "a driver version", &s);
+    if (err == GP_OK && !gp_compat_parse_driver(s, &p->driver_version))
+        err = gp_yaml_fail(y, v, GP_EINVALID,
+                           "expected an NVIDIA driver version like \"535.104.05\", got \"%s\"",
+                           gp_yaml_quote(v, q, sizeof q));
+    return err;
+}
+
 static const struct gp_yaml_field gpu_fields[] = {
     GP_YFIELD("model", GP_YT_STRING, struct gp_pool_spec, gpu_model, GP_YF_REQUIRED, 0, 0),
     GP_YFIELD("count", GP_YT_U32, struct gp_pool_spec, gpus_per_node, GP_YF_REQUIRED, 1,
@@ -24,6 +40,7 @@ static const struct gp_yaml_field gpu_fields[] = {
     GP_YFIELD("memory", GP_YT_MEM_MIB32, struct gp_pool_spec, gpu_mem_mib, 0, 1, UINT32_MAX),
     GP_YFIELD("nvlinkDomain", GP_YT_U32, struct gp_pool_spec, nvlink_gpus, 0, 1,
               GP_MAX_GPUS_PER_NODE),
+    GP_YCUSTOM("driver", pool_gpu_driver, 0),
 };
 
 static enum gp_err pool_gpu(struct gp_yaml *y, struct fy_node *v, void *obj)

@@ -20,7 +20,7 @@ const struct gp_k8s_model gp_k8s_model[] = {
     {"Container", "command", GP_K8S_INERT, GP_K8S_CHECK_NONE, NULL},
     {"Container", "env", GP_K8S_INERT, GP_K8S_CHECK_NONE, NULL},
     {"Container", "envFrom", GP_K8S_INERT, GP_K8S_CHECK_NONE, NULL},
-    {"Container", "image", GP_K8S_INERT, GP_K8S_CHECK_NONE, NULL},
+    {"Container", "image", GP_K8S_MODELLED, GP_K8S_CHECK_NONE, NULL},
     {"Container", "imagePullPolicy", GP_K8S_INERT, GP_K8S_CHECK_NONE, NULL},
     {"Container", "lifecycle", GP_K8S_INERT, GP_K8S_CHECK_NONE, NULL},
     {"Container", "livenessProbe", GP_K8S_WARN, GP_K8S_CHECK_NONE,
@@ -356,6 +356,7 @@ const struct gp_k8s_model *gp_k8s_model_find(const char *type, const char *field
 /* The reader's annotations (manifest.c) and labels; a key here that the
  * reader does not read is caught by tests/unit/test_k8s_schema.c. */
 const struct gp_k8s_key gp_k8s_keys[] = {
+    {"gpuplane.io/cuda", GP_K8S_POD_ANNOTATION},
     {"gpuplane.io/gpu-memory", GP_K8S_POD_ANNOTATION},
     {"gpuplane.io/gpu-milli", GP_K8S_POD_ANNOTATION},
     {"gpuplane.io/gpu-model", GP_K8S_POD_ANNOTATION},

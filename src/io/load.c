@@ -126,6 +126,7 @@ enum gp_err gp_cluster_expand(struct gp_cluster *c, struct gp_arena *a, struct g
             s->gpu_count = gpu ? p->gpus_per_node : 0;
             s->gpu_mem_mib = gpu ? p->gpu_mem_mib : 0;
             s->nvlink_gpus = gpu ? p->nvlink_gpus : 0;
+            s->driver_version = gpu ? p->driver_version : 0;
             s->labels = labels;
             s->nlabels = nl;
             s->taints = p->taints;

@@ -40,16 +40,21 @@
 struct manifest_hints {
     bool has_arrival, has_duration, has_repeat, has_interarrival, has_failure, has_retries;
     bool has_gpu_milli, has_gpu_mem, has_models, has_failure_rate, has_checkpoint, has_sharing;
+    bool has_cuda;
     double arrival_s, failure_rate_per_s, checkpoint_s;
     struct gp_dist duration, interarrival;
     uint32_t repeat, retries, gpu_milli, gpu_mem_mib;
     uint8_t share_modes; /* gpuplane.io/sharing: bits 1 << enum gp_share_mode */
+    /* gpuplane.io/cuda: the oldest driver its CUDA runs on (io/compat.h
+     * code) and the version as written */
+    uint32_t cuda_driver_min;
+    const char *cuda;
     double failure_prob;
     const char *const *models;
     size_t nmodels;
     /* where each was written, for errors found when they are combined */
-    const char *retries_path, *milli_path, *models_path, *sharing_path;
-    struct fy_node *retries_node, *milli_node, *models_node, *sharing_node;
+    const char *retries_path, *milli_path, *models_path, *sharing_path, *cuda_path;
+    struct fy_node *retries_node, *milli_node, *models_node, *sharing_node, *cuda_node;
 };
 
 /* A term's or a spread constraint's matchLabelKeys and mismatchLabelKeys:
@@ -88,6 +93,10 @@ struct manifest_obj {
     const char *mig_profile;
     struct fy_node *shared_node, *mig_node;
     const char *shared_path, *mig_path;
+    /* the CUDA of the app containers' images (data/cuda-images.json): the
+     * largest need of those the table knows; 0 = none */
+    uint32_t image_driver_min;
+    const char *image_cuda;
     const struct gp_kv *selector;
     size_t nselector;
     struct fy_node *selector_node;

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "engine/sharing.h"
+#include "io/compat.h"
 #include "io/manifest_internal.h"
 #include "util/units.h"
 
@@ -165,6 +166,29 @@ static enum gp_err ann_gpu_memory(struct gp_yaml *y, struct fy_node *v, void *ob
     return err;
 }
 
+/* gpuplane.io/cuda: the CUDA toolkit the pod's code was built with
+ * ("12.2", "12.4.1"), a release of data/cuda-driver-compat.json. */
+static enum gp_err ann_cuda(struct gp_yaml *y, struct fy_node *v, void *obj)
+{
+    struct manifest_hints *h = hints_of(obj);
+    const char *s;
+    struct gp_cuda_version cv;
+    struct gp_compat_result r;
+    enum gp_err err = gp_yaml_text(y, v, "a CUDA version", &s);
+    if (err != GP_OK)
+        return err;
+    if (!gp_compat_parse_cuda(s, &cv))
+        return gp_manifest_bad_value(y, v, "a CUDA version like \"12.2\" or \"12.4.1\"");
+    if (!gp_compat_check(&cv, 0, GP_GPU_UNKNOWN, false, &r))
+        return gp_yaml_fail(y, v, GP_EINVALID, "%s", r.reason);
+    h->cuda_driver_min = r.native_min;
+    h->cuda = s;
+    h->has_cuda = true;
+    h->cuda_node = v;
+    h->cuda_path = gp_manifest_path_copy(y);
+    return GP_OK;
+}
+
 /* "timeslice", "mps,mig", ...: the sharing modes a pod accepts. */
 static enum gp_err ann_sharing(struct gp_yaml *y, struct fy_node *v, void *obj)
 {
@@ -262,6 +286,7 @@ static const struct gp_yaml_field annotation_fields[] = {
     GP_YCUSTOM("gpuplane.io/gpu-memory", ann_gpu_memory, 0),
     GP_YCUSTOM("gpuplane.io/gpu-model", ann_gpu_model, 0),
     GP_YCUSTOM("gpuplane.io/sharing", ann_sharing, 0),
+    GP_YCUSTOM("gpuplane.io/cuda", ann_cuda, 0),
 };
 #define NANNOTATIONS (sizeof annotation_fields / sizeof annotation_fields[0])
 
@@ -394,6 +419,8 @@ struct manifest_hints gp_manifest_hints_merge(const struct manifest_hints *obj,
     TAKE(has_gpu_mem, h.gpu_mem_mib = tpl->gpu_mem_mib);
     TAKE(has_sharing, h.share_modes = tpl->share_modes, h.sharing_node = tpl->sharing_node,
          h.sharing_path = tpl->sharing_path);
+    TAKE(has_cuda, h.cuda_driver_min = tpl->cuda_driver_min, h.cuda = tpl->cuda,
+         h.cuda_node = tpl->cuda_node, h.cuda_path = tpl->cuda_path);
     TAKE(has_models, h.models = tpl->models, h.nmodels = tpl->nmodels,
          h.models_node = tpl->models_node, h.models_path = tpl->models_path);
 #undef TAKE

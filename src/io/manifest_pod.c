@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "engine/sharing.h"
+#include "io/compat.h"
 #include "io/manifest_internal.h"
 #include "util/units.h"
 
@@ -176,9 +177,32 @@ static enum gp_err container_restart(struct gp_yaml *y, struct fy_node *v, void 
     return GP_OK;
 }
 
+/* image: an app container's CUDA, when data/cuda-images.json knows it
+ * (docs/compat.md); the pod needs the largest. Other images say nothing. */
+static enum gp_err container_image(struct gp_yaml *y, struct fy_node *v, void *obj)
+{
+    struct container *c = obj;
+    const char *ref;
+    enum gp_err err = gp_yaml_text(y, v, "a single value", &ref);
+    struct gp_image_info info;
+    struct gp_compat_result r;
+    if (err != GP_OK || c->init || gp_compat_image(ref, &info) != GP_IMAGE_FOUND ||
+        !gp_compat_check(&info.cuda, 0, GP_GPU_UNKNOWN, false, &r))
+        return err;
+    if (r.native_min > c->o->image_driver_min) {
+        char ver[24];
+        gp_compat_cuda_text(&info.cuda, ver, sizeof ver);
+        c->o->image_driver_min = r.native_min;
+        if (!(c->o->image_cuda = gp_arena_strdup(y->arena, ver)))
+            return gp_manifest_oom(y);
+    }
+    return GP_OK;
+}
+
 static const struct gp_yaml_field container_fields[] = {
     GP_YCUSTOM("resources", container_resources, 0),
     GP_YCUSTOM("restartPolicy", container_restart, 0),
+    GP_YCUSTOM("image", container_image, 0),
 };
 
 /* Reads one container: a request defaults to its limit, per resource, as
@@ -705,6 +729,17 @@ static enum gp_err finish_placement(struct gp_yaml *y, struct manifest_obj *o,
     pod->nnode_selector = o->nselector;
     pod->tolerations = o->tolerations;
     pod->ntolerations = o->ntolerations;
+    /* its CUDA: the annotation, else its images' (docs/compat.md) */
+    if (h->has_cuda) {
+        if (pod->gpu_count == 0)
+            return gp_manifest_fail_at(y, h->cuda_path, h->cuda_node,
+                                       "a CUDA version on a pod that asks for no GPU", "");
+        pod->cuda_driver_min = h->cuda_driver_min;
+        pod->cuda_version = h->cuda;
+    } else if (o->image_driver_min && pod->gpu_count > 0) {
+        pod->cuda_driver_min = o->image_driver_min;
+        pod->cuda_version = o->image_cuda;
+    }
     return finish_identity(y, o);
 }
 

@@ -162,6 +162,13 @@ size_t gp_report_top_reasons(const struct gp_sim_result *r, enum gp_filter *orde
     return nonzero;
 }
 
+const char *gp_report_reason_text(const struct gp_sim_result *r, enum gp_filter f)
+{
+    if (f == GP_FILTER_DRIVER && r->unschedulable_driver[0])
+        return r->unschedulable_driver;
+    return gp_filter_text(f);
+}
+
 /* ---- summary ------------------------------------------------------------ */
 
 #define LABEL_W           16 /* width of the label column */
@@ -454,7 +461,8 @@ static void summary_reasons(FILE *f, const struct gp_sim_result *r)
     size_t shown = n < MAX_REASONS_SHOWN ? n : MAX_REASONS_SHOWN;
     for (size_t i = 0; i < shown; i++) {
         line_label(f, "");
-        fprintf(f, "%*" PRIu64 "  %s\n", w, r->unschedulable[order[i]], gp_filter_text(order[i]));
+        fprintf(f, "%*" PRIu64 "  %s\n", w, r->unschedulable[order[i]],
+                gp_report_reason_text(r, order[i]));
     }
     if (n > shown) {
         uint64_t rest = 0;

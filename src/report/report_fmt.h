@@ -48,5 +48,8 @@ const char *gp_report_nofit_resource(const struct gp_sim_nofit *nf);
 /* Filters ordered by their count, highest first (ties in filter order);
  * returns how many have a count above zero. order has GP_FILTER_COUNT slots. */
 size_t gp_report_top_reasons(const struct gp_sim_result *r, enum gp_filter *order);
+/* A main reason's words: the filter's text, or for the driver filter the
+ * first pod's with its numbers (gp_sim_result.unschedulable_driver). */
+const char *gp_report_reason_text(const struct gp_sim_result *r, enum gp_filter f);
 
 #endif

@@ -325,7 +325,7 @@ static void reasons(struct gp_sbuf *o, const struct gp_sim_result *r)
         fmt_count(cnt, sizeof cnt, v);
         fmt_pct(pct, sizeof pct, total ? 100.0 * (double)v / (double)total : 0);
         gp_sbuf_printf(o, "<tr><td class=\"num\">%s</td><td class=\"num\">%s</td><td>", cnt, pct);
-        gp_sbuf_add_xml(o, gp_filter_text(order[i]));
+        gp_sbuf_add_xml(o, gp_report_reason_text(r, order[i]));
         gp_sbuf_add(o, " <span class=\"sub\">(");
         gp_sbuf_add_xml(o, gp_filter_name(order[i]));
         gp_sbuf_add(o, ")</span></td></tr>\n");

@@ -371,5 +371,8 @@ enum gp_err gp_sim_jobs_on_unschedulable(struct run *r, const struct gp_decision
     enum gp_filter main_reason = gp_explain_main(&d->explain);
     if (main_reason != GP_FILTER_COUNT) /* a gang waiting for members scanned no node */
         r->out->unschedulable[main_reason]++;
+    if (main_reason == GP_FILTER_DRIVER && !r->out->unschedulable_driver[0])
+        gp_engine_explain_driver(r->e, d->pod, r->out->unschedulable_driver,
+                                 sizeof r->out->unschedulable_driver);
     return GP_OK;
 }

@@ -45,7 +45,8 @@ static bool spec_alike(const struct gp_node_spec *a, const struct gp_node_spec *
 {
     if (a->cpu_milli != b->cpu_milli || a->mem_mib != b->mem_mib || a->gpu_count != b->gpu_count ||
         a->gpu_mem_mib != b->gpu_mem_mib || a->nvlink_gpus != b->nvlink_gpus ||
-        a->sharing != b->sharing || a->nlabels != b->nlabels || a->ntaints != b->ntaints ||
+        a->driver_version != b->driver_version || a->sharing != b->sharing ||
+        a->nlabels != b->nlabels || a->ntaints != b->ntaints ||
         !str_same(a->gpu_count ? a->gpu_model : NULL, b->gpu_count ? b->gpu_model : NULL))
         return false;
     for (size_t i = 0; i < a->nlabels; i++)

@@ -264,6 +264,10 @@ struct gp_sim_result {
     /* pod attempts found unschedulable, each counted once under its main
      * reason (gp_explain_main: the filter that rejected the most nodes) */
     uint64_t unschedulable[GP_FILTER_COUNT];
+    /* the first such pod rejected for its driver, in kube-scheduler's
+     * words with the numbers ("node(s) had driver 525.60 < 535.54 needed
+     * by CUDA 12.2"); "" when none */
+    char unschedulable_driver[128];
     struct gp_sim_sample *samples;
     size_t nsamples;
     /* static mode */

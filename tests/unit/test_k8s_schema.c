@@ -227,6 +227,7 @@ static void test_keys_are_read(void **state)
 {
     (void)state;
     static const char *const values[][2] = {
+        {"gpuplane.io/cuda", "\"12.2\""},
         {"gpuplane.io/gpu-memory", "10Gi"},
         {"gpuplane.io/gpu-milli", "\"500\""},
         {"gpuplane.io/gpu-model", "A100-80GB"},
@@ -423,12 +424,12 @@ static void test_gpuplane_keys(void **state)
     expect_error(JOB("  template:\n    metadata:\n      annotations: {sim.gpuplane.io/foo: x}\n"
                      "    spec: {containers: [{name: c}]}\n"),
                  "m.yaml:8:21: Job/train.spec.template.metadata.annotations[\"sim.gpuplane.io/"
-                 "foo\"]: unknown gpuplane annotation (expected one of: gpuplane.io/gpu-memory, "
-                 "gpuplane.io/gpu-milli, gpuplane.io/gpu-model, gpuplane.io/sharing, "
-                 "sim.gpuplane.io/arrival, sim.gpuplane.io/checkpoint-interval, "
-                 "sim.gpuplane.io/duration, sim.gpuplane.io/failure-probability, "
-                 "sim.gpuplane.io/failure-rate, sim.gpuplane.io/interarrival, "
-                 "sim.gpuplane.io/repeat, sim.gpuplane.io/retries)");
+                 "foo\"]: unknown gpuplane annotation (expected one of: gpuplane.io/cuda, "
+                 "gpuplane.io/gpu-memory, gpuplane.io/gpu-milli, gpuplane.io/gpu-model, "
+                 "gpuplane.io/sharing, sim.gpuplane.io/arrival, "
+                 "sim.gpuplane.io/checkpoint-interval, sim.gpuplane.io/duration, "
+                 "sim.gpuplane.io/failure-probability, sim.gpuplane.io/failure-rate, "
+                 "sim.gpuplane.io/interarrival, sim.gpuplane.io/repeat, ...)");
     /* a key of another place */
     expect_error("apiVersion: scheduling.x-k8s.io/v1alpha1\nkind: PodGroup\nmetadata:\n  name: g\n"
                  "  annotations: {sim.gpuplane.io/duration: 1h}\n",

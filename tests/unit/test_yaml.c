@@ -217,7 +217,7 @@ static void test_unknown_field(void **state)
                         "    gpu: {model: A100-80GB, cnt: 8}\n",
                  GP_EINVALID,
                  "cluster.yaml:8:29: spec.nodePools[0].gpu.cnt: unknown field (expected one of: "
-                 "model, count, memory, nvlinkDomain)");
+                 "model, count, memory, nvlinkDomain, driver)");
     expect_error(HEADER "  nodepools: []\n", GP_EINVALID,
                  "cluster.yaml:6:3: spec.nodepools: unknown field (expected one of: nodePools, "
                  "controlPlane, autoscaler)");
