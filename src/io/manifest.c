@@ -137,13 +137,19 @@ static enum gp_err read_object(struct gp_yaml *y, struct fy_node *n, struct mani
                         &which);
         return err != GP_OK ? err : gp_manifest_read_podgroup(y, n, st, line);
     }
+    if (strcmp(kind, "InferenceService") == 0) { /* docs/serve.md */
+        err = check_api(y, n, kind, "gpuplane.io/v1", NULL, &which);
+        return err != GP_OK ? err : gp_manifest_read_service(y, n, st, line);
+    }
     const struct manifest_kind *k = gp_manifest_kind_find(kind);
     if (!k) {
         char q[80];
-        return gp_yaml_fail(y, kind_node, GP_EUNSUPPORTED,
-                            "unknown kind \"%s\" in the object starting at line %d (expected one "
-                            "of: Pod, Deployment, Job, PodGroup, Queue, PriorityClass, List)",
-                            gp_yaml_quote(kind_node, q, sizeof q), line);
+        return gp_yaml_fail(
+            y, kind_node, GP_EUNSUPPORTED,
+            "unknown kind \"%s\" in the object starting at line %d (expected one "
+            "of: Pod, Deployment, Job, PodGroup, Queue, PriorityClass, InferenceService, "
+            "List)",
+            gp_yaml_quote(kind_node, q, sizeof q), line);
     }
     err = check_api(y, n, k->kind, k->api_version, NULL, &which);
     return err != GP_OK ? err : gp_manifest_read_workload(y, n, st, k, line);
@@ -161,7 +167,7 @@ enum gp_err gp_workload_parse_manifest(const char *text, size_t len, const char 
     struct gp_yaml y;
     struct manifest_stream st = {w, a};
     size_t before = w->nitems, before_queues = w->nqueues, before_classes = w->npclasses;
-    size_t before_groups = w->ngroups;
+    size_t before_groups = w->ngroups, before_services = w->nservices;
     struct gp_k8s_mark mark = gp_k8s_mark(w);
     gp_yaml_init(&y, name, a, diag);
     enum gp_err err = gp_yaml_each_document(&y, text, len, manifest_document, &st);
@@ -173,6 +179,7 @@ enum gp_err gp_workload_parse_manifest(const char *text, size_t len, const char 
         w->nqueues = before_queues;
         w->npclasses = before_classes;
         w->ngroups = before_groups;
+        w->nservices = before_services;
         gp_k8s_restore(w, &mark);
     }
     return err;

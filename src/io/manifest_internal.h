@@ -182,6 +182,12 @@ enum gp_err gp_manifest_read_workload(struct gp_yaml *y, struct fy_node *n,
                                       struct manifest_stream *st, const struct manifest_kind *k,
                                       int line);
 
+/* --- InferenceService (manifest_service.c) ---------------------------- */
+
+/* An InferenceService starting at `line`, into st->w->services. */
+enum gp_err gp_manifest_read_service(struct gp_yaml *y, struct fy_node *n,
+                                     struct manifest_stream *st, int line);
+
 /* --- PodGroup and Queue (manifest_group.c) ----------------------------- */
 
 /* A PodGroup starting at `line`, into st->w->groups. */

@@ -139,6 +139,8 @@ struct gp_k8s_object {
     uint32_t hash;
 };
 
+struct gp_service; /* io/service.h */
+
 struct gp_workload {
     struct gp_item *items; /* in the arena */
     size_t nitems, cap;
@@ -159,6 +161,10 @@ struct gp_workload {
     size_t nobjects, objects_cap;
     uint32_t *object_slots; /* object index + 1; 0 = empty */
     size_t nslots;          /* a power of two, or 0 */
+    /* inference services (InferenceService objects, io/service.h), in the
+     * order read; each names a Deployment among the items */
+    struct gp_service *services; /* in the arena */
+    size_t nservices, services_cap;
 };
 
 /* Appends the items read from arg to w: "PATH" (a YAML/JSON manifest file,

@@ -14,6 +14,7 @@
 #include <jansson.h>
 
 #include "report/report_fmt.h"
+#include "report/report_services.h"
 
 /* ---- formatting helpers ------------------------------------------------ */
 
@@ -503,6 +504,7 @@ void gp_report_summary(FILE *f, const struct gp_sim_result *r, const struct gp_r
         summary_static(f, r);
     }
     summary_reasons(f, r);
+    gp_report_services_summary(f, r);
 }
 
 /* ---- JSON ---------------------------------------------------------------- */
@@ -931,6 +933,8 @@ void gp_report_json(struct gp_sbuf *out, const struct gp_sim_result *r,
     jset(&c, root, "queues", json_queues(&c, r));
 
     jset(&c, root, "timeline", json_timeline(&c, r));
+    if (r->nservices > 0) /* only then: documents without services keep their bytes */
+        jset(&c, root, "services", gp_report_services_json(r));
     if (r->mode == GP_SIM_STATIC)
         jset(&c, root, "static", json_static(&c, r));
 

@@ -4,14 +4,22 @@
 
 #include "serve/erlang.h"
 
+/* 1 / B = sum_{j=0..c} prod_{i<j} (c - i) / a: the terms grow while
+ * c - j > a and shrink after, so the sum stops once it passes 1e30 (B is
+ * then below 1e-30: no request waits) or once a term is negligible; the
+ * cost is O(sqrt(c)) near saturation, not O(c). */
 double gp_serve_erlang_b(uint32_t c, double a)
 {
     if (a <= 0)
         return c == 0 ? 1.0 : 0.0;
-    double b = 1.0;
-    for (uint32_t k = 1; k <= c; k++)
-        b = a * b / ((double)k + a * b);
-    return b;
+    double sum = 1.0, term = 1.0;
+    for (uint32_t j = 1; j <= c; j++) {
+        term *= (double)(c - j + 1) / a;
+        sum += term;
+        if (sum > 1e30 || term < 1e-17 * sum)
+            break;
+    }
+    return 1.0 / sum;
 }
 
 double gp_serve_erlang_c(uint32_t c, double a)

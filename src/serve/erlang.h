@@ -7,7 +7,7 @@
  * Closed forms (Kleinrock, Queueing Systems vol. 1, section 3.5; Gross and
  * Harris, Fundamentals of Queueing Theory, section 2.3): with offered load
  * a = lambda / mu Erlangs on c servers, rho = a / c < 1,
- *   B(0) = 1, B(k) = a B(k-1) / (k + a B(k-1))      (Erlang B, stable)
+ *   1 / B(c) = sum_{j=0..c} c! / ((c-j)! a^j)        (Erlang B)
  *   C(c, a) = c B(c) / (c - a (1 - B(c)))            (Erlang C = P(wait))
  *   W_q = 0 with probability 1 - C, else Exp(theta), theta = c mu - lambda
  *   P(T > t) = (1 - C) e^(-mu t) + C (theta e^(-mu t) - mu e^(-theta t)) / (theta - mu)
@@ -26,7 +26,8 @@
  * without bound), 0 when a <= 0; c = 0 gives 1. */
 double gp_serve_erlang_c(uint32_t c, double a);
 
-/* Erlang B (the blocking probability of M/M/c/c), by the stable recursion. */
+/* Erlang B (the blocking probability of M/M/c/c), by a sum that stops
+ * early (erlang.c); B < 1e-30 is returned as about 1e-30. */
 double gp_serve_erlang_b(uint32_t c, double a);
 
 /* The mean wait in queue, C / (c mu - lambda); INFINITY when unstable. */

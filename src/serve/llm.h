@@ -17,6 +17,7 @@
 #define GP_SERVE_LLM_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 struct gp_serve_llm {
@@ -43,5 +44,18 @@ uint32_t gp_serve_llm_cap(const struct gp_serve_llm *m, double in_tokens, double
 /* One replica at lambda requests/s of in/out tokens (means). */
 struct gp_serve_llm_point gp_serve_llm_at(const struct gp_serve_llm *m, double lambda_per_s,
                                           double in_tokens, double out_tokens);
+
+/* The LLM presets: a model on a GPU, calibrated from published figures
+ * (data/serving-models.json holds each figure with its source and the
+ * arithmetic; test_serve_presets checks this table against it). */
+struct gp_serve_preset {
+    const char *name;
+    struct gp_serve_llm model;
+    double in_tokens, out_tokens; /* the workload it was calibrated on */
+};
+extern const struct gp_serve_preset gp_serve_presets[];
+extern const size_t gp_serve_npresets;
+/* The preset of that name; NULL. */
+const struct gp_serve_preset *gp_serve_preset_find(const char *name);
 
 #endif

@@ -49,7 +49,8 @@ enum stream {
     STREAM_FAILURE,
     STREAM_SHUFFLE,
     STREAM_NODE_ORDER,
-    STREAM_SPOT, /* spot interruptions: keyed by pool and node */
+    STREAM_SPOT,       /* spot interruptions: keyed by pool and node */
+    STREAM_COLD_START, /* a service replica's model load: keyed by service, pod, bind */
 };
 
 enum ev_kind {
@@ -64,6 +65,7 @@ enum ev_kind {
     EV_SPOT_NOTICE, /* a spot node gets its notice (Poisson) */
     EV_SPOT_SERIES, /* a = pool, b = index in its recorded series */
     EV_SPOT_END,    /* the notice is over: pods evicted, the node leaves */
+    EV_SERVICE,     /* a = service: its autoscaler's sync (services.c) */
 };
 
 /* Events that do not keep a run going (a run without a horizon ends when
@@ -71,7 +73,7 @@ enum ev_kind {
 static inline bool kind_endless(uint32_t kind)
 {
     return kind == EV_IDLE || kind == EV_SPOT_NOTICE || kind == EV_SPOT_SERIES ||
-           kind == EV_SPOT_END;
+           kind == EV_SPOT_END || kind == EV_SERVICE;
 }
 
 enum inst_state { INST_ACTIVE, INST_DONE, INST_FAILED };
@@ -260,6 +262,8 @@ struct run {
     /* integrals over time of the piecewise-constant state */
     double node_s, gpu_milli_total_s, gpu_milli_alloc_s, cost_usd;
     int progress_pct;
+    struct svc_run *svcs; /* inference services (services.c); NULL: none */
+    size_t nsvcs;
 };
 
 /* ---- small helpers every part uses -------------------------------------- */
@@ -340,6 +344,9 @@ enum gp_err gp_sim_jobs_on_unschedulable(struct run *r, const struct gp_decision
 enum gp_err gp_sim_jobs_attempt_add(struct run *r, uint32_t lp);
 /* Takes every unfinished pod of a failed instance out of the engine. */
 enum gp_err gp_sim_jobs_fail(struct run *r, uint32_t ii);
+/* One more logical pod (a replica) of instance ii, into the engine's
+ * queue; its index in *lp. */
+enum gp_err gp_sim_jobs_replica_add(struct run *r, uint32_t ii, uint32_t *lp);
 
 /* ---- runs.c -------------------------------------------------------------- */
 
@@ -385,6 +392,17 @@ bool gp_sim_scale_gang_fits_max(struct run *r, uint32_t ii);
 /* The pods that can never fit, with their reasons, into the result (at
  * the end of a run, either mode). */
 enum gp_err gp_sim_nofit_finish(struct run *r);
+
+/* ---- services.c ---------------------------------------------------------- */
+
+/* Timed mode, at time 0: each InferenceService's Deployment found, its
+ * autoscaler's first sync scheduled. */
+enum gp_err gp_sim_services_start(struct run *r);
+/* EV_SERVICE: the load served since the last sync, then the autoscaler. */
+enum gp_err gp_sim_services_on_tick(struct run *r, uint32_t svc);
+/* At the end (after the samples and the cost): each service's figures. */
+enum gp_err gp_sim_services_finish(struct run *r, double end_s);
+void gp_sim_services_free(struct run *r);
 
 /* ---- static.c ------------------------------------------------------------ */
 

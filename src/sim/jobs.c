@@ -135,6 +135,12 @@ static enum gp_err lpod_create(struct run *r, uint32_t ii)
     return gp_sim_jobs_attempt_add(r, lp);
 }
 
+enum gp_err gp_sim_jobs_replica_add(struct run *r, uint32_t ii, uint32_t *lp)
+{
+    *lp = (uint32_t)r->lpods.len;
+    return lpod_create(r, ii);
+}
+
 /* Counts a submission of a gang that can never start, under its PodGroup. */
 static enum gp_err never_start(struct run *r, const struct gp_item *it)
 {

@@ -442,6 +442,8 @@ static enum gp_err apply_event(struct run *r, const struct gp_sim_event *ev)
         return gp_sim_nodes_on_spot_series(r, ev->a, ev->b);
     case EV_SPOT_END:
         return gp_sim_nodes_on_spot_end(r, ev->a);
+    case EV_SERVICE:
+        return gp_sim_services_on_tick(r, ev->a);
     }
     return GP_OK;
 }
@@ -542,6 +544,8 @@ static enum gp_err run_timed(struct run *r)
         if ((err = gp_sim_push_event(r, it->arrival_s, EV_ARRIVAL, (uint32_t)i, 0)) != GP_OK)
             return err;
     }
+    if ((err = gp_sim_services_start(r)) != GP_OK)
+        return err;
     if (horizon > 0) { /* a bad sample interval fails before the run, not after */
         double step;
         size_t n;
@@ -629,7 +633,9 @@ static enum gp_err run_timed(struct run *r)
     /* one number: the whole bill, control plane included */
     out->cost_usd = out->cost.total_usd;
     peak_build(r);
-    return samples_build(r, end);
+    if ((err = samples_build(r, end)) != GP_OK)
+        return err;
+    return gp_sim_services_finish(r, end);
 }
 
 /* ---- entry point ---------------------------------------------------------- */
@@ -725,5 +731,6 @@ done:
         free(r.pools[i].dlive);
     free(r.pools);
     gp_cost_free(&r.cost);
+    gp_sim_services_free(&r);
     return err;
 }

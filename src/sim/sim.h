@@ -193,6 +193,31 @@ struct gp_sim_nofit {
     uint64_t gangs; /* gangs among them (the rows of one gang) */
 };
 
+/* One inference service (an InferenceService, docs/serve.md) over a timed
+ * run. The timelines have one value per result sample (samples[i].t_s):
+ * ready replicas and the load offered then (requests/s). Latencies are
+ * the percentiles of every request's time in the system over the run
+ * (queueing included); unserved_s is the time during which requests
+ * waited for capacity (a backlog, or none ready with load offered). */
+struct gp_sim_service {
+    const char *name;
+    bool llm;
+    double *replicas, *load; /* nsamples each, in the arena */
+    double *p99_timeline_s;  /* p99 latency of each sample's interval (0: no request) */
+    size_t n;
+    double p50_latency_s, p95_latency_s, p99_latency_s;
+    double ttft_p99_s;   /* LLM: time to first token, queueing included */
+    double tokens_per_s; /* LLM: output tokens served per second over the run */
+    double unserved_s;
+    double requests, requests_queued, requests_unserved; /* offered; waited behind a backlog;
+                                                          * still waiting at the end */
+    uint64_t cold_starts;   /* replica binds, each paying the model load */
+    uint32_t peak_replicas; /* ready at once */
+    double gpu_hours;       /* its replicas' GPUs, from bind to stop (loading included) */
+    double cost_usd;        /* its pods' share of the GPU nodes they ran on */
+    double usd_per_million; /* per million requests (per million output tokens: LLM) */
+};
+
 struct gp_sim_result {
     enum gp_sim_mode mode;
     const char *policy;
@@ -277,6 +302,9 @@ struct gp_sim_result {
     /* cluster */
     uint32_t nodes;
     uint64_t gpus;
+    /* inference services (timed mode), in the workload's order; in the arena */
+    struct gp_sim_service *services;
+    size_t nservices;
 };
 
 /* Runs one simulation. Memory of the result (arrays) lives in arena a.

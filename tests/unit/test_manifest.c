@@ -587,7 +587,8 @@ static void test_unknown_kind(void **state)
     expect_error(POD("") "---\napiVersion: v1\nkind: Service\nmetadata: {name: s}\n",
                  GP_EUNSUPPORTED,
                  "jobs.yaml:10:7: unknown kind \"Service\" in the object starting at line 9 "
-                 "(expected one of: Pod, Deployment, Job, PodGroup, Queue, PriorityClass, List)");
+                 "(expected one of: Pod, Deployment, Job, PodGroup, Queue, PriorityClass, "
+                 "InferenceService, List)");
     expect_error("apiVersion: extensions/v1beta1\nkind: Deployment\nmetadata: {name: d}\n",
                  GP_EINVALID,
                  "jobs.yaml:1:13: apiVersion: expected \"apps/v1\" for a Deployment, got "
