@@ -18,6 +18,8 @@ static const struct gp_cmd commands[] = {
     {"providers", "the GPU clouds of the catalog and their offers, with dated prices",
      gp_cmd_providers},
     {"compat", "whether a CUDA version or image runs on an NVIDIA driver, and why", gp_cmd_compat},
+    {"schedule", "schedule a Kubernetes cluster's pods with the engine (schedulerName: gpuplane)",
+     gp_cmd_schedule},
 };
 
 static void usage(FILE *f)

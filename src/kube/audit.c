@@ -93,6 +93,7 @@ bool gp_ks_audit_node(struct gp_kube_sched *s, struct snode *n)
     uint64_t loose_whole = 0, loose_milli = 0;
     uint32_t count = n->obj ? n->spec.gpu_count : 0, gmem = n->obj ? n->spec.gpu_mem_mib : 0;
     char msg[512] = "";
+    bool memory = false; /* the violation is GPU memory's */
     for (size_t i = 0; i < n->nbook; i++) {
         const struct spod *p = n->book[i];
         const struct gp_pod_spec *sp = &p->spec;
@@ -136,7 +137,7 @@ bool gp_ks_audit_node(struct gp_kube_sched *s, struct snode *n)
             snprintf(msg, sizeof msg,
                      "GPU %u of node %s is booked %u/1000 (%s, %s and others' shares)", g, n->name,
                      milli[g], first[g], second[g] ? second[g] : "-");
-        else if (gmem && mem[g] > gmem)
+        else if (gmem && mem[g] > gmem && (memory = true))
             snprintf(msg, sizeof msg, "GPU %u of node %s has %u MiB of memory booked, %u exist", g,
                      n->name, mem[g], gmem);
     }
@@ -150,6 +151,8 @@ bool gp_ks_audit_node(struct gp_kube_sched *s, struct snode *n)
     bool bad = msg[0] != '\0';
     if (bad && !n->violating) {
         s->st.audit_violations++;
+        s->st.audit_memory += memory;
+        s->st.audit_gpu += !memory;
         snprintf(s->audit_last, sizeof s->audit_last, "%s", msg);
         gp_ks_event(s, "Node", "", n->name, NULL, "Warning", "GPUDoubleBooked", "Auditing", msg);
     }

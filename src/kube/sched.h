@@ -57,18 +57,23 @@ void gp_kube_sched_opts_default(struct gp_kube_sched_opts *o);
 
 /* Counters, kept from the start (for /metrics: docs/kube.md). */
 struct gp_kube_sched_stats {
-    uint64_t binds;            /* Bindings answered 201 */
-    uint64_t patch_conflicts;  /* annotation patches answered 409 */
-    uint64_t bind_failures;    /* Bindings not answered 201 (409 included) */
-    uint64_t rollbacks;        /* decisions taken back */
-    uint64_t unschedulable;    /* PodScheduled=False written */
-    uint64_t events;           /* Events created */
-    uint64_t evictions;        /* victims deleted for a preemptor */
-    uint64_t rebuilds;         /* engine state rebuilt from the API */
-    uint64_t resumed;          /* half-finished decisions bound after a rebuild */
-    uint64_t audit_runs;       /* node audits */
-    uint64_t audit_violations; /* nodes found with a GPU or GPU memory booked twice */
+    uint64_t binds;                   /* Bindings answered 201 */
+    uint64_t patch_conflicts;         /* annotation patches answered 409 */
+    uint64_t bind_failures;           /* Bindings not answered 201 (409 included) */
+    uint64_t bind_conflicts;          /* of which 409 */
+    uint64_t bind_rejected;           /* of which another 4xx (a webhook, 403, 422) */
+    uint64_t bind_errors;             /* of which 5xx or no answer */
+    uint64_t rollbacks;               /* decisions taken back */
+    uint64_t unschedulable;           /* PodScheduled=False written */
+    uint64_t events;                  /* Events created */
+    uint64_t evictions;               /* victims deleted for a preemptor */
+    uint64_t rebuilds;                /* engine state rebuilt from the API */
+    uint64_t resumed;                 /* half-finished decisions bound after a rebuild */
+    uint64_t audit_runs;              /* node audits */
+    uint64_t audit_violations;        /* nodes found with a GPU or GPU memory booked twice */
+    uint64_t audit_gpu, audit_memory; /* of which a GPU, GPU memory */
     uint64_t pending, waiting_backoff, assumed; /* now */
+    uint64_t unschedulable_now;                 /* pending, and found to fit nowhere */
 };
 
 struct gp_kube_sched;
@@ -100,6 +105,13 @@ enum gp_err gp_kube_sched_cycle(struct gp_kube_sched *s, double now_s, size_t *b
 double gp_kube_sched_next_retry_s(const struct gp_kube_sched *s);
 
 struct gp_kube_sched_stats gp_kube_sched_stats(const struct gp_kube_sched *s);
+
+struct gp_kube_metrics;
+/* The metrics (metrics.h) the scheduler keeps: bind latency as it binds;
+ * gp_kube_sched_metrics brings the counters and gauges up to date (after
+ * a cycle). km stays the caller's. */
+void gp_kube_sched_set_metrics(struct gp_kube_sched *s, struct gp_kube_metrics *km);
+void gp_kube_sched_metrics(struct gp_kube_sched *s);
 
 /* Audits every node now (the tests' check; changes audit their nodes on
  * their own). Returns the number of nodes in violation. */

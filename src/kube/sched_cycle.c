@@ -12,6 +12,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "kube/metrics.h"
 #include "kube/sched_internal.h"
 
 static void micro_time(char *buf, size_t n)
@@ -183,6 +184,9 @@ static bool bind(struct gp_kube_sched *s, struct spod *p, const char *rv, size_t
         return true;
     }
     s->st.bind_failures++;
+    s->st.bind_conflicts += st == 409;
+    s->st.bind_rejected += st >= 400 && st < 500 && st != 409 && st != 429;
+    s->st.bind_errors += st == 0 || st == 429 || st >= 500;
     if (st == 0) { /* it may have been bound: ask */
         char get[600];
         pod_path(p, "", get, sizeof get);
@@ -211,9 +215,17 @@ static bool bind(struct gp_kube_sched *s, struct spod *p, const char *rv, size_t
     return false;
 }
 
+static double mono_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
 /* An assumed pod made durable and bound. */
 static void commit(struct gp_kube_sched *s, struct spod *p, size_t *bound)
 {
+    double t0 = s->km ? mono_s() : 0;
     char rv[64];
     snprintf(rv, sizeof rv, "%s", p->info.rv);
     if (!p->resume && annotate(s, p, rv, sizeof rv) != 0)
@@ -221,7 +233,8 @@ static void commit(struct gp_kube_sched *s, struct spod *p, size_t *bound)
     if (p->resume)
         s->st.resumed++;
     p->resume = false;
-    bind(s, p, rv, bound);
+    if (bind(s, p, rv, bound) && s->km)
+        gp_metrics_observe(s->km->bind_s, mono_s() - t0);
 }
 
 void gp_ks_resume(struct gp_kube_sched *s, size_t *bound)

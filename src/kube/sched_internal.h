@@ -79,6 +79,8 @@ struct gp_kube_sched {
     bool leader, dirty; /* dirty: rebuild before the next cycle */
     uint64_t event_seq;
     struct gp_kube_sched_stats st;
+    struct gp_kube_metrics *km;
+    struct gp_kube_sched_stats exported; /* what the metrics have counted */
     char audit_last[512];
 };
 

@@ -22,7 +22,7 @@ struct world {
     double now;
 };
 
-static void w_open(struct world *w, bool leader)
+__attribute__((unused)) static void w_open(struct world *w, bool leader)
 {
     memset(w, 0, sizeof *w);
     w->admin = kd_client();
@@ -45,7 +45,7 @@ static void w_open(struct world *w, bool leader)
     w->now = 100;
 }
 
-static void w_close(struct world *w)
+__attribute__((unused)) static void w_close(struct world *w)
 {
     gp_kube_informer_free(w->nodes);
     gp_kube_informer_free(w->pods);
@@ -55,7 +55,7 @@ static void w_close(struct world *w)
     gp_kube_client_free(w->ic);
 }
 
-static void w_sync(struct world *w)
+__attribute__((unused)) static void w_sync(struct world *w)
 {
     struct gp_diag d = {""};
     assert_int_equal(gp_kube_informer_list(w->nodes, &d), GP_OK);
@@ -63,7 +63,7 @@ static void w_sync(struct world *w)
 }
 
 /* Synced, one cycle, the audit checked: the pods bound. */
-static size_t w_cycle(struct world *w)
+__attribute__((unused)) static size_t w_cycle(struct world *w)
 {
     w_sync(w);
     size_t bound;
@@ -75,7 +75,7 @@ static size_t w_cycle(struct world *w)
     return bound;
 }
 
-static void w_node(struct world *w, const char *name, unsigned gpus)
+__attribute__((unused)) static void w_node(struct world *w, const char *name, unsigned gpus)
 {
     char b[512];
     snprintf(b, sizeof b,
@@ -96,8 +96,8 @@ static void w_node(struct world *w, const char *name, unsigned gpus)
 
 /* A pod asking `gpus` GPUs (0 with milli > 0: a share), with extra
  * metadata JSON (",\"annotations\":{...}") when not NULL. */
-static void w_pod_full(struct world *w, const char *name, unsigned gpus, int priority,
-                       const char *sched, const char *meta)
+__attribute__((unused)) static void w_pod_full(struct world *w, const char *name, unsigned gpus,
+                                               int priority, const char *sched, const char *meta)
 {
     char b[1024];
     snprintf(b, sizeof b,
@@ -109,13 +109,13 @@ static void w_pod_full(struct world *w, const char *name, unsigned gpus, int pri
     kd_call(w->admin, "POST", "/api/v1/namespaces/default/pods", b, 201);
 }
 
-static void w_pod(struct world *w, const char *name, unsigned gpus)
+__attribute__((unused)) static void w_pod(struct world *w, const char *name, unsigned gpus)
 {
     w_pod_full(w, name, gpus, 0, "gpuplane", NULL);
 }
 
 /* Binds a pod as someone else would (an administrator, another scheduler). */
-static void w_bind(struct world *w, const char *pod, const char *node)
+__attribute__((unused)) static void w_bind(struct world *w, const char *pod, const char *node)
 {
     char b[256], path[160];
     snprintf(b, sizeof b,
@@ -146,7 +146,8 @@ static json_t *w_pod_get(struct world *w, const char *name)
 
 /* Where the pod is bound ("" when it is not) and the GPUs its annotations
  * name ("" when none), into static buffers. */
-static const char *w_node_of(struct world *w, const char *name, const char **gpus)
+__attribute__((unused)) static const char *w_node_of(struct world *w, const char *name,
+                                                     const char **gpus)
 {
     static char node[64], g[64];
     json_t *p = w_pod_get(w, name);
@@ -165,7 +166,7 @@ static const char *w_node_of(struct world *w, const char *name, const char **gpu
 }
 
 /* Every bound pod of ours names GPUs of its node, none named twice. */
-static void w_check_distinct(struct world *w)
+__attribute__((unused)) static void w_check_distinct(struct world *w)
 {
     json_t *list = w_get(w, "/api/v1/pods");
     size_t i;
@@ -195,7 +196,7 @@ static void w_check_distinct(struct world *w)
     json_decref(list);
 }
 
-static long w_stat(struct world *w, const char *what)
+__attribute__((unused)) static long w_stat(struct world *w, const char *what)
 {
     json_t *s = w_get(w, "/_control/stats");
     long v = (long)json_integer_value(json_object_get(s, what));
@@ -204,7 +205,8 @@ static long w_stat(struct world *w, const char *what)
 }
 
 /* The notes of the Events of reason `reason` about `name`, joined by '|'. */
-static const char *w_events(struct world *w, const char *reason, const char *name)
+__attribute__((unused)) static const char *w_events(struct world *w, const char *reason,
+                                                    const char *name)
 {
     static char out[4096];
     out[0] = '\0';

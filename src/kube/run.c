@@ -1,0 +1,288 @@
+/* run.c - the scheduler's threads (run.h): two informer threads feeding a
+ * queue, and the scheduling thread that drains it, keeps the Lease, runs
+ * cycles and the metrics. */
+#include <math.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "kube/httpd.h"
+#include "kube/informer.h"
+#include "kube/metrics.h"
+#include "kube/run.h"
+
+struct change {
+    struct change *next;
+    bool node;
+    enum gp_kube_event_type type;
+    json_t *obj; /* owned: a deep copy, so that no object is shared between threads */
+};
+
+struct runq {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    struct change *head, *tail;
+    volatile int stop;
+};
+
+struct feed {
+    struct runq *q;
+    bool node;
+    const char *path;
+    struct gp_kube_client *c;
+    struct gp_kube_informer *inf;
+    pthread_t th;
+    int synced; /* under q->mu */
+    bool started;
+};
+
+static double mono(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void nap(double s)
+{
+    struct timespec ts = {(time_t)s, (long)((s - floor(s)) * 1e9)};
+    nanosleep(&ts, NULL);
+}
+
+static void on_change(enum gp_kube_event_type type, const json_t *obj, const json_t *old, void *ctx)
+{
+    (void)old;
+    struct feed *f = ctx;
+    struct change *c = malloc(sizeof *c);
+    if (!c)
+        return;
+    *c = (struct change){NULL, f->node, type, json_deep_copy(obj)};
+    pthread_mutex_lock(&f->q->mu);
+    if (f->q->tail)
+        f->q->tail->next = c;
+    else
+        f->q->head = c;
+    f->q->tail = c;
+    pthread_cond_signal(&f->q->cv);
+    pthread_mutex_unlock(&f->q->mu);
+}
+
+/* List, then watch for as long as it runs; a failure waits a back-off
+ * (0.1 s doubling to 10 s) and tries again from where the store is. */
+static void *feed_main(void *arg)
+{
+    struct feed *f = arg;
+    bool listed = false;
+    double wait = 0.1;
+    while (!f->q->stop) {
+        struct gp_diag d = {""};
+        enum gp_err err =
+            listed ? gp_kube_informer_watch(f->inf, 300, &d) : gp_kube_informer_list(f->inf, &d);
+        if (err == GP_OK) {
+            if (!listed) {
+                listed = true;
+                pthread_mutex_lock(&f->q->mu);
+                f->synced = 1;
+                pthread_cond_signal(&f->q->cv);
+                pthread_mutex_unlock(&f->q->mu);
+            }
+            wait = 0.1;
+            continue;
+        }
+        if (f->q->stop)
+            break;
+        if (err != GP_EIO)
+            listed = false; /* anything but a drop: list again */
+        nap(wait);
+        wait = wait * 2 < 10 ? wait * 2 : 10;
+    }
+    return NULL;
+}
+
+static enum gp_err feed_start(struct feed *f, struct runq *q, bool node, const char *path,
+                              const struct gp_kube_run_opts *o, struct gp_diag *d)
+{
+    f->q = q;
+    f->node = node;
+    f->path = path;
+    enum gp_err err = gp_kube_client_new(o->cfg, &o->client, &f->c, d);
+    if (err == GP_OK)
+        err = gp_kube_informer_new(f->c, path, 500, on_change, f, &f->inf, d);
+    if (err != GP_OK)
+        return err;
+    if (pthread_create(&f->th, NULL, feed_main, f) != 0)
+        return gp_diag_set(d, GP_ENOMEM, "cannot start the %s informer", path);
+    f->started = true;
+    return GP_OK;
+}
+
+static void feed_stop(struct feed *f)
+{
+    if (f->started) {
+        gp_kube_client_cancel(f->c);
+        pthread_join(f->th, NULL);
+    }
+    gp_kube_informer_free(f->inf);
+    gp_kube_client_free(f->c);
+}
+
+static bool stopping(const struct gp_kube_run_opts *o, double t0)
+{
+    return (o->stop && *o->stop) || (o->max_s > 0 && mono() - t0 >= o->max_s);
+}
+
+/* Applies what the informers sent; false when nothing came. */
+static bool drain(struct runq *q, struct gp_kube_sched *s, double wait_until)
+{
+    pthread_mutex_lock(&q->mu);
+    while (!q->head && !q->stop) {
+        double now = mono();
+        if (now >= wait_until)
+            break;
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        double dt = wait_until - now < 0.2 ? wait_until - now : 0.2;
+        long ns = ts.tv_nsec + (long)(dt * 1e9);
+        ts.tv_sec += ns / 1000000000L;
+        ts.tv_nsec = ns % 1000000000L;
+        pthread_cond_timedwait(&q->cv, &q->mu, &ts);
+        break;
+    }
+    struct change *c = q->head;
+    q->head = q->tail = NULL;
+    pthread_mutex_unlock(&q->mu);
+    bool any = c != NULL;
+    while (c) {
+        struct change *next = c->next;
+        if (!s)
+            ;
+        else if (c->node)
+            gp_kube_sched_node_change(c->type, c->obj, NULL, s);
+        else
+            gp_kube_sched_pod_change(c->type, c->obj, NULL, s);
+        json_decref(c->obj);
+        free(c);
+        c = next;
+    }
+    return any;
+}
+
+struct run_state {
+    struct runq q;
+    struct feed nodes, pods;
+    struct gp_kube_client *c, *lc;
+    struct gp_kube_sched *s;
+    struct gp_kube_lease *lease;
+    struct gp_kube_metrics km;
+    bool km_ok;
+    struct gp_httpd *h;
+};
+
+static enum gp_err run_loop(const struct gp_kube_run_opts *o, struct run_state *r, double t0,
+                            struct gp_kube_run_result *res, struct gp_diag *d)
+{
+    for (;;) { /* both informers listed first */
+        pthread_mutex_lock(&r->q.mu);
+        bool synced = r->nodes.synced && r->pods.synced;
+        pthread_mutex_unlock(&r->q.mu);
+        if (synced)
+            break;
+        if (stopping(o, t0))
+            return GP_OK;
+        drain(&r->q, r->s, mono() + 0.05);
+    }
+    drain(&r->q, r->s, 0);
+    res->synced_s = mono() - t0;
+    if (r->h)
+        gp_httpd_set_synced(r->h, true);
+    double next_lease = 0;
+    bool changed = true;
+    if (!o->leader_elect)
+        gp_kube_sched_set_leader(r->s, true);
+    while (!stopping(o, t0)) {
+        double now = mono();
+        if (o->leader_elect && now >= next_lease) {
+            bool lead = gp_kube_lease_tick(r->lease, now);
+            gp_kube_sched_set_leader(r->s, lead);
+            if (r->h)
+                gp_httpd_set_role(r->h, lead ? GP_HTTPD_ROLE_LEADER : GP_HTTPD_ROLE_STANDBY);
+            next_lease = now + o->lease.retry_period_s;
+            changed = true;
+        }
+        if (changed || gp_kube_sched_next_retry_s(r->s) <= now) {
+            size_t bound;
+            enum gp_err err = gp_kube_sched_cycle(r->s, now, &bound, d);
+            if (err != GP_OK)
+                return err;
+            if (bound) {
+                double t = mono() - t0;
+                if (res->first_bind_s < 0)
+                    res->first_bind_s = t;
+                res->last_bind_s = t;
+            }
+            gp_kube_sched_metrics(r->s);
+        }
+        if (o->stop_after_binds && gp_kube_sched_stats(r->s).binds >= o->stop_after_binds)
+            break;
+        double until = fmin(next_lease, gp_kube_sched_next_retry_s(r->s));
+        until = fmin(until, mono() + 1);
+        changed = drain(&r->q, r->s, until);
+    }
+    return GP_OK;
+}
+
+enum gp_err gp_kube_run(const struct gp_kube_run_opts *o, struct gp_kube_run_result *res,
+                        struct gp_diag *d)
+{
+    double t0 = mono();
+    memset(res, 0, sizeof *res);
+    res->first_bind_s = res->last_bind_s = -1;
+    struct run_state r;
+    memset(&r, 0, sizeof r);
+    pthread_mutex_init(&r.q.mu, NULL);
+    pthread_cond_init(&r.q.cv, NULL);
+    enum gp_err err = gp_kube_client_new(o->cfg, &o->client, &r.c, d);
+    if (err == GP_OK)
+        err = gp_kube_sched_new(r.c, &o->sched, &r.s, d);
+    if (err == GP_OK && o->leader_elect &&
+        (err = gp_kube_client_new(o->cfg, &o->client, &r.lc, d)) == GP_OK)
+        err = gp_kube_lease_new(r.lc, &o->lease, &r.lease, d);
+    if (err == GP_OK && (err = gp_kube_metrics_init(&r.km, d)) == GP_OK) {
+        r.km_ok = true;
+        gp_kube_sched_set_metrics(r.s, &r.km);
+    }
+    if (err == GP_OK && o->metrics_addr) {
+        struct gp_httpd_opts ho = {
+            .addr = o->metrics_addr, .metrics = r.km.reg, .leader_election = o->leader_elect};
+        err = gp_httpd_start(&ho, &r.h, d);
+    }
+    if (err == GP_OK)
+        err = feed_start(&r.nodes, &r.q, true, "/api/v1/nodes", o, d);
+    if (err == GP_OK)
+        err = feed_start(&r.pods, &r.q, false, "/api/v1/pods", o, d);
+    if (err == GP_OK)
+        err = run_loop(o, &r, t0, res, d);
+    pthread_mutex_lock(&r.q.mu);
+    r.q.stop = 1;
+    pthread_mutex_unlock(&r.q.mu);
+    feed_stop(&r.nodes);
+    feed_stop(&r.pods);
+    drain(&r.q, NULL, 0); /* what came after the end: dropped */
+    if (r.lease)
+        gp_kube_lease_release(r.lease);
+    if (r.s)
+        res->stats = gp_kube_sched_stats(r.s);
+    res->wall_s = mono() - t0;
+    if (r.h)
+        gp_httpd_stop(r.h);
+    gp_kube_sched_free(r.s);
+    gp_kube_lease_free(r.lease);
+    if (r.km_ok)
+        gp_kube_metrics_free(&r.km);
+    gp_kube_client_free(r.c);
+    gp_kube_client_free(r.lc);
+    pthread_mutex_destroy(&r.q.mu);
+    pthread_cond_destroy(&r.q.cv);
+    return err;
+}
