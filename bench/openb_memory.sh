@@ -32,7 +32,7 @@ for n in "$@"; do
         END { if (kb >= 1048576) printf "%.2f GiB", kb / 1048576; else printf "%.1f MiB", kb / 1024 }' "$tmp/time")
     wall=$(awk -F': ' '/Elapsed \(wall clock\)/ { n = split($2, t, ":"); s = t[n] + (n > 1 ? 60 * t[n - 1] : 0)
         printf "%.1f s", s }' "$tmp/time")
-    sum=$(sha256sum <"$tmp/o.json" | cut -c1-12)
+    sum=$(sed "s|$tmp|TMP|g" "$tmp/o.json" | sha256sum | cut -c1-12) # the JSON less its temporary path
     echo "| openb × $n ($rows rows) | $size | $rss | $wall | json $sum"
     rm -f "$tmp/pods.csv" "$tmp/o.json"
 done

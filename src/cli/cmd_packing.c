@@ -753,6 +753,7 @@ int gp_cmd_packing(int argc, char **argv)
             err = gp_diag_set(&diag, GP_ENOMEM, "packing: out of memory");
             goto fail;
         }
+        wl[w].static_only = true; /* static runs only: the trace keeps what they read */
         if ((err = gp_cli_outputs_input("--workloads", arg, &diag)) != GP_OK ||
             (err = gp_workload_load(arg, &arena, &wl[w], &diag)) != GP_OK ||
             (err = gp_workload_finish(&wl[w], &arena, &diag)) != GP_OK)

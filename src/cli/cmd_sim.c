@@ -446,6 +446,7 @@ int gp_cmd_sim(int argc, char **argv)
     } else {
         if ((err = gp_cluster_load(o.cluster, &arena, &cluster, &diag)) != GP_OK)
             goto fail;
+        workload.static_only = o.mode == GP_SIM_STATIC; /* traces keep what it reads */
         gp_cli_warn_cluster(&cluster);
         for (size_t i = 0; i < o.nworkloads; i++)
             if ((err = gp_workload_load(o.workloads[i], &arena, &workload, &diag)) != GP_OK)

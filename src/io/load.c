@@ -314,6 +314,15 @@ static const char *kind_name(enum gp_item_kind k)
     return k == GP_ITEM_DEPLOYMENT ? "Deployment" : k == GP_ITEM_JOB ? "Job" : "Pod";
 }
 
+/* Whether item i stands for rows of a trace read for the static mode. */
+static bool in_trace(const struct gp_workload *w, size_t i)
+{
+    for (size_t t = 0; t < w->ntraces; t++)
+        if (i >= w->traces[t].first && i - w->traces[t].first < w->traces[t].nitems)
+            return true;
+    return false;
+}
+
 enum gp_err gp_workload_check_budget(const struct gp_workload *w, struct gp_diag *diag)
 {
     uint64_t total = 0;
@@ -328,7 +337,9 @@ enum gp_err gp_workload_check_budget(const struct gp_workload *w, struct gp_diag
         const char *sep = *max_pods_hint ? "; " : "";
         char detail[64] = "";
         uint32_t repeat = it->repeat ? it->repeat : 1;
-        if (repeat > 1 && n < UINT64_MAX)
+        if (repeat > 1 && in_trace(w, i))
+            snprintf(detail, sizeof detail, " (%u rows of the trace ask for it)", repeat);
+        else if (repeat > 1 && n < UINT64_MAX)
             snprintf(detail, sizeof detail, " (%u submissions of %llu)", repeat,
                      (unsigned long long)(n / repeat));
         if (n > max_pods)
@@ -338,11 +349,11 @@ enum gp_err gp_workload_check_budget(const struct gp_workload *w, struct gp_diag
                                src, kind_name(it->kind), name, (unsigned long long)n, detail,
                                (unsigned long long)max_pods, sep, max_pods_hint);
         return gp_diag_set(diag, GP_EINVALID,
-                           "%s: %s/%s: its %llu pods take the workload to %llu, more than the "
-                           "pod budget of %llu%s%s",
+                           "%s: %s/%s: its %llu pods%s take the workload to %llu, more than "
+                           "the pod budget of %llu%s%s",
                            src, kind_name(it->kind), name, (unsigned long long)n,
-                           (unsigned long long)total, (unsigned long long)max_pods, sep,
-                           max_pods_hint);
+                           in_trace(w, i) ? detail : "", (unsigned long long)total,
+                           (unsigned long long)max_pods, sep, max_pods_hint);
     }
     return GP_OK;
 }
@@ -397,10 +408,12 @@ enum gp_err gp_workload_warn(struct gp_workload *w, struct gp_arena *a, const ch
 enum gp_err gp_workload_load(const char *arg, struct gp_arena *a, struct gp_workload *w,
                              struct gp_diag *diag)
 {
-    size_t before = w->nitems;
+    size_t before = w->nitems, before_traces = w->ntraces;
     enum gp_err err = load_one(arg, a, w, diag);
-    if (err == GP_OK && (err = gp_workload_check_budget(w, diag)) != GP_OK)
+    if (err == GP_OK && (err = gp_workload_check_budget(w, diag)) != GP_OK) {
         w->nitems = before;
+        w->ntraces = before_traces;
+    }
     return err;
 }
 

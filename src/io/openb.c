@@ -238,16 +238,20 @@ out:
     return err;
 }
 
-/* Splits "A|B" into an arena array of distinct model names. An empty
- * spec (or only separators) is "any model": *out NULL, *n 0. */
-static enum gp_err openb_gpu_spec(const struct gp_csv *c, int idx, struct gp_arena *a,
-                                  const char *const **out, size_t *n, struct gp_diag *diag)
+/* The distinct model names of a row's gpu_spec ("A|B"), in the order
+ * written, as spans of the current field: the row's pod whatever memory it
+ * ends up in. An empty spec (or only separators) is "any model": 0. */
+struct openb_models {
+    const char *name[GP_MAX_GPU_MODELS];
+    size_t len[GP_MAX_GPU_MODELS];
+    size_t n;
+};
+
+static enum gp_err openb_gpu_spec(const struct gp_csv *c, int idx, struct openb_models *m,
+                                  struct gp_diag *diag)
 {
     const char *s = gp_csv_field(c, idx);
-    const char **models = NULL;
-    size_t count = 0, cap = 0;
-    *out = NULL;
-    *n = 0;
+    m->n = 0;
     for (const char *p = s; *p;) {
         const char *e = strchr(p, '|');
         size_t l = e ? (size_t)(e - p) : strlen(p);
@@ -262,34 +266,101 @@ static enum gp_err openb_gpu_spec(const struct gp_csv *c, int idx, struct gp_are
                 return gp_csv_bad(c, GP_EINVALID, idx, "gpu_spec",
                                   "GPU model names (A-Z a-z 0-9 . _ -) separated by '|'", diag);
             bool dup = false;
-            for (size_t i = 0; i < count && !dup; i++)
-                dup = strlen(models[i]) == l && memcmp(models[i], p, l) == 0;
+            for (size_t i = 0; i < m->n && !dup; i++)
+                dup = m->len[i] == l && memcmp(m->name[i], p, l) == 0;
             if (!dup) {
-                if (count == GP_MAX_GPU_MODELS)
+                if (m->n == GP_MAX_GPU_MODELS)
                     return gp_csv_bad(c, GP_EINVALID, idx, "gpu_spec",
                                       "at most 64 distinct GPU models", diag);
-                if (count == cap) {
-                    size_t ncap = cap ? cap * 2 : 4;
-                    const char **m = gp_arena_alloc(a, ncap * sizeof *m);
-                    if (!m)
-                        return gp_diag_set(diag, GP_ENOMEM, "%s: out of memory", c->name);
-                    if (count)
-                        memcpy(m, models, count * sizeof *m);
-                    models = m;
-                    cap = ncap;
-                }
-                models[count] = gp_arena_strndup(a, p, l);
-                if (!models[count])
-                    return gp_diag_set(diag, GP_ENOMEM, "%s: out of memory", c->name);
-                count++;
+                m->name[m->n] = p;
+                m->len[m->n++] = l;
             }
         }
         if (!e)
             break;
         p = e + 1;
     }
-    *out = models;
-    *n = count;
+    return GP_OK;
+}
+
+/* The models as an arena array of strings (NULL for none); false when out
+ * of memory. */
+static bool openb_models_copy(const struct openb_models *m, struct gp_arena *a,
+                              const char *const **out)
+{
+    *out = NULL;
+    if (m->n == 0)
+        return true;
+    const char **v = gp_arena_alloc(a, m->n * sizeof *v);
+    if (!v)
+        return false;
+    for (size_t i = 0; i < m->n; i++)
+        if (!(v[i] = gp_arena_strndup(a, m->name[i], m->len[i])))
+            return false;
+    *out = v;
+    return true;
+}
+
+/* The key of a row's pod for the static mode: every field of the pod it
+ * makes but its name (the models in their order: the engine numbers them
+ * in the order it meets them). false when it does not fit (never: 64
+ * models of 63 bytes). */
+#define OPENB_KEY_MAX (GP_MAX_GPU_MODELS * (OPENB_MAX_MODEL_LEN + 1) + 96)
+static bool openb_pod_key(int64_t cpu, int64_t mem, int64_t ngpu, int64_t milli,
+                          const struct openb_models *m, char *key, size_t cap)
+{
+    int n =
+        snprintf(key, cap, "%" PRId64 "|%" PRId64 "|%" PRId64 "|%" PRId64, cpu, mem, ngpu, milli);
+    size_t at = n > 0 ? (size_t)n : cap;
+    for (size_t i = 0; i < m->n && at < cap; i++) {
+        if (at + 1 + m->len[i] >= cap)
+            return false;
+        key[at++] = '|';
+        memcpy(key + at, m->name[i], m->len[i]);
+        at += m->len[i];
+        key[at] = '\0';
+    }
+    return at < cap;
+}
+
+/* A static-only read's rows: the item of each row (less the file's first),
+ * and the items by pod key. */
+struct openb_rows {
+    struct gp_csv_map pods; /* key (in the arena) -> item less the first */
+    uint32_t *row_items;    /* in the arena, grown with gp_arena_grow */
+    size_t nrows, cap;
+};
+
+static enum gp_err openb_row_push(struct openb_rows *rs, struct gp_arena *a, uint32_t item)
+{
+    if (rs->nrows == rs->cap) {
+        size_t cap = rs->cap ? 2 * rs->cap : 1024;
+        if (cap > SIZE_MAX / sizeof *rs->row_items)
+            return GP_ENOMEM;
+        uint32_t *v = gp_arena_grow(a, rs->row_items, rs->cap * sizeof *v, cap * sizeof *v);
+        if (!v)
+            return GP_ENOMEM;
+        rs->row_items = v;
+        rs->cap = cap;
+    }
+    rs->row_items[rs->nrows++] = item;
+    return GP_OK;
+}
+
+/* Records the file's rows as a trace of w (workload.h). */
+static enum gp_err openb_trace_add(struct gp_workload *w, struct gp_arena *a, size_t first,
+                                   const struct openb_rows *rs)
+{
+    if (w->ntraces == w->traces_cap) {
+        size_t cap = w->traces_cap ? 2 * w->traces_cap : 4;
+        struct gp_trace *t =
+            gp_arena_grow(a, w->traces, w->traces_cap * sizeof *t, cap * sizeof *t);
+        if (!t)
+            return GP_ENOMEM;
+        w->traces = t;
+        w->traces_cap = cap;
+    }
+    w->traces[w->ntraces++] = (struct gp_trace){first, w->nitems - first, rs->row_items, rs->nrows};
     return GP_OK;
 }
 
@@ -327,6 +398,8 @@ enum gp_err gp_workload_parse_openb(const char *text, size_t len, const char *na
         {"deletion_time", false}, {"scheduled_time", false},
     };
     struct gp_csv c;
+    struct openb_rows rs = {0};
+    struct openb_models models;
     const size_t start = w->nitems;
     size_t row = 0;
     int idx[C_N];
@@ -363,19 +436,45 @@ enum gp_err gp_workload_parse_openb(const char *text, size_t len, const char *na
                              "1000 for a pod with num_gpu > 1 (a share needs num_gpu 1)", diag);
             goto out;
         }
-        if ((err = openb_gpu_spec(&c, idx[C_SPEC], a, &it.pod.gpu_models, &it.pod.ngpu_models,
-                                  diag)) ||
+        if ((err = openb_gpu_spec(&c, idx[C_SPEC], &models, diag)) ||
             (err = openb_time(&c, idx[C_CREATE], "creation_time", &created, diag)) ||
             (err = openb_time(&c, idx[C_DELETE], "deletion_time", &deleted, diag)) ||
             (err = openb_time(&c, idx[C_SCHED], "scheduled_time", &sched, diag)))
             goto out;
+        /* static only: a row that asks for the pod of an earlier row is
+         * that row's item once more */
+        char key[OPENB_KEY_MAX];
+        uint32_t k;
+        if (w->static_only) {
+            if (!openb_pod_key(cpu, mem, ngpu, milli, &models, key, sizeof key)) {
+                err = gp_csv_fail(&c, GP_ELIMIT, diag, "the row's pod is too long to key");
+                goto out;
+            }
+            if (gp_csv_map_get(&rs.pods, key, &k)) {
+                struct gp_item *same = &w->items[start + k];
+                if (same->repeat == UINT32_MAX) {
+                    err = gp_csv_fail(&c, GP_ELIMIT, diag,
+                                      "more than %" PRIu32 " rows ask for the pod of %s",
+                                      UINT32_MAX, same->source);
+                    goto out;
+                }
+                same->repeat++;
+                if ((err = openb_row_push(&rs, a, k)) != GP_OK) {
+                    gp_diag_set(diag, err, "%s: out of memory", name);
+                    goto out;
+                }
+                row++;
+                continue;
+            }
+        }
         const char *pname = gp_csv_field(&c, idx[C_NAME]);
         it.name = *pname ? gp_arena_strdup(a, pname) : gp_arena_printf(a, "openb-pod-%04zu", row);
         it.source = gp_arena_printf(a, "%s:%lu", name, c.line);
-        if (!it.name || !it.source) {
+        if (!it.name || !it.source || !openb_models_copy(&models, a, &it.pod.gpu_models)) {
             err = gp_diag_set(diag, GP_ENOMEM, "%s: out of memory", name);
             goto out;
         }
+        it.pod.ngpu_models = models.n;
         it.kind = GP_ITEM_POD;
         it.pod.name = it.name;
         it.pod.cpu_milli = cpu;
@@ -384,11 +483,21 @@ enum gp_err gp_workload_parse_openb(const char *text, size_t len, const char *na
         it.pod.gpu_milli = (uint32_t)milli;
         it.repeat = 1;
         /* the raw creation time for now (-1: none); made relative below */
-        it.arrival_s = created;
-        if (created >= 0 && deleted > created) {
+        it.arrival_s = w->static_only ? -1 : created;
+        if (!w->static_only && created >= 0 && deleted > created) {
             it.has_duration = true;
             it.duration.kind = GP_DIST_FIXED;
             it.duration.a = deleted - created;
+        }
+        if (w->static_only) {
+            const char *kk = gp_arena_strdup(a, key);
+            bool found;
+            k = (uint32_t)(w->nitems - start);
+            if (!kk || gp_csv_map_put(&rs.pods, kk, k, &found, &k) != GP_OK ||
+                openb_row_push(&rs, a, k) != GP_OK) {
+                err = gp_diag_set(diag, GP_ENOMEM, "%s: out of memory", name);
+                goto out;
+            }
         }
         if ((err = gp_workload_append(w, a, &it)) != GP_OK) {
             gp_diag_set(diag, err, "%s: out of memory", name);
@@ -410,8 +519,11 @@ enum gp_err gp_workload_parse_openb(const char *text, size_t len, const char *na
             first = w->items[i].arrival_s;
     for (size_t i = start; i < w->nitems; i++)
         w->items[i].arrival_s = w->items[i].arrival_s >= 0 ? w->items[i].arrival_s - first : 0;
+    if (w->static_only && (err = openb_trace_add(w, a, start, &rs)) != GP_OK)
+        gp_diag_set(diag, err, "%s: out of memory", name);
 out:
     gp_csv_free(&c);
+    gp_csv_map_free(&rs.pods);
     if (err != GP_OK)
         w->nitems = start; /* all or nothing */
     return err;

@@ -141,9 +141,29 @@ struct gp_k8s_object {
 
 struct gp_service; /* io/service.h */
 
+/* A trace file read for the static mode only (gp_workload.static_only):
+ * its rows that ask for the same pod (the same CPU, memory, GPU count, GPU
+ * share and GPU models) are one item, the first such row's (its name and
+ * "file:line"), whose `repeat` counts the rows; the order of the rows is
+ * kept as one item index per row. That is all a static run reads of a
+ * trace (the requests, their order, their count: sim/static.c); names,
+ * sources and times of the other rows are not kept. */
+struct gp_trace {
+    size_t first, nitems; /* its items: w->items[first .. first + nitems - 1] */
+    uint32_t *row_items;  /* per row, in file order: its item, less first (in the arena) */
+    size_t nrows;
+};
+
 struct gp_workload {
     struct gp_item *items; /* in the arena */
     size_t nitems, cap;
+    /* Set before reading for a static run: trace readers (openb) then keep
+     * a gp_trace per file instead of an item per row. Such a workload is
+     * for the static mode only (arrivals and durations are checked, not
+     * kept). */
+    bool static_only;
+    struct gp_trace *traces; /* in the arena, in item order */
+    size_t ntraces, traces_cap;
     struct gp_queue_def *queues; /* in the arena, in the order they were read */
     size_t nqueues, queues_cap;
     struct gp_priority_class *pclasses; /* in the arena, in the order they were read */

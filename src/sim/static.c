@@ -72,22 +72,51 @@ out:
 
 /* The static mode's arrival sequence (docs/simulator.md): every pod of the
  * workload, shuffled with the seed, then resampled with replacement until
- * the GPU request reaches inflate x cap_milli (or cut to it). */
+ * the GPU request reaches inflate x cap_milli (or cut to it). Before the
+ * shuffle the pods are in item order; a trace read for the static mode
+ * gives its rows' pods in the order of the rows, as one item per row
+ * would. */
 typedef GP_VEC(const struct gp_pod_spec *) pod_seq;
+
+/* Appends the static_count pods of item it to pods. */
+static enum gp_err push_item(const struct gp_item *it, pod_seq *pods, uint64_t *total_milli,
+                             uint64_t *positive, struct gp_diag *diag)
+{
+    for (uint32_t c = static_count(it); c > 0; c--) {
+        if (pods->len >= MAX_STATIC_PODS || GP_VEC_PUSH(pods, &it->pod) != 0)
+            return gp_diag_set(diag, GP_ENOMEM, "simulator: out of memory");
+        *total_milli += gpu_request_milli(&it->pod);
+        *positive += gpu_request_milli(&it->pod) > 0;
+    }
+    return GP_OK;
+}
 
 static enum gp_err static_sequence(const struct gp_sim_config *cfg, const struct gp_workload *wl,
                                    uint64_t cap_milli, pod_seq *pods, struct gp_diag *diag)
 {
     struct gp_rng rng;
     uint64_t total_milli = 0, positive = 0;
-    for (size_t i = 0; i < wl->nitems; i++) {
-        const struct gp_item *it = &wl->items[i];
-        for (uint32_t c = static_count(it); c > 0; c--) {
-            if (pods->len >= MAX_STATIC_PODS || GP_VEC_PUSH(pods, &it->pod) != 0)
-                return gp_diag_set(diag, GP_ENOMEM, "simulator: out of memory");
-            total_milli += gpu_request_milli(&it->pod);
-            positive += gpu_request_milli(&it->pod) > 0;
+    size_t t = 0; /* the next trace (io/workload.h): its rows in their order */
+    for (size_t i = 0; i < wl->nitems;) {
+        while (t < wl->ntraces && wl->traces[t].first < i)
+            t++;
+        const struct gp_trace *tr = t < wl->ntraces ? &wl->traces[t] : NULL;
+        if (!tr || tr->first != i || tr->nitems == 0 || tr->nitems > wl->nitems - i) {
+            enum gp_err err = push_item(&wl->items[i++], pods, &total_milli, &positive, diag);
+            if (err != GP_OK)
+                return err;
+            continue;
         }
+        for (size_t k = 0; k < tr->nrows; k++) {
+            if (tr->row_items[k] >= tr->nitems)
+                return gp_diag_set(diag, GP_ESTATE, "simulator: a trace row names no item");
+            enum gp_err err =
+                push_item(&wl->items[i + tr->row_items[k]], pods, &total_milli, &positive, diag);
+            if (err != GP_OK)
+                return err;
+        }
+        i += tr->nitems;
+        t++;
     }
     /* shuffle (Fisher-Yates) */
     gp_sim_rng_keyed(&rng, cfg->seed, STREAM_SHUFFLE, 0, 0, 0, 0);
