@@ -1,11 +1,13 @@
 /* cmd_render.c - `gpuplane render`: the NVIDIA device plugin configs,
  * mig-parted config, GPU Operator ConfigMaps and node labels a Cluster
- * spec's GPU sharing needs (io/render.h). Everything is rendered before
+ * spec's GPU sharing needs (io/render.h), or with --self gpuplane's own
+ * deployment (kube/deploy.h). Everything is rendered before
  * anything is printed or written; with --out each file appears whole or
  * not at all, and a failed run removes the ones it wrote. */
 #include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -14,6 +16,7 @@
 #include "cli/opts.h"
 #include "io/cluster.h"
 #include "io/render.h"
+#include "kube/deploy.h"
 #include "util/arena.h"
 #include "util/fs.h"
 #include "util/sbuf.h"
@@ -22,11 +25,16 @@ struct render_opts {
     const char *cluster;
     const char *out;
     bool help;
+    /* --self */
+    bool self, no_namespace;
+    const char *ns, *image, *scheduler_name, *replicas;
 };
 
 static void render_usage(FILE *f)
 {
     fprintf(f, "usage: gpuplane render --cluster FILE [--out DIR]\n"
+               "       gpuplane render --self [--namespace NS] [--no-namespace] [--image IMAGE]\n"
+               "                       [--scheduler-name NAME] [--replicas N] [--out DIR]\n"
                "\n"
                "Emits what a Cluster spec's GPU sharing needs on the Kubernetes side, in the\n"
                "formats NVIDIA's tools read (docs/sharing.md):\n"
@@ -43,7 +51,18 @@ static void render_usage(FILE *f)
                "                  or all old; without it (or with '-', a FIFO or a device)\n"
                "                  everything goes to stdout (or there) as one YAML stream,\n"
                "                  each document starting with a '# file: NAME' comment\n"
-               "  -h, --help      this help\n");
+               "  -h, --help      this help\n"
+               "\n"
+               "With --self, gpuplane's own deployment instead (docs/kube.md, \"Deploying\"):\n"
+               "  00-namespace.yaml .. 07-deployment.yaml  the Namespace, ServiceAccount,\n"
+               "                  ClusterRole and Role with exactly what the scheduler uses,\n"
+               "                  their bindings, its ConfigMap and the Deployment\n"
+               "  --namespace NS  where it runs (default " GP_DEPLOY_NAMESPACE ")\n"
+               "  --no-namespace  no Namespace object (NS exists already)\n"
+               "  --image IMAGE   the container image (default " GP_DEPLOY_IMAGE ")\n"
+               "  --scheduler-name NAME  the spec.schedulerName it takes "
+               "(default " GP_DEPLOY_SCHEDULER_NAME ")\n"
+               "  --replicas N    replicas, one leading at a time (default 2, 1 to 10)\n");
     gp_opts_usage_common(f);
     fprintf(f, "\n"
                "exit codes: 0 success, 2 bad input or usage, 1 any other failure\n");
@@ -54,7 +73,55 @@ static const struct gp_opt render_opt_table[] = {
     GP_OPT_STRING_AT("--out", struct render_opts, out),
     GP_OPT_FLAG_AT("--help", struct render_opts, help),
     GP_OPT_FLAG_AT("-h", struct render_opts, help),
+    GP_OPT_FLAG_AT("--self", struct render_opts, self),
+    GP_OPT_FLAG_AT("--no-namespace", struct render_opts, no_namespace),
+    GP_OPT_STRING_AT("--namespace", struct render_opts, ns),
+    GP_OPT_STRING_AT("--image", struct render_opts, image),
+    GP_OPT_STRING_AT("--scheduler-name", struct render_opts, scheduler_name),
+    GP_OPT_STRING_AT("--replicas", struct render_opts, replicas),
 };
+
+/* --self: the deployment's options checked and rendered. */
+static enum gp_err render_self(const struct render_opts *o, struct gp_render *r, struct gp_diag *d)
+{
+    struct gp_deploy_opts dopts;
+    gp_deploy_opts_default(&dopts);
+    if (o->ns)
+        dopts.ns = o->ns;
+    dopts.namespace_object = !o->no_namespace;
+    if (o->image)
+        dopts.image = o->image;
+    if (o->scheduler_name)
+        dopts.scheduler_name = o->scheduler_name;
+    if (o->replicas) {
+        char *end = NULL;
+        unsigned long n = strtoul(o->replicas, &end, 10);
+        if (!*o->replicas || *end || o->replicas[0] == '-' || n > 1000)
+            return gp_diag_set(d, GP_EUSAGE, "--replicas %s: expected 1 to 10", o->replicas);
+        dopts.replicas = (unsigned)n;
+    }
+    return gp_deploy_render(&dopts, r, d);
+}
+
+/* The options of one form given to the other. */
+static enum gp_err check_forms(const struct render_opts *o, struct gp_diag *d)
+{
+    if (o->self && o->cluster)
+        return gp_diag_set(d, GP_EUSAGE, "render: --self and --cluster: one or the other");
+    if (!o->self && !o->cluster)
+        return gp_diag_set(d, GP_EUSAGE,
+                           "render: --cluster FILE is required, or --self (see gpuplane "
+                           "render --help)");
+    const char *self_only = o->no_namespace     ? "--no-namespace"
+                            : o->ns             ? "--namespace"
+                            : o->image          ? "--image"
+                            : o->scheduler_name ? "--scheduler-name"
+                            : o->replicas       ? "--replicas"
+                                                : NULL;
+    if (!o->self && self_only)
+        return gp_diag_set(d, GP_EUSAGE, "render: %s goes with --self", self_only);
+    return GP_OK;
+}
 
 /* Where --out goes: a directory (made if missing) for one file each, or
  * "-", a FIFO or a device for the one stream. Checked before the cluster
@@ -123,7 +190,7 @@ static enum gp_err write_files(const char *dir, const char *cluster_arg, const s
     }
     if (err == GP_OK)
         err = gp_cli_outputs_prepare(flags, p, r->nfiles, d);
-    if (err == GP_OK)
+    if (err == GP_OK && cluster_arg)
         err = gp_cli_outputs_input("--cluster", cluster_arg, d);
     if (err == GP_OK)
         err = gp_cli_write_all(p, bufs, r->nfiles, d);
@@ -159,22 +226,23 @@ int gp_cmd_render(int argc, char **argv)
         render_usage(stdout);
         goto out;
     }
-    if (!o.cluster) {
-        err = gp_diag_set(&diag, GP_EUSAGE,
-                          "render: --cluster FILE is required (see gpuplane "
-                          "render --help)");
+    if ((err = check_forms(&o, &diag)) != GP_OK)
         goto fail;
-    }
     bool to_dir = false;
     if (o.out && (err = check_out(o.out, &to_dir, &diag)) != GP_OK)
         goto fail;
-    if (!to_dir && (err = gp_cli_outputs_input("--cluster", o.cluster, &diag)) != GP_OK)
-        goto fail;
-    if ((err = gp_cluster_load(o.cluster, &arena, &cluster, &diag)) != GP_OK)
-        goto fail;
-    gp_cli_warn_cluster(&cluster);
-    if ((err = gp_render_cluster(&cluster, &r, &diag)) != GP_OK)
-        goto fail;
+    if (o.self) {
+        if ((err = render_self(&o, &r, &diag)) != GP_OK)
+            goto fail;
+    } else {
+        if (!to_dir && (err = gp_cli_outputs_input("--cluster", o.cluster, &diag)) != GP_OK)
+            goto fail;
+        if ((err = gp_cluster_load(o.cluster, &arena, &cluster, &diag)) != GP_OK)
+            goto fail;
+        gp_cli_warn_cluster(&cluster);
+        if ((err = gp_render_cluster(&cluster, &r, &diag)) != GP_OK)
+            goto fail;
+    }
     if (to_dir) {
         const char **paths = NULL;
         if ((err = write_files(o.out, o.cluster, &r, &arena, &paths, &diag)) != GP_OK)

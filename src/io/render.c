@@ -467,3 +467,13 @@ void gp_render_stream(const struct gp_render *r, struct gp_sbuf *out)
         gp_sbuf_add(out, gp_sbuf_str(&r->files[i].text));
     }
 }
+
+struct gp_sbuf *gp_render_add_file(struct gp_render *r, const char *name)
+{
+    return add_file(r, name, "");
+}
+
+void gp_render_scalar(struct gp_sbuf *b, const char *s)
+{
+    scalar(b, s);
+}

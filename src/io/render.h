@@ -53,6 +53,13 @@ void gp_render_free(struct gp_render *r);
  * "# file: NAME". */
 void gp_render_stream(const struct gp_render *r, struct gp_sbuf *out);
 
+/* For other writers of files in this form (kube/deploy.h): a new file
+ * NAME.yaml at the end of r (NULL when out of memory), and a string as a
+ * YAML scalar (plain when it reads back as the same string, else
+ * double-quoted). */
+struct gp_sbuf *gp_render_add_file(struct gp_render *r, const char *name);
+void gp_render_scalar(struct gp_sbuf *b, const char *s);
+
 /* The pieces, for tests: one pool's device plugin config (GPU pools only)
  * and the mig-parted config body. */
 void gp_render_device_plugin(const struct gp_pool_spec *p, struct gp_sbuf *out);

@@ -1,0 +1,233 @@
+/* rbac.c - the scheduler's API permissions as one table, and requests
+ * checked against it as the API server's RBAC authorizer would
+ * (kubernetes.io/docs/reference/access-authn-authz/rbac/). */
+#include "kube/rbac.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* Events go through events.k8s.io/v1 (as kube-scheduler's do since 1.19),
+ * not core/v1; a repeated Event is patched (its series). */
+const struct gp_rbac_rule gp_rbac_rules[] = {
+    {GP_RBAC_CLUSTER,
+     "",
+     "nodes",
+     {"list", "watch"},
+     NULL,
+     "the cluster's capacity: labels, taints, allocatable, cordon, deletion"},
+    {GP_RBAC_CLUSTER,
+     "",
+     "pods",
+     {"list", "watch"},
+     NULL,
+     "every pod, any scheduler's: capacity other pods use is capacity taken"},
+    {GP_RBAC_CLUSTER,
+     "",
+     "pods",
+     {"patch"},
+     NULL,
+     "the device annotations of a decision, before its Binding"},
+    {GP_RBAC_CLUSTER, "", "pods", {"delete"}, NULL, "preemption: victims deleted gracefully"},
+    {GP_RBAC_CLUSTER, "", "pods/binding", {"create"}, NULL, "the Binding of a pod to its node"},
+    {GP_RBAC_CLUSTER,
+     "",
+     "pods/status",
+     {"patch", "update"},
+     NULL,
+     "PodScheduled=False (Unschedulable) on a pod that fits nowhere"},
+    {GP_RBAC_CLUSTER,
+     "events.k8s.io",
+     "events",
+     {"create", "patch"},
+     NULL,
+     "Scheduled and FailedScheduling Events, and the audit's Warnings"},
+    {GP_RBAC_CLUSTER,
+     "scheduling.k8s.io",
+     "priorityclasses",
+     {"list", "watch"},
+     NULL,
+     "pod priorities (ordering and preemption)"},
+    {GP_RBAC_CLUSTER,
+     "scheduling.x-k8s.io",
+     "podgroups",
+     {"list", "watch"},
+     NULL,
+     "gangs of scheduler-plugins' coscheduling"},
+    {GP_RBAC_CLUSTER,
+     "scheduling.volcano.sh",
+     "podgroups",
+     {"list", "watch"},
+     NULL,
+     "gangs of Volcano"},
+    {GP_RBAC_NAMESPACE,
+     "coordination.k8s.io",
+     "leases",
+     {"create"},
+     NULL,
+     "leader election: the Lease made when there is none (create cannot be limited to a name)"},
+    {GP_RBAC_NAMESPACE,
+     "coordination.k8s.io",
+     "leases",
+     {"get", "update"},
+     GP_RBAC_LEASE_NAME,
+     "leader election: the Lease read, renewed and taken over"},
+    {GP_RBAC_NAMESPACE,
+     "",
+     "configmaps",
+     {"get", "list", "watch"},
+     NULL,
+     "gpuplane's configuration, in its own namespace"},
+};
+
+const size_t gp_rbac_nrules = sizeof gp_rbac_rules / sizeof gp_rbac_rules[0];
+
+static bool has_verb(const struct gp_rbac_rule *r, const char *verb)
+{
+    for (size_t i = 0; r->verbs[i]; i++)
+        if (strcmp(r->verbs[i], verb) == 0)
+            return true;
+    return false;
+}
+
+/* Whether r's resource is resource[/sub]. */
+static bool same_resource(const struct gp_rbac_rule *r, const char *resource, const char *sub)
+{
+    size_t n = strlen(resource);
+    if (strncmp(r->resource, resource, n) != 0)
+        return false;
+    if (!sub || !*sub)
+        return r->resource[n] == '\0';
+    return r->resource[n] == '/' && strcmp(r->resource + n + 1, sub) == 0;
+}
+
+bool gp_rbac_allows(const char *verb, const char *group, const char *resource,
+                    const char *subresource)
+{
+    for (size_t i = 0; i < gp_rbac_nrules; i++) {
+        const struct gp_rbac_rule *r = &gp_rbac_rules[i];
+        if (strcmp(r->group, group ? group : "") == 0 && same_resource(r, resource, subresource) &&
+            has_verb(r, verb))
+            return true;
+    }
+    return false;
+}
+
+/* Copies the path segment at *p (up to '/', '?' or the end) into out;
+ * false when it is empty or too long. */
+static bool segment(const char **p, char *out, size_t n)
+{
+    if (**p == '/')
+        (*p)++;
+    size_t len = strcspn(*p, "/?");
+    if (len == 0 || len >= n)
+        return false;
+    memcpy(out, *p, len);
+    out[len] = '\0';
+    *p += len;
+    return true;
+}
+
+/* Whether the query has watch=true (or watch=1). */
+static bool query_watch(const char *path)
+{
+    const char *q = strchr(path, '?');
+    while (q && *q) {
+        q++;
+        if (strncmp(q, "watch=true", 10) == 0 || strncmp(q, "watch=1", 7) == 0) {
+            char c = q[strncmp(q, "watch=1", 7) == 0 ? 7 : 10];
+            if (c == '\0' || c == '&')
+                return true;
+        }
+        q = strchr(q, '&');
+    }
+    return false;
+}
+
+static const char *verb_of(const char *method, bool named, bool watch)
+{
+    if (strcmp(method, "GET") == 0 || strcmp(method, "HEAD") == 0)
+        return watch ? "watch" : named ? "get" : "list";
+    if (strcmp(method, "POST") == 0)
+        return "create";
+    if (strcmp(method, "PUT") == 0)
+        return "update";
+    if (strcmp(method, "PATCH") == 0)
+        return "patch";
+    if (strcmp(method, "DELETE") == 0)
+        return named ? "delete" : "deletecollection";
+    return NULL;
+}
+
+bool gp_rbac_parse_request(const char *method, const char *path, struct gp_rbac_request *out)
+{
+    memset(out, 0, sizeof *out);
+    const char *p = path;
+    char version[32];
+    if (strncmp(p, "/api/", 5) == 0) {
+        p += 4;
+    } else if (strncmp(p, "/apis/", 6) == 0) {
+        p += 5;
+        if (!segment(&p, out->group, sizeof out->group))
+            return false;
+    } else {
+        return false;
+    }
+    if (!segment(&p, version, sizeof version))
+        return false;
+    char first[256];
+    if (!segment(&p, first, sizeof first))
+        return false;
+    if (strcmp(first, "namespaces") == 0 && *p == '/') {
+        char ns[64];
+        if (!segment(&p, ns, sizeof ns))
+            return false;
+        if (*p == '/') { /* namespaces/NS/RESOURCE... */
+            snprintf(out->ns, sizeof out->ns, "%s", ns);
+            if (!segment(&p, out->resource, sizeof out->resource))
+                return false;
+        } else { /* the Namespace object itself */
+            snprintf(out->resource, sizeof out->resource, "namespaces");
+            snprintf(out->name, sizeof out->name, "%s", ns);
+        }
+    } else {
+        if (strlen(first) >= sizeof out->resource)
+            return false;
+        snprintf(out->resource, sizeof out->resource, "%s", first);
+    }
+    if (*p == '/' && !out->name[0] && !segment(&p, out->name, sizeof out->name))
+        return false;
+    if (*p == '/' && !segment(&p, out->subresource, sizeof out->subresource))
+        return false;
+    if (*p == '/' || (*p && *p != '?'))
+        return false;
+    const char *verb = verb_of(method, out->name[0] != '\0', query_watch(path));
+    if (!verb)
+        return false;
+    snprintf(out->verb, sizeof out->verb, "%s", verb);
+    return true;
+}
+
+bool gp_rbac_allows_request(const char *method, const char *path, const char *own_ns, char *why,
+                            size_t n)
+{
+    struct gp_rbac_request q;
+    if (!gp_rbac_parse_request(method, path, &q)) {
+        snprintf(why, n, "%s %s: not a resource request", method, path);
+        return false;
+    }
+    for (size_t i = 0; i < gp_rbac_nrules; i++) {
+        const struct gp_rbac_rule *r = &gp_rbac_rules[i];
+        if (strcmp(r->group, q.group) != 0 || !same_resource(r, q.resource, q.subresource) ||
+            !has_verb(r, q.verb))
+            continue;
+        if (r->scope == GP_RBAC_NAMESPACE && strcmp(q.ns, own_ns) != 0)
+            continue;
+        if (r->name && strcmp(r->name, q.name) != 0)
+            continue;
+        return true;
+    }
+    snprintf(why, n, "%s %s%s%s%s%s%s%s%s: not allowed", q.verb, q.group[0] ? q.group : "core", "/",
+             q.resource, q.subresource[0] ? "/" : "", q.subresource, q.ns[0] ? " in " : "", q.ns,
+             q.name[0] ? " (named)" : "");
+    return false;
+}
