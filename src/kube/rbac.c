@@ -6,8 +6,11 @@
 #include <stdio.h>
 #include <string.h>
 
-/* Events go through events.k8s.io/v1 (as kube-scheduler's do since 1.19),
- * not core/v1; a repeated Event is patched (its series). */
+/* Exactly the requests of sched_cycle.c, the informers and (to come) the
+ * Lease and the ConfigMap reader. Events go through events.k8s.io/v1 (as
+ * kube-scheduler's do since 1.19), not core/v1, and are only created (a
+ * message is written once, never a series patched); the pod's status
+ * only patched (a strategic merge patch), never replaced. */
 const struct gp_rbac_rule gp_rbac_rules[] = {
     {GP_RBAC_CLUSTER,
      "",
@@ -27,20 +30,26 @@ const struct gp_rbac_rule gp_rbac_rules[] = {
      {"patch"},
      NULL,
      "the device annotations of a decision, before its Binding"},
+    {GP_RBAC_CLUSTER,
+     "",
+     "pods",
+     {"get"},
+     NULL,
+     "a pod read again when its Binding got no answer (bound or not)"},
     {GP_RBAC_CLUSTER, "", "pods", {"delete"}, NULL, "preemption: victims deleted gracefully"},
     {GP_RBAC_CLUSTER, "", "pods/binding", {"create"}, NULL, "the Binding of a pod to its node"},
     {GP_RBAC_CLUSTER,
      "",
      "pods/status",
-     {"patch", "update"},
+     {"patch"},
      NULL,
      "PodScheduled=False (Unschedulable) on a pod that fits nowhere"},
     {GP_RBAC_CLUSTER,
      "events.k8s.io",
      "events",
-     {"create", "patch"},
+     {"create"},
      NULL,
-     "Scheduled and FailedScheduling Events, and the audit's Warnings"},
+     "Scheduled, FailedScheduling and Preempted Events, and the audit's Warnings"},
     {GP_RBAC_CLUSTER,
      "scheduling.k8s.io",
      "priorityclasses",
