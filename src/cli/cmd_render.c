@@ -14,6 +14,7 @@
 
 #include "cli/cli.h"
 #include "cli/opts.h"
+#include "engine/engine.h"
 #include "io/cluster.h"
 #include "io/render.h"
 #include "kube/deploy.h"
@@ -27,14 +28,15 @@ struct render_opts {
     bool help;
     /* --self */
     bool self, no_namespace;
-    const char *ns, *image, *scheduler_name, *replicas;
+    const char *ns, *image, *scheduler_name, *replicas, *policy;
 };
 
 static void render_usage(FILE *f)
 {
     fprintf(f, "usage: gpuplane render --cluster FILE [--out DIR]\n"
                "       gpuplane render --self [--namespace NS] [--no-namespace] [--image IMAGE]\n"
-               "                       [--scheduler-name NAME] [--replicas N] [--out DIR]\n"
+               "                       [--scheduler-name NAME] [--policy NAME] [--replicas N]\n"
+               "                       [--out DIR]\n"
                "\n"
                "Emits what a Cluster spec's GPU sharing needs on the Kubernetes side, in the\n"
                "formats NVIDIA's tools read (docs/sharing.md):\n"
@@ -62,6 +64,7 @@ static void render_usage(FILE *f)
                "  --image IMAGE   the container image (default " GP_DEPLOY_IMAGE ")\n"
                "  --scheduler-name NAME  the spec.schedulerName it takes "
                "(default " GP_DEPLOY_SCHEDULER_NAME ")\n"
+               "  --policy NAME   the placement policy it runs (default " GP_DEPLOY_POLICY ")\n"
                "  --replicas N    replicas, one leading at a time (default 2, 1 to 10)\n");
     gp_opts_usage_common(f);
     fprintf(f, "\n"
@@ -79,6 +82,7 @@ static const struct gp_opt render_opt_table[] = {
     GP_OPT_STRING_AT("--image", struct render_opts, image),
     GP_OPT_STRING_AT("--scheduler-name", struct render_opts, scheduler_name),
     GP_OPT_STRING_AT("--replicas", struct render_opts, replicas),
+    GP_OPT_STRING_AT("--policy", struct render_opts, policy),
 };
 
 /* --self: the deployment's options checked and rendered. */
@@ -93,6 +97,17 @@ static enum gp_err render_self(const struct render_opts *o, struct gp_render *r,
         dopts.image = o->image;
     if (o->scheduler_name)
         dopts.scheduler_name = o->scheduler_name;
+    if (o->policy) {
+        if (!gp_policy_find(o->policy)) {
+            char names[256] = "";
+            for (size_t i = 0; gp_policies[i]; i++)
+                snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", i ? ", " : "",
+                         gp_policies[i]->name);
+            return gp_diag_set(d, GP_EUSAGE, "--policy: unknown policy '%s' (expected one of: %s)",
+                               o->policy, names);
+        }
+        dopts.policy = o->policy;
+    }
     if (o->replicas) {
         char *end = NULL;
         unsigned long n = strtoul(o->replicas, &end, 10);
@@ -117,6 +132,7 @@ static enum gp_err check_forms(const struct render_opts *o, struct gp_diag *d)
                             : o->image          ? "--image"
                             : o->scheduler_name ? "--scheduler-name"
                             : o->replicas       ? "--replicas"
+                            : o->policy         ? "--policy"
                                                 : NULL;
     if (!o->self && self_only)
         return gp_diag_set(d, GP_EUSAGE, "render: %s goes with --self", self_only);

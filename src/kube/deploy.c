@@ -7,13 +7,16 @@
 
 #include "kube/rbac.h"
 
+/* The flags of src/cli/cmd_schedule.c; $(VAR) is expanded by the kubelet
+ * from the container's env (the downward API and the ConfigMap). */
 const char *const gp_deploy_schedule_args[] = {
-    "--config-map=" GP_DEPLOY_CONFIGMAP,
-    "--leader-elect",
-    "--leader-elect-resource-name=" GP_RBAC_LEASE_NAME,
-    "--leader-elect-resource-namespace=$(POD_NAMESPACE)",
+    "--scheduler-name=$(GPUPLANE_SCHEDULER_NAME)",
+    "--policy=$(GPUPLANE_POLICY)",
+    "--leader-elect=true",
+    "--lease-namespace=$(POD_NAMESPACE)",
+    "--lease-name=" GP_RBAC_LEASE_NAME,
     "--identity=$(POD_NAME)",
-    "--http-addr=" GP_DEPLOY_HTTP_ADDR,
+    "--metrics-addr=" GP_DEPLOY_HTTP_ADDR,
     NULL,
 };
 
@@ -24,6 +27,7 @@ void gp_deploy_opts_default(struct gp_deploy_opts *o)
     o->image = GP_DEPLOY_IMAGE;
     o->scheduler_name = GP_DEPLOY_SCHEDULER_NAME;
     o->replicas = 2;
+    o->policy = GP_DEPLOY_POLICY;
 }
 
 /* A DNS-1123 label ([a-z0-9-], alphanumeric at both ends, at most 63) or,
@@ -80,6 +84,9 @@ static enum gp_err check(const struct gp_deploy_opts *o, struct gp_diag *d)
                            "--scheduler-name %s: expected a DNS-1123 subdomain, as "
                            "spec.schedulerName must be",
                            o->scheduler_name ? o->scheduler_name : "");
+    if (!o->policy || !dns1123(o->policy, false))
+        return gp_diag_set(d, GP_EUSAGE, "--policy %s: expected a policy name",
+                           o->policy ? o->policy : "");
     if (o->replicas < 1 || o->replicas > 10)
         return gp_diag_set(d, GP_EUSAGE, "--replicas %u: expected 1 to 10", o->replicas);
     return GP_OK;
@@ -140,17 +147,29 @@ static void binding(struct gp_sbuf *b, const char *kind, const char *role_kind,
 
 static void configmap(struct gp_sbuf *b, const struct gp_deploy_opts *o)
 {
-    gp_sbuf_add(b, "# gpuplane schedule's settings, read through the API (--config-map).\n");
+    gp_sbuf_add(b, "# gpuplane schedule's settings: the Deployment passes them as flags\n"
+                   "# (--scheduler-name, --policy); a change takes a rollout restart.\n");
     head(b, "v1", "ConfigMap", GP_DEPLOY_CONFIGMAP, o->ns);
-    gp_sbuf_add(b, "data:\n  " GP_DEPLOY_CONFIGMAP_KEY ": |\n");
-    gp_sbuf_add(b, "    # the pods this scheduler takes: spec.schedulerName\n    schedulerName: ");
+    gp_sbuf_add(b, "data:\n"
+                   "  # the pods it takes: those whose spec.schedulerName is this\n"
+                   "  schedulerName: ");
     gp_render_scalar(b, o->scheduler_name);
-    gp_sbuf_add(b, "\n    # a pod that failed to bind waits this long, doubling (kube-scheduler's\n"
-                   "    # podInitialBackoffSeconds and podMaxBackoffSeconds)\n"
-                   "    backoffInitialSeconds: 1\n"
-                   "    backoffMaxSeconds: 10\n"
-                   "    # a Normal \"Scheduled\" Event for every bind\n"
-                   "    bindEvents: true\n");
+    gp_sbuf_add(b, "\n  # the placement policy (gpuplane sim --help lists them)\n"
+                   "  policy: ");
+    gp_render_scalar(b, o->policy);
+    gp_sbuf_add(b, "\n");
+}
+
+/* An env var from the ConfigMap's key. */
+static void env_from_cm(struct gp_sbuf *b, const char *var, const char *key)
+{
+    gp_sbuf_printf(b,
+                   "        - name: %s\n"
+                   "          valueFrom:\n"
+                   "            configMapKeyRef:\n"
+                   "              name: " GP_DEPLOY_CONFIGMAP "\n"
+                   "              key: %s\n",
+                   var, key);
 }
 
 static void pod_spec(struct gp_sbuf *b, const struct gp_deploy_opts *o)
@@ -187,16 +206,18 @@ static void pod_spec(struct gp_sbuf *b, const struct gp_deploy_opts *o)
         gp_render_scalar(b, gp_deploy_schedule_args[i]);
         gp_sbuf_add(b, "\n");
     }
+    gp_sbuf_printf(b, "        env:\n"
+                      "        - name: POD_NAME\n"
+                      "          valueFrom:\n"
+                      "            fieldRef:\n"
+                      "              fieldPath: metadata.name\n"
+                      "        - name: POD_NAMESPACE\n"
+                      "          valueFrom:\n"
+                      "            fieldRef:\n"
+                      "              fieldPath: metadata.namespace\n");
+    env_from_cm(b, "GPUPLANE_SCHEDULER_NAME", "schedulerName");
+    env_from_cm(b, "GPUPLANE_POLICY", "policy");
     gp_sbuf_printf(b,
-                   "        env:\n"
-                   "        - name: POD_NAME\n"
-                   "          valueFrom:\n"
-                   "            fieldRef:\n"
-                   "              fieldPath: metadata.name\n"
-                   "        - name: POD_NAMESPACE\n"
-                   "          valueFrom:\n"
-                   "            fieldRef:\n"
-                   "              fieldPath: metadata.namespace\n"
                    "        ports:\n"
                    "        - name: http\n"
                    "          containerPort: %d\n"
@@ -289,7 +310,7 @@ enum gp_err gp_deploy_render(const struct gp_deploy_opts *o, struct gp_render *o
         binding(b, "ClusterRoleBinding", "ClusterRole", o);
     oom |= !b;
     if ((b = gp_render_add_file(out, "04-role"))) {
-        gp_sbuf_add(b, "# What it does in its own namespace only: its Lease and its ConfigMap.\n");
+        gp_sbuf_add(b, "# What it does in its own namespace only: its Lease.\n");
         head(b, "rbac.authorization.k8s.io/v1", "Role", GP_DEPLOY_NAME, o->ns);
         rules(b, GP_RBAC_NAMESPACE);
     }

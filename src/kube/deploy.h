@@ -6,8 +6,9 @@
  *   02-clusterrole.yaml         what it may do everywhere (rbac.h's cluster
  *   03-clusterrolebinding.yaml  rules), bound to the ServiceAccount
  *   04-role.yaml                what it may do in its own namespace (its
- *   05-rolebinding.yaml         Lease, its ConfigMap), bound likewise
- *   06-configmap.yaml           its configuration
+ *   05-rolebinding.yaml         Lease), bound likewise
+ *   06-configmap.yaml           its settings (schedulerName, policy), given
+ *                               to `gpuplane schedule` as flags through env
  *   07-deployment.yaml          the scheduler: replicas (2) with leader
  *                               election, probes on /healthz and /readyz,
  *                               resource requests, non-root with a
@@ -27,14 +28,14 @@
 #define GP_DEPLOY_NAMESPACE      "gpuplane-system"
 #define GP_DEPLOY_NAME           "gpuplane-scheduler" /* ServiceAccount, Roles, Deployment */
 #define GP_DEPLOY_CONFIGMAP      "gpuplane-scheduler-config"
-#define GP_DEPLOY_CONFIGMAP_KEY  "config.yaml"
 #define GP_DEPLOY_IMAGE          "gpuplane:" GP_VERSION
 #define GP_DEPLOY_SCHEDULER_NAME "gpuplane"
-#define GP_DEPLOY_HTTP_PORT      8080 /* /metrics, /healthz, /readyz (httpd.h) */
+#define GP_DEPLOY_POLICY         "best-fit" /* gpuplane sim's default */
+#define GP_DEPLOY_HTTP_PORT      8080       /* /metrics, /healthz, /readyz (httpd.h) */
 #define GP_DEPLOY_HTTP_ADDR      ":8080"
 
 /* The arguments the Deployment gives `gpuplane schedule` (after the
- * subcommand), one per element: the names `gpuplane schedule` takes. */
+ * subcommand), one per element: flags of src/cli/cmd_schedule.c. */
 extern const char *const gp_deploy_schedule_args[];
 
 struct gp_deploy_opts {
@@ -43,13 +44,14 @@ struct gp_deploy_opts {
     const char *image;          /* GP_DEPLOY_IMAGE */
     const char *scheduler_name; /* the pods' spec.schedulerName: a DNS-1123 subdomain */
     unsigned replicas;          /* 2 (1 to 10) */
+    const char *policy;         /* GP_DEPLOY_POLICY: a policy name (not checked here) */
 };
 
 void gp_deploy_opts_default(struct gp_deploy_opts *o);
 
 /* Renders the files into out (emptied first). Errors: GP_EUSAGE for an
  * option out of range, naming its flag (--namespace, --image,
- * --scheduler-name, --replicas); GP_ENOMEM. On error *out is empty. */
+ * --scheduler-name, --policy, --replicas); GP_ENOMEM. On error *out is empty. */
 enum gp_err gp_deploy_render(const struct gp_deploy_opts *o, struct gp_render *out,
                              struct gp_diag *diag);
 

@@ -6,8 +6,8 @@
 #include <stdio.h>
 #include <string.h>
 
-/* Exactly the requests of sched_cycle.c, the informers and (to come) the
- * Lease and the ConfigMap reader. Events go through events.k8s.io/v1 (as
+/* Exactly the requests of sched_cycle.c, lease.c and the informers (the
+ * PriorityClass and PodGroup ones to come: docs/kube.md). Events go through events.k8s.io/v1 (as
  * kube-scheduler's do since 1.19), not core/v1, and are only created (a
  * message is written once, never a series patched); the pod's status
  * only patched (a strategic merge patch), never replaced. */
@@ -80,12 +80,6 @@ const struct gp_rbac_rule gp_rbac_rules[] = {
      {"get", "update"},
      GP_RBAC_LEASE_NAME,
      "leader election: the Lease read, renewed and taken over"},
-    {GP_RBAC_NAMESPACE,
-     "",
-     "configmaps",
-     {"get", "list", "watch"},
-     NULL,
-     "gpuplane's configuration, in its own namespace"},
 };
 
 const size_t gp_rbac_nrules = sizeof gp_rbac_rules / sizeof gp_rbac_rules[0];

@@ -17,7 +17,7 @@
 
 /* Where a rule holds: everywhere (the ClusterRole, bound by a
  * ClusterRoleBinding), or only in gpuplane's own namespace (a Role and
- * RoleBinding there: its Lease and its ConfigMap). */
+ * RoleBinding there: its Lease). */
 enum gp_rbac_scope { GP_RBAC_CLUSTER, GP_RBAC_NAMESPACE };
 
 #define GP_RBAC_MAX_VERBS 4

@@ -47,16 +47,33 @@ echo "ok   --out: $got"
 
 # --- options ------------------------------------------------------------------
 "$gp" render --self --no-namespace --namespace team-a --image reg.example/gp:1 \
-    --scheduler-name gpu-a --replicas 3 >"$tmp/opts" 2>"$tmp/err" || failed "options: $(cat "$tmp/err")"
+    --scheduler-name gpu-a --policy fgd --replicas 3 >"$tmp/opts" 2>"$tmp/err" || failed "options: $(cat "$tmp/err")"
 grep -q '^kind: Namespace$' "$tmp/opts" && failed "--no-namespace: a Namespace was written"
 [ "$(grep -c '^  namespace: team-a$' "$tmp/opts")" -eq 7 ] ||
     failed "--namespace team-a: expected 5 namespaced objects and 2 subjects in team-a"
 [ "$(grep -c '^  namespace: team-a$' "$tmp/opts")" -eq "$(grep -c '^  namespace: ' "$tmp/opts")" ] ||
     failed "--namespace team-a: another namespace was written"
 grep -q '^        image: "reg.example/gp:1"$' "$tmp/opts" || failed "--image: not the container's image"
-grep -q '^    schedulerName: gpu-a$' "$tmp/opts" || failed "--scheduler-name: not in the ConfigMap"
+grep -q '^  schedulerName: gpu-a$' "$tmp/opts" || failed "--scheduler-name: not in the ConfigMap"
 grep -q '^  replicas: 3$' "$tmp/opts" || failed "--replicas 3: not the Deployment's"
+grep -q '^  policy: fgd$' "$tmp/opts" || failed "--policy fgd: not in the ConfigMap"
 echo "ok   options"
+
+# --- the Deployment's args are flags gpuplane schedule takes -------------------
+# as the kubelet gives them: $(VAR) replaced by the env's values; a missing
+# kubeconfig is then the first error, not an unknown or bad flag
+args=$(sed -n '/^        args:$/,/^        env:$/p' "$tmp/out/07-deployment.yaml" | sed -n 's/^        - //p' |
+    sed 's/^"\(.*\)"$/\1/; s/\$(GPUPLANE_SCHEDULER_NAME)/gpuplane/; s/\$(GPUPLANE_POLICY)/best-fit/;
+         s/\$(POD_NAMESPACE)/gpuplane-system/; s/\$(POD_NAME)/gpuplane-scheduler-0/')
+[ "$(echo "$args" | head -1)" = schedule ] || failed "the Deployment's args do not start with schedule"
+# shellcheck disable=SC2086
+"$gp" $args --kubeconfig "$tmp/no-kubeconfig" >"$tmp/stdout" 2>"$tmp/stderr"
+rc=$?
+if [ "$rc" -ne 2 ] || ! grep -q "no-kubeconfig" "$tmp/stderr" || grep -qi "option\|expected" "$tmp/stderr"; then
+    failed "gpuplane $(echo $args) refused its flags (exit $rc): $(cat "$tmp/stderr")"
+else
+    echo "ok   gpuplane schedule takes the Deployment's args: $(echo $args)"
+fi
 
 # --- bad input: one line, exit 2, nothing written ----------------------------
 expect() {
@@ -89,6 +106,8 @@ expect "--namespace" "--namespace Bad_NS: expected a DNS-1123 label" --self --na
 expect "--scheduler-name" "--scheduler-name A: expected a DNS-1123 subdomain" --self \
     --scheduler-name A
 expect "--image" "--image: expected an image reference without spaces" --self --image "a b"
+expect "--policy" "--policy: unknown policy 'tightest' \\(expected one of: random, best-fit" --self \
+    --policy tightest
 
 if [ "$fails" -ne 0 ]; then
     echo "$fails render --self check(s) failed"

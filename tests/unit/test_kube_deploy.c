@@ -174,11 +174,9 @@ static void test_files(void **state)
         assert_string_equal(str_at(o[i], "subjects.0.name"), str_at(o[1], "metadata.name"));
         assert_string_equal(str_at(o[i], "subjects.0.namespace"), GP_DEPLOY_NAMESPACE);
     }
-    /* the ConfigMap's key is YAML the scheduler reads */
-    json_t *cfg = yaml_json(
-        json_string_value(json_object_get(json_object_get(o[6], "data"), GP_DEPLOY_CONFIGMAP_KEY)));
-    assert_string_equal(str_at(cfg, "schedulerName"), GP_DEPLOY_SCHEDULER_NAME);
-    json_decref(cfg);
+    /* the ConfigMap's keys, given to the container as env for its flags */
+    assert_string_equal(str_at(o[6], "data.schedulerName"), GP_DEPLOY_SCHEDULER_NAME);
+    assert_string_equal(str_at(o[6], "data.policy"), GP_DEPLOY_POLICY);
     /* the Deployment */
     json_t *dep = o[7];
     assert_string_equal(str_at(dep, "spec.replicas"), "2");
@@ -201,6 +199,31 @@ static void test_files(void **state)
     assert_string_equal(str_at(c, "readinessProbe.httpGet.path"), "/readyz");
     assert_string_equal(str_at(c, "livenessProbe.httpGet.port"), "http");
     assert_string_equal(str_at(c, "ports.0.name"), "http");
+    /* every $(VAR) of the args is an env var of the container (else the
+     * kubelet leaves the text as it is); the ConfigMap's keys exist */
+    json_t *env = json_object_get(c, "env");
+    for (size_t i = 0; i < json_array_size(args); i++) {
+        const char *arg = json_string_value(json_array_get(args, i)), *v = strstr(arg, "$(");
+        if (!v)
+            continue;
+        const char *end = strchr(v, ')');
+        assert_non_null(end);
+        bool defined = false;
+        for (size_t k = 0; k < json_array_size(env); k++) {
+            const char *n = json_string_value(json_object_get(json_array_get(env, k), "name"));
+            defined |= strlen(n) == (size_t)(end - v - 2) && strncmp(n, v + 2, strlen(n)) == 0;
+        }
+        if (!defined)
+            fail_msg("%s: not an env var of the container", arg);
+    }
+    for (size_t k = 0; k < json_array_size(env); k++) {
+        json_t *ref = json_object_get(json_object_get(json_array_get(env, k), "valueFrom"),
+                                      "configMapKeyRef");
+        if (!ref)
+            continue;
+        assert_string_equal(str_at(ref, "name"), str_at(o[6], "metadata.name"));
+        assert_non_null(json_object_get(json_object_get(o[6], "data"), str_at(ref, "key")));
+    }
     assert_string_equal(str_at(c, "ports.0.containerPort"), "8080");
     assert_string_equal(str_at(c, "resources.requests.cpu"), "100m");
     assert_string_equal(str_at(c, "resources.requests.memory"), "128Mi");
@@ -304,8 +327,6 @@ static void test_rbac_table(void **state)
         {"get", "coordination.k8s.io", "leases", NULL},
         {"create", "coordination.k8s.io", "leases", NULL},
         {"update", "coordination.k8s.io", "leases", NULL},
-        {"get", "", "configmaps", NULL},
-        {"watch", "", "configmaps", NULL},
     };
     const char *no[][4] = {
         {"get", "", "secrets", NULL},
@@ -325,6 +346,8 @@ static void test_rbac_table(void **state)
         {"create", "", "events", NULL}, /* core events: not used */
         {"delete", "coordination.k8s.io", "leases", NULL},
         {"update", "", "configmaps", NULL},
+        {"get", "", "configmaps", NULL}, /* the kubelet reads the ConfigMap, not gpuplane */
+        {"watch", "", "configmaps", NULL},
         {"create", "", "bindings", NULL},
         {"list", "scheduling.k8s.io", "pods", NULL},
         {"list", "", "pods", "status"},
@@ -418,8 +441,6 @@ static void test_rbac_requests(void **state)
          "/apis/coordination.k8s.io/v1/namespaces/gpuplane-system/leases/" GP_RBAC_LEASE_NAME},
         {"PUT",
          "/apis/coordination.k8s.io/v1/namespaces/gpuplane-system/leases/" GP_RBAC_LEASE_NAME},
-        {"GET", "/api/v1/namespaces/gpuplane-system/configmaps?watch=true"},
-        {"GET", "/api/v1/namespaces/gpuplane-system/configmaps/" GP_DEPLOY_CONFIGMAP},
     };
     char why[256];
     for (size_t i = 0; i < sizeof allowed / sizeof allowed[0]; i++)
@@ -442,8 +463,8 @@ static void test_rbac_requests(void **state)
          "update coordination.k8s.io/leases in kube-system (named): not allowed"},
         {"POST", "/apis/coordination.k8s.io/v1/namespaces/kube-system/leases",
          "create coordination.k8s.io/leases in kube-system: not allowed"},
-        {"GET", "/api/v1/namespaces/team-a/configmaps",
-         "list core/configmaps in team-a: not allowed"},
+        {"GET", "/api/v1/namespaces/gpuplane-system/configmaps",
+         "list core/configmaps in gpuplane-system: not allowed"},
         {"GET", "/api/v1/configmaps?watch=true", "watch core/configmaps: not allowed"},
         {"POST", "/api/v1/namespaces/a/pods/p/eviction",
          "create core/pods/eviction in a (named): not allowed"},
