@@ -67,7 +67,7 @@ struct state {
     struct fault faults[MAX_FAULTS];
     size_t nfaults;
     long bookmark_ms;
-    long requests, watches, bindings, writes;
+    long requests, watches, bindings, writes, schema_errors;
     long uid;
     volatile sig_atomic_t stopping;
 };
@@ -119,6 +119,14 @@ void do_update(const struct route *r, json_t *body, bool patch, struct answer *a
 void do_delete(const struct route *r, json_t *body, const char *grace_q, struct answer *a);
 void finish_deletions(bool all);
 void do_binding(const struct route *r, json_t *body, struct answer *a);
+
+/* schema.c */
+bool schema_load(const char *dir);
+bool schema_enabled(void);
+/* Whether obj, written to route r, is valid; the field and reason in err. */
+bool schema_check(const struct route *r, json_t *obj, char *err, size_t n);
+/* 422 Invalid for an object that fails schema_check (counted). */
+bool schema_refuse(const struct route *r, json_t *obj, const char *name, struct answer *a);
 
 /* control.c */
 void do_control(const char *what, const char *method, json_t *body, struct answer *a);

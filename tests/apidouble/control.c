@@ -49,9 +49,10 @@ void do_control(const char *what, const char *method, json_t *body, struct answe
         return;
     }
     answer_json(a, 200,
-                json_pack("{s:i,s:i,s:i,s:i,s:i,s:i}", "requests", (int)S.requests, "watches",
+                json_pack("{s:i,s:i,s:i,s:i,s:i,s:i,s:i}", "requests", (int)S.requests, "watches",
                           (int)S.watches, "bindings", (int)S.bindings, "resourceVersion", (int)S.rv,
-                          "compacted", (int)S.compacted, "writes", (int)S.writes));
+                          "compacted", (int)S.compacted, "writes", (int)S.writes, "schema_errors",
+                          (int)S.schema_errors));
 }
 
 /* The fault for this request, if any (its count is taken). */

@@ -203,7 +203,7 @@ static void *reaper(void *arg)
 
 static void usage(void)
 {
-    fprintf(stderr, "usage: apidouble [--port N] [--bookmark-ms MS]\n"
+    fprintf(stderr, "usage: apidouble [--port N] [--bookmark-ms MS] [--schemas DIR]\n"
                     "  serves on 127.0.0.1 (port 0: any free port); prints \"port N\" once "
                     "listening; SIGTERM stops it\n");
     exit(2);
@@ -217,7 +217,10 @@ int main(int argc, char **argv)
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--port") == 0 && i + 1 < argc)
             port = atol(argv[++i]);
-        else if (strcmp(argv[i], "--bookmark-ms") == 0 && i + 1 < argc)
+        else if (strcmp(argv[i], "--schemas") == 0 && i + 1 < argc) {
+            if (!schema_load(argv[++i]))
+                return 2;
+        } else if (strcmp(argv[i], "--bookmark-ms") == 0 && i + 1 < argc)
             S.bookmark_ms = atol(argv[++i]);
         else
             usage();

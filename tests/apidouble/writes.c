@@ -33,6 +33,8 @@ void do_create(const struct route *r, json_t *body, struct answer *a)
                       "on the request");
         return;
     }
+    if (schema_refuse(r, body, name, a))
+        return;
     char q[200];
     qualified(r, q, sizeof q);
     struct object *o = find(r->res, r->namespaced ? r->ns : "", name);
@@ -137,6 +139,10 @@ void do_update(const struct route *r, json_t *body, bool patch, struct answer *a
             json_object_set(m, fixed[i], json_object_get(om, fixed[i]));
     json_object_set_new(keep, "kind", json_string(kind_of(r->res)));
     json_object_set_new(keep, "apiVersion", json_string(r->api_version));
+    if (schema_refuse(r, keep, r->name, a)) {
+        json_decref(keep);
+        return;
+    }
     normalize(keep);
     record(o, "MODIFIED", json_incref(keep));
     answer_json(a, 200, keep);
@@ -225,6 +231,8 @@ void do_binding(const struct route *r, json_t *body, struct answer *a)
 {
     struct object *o = target(r, a);
     if (!o)
+        return;
+    if (schema_refuse(r, body, r->name, a))
         return;
     json_t *meta = json_object_get(body, "metadata"), *tg = json_object_get(body, "target");
     const char *bname = json_string_value(json_object_get(meta, "name"));

@@ -15,6 +15,7 @@
 
 static pid_t kd_pid;
 static char kd_server[64];
+static const char *kd_schemas; /* set: the double checks writes against these schemas */
 
 static int kd_start(void **state)
 {
@@ -26,7 +27,11 @@ static int kd_start(void **state)
     if (kd_pid == 0) {
         dup2(fd[1], 1);
         close(fd[0]);
-        execl(GP_APIDOUBLE, GP_APIDOUBLE, "--port", "0", "--bookmark-ms", "100", (char *)NULL);
+        if (kd_schemas)
+            execl(GP_APIDOUBLE, GP_APIDOUBLE, "--port", "0", "--bookmark-ms", "100", "--schemas",
+                  kd_schemas, (char *)NULL);
+        else
+            execl(GP_APIDOUBLE, GP_APIDOUBLE, "--port", "0", "--bookmark-ms", "100", (char *)NULL);
         _exit(127);
     }
     close(fd[1]);

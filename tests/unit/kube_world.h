@@ -45,8 +45,11 @@ __attribute__((unused)) static void w_open(struct world *w, bool leader)
     w->now = 100;
 }
 
+__attribute__((unused)) static long w_stat(struct world *w, const char *what);
+
 __attribute__((unused)) static void w_close(struct world *w)
 {
+    assert_int_equal(w_stat(w, "schema_errors"), 0); /* everything sent was valid */
     gp_kube_informer_free(w->nodes);
     gp_kube_informer_free(w->pods);
     gp_kube_sched_free(w->s);

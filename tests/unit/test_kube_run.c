@@ -1,7 +1,8 @@
 /* test_kube_run.c - the scheduler's threads (kube/run.c) against the API
  * server double: informer threads watching while pods arrive, /metrics
  * counting the binds; and two replicas under leader election on one
- * Lease: every pod bound once, all by one replica, the other standing by. */
+ * Lease: every pod bound once, all by one replica, the other standing by;
+ * and faults on demand (429, 500, slow answers, cut watches) ridden out. */
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -80,6 +81,48 @@ static void test_run_watch(void **state)
     w_close(&w);
 }
 
+/* Faults on demand while it runs: 429 with Retry-After on Bindings, 500 on
+ * patches, slow answers, watches cut after two events: every pod bound
+ * once, the audit clean. */
+static void test_run_faults(void **state)
+{
+    (void)state;
+    struct world w;
+    w_open(&w, false);
+    w_node(&w, "n1", 8);
+    w_node(&w, "n2", 8);
+    kd_call(w.admin, "POST", "/_control/fault",
+            "{\"status\":429,\"retry_after_s\":1,\"count\":2,\"match\":\"/binding\"}", 200);
+    kd_call(w.admin, "POST", "/_control/fault",
+            "{\"status\":500,\"count\":3,\"match\":\"/pods/p\"}", 200);
+    kd_call(w.admin, "POST", "/_control/fault",
+            "{\"delay_ms\":150,\"count\":4,\"match\":\"/pods\"}", 200);
+    kd_call(w.admin, "POST", "/_control/fault",
+            "{\"drop_after\":2,\"count\":3,\"match\":\"/pods\"}", 200);
+    for (int i = 1; i <= 4; i++) {
+        char name[16];
+        snprintf(name, sizeof name, "p%d", i);
+        w_pod(&w, name, 1);
+    }
+    struct later l = {&w, 5, 12};
+    pthread_t th;
+    pthread_create(&th, NULL, create_later, &l);
+    struct gp_kube_run_opts o;
+    struct gp_kube_config cfg;
+    run_opts(&o, &cfg);
+    o.stop_after_binds = 12;
+    struct gp_kube_run_result res;
+    struct gp_diag d = {""};
+    assert_int_equal(gp_kube_run(&o, &res, &d), GP_OK);
+    pthread_join(th, NULL);
+    assert_int_equal(res.stats.binds, 12);
+    assert_int_equal(res.stats.audit_violations, 0);
+    assert_int_equal(w_stat(&w, "bindings"), 12);
+    w_check_distinct(&w);
+    kd_call(w.admin, "POST", "/_control/clear", NULL, 200);
+    w_close(&w);
+}
+
 struct replica {
     struct gp_kube_run_opts o;
     struct gp_kube_config cfg;
@@ -137,6 +180,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_run_watch, kd_start, kd_stop),
         cmocka_unit_test_setup_teardown(test_two_replicas, kd_start, kd_stop),
+        cmocka_unit_test_setup_teardown(test_run_faults, kd_start, kd_stop),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

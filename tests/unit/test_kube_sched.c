@@ -17,7 +17,11 @@
  *    double booking planted by hand: the audit reports it;
  *  - other schedulers' pods take capacity; only a leader binds;
  *  - preemption: the victim deleted gracefully, the preemptor bound only
- *    once the victim is gone. */
+ *    once the victim is gone.
+ * Run with "shared", the same tests run with the double checking every
+ * object written against the published schemas (../shared/k8s/schemas/;
+ * w_close asserts none failed), and probes show the check refuses what it
+ * must; without the schemas that run exits 77 (skipped). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -27,6 +31,7 @@
 #include <cmocka.h>
 
 #include "kube_double.h"
+#include "shared_data.h"
 #include "kube_world.h"
 
 static void test_bind_and_explain(void **state)
@@ -319,7 +324,44 @@ static void test_preempt(void **state)
     w_close(&w);
 }
 
-int main(void)
+#define SCHEMAS GP_SHARED_DIR "/k8s/schemas"
+
+/* The check refuses what the real server refuses (and the probes count). */
+static void test_schema_probes(void **state)
+{
+    (void)state;
+    struct gp_kube_client *c = kd_client();
+    kd_call(c, "POST", "/api/v1/namespaces/default/pods",
+            "{\"metadata\":{\"name\":\"p\"},\"spec\":{\"containers\":[{\"name\":\"c\","
+            "\"image\":\"x\"}]}}",
+            201);
+    kd_call(c, "POST", "/api/v1/namespaces/default/pods",
+            "{\"metadata\":{\"name\":\"q\"},\"spec\":{\"containerz\":[]}}", 422);
+    kd_call(c, "POST", "/api/v1/namespaces/default/pods/p/binding",
+            "{\"apiVersion\":\"v1\",\"kind\":\"Binding\",\"metadata\":{\"name\":\"p\"}}", 422);
+    kd_call(c, "PATCH", "/api/v1/namespaces/default/pods/p/status",
+            "{\"status\":{\"conditions\":[{\"type\":\"PodScheduled\",\"status\":\"False\","
+            "\"lastTransitionTime\":\"yesterday\"}]}}",
+            422);
+    kd_call(c, "POST", "/apis/events.k8s.io/v1/namespaces/default/events",
+            "{\"metadata\":{\"name\":\"e1\"},\"eventTime\":\"2026-12-01T09:19:37.000000Z\","
+            "\"reportingController\":\"gpuplane\",\"reportingInstance\":\"r\",\"action\":"
+            "\"Scheduling\",\"reason\":\"X\",\"type\":\"Info\"}",
+            422);
+    kd_call(c, "POST", "/apis/coordination.k8s.io/v1/namespaces/kube-system/leases",
+            "{\"metadata\":{\"name\":\"l\"},\"spec\":{\"leaseDurationSeconds\":\"40\"}}", 422);
+    struct gp_kube_response r;
+    struct gp_diag d = {""};
+    assert_int_equal(gp_kube_request(c, "GET", "/_control/stats", NULL, NULL, &r, &d), GP_OK);
+    json_t *st = json_loads(r.body, 0, NULL);
+    assert_int_equal(json_integer_value(json_object_get(st, "schema_errors")), 5);
+    kd_call(c, "POST", "/_control/clear", NULL, 200);
+    json_decref(st);
+    gp_kube_response_free(&r);
+    gp_kube_client_free(c);
+}
+
+int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_bind_and_explain, kd_start, kd_stop),
@@ -331,5 +373,15 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_foreign_and_leader, kd_start, kd_stop),
         cmocka_unit_test_setup_teardown(test_preempt, kd_start, kd_stop),
     };
+    if (gp_shared_mode(argc, argv)) {
+        if (!gp_shared_have(SCHEMAS "/api__v1_openapi.json"))
+            return GP_SHARED_SKIP_EXIT;
+        kd_schemas = SCHEMAS;
+        const struct CMUnitTest probes[] = {
+            cmocka_unit_test_setup_teardown(test_schema_probes, kd_start, kd_stop),
+        };
+        int failed = cmocka_run_group_tests_name("probes", probes, NULL, NULL);
+        return gp_shared_exit(failed + cmocka_run_group_tests_name("schemas", tests, NULL, NULL));
+    }
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
