@@ -20,6 +20,8 @@ static const struct gp_cmd commands[] = {
     {"compat", "whether a CUDA version or image runs on an NVIDIA driver, and why", gp_cmd_compat},
     {"schedule", "schedule a Kubernetes cluster's pods with the engine (schedulerName: gpuplane)",
      gp_cmd_schedule},
+    {"plan", "what to rent: candidate clusters over the catalog, simulated and ranked by cost",
+     gp_cmd_plan},
 };
 
 static void usage(FILE *f)

@@ -1,0 +1,121 @@
+#!/usr/bin/env bash
+# plan.sh - `gpuplane plan` on cases whose answer is known by hand
+# (tests/data/plan: the offers of offers.yaml, EKS only): two services on
+# two 1-GPU nodes ($1533 a month), a notebook that a plain instance serves
+# cheaper than a cluster ($730 against $803), spot that loses to its lost
+# work without checkpoints and wins with them; the same JSON whatever the
+# thread count; --out writes a spec the simulator reads; bad limits files
+# exit 2 with one line naming file, line and field.
+set -uo pipefail
+gp="${GPUPLANE:?}"
+src="${GP_SRC:?}"
+data="$src/tests/data/plan"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fails=0
+failed() {
+    echo "FAIL $*"
+    fails=$((fails + 1))
+}
+
+# plan NAME WORKLOAD LIMITS: runs the plan with the test offers into NAME.json
+plan() {
+    local name="$1" w="$2" l="$3"
+    shift 3
+    if ! "$gp" plan --workload "$data/$w" --limits "$data/$l" --providers "$data/offers.yaml" \
+        --json "$tmp/$name.json" "$@" >"$tmp/$name.out" 2>"$tmp/$name.err"; then
+        failed "$name: gpuplane plan failed: $(cat "$tmp/$name.err")"
+        return 1
+    fi
+}
+
+# check NAME PYTHON: the expression holds for d (the JSON), w (the winner)
+check() {
+    local name="$1" expr="$2"
+    python3 - "$tmp/$name.json" "$expr" <<'EOF' || failed "$name: $expr"
+import json, sys
+d = json.load(open(sys.argv[1]))
+c = d["candidates"]
+w = c[0]
+sim = [x for x in c if x["state"] == "simulated"]
+spot = lambda x: any(p["spot"] for p in x["pools"])
+sys.exit(0 if eval("(" + sys.argv[2] + ")") else 1)
+EOF
+}
+
+if plan services two-services.yaml eks-only.yaml; then
+    check services 'd["winner"]["id"] == w["id"] and w["limits_met"]'
+    check services 'w["kind"] == "kubernetes" and w["what"] == "2x1 L4-24GB"'
+    check services 'abs(w["monthly_usd"] - (2 * 1.00 + 0.10) * 730) < 0.5'
+    check services 'all(x["provider"] == "eks" for x in c)'
+    echo "ok   two services: two 1-GPU nodes, \$1533 a month"
+fi
+
+if plan notebook one-notebook.yaml eks-only.yaml; then
+    check notebook 'w["kind"] == "plain instance" and abs(w["monthly_usd"] - 730) < 0.5'
+    check notebook 'c[1]["kind"] == "kubernetes" and abs(c[1]["monthly_usd"] - 803) < 0.5'
+    grep -q "no Kubernetes control plane is worth paying for" "$tmp/notebook.out" ||
+        failed "notebook: the summary does not say why the plain instance wins"
+    echo "ok   one notebook: a plain instance beats the cluster"
+fi
+
+if plan lossy long-jobs.yaml spot-lossy.yaml; then
+    check lossy 'not spot(w) and w["limits_met"]'
+    check lossy 'any(spot(x) and x["sim"]["lost_work_usd"] > 0 and
+        (x["monthly_usd"] > w["monthly_usd"] or not x["limits_met"]) for x in sim)'
+    grep -q "spot does not pay" "$tmp/lossy.out" || failed "lossy: no word on the spot loss"
+    echo "ok   spot without checkpoints loses to its lost work"
+fi
+if plan ckpt long-jobs.yaml spot-checkpointed.yaml; then
+    check ckpt 'spot(w) and w["limits_met"]'
+    check ckpt 'len(d["spot_sensitivity"]) == 2 and
+        d["spot_sensitivity"][0]["interruptions_per_node_hour"] == 0.25 and
+        d["spot_sensitivity"][1]["interruptions_per_node_hour"] == 1'
+    echo "ok   spot with 5-minute checkpoints wins, with its sensitivity"
+fi
+
+# the same plan on one thread and on four
+"$gp" plan --threads 1 --json "$tmp/t1.json" --quiet 2>"$tmp/err" || failed "demo plan: $(cat "$tmp/err")"
+"$gp" plan --threads 4 --json "$tmp/t4.json" --quiet 2>"$tmp/err" || failed "demo plan: $(cat "$tmp/err")"
+cmp -s "$tmp/t1.json" "$tmp/t4.json" || failed "the demo plan differs between 1 and 4 threads"
+echo "ok   the same plan on 1 and 4 threads"
+
+# --out: the winner's spec, which the simulator and render read back
+if plan out two-services.yaml eks-only.yaml --out "$tmp/out" --report "$tmp/out.html"; then
+    [ -s "$tmp/out/cluster.yaml" ] || failed "--out: no cluster.yaml"
+    [ -s "$tmp/out/node-labels.yaml" ] || failed "--out: no render files"
+    grep -q "<svg" "$tmp/out.html" || failed "--report: no chart"
+    "$gp" sim --cluster "$tmp/out/cluster.yaml" --workload "$data/two-services.yaml" \
+        --horizon 24h --quiet --json "$tmp/replay.json" 2>"$tmp/err" ||
+        failed "--out: the spec does not simulate: $(cat "$tmp/err")"
+    echo "ok   --out writes a spec the simulator reads"
+fi
+
+# bad limits files: exit 2, one line FILE:LINE:COL: PATH: ..., nothing on stdout
+bad() {
+    local name="$1" want="$2"
+    "$gp" plan --workload "$data/one-notebook.yaml" --limits "$data/bad/$name" \
+        >"$tmp/bad.out" 2>"$tmp/bad.err"
+    local rc=$?
+    [ "$rc" -eq 2 ] || failed "bad/$name: exit $rc, expected 2"
+    [ -s "$tmp/bad.out" ] && failed "bad/$name: something on stdout"
+    [ "$(wc -l <"$tmp/bad.err")" -eq 1 ] || failed "bad/$name: not one line: $(cat "$tmp/bad.err")"
+    grep -qF -- "$want" "$tmp/bad.err" || failed "bad/$name: '$(cat "$tmp/bad.err")' lacks '$want'"
+}
+bad unknown-field.yaml "unknown-field.yaml:4:3: spec.queueDelayP99: unknown field"
+bad bad-duration.yaml "bad-duration.yaml:4:18: spec.queueDelayP95: expected a duration"
+bad wrong-kind.yaml "wrong-kind.yaml:2:7: kind: expected \"PlanLimits\""
+bad unknown-provider.yaml "unknown-provider.yaml:5:22: spec.avoid.providers[1]: no provider \"awss\""
+bad bad-budget.yaml "bad-budget.yaml:4:18: spec.monthlyBudget: expected a number"
+bad bad-bool.yaml "bad-bool.yaml:5:17: spec.require.rwxStorage: expected true or false"
+bad two-docs.yaml "two-docs.yaml:5:1: a second YAML document"
+bad no-spec.yaml "missing required field \"spec\""
+"$gp" plan --limits "$tmp/none.yaml" >/dev/null 2>&1
+[ $? -eq 2 ] || failed "a missing limits file does not exit 2"
+echo "ok   bad limits files"
+
+if [ "$fails" -ne 0 ]; then
+    echo "$fails plan check(s) failed"
+    exit 1
+fi
+echo "all plan checks pass"
