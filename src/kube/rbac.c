@@ -193,9 +193,10 @@ bool gp_rbac_parse_request(const char *method, const char *path, struct gp_rbac_
             snprintf(out->name, sizeof out->name, "%s", ns);
         }
     } else {
-        if (strlen(first) >= sizeof out->resource)
+        size_t len = strlen(first);
+        if (len >= sizeof out->resource)
             return false;
-        snprintf(out->resource, sizeof out->resource, "%s", first);
+        memcpy(out->resource, first, len + 1);
     }
     if (*p == '/' && !out->name[0] && !segment(&p, out->name, sizeof out->name))
         return false;
