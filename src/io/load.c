@@ -363,8 +363,7 @@ static enum gp_err load_one(const char *arg, struct gp_arena *a, struct gp_workl
 {
     const char *rest;
     if ((rest = after_prefix(arg, "openb:")) != NULL)
-        return *rest ? read_workload_file(rest, gp_workload_parse_openb, a, w, diag)
-                     : empty_path(arg, diag);
+        return *rest ? gp_workload_read_openb(rest, a, w, diag) : empty_path(arg, diag);
     if ((rest = after_prefix(arg, "philly:")) != NULL)
         return *rest ? read_workload_file(rest, gp_workload_parse_philly, a, w, diag)
                      : empty_path(arg, diag);

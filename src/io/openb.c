@@ -3,11 +3,14 @@
  * model) as a gp_cluster with one pool per node shape, and the pod list
  * (name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,
  * creation_time,deletion_time,scheduled_time; the multigpu files have only
- * the first five) as pod items. Columns are matched by header name.
- * docs/FORMATS.md describes the mapping. */
+ * the first five) as pod items, from a file read in pieces. For a static
+ * run (gp_workload.static_only) a pod list keeps one item per distinct pod
+ * and the rows' order (struct gp_trace). Columns are matched by header
+ * name. docs/FORMATS.md describes the mapping. */
 #include "io/cluster.h"
 #include "io/csv.h"
 #include "io/workload.h"
+#include "util/fs.h"
 #include "util/vec.h"
 
 #include <inttypes.h>
@@ -15,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #define OPENB_MAX_CPU_MILLI 1000000000LL /* a million cores */
 #define OPENB_MAX_MEM_MIB   1000000000LL /* about 954 TiB */
@@ -374,8 +378,118 @@ static enum gp_err openb_time(const struct gp_csv *c, int idx, const char *col, 
     return gp_csv_number(c, idx, col, 0, OPENB_MAX_TIME_S, out, diag);
 }
 
-enum gp_err gp_workload_parse_openb(const char *text, size_t len, const char *name,
-                                    struct gp_arena *a, struct gp_workload *w, struct gp_diag *diag)
+/* ---- a pod list file read in pieces ------------------------------------- */
+
+/* The tokenizer borrows its text and keeps nothing of it between records
+ * but its cursor, so a file can be given to it in pieces, each ending where
+ * a record ends: after a line feed outside quotes (an even number of quotes
+ * since the piece began: a record the tokenizer accepts has an even
+ * number, and a newline inside a quoted field follows an odd one). A piece
+ * also holds at least one byte that is not a blank or a line end, so that
+ * the header is in the first one. A file without such a line feed (CR line
+ * ends, an unbalanced quote) is read on into one piece, at worst the rest
+ * of the file, as the whole-text reader would hold it. */
+struct openb_pieces {
+    FILE *f;
+    char *buf; /* malloc'd */
+    size_t len, cap;
+    size_t given;   /* bytes of buf the tokenizer has had */
+    size_t scanned; /* bytes of buf looked at for the piece's end */
+    size_t cut;     /* where the piece can end (0: not found yet) */
+    bool odd;       /* an odd number of quotes in buf[0 .. scanned) */
+    bool content;   /* a byte that is not blank or a line end in it */
+    bool eof;
+    size_t bom;          /* 3 when the file starts with a UTF-8 byte order mark */
+    uint64_t total, max; /* bytes read; the input limit */
+};
+
+static size_t piece_bytes = (size_t)1 << 20;
+
+void gp_workload_set_openb_piece(size_t bytes)
+{
+    piece_bytes = bytes ? bytes : (size_t)1 << 20;
+}
+
+/* Whether the byte at the scan is one of a byte order mark at the start of
+ * the file (not content: gp_csv_init skips it). */
+static bool bom_byte(const struct openb_pieces *s, char ch)
+{
+    uint64_t at = s->total - s->len + s->scanned; /* its offset in the file */
+    return at < 3 && ch == "\xEF\xBB\xBF"[at];
+}
+
+static void pieces_scan(struct openb_pieces *s)
+{
+    for (; s->scanned < s->len; s->scanned++) {
+        char ch = s->buf[s->scanned];
+        if (ch == '"')
+            s->odd = !s->odd;
+        else if (ch == '\n' && !s->odd && s->content)
+            s->cut = s->scanned + 1;
+        else if (ch != ' ' && ch != '\t' && ch != '\r' && ch != '\n' && !bom_byte(s, ch))
+            s->content = true;
+    }
+}
+
+/* The next piece (*n == 0: the end of the file). GP_ELIMIT when the file
+ * has grown past the input limit while it was read; GP_EIO, GP_ENOMEM. */
+static enum gp_err pieces_next(struct openb_pieces *s, const char *path, const char **text,
+                               size_t *n, struct gp_diag *diag)
+{
+    memmove(s->buf, s->buf + s->given, s->len - s->given);
+    s->len -= s->given;
+    s->given = s->scanned = s->cut = 0;
+    s->odd = s->content = false;
+    pieces_scan(s);
+    while (!s->cut && !s->eof) {
+        if (s->cap - s->len < piece_bytes) {
+            if (s->cap > SIZE_MAX / 2 - piece_bytes)
+                return gp_diag_set(diag, GP_ENOMEM, "%s: out of memory", path);
+            size_t cap = s->cap < piece_bytes ? 2 * piece_bytes : 2 * s->cap;
+            char *b = realloc(s->buf, cap);
+            if (!b)
+                return gp_diag_set(diag, GP_ENOMEM, "%s: out of memory", path);
+            s->buf = b;
+            s->cap = cap;
+        }
+        size_t r = fread(s->buf + s->len, 1, piece_bytes, s->f);
+        if (r == 0 && ferror(s->f))
+            return gp_diag_set(diag, GP_EIO, "%s: read error", path);
+        s->eof = r == 0;
+        s->len += r;
+        s->total += r;
+        if (s->total > s->max)
+            return GP_ELIMIT;
+        pieces_scan(s);
+    }
+    s->given = s->cut ? s->cut : s->len;
+    *text = s->buf;
+    *n = s->given;
+    return GP_OK;
+}
+
+/* The next record of c, from the next piece when this one is done. */
+static enum gp_err next_record(struct gp_csv *c, struct openb_pieces *s, bool *got,
+                               struct gp_diag *diag)
+{
+    for (;;) {
+        enum gp_err err = gp_csv_next(c, got, diag);
+        if (err != GP_OK || *got || !s)
+            return err;
+        const char *text;
+        size_t n;
+        if ((err = pieces_next(s, c->name, &text, &n, diag)) != GP_OK || n == 0)
+            return err;
+        c->p = text;
+        c->end = text + n;
+    }
+}
+
+/* A pod list from text (s NULL) or from the pieces of a file (text the
+ * first). */
+static enum gp_err parse_pods(const char *text, size_t len, struct openb_pieces *src,
+                              const char *name, struct gp_arena *a, struct gp_workload *w,
+                              struct gp_diag *diag)
 {
     enum {
         C_NAME,
@@ -412,7 +526,7 @@ enum gp_err gp_workload_parse_openb(const char *text, size_t len, const char *na
     err = gp_csv_header(&c, cols, C_N, 0, idx, diag);
     if (err != GP_OK)
         goto out;
-    while ((err = gp_csv_next(&c, &got, diag)) == GP_OK && got) {
+    while ((err = next_record(&c, src, &got, diag)) == GP_OK && got) {
         struct gp_item it = {0};
         int64_t cpu, mem, ngpu, milli;
         double created, deleted, sched;
@@ -526,5 +640,44 @@ out:
     gp_csv_map_free(&rs.pods);
     if (err != GP_OK)
         w->nitems = start; /* all or nothing */
+    return err;
+}
+
+enum gp_err gp_workload_parse_openb(const char *text, size_t len, const char *name,
+                                    struct gp_arena *a, struct gp_workload *w, struct gp_diag *diag)
+{
+    return parse_pods(text, len, NULL, name, a, w, diag);
+}
+
+/* The whole file at once, through gp_fs_read (its checks and messages). */
+static enum gp_err read_whole(const char *path, struct gp_arena *a, struct gp_workload *w,
+                              struct gp_diag *diag)
+{
+    char *text = NULL;
+    size_t len = 0;
+    enum gp_err err = gp_fs_read(path, &text, &len, diag);
+    if (err == GP_OK)
+        err = parse_pods(text, len, NULL, path, a, w, diag);
+    free(text);
+    return err;
+}
+
+enum gp_err gp_workload_read_openb(const char *path, struct gp_arena *a, struct gp_workload *w,
+                                   struct gp_diag *diag)
+{
+    struct stat st;
+    struct openb_pieces s = {.max = gp_fs_max_read()};
+    if (stat(path, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size < 0 ||
+        (uint64_t)st.st_size > s.max || !(s.f = fopen(path, "rb")))
+        return read_whole(path, a, w, diag); /* its errors, or a pipe or a device */
+    const char *text = NULL;
+    size_t n = 0;
+    enum gp_err err = pieces_next(&s, path, &text, &n, diag);
+    if (err == GP_OK)
+        err = parse_pods(text, n, &s, path, a, w, diag);
+    fclose(s.f);
+    free(s.buf);
+    if (err == GP_ELIMIT && s.total > s.max) /* it grew: gp_fs_read says so */
+        return read_whole(path, a, w, diag);
     return err;
 }

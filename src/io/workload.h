@@ -238,6 +238,16 @@ enum gp_err gp_workload_parse_manifest(const char *text, size_t len, const char 
 enum gp_err gp_workload_parse_openb(const char *text, size_t len, const char *name,
                                     struct gp_arena *a, struct gp_workload *w,
                                     struct gp_diag *diag);
+/* Reads the openb pod list file path as gp_workload_parse_openb reads its
+ * text (the same items, traces and errors), in pieces of about 1 MiB that
+ * end where a record ends, so that the file's text is not held whole: with
+ * w->static_only a large trace costs little more than its rows' order. A
+ * pipe or a device, or a file over the input limit, goes through
+ * gp_fs_read as before. gp_workload_set_openb_piece sets the piece size
+ * (tests; 0: the default). */
+enum gp_err gp_workload_read_openb(const char *path, struct gp_arena *a, struct gp_workload *w,
+                                   struct gp_diag *diag);
+void gp_workload_set_openb_piece(size_t bytes);
 enum gp_err gp_workload_parse_philly(const char *text, size_t len, const char *name,
                                      struct gp_arena *a, struct gp_workload *w,
                                      struct gp_diag *diag);

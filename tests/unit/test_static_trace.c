@@ -2,8 +2,9 @@
  * (gp_workload.static_only, io/workload.h): it keeps what a static run
  * reads and no more (a few bytes of arena per row, where an item per row
  * costs over 400), and the run is the same as over one item per row: the
- * same arrival sequence, the same results, the same errors. The real
- * openb traces under GP_SHARED_DIR when they are there. */
+ * same arrival sequence, the same results, the same errors. A pod list
+ * file read in pieces (gp_workload_read_openb) is its text read whole.
+ * The real openb traces under GP_SHARED_DIR when they are there. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -276,6 +277,104 @@ static void test_budget_counts_rows(void **state)
     gp_arena_free(&a);
 }
 
+/* Writes len bytes of text to a new temporary file, named into path. */
+static void write_temp(char *path, const char *text, size_t len)
+{
+    strcpy(path, "/tmp/gp-static-trace-XXXXXX");
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    assert_int_equal(write(fd, text, len), (ssize_t)len);
+    close(fd);
+}
+
+static void assert_same_items(const struct gp_workload *p, const struct gp_workload *q)
+{
+    assert_int_equal(p->nitems, q->nitems);
+    assert_int_equal(p->ntraces, q->ntraces);
+    for (size_t i = 0; i < p->nitems; i++) {
+        const struct gp_item *x = &p->items[i], *y = &q->items[i];
+        assert_string_equal(x->name, y->name);
+        assert_string_equal(x->source, y->source);
+        assert_int_equal(x->repeat, y->repeat);
+        assert_true(x->arrival_s == y->arrival_s && x->has_duration == y->has_duration &&
+                    x->duration.a == y->duration.a);
+        const struct gp_pod_spec *a = &x->pod, *b = &y->pod;
+        assert_same_pods(&a, 1, &b, 1);
+    }
+    for (size_t t = 0; t < p->ntraces; t++) {
+        assert_int_equal(p->traces[t].nrows, q->traces[t].nrows);
+        assert_memory_equal(p->traces[t].row_items, q->traces[t].row_items,
+                            p->traces[t].nrows * sizeof *p->traces[t].row_items);
+    }
+}
+
+/* A file read in pieces is its text read whole: the same items, traces
+ * and errors (lines included), whatever the piece size, for quoted fields
+ * across lines, CRLF and CR line ends, a byte order mark, blank lines,
+ * errors early and late, an unterminated or a stray quote. */
+static void test_pieces_same(void **state)
+{
+    (void)state;
+    static const char hdr[] = "name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec\n";
+    static const char *const bodies[] = {
+        "a,1000,2000,1,500,T4\nb,2000,4000,0,0,\n\"c\nd \"\"e\"\"\",1000,2000,1,500,T4\n",
+        "a,1000,2000,1,500,T4\r\nb,2000,4000,0,0,\r\n\r\n  \r\nc,1000,2000,1,500,T4",
+        "a,1000,2000,1,500,T4\rb,2000,4000,0,0,\rc,1000,2000,1,500,T4\r",
+        "a,1000,2000,1,500,T4\n\n   \n\t\nb,1000,2000,1,500,T4\nc,1,2,0,0,\n",
+        "a,1000,2000,1,500,T4\nb,1000,2000,1,500,T4\nc,1000,2000,1,5000,T4\n",
+        "a,1000,2000,1,500,T4\nb,1000,2000,1,500,T4\n\"c,1000,2000,1,500,T4\nd,1,2,0,0,\n",
+        "a,1000,2000,1,500,T4\nb,10\"00,2000,1,500,T4\nc,1,2,0,0,\nd,1,2,0,0,\n",
+        "a,1000,2000,1,500,T4\nb,1000,2000,1,500\nc,1,2,0,0,\n",
+        "",
+    };
+    static const char *const prefixes[] = {"", "\xEF\xBB\xBF", "\xEF\xBB\xBF\n\n", "\n  \n"};
+    static const size_t pieces[] = {1, 2, 3, 5, 8, 13, 64, 4096};
+    char text[1024], path[64];
+    for (size_t b = 0; b < sizeof bodies / sizeof bodies[0]; b++)
+        for (size_t f = 0; f < sizeof prefixes / sizeof prefixes[0]; f++) {
+            int len =
+                snprintf(text, sizeof text, "%s%s%s", prefixes[f], b == 8 ? "" : hdr, bodies[b]);
+            write_temp(path, text, (size_t)len);
+            for (int so = 0; so < 2; so++) {
+                struct gp_arena a;
+                gp_arena_init(&a);
+                struct gp_workload whole = {.static_only = so == 1};
+                struct gp_diag dw = {""};
+                enum gp_err ew = gp_workload_parse_openb(text, (size_t)len, path, &a, &whole, &dw);
+                for (size_t k = 0; k < sizeof pieces / sizeof pieces[0]; k++) {
+                    struct gp_workload read = {.static_only = so == 1};
+                    struct gp_diag dr = {""};
+                    gp_workload_set_openb_piece(pieces[k]);
+                    enum gp_err er = gp_workload_read_openb(path, &a, &read, &dr);
+                    gp_workload_set_openb_piece(0);
+                    if (er != ew || (ew != GP_OK && strcmp(dr.msg, dw.msg) != 0))
+                        fail_msg("body %zu prefix %zu piece %zu: got %d \"%s\", want %d \"%s\"", b,
+                                 f, pieces[k], (int)er, dr.msg, (int)ew, dw.msg);
+                    if (ew == GP_OK)
+                        assert_same_items(&read, &whole);
+                }
+                gp_arena_free(&a);
+            }
+            unlink(path);
+        }
+    /* a trace of many pieces */
+    size_t n;
+    char *big = trace_csv(3000, 0, &n);
+    write_temp(path, big, n);
+    struct gp_arena a;
+    gp_arena_init(&a);
+    struct gp_workload whole = {.static_only = true}, read = {.static_only = true};
+    struct gp_diag d = {""};
+    assert_int_equal(gp_workload_parse_openb(big, n, path, &a, &whole, &d), GP_OK);
+    gp_workload_set_openb_piece(1000);
+    assert_int_equal(gp_workload_read_openb(path, &a, &read, &d), GP_OK);
+    gp_workload_set_openb_piece(0);
+    assert_same_items(&read, &whole);
+    unlink(path);
+    free(big);
+    gp_arena_free(&a);
+}
+
 /* The openb traces of the FGD paper: the same sequences either way. */
 static void test_shared_traces(void **state)
 {
@@ -307,10 +406,9 @@ static void test_shared_traces(void **state)
 int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_rows_kept_small),
-        cmocka_unit_test(test_errors_same),
-        cmocka_unit_test(test_traces_in_order),
-        cmocka_unit_test(test_budget_counts_rows),
+        cmocka_unit_test(test_rows_kept_small), cmocka_unit_test(test_errors_same),
+        cmocka_unit_test(test_traces_in_order), cmocka_unit_test(test_budget_counts_rows),
+        cmocka_unit_test(test_pieces_same),
     };
     /* tests/CMakeLists.txt runs these apart (shared_data.h) */
     const struct CMUnitTest shared[] = {
