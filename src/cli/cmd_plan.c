@@ -174,6 +174,8 @@ static enum gp_err simulate(void *ctx, const struct gp_cluster *c, struct gp_pla
         out->spot_interruptions = r.spot_interruptions;
         for (size_t i = 0; i < r.cost.npools; i++) {
             const struct gp_sim_pool_cost *pc = &r.cost.pools[i];
+            if (i < GP_PLAN_MAX_POOLS)
+                out->pool_requests[i] = pc->nodes_requested;
             if (!pc->spot)
                 continue;
             out->spot_node_hours += pc->node_hours;

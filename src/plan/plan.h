@@ -113,6 +113,8 @@ struct gp_plan_pool {
     int need; /* the need it was made for; -1 none (CPU) */
 };
 
+#define GP_PLAN_MAX_POOLS 12
+
 /* What a simulation of a candidate says (the caller's callback fills it). */
 struct gp_plan_sim {
     double cost_usd, horizon_s;
@@ -124,9 +126,10 @@ struct gp_plan_sim {
     uint64_t spot_interruptions;
     /* the spot pools: node-hours, GPU-hours billed and used, their cost */
     double spot_node_hours, spot_gpu_hours, spot_gpu_hours_used, spot_usd;
+    /* nodes each pool requested (autoscaler, spot replacements), in the
+     * candidate's pool order */
+    uint64_t pool_requests[GP_PLAN_MAX_POOLS];
 };
-
-#define GP_PLAN_MAX_POOLS 8
 
 enum gp_plan_state {
     GP_PLAN_PRUNED_INFEASIBLE, /* its pools cannot hold the GPU-hours at all */
@@ -155,6 +158,10 @@ struct gp_plan_cand {
     double queue_margin_s, budget_margin_usd;
     /* the expected cost of spot (docs/plan.md): interruptions x lost work */
     double spot_expected_lost_usd;
+    /* the provider's billing granularity (the catalog's billing text; 0
+     * unknown) and what rounding each started node's time up to it adds
+     * to the month: requests x granularity / 2 x the node price */
+    double billing_s, billing_rounding_usd;
 };
 
 /* Sensitivity of the winner to its spot interruption rate. */

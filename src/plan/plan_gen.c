@@ -355,6 +355,7 @@ static enum gp_err plain_cand(struct gp_plan *p, size_t *cap, const struct gp_pr
     for (size_t k = 0; k < d->nneeds; k++)
         if (d->needs[k].min_milli < 1000)
             rep = 8;
+    gp_plan_spot_rate(&c, l);
     c.pools[c.npools++] = (struct gp_plan_pool){
         best,     "instance", best_model,      best->offer->gpus_per_node, 1, 1, false, rep,
         best_usd, best_usd,   GP_PLAN_NEED_ALL};

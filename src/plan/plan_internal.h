@@ -28,7 +28,11 @@
 
 const char *gp_plan_model_for(const struct gp_plan_need *nd, const struct gp_offer *o,
                               struct gp_arena *a);
-/* Sets c's spot rate from the limits (else the default, assumed). */
+/* The provider's billing granularity in seconds from the catalog's
+ * billing text ("per second", "per minute", "hourly"); 0 when it says none. */
+double gp_plan_billing_s(const struct gp_provider *p);
+/* Sets c's spot rate from the limits (else the default, assumed) and its
+ * billing granularity. */
 void gp_plan_spot_rate(struct gp_plan_cand *c, const struct gp_plan_limits *l);
 /* The candidate's Cluster YAML with spot rates x rate_scale. */
 enum gp_err gp_plan_yaml(const struct gp_plan_cand *c, const struct gp_plan_demand *d,

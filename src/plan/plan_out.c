@@ -143,6 +143,11 @@ void gp_plan_why(const struct gp_plan *p, struct gp_sbuf *out)
         if (w->sim.control_plane_usd != r->sim.control_plane_usd)
             gp_sbuf_printf(out, ", control plane $%.0f against $%.0f", w->sim.control_plane_usd * k,
                            r->sim.control_plane_usd * k);
+        if (w->billing_rounding_usd >= 0.5 || r->billing_rounding_usd >= 0.5)
+            gp_sbuf_printf(out,
+                           ", billing rounded up ($%.0f against $%.0f: each started node's time "
+                           "to the provider's granularity)",
+                           w->billing_rounding_usd, r->billing_rounding_usd);
         if (w->sim.spot_savings_usd > 0 || r->sim.spot_savings_usd > 0)
             gp_sbuf_printf(out, ", spot savings $%.0f against $%.0f", w->sim.spot_savings_usd * k,
                            r->sim.spot_savings_usd * k);
@@ -289,6 +294,8 @@ static void json_cand(struct gp_sbuf *b, const struct gp_plan *p, const struct g
     if (p->limits->monthly_budget_usd >= 0)
         jnum(b, "budget_margin_usd", c->budget_margin_usd, true);
     jnum(b, "spot_expected_lost_usd_month", c->spot_expected_lost_usd, true);
+    jnum(b, "billing_granularity_s", c->billing_s > 0 ? c->billing_s : NAN, true);
+    jnum(b, "billing_rounding_usd_month", c->billing_rounding_usd, true);
     const struct gp_plan_sim *s = &c->sim;
     gp_sbuf_add(b, "\"sim\": {");
     jnum(b, "cost_usd", s->cost_usd, true);

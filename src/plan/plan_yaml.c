@@ -14,8 +14,21 @@
 #include "plan/plan_internal.h"
 #include "util/sbuf.h"
 
+double gp_plan_billing_s(const struct gp_provider *p)
+{
+    const char *b = p->billing ? p->billing : "";
+    if (strstr(b, "per second"))
+        return 1;
+    if (strstr(b, "per minute"))
+        return 60;
+    if (strstr(b, "hour"))
+        return 3600;
+    return 0;
+}
+
 void gp_plan_spot_rate(struct gp_plan_cand *c, const struct gp_plan_limits *l)
 {
+    c->billing_s = gp_plan_billing_s(c->provider);
     c->spot_rate =
         l->spot_rate_per_node_hour >= 0 ? l->spot_rate_per_node_hour : GP_PLAN_SPOT_RATE_DEFAULT;
     c->spot_rate_assumed = l->spot_rate_per_node_hour < 0;

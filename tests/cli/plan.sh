@@ -74,6 +74,17 @@ if plan ckpt long-jobs.yaml spot-checkpointed.yaml; then
     echo "ok   spot with 5-minute checkpoints wins, with its sensitivity"
 fi
 
+# billing granularity from the catalog: per second (EKS) the pool from zero
+# wins; by the hour (OVHcloud) its 36 starts a day round up and the fixed
+# node wins
+if plan persec short-jobs.yaml jobs-eks.yaml && plan hourly short-jobs.yaml jobs-ovhcloud.yaml; then
+    check persec 'w["what"] == "0-1x1 L4-24GB" and w["billing_granularity_s"] == 1'
+    check hourly 'w["what"] == "1x1 L4-24GB" and c[1]["what"] == "0-1x1 L4-24GB"'
+    check hourly 'c[1]["billing_granularity_s"] == 3600 and c[1]["billing_rounding_usd_month"] > 100'
+    grep -q "billing rounded up" "$tmp/hourly.out" || failed "hourly: the why does not say so"
+    echo "ok   hourly billing turns the answer to a fixed node"
+fi
+
 # the same plan on one thread and on four
 "$gp" plan --threads 1 --json "$tmp/t1.json" --quiet 2>"$tmp/err" || failed "demo plan: $(cat "$tmp/err")"
 "$gp" plan --threads 4 --json "$tmp/t4.json" --quiet 2>"$tmp/err" || failed "demo plan: $(cat "$tmp/err")"
