@@ -83,6 +83,7 @@ struct gp_plan_need {
     double peak_shares;            /* the same with fractional pods at their share */
     double base_gpus, base_shares; /* the same of the runs that last the horizon (services) */
     bool gang;                     /* some item is a gang */
+    const char *topology_key;      /* a gang's required topology label; NULL none */
     const char *label;             /* "H100-80GB", "any GPU", for tables */
 };
 
@@ -179,6 +180,8 @@ struct gp_plan {
     const struct gp_plan_demand *demand;
     const struct gp_plan_limits *limits;
     struct gp_plan_sens sens[2]; /* half and double; nsens 0: the winner has no spot */
+    /* per need, the providers that offer it ("eks, gke"; "" none) */
+    const char **need_providers;
     size_t nsens;
     double wall_s;
 };

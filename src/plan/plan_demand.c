@@ -156,6 +156,8 @@ enum gp_err gp_plan_demand(const struct gp_workload *w, const struct gp_plan_spa
         }
         add_node_needs(&out->needs[cls[i]], &it->pod);
         out->needs[cls[i]].gang |= it->group_name != NULL || it->gang_min > 0;
+        if (it->topology_key && it->topology_required && !out->needs[cls[i]].topology_key)
+            out->needs[cls[i]].topology_key = it->topology_key;
         if (it->pod.cuda_driver_min > out->driver_min)
             out->driver_min = it->pod.cuda_driver_min;
     }

@@ -54,10 +54,19 @@ static bool region_allowed(const struct gp_offer *o, const struct gp_plan_limits
 /* The pool model name for the offer that the need accepts: one of its
  * models the offer's GPU is, or a name made from the offer's GPU
  * ("A100-80GB"); NULL when the offer cannot serve the need. */
+/* Whether the offer's GPU is NVIDIA's (the pods ask nvidia.com/gpu): not
+ * AMD's Instinct (MI300X), nor a machine whose GPU the catalog does not name. */
+static bool nvidia_gpu(const char *gpu)
+{
+    if (gpu[0] == 'M' && gpu[1] == 'I' && gpu[2] >= '0' && gpu[2] <= '9')
+        return false;
+    return !strstr(gpu, "AMD") && !strstr(gpu, "Gaudi") && !strstr(gpu, "not stated");
+}
+
 const char *gp_plan_model_for(const struct gp_plan_need *nd, const struct gp_offer *o,
                               struct gp_arena *a)
 {
-    if (o->gpus_per_node == 0 || o->gpus_per_node < nd->max_gpus)
+    if (!nvidia_gpu(o->gpu) || o->gpus_per_node == 0 || o->gpus_per_node < nd->max_gpus)
         return NULL;
     if (nd->min_mem_gb && o->gpu_memory_gb < nd->min_mem_gb)
         return NULL;
@@ -383,6 +392,21 @@ enum gp_err gp_plan_generate(const struct gp_plan_demand *d, const struct gp_pla
                            "plan: the workload has %zu classes of GPU need (models and node "
                            "selectors); the planner handles at most %d",
                            d->nneeds, GP_PLAN_MAX_NEEDS);
+    if (!(out->need_providers = gp_arena_alloc(a, d->nneeds * sizeof *out->need_providers)))
+        return gp_diag_set(diag, GP_ENOMEM, "plan: out of memory");
+    for (size_t c = 0; c < d->nneeds; c++) { /* who offers each need, for a plan with none */
+        const char *list = "";
+        for (size_t i = 0; i < gp_nproviders; i++) {
+            const struct gp_provider *pv = &gp_providers[i];
+            bool any = false;
+            for (size_t r = 0; r < nrows && !any && provider_allowed(pv, l, false); r++)
+                any = rows[r].provider == pv && region_allowed(rows[r].offer, l) &&
+                      gp_plan_model_for(&d->needs[c], rows[r].offer, a);
+            if (any && !(list = gp_arena_printf(a, "%s%s%s", list, *list ? ", " : "", pv->id)))
+                return gp_diag_set(diag, GP_ENOMEM, "plan: out of memory");
+        }
+        out->need_providers[c] = list;
+    }
     size_t cap = 0;
     bool gang = false;
     for (size_t c = 0; c < d->nneeds; c++)

@@ -95,8 +95,17 @@ void gp_plan_table(const struct gp_plan *p, size_t top, struct gp_sbuf *out)
 
 void gp_plan_why(const struct gp_plan *p, struct gp_sbuf *out)
 {
-    if (p->ncands == 0 || p->cands[0].state != GP_PLAN_SIMULATED) {
-        gp_sbuf_add(out, "no candidate could be simulated\n");
+    if (p->ncands == 0) {
+        gp_sbuf_add(out, "no provider the limits allow offers every need (one cluster, one "
+                         "provider); who offers each:\n");
+        for (size_t c = 0; c < p->demand->nneeds; c++)
+            gp_sbuf_printf(out, "  need %zu (%s): %s\n", c, p->demand->needs[c].label,
+                           *p->need_providers[c] ? p->need_providers[c] : "none");
+        return;
+    }
+    if (p->cands[0].state != GP_PLAN_SIMULATED) {
+        gp_sbuf_add(out, "no candidate could be simulated: the pools of every one are too "
+                         "small or too dear for the work (see --json, state)\n");
         return;
     }
     const struct gp_plan_cand *w = &p->cands[0];
@@ -169,13 +178,16 @@ static void sens_text(const struct gp_plan *p, struct gp_sbuf *out)
     if (p->nsens == 0) { /* the winner has no spot: say what the best spot one lost */
         for (size_t i = 1; i < p->ncands && p->cands[i].state == GP_PLAN_SIMULATED; i++) {
             const struct gp_plan_cand *c = &p->cands[i];
-            if (!cand_spot(c))
+            if (!cand_spot(c) || c->sim.spot_node_hours <= 0)
                 continue;
+            char lim[160] = "";
+            if (!c->limits_met)
+                limits_text(p, c, lim, sizeof lim);
             gp_sbuf_printf(out,
                            "spot does not pay: the best spot candidate (rank %zu, %s) costs $%.0f "
-                           "a month, its lost work $%.0f against spot savings of $%.0f\n",
-                           i + 1, c->what, c->monthly_usd, c->sim.lost_work_usd * k,
-                           c->sim.spot_savings_usd * k);
+                           "a month%s%s, its lost work $%.0f against spot savings of $%.0f\n",
+                           i + 1, c->what, c->monthly_usd, lim[0] ? " and misses the limits: " : "",
+                           lim, c->sim.lost_work_usd * k, c->sim.spot_savings_usd * k);
             break;
         }
         return;

@@ -106,8 +106,8 @@ static void labels(struct gp_sbuf *b, const struct gp_plan_pool *p, const struct
             for (size_t c2 = 0; c2 < c && p->need == GP_PLAN_NEED_ALL; c2++)
                 for (size_t j = 0; j < d->needs[c2].nselector; j++)
                     dup |= strcmp(d->needs[c2].selector[j].key, nd->selector[i].key) == 0;
-            if (dup)
-                continue;
+            if (dup || gp_cluster_label_owner(nd->selector[i].key))
+                continue; /* the cluster sets those (the pool's name, GPU discovery) */
             gp_sbuf_printf(b, "%s\"%s\": \"%s\"", written++ ? ", " : "    labels: {",
                            nd->selector[i].key, nd->selector[i].value);
         }
@@ -122,6 +122,16 @@ static void gpu_pool(struct gp_sbuf *b, const struct gp_plan_cand *c, const stru
     const struct gp_offer *o = p->row->offer;
     char name[64], drv[32] = "";
     pool_name(p, i, name, sizeof name);
+    const char *topo = NULL;
+    for (size_t k = 0; k < d->nneeds; k++) {
+        if (p->need != GP_PLAN_NEED_ALL && p->need != (int)k)
+            continue;
+        topo = topo ? topo : d->needs[k].topology_key;
+        for (size_t j = 0; j < d->needs[k].nselector; j++) /* pods that select the pool by name */
+            if (strcmp(d->needs[k].selector[j].key, "gpuplane.io/pool") == 0)
+                snprintf(name, sizeof name, "%.50s%s", d->needs[k].selector[j].value,
+                         p->spot ? "-spot" : "");
+    }
     int64_t cpu = GP_PLAN_CPU_PER_GPU_MILLI, mem = GP_PLAN_MEM_PER_GPU_MIB;
     for (size_t k = 0; k < d->nneeds; k++) {
         if (!gp_plan_serves(c, p, d, k))
@@ -163,6 +173,9 @@ static void gpu_pool(struct gp_sbuf *b, const struct gp_plan_cand *c, const stru
                        "%.6g\n    spotNotice: %gs\n",
                        p->on_demand_usd_per_hour, c->spot_rate * rate_scale, GP_PLAN_SPOT_NOTICE_S);
     labels(b, p, d);
+    if (topo) /* the gangs' domain: one holds the whole pool */
+        gp_sbuf_printf(b, "    topology: {key: \"%s\", nodesPerDomain: %u}\n", topo,
+                       p->max_nodes ? p->max_nodes : 1);
     if (p->replicas)
         gp_sbuf_printf(b, "    sharing: {mode: timeslice, replicas: %u}\n", p->replicas);
 }
