@@ -188,6 +188,41 @@ static enum gp_err simulate(void *ctx, const struct gp_cluster *c, struct gp_pla
     return err;
 }
 
+/* The top candidates' timelines for the report page: each simulated
+ * again, its samples kept. */
+static enum gp_err keep_series(struct gp_plan *p, const struct sim_ctx *sc, struct gp_arena *a,
+                               struct gp_diag *d)
+{
+    for (size_t i = 0; i < GP_PLAN_SERIES && i < p->ncands; i++) {
+        const struct gp_plan_cand *c = &p->cands[i];
+        if (c->state != GP_PLAN_SIMULATED)
+            break;
+        struct gp_cluster cl;
+        memset(&cl, 0, sizeof cl);
+        struct gp_sim_result r;
+        memset(&r, 0, sizeof r);
+        enum gp_err err = gp_plan_cluster(p, c, 1.0, a, &cl, d);
+        if (err == GP_OK)
+            err = gp_sim_run(&sc->cfg, &cl, sc->w, a, &r, d);
+        if (err != GP_OK)
+            return err;
+        struct gp_plan_series *s = &p->series[i];
+        size_t n = r.nsamples;
+        s->t_s = gp_arena_alloc(a, (n ? n : 1) * sizeof *s->t_s);
+        s->gpu_alloc_pct = gp_arena_alloc(a, (n ? n : 1) * sizeof *s->gpu_alloc_pct);
+        s->pending = gp_arena_alloc(a, (n ? n : 1) * sizeof *s->pending);
+        if (!s->t_s || !s->gpu_alloc_pct || !s->pending)
+            return gp_diag_set(d, GP_ENOMEM, "plan: out of memory");
+        for (size_t k = 0; k < n; k++) {
+            s->t_s[k] = r.samples[k].t_s;
+            s->gpu_alloc_pct[k] = r.samples[k].gpu_alloc_pct;
+            s->pending[k] = r.samples[k].pending;
+        }
+        s->n = n;
+    }
+    return GP_OK;
+}
+
 struct progress {
     bool on, shown;
 };
@@ -330,6 +365,8 @@ static enum gp_err run_plan(struct plan_opts *o, struct gp_arena *a, struct gp_d
         return err;
     clock_gettime(CLOCK_MONOTONIC, &t1);
     plan.wall_s = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9;
+    if (o->report && (err = keep_series(&plan, &sc, a, d)) != GP_OK)
+        return err;
     const char *wname = o->nworkloads ? o->workloads[0] : "built-in demo workload";
     if ((err = write_outputs(o, &plan, wname, a, d)) != GP_OK)
         return err;

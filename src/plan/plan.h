@@ -173,6 +173,15 @@ struct gp_plan_sens {
     double queue_p95_s;
 };
 
+/* A top candidate's timeline for the report page: metrics samples of its
+ * simulation (the caller fills them, in the arena). */
+#define GP_PLAN_SERIES 4
+struct gp_plan_series {
+    size_t n;
+    double *t_s, *gpu_alloc_pct;
+    uint32_t *pending;
+};
+
 struct gp_plan {
     struct gp_plan_cand *cands; /* ranked after gp_plan_run */
     size_t ncands;
@@ -182,6 +191,7 @@ struct gp_plan {
     struct gp_plan_sens sens[2]; /* half and double; nsens 0: the winner has no spot */
     /* per need, the providers that offer it ("eks, gke"; "" none) */
     const char **need_providers;
+    struct gp_plan_series series[GP_PLAN_SERIES]; /* of cands[0..]; n 0: none */
     size_t nsens;
     double wall_s;
 };

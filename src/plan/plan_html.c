@@ -46,6 +46,45 @@ static void chart(const struct gp_plan *p, size_t n, struct gp_sbuf *b)
                    n * 22 + 24);
 }
 
+/* One chart of the top candidates over time: GPU allocation % (pending
+ * false) or pending pods. */
+static void series_chart(const struct gp_plan *p, bool pending, struct gp_sbuf *b)
+{
+    static const char *const colors[GP_PLAN_SERIES] = {"#2b6cb0", "#dd6b20", "#38a169", "#805ad5"};
+    double tmax = 0, ymax = pending ? 1 : 100;
+    for (size_t i = 0; i < GP_PLAN_SERIES; i++)
+        for (size_t k = 0; k < p->series[i].n; k++) {
+            tmax = p->series[i].t_s[k] > tmax ? p->series[i].t_s[k] : tmax;
+            if (pending && p->series[i].pending[k] > ymax)
+                ymax = p->series[i].pending[k];
+        }
+    if (tmax <= 0)
+        return;
+    gp_sbuf_printf(b,
+                   "<h2>%s over time</h2>\n<svg xmlns=\"http://www.w3.org/2000/svg\" "
+                   "width=\"760\" height=\"220\"><rect x=\"50\" y=\"10\" width=\"680\" "
+                   "height=\"180\" fill=\"none\" stroke=\"#ccc\"/>"
+                   "<text x=\"0\" y=\"20\" font-size=\"11\">%.0f</text><text x=\"0\" "
+                   "y=\"190\" font-size=\"11\">0</text><text x=\"680\" y=\"210\" "
+                   "font-size=\"11\">%.1f h</text>",
+                   pending ? "Pending pods" : "GPU allocation (%)", ymax, tmax / 3600);
+    for (size_t i = 0; i < GP_PLAN_SERIES; i++) {
+        const struct gp_plan_series *s = &p->series[i];
+        if (s->n == 0)
+            continue;
+        gp_sbuf_printf(b, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"1.5\" points=\"",
+                       colors[i]);
+        for (size_t k = 0; k < s->n; k++) {
+            double y = pending ? s->pending[k] : s->gpu_alloc_pct[k];
+            gp_sbuf_printf(b, "%s%.1f,%.1f", k ? " " : "", 50 + 680 * s->t_s[k] / tmax,
+                           190 - 180 * y / ymax);
+        }
+        gp_sbuf_printf(b, "\"/><text x=\"%zu\" y=\"210\" font-size=\"11\" fill=\"%s\">#%zu</text>",
+                       60 + 40 * i, colors[i], i + 1);
+    }
+    gp_sbuf_add(b, "</svg>\n");
+}
+
 void gp_plan_html(const struct gp_plan *p, const char *workload, size_t top, struct gp_sbuf *b)
 {
     size_t n = 0;
@@ -97,6 +136,8 @@ void gp_plan_html(const struct gp_plan *p, const char *workload, size_t top, str
         gp_sbuf_add(b, "</td></tr>\n");
     }
     gp_sbuf_add(b, "</table>\n");
+    series_chart(p, false, b);
+    series_chart(p, true, b);
     if (n) {
         gp_sbuf_add(b, "<h2>The winner's Cluster spec</h2>\n<pre>");
         gp_sbuf_add_xml(b, p->cands[0].yaml);
