@@ -35,6 +35,7 @@
 struct gp_plan_limits {
     const char *file; /* NULL: no file, the defaults */
     double queue_p95_s;
+    double latency_p99_s; /* the inference services' p99 latency (docs/serve.md) */
     double monthly_budget_usd;
     bool rwx, managed_only, drivers_preinstalled, spot_allowed, plain_allowed;
     const char *interconnect; /* a word the provider's interconnect must have; NULL any */
@@ -123,6 +124,7 @@ struct gp_plan_sim {
     double spot_savings_usd, lost_work_usd, lost_gpu_hours;
     double gpu_hours_total, gpu_hours_idle;
     double queue_p95_s, queue_max_s, jct_p95_s;
+    double latency_p99_s; /* the worst inference service's p99 latency; < 0: no service */
     uint64_t pods_submitted, pods_scheduled, pods_never_fit, pods_pending_end;
     uint64_t spot_interruptions;
     /* the spot pools: node-hours, GPU-hours billed and used, their cost */
@@ -156,7 +158,7 @@ struct gp_plan_cand {
     double monthly_usd;
     /* limits: met, and the margin of each (limit - value; < 0 missed) */
     bool limits_met, all_scheduled;
-    double queue_margin_s, budget_margin_usd;
+    double queue_margin_s, budget_margin_usd, latency_margin_s;
     /* the expected cost of spot (docs/plan.md): interruptions x lost work */
     double spot_expected_lost_usd;
     /* the provider's billing granularity (the catalog's billing text; 0

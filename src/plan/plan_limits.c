@@ -15,6 +15,7 @@ void gp_plan_limits_default(struct gp_plan_limits *l)
 {
     memset(l, 0, sizeof *l);
     l->queue_p95_s = -1;
+    l->latency_p99_s = -1;
     l->monthly_budget_usd = -1;
     l->spot_allowed = true;
     l->plain_allowed = true;
@@ -65,6 +66,11 @@ static enum gp_err duration(struct gp_yaml *y, struct fy_node *v, double *out)
 static enum gp_err read_queue(struct gp_yaml *y, struct fy_node *v, void *obj)
 {
     return duration(y, v, &((struct gp_plan_limits *)obj)->queue_p95_s);
+}
+
+static enum gp_err read_latency(struct gp_yaml *y, struct fy_node *v, void *obj)
+{
+    return duration(y, v, &((struct gp_plan_limits *)obj)->latency_p99_s);
 }
 
 static enum gp_err read_ckpt(struct gp_yaml *y, struct fy_node *v, void *obj)
@@ -190,6 +196,7 @@ SUB(read_spot, spot_fields)
 
 static const struct gp_yaml_field spec_fields[] = {
     GP_YCUSTOM("queueDelayP95", read_queue, 0),
+    GP_YCUSTOM("latencyP99", read_latency, 0),
     GP_YFIELD("monthlyBudget", GP_YT_NUMBER, struct gp_plan_limits, monthly_budget_usd, 0, 0, 1e12),
     GP_YCUSTOM("require", read_require, 0),
     GP_YCUSTOM("avoid", read_avoid, 0),

@@ -28,7 +28,9 @@ static const char *state_name(enum gp_plan_state s)
 
 static void duration(char *buf, size_t size, double s)
 {
-    if (s < 60)
+    if (s < 10 && s != 0)
+        snprintf(buf, size, "%.2f s", s);
+    else if (s < 60)
         snprintf(buf, size, "%.0f s", s);
     else if (s < 3600)
         snprintf(buf, size, "%.1f min", s / 60);
@@ -61,6 +63,10 @@ static void limits_text(const struct gp_plan *p, const struct gp_plan_cand *c, c
         duration(d, sizeof d, -c->queue_margin_s);
         duration(lim, sizeof lim, gp_plan_queue_limit_s(p->limits));
         n += (size_t)snprintf(buf + n, size - n, "%sp95 delay %s over %s", n ? ", " : "", d, lim);
+    }
+    if (c->latency_margin_s < 0 && n < size) {
+        duration(d, sizeof d, -c->latency_margin_s);
+        n += (size_t)snprintf(buf + n, size - n, "%sservice p99 latency %s over", n ? ", " : "", d);
     }
     if (c->budget_margin_usd < 0 && n < size)
         snprintf(buf + n, size - n, "%s$%.0f over budget", n ? ", " : "", -c->budget_margin_usd);
@@ -303,6 +309,8 @@ static void json_cand(struct gp_sbuf *b, const struct gp_plan *p, const struct g
     gp_sbuf_printf(b, "\"limits_met\": %s, ", c->limits_met ? "true" : "false");
     gp_sbuf_printf(b, "\"all_scheduled\": %s, ", c->all_scheduled ? "true" : "false");
     jnum(b, "queue_p95_margin_s", c->queue_margin_s, true);
+    if (p->limits->latency_p99_s >= 0)
+        jnum(b, "latency_p99_margin_s", c->latency_margin_s, true);
     if (p->limits->monthly_budget_usd >= 0)
         jnum(b, "budget_margin_usd", c->budget_margin_usd, true);
     jnum(b, "spot_expected_lost_usd_month", c->spot_expected_lost_usd, true);
@@ -322,6 +330,7 @@ static void json_cand(struct gp_sbuf *b, const struct gp_plan *p, const struct g
     jnum(b, "queue_delay_p95_s", s->queue_p95_s, true);
     jnum(b, "queue_delay_max_s", s->queue_max_s, true);
     jnum(b, "jct_p95_s", s->jct_p95_s, true);
+    jnum(b, "service_latency_p99_s", s->latency_p99_s >= 0 ? s->latency_p99_s : NAN, true);
     gp_sbuf_printf(b,
                    "\"pods_submitted\": %llu, \"pods_scheduled\": %llu, \"pods_never_fit\": %llu, "
                    "\"pods_pending_end\": %llu, \"spot_interruptions\": %llu}}",
@@ -336,6 +345,7 @@ void gp_plan_json(const struct gp_plan *p, const char *workload, struct gp_sbuf 
     jstr(b, workload);
     gp_sbuf_add(b, ",\n  \"limits\": {");
     jnum(b, "queue_delay_p95_s", gp_plan_queue_limit_s(p->limits), true);
+    jnum(b, "latency_p99_s", p->limits->latency_p99_s >= 0 ? p->limits->latency_p99_s : NAN, true);
     jnum(b, "monthly_budget_usd",
          p->limits->monthly_budget_usd >= 0 ? p->limits->monthly_budget_usd : NAN, true);
     jnum(b, "price_uncertainty_pct", p->limits->price_uncertainty_pct, false);

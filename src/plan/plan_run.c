@@ -43,7 +43,11 @@ static void judge(const struct gp_plan *p, struct gp_plan_cand *c)
     c->queue_margin_s = gp_plan_queue_limit_s(p->limits) - s->queue_p95_s;
     c->budget_margin_usd =
         p->limits->monthly_budget_usd >= 0 ? p->limits->monthly_budget_usd - c->monthly_usd : 0;
-    c->limits_met = c->all_scheduled && c->queue_margin_s >= 0 && c->budget_margin_usd >= 0;
+    c->latency_margin_s = p->limits->latency_p99_s >= 0 && s->latency_p99_s >= 0
+                              ? p->limits->latency_p99_s - s->latency_p99_s
+                              : 0;
+    c->limits_met = c->all_scheduled && c->queue_margin_s >= 0 && c->budget_margin_usd >= 0 &&
+                    c->latency_margin_s >= 0;
     /* spot as an expected cost: interruptions x the work each loses */
     c->spot_expected_lost_usd = 0;
     if (s->spot_node_hours > 0 && s->spot_gpu_hours > 0) {

@@ -85,6 +85,16 @@ if plan persec short-jobs.yaml jobs-eks.yaml && plan hourly short-jobs.yaml jobs
     echo "ok   hourly billing turns the answer to a fixed node"
 fi
 
+# the inference services' p99 latency (the simulator's M/M/c model, about
+# 0.5 s here): a limit of 1 ms is met by no candidate, one of 10 s by all
+if plan strict service.yaml latency-1ms.yaml && plan loose service.yaml latency-10s.yaml; then
+    check strict 'd["winner"] is None and all(not x["limits_met"] for x in sim)'
+    check strict 'w["latency_p99_margin_s"] < 0 and w["sim"]["service_latency_p99_s"] > 0.001'
+    grep -q "service p99 latency" "$tmp/strict.out" || failed "strict: no word on the latency"
+    check loose 'd["winner"] is not None and w["limits_met"] and w["latency_p99_margin_s"] > 0'
+    echo "ok   the services' p99 latency limit"
+fi
+
 # the same plan on one thread and on four
 "$gp" plan --threads 1 --json "$tmp/t1.json" --quiet 2>"$tmp/err" || failed "demo plan: $(cat "$tmp/err")"
 "$gp" plan --threads 4 --json "$tmp/t4.json" --quiet 2>"$tmp/err" || failed "demo plan: $(cat "$tmp/err")"
