@@ -196,7 +196,7 @@ static enum gp_err run_loop(const struct gp_kube_run_opts *o, struct run_state *
     res->synced_s = mono() - t0;
     if (r->h)
         gp_httpd_set_synced(r->h, true);
-    double next_lease = 0;
+    double next_lease = o->leader_elect ? 0 : INFINITY;
     bool changed = true;
     if (!o->leader_elect)
         gp_kube_sched_set_leader(r->s, true);
@@ -223,7 +223,11 @@ static enum gp_err run_loop(const struct gp_kube_run_opts *o, struct run_state *
             }
             gp_kube_sched_metrics(r->s);
         }
-        if (o->stop_after_binds && gp_kube_sched_stats(r->s).binds >= o->stop_after_binds)
+        struct gp_kube_sched_stats st = gp_kube_sched_stats(r->s);
+        if (o->stop_after_binds && st.binds >= o->stop_after_binds)
+            break;
+        if (o->stop_when_idle && st.binds > 0 && st.assumed == 0 && st.waiting_backoff == 0 &&
+            st.pending == st.unschedulable_now)
             break;
         double until = fmin(next_lease, gp_kube_sched_next_retry_s(r->s));
         until = fmin(until, mono() + 1);

@@ -26,6 +26,7 @@ struct gp_kube_run_opts {
     const char *metrics_addr;    /* NULL: no HTTP server */
     double max_s;                /* stop after this long (0: until *stop) */
     uint64_t stop_after_binds;   /* stop once this many pods are bound (0: never) */
+    bool stop_when_idle;         /* stop once pods were bound and every pending one fits nowhere */
     volatile sig_atomic_t *stop; /* set non-zero to stop (a signal handler); may be NULL */
 };
 

@@ -46,7 +46,8 @@ double gp_ks_backoff_s(const struct gp_kube_sched *s, unsigned attempts)
 enum gp_err gp_kube_sched_new(struct gp_kube_client *c, const struct gp_kube_sched_opts *o,
                               struct gp_kube_sched **out, struct gp_diag *d)
 {
-    const struct gp_policy_ops *policy = gp_policies[0];
+    /* best-fit by default, as gpuplane sim */
+    const struct gp_policy_ops *policy = gp_policy_find("best-fit");
     if (o->policy && !(policy = gp_policy_find(o->policy)))
         return gp_diag_set(d, GP_EUSAGE, "--policy: no policy \"%s\"", o->policy);
     struct gp_kube_sched *s = calloc(1, sizeof *s);

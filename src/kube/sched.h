@@ -46,7 +46,7 @@
 struct gp_kube_sched_opts {
     const char *scheduler_name; /* pods whose spec.schedulerName is this: "gpuplane" */
     const char *identity;       /* this replica: Events' reportingInstance */
-    const char *policy;         /* an engine policy name; NULL: the engine's default */
+    const char *policy;         /* an engine policy name; NULL: best-fit (gpuplane sim's) */
     double backoff_initial_s;   /* 1 */
     double backoff_max_s;       /* 10 */
     bool bind_events;           /* a Normal "Scheduled" Event per bind (kube-scheduler's) */

@@ -1,0 +1,203 @@
+/* bench_kube.c - `gpuplane schedule` end to end against the API server
+ * double, scheduler_perf style (issue 14's benchmark): N GPU nodes (8 GPUs
+ * each) and M pending pods (half asking one whole GPU, half a 500/1000
+ * share) created first, then the scheduler started (kube/run.h: informer
+ * threads, the annotation patch and the Binding per pod); pods bound per
+ * second = pods whose nodeName went from empty to set, over the time from
+ * the scheduler's start (and from its first bind) to the last bind. Then
+ * the engine alone on the same shapes: decisions per second.
+ *
+ *   bench_kube [--nodes 5000] [--pods 50000] [--bind-events] [--engine-only]
+ *
+ * The double's path is compiled in (GP_APIDOUBLE). */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "engine/engine.h"
+#include "kube/run.h"
+
+static double mono(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static pid_t start_double(char *server, size_t n)
+{
+    int fd[2];
+    if (pipe(fd) != 0)
+        return -1;
+    pid_t pid = fork();
+    if (pid == 0) {
+        dup2(fd[1], 1);
+        close(fd[0]);
+        execl(GP_APIDOUBLE, GP_APIDOUBLE, "--port", "0", "--bookmark-ms", "1000", (char *)NULL);
+        _exit(127);
+    }
+    close(fd[1]);
+    FILE *f = fdopen(fd[0], "r");
+    unsigned port = 0;
+    if (!f || fscanf(f, "port %u", &port) != 1)
+        return -1;
+    fclose(f);
+    snprintf(server, n, "http://127.0.0.1:%u", port);
+    return pid;
+}
+
+static void call(struct gp_kube_client *c, const char *method, const char *path, const char *body,
+                 long want)
+{
+    struct gp_kube_response r;
+    struct gp_diag d = {""};
+    const char *ct =
+        strcmp(method, "PATCH") == 0 ? "application/merge-patch+json" : "application/json";
+    if (gp_kube_request(c, method, path, body, ct, &r, &d) != GP_OK || r.status != want) {
+        fprintf(stderr, "bench_kube: %s %s: %s %ld\n", method, path, d.msg, r.status);
+        exit(1);
+    }
+    gp_kube_response_free(&r);
+}
+
+static void make_cluster(struct gp_kube_client *c, unsigned nodes, unsigned pods)
+{
+    char b[1024], path[128];
+    for (unsigned i = 0; i < nodes; i++) {
+        snprintf(b, sizeof b,
+                 "{\"metadata\":{\"name\":\"node-%05u\",\"labels\":{\"nvidia.com/gpu.product\":"
+                 "\"NVIDIA-A100-SXM4-80GB\",\"nvidia.com/gpu.memory\":\"81920\"}},\"spec\":{}}",
+                 i);
+        call(c, "POST", "/api/v1/nodes", b, 201);
+        snprintf(path, sizeof path, "/api/v1/nodes/node-%05u/status", i);
+        call(c, "PATCH", path,
+             "{\"status\":{\"allocatable\":{\"cpu\":\"128\",\"memory\":\"1024Gi\",\"nvidia.com/"
+             "gpu\":\"8\",\"pods\":\"110\"},\"conditions\":[{\"type\":\"Ready\",\"status\":"
+             "\"True\"}]}}",
+             200);
+    }
+    for (unsigned i = 0; i < pods; i++) {
+        bool share = i % 2;
+        snprintf(b, sizeof b,
+                 "{\"metadata\":{\"name\":\"pod-%06u\"%s},\"spec\":{\"schedulerName\":"
+                 "\"gpuplane\",\"containers\":[{\"name\":\"c\",\"image\":\"x\",\"resources\":{"
+                 "\"requests\":{\"cpu\":\"1\",\"memory\":\"4Gi\"%s}}}]}}",
+                 i, share ? ",\"annotations\":{\"gpuplane.io/gpu-milli\":\"500\"}" : "",
+                 share ? "" : ",\"nvidia.com/gpu\":\"1\"");
+        call(c, "POST", "/api/v1/namespaces/default/pods", b, 201);
+    }
+}
+
+/* The engine alone: the same nodes and pods, one cycle. */
+static void engine_only(unsigned nodes, unsigned pods)
+{
+    struct gp_engine *e = gp_engine_new(gp_policy_find("best-fit"), 1);
+    char(*names)[16] = malloc((size_t)(nodes > pods ? nodes : pods) * sizeof *names);
+    for (unsigned i = 0; i < nodes; i++) {
+        snprintf(names[i], sizeof names[i], "node-%05u", i);
+        struct gp_node_spec ns = {.name = names[i],
+                                  .gpu_model = "NVIDIA-A100-SXM4-80GB",
+                                  .cpu_milli = 128000,
+                                  .mem_mib = 1024 * 1024,
+                                  .gpu_count = 8,
+                                  .gpu_mem_mib = 81920};
+        uint32_t id;
+        gp_engine_node_add(e, &ns, &id);
+    }
+    for (unsigned i = 0; i < pods; i++) {
+        struct gp_pod_spec ps = {.name = "p",
+                                 .cpu_milli = 1000,
+                                 .mem_mib = 4096,
+                                 .gpu_count = 1,
+                                 .gpu_milli = i % 2 ? 500 : 1000,
+                                 .gpu_resource = i % 2 ? GP_GPU_RES_NONE : GP_GPU_RES_GPU};
+        uint32_t id;
+        gp_engine_pod_add(e, &ps, 0, &id);
+    }
+    struct gp_decision *d = malloc(((size_t)pods + 1) * sizeof *d);
+    double t0 = mono();
+    size_t n = gp_engine_schedule(e, 1, 0, d, (size_t)pods + 1);
+    double dt = mono() - t0;
+    size_t binds = 0;
+    for (size_t i = 0; i < n; i++)
+        binds += d[i].kind == GP_DECISION_BIND;
+    printf("engine only: %zu decisions (%zu binds) in %.3f s: %.0f decisions/s\n", n, binds, dt,
+           (double)n / dt);
+    free(d);
+    free(names);
+    gp_engine_free(e);
+}
+
+int main(int argc, char **argv)
+{
+    unsigned nodes = 5000, pods = 50000;
+    bool events = false, engine = false;
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--nodes") == 0 && i + 1 < argc)
+            nodes = (unsigned)atoi(argv[++i]);
+        else if (strcmp(argv[i], "--pods") == 0 && i + 1 < argc)
+            pods = (unsigned)atoi(argv[++i]);
+        else if (strcmp(argv[i], "--bind-events") == 0)
+            events = true;
+        else if (strcmp(argv[i], "--engine-only") == 0)
+            engine = true;
+        else {
+            fprintf(stderr,
+                    "usage: bench_kube [--nodes N] [--pods M] [--bind-events] [--engine-only]\n");
+            return 2;
+        }
+    }
+    if (engine) {
+        engine_only(nodes, pods);
+        return 0;
+    }
+    char server[64];
+    pid_t pid = start_double(server, sizeof server);
+    if (pid < 0)
+        return 1;
+    struct gp_kube_config cfg = {.server = server, .ns = "default"};
+    struct gp_kube_run_opts o;
+    memset(&o, 0, sizeof o);
+    o.cfg = &cfg;
+    gp_kube_client_opts_default(&o.client);
+    o.client.qps = 0; /* no client-side limit: the double is the bound */
+    gp_kube_sched_opts_default(&o.sched);
+    o.sched.bind_events = events;
+    gp_kube_lease_opts_default(&o.lease);
+    o.stop_after_binds = pods;
+    o.stop_when_idle = true;
+    o.max_s = 600;
+    struct gp_kube_client *c;
+    struct gp_diag d = {""};
+    if (gp_kube_client_new(&cfg, &o.client, &c, &d) != GP_OK)
+        return 1;
+    double t0 = mono();
+    make_cluster(c, nodes, pods);
+    printf("cluster made: %u nodes, %u pods in %.1f s\n", nodes, pods, mono() - t0);
+    struct gp_kube_run_result res;
+    if (gp_kube_run(&o, &res, &d) != GP_OK) {
+        fprintf(stderr, "bench_kube: %s\n", d.msg);
+        return 1;
+    }
+    double span = res.last_bind_s - res.synced_s;
+    printf("end to end: %llu pods bound; informers synced at %.2f s, the last bind at %.2f s: "
+           "%.0f pods/s (bound over the time from the sync to the last bind); %llu rollbacks, "
+           "%llu audit violations\n",
+           (unsigned long long)res.stats.binds, res.synced_s, res.last_bind_s,
+           (double)res.stats.binds / span, (unsigned long long)res.stats.rollbacks,
+           (unsigned long long)res.stats.audit_violations);
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    printf("scheduler process: peak RSS %ld MiB\n", ru.ru_maxrss / 1024);
+    gp_kube_client_free(c);
+    kill(pid, SIGTERM);
+    waitpid(pid, NULL, 0);
+    engine_only(nodes, pods);
+    return 0;
+}
