@@ -14,7 +14,7 @@
 
 struct change {
     struct change *next;
-    bool node;
+    int kind;
     enum gp_kube_event_type type;
     json_t *obj; /* owned: a deep copy, so that no object is shared between threads */
 };
@@ -28,7 +28,8 @@ struct runq {
 
 struct feed {
     struct runq *q;
-    bool node;
+    int kind;      /* 0 pods, 1 nodes, 2 PodGroups */
+    bool optional; /* a resource that may not exist (a CRD): 404 counts as listed */
     const char *path;
     struct gp_kube_client *c;
     struct gp_kube_informer *inf;
@@ -57,7 +58,7 @@ static void on_change(enum gp_kube_event_type type, const json_t *obj, const jso
     struct change *c = malloc(sizeof *c);
     if (!c)
         return;
-    *c = (struct change){NULL, f->node, type, json_deep_copy(obj)};
+    *c = (struct change){NULL, f->kind, type, json_deep_copy(obj)};
     pthread_mutex_lock(&f->q->mu);
     if (f->q->tail)
         f->q->tail->next = c;
@@ -79,6 +80,15 @@ static void *feed_main(void *arg)
         struct gp_diag d = {""};
         enum gp_err err =
             listed ? gp_kube_informer_watch(f->inf, 300, &d) : gp_kube_informer_list(f->inf, &d);
+        if (err == GP_ENOTFOUND && f->optional && !listed) { /* not installed: look again later */
+            pthread_mutex_lock(&f->q->mu);
+            f->synced = 1;
+            pthread_cond_signal(&f->q->cv);
+            pthread_mutex_unlock(&f->q->mu);
+            for (int i = 0; i < 300 && !f->q->stop; i++)
+                nap(0.1);
+            continue;
+        }
         if (err == GP_OK) {
             if (!listed) {
                 listed = true;
@@ -100,11 +110,12 @@ static void *feed_main(void *arg)
     return NULL;
 }
 
-static enum gp_err feed_start(struct feed *f, struct runq *q, bool node, const char *path,
+static enum gp_err feed_start(struct feed *f, struct runq *q, int kind, const char *path,
                               const struct gp_kube_run_opts *o, struct gp_diag *d)
 {
     f->q = q;
-    f->node = node;
+    f->kind = kind;
+    f->optional = kind == 2;
     f->path = path;
     enum gp_err err = gp_kube_client_new(o->cfg, &o->client, &f->c, d);
     if (err == GP_OK)
@@ -155,11 +166,11 @@ static bool drain(struct runq *q, struct gp_kube_sched *s, double wait_until)
     bool any = c != NULL;
     while (c) {
         struct change *next = c->next;
-        if (!s)
-            ;
-        else if (c->node)
+        if (s && c->kind == 1)
             gp_kube_sched_node_change(c->type, c->obj, NULL, s);
-        else
+        else if (s && c->kind == 2)
+            gp_kube_sched_group_change(c->type, c->obj, NULL, s);
+        else if (s)
             gp_kube_sched_pod_change(c->type, c->obj, NULL, s);
         json_decref(c->obj);
         free(c);
@@ -170,7 +181,7 @@ static bool drain(struct runq *q, struct gp_kube_sched *s, double wait_until)
 
 struct run_state {
     struct runq q;
-    struct feed nodes, pods;
+    struct feed nodes, pods, groups;
     struct gp_kube_client *c, *lc;
     struct gp_kube_sched *s;
     struct gp_kube_lease *lease;
@@ -184,7 +195,7 @@ static enum gp_err run_loop(const struct gp_kube_run_opts *o, struct run_state *
 {
     for (;;) { /* both informers listed first */
         pthread_mutex_lock(&r->q.mu);
-        bool synced = r->nodes.synced && r->pods.synced;
+        bool synced = r->nodes.synced && r->pods.synced && r->groups.synced;
         pthread_mutex_unlock(&r->q.mu);
         if (synced)
             break;
@@ -261,15 +272,18 @@ enum gp_err gp_kube_run(const struct gp_kube_run_opts *o, struct gp_kube_run_res
             .addr = o->metrics_addr, .metrics = r.km.reg, .leader_election = o->leader_elect};
         err = gp_httpd_start(&ho, &r.h, d);
     }
+    if (err == GP_OK) /* PodGroups first: a gang's members wait for theirs */
+        err = feed_start(&r.groups, &r.q, 2, "/apis/scheduling.x-k8s.io/v1alpha1/podgroups", o, d);
     if (err == GP_OK)
-        err = feed_start(&r.nodes, &r.q, true, "/api/v1/nodes", o, d);
+        err = feed_start(&r.nodes, &r.q, 1, "/api/v1/nodes", o, d);
     if (err == GP_OK)
-        err = feed_start(&r.pods, &r.q, false, "/api/v1/pods", o, d);
+        err = feed_start(&r.pods, &r.q, 0, "/api/v1/pods", o, d);
     if (err == GP_OK)
         err = run_loop(o, &r, t0, res, d);
     pthread_mutex_lock(&r.q.mu);
     r.q.stop = 1;
     pthread_mutex_unlock(&r.q.mu);
+    feed_stop(&r.groups);
     feed_stop(&r.nodes);
     feed_stop(&r.pods);
     drain(&r.q, NULL, 0); /* what came after the end: dropped */

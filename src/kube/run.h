@@ -1,7 +1,7 @@
-/* run.h - `gpuplane schedule`'s loop: an informer thread each for Nodes and
- * Pods (a client of its own, list then watch, resumed after a drop with a
- * back-off, stopped by gp_kube_client_cancel), their changes handed over
- * a queue to the scheduling thread, which applies them (sched.h), takes or
+/* run.h - `gpuplane schedule`'s loop: an informer thread each for Nodes,
+ * Pods and PodGroups (scheduling.x-k8s.io/v1alpha1; absent CRD: none) (a client of its own, list
+ * then watch, resumed after a drop with a back-off, stopped by gp_kube_client_cancel), their
+ * changes handed over a queue to the scheduling thread, which applies them (sched.h), takes or
  * renews the Lease (lease.h) every retry period, runs a cycle whenever
  * something changed or a back-off ended, and keeps the metrics
  * (metrics.h) and /metrics, /healthz, /readyz (httpd.h). */

@@ -58,6 +58,7 @@ enum gp_err gp_kube_sched_new(struct gp_kube_client *c, const struct gp_kube_sch
     s->policy = policy;
     s->pod_index = json_object();
     s->node_index = json_object();
+    s->group_index = json_object();
     s->dirty = true;
     *out = s;
     return GP_OK;
@@ -86,6 +87,10 @@ void gp_kube_sched_free(struct gp_kube_sched *s)
         free(n->book);
         free(n);
     }
+    for (size_t i = 0; i < s->ngroups; i++)
+        free(s->groups[i].key);
+    free(s->groups);
+    json_decref(s->group_index);
     free(s->pods);
     free(s->nodes);
     free(s->by_eng);
@@ -172,9 +177,76 @@ static struct snode *node_of_eng(struct gp_kube_sched *s, uint32_t eng)
 
 /* --- the engine -------------------------------------------------------- */
 
-enum gp_err gp_ks_engine_add(struct gp_kube_sched *s, struct spod *p)
+/* The engine group of a gang member's PodGroup: GP_ESTATE while unknown. */
+static enum gp_err pod_group(struct gp_kube_sched *s, struct spod *p)
+{
+    p->spec.group = 0;
+    if (!p->info.group)
+        return GP_OK;
+    char key[600];
+    snprintf(key, sizeof key, "%s/%s", p->info.ns, p->info.group);
+    json_t *i = json_object_get(s->group_index, key);
+    if (!i)
+        return GP_ESTATE;
+    struct sgroup *g = &s->groups[json_integer_value(i)];
+    if (!g->eng) {
+        struct gp_group_spec gs = {.name = g->key, .min_member = g->min_member};
+        enum gp_err err = gp_engine_group_add(s->e, &gs, &g->eng);
+        if (err != GP_OK)
+            return err;
+    }
+    p->spec.group = g->eng;
+    return GP_OK;
+}
+
+void gp_kube_sched_group_change(enum gp_kube_event_type type, const json_t *obj, const json_t *old,
+                                void *ctx)
+{
+    (void)old;
+    struct gp_kube_sched *s = ctx;
+    const char *ns = gp_kube_meta(obj, "namespace"), *name = gp_kube_meta(obj, "name");
+    if (!name || type == GP_KUBE_DELETED)
+        return; /* a gang's members still count as one until they go */
+    json_t *mm = json_object_get(json_object_get(mut(obj), "spec"), "minMember");
+    uint32_t min =
+        json_is_integer(mm) && json_integer_value(mm) > 0 ? (uint32_t)json_integer_value(mm) : 1;
+    char key[600];
+    snprintf(key, sizeof key, "%s/%s", ns ? ns : "", name);
+    json_t *i = json_object_get(s->group_index, key);
+    if (i) {
+        struct sgroup *g = &s->groups[json_integer_value(i)];
+        if (g->min_member != min) {
+            g->min_member = min;
+            s->dirty = true;
+        }
+        return;
+    }
+    if (s->ngroups == s->capgroups) {
+        size_t cap = s->capgroups ? s->capgroups * 2 : 16;
+        struct sgroup *v = realloc(s->groups, cap * sizeof *v);
+        if (!v)
+            return;
+        s->groups = v;
+        s->capgroups = cap;
+    }
+    char *k = strdup(key);
+    if (!k)
+        return;
+    s->groups[s->ngroups] = (struct sgroup){k, min, 0};
+    json_object_set_new(s->group_index, key, json_integer((json_int_t)s->ngroups++));
+    s->dirty = true; /* its members wait outside the engine until now */
+}
+
+/* A pod into the engine; a gang member only once its PodGroup is known,
+ * unless any_group (a pod already on a node counts whatever its gang). */
+static enum gp_err engine_add(struct gp_kube_sched *s, struct spod *p, bool any_group)
 {
     uint32_t id;
+    enum gp_err gerr = pod_group(s, p);
+    if (gerr == GP_ESTATE && any_group)
+        p->spec.group = 0;
+    else if (gerr != GP_OK)
+        return gerr;
     enum gp_err err = gp_engine_pod_add(s->e, &p->spec, s->now_s, &id);
     if (err != GP_OK)
         return err;
@@ -191,6 +263,11 @@ enum gp_err gp_ks_engine_add(struct gp_kube_sched *s, struct spod *p)
     s->by_eng[id] = p;
     p->eng = id;
     return GP_OK;
+}
+
+enum gp_err gp_ks_engine_add(struct gp_kube_sched *s, struct spod *p)
+{
+    return engine_add(s, p, false);
 }
 
 /* The pod leaves the engine (released if bound, dropped if pending). */
@@ -218,7 +295,7 @@ static void engine_place(struct gp_kube_sched *s, struct spod *p, const char *na
             s->dirty = s->e != NULL; /* counted once the node is known */
         return;
     }
-    if (gp_ks_engine_add(s, p) != GP_OK) {
+    if (engine_add(s, p, true) != GP_OK) {
         p->st = SP_UNCOUNTED;
         return;
     }
@@ -449,6 +526,8 @@ enum gp_err gp_ks_rebuild(struct gp_kube_sched *s, struct gp_diag *d)
         return gp_diag_set(d, GP_ENOMEM, "out of memory (the engine)");
     s->dirty = false;
     s->st.rebuilds++;
+    for (size_t i = 0; i < s->ngroups; i++)
+        s->groups[i].eng = 0;
     for (size_t i = 0; i < s->nnodes; i++) {
         struct snode *n = s->nodes[i];
         n->eng = SP_NONE;
@@ -501,7 +580,12 @@ enum gp_err gp_ks_rebuild(struct gp_kube_sched *s, struct gp_diag *d)
         if (!p->ours || !p->readable) {
             p->st = SP_IGNORED;
         } else if (p->st != SP_BACKOFF) {
-            if (gp_ks_engine_add(s, p) != GP_OK)
+            enum gp_err err = gp_ks_engine_add(s, p);
+            if (err == GP_ESTATE) { /* its PodGroup is not known yet */
+                p->st = SP_IGNORED;
+                continue;
+            }
+            if (err != GP_OK)
                 return gp_diag_set(d, GP_ENOMEM, "out of memory (pod %s)", p->key);
             p->st = SP_WAITING;
         }

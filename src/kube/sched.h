@@ -89,6 +89,14 @@ void gp_kube_sched_node_change(enum gp_kube_event_type type, const json_t *obj, 
 void gp_kube_sched_pod_change(enum gp_kube_event_type type, const json_t *obj, const json_t *old,
                               void *ctx);
 
+/* PodGroups (scheduling.x-k8s.io/v1alpha1 or scheduling.volcano.sh/v1beta1:
+ * spec.minMember): a pod naming one (label scheduling.x-k8s.io/pod-group
+ * or annotation scheduling.k8s.io/group-name, in its namespace) is a gang
+ * member, placed with the others all or none; until its PodGroup is seen
+ * it waits. A changed minMember takes effect at the next rebuild. */
+void gp_kube_sched_group_change(enum gp_kube_event_type type, const json_t *obj, const json_t *old,
+                                void *ctx);
+
 /* Leadership (lease.c decides): only a leader writes. Becoming leader
  * rebuilds the state from what the informers delivered. */
 void gp_kube_sched_set_leader(struct gp_kube_sched *s, bool leader);

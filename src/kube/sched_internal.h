@@ -61,6 +61,13 @@ struct snode {
     bool violating;
 };
 
+/* A PodGroup (scheduling.x-k8s.io or Volcano): a gang. */
+struct sgroup {
+    char *key; /* "ns/name" */
+    uint32_t min_member;
+    uint32_t eng; /* engine group id (from 1); 0: not in this engine yet */
+};
+
 struct gp_kube_sched {
     struct gp_kube_client *c;
     struct gp_kube_sched_opts o;
@@ -72,6 +79,9 @@ struct gp_kube_sched {
     size_t npods, cappods;
     struct snode **nodes;
     size_t nnodes, capnodes;
+    json_t *group_index; /* key -> index in groups */
+    struct sgroup *groups;
+    size_t ngroups, capgroups;
     struct spod **by_eng; /* engine pod id -> record */
     size_t cap_by_eng;
     struct gp_decision *dec;

@@ -18,7 +18,7 @@
 struct world {
     struct gp_kube_client *admin, *c, *ic;
     struct gp_kube_sched *s;
-    struct gp_kube_informer *nodes, *pods;
+    struct gp_kube_informer *nodes, *pods, *groups;
     double now;
 };
 
@@ -41,6 +41,9 @@ __attribute__((unused)) static void w_open(struct world *w, bool leader)
     assert_int_equal(gp_kube_informer_new(w->ic, "/api/v1/pods", 0, gp_kube_sched_pod_change, w->s,
                                           &w->pods, &d),
                      GP_OK);
+    assert_int_equal(gp_kube_informer_new(w->ic, "/apis/scheduling.x-k8s.io/v1alpha1/podgroups", 0,
+                                          gp_kube_sched_group_change, w->s, &w->groups, &d),
+                     GP_OK);
     gp_kube_sched_set_leader(w->s, leader);
     w->now = 100;
 }
@@ -52,6 +55,7 @@ __attribute__((unused)) static void w_close(struct world *w)
     assert_int_equal(w_stat(w, "schema_errors"), 0); /* everything sent was valid */
     gp_kube_informer_free(w->nodes);
     gp_kube_informer_free(w->pods);
+    gp_kube_informer_free(w->groups);
     gp_kube_sched_free(w->s);
     gp_kube_client_free(w->admin);
     gp_kube_client_free(w->c);
@@ -61,6 +65,7 @@ __attribute__((unused)) static void w_close(struct world *w)
 __attribute__((unused)) static void w_sync(struct world *w)
 {
     struct gp_diag d = {""};
+    assert_int_equal(gp_kube_informer_list(w->groups, &d), GP_OK);
     assert_int_equal(gp_kube_informer_list(w->nodes, &d), GP_OK);
     assert_int_equal(gp_kube_informer_list(w->pods, &d), GP_OK);
 }

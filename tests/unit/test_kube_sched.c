@@ -17,7 +17,9 @@
  *    double booking planted by hand: the audit reports it;
  *  - other schedulers' pods take capacity; only a leader binds;
  *  - preemption: the victim deleted gracefully, the preemptor bound only
- *    once the victim is gone.
+ *    once the victim is gone;
+ *  - a gang: none bound until all fit; one member's failed annotation
+ *    takes the others back.
  * Run with "shared", the same tests run with the double checking every
  * object written against the published schemas (../shared/k8s/schemas/;
  * w_close asserts none failed), and probes show the check refuses what it
@@ -361,6 +363,48 @@ static void test_schema_probes(void **state)
     gp_kube_client_free(c);
 }
 
+static void gang_pod(struct world *w, const char *name)
+{
+    w_pod_full(w, name, 2, 0, "gpuplane",
+               ",\"labels\":{\"scheduling.x-k8s.io/pod-group\":\"train\"}");
+}
+
+/* A gang (a PodGroup of minMember 3): nothing bound while its members do
+ * not all fit, all bound once they do; a member whose annotation cannot
+ * be written takes the others back with it. */
+static void test_gang(void **state)
+{
+    (void)state;
+    struct world w;
+    w_open(&w, true);
+    w_node(&w, "n1", 4);
+    gang_pod(&w, "g1");
+    gang_pod(&w, "g2");
+    gang_pod(&w, "g3");
+    assert_int_equal(w_cycle(&w), 0); /* no PodGroup yet: they wait */
+    kd_call(w.admin, "POST", "/apis/scheduling.x-k8s.io/v1alpha1/namespaces/default/podgroups",
+            "{\"apiVersion\":\"scheduling.x-k8s.io/v1alpha1\",\"kind\":\"PodGroup\","
+            "\"metadata\":{\"name\":\"train\"},\"spec\":{\"minMember\":3}}",
+            201);
+    w.now += 1;
+    assert_int_equal(w_cycle(&w), 0); /* 6 GPUs asked, 4 there: none bound */
+    assert_string_equal(w_node_of(&w, "g1", NULL), "");
+    w_node(&w, "n2", 4);
+    kd_call(w.admin, "POST", "/_control/fault",
+            "{\"status\":422,\"count\":1,\"match\":\"/pods/g2\"}", 200);
+    w.now += 1;
+    assert_int_equal(w_cycle(&w), 0); /* g2's annotation refused: all three back */
+    const char *g;
+    assert_string_equal(w_node_of(&w, "g1", &g), "");
+    assert_string_equal(g, "");
+    assert_int_equal(gp_kube_sched_stats(w.s).rollbacks, 3);
+    w.now += 2;
+    assert_int_equal(w_cycle(&w), 3);
+    assert_string_equal(w_node_of(&w, "g3", NULL)[0] == 'n' ? "ok" : "", "ok");
+    w_check_distinct(&w);
+    w_close(&w);
+}
+
 int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
@@ -372,6 +416,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup_teardown(test_mismatch_and_audit, kd_start, kd_stop),
         cmocka_unit_test_setup_teardown(test_foreign_and_leader, kd_start, kd_stop),
         cmocka_unit_test_setup_teardown(test_preempt, kd_start, kd_stop),
+        cmocka_unit_test_setup_teardown(test_gang, kd_start, kd_stop),
     };
     if (gp_shared_mode(argc, argv)) {
         if (!gp_shared_have(SCHEMAS "/api__v1_openapi.json"))
