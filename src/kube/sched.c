@@ -53,6 +53,7 @@ enum gp_err gp_kube_sched_new(struct gp_kube_client *c, const struct gp_kube_sch
     struct gp_kube_sched *s = calloc(1, sizeof *s);
     if (!s)
         return gp_diag_set(d, GP_ENOMEM, "out of memory");
+    gp_arena_init(&s->spent);
     s->c = c;
     s->o = *o;
     s->policy = policy;
@@ -64,11 +65,26 @@ enum gp_err gp_kube_sched_new(struct gp_kube_client *c, const struct gp_kube_sch
     return GP_OK;
 }
 
-static void pod_free(struct spod *p)
+/* A spec's strings the engine was given: the engine keeps borrowing them
+ * in its request shapes (and a node's until the rebuild that follows its
+ * change) after the pod or node left it, so they are kept in s->spent until
+ * the engine itself is freed, never freed under it. */
+static void spec_retire(struct gp_kube_sched *s, struct gp_arena *a)
+{
+    size_t block_size = a->block_size;
+    if (s->e)
+        gp_arena_adopt(&s->spent, a);
+    else
+        gp_arena_free(a);
+    gp_arena_init(a);
+    a->block_size = block_size;
+}
+
+static void pod_free(struct gp_kube_sched *s, struct spod *p)
 {
     free(p->key);
     json_decref(p->obj);
-    gp_arena_free(&p->arena);
+    spec_retire(s, &p->arena);
     free(p->last_message);
     free(p);
 }
@@ -77,8 +93,11 @@ void gp_kube_sched_free(struct gp_kube_sched *s)
 {
     if (!s)
         return;
+    gp_engine_free(s->e); /* first: nothing borrows the specs below then */
+    s->e = NULL;
+    gp_arena_free(&s->spent);
     for (size_t i = 0; i < s->npods; i++)
-        pod_free(s->pods[i]);
+        pod_free(s, s->pods[i]);
     for (size_t i = 0; i < s->nnodes; i++) {
         struct snode *n = s->nodes[i];
         free(n->name);
@@ -97,7 +116,6 @@ void gp_kube_sched_free(struct gp_kube_sched *s)
     free(s->dec);
     json_decref(s->pod_index);
     json_decref(s->node_index);
-    gp_engine_free(s->e);
     free(s);
 }
 
@@ -138,7 +156,7 @@ static void pod_remove(struct gp_kube_sched *s, struct spod *p)
     s->pods[i] = s->pods[--s->npods];
     if (i < s->npods)
         json_object_set_new(s->pod_index, s->pods[i]->key, json_integer((json_int_t)i));
-    pod_free(p);
+    pod_free(s, p);
 }
 
 struct snode *gp_ks_node_get(struct gp_kube_sched *s, const char *name, bool create)
@@ -388,7 +406,7 @@ void gp_kube_sched_node_change(enum gp_kube_event_type type, const json_t *obj, 
     if (known && !changed) {
         gp_arena_free(&a);
     } else {
-        gp_arena_free(&n->arena);
+        spec_retire(s, &n->arena);
         n->arena = a;
         n->spec = spec;
         n->info = info;
@@ -416,7 +434,7 @@ static void pod_read(struct gp_kube_sched *s, struct spod *p, const json_t *obj)
     bool ok = gp_kube_pod_read(obj, &a, &spec, &p->info, &d) == GP_OK;
     p->ours = strcmp(p->info.scheduler_name, s->o.scheduler_name) == 0;
     if (p->eng == SP_NONE) {
-        gp_arena_free(&p->arena);
+        spec_retire(s, &p->arena);
         p->arena = a;
         p->spec = spec;
         p->readable = ok;
@@ -514,6 +532,7 @@ static int by_key(const void *a, const void *b)
 enum gp_err gp_ks_rebuild(struct gp_kube_sched *s, struct gp_diag *d)
 {
     gp_engine_free(s->e);
+    gp_arena_free(&s->spent); /* nothing borrows them now */
     s->e = gp_engine_new(s->policy, s->o.seed);
     if (!s->e)
         return gp_diag_set(d, GP_ENOMEM, "out of memory (the engine)");

@@ -87,6 +87,9 @@ struct gp_kube_sched {
     struct gp_decision *dec;
     size_t capdec;
     bool leader, dirty; /* dirty: rebuild before the next cycle */
+    /* specs the engine was given and may still borrow (its request shapes
+     * keep them): freed with the engine (sched.c, spec_retire) */
+    struct gp_arena spent;
     uint64_t event_seq;
     struct gp_kube_sched_stats st;
     struct gp_kube_metrics *km;

@@ -61,6 +61,22 @@ void *gp_arena_alloc(struct gp_arena *a, size_t size)
     return p;
 }
 
+void gp_arena_adopt(struct gp_arena *dst, struct gp_arena *src)
+{
+    struct gp_arena_block *first = src->head, *last = first;
+    if (!first)
+        return;
+    while (last->next)
+        last = last->next;
+    if (dst->head) { /* behind dst's newest block, which keeps taking allocations */
+        last->next = dst->head->next;
+        dst->head->next = first;
+    } else {
+        dst->head = first;
+    }
+    src->head = NULL;
+}
+
 size_t gp_arena_nblocks(const struct gp_arena *a)
 {
     size_t n = 0;

@@ -30,6 +30,10 @@ void *gp_arena_grow(struct gp_arena *a, void *p, size_t old_size, size_t new_siz
  * what it costs the process (tests, memory accounting). */
 size_t gp_arena_nblocks(const struct gp_arena *a);
 size_t gp_arena_bytes(const struct gp_arena *a);
+/* Moves every block of src into dst (src is left empty, dst keeps
+ * allocating where it was): what was allocated in src now lives until
+ * gp_arena_free(dst). */
+void gp_arena_adopt(struct gp_arena *dst, struct gp_arena *src);
 /* Copies of strings and memory into the arena. */
 char *gp_arena_strdup(struct gp_arena *a, const char *s);
 char *gp_arena_strndup(struct gp_arena *a, const char *s, size_t n);
