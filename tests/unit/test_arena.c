@@ -122,6 +122,42 @@ static void test_grow_own_block(void **state)
     gp_arena_free(&a);
 }
 
+/* adopt moves src's blocks into dst: what src held stays valid until dst
+ * is freed, src is empty, and dst keeps allocating in its newest block */
+static void test_adopt(void **state)
+{
+    (void)state;
+    struct gp_arena dst, src;
+    gp_arena_init(&dst);
+    gp_arena_init(&src);
+    src.block_size = 64;
+    char *kept[3];
+    for (int i = 0; i < 3; i++) { /* three blocks of src */
+        kept[i] = gp_arena_alloc(&src, 60);
+        assert_non_null(kept[i]);
+        snprintf(kept[i], 60, "string %d", i);
+    }
+    char *first = gp_arena_strdup(&dst, "dst's own");
+    assert_non_null(first);
+    size_t before = gp_arena_nblocks(&dst), moved = gp_arena_nblocks(&src);
+    gp_arena_adopt(&dst, &src);
+    assert_null(src.head);
+    assert_int_equal(gp_arena_nblocks(&dst), before + moved);
+    char *next = gp_arena_strdup(&dst, "x"); /* in dst's newest block, beside first */
+    assert_true(next > first && next - first < 64);
+    gp_arena_free(&src); /* frees nothing now */
+    for (int i = 0; i < 3; i++) {
+        char want[16];
+        snprintf(want, sizeof want, "string %d", i);
+        assert_string_equal(kept[i], want);
+    }
+    gp_arena_adopt(&src, &dst); /* into an empty arena */
+    assert_null(dst.head);
+    assert_int_equal(gp_arena_nblocks(&src), before + moved);
+    assert_string_equal(first, "dst's own");
+    gp_arena_free(&src);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -130,6 +166,7 @@ int main(void)
         cmocka_unit_test(test_grow_interleaved),
         cmocka_unit_test(test_grow_small_copies),
         cmocka_unit_test(test_grow_own_block),
+        cmocka_unit_test(test_adopt),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
