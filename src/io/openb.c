@@ -446,6 +446,10 @@ static enum gp_err pieces_next(struct openb_pieces *s, const char *path, const c
             if (s->cap > SIZE_MAX / 2 - piece_bytes)
                 return gp_diag_set(diag, GP_ENOMEM, "%s: out of memory", path);
             size_t cap = s->cap < piece_bytes ? 2 * piece_bytes : 2 * s->cap;
+            /* a file with no cut is read on whole: no more room than the
+             * limit's (the file is at most that; len <= max) */
+            if (s->max < SIZE_MAX / 4 && cap > s->max + 2 * piece_bytes)
+                cap = (size_t)s->max + 2 * piece_bytes;
             char *b = realloc(s->buf, cap);
             if (!b)
                 return gp_diag_set(diag, GP_ENOMEM, "%s: out of memory", path);

@@ -357,6 +357,29 @@ static void test_pieces_same(void **state)
             }
             unlink(path);
         }
+    /* a file over the input limit: gp_fs_read's refusal; under a small
+     * limit a file with no cut (CR line ends) still reads whole */
+    int len = snprintf(text, sizeof text, "%s%s", hdr, bodies[2]);
+    write_temp(path, text, (size_t)len);
+    struct gp_diag want = {""}, got = {""};
+    char *ignored = NULL;
+    size_t ilen;
+    gp_fs_set_max_read(64, NULL);
+    assert_int_equal(gp_fs_read(path, &ignored, &ilen, &want), GP_EINVALID);
+    struct gp_arena la;
+    gp_arena_init(&la);
+    struct gp_workload lw = {0};
+    assert_int_equal(gp_workload_read_openb(path, &la, &lw, &got), GP_EINVALID);
+    assert_string_equal(got.msg, want.msg);
+    gp_fs_set_max_read((uint64_t)len, NULL);
+    gp_workload_set_openb_piece(4);
+    assert_int_equal(gp_workload_read_openb(path, &la, &lw, &got), GP_OK);
+    assert_int_equal(lw.nitems, 3);
+    gp_workload_set_openb_piece(0);
+    gp_fs_set_max_read(0, NULL);
+    gp_arena_free(&la);
+    unlink(path);
+
     /* a trace of many pieces */
     size_t n;
     char *big = trace_csv(3000, 0, &n);
