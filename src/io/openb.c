@@ -436,7 +436,8 @@ static void pieces_scan(struct openb_pieces *s)
 static enum gp_err pieces_next(struct openb_pieces *s, const char *path, const char **text,
                                size_t *n, struct gp_diag *diag)
 {
-    memmove(s->buf, s->buf + s->given, s->len - s->given);
+    if (s->given) /* buf is NULL before the first piece */
+        memmove(s->buf, s->buf + s->given, s->len - s->given);
     s->len -= s->given;
     s->given = s->scanned = s->cut = 0;
     s->odd = s->content = false;
