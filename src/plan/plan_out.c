@@ -358,10 +358,17 @@ void gp_plan_json(const struct gp_plan *p, const char *workload, struct gp_sbuf 
     }
     gp_sbuf_add(b, "  ],\n  \"winner\": ");
     bool win = p->ncands && p->cands[0].state == GP_PLAN_SIMULATED && p->cands[0].limits_met;
-    if (win)
-        gp_sbuf_printf(b, "{\"rank\": 1, \"id\": %zu, \"near_tie\": %s}", p->cands[0].id,
-                       p->ncands > 1 && near_tie(p, &p->cands[0], &p->cands[1]) ? "true" : "false");
-    else
+    if (win) {
+        const struct gp_plan_cand *w = &p->cands[0];
+        gp_sbuf_printf(b, "{\"rank\": 1, \"id\": %zu, \"provider\": ", w->id);
+        jstr(b, w->provider->id);
+        gp_sbuf_add(b, ", \"what\": ");
+        jstr(b, w->what);
+        gp_sbuf_add(b, ", ");
+        jnum(b, "monthly_usd", w->monthly_usd, true);
+        gp_sbuf_printf(b, "\"near_tie\": %s}",
+                       p->ncands > 1 && near_tie(p, w, &p->cands[1]) ? "true" : "false");
+    } else
         gp_sbuf_add(b, "null");
     gp_sbuf_add(b, ",\n  \"spot_sensitivity\": [");
     for (size_t i = 0; i < p->nsens; i++) {
