@@ -515,13 +515,25 @@ enum gp_err gp_manifest_read_service(struct gp_yaml *y, struct fy_node *n,
 {
     struct svc_in in;
     memset(&in, 0, sizeof in);
-    gp_yaml_set_root(y, "InferenceService");
+    /* the name first, so that every path names the object */
+    struct fy_node *meta = fy_node_mapping_lookup_by_string(n, "metadata", FY_NT);
+    struct fy_node *nm = meta && fy_node_is_mapping(meta)
+                             ? fy_node_mapping_lookup_by_string(meta, "name", FY_NT)
+                             : NULL;
+    size_t len = 0;
+    const char *text = nm && fy_node_is_scalar(nm) ? fy_node_get_scalar(nm, &len) : NULL;
+    char root[160];
+    if (text && len > 0 && len <= 100)
+        snprintf(root, sizeof root, "InferenceService/%.*s", (int)len, text);
+    else
+        snprintf(root, sizeof root, "InferenceService");
+    gp_yaml_set_root(y, root);
     enum gp_err err =
         gp_yaml_object(y, n, obj_fields, sizeof obj_fields / sizeof obj_fields[0], &in, true);
     if (err != GP_OK)
         return err;
     struct fy_node *spec = fy_node_mapping_lookup_by_string(n, "spec", FY_NT);
-    gp_yaml_set_root(y, "InferenceService");
+    gp_yaml_set_root(y, root);
     struct gp_yaml_saved sv = gp_yaml_push_key(y, "spec", NULL);
     if ((in.rps_node != NULL) == (in.llm_node != NULL))
         err = gp_yaml_fail(y, spec, GP_EINVALID,
