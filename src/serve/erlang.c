@@ -52,13 +52,19 @@ struct gp_serve_lat gp_serve_mmc_lat(uint32_t c, double lambda_per_s, double mu_
     return l;
 }
 
+/* e^-x, 0 past the point where it underflows (libm's slow path) */
+static double expneg(double x)
+{
+    return x > 700 ? 0 : exp(-x);
+}
+
 /* P(X + S > t), X ~ Exp(theta), S ~ Exp(mu) */
 static double hypo_sf(double theta, double mu, double t)
 {
     double d = theta - mu;
     if (fabs(d) <= 1e-9 * mu)
-        return (1.0 + mu * t) * exp(-mu * t);
-    double v = (theta * exp(-mu * t) - mu * exp(-theta * t)) / d;
+        return (1.0 + mu * t) * expneg(mu * t);
+    double v = (theta * expneg(mu * t) - mu * expneg(theta * t)) / d;
     return v < 0 ? 0 : v > 1 ? 1 : v;
 }
 
@@ -69,7 +75,7 @@ double gp_serve_lat_sf(const struct gp_serve_lat *l, double t_s)
         return 1.0;
     if (l->mu_per_s <= 0)
         return 1.0;
-    double s = exp(-l->mu_per_s * t);
+    double s = expneg(l->mu_per_s * t);
     if (l->pw <= 0)
         return s;
     if (l->theta_per_s <= 0)

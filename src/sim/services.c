@@ -52,6 +52,7 @@ struct svc_run {
     double backlog_n;
     GP_VEC(struct gp_serve_lat) lat, ttft;
     GP_VEC(float) lat_t; /* the time each lat stretch ends */
+    double lat_first_t;  /* when the last stretch began to gather merges */
     GP_VEC(struct ready_change) readies;
     double last_t;
     /* the ready replicas of the interval being served */
@@ -179,18 +180,60 @@ static struct capacity capacity_of(const struct svc_run *sv, double lam, double 
     return c;
 }
 
-static enum gp_err push_lat(struct run *r, struct svc_run *sv, struct gp_serve_lat l, double ttft_s,
-                            double t_s)
+/* Whether two values agree within a relative `rel` (or both are tiny). */
+static bool close_to(double a, double b, double rel)
 {
+    return fabs(a - b) <= rel * fmax(fabs(a), fabs(b)) + 1e-12;
+}
+
+/* A stretch like the last one (parameters within 0.2 %, within a minute of
+ * it) is merged into it, its weight added and its parameters averaged by
+ * weight: a steady or slowly changing load gives a few stretches per
+ * minute instead of one per sync, for the percentiles' cost. */
+#define MERGE_REL 0.002
+#define MERGE_S   60.0
+
+static bool merge_lat(struct gp_serve_lat *a, const struct gp_serve_lat *b)
+{
+    if (!(close_to(a->pw, b->pw, MERGE_REL) && close_to(a->theta_per_s, b->theta_per_s, MERGE_REL) &&
+          close_to(a->mu_per_s, b->mu_per_s, MERGE_REL) &&
+          close_to(a->offset_s, b->offset_s, MERGE_REL)))
+        return false;
+    double w = a->weight + b->weight;
+    if (w > 0) {
+        double x = a->weight / w, y = b->weight / w;
+        a->pw = x * a->pw + y * b->pw;
+        a->theta_per_s = x * a->theta_per_s + y * b->theta_per_s;
+        a->mu_per_s = x * a->mu_per_s + y * b->mu_per_s;
+        a->offset_s = x * a->offset_s + y * b->offset_s;
+    }
+    a->weight = w;
+    return true;
+}
+
+static enum gp_err push_lat(struct run *r, struct svc_run *sv, struct gp_serve_lat l,
+                            double ttft_s, double t_s)
+{
+    struct gp_serve_lat f = l;
+    f.mu_per_s = 1e9; /* the wait, then the prefill: a constant */
+    f.offset_s += ttft_s;
+    size_t n = sv->lat.len;
+    if (n > 0 && t_s - sv->lat_first_t <= MERGE_S) {
+        struct gp_serve_lat a = sv->lat.items[n - 1];
+        struct gp_serve_lat b = sv->s->llm ? sv->ttft.items[n - 1] : f;
+        if ((!sv->s->llm || close_to(b.offset_s, f.offset_s, MERGE_REL)) && merge_lat(&a, &l)) {
+            sv->lat.items[n - 1] = a;
+            if (sv->s->llm)
+                merge_lat(&sv->ttft.items[n - 1], &f);
+            sv->lat_t.items[n - 1] = (float)t_s;
+            return GP_OK;
+        }
+    }
+    sv->lat_first_t = t_s;
     if (GP_VEC_PUSH(&sv->lat, l) != 0 || GP_VEC_PUSH(&sv->lat_t, (float)t_s) != 0)
         return gp_sim_nomem(r);
-    if (sv->s->llm) {
-        struct gp_serve_lat f = l;
-        f.mu_per_s = 1e9; /* the wait, then the prefill: a constant */
-        f.offset_s += ttft_s;
-        if (GP_VEC_PUSH(&sv->ttft, f) != 0)
-            return gp_sim_nomem(r);
-    }
+    if (sv->s->llm && GP_VEC_PUSH(&sv->ttft, f) != 0)
+        return gp_sim_nomem(r);
     return GP_OK;
 }
 
