@@ -15,6 +15,7 @@
 #include "io/svg.h"
 #include "report/html.h"
 #include "report/report_fmt.h"
+#include "report/report_services.h"
 
 #define C_BLUE  "#2f6690"
 #define C_OCHRE "#c17f2a"
@@ -762,6 +763,7 @@ void gp_report_html(struct gp_sbuf *out, const struct gp_sim_result *r,
         delay_histogram(out, r);
         queues_section(out, r);
         cost_section(out, r, scratch, scratch + n);
+        gp_report_services_html(out, r); /* nothing without services */
     } else {
         static_chart(out, r, scratch, scratch + n);
     }

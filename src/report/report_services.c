@@ -4,9 +4,12 @@
  * cold starts and cost, and for LLM services `ttft_p99_s` and
  * `tokens_per_s`) and in the human summary. */
 #include <math.h>
+#include <stdlib.h>
 
+#include "io/svg.h"
 #include "report/report_fmt.h"
 #include "report/report_services.h"
+#include "util/sbuf.h"
 
 /* a real rounded to dec decimals; null when not finite */
 static json_t *real(double x, int dec)
@@ -103,4 +106,95 @@ void gp_report_services_summary(FILE *f, const struct gp_sim_result *r)
             fprintf(f, "                  %-14s TTFT p99 %s, %s tokens/s\n", "", tt, num);
         }
     }
+}
+
+/* ---- HTML ------------------------------------------------------------------ */
+
+static void line_chart(struct gp_sbuf *o, const char *title, const char *ylabel, const double *t,
+                       const double *y, size_t n, const char *xlabel, double xmax, bool step,
+                       const char *color)
+{
+    struct gp_svg_series s = {
+        .name = NULL, .x = t, .y = y, .n = n, .color = color, .step = step, .area = true};
+    struct gp_svg_chart ch = {0};
+    ch.title = title;
+    ch.x = (struct gp_svg_axis){.label = xlabel, .min = 0, .fixed_min = true};
+    if (xmax > 0) {
+        ch.x.fixed_max = true;
+        ch.x.max = xmax;
+    }
+    ch.y = (struct gp_svg_axis){.label = ylabel, .min = 0, .fixed_min = true, .integer = step};
+    ch.series = &s;
+    ch.nseries = 1;
+    ch.empty_text = "no samples";
+    gp_sbuf_add(o, "<section class=\"chart\">\n");
+    gp_svg_line_chart(o, &ch);
+    gp_sbuf_add(o, "</section>\n");
+}
+
+void gp_report_services_html(struct gp_sbuf *o, const struct gp_sim_result *r)
+{
+    if (r->nservices == 0)
+        return;
+    gp_sbuf_add(o, "<section class=\"panel\">\n<h2>Inference services</h2>\n<p class=\"sub\">"
+                   "Latency is each request's time in the system (queueing included, "
+                   "docs/serve.md); unserved is the time requests waited for capacity; "
+                   "each new replica pays a cold start.</p>\n<table>\n"
+                   "<tr><th>service</th><th>kind</th><th class=\"num\">p50</th>"
+                   "<th class=\"num\">p95</th><th class=\"num\">p99</th>"
+                   "<th class=\"num\">TTFT p99</th><th class=\"num\">unserved</th>"
+                   "<th class=\"num\">peak replicas</th><th class=\"num\">cold starts</th>"
+                   "<th class=\"num\">GPU-hours</th><th class=\"num\">cost</th>"
+                   "<th class=\"num\">$ per million</th></tr>\n");
+    for (size_t i = 0; i < r->nservices; i++) {
+        const struct gp_sim_service *s = &r->services[i];
+        char p50[32], p95[32], p99[32], tt[32] = "-", un[32];
+        gp_report_fmt_duration(p50, sizeof p50, s->p50_latency_s);
+        gp_report_fmt_duration(p95, sizeof p95, s->p95_latency_s);
+        gp_report_fmt_duration(p99, sizeof p99, s->p99_latency_s);
+        if (s->llm)
+            gp_report_fmt_duration(tt, sizeof tt, s->ttft_p99_s);
+        gp_report_fmt_duration(un, sizeof un, s->unserved_s);
+        gp_sbuf_add(o, "<tr><td>");
+        gp_sbuf_add_xml(o, s->name ? s->name : "-");
+        gp_sbuf_printf(o,
+                       "</td><td>%s</td><td class=\"num\">%s</td><td class=\"num\">%s</td>"
+                       "<td class=\"num\">%s</td><td class=\"num\">%s</td>"
+                       "<td class=\"num\">%s</td><td class=\"num\">%u</td>"
+                       "<td class=\"num\">%llu</td><td class=\"num\">%.1f</td>"
+                       "<td class=\"num\">$%.2f</td><td class=\"num\">$%.2f %s</td></tr>\n",
+                       s->llm ? "LLM" : "requests", p50, p95, p99, tt, un, s->peak_replicas,
+                       (unsigned long long)s->cold_starts, s->gpu_hours, s->cost_usd,
+                       s->usd_per_million, s->llm ? "tokens" : "requests");
+    }
+    gp_sbuf_add(o, "</table>\n</section>\n");
+
+    size_t n = r->samples ? r->nsamples : 0;
+    double end = isfinite(r->sim_end_s) ? r->sim_end_s : 0;
+    double div = end >= 72 * 3600.0 ? 86400.0 : end >= 3 * 3600.0 ? 3600.0 : end >= 180 ? 60 : 1;
+    const char *xlabel = div == 86400.0  ? "time (days)"
+                         : div == 3600.0 ? "time (h)"
+                         : div == 60     ? "time (min)"
+                                         : "time (s)";
+    double *t = malloc((n ? n : 1) * sizeof *t);
+    if (!t) {
+        o->oom = true;
+        return;
+    }
+    for (size_t i = 0; i < n; i++)
+        t[i] = r->samples[i].t_s / div;
+    for (size_t i = 0; i < r->nservices && i < GP_REPORT_SERVICE_CHARTS; i++) {
+        const struct gp_sim_service *s = &r->services[i];
+        size_t k = s->n < n ? s->n : n;
+        char title[160];
+        snprintf(title, sizeof title, "%.60s: ready replicas", s->name ? s->name : "-");
+        line_chart(o, title, "replicas", t, s->replicas, k, xlabel, end / div, true, "#2f6690");
+        snprintf(title, sizeof title, "%.60s: load offered", s->name ? s->name : "-");
+        line_chart(o, title, "requests/s", t, s->load, k, xlabel, end / div, false, "#c17f2a");
+        snprintf(title, sizeof title, "%.60s: p99 latency of each interval",
+                 s->name ? s->name : "-");
+        line_chart(o, title, "p99 latency (s)", t, s->p99_timeline_s, k, xlabel, end / div, false,
+                   "#b5452b");
+    }
+    free(t);
 }

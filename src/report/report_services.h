@@ -14,6 +14,13 @@
  * services keep their documents byte for byte. */
 json_t *gp_report_services_json(const struct gp_sim_result *r);
 
+/* The HTML report's services: a table of every service, and for the
+ * first GP_REPORT_SERVICE_CHARTS of them charts of ready replicas, load
+ * and p99 latency over time (nothing when there is none). */
+#define GP_REPORT_SERVICE_CHARTS 8
+struct gp_sbuf;
+void gp_report_services_html(struct gp_sbuf *o, const struct gp_sim_result *r);
+
 /* The summary's services table (nothing when there is none). */
 void gp_report_services_summary(FILE *f, const struct gp_sim_result *r);
 

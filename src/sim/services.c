@@ -195,7 +195,8 @@ static bool close_to(double a, double b, double rel)
 
 static bool merge_lat(struct gp_serve_lat *a, const struct gp_serve_lat *b)
 {
-    if (!(close_to(a->pw, b->pw, MERGE_REL) && close_to(a->theta_per_s, b->theta_per_s, MERGE_REL) &&
+    if (!(close_to(a->pw, b->pw, MERGE_REL) &&
+          close_to(a->theta_per_s, b->theta_per_s, MERGE_REL) &&
           close_to(a->mu_per_s, b->mu_per_s, MERGE_REL) &&
           close_to(a->offset_s, b->offset_s, MERGE_REL)))
         return false;
@@ -211,8 +212,8 @@ static bool merge_lat(struct gp_serve_lat *a, const struct gp_serve_lat *b)
     return true;
 }
 
-static enum gp_err push_lat(struct run *r, struct svc_run *sv, struct gp_serve_lat l,
-                            double ttft_s, double t_s)
+static enum gp_err push_lat(struct run *r, struct svc_run *sv, struct gp_serve_lat l, double ttft_s,
+                            double t_s)
 {
     struct gp_serve_lat f = l;
     f.mu_per_s = 1e9; /* the wait, then the prefill: a constant */
