@@ -17,6 +17,13 @@ struct gp_engine *gp_engine_new(const struct gp_policy_ops *policy, uint64_t see
     e->policy = policy;
     e->gang_rej_shape = NONE;
     e->memo.shape = NONE;
+    gp_idtab_init(&e->pods.tab, sizeof(struct pod_rec), GP_ENG_POD_CHUNK_SHIFT);
+    gp_idtab_init(&e->groups, sizeof(struct group), GP_ENG_POD_CHUNK_SHIFT);
+    e->pods.gone_p = &e->pods.gone;
+    e->pods.gone.pod.state = GP_POD_DONE;
+    e->pods.gone.pod.id = NONE;
+    e->pods.gone.pod.shape = NONE;
+    e->pods.gone.x.slot = e->pods.gone.x.cons = NONE;
     gp_rng_seed(&e->rng, seed);
     struct queue q0;
     memset(&q0, 0, sizeof q0);
@@ -45,8 +52,7 @@ void gp_engine_free(struct gp_engine *e)
     if (e->policy && e->policy->destroy)
         e->policy->destroy(e->policy_state);
     GP_VEC_FREE(&e->nodes);
-    GP_VEC_FREE(&e->pods);
-    GP_VEC_FREE(&e->px);
+    gp_eng_pods_free(e);
     for (size_t i = 0; i < e->queues.len; i++) {
         GP_VEC_FREE(&e->queues.items[i].pending);
         GP_VEC_FREE(&e->queues.items[i].bound);
@@ -60,9 +66,12 @@ void gp_engine_free(struct gp_engine *e)
     GP_VEC_FREE(&e->shapes);
     free(e->shape_slots);
     GP_VEC_FREE(&e->target);
-    for (size_t i = 0; i < e->groups.len; i++)
-        GP_VEC_FREE(&e->groups.items[i].members);
-    GP_VEC_FREE(&e->groups);
+    for (uint32_t i = gp_idtab_first(&e->groups); i < e->groups.n; i++) {
+        struct group *g = gp_idtab_get(&e->groups, i);
+        if (g)
+            GP_VEC_FREE(&g->members);
+    }
+    gp_idtab_free(&e->groups);
     GP_VEC_FREE(&e->scratch);
     GP_VEC_FREE(&e->immature);
     GP_VEC_FREE(&e->units);
@@ -100,7 +109,7 @@ int gp_eng_model_intern(struct gp_engine *e, const char *name)
 
 enum gp_err gp_engine_set_order(struct gp_engine *e, enum gp_order order, bool backfill)
 {
-    if (e->pods.len > 0)
+    if (e->pods.tab.n > 0)
         return GP_ESTATE;
     if (order != GP_ORDER_FAIR && order != GP_ORDER_FIFO && order != GP_ORDER_SJF)
         return GP_EINVALID;
@@ -141,13 +150,13 @@ bool gp_eng_try_pod(struct gp_engine *e, struct gp_pod *p, struct gp_decision *o
      * preemptionPolicy Never never does */
     bool may_preempt = e->preempt && e->queues.items[p->spec.queue].may_preempt && !e->resv.on &&
                        !p->spec.preempt_never;
-    bool retry = may_preempt && e->px.items[id].preempt_gen != e->victim_gen;
+    bool retry = may_preempt && px_at(e, id)->preempt_gen != e->victim_gen;
     if (p->tried_gen == pod_gen(e, p) && !retry)
         return true; /* not until the cluster changes */
     e->held = false;
     if (p->spec.group) {
         uint32_t gid = p->spec.group;
-        struct group *g = &e->groups.items[gid - 1];
+        struct group *g = group_at(e, gid);
         if (g->cycle == e->cycle)
             return true;
         if (cap - *ndec < gp_eng_gang_pending(e, gid)) {
@@ -159,7 +168,7 @@ bool gp_eng_try_pod(struct gp_engine *e, struct gp_pod *p, struct gp_decision *o
         size_t n = gp_eng_place_gang(e, gid, out + *ndec);
         if (e->held && p->state != GP_POD_BOUND) { /* held back: no decisions */
             for (size_t i = 0; i < g->members.len; i++)
-                e->px.items[g->members.items[i]].blk = BLK_HELD;
+                px_at(e, g->members.items[i])->blk = BLK_HELD;
             return true;
         }
         if (p->state != GP_POD_BOUND && retry && n > 0 && out[*ndec].gang == GP_GANG_NO_ROOM) {
@@ -170,11 +179,11 @@ bool gp_eng_try_pod(struct gp_engine *e, struct gp_pod *p, struct gp_decision *o
                 return p->state != GP_POD_BOUND;
             }
             for (size_t i = 0; i < g->members.len; i++)
-                e->px.items[g->members.items[i]].preempt_gen = e->victim_gen;
+                px_at(e, g->members.items[i])->preempt_gen = e->victim_gen;
         }
         for (size_t k = 0; k < n; k++)
             if (out[*ndec + k].kind == GP_DECISION_BIND) {
-                gp_eng_note_bound(e, &e->pods.items[out[*ndec + k].pod]);
+                gp_eng_note_bound(e, pod_at(e, out[*ndec + k].pod));
                 *changed = true;
             }
         *ndec += n;
@@ -190,7 +199,7 @@ bool gp_eng_try_pod(struct gp_engine *e, struct gp_pod *p, struct gp_decision *o
     } else {
         gp_eng_place(e, p, d);
         if (e->held) { /* it fits only on capacity reserved for the head: no decision */
-            e->px.items[id].blk = BLK_HELD;
+            px_at(e, id)->blk = BLK_HELD;
             return true;
         }
         if (d->kind != GP_DECISION_BIND)
@@ -210,7 +219,7 @@ bool gp_eng_try_pod(struct gp_engine *e, struct gp_pod *p, struct gp_decision *o
             return false;
         }
         if (!*full)
-            e->px.items[id].preempt_gen = e->victim_gen;
+            px_at(e, id)->preempt_gen = e->victim_gen;
     }
     (*ndec)++;
     return true;
@@ -224,6 +233,7 @@ size_t gp_engine_schedule(struct gp_engine *e, double now_s, size_t budget, stru
     if (now_s > e->now_s)
         e->now_s = now_s;
     e->cycle++;
+    gp_eng_pods_reap(e);
     gp_eng_mature_check(e);
     if (e->order != GP_ORDER_FAIR || e->backfill) {
         ndec = gp_eng_schedule_ordered(e, budget, out, cap);
@@ -253,11 +263,10 @@ size_t gp_engine_schedule(struct gp_engine *e, double now_s, size_t budget, stru
         uint32_t *items = q->pending.items;
         size_t i = q->cursor, k = q->keep, len = q->pending.len;
         bool may_preempt = e->preempt && q->may_preempt;
-        struct gp_pod *pods = e->pods.items;
         changed = false;
         while (i < len && !changed) {
             uint32_t id = items[i];
-            struct gp_pod *p = &pods[id];
+            struct gp_pod *p = pod_at(e, id);
             if (p->state != GP_POD_PENDING) { /* a gang member placed earlier in this cycle */
                 i++;
                 continue;
@@ -268,7 +277,7 @@ size_t gp_engine_schedule(struct gp_engine *e, double now_s, size_t budget, stru
             }
             i++;
             if (p->tried_gen == pod_gen(e, p) && !(may_preempt && !p->spec.preempt_never &&
-                                                   e->px.items[id].preempt_gen != e->victim_gen)) {
+                                                   px_at(e, id)->preempt_gen != e->victim_gen)) {
                 items[k++] = id; /* not until the cluster changes */
                 continue;
             }
@@ -286,14 +295,15 @@ compact:
     bool lazy = e->order != GP_ORDER_FAIR;
     for (size_t k = 0; lazy && k < ndec; k++)
         if (out[k].kind == GP_DECISION_BIND)
-            e->queues.items[e->pods.items[out[k].pod].spec.queue].npend--;
+            e->queues.items[pod_at(e, out[k].pod)->spec.queue].npend--;
     for (size_t i = 0; i < e->queues.len; i++) {
         struct queue *q = &e->queues.items[i];
         if (lazy) {
             if (q->pending.len > 2 * q->npend + 64) {
+                e->pods.compacted = true;
                 size_t k = 0;
                 for (size_t j = 0; j < q->pending.len; j++)
-                    if (e->pods.items[q->pending.items[j]].state == GP_POD_PENDING)
+                    if (pod_at(e, q->pending.items[j])->state == GP_POD_PENDING)
                         q->pending.items[k++] = q->pending.items[j];
                 q->pending.len = k;
             }
@@ -309,8 +319,9 @@ compact:
         if (q->lists) /* ordered cycles: the plain walk changed them */
             gp_eng_walk_drop(e, q);
         size_t k = q->keep;
+        e->pods.compacted = true;
         for (size_t j = q->cursor; j < q->pending.len; j++)
-            if (e->pods.items[q->pending.items[j]].state == GP_POD_PENDING)
+            if (pod_at(e, q->pending.items[j])->state == GP_POD_PENDING)
                 q->pending.items[k++] = q->pending.items[j];
         q->pending.len = k;
         q->npend = k;
@@ -321,9 +332,9 @@ compact:
 
 enum gp_err gp_engine_schedule_pod(struct gp_engine *e, uint32_t id, struct gp_decision *out)
 {
-    if (id >= e->pods.len)
+    if (id >= e->pods.tab.n)
         return GP_EINVALID;
-    struct gp_pod *p = &e->pods.items[id];
+    struct gp_pod *p = pod_at(e, id);
     if (p->state != GP_POD_PENDING)
         return GP_ESTATE;
     if (p->spec.group) /* gangs are placed whole, by gp_engine_schedule */
@@ -388,18 +399,23 @@ const struct gp_node *gp_engine_node(const struct gp_engine *e, uint32_t id)
 
 size_t gp_engine_pod_count(const struct gp_engine *e)
 {
-    return e->pods.len;
+    return e->pods.tab.n;
 }
 
 const struct gp_pod *gp_engine_pod(const struct gp_engine *e, uint32_t id)
 {
-    return id < e->pods.len ? &e->pods.items[id] : NULL;
+    const struct pod_rec *r = pod_rec_at(e, id);
+    return r == e->pods.gone_p || r->x.forgotten ? NULL : &r->pod;
+}
+
+size_t gp_engine_pods_held(const struct gp_engine *e)
+{
+    return e->pods.tab.nchunks << e->pods.tab.shift;
 }
 
 double gp_engine_pod_bound_at(const struct gp_engine *e, uint32_t id)
 {
-    return id < e->pods.len && e->pods.items[id].state == GP_POD_BOUND ? e->px.items[id].bound_at_s
-                                                                       : -1;
+    return pod_at(e, id)->state == GP_POD_BOUND ? px_at(e, id)->bound_at_s : -1;
 }
 
 size_t gp_engine_model_count(const struct gp_engine *e)

@@ -115,6 +115,11 @@ struct gp_group_spec {
 /* Registers a gang; ids start at 1 (0 in a pod spec means "no gang"). */
 enum gp_err gp_engine_group_add(struct gp_engine *e, const struct gp_group_spec *spec,
                                 uint32_t *out_id);
+/* The driver will add no more members to the gang: the engine frees it
+ * once every member it has is forgotten (gp_engine_pod_forget); from then
+ * on a pod that names it is refused (GP_EINVALID), and so is a second
+ * call. Gang ids are not reused. */
+enum gp_err gp_engine_group_forget(struct gp_engine *e, uint32_t group);
 /* Bound members of a gang now. */
 uint32_t gp_engine_group_bound(const struct gp_engine *e, uint32_t group);
 
@@ -211,13 +216,30 @@ bool gp_engine_node_take(const struct gp_engine *e, struct gp_node *n, const str
 
 /* Pods enter their queue's pending list. ids are dense and never reused.
  * GP_EINVALID for an unknown queue or gang, or a gang member in another
- * queue than the gang's first member. */
+ * queue than the gang's first member.
+ *
+ * Ownership and lifetime: the engine copies the spec (its strings and
+ * arrays stay the caller's, and must outlive the pod's record). A pod that
+ * has ended - finished or dropped (gp_engine_pod_finished) or evicted (an
+ * EVICT decision) - keeps its record until the driver forgets it
+ * (gp_engine_pod_forget). */
 enum gp_err gp_engine_pod_add(struct gp_engine *e, const struct gp_pod_spec *spec, double now_s,
                               uint32_t *out_id);
 /* A bound pod finished (or failed, or was stopped by the driver): its
  * resources are released and it leaves the engine. A pending pod is simply
  * dropped. (A pod the engine evicted has already left: GP_ESTATE.) */
 enum gp_err gp_engine_pod_finished(struct gp_engine *e, uint32_t pod);
+/* The driver is done with an ended pod (GP_ESTATE if it has not ended,
+ * GP_EINVALID for an unknown or forgotten id): the engine frees what it
+ * holds of it at the start of the next gp_engine_schedule, after which
+ * gp_engine_pod returns NULL for its id (which is never reused) and
+ * gp_engine_pod_finished says GP_ESTATE. Its gang's member list drops it
+ * too. Until then the record stays readable. An engine whose driver
+ * forgets every pod it is done with - the simulator does, and a live
+ * scheduler that runs for months must - holds memory for the pods alive
+ * at once, not for every pod it has seen (internal.h, "the pods'
+ * storage"). */
+enum gp_err gp_engine_pod_forget(struct gp_engine *e, uint32_t pod);
 
 /* One scheduling cycle at time now_s: tries up to `budget` pending pods (0 =
  * all) in queue order, appends a decision per tried pod to out, preceded
@@ -258,8 +280,13 @@ enum gp_err gp_engine_pod_assign(struct gp_engine *e, uint32_t pod, uint32_t nod
 /* Read-only views for drivers and policies. */
 size_t gp_engine_node_count(const struct gp_engine *e);
 const struct gp_node *gp_engine_node(const struct gp_engine *e, uint32_t id);
+/* Pod ids issued so far (every pod ever added, forgotten ones too). */
 size_t gp_engine_pod_count(const struct gp_engine *e);
+/* NULL for an id never issued or a pod forgotten (see gp_engine_pod_add). */
 const struct gp_pod *gp_engine_pod(const struct gp_engine *e, uint32_t id);
+/* Pod records the engine holds memory for now (whole chunks of them):
+ * bounded by the pods alive at once, for tests and benchmarks. */
+size_t gp_engine_pods_held(const struct gp_engine *e);
 /* When a bound pod was bound (the now_s of that cycle); -1 if not bound. */
 double gp_engine_pod_bound_at(const struct gp_engine *e, uint32_t id);
 size_t gp_engine_pending_count(const struct gp_engine *e);

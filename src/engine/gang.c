@@ -16,7 +16,7 @@ static bool gang_fits_empty(const struct gp_engine *e, const uint32_t *members, 
 {
     uint64_t eligible = 0, wanted = 0;
     for (size_t k = 0; k < n; k++) {
-        const struct gp_pod *p = &e->pods.items[members[k]];
+        const struct gp_pod *p = pod_at(e, members[k]);
         bool any = false;
         for (size_t i = 0; i < e->nodes.len && !any; i++) {
             const struct gp_node *node = &e->nodes.items[i];
@@ -30,7 +30,7 @@ static bool gang_fits_empty(const struct gp_engine *e, const uint32_t *members, 
         if (key && !gp_eng_has_label(node, key, value))
             continue;
         for (size_t k = 0; k < n; k++) {
-            if (gp_eng_fits_empty(e, node, &e->pods.items[members[k]])) {
+            if (gp_eng_fits_empty(e, node, pod_at(e, members[k]))) {
                 /* a time-sliced or MPS GPU holds `replicas` requests */
                 const struct gp_sharing_spec *sh = node->spec.sharing;
                 uint64_t per_gpu =
@@ -43,7 +43,7 @@ static bool gang_fits_empty(const struct gp_engine *e, const uint32_t *members, 
         }
     }
     for (size_t k = 0; k < n && k < need; k++) {
-        const struct gp_pod *p = &e->pods.items[members[k]];
+        const struct gp_pod *p = pod_at(e, members[k]);
         wanted += (uint64_t)p->spec.gpu_count * p->spec.gpu_milli;
     }
     return wanted <= eligible;
@@ -90,14 +90,14 @@ static bool gang_try(struct gp_engine *e, const uint32_t *members, size_t n, uin
     bool memo =
         remember && e->policy && e->policy->node_local && gp_eng_memo_reserve(&e->memo, nn) == 0;
     for (size_t k = 0; k < n; k++) {
-        uint32_t shape = e->pods.items[members[k]].shape;
+        uint32_t shape = pod_at(e, members[k])->shape;
         if (remember && shape != e->gang_rej_shape) { /* the first member, or another shape */
             memset(e->gang_rej, 0, nn);
             e->gang_rej_shape = shape;
             e->memo.shape = memo ? shape : NONE;
             e->memo.valid = false;
         }
-        gp_eng_place(e, &e->pods.items[members[k]], &out[k]);
+        gp_eng_place(e, pod_at(e, members[k]), &out[k]);
         if (out[k].kind == GP_DECISION_BIND)
             placed++;
         else if (!*have_fail) {
@@ -111,7 +111,7 @@ static bool gang_try(struct gp_engine *e, const uint32_t *members, size_t n, uin
     if (placed >= need)
         return true;
     for (size_t k = n; k-- > 0;) {
-        struct gp_pod *p = &e->pods.items[members[k]];
+        struct gp_pod *p = pod_at(e, members[k]);
         if (out[k].kind == GP_DECISION_BIND) {
             gp_eng_release(e, p, false);
             p->state = GP_POD_PENDING;
@@ -166,7 +166,7 @@ bool gp_eng_gang_try_domains(struct gp_engine *e, const struct group *g, const u
         qsort(domains.items, domains.len, sizeof domains.items[0], domain_cmp);
     uint64_t wanted = 0;
     for (size_t k = 0; k < n && k < need; k++) {
-        const struct gp_pod *p = &e->pods.items[members[k]];
+        const struct gp_pod *p = pod_at(e, members[k]);
         wanted += (uint64_t)p->spec.gpu_count * p->spec.gpu_milli;
     }
     bool ok = false;
@@ -198,16 +198,14 @@ static const struct gp_decision *failed_gang_lookup(struct gp_engine *e, const s
         e->failed_gen = e->generation;
         return NULL;
     }
-    const struct gp_pod *p = &e->pods.items[member];
+    const struct gp_pod *p = pod_at(e, member);
     if (pod_grows(e, p))
         return NULL; /* a bind may let it fit: no failure is remembered */
     for (uint32_t i = 0; i < e->nfailed_gangs; i++) {
         const struct failed_gang *f = &e->failed_gangs[i];
-        const struct gp_pod *q = &e->pods.items[f->pod];
-        const struct group *h = &e->groups.items[q->spec.group - 1];
-        if (f->need == need && p->shape == q->shape &&
-            gp_eng_str_eq(h->spec.topology_key, g->spec.topology_key) &&
-            h->spec.topology_required == g->spec.topology_required)
+        if (f->need == need && p->shape == f->shape &&
+            gp_eng_str_eq(f->topology_key, g->spec.topology_key) &&
+            f->topology_required == g->spec.topology_required)
             return &f->decision;
     }
     return NULL;
@@ -221,7 +219,7 @@ static const char *gang_domain(const struct gp_engine *e, const struct group *g)
     if (!g->spec.topology_key || !g->spec.topology_required)
         return NULL;
     for (size_t i = 0; i < g->members.len; i++) {
-        const struct gp_pod *p = &e->pods.items[g->members.items[i]];
+        const struct gp_pod *p = pod_at(e, g->members.items[i]);
         if (p->state != GP_POD_BOUND)
             continue;
         const struct gp_node *n = &e->nodes.items[p->node];
@@ -236,11 +234,11 @@ static const char *gang_domain(const struct gp_engine *e, const struct group *g)
  * queue order, written to out (room for all of them is the caller's). */
 size_t gp_eng_place_gang(struct gp_engine *e, uint32_t gid, struct gp_decision *out)
 {
-    struct group *g = &e->groups.items[gid - 1];
+    struct group *g = group_at(e, gid);
     e->scratch.len = 0;
     for (size_t i = 0; i < g->members.len; i++) {
         uint32_t id = g->members.items[i];
-        if (e->pods.items[id].state == GP_POD_PENDING)
+        if (pod_at(e, id)->state == GP_POD_PENDING)
             if (GP_VEC_PUSH(&e->scratch, id) != 0)
                 return 0; /* out of memory: try again next cycle */
     }
@@ -254,7 +252,7 @@ size_t gp_eng_place_gang(struct gp_engine *e, uint32_t gid, struct gp_decision *
             e->domain_value = domain;
         }
         for (size_t k = 0; k < n; k++)
-            gp_eng_place(e, &e->pods.items[members[k]], &out[k]);
+            gp_eng_place(e, pod_at(e, members[k]), &out[k]);
         e->domain_key = e->domain_value = NULL;
         return n;
     }
@@ -272,20 +270,22 @@ size_t gp_eng_place_gang(struct gp_engine *e, uint32_t gid, struct gp_decision *
             return n;
         } else {
             why = gang_never_fits(e, g, members, n, need) ||
-                          gp_eng_quota_never_fits(e, &e->pods.items[members[0]], need)
+                          gp_eng_quota_never_fits(e, pod_at(e, members[0]), need)
                       ? GP_GANG_NEVER_FITS
                       : GP_GANG_NO_ROOM;
             fail.gang = why;
             if (!e->held && e->nfailed_gangs < sizeof e->failed_gangs / sizeof e->failed_gangs[0]) {
                 struct failed_gang *f = &e->failed_gangs[e->nfailed_gangs++];
-                f->pod = members[0];
+                f->shape = pod_at(e, members[0])->shape;
+                f->topology_key = g->spec.topology_key;
+                f->topology_required = g->spec.topology_required;
                 f->need = need;
                 f->decision = fail;
             }
         }
     }
     for (size_t k = 0; k < n; k++) {
-        struct gp_pod *p = &e->pods.items[members[k]];
+        struct gp_pod *p = pod_at(e, members[k]);
         out[k] = fail;
         out[k].kind = GP_DECISION_UNSCHEDULABLE;
         out[k].pod = p->id;
@@ -299,10 +299,10 @@ size_t gp_eng_place_gang(struct gp_engine *e, uint32_t gid, struct gp_decision *
 
 size_t gp_eng_gang_pending(const struct gp_engine *e, uint32_t gid)
 {
-    const struct group *g = &e->groups.items[gid - 1];
+    const struct group *g = group_at(e, gid);
     size_t n = 0;
     for (size_t i = 0; i < g->members.len; i++)
-        n += e->pods.items[g->members.items[i]].state == GP_POD_PENDING;
+        n += pod_at(e, g->members.items[i])->state == GP_POD_PENDING;
     return n;
 }
 
@@ -311,17 +311,38 @@ enum gp_err gp_engine_group_add(struct gp_engine *e, const struct gp_group_spec 
 {
     if (spec->min_member == 0)
         return GP_EINVALID;
-    struct group g;
-    memset(&g, 0, sizeof g);
-    g.spec = *spec;
-    if (GP_VEC_PUSH(&e->groups, g) != 0)
+    uint32_t id;
+    struct group *g = e->groups.n < UINT32_MAX - 1 ? gp_idtab_add(&e->groups, &id) : NULL;
+    if (!g)
         return GP_ENOMEM;
+    g->spec = *spec;
     if (out_id)
-        *out_id = (uint32_t)e->groups.len;
+        *out_id = id + 1;
     return GP_OK;
 }
 
 uint32_t gp_engine_group_bound(const struct gp_engine *e, uint32_t group)
 {
-    return group >= 1 && group <= e->groups.len ? e->groups.items[group - 1].bound : 0;
+    const struct group *g = group_at(e, group);
+    return g ? g->bound : 0;
+}
+
+/* Frees gang g when the driver has forgotten it and no member is left. */
+void gp_eng_group_maybe_free(struct gp_engine *e, uint32_t gid)
+{
+    struct group *g = group_at(e, gid);
+    if (!g || !g->forgotten || g->members.len > 0)
+        return;
+    GP_VEC_FREE(&g->members);
+    gp_idtab_release(&e->groups, gid - 1);
+}
+
+enum gp_err gp_engine_group_forget(struct gp_engine *e, uint32_t group)
+{
+    struct group *g = group_at(e, group);
+    if (!g || g->forgotten)
+        return GP_EINVALID;
+    g->forgotten = true;
+    gp_eng_group_maybe_free(e, group);
+    return GP_OK;
 }

@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 #include "engine/share.h"
+#include "util/idtab.h"
 #include "util/vec.h"
 
 #define NONE UINT32_MAX
@@ -27,11 +28,12 @@ enum { R_GPU, R_CPU, R_MEM, R_MODEL, NRES = R_MODEL + GP_MAX_GPU_MODELS };
 /* A gang and its members' state. */
 struct group {
     struct gp_group_spec spec;
-    GP_VEC(uint32_t) members; /* every pod ever added to it, in order */
+    GP_VEC(uint32_t) members; /* every pod added to it and not forgotten, in order */
     uint32_t bound;           /* members bound now */
     uint64_t cycle;           /* the scheduling cycle that last tried it */
     uint32_t queue;           /* its members' queue */
     uint64_t mark;            /* the preemption search that last looked at it */
+    bool forgotten;           /* gp_engine_group_forget: freed when no member is left */
 };
 
 /* Pod ids in queue order, items[head..len) (pending.c). */
@@ -147,7 +149,42 @@ struct pod_x {
     uint8_t blk;          /* ordered cycles: what its last failure blocks (enum blk) */
     uint32_t blk_queue;   /* BLK_QUOTA: the queue whose cap it hit */
     uint8_t decided;      /* ordered cycles: it had an UNSCHEDULABLE decision */
+    uint8_t forgotten;    /* forgotten, its record kept while a pending list holds it */
 };
+
+/* ---- the pods' storage (pods.c) -------------------------------------------
+ * Pod ids are dense and never reused; the records live in a table of
+ * chunks (util/idtab.h). A pod that has ended (finished, dropped or
+ * evicted) and that the driver has forgotten (gp_engine_pod_forget) is
+ * forgotten by the engine at the start of the next cycle (gp_eng_pods_reap):
+ * from then on nothing of the engine refers to it, gp_engine_pod() returns
+ * NULL and inside the engine its id reads as `gone` (state DONE); a chunk
+ * whose every id has been forgotten is freed. So the memory the pods take
+ * is bounded by the pods alive at once (and those that share their
+ * chunks), not by every pod ever submitted. */
+#ifndef GP_ENG_POD_CHUNK_SHIFT
+#define GP_ENG_POD_CHUNK_SHIFT 6
+#endif
+
+struct pod_rec {
+    struct gp_pod pod;
+    struct pod_x x;
+};
+
+struct pod_store {
+    struct gp_idtab tab;    /* struct pod_rec by pod id */
+    GP_VEC(uint32_t) ended; /* ended pods the driver forgot since the last reap */
+    /* ended pods still in their queue's pending list (bound from it, left
+     * for a later compaction): forgotten after it */
+    GP_VEC(uint32_t) listed;
+    bool compacted;         /* a pending list was compacted since the last reap */
+    struct pod_rec gone;    /* what a forgotten or unknown id reads as */
+    struct pod_rec *gone_p; /* &gone (reached through a const engine) */
+};
+
+/* The record of pod `id`; the `gone` record (state DONE, no constraints)
+ * for an id forgotten or never issued. Nothing but reads may reach it. */
+static inline struct pod_rec *pod_rec_at(const struct gp_engine *e, uint32_t id);
 
 /* What a pod that did not fit holds up in an ordered cycle (FIFO, SJF or
  * backfill; docs/ARCHITECTURE.md "Queue orders and backfill"). */
@@ -368,8 +405,7 @@ struct gp_engine {
     void *policy_state;
     struct gp_rng rng;
     GP_VEC(struct gp_node) nodes;
-    GP_VEC(struct gp_pod) pods;
-    GP_VEC(struct pod_x) px;     /* beside pods */
+    struct pod_store pods;       /* pod_at(), px_at() */
     GP_VEC(struct queue) queues; /* queue 0 is the default queue */
     size_t npending;             /* pods in the queues' pending lists */
     bool quotas, model_quotas;   /* some queue has a finite cap (per model) */
@@ -389,7 +425,9 @@ struct gp_engine {
     /* the same for gangs: a gang like a failed one (same member shape, same
      * number still needed, same topology) fails too at that generation */
     struct failed_gang {
-        uint32_t pod; /* a member of the failed gang, for its shape */
+        uint32_t shape;           /* its members' shape */
+        const char *topology_key; /* the gang's */
+        bool topology_required;
         uint32_t need;
         struct gp_decision decision;
     } failed_gangs[16];
@@ -398,9 +436,9 @@ struct gp_engine {
     uint64_t target_version;
     int64_t next_seq;
     struct gp_engine_totals totals;
-    GP_VEC(struct group) groups; /* gang id - 1 */
-    GP_VEC(uint32_t) scratch;    /* a gang's members during its attempt */
-    uint64_t cycle;              /* scheduling cycles so far */
+    struct gp_idtab groups;   /* struct group by gang id - 1 (group_at) */
+    GP_VEC(uint32_t) scratch; /* a gang's members during its attempt */
+    uint64_t cycle;           /* scheduling cycles so far */
     /* while a gang tries one topology domain: nodes outside it are rejected */
     const char *domain_key, *domain_value;
     double now_s; /* of the last cycle */
@@ -442,7 +480,10 @@ struct gp_engine {
     /* gangs' searches that failed at `failed_victim_gen` (a pod alone's
      * failure is kept in its shape) */
     struct failed_preempt {
-        uint32_t pod;
+        uint32_t shape;           /* the pod's */
+        const char *topology_key; /* a gang's */
+        bool topology_required;
+        int32_t priority;
         uint32_t need; /* 0 for a pod alone */
     } failed_preempt[16];
     uint32_t nfailed_preempt;
@@ -457,12 +498,47 @@ struct gp_engine {
     GP_VEC(struct cand) cands; /* a placement that combines scores (prefer.c) */
 };
 
+static inline struct pod_rec *pod_rec_at(const struct gp_engine *e, uint32_t id)
+{
+    struct pod_rec *r = gp_idtab_get(&e->pods.tab, id);
+    return r ? r : e->pods.gone_p;
+}
+
+static inline struct gp_pod *pod_at(const struct gp_engine *e, uint32_t id)
+{
+    return &pod_rec_at(e, id)->pod;
+}
+
+static inline struct pod_x *px_at(const struct gp_engine *e, uint32_t id)
+{
+    return &pod_rec_at(e, id)->x;
+}
+
+/* Gang gid (ids start at 1); NULL when freed or unknown. */
+static inline struct group *group_at(const struct gp_engine *e, uint32_t gid)
+{
+    return gid ? gp_idtab_get(&e->groups, gid - 1) : NULL;
+}
+
+/* Whether pod `id` is in the store (issued and not forgotten). */
+static inline bool pod_known(const struct gp_engine *e, uint32_t id)
+{
+    return pod_rec_at(e, id) != &e->pods.gone;
+}
+
 /* A topology domain of a gang attempt: one value of the gang's node label
  * and the free GPU-milli of its ready nodes. */
 struct domain {
     const char *value;
     uint64_t free_milli;
 };
+
+/* ---- pods.c: the pods' storage ------------------------------------------- */
+/* Forgets the pods ended since the last reap (the start of a cycle). */
+void gp_eng_pods_reap(struct gp_engine *e);
+/* The pods in q's pending list that are listed ended were dropped from it. */
+void gp_eng_pods_unlisted(struct gp_engine *e);
+void gp_eng_pods_free(struct gp_engine *e);
 
 /* ---- filter.c: the node filters' parts ---------------------------------- */
 bool gp_eng_selector_matches(const struct gp_node *n, const struct gp_pod *p);
@@ -525,7 +601,7 @@ bool gp_eng_spread_scores(const struct gp_engine *e, const struct gp_pod *p, con
  * constraints, or bound pods hold terms that may concern it). */
 static inline bool topo_hard(const struct gp_engine *e, const struct gp_pod *p)
 {
-    uint32_t r = p->id < e->px.len ? e->px.items[p->id].cons : NONE;
+    uint32_t r = px_at(e, p->id)->cons;
     return (r != NONE && e->topo.recs.items[r].hard &&
             e->topo.recs.items[r].c == p->spec.constraints) ||
            e->topo.anti_owners > 0;
@@ -635,6 +711,7 @@ bool gp_eng_gang_try_domains(struct gp_engine *e, const struct group *g, const u
                              struct gp_decision *fail, bool *have_fail);
 size_t gp_eng_place_gang(struct gp_engine *e, uint32_t gid, struct gp_decision *out);
 size_t gp_eng_gang_pending(const struct gp_engine *e, uint32_t gid);
+void gp_eng_group_maybe_free(struct gp_engine *e, uint32_t gid);
 
 /* ---- preempt.c: preemption and reclaim ------------------------------------ */
 void gp_eng_note_bound(struct gp_engine *e, const struct gp_pod *p);

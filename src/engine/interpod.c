@@ -39,7 +39,7 @@ bool gp_eng_interpod_prefilter(const struct gp_engine *e, struct topo_pre *pre,
     }
     pre->aff_none = true;
     pre->aff_self = false;
-    uint32_t r = e->px.items[p->id].cons;
+    uint32_t r = px_at(e, p->id)->cons;
     if (r == NONE)
         return true;
     const struct cons_rec *c = &t->recs.items[r];
@@ -53,7 +53,7 @@ bool gp_eng_interpod_prefilter(const struct gp_engine *e, struct topo_pre *pre,
 enum gp_filter gp_eng_interpod_filter(const struct gp_engine *e, const struct topo_pre *pre,
                                       const struct gp_node *n, const struct gp_pod *p)
 {
-    uint32_t r = e->px.items[p->id].cons;
+    uint32_t r = px_at(e, p->id)->cons;
     const struct cons_rec *c = r != NONE ? &e->topo.recs.items[r] : NULL;
     bool has;
     if (c && c->c->naffinity) {
@@ -80,7 +80,7 @@ void gp_eng_interpod_scores(const struct gp_engine *e, const struct gp_pod *p,
                             const struct cand *cand, size_t n, int64_t *raw, bool *any)
 {
     const struct topo *t = &e->topo;
-    uint32_t r = e->px.items[p->id].cons;
+    uint32_t r = px_at(e, p->id)->cons;
     const struct cons_rec *c = r != NONE ? &t->recs.items[r] : NULL;
     bool has;
     *any = false;

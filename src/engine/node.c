@@ -180,9 +180,9 @@ void gp_eng_commit(struct gp_engine *e, struct gp_pod *p, struct gp_node *n,
     p->node = n->id;
     p->pick = *pick;
     e->state_ver++;
-    e->px.items[p->id].bound_at_s = e->now_s;
+    px_at(e, p->id)->bound_at_s = e->now_s;
     struct queue *q = &e->queues.items[p->spec.queue];
-    e->px.items[p->id].slot = (uint32_t)q->bound.len;
+    px_at(e, p->id)->slot = (uint32_t)q->bound.len;
     q->bound.items[q->bound.len++] = p->id; /* room reserved by gp_engine_pod_add */
     gp_eng_queue_charge(e, p, n->model, 1);
     uint32_t free_before = n->gpu_milli_free;
@@ -193,7 +193,7 @@ void gp_eng_commit(struct gp_engine *e, struct gp_pod *p, struct gp_node *n,
     e->totals.mem_mib_alloc += p->spec.mem_mib;
     e->totals.pods_bound++;
     if (p->spec.group)
-        e->groups.items[p->spec.group - 1].bound++;
+        group_at(e, p->spec.group)->bound++;
     gp_eng_topo_bind(e, p, n, 1);
     if (e->policy && e->policy->on_bind)
         e->policy->on_bind(e->policy_state, e, n, p);
@@ -206,10 +206,10 @@ void gp_eng_release(struct gp_engine *e, struct gp_pod *p, bool grow)
 {
     struct gp_node *n = &e->nodes.items[p->node];
     struct queue *q = &e->queues.items[p->spec.queue];
-    uint32_t slot = e->px.items[p->id].slot, last = q->bound.items[--q->bound.len];
+    uint32_t slot = px_at(e, p->id)->slot, last = q->bound.items[--q->bound.len];
     q->bound.items[slot] = last;
-    e->px.items[last].slot = slot;
-    e->px.items[p->id].slot = NONE;
+    px_at(e, last)->slot = slot;
+    px_at(e, p->id)->slot = NONE;
     e->state_ver++;
     gp_eng_queue_charge(e, p, n->model, -1);
     gp_eng_node_give(n, p, &p->pick);
@@ -218,7 +218,7 @@ void gp_eng_release(struct gp_engine *e, struct gp_pod *p, bool grow)
     e->totals.mem_mib_alloc -= p->spec.mem_mib;
     e->totals.pods_bound--;
     if (p->spec.group)
-        e->groups.items[p->spec.group - 1].bound--;
+        group_at(e, p->spec.group)->bound--;
     gp_eng_topo_bind(e, p, n, -1);
     if (grow) {
         e->generation++;

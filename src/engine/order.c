@@ -61,7 +61,7 @@ bool gp_eng_resv_applies(const struct gp_engine *e, const struct gp_pod *p)
 /* How many of the head's slots at the shadow time pod p takes on node n. */
 int64_t gp_eng_resv_loss(const struct gp_engine *e, const struct gp_node *n, const struct gp_pod *p)
 {
-    const struct gp_pod *u = &e->pods.items[e->resv.head];
+    const struct gp_pod *u = pod_at(e, e->resv.head);
     const struct gp_node *at = proj_get(e, n->id);
     int64_t before = head_slots(e, at, u, e->resv.need);
     if (before == 0)
@@ -116,7 +116,7 @@ static uint32_t pod_need(const struct gp_engine *e, const struct gp_pod *p)
 {
     if (!p->spec.group)
         return 1;
-    const struct group *g = &e->groups.items[p->spec.group - 1];
+    const struct group *g = group_at(e, p->spec.group);
     return g->spec.min_member > g->bound ? g->spec.min_member - g->bound : 1;
 }
 
@@ -183,8 +183,8 @@ static bool gang_packs_empty(const struct gp_engine *e, const struct group *g,
 /* Sets what the pod of an UNSCHEDULABLE decision holds up (enum blk). */
 static void classify(struct gp_engine *e, const struct gp_decision *d)
 {
-    const struct gp_pod *p = &e->pods.items[d->pod];
-    struct pod_x *x = &e->px.items[d->pod];
+    const struct gp_pod *p = pod_at(e, d->pod);
+    struct pod_x *x = px_at(e, d->pod);
     uint32_t need = pod_need(e, p);
     x->blk = BLK_NONE;
     if (d->gang == GP_GANG_MEMBERS || d->gang == GP_GANG_NEVER_FITS ||
@@ -199,7 +199,7 @@ static void classify(struct gp_engine *e, const struct gp_decision *d)
     }
     bool fits;
     if (p->spec.group) {
-        fits = gang_packs_empty(e, &e->groups.items[p->spec.group - 1], p, need);
+        fits = gang_packs_empty(e, group_at(e, p->spec.group), p, need);
     } else {
         struct shape *s = &e->shapes.items[p->shape];
         if (s->hopeless_ver != e->topo_ver) {
@@ -233,10 +233,10 @@ static bool ends_list(struct gp_engine *e, uint32_t x)
             continue;
         const struct queue *q = &e->queues.items[i];
         for (size_t k = 0; k < q->bound.len; k++) {
-            const struct gp_pod *p = &e->pods.items[q->bound.items[k]];
+            const struct gp_pod *p = pod_at(e, q->bound.items[k]);
             if (!(p->spec.duration_hint_s > 0))
                 continue;
-            struct pod_end pe = {e->px.items[p->id].bound_at_s + p->spec.duration_hint_s, p->id};
+            struct pod_end pe = {px_at(e, p->id)->bound_at_s + p->spec.duration_hint_s, p->id};
             if (pe.end_s < e->now_s)
                 pe.end_s = e->now_s; /* overdue: it may end any moment */
             if (GP_VEC_PUSH(&e->ends, pe) != 0)
@@ -284,7 +284,7 @@ static void resv_compute(struct gp_engine *e, const struct gp_pod *p)
             return;
         shadow = INFINITY;
         for (size_t k = 0; k < e->ends.len && shadow == INFINITY; k++) {
-            const struct gp_pod *b = &e->pods.items[e->ends.items[k].pod];
+            const struct gp_pod *b = pod_at(e, e->ends.items[k].pod);
             struct gp_node *at = &e->proj.items[b->node];
             if (e->proj_mark.items[b->node] != e->proj_stamp) {
                 *at = e->nodes.items[b->node];
@@ -324,7 +324,7 @@ static void qresv_compute(struct gp_engine *e, uint32_t x, const struct gp_pod *
         if (ends_list(e, x))
             for (size_t i = 0; i < e->ends.len && shadow == INFINITY; i++) {
                 int64_t got[NBASIC];
-                pod_request(&e->pods.items[e->ends.items[i].pod], got);
+                pod_request(pod_at(e, e->ends.items[i].pod), got);
                 fits = true;
                 for (int k = 0; k < NBASIC; k++) {
                     if (room[k] != INT64_MAX)
@@ -390,7 +390,7 @@ static void quota_account(struct gp_engine *e, const struct gp_pod *b)
  * quota's subtree, or - with backfill - nothing beyond its reservation. */
 static void block(struct gp_engine *e, const struct gp_pod *p, bool *stop)
 {
-    const struct pod_x *x = &e->px.items[p->id];
+    const struct pod_x *x = px_at(e, p->id);
     if (x->blk == BLK_QUOTA) {
         struct queue *q = &e->queues.items[x->blk_queue];
         if (q->qblocked)
@@ -417,20 +417,20 @@ static bool order_step(struct gp_engine *e, struct gp_pod *p, struct gp_decision
     bool may_preempt = e->preempt && e->queues.items[p->spec.queue].may_preempt && !e->resv.on &&
                        !p->spec.preempt_never;
     if (p->tried_gen == pod_gen(e, p) &&
-        !(may_preempt && e->px.items[p->id].preempt_gen != e->victim_gen)) {
+        !(may_preempt && px_at(e, p->id)->preempt_gen != e->victim_gen)) {
         block(e, p, stop); /* as when it last failed */
         return true;
     }
     /* backfill: a pod that had its decision, of a shape that failed at
      * this generation, fails alike; it gets no new decision */
     struct shape *sh = &e->shapes.items[p->shape];
-    if (e->backfill && !e->no_walk && !p->spec.group && e->px.items[p->id].decided &&
+    if (e->backfill && !e->no_walk && !p->spec.group && px_at(e, p->id)->decided &&
         sh->failed_gen == shape_gen(e, sh) && sh->blk_gen == shape_gen(e, sh) &&
-        !(may_preempt && e->px.items[p->id].preempt_gen != e->victim_gen)) {
+        !(may_preempt && px_at(e, p->id)->preempt_gen != e->victim_gen)) {
         (*tried)++;
         p->tried_gen = pod_gen(e, p);
-        e->px.items[p->id].blk = sh->blk;
-        e->px.items[p->id].blk_queue = sh->blk_queue;
+        px_at(e, p->id)->blk = sh->blk;
+        px_at(e, p->id)->blk_queue = sh->blk_queue;
         block(e, p, stop);
         return true;
     }
@@ -439,22 +439,22 @@ static bool order_step(struct gp_engine *e, struct gp_pod *p, struct gp_decision
     uint32_t gclass = 0; /* the gang whose members were classified */
     for (size_t k = first; k < *ndec; k++) {
         const struct gp_decision *d = &out[k];
-        const struct gp_pod *m = &e->pods.items[d->pod];
+        const struct gp_pod *m = pod_at(e, d->pod);
         if (d->kind == GP_DECISION_BIND) {
             quota_account(e, m);
         } else if (d->kind == GP_DECISION_UNSCHEDULABLE) {
-            e->px.items[m->id].decided = 1;
+            px_at(e, m->id)->decided = 1;
             if (m->spec.group && m->spec.group == gclass) { /* as its first member */
-                e->px.items[m->id].blk = e->px.items[out[gfirst].pod].blk;
-                e->px.items[m->id].blk_queue = e->px.items[out[gfirst].pod].blk_queue;
+                px_at(e, m->id)->blk = px_at(e, out[gfirst].pod)->blk;
+                px_at(e, m->id)->blk_queue = px_at(e, out[gfirst].pod)->blk_queue;
                 continue;
             }
             classify(e, d);
             gclass = m->spec.group;
             gfirst = k;
             if (!m->spec.group && d->pod == p->id) { /* for its shape's next pods */
-                sh->blk = e->px.items[m->id].blk;
-                sh->blk_queue = e->px.items[m->id].blk_queue;
+                sh->blk = px_at(e, m->id)->blk;
+                sh->blk_queue = px_at(e, m->id)->blk_queue;
                 sh->blk_gen = shape_gen(e, sh);
             }
         }
@@ -522,7 +522,7 @@ size_t gp_eng_schedule_ordered(struct gp_engine *e, size_t budget, struct gp_dec
         }
         while (i < len && !stop) {
             uint32_t id = items[i];
-            struct gp_pod *p = &e->pods.items[id];
+            struct gp_pod *p = pod_at(e, id);
             if (p->state != GP_POD_PENDING) { /* a gang member placed earlier in this cycle */
                 i++;
                 continue;
@@ -535,12 +535,12 @@ size_t gp_eng_schedule_ordered(struct gp_engine *e, size_t budget, struct gp_dec
                 settled &=
                     p->tried_gen == pod_gen(e, p) &&
                     !(e->preempt && e->queues.items[p->spec.queue].may_preempt && !e->resv.on &&
-                      !p->spec.preempt_never && e->px.items[id].preempt_gen != e->victim_gen);
+                      !p->spec.preempt_never && px_at(e, id)->preempt_gen != e->victim_gen);
             }
         }
         bool whole = i == len && !stop && !full;
         for (; i < len; i++) /* the rest stays as it was; pods bound meanwhile leave */
-            if (e->pods.items[items[i]].state == GP_POD_PENDING)
+            if (pod_at(e, items[i])->state == GP_POD_PENDING)
                 items[k++] = items[i];
         e->all.len = k;
         mark_set(e, m, whole && settled && budget == 0);
@@ -555,7 +555,7 @@ size_t gp_eng_schedule_ordered(struct gp_engine *e, size_t budget, struct gp_dec
         bool changed = false;
         while (q->cursor < q->pending.len && !changed && !stop) {
             uint32_t id = q->pending.items[q->cursor];
-            struct gp_pod *p = &e->pods.items[id];
+            struct gp_pod *p = pod_at(e, id);
             if (p->state != GP_POD_PENDING) {
                 q->cursor++;
                 continue;

@@ -33,7 +33,7 @@
 /* Queue order: higher priority first, then older. */
 static inline bool before(const struct gp_engine *e, uint32_t a, uint32_t b)
 {
-    const struct gp_pod *pa = &e->pods.items[a], *pb = &e->pods.items[b];
+    const struct gp_pod *pa = pod_at(e, a), *pb = pod_at(e, b);
     if (pa->spec.priority != pb->spec.priority)
         return pa->spec.priority > pb->spec.priority;
     return pa->seq < pb->seq;
@@ -113,7 +113,7 @@ void gp_eng_plist_free(struct plist *l)
 
 enum gp_err gp_eng_walk_add(struct gp_engine *e, uint32_t pod)
 {
-    const struct gp_pod *p = &e->pods.items[pod];
+    const struct gp_pod *p = pod_at(e, pod);
     struct queue *q = &e->queues.items[p->spec.queue];
     if (!q->lists)
         return GP_OK;
@@ -133,7 +133,7 @@ enum gp_err gp_eng_walk_add(struct gp_engine *e, uint32_t pod)
 
 void gp_eng_walk_remove(struct gp_engine *e, uint32_t pod)
 {
-    const struct gp_pod *p = &e->pods.items[pod];
+    const struct gp_pod *p = pod_at(e, pod);
     struct queue *q = &e->queues.items[p->spec.queue];
     if (!q->lists)
         return;
@@ -165,12 +165,12 @@ static enum gp_err lists_build(struct gp_engine *e, struct queue *q)
     q->lists = true;
     for (size_t i = 0; i < q->pending.len; i++) {
         uint32_t id = q->pending.items[i];
-        if (e->pods.items[id].state != GP_POD_PENDING)
+        if (pod_at(e, id)->state != GP_POD_PENDING)
             continue;
         enum gp_err err = gp_eng_walk_add(e, id);
-        if (err == GP_OK && !e->pods.items[id].spec.group &&
-            e->pods.items[id].tried_gen != UINT64_MAX) /* it had a decision */
-            plist_remove(e, &e->shapes.items[e->pods.items[id].shape].fresh, id);
+        if (err == GP_OK && !pod_at(e, id)->spec.group &&
+            pod_at(e, id)->tried_gen != UINT64_MAX) /* it had a decision */
+            plist_remove(e, &e->shapes.items[pod_at(e, id)->shape].fresh, id);
         if (err != GP_OK) {
             gp_eng_walk_drop(e, q);
             return err;
@@ -289,14 +289,15 @@ void gp_eng_walk_end(struct gp_engine *e, struct queue *q)
     q->heap.len = 0;
     size_t k = 0; /* gang members bound in this cycle leave */
     for (size_t i = q->gangs.head; i < q->gangs.len; i++)
-        if (e->pods.items[q->gangs.items[i]].state == GP_POD_PENDING)
+        if (pod_at(e, q->gangs.items[i])->state == GP_POD_PENDING)
             q->gangs.items[k++] = q->gangs.items[i];
     q->gangs.head = 0;
     q->gangs.len = k;
     if (q->pending.len > 2 * q->npend + 64) { /* the pods bound meanwhile leave */
+        e->pods.compacted = true;
         k = 0;
         for (size_t i = 0; i < q->pending.len; i++)
-            if (e->pods.items[q->pending.items[i]].state == GP_POD_PENDING)
+            if (pod_at(e, q->pending.items[i])->state == GP_POD_PENDING)
                 q->pending.items[k++] = q->pending.items[i];
         q->pending.len = k;
     }
@@ -308,7 +309,7 @@ bool gp_eng_walk_step(struct gp_engine *e, struct queue *q, struct gp_decision *
     while (q->heap.len > 0 && !*changed) {
         struct stream *t = &q->heap.items[0];
         uint32_t id = stream_pod(e, q, t);
-        struct gp_pod *p = &e->pods.items[id];
+        struct gp_pod *p = pod_at(e, id);
         if (p->state != GP_POD_PENDING) { /* a gang member placed earlier in this cycle */
             stream_next(e, q);
             continue;

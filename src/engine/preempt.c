@@ -17,7 +17,7 @@
 static double evictable_from(const struct gp_engine *e, const struct gp_pod *p)
 {
     double min_s = e->queues.items[p->spec.queue].spec.min_runtime_s;
-    return e->px.items[p->id].bound_at_s + (min_s > MIN_RUN_S ? min_s : MIN_RUN_S);
+    return px_at(e, p->id)->bound_at_s + (min_s > MIN_RUN_S ? min_s : MIN_RUN_S);
 }
 
 static bool evictable(const struct gp_engine *e, const struct gp_pod *p)
@@ -51,7 +51,7 @@ void gp_eng_mature_check(struct gp_engine *e)
     bool matured = false;
     double next = 0;
     for (size_t i = 0; i < e->immature.len; i++) {
-        const struct gp_pod *p = &e->pods.items[e->immature.items[i]];
+        const struct gp_pod *p = pod_at(e, e->immature.items[i]);
         if (p->state != GP_POD_BOUND)
             continue;
         if (evictable(e, p)) {
@@ -166,7 +166,7 @@ static bool unit_borrowing(const struct gp_engine *e, const struct unit *u,
     /* only what the preemptor's branch is guaranteed can be taken back */
     const struct queue *vc = &e->queues.items[u->vc], *qc = &e->queues.items[u->qc];
     for (uint32_t i = 0; i < u->n; i++) {
-        const struct gp_pod *v = &e->pods.items[e->victims.items[u->first + i]];
+        const struct gp_pod *v = pod_at(e, e->victims.items[u->first + i]);
         int64_t held[NBASIC];
         pod_request(v, held);
         for (int r = 0; r < NBASIC; r++)
@@ -228,7 +228,7 @@ static size_t collect_units(struct gp_engine *e, const struct gp_pod *p, uint32_
             reason = GP_EVICT_RECLAIMED;
         }
         for (size_t i = 0; i < q->bound.len; i++) {
-            const struct gp_pod *v = &e->pods.items[q->bound.items[i]];
+            const struct gp_pod *v = pod_at(e, q->bound.items[i]);
             if (!evictable(e, v))
                 continue;
             if (reason == GP_EVICT_PREEMPTED && v->spec.priority >= p->spec.priority)
@@ -236,24 +236,24 @@ static size_t collect_units(struct gp_engine *e, const struct gp_pod *p, uint32_
             struct unit u = {(uint32_t)e->victims.len,
                              0,
                              v->spec.priority,
-                             e->px.items[v->id].bound_at_s,
+                             px_at(e, v->id)->bound_at_s,
                              v->id,
                              vc,
                              qc,
                              reason};
             if (v->spec.group) { /* a gang goes whole */
-                struct group *g = &e->groups.items[v->spec.group - 1];
+                struct group *g = group_at(e, v->spec.group);
                 if (v->spec.group == gid || g->mark == e->mark)
                     continue;
                 g->mark = e->mark;
                 bool ok = true;
                 for (size_t k = 0; k < g->members.len && ok; k++) {
-                    const struct gp_pod *m = &e->pods.items[g->members.items[k]];
+                    const struct gp_pod *m = pod_at(e, g->members.items[k]);
                     if (m->state != GP_POD_BOUND)
                         continue;
                     ok = evictable(e, m) && GP_VEC_PUSH(&e->victims, m->id) == 0;
-                    if (e->px.items[m->id].bound_at_s > u.bound_at_s)
-                        u.bound_at_s = e->px.items[m->id].bound_at_s;
+                    if (px_at(e, m->id)->bound_at_s > u.bound_at_s)
+                        u.bound_at_s = px_at(e, m->id)->bound_at_s;
                     if (m->id > u.key)
                         u.key = m->id;
                 }
@@ -275,17 +275,17 @@ static size_t collect_units(struct gp_engine *e, const struct gp_pod *p, uint32_
 static void unit_release(struct gp_engine *e, const struct unit *u)
 {
     for (uint32_t i = 0; i < u->n; i++)
-        gp_eng_release(e, &e->pods.items[e->victims.items[u->first + i]], false);
+        gp_eng_release(e, pod_at(e, e->victims.items[u->first + i]), false);
 }
 
 /* Puts a released unit back exactly where it was, as it was. */
 static void unit_restore(struct gp_engine *e, const struct unit *u)
 {
     for (uint32_t i = u->n; i-- > 0;) {
-        struct gp_pod *v = &e->pods.items[e->victims.items[u->first + i]];
-        double at = e->px.items[v->id].bound_at_s;
+        struct gp_pod *v = pod_at(e, e->victims.items[u->first + i]);
+        double at = px_at(e, v->id)->bound_at_s;
         gp_eng_commit(e, v, &e->nodes.items[v->node], &v->pick);
-        e->px.items[v->id].bound_at_s = at;
+        px_at(e, v->id)->bound_at_s = at;
     }
 }
 
@@ -294,7 +294,7 @@ static void gang_undo(struct gp_engine *e, const uint32_t *members, size_t n,
                       const struct gp_decision *d)
 {
     for (size_t k = n; k-- > 0;) {
-        struct gp_pod *m = &e->pods.items[members[k]];
+        struct gp_pod *m = pod_at(e, members[k]);
         if (d[k].kind == GP_DECISION_BIND) {
             gp_eng_release(e, m, false);
             m->state = GP_POD_PENDING;
@@ -340,15 +340,13 @@ static bool preempt_known_failed(struct gp_engine *e, const struct gp_pod *p, ui
     }
     for (uint32_t i = 0; i < e->nfailed_preempt; i++) {
         const struct failed_preempt *f = &e->failed_preempt[i];
-        const struct gp_pod *q = &e->pods.items[f->pod];
-        if (f->need != need || p->shape != q->shape || p->spec.priority != q->spec.priority)
+        if (f->need != need || p->shape != f->shape || p->spec.priority != f->priority)
             continue;
         if (need == 0)
             return true;
-        const struct group *a = &e->groups.items[p->spec.group - 1];
-        const struct group *b = &e->groups.items[q->spec.group - 1];
-        if (gp_eng_str_eq(a->spec.topology_key, b->spec.topology_key) &&
-            a->spec.topology_required == b->spec.topology_required)
+        const struct group *a = group_at(e, p->spec.group);
+        if (gp_eng_str_eq(a->spec.topology_key, f->topology_key) &&
+            a->spec.topology_required == f->topology_required)
             return true;
     }
     return false;
@@ -368,7 +366,11 @@ static void preempt_failed(struct gp_engine *e, const struct gp_pod *p, uint32_t
     }
     if (e->nfailed_preempt < sizeof e->failed_preempt / sizeof e->failed_preempt[0]) {
         struct failed_preempt *f = &e->failed_preempt[e->nfailed_preempt++];
-        f->pod = p->id;
+        f->shape = p->shape;
+        const struct group *g = group_at(e, p->spec.group);
+        f->topology_key = g ? g->spec.topology_key : NULL;
+        f->topology_required = g && g->spec.topology_required;
+        f->priority = p->spec.priority;
         f->need = need;
     }
 }
@@ -385,7 +387,7 @@ static bool room_possible(struct gp_engine *e, const struct gp_pod *p, uint32_t 
     struct freeable *f = e->freeable.items;
     memset(f, 0, nn * sizeof *f);
     for (size_t i = 0; i < e->victims.len; i++) {
-        const struct gp_pod *v = &e->pods.items[e->victims.items[i]];
+        const struct gp_pod *v = pod_at(e, e->victims.items[i]);
         f[v->node].gpu_milli += gpu_req(v);
         f[v->node].cpu_milli += v->spec.cpu_milli;
         f[v->node].mem_mib += v->spec.mem_mib;
@@ -420,14 +422,14 @@ static bool room_possible(struct gp_engine *e, const struct gp_pod *p, uint32_t 
 size_t gp_eng_preempt(struct gp_engine *e, struct gp_pod *p, uint32_t gid, struct gp_decision *out,
                       size_t room, bool *full)
 {
-    struct group *g = gid ? &e->groups.items[gid - 1] : NULL;
+    struct group *g = gid ? group_at(e, gid) : NULL;
     uint32_t need = 0;
     size_t npods = 1;
     if (g) {
         e->gmembers.len = 0;
         for (size_t i = 0; i < g->members.len; i++) {
             uint32_t id = g->members.items[i];
-            if (e->pods.items[id].state == GP_POD_PENDING && GP_VEC_PUSH(&e->gmembers, id) != 0)
+            if (pod_at(e, id)->state == GP_POD_PENDING && GP_VEC_PUSH(&e->gmembers, id) != 0)
                 return 0;
         }
         npods = e->gmembers.len;
@@ -500,7 +502,7 @@ size_t gp_eng_preempt(struct gp_engine *e, struct gp_pod *p, uint32_t gid, struc
     for (size_t k = 0; k < e->chosen.len; k++) {
         const struct unit *u = &e->units.items[e->chosen.items[k]];
         for (uint32_t i = 0; i < u->n; i++) {
-            struct gp_pod *v = &e->pods.items[e->victims.items[u->first + i]];
+            struct gp_pod *v = pod_at(e, e->victims.items[u->first + i]);
             v->state = GP_POD_DONE;
             struct gp_decision *d = &out[n++];
             memset(d, 0, sizeof *d);
@@ -516,7 +518,7 @@ size_t gp_eng_preempt(struct gp_engine *e, struct gp_pod *p, uint32_t gid, struc
         for (size_t k = 0; k < npods; k++) {
             out[n] = e->tmp.items[k];
             if (out[n].kind == GP_DECISION_BIND)
-                gp_eng_note_bound(e, &e->pods.items[out[n].pod]);
+                gp_eng_note_bound(e, pod_at(e, out[n].pod));
             n++;
         }
     } else {

@@ -23,7 +23,7 @@
 bool gp_eng_soft(const struct gp_engine *e, const struct gp_pod *p)
 {
     const struct topo *t = &e->topo;
-    uint32_t r = e->px.items[p->id].cons;
+    uint32_t r = px_at(e, p->id)->cons;
     if (r != NONE && t->recs.items[r].soft)
         return true;
     for (size_t i = 0; t->scoring_owners > 0 && i < t->tallies.len; i++) {
@@ -75,7 +75,7 @@ static void add_interpod(const struct gp_engine *e, const struct gp_pod *p, cons
 static bool add_spread(const struct gp_engine *e, const struct gp_pod *p, const struct cand *c,
                        size_t n, int64_t *raw, bool *ignored, int64_t *total)
 {
-    uint32_t r = e->px.items[p->id].cons;
+    uint32_t r = px_at(e, p->id)->cons;
     bool soft = false;
     for (size_t i = 0; r != NONE && i < e->topo.recs.items[r].c->nspread; i++)
         soft |= e->topo.recs.items[r].c->spread[i].schedule_anyway;

@@ -44,7 +44,7 @@ static int pod_before(const struct gp_engine *e, const struct gp_pod *a, const s
 
 static enum gp_err pending_insert(struct gp_engine *e, uint32_t pod)
 {
-    const struct gp_pod *p = &e->pods.items[pod];
+    const struct gp_pod *p = pod_at(e, pod);
     struct queue *q = &e->queues.items[p->spec.queue];
     if (GP_VEC_RESERVE(&q->pending, q->pending.len + 1) != 0)
         return GP_ENOMEM;
@@ -54,7 +54,7 @@ static enum gp_err pending_insert(struct gp_engine *e, uint32_t pod)
         size_t lo = 0, hi = e->all.len;
         while (lo < hi) {
             size_t mid = lo + (hi - lo) / 2;
-            if (pod_before(e, p, &e->pods.items[e->all.items[mid]]))
+            if (pod_before(e, p, pod_at(e, e->all.items[mid])))
                 hi = mid;
             else
                 lo = mid + 1;
@@ -67,7 +67,7 @@ static enum gp_err pending_insert(struct gp_engine *e, uint32_t pod)
     size_t lo = 0, hi = q->pending.len;
     while (lo < hi) { /* first position whose pod p goes before */
         size_t mid = lo + (hi - lo) / 2;
-        if (pod_before(e, p, &e->pods.items[q->pending.items[mid]]))
+        if (pod_before(e, p, pod_at(e, q->pending.items[mid])))
             hi = mid;
         else
             lo = mid + 1;
@@ -94,13 +94,13 @@ void gp_eng_pending_remove(struct gp_engine *e, uint32_t pod)
             break;
         }
     }
-    const struct gp_pod *p = &e->pods.items[pod];
+    const struct gp_pod *p = pod_at(e, pod);
     struct queue *q = &e->queues.items[p->spec.queue];
     gp_eng_walk_remove(e, pod);
     size_t lo = 0, hi = q->pending.len;
     while (lo < hi) { /* the list is in order, the bound pods it may hold too */
         size_t mid = lo + (hi - lo) / 2;
-        if (pod_before(e, &e->pods.items[q->pending.items[mid]], p))
+        if (pod_before(e, pod_at(e, q->pending.items[mid]), p))
             lo = mid + 1;
         else
             hi = mid;
@@ -230,15 +230,15 @@ enum gp_err gp_engine_pod_add(struct gp_engine *e, const struct gp_pod_spec *spe
         return GP_EINVALID;
     if (mig && spec->gpu_count == 0)
         return GP_EINVALID;
-    if (spec->group > e->groups.len || spec->queue >= e->queues.len)
+    if ((spec->group && !group_at(e, spec->group)) || spec->queue >= e->queues.len)
         return GP_EINVALID;
-    struct group *g = spec->group ? &e->groups.items[spec->group - 1] : NULL;
+    struct group *g = spec->group ? group_at(e, spec->group) : NULL;
     if (g && g->members.len > 0 && g->queue != spec->queue)
         return GP_EINVALID; /* a gang lives in one queue */
     struct gp_pod p;
     memset(&p, 0, sizeof p);
     p.spec = *spec;
-    p.id = (uint32_t)e->pods.len;
+    p.id = e->pods.tab.n;
     p.state = GP_POD_PENDING;
     p.seq = e->next_seq++;
     p.added_at_s = now_s;
@@ -262,17 +262,19 @@ enum gp_err gp_engine_pod_add(struct gp_engine *e, const struct gp_pod_spec *spe
     p.shape = shape_intern(e, &k);
     if (p.shape == NONE)
         return GP_ENOMEM;
-    struct pod_x x = {NONE, NONE, UINT64_MAX, 0, BLK_NONE, NONE, 0};
+    struct pod_x x = {NONE, NONE, UINT64_MAX, 0, BLK_NONE, NONE, 0, 0};
     struct queue *q = &e->queues.items[spec->queue];
     /* a queue's bound pods are some of its live ones: commit never grows */
-    if (GP_VEC_RESERVE(&q->bound, q->pending.len + q->bound.len + 1) != 0 ||
-        GP_VEC_RESERVE(&e->px, e->pods.len + 1) != 0 || GP_VEC_PUSH(&e->pods, p) != 0)
+    if (GP_VEC_RESERVE(&q->bound, q->pending.len + q->bound.len + 1) != 0)
         return GP_ENOMEM;
-    e->px.items[e->px.len++] = x;
-    enum gp_err err = gp_eng_topo_pod_added(e, &e->pods.items[p.id]);
+    struct pod_rec *rec = gp_idtab_add(&e->pods.tab, NULL);
+    if (!rec)
+        return GP_ENOMEM;
+    rec->pod = p;
+    rec->x = x;
+    enum gp_err err = gp_eng_topo_pod_added(e, &rec->pod);
     if (err != GP_OK) {
-        e->pods.len--;
-        e->px.len--;
+        gp_idtab_unadd(&e->pods.tab);
         return err;
     }
     err = pending_insert(e, p.id);
@@ -281,8 +283,7 @@ enum gp_err gp_engine_pod_add(struct gp_engine *e, const struct gp_pod_spec *spe
         err = GP_ENOMEM;
     }
     if (err != GP_OK) {
-        e->pods.len--;
-        e->px.len--;
+        gp_idtab_unadd(&e->pods.tab);
         return err;
     }
     if (g)
@@ -310,9 +311,11 @@ void gp_eng_queue_charge(struct gp_engine *e, const struct gp_pod *p, uint32_t m
 
 enum gp_err gp_engine_pod_finished(struct gp_engine *e, uint32_t id)
 {
-    if (id >= e->pods.len)
+    if (id >= e->pods.tab.n)
         return GP_EINVALID;
-    struct gp_pod *p = &e->pods.items[id];
+    struct gp_pod *p = pod_at(e, id);
+    if (p == &e->pods.gone.pod || px_at(e, id)->forgotten)
+        return GP_ESTATE; /* ended and forgotten */
     switch (p->state) {
     case GP_POD_PENDING:
         gp_eng_pending_remove(e, id);
@@ -325,6 +328,16 @@ enum gp_err gp_engine_pod_finished(struct gp_engine *e, uint32_t id)
     }
     p->state = GP_POD_DONE;
     return GP_OK;
+}
+
+enum gp_err gp_engine_pod_forget(struct gp_engine *e, uint32_t id)
+{
+    const struct gp_pod *p = pod_at(e, id);
+    if (p == &e->pods.gone.pod || px_at(e, id)->forgotten)
+        return GP_EINVALID;
+    if (p->state != GP_POD_DONE)
+        return GP_ESTATE;
+    return GP_VEC_PUSH(&e->pods.ended, id) == 0 ? GP_OK : GP_ENOMEM;
 }
 
 /* The queue (the pod's own or an ancestor) whose cap on gpu, cpu or memory
@@ -465,8 +478,8 @@ enum gp_err gp_engine_queue_set(struct gp_engine *e, const struct gp_queue_spec 
     for (size_t i = 0; i < e->queues.len; i++) {
         struct queue *x = &e->queues.items[i];
         for (size_t j = 0; j < x->pending.len; j++)
-            if (e->pods.items[x->pending.items[j]].state == GP_POD_PENDING)
-                e->pods.items[x->pending.items[j]].tried_gen = UINT64_MAX;
+            if (pod_at(e, x->pending.items[j])->state == GP_POD_PENDING)
+                pod_at(e, x->pending.items[j])->tried_gen = UINT64_MAX;
         gp_eng_walk_drop(e, x);
     }
     e->generation++; /* what fits, and what may be evicted, may have changed */
@@ -505,7 +518,7 @@ enum gp_err gp_engine_queue_usage(const struct gp_engine *e, uint32_t id,
     out->pods_bound = (uint32_t)q->bound.len;
     out->pods_pending = 0;
     for (size_t i = 0; i < q->pending.len; i++)
-        out->pods_pending += e->pods.items[q->pending.items[i]].state == GP_POD_PENDING;
+        out->pods_pending += pod_at(e, q->pending.items[i])->state == GP_POD_PENDING;
     return GP_OK;
 }
 
@@ -611,14 +624,14 @@ size_t gp_engine_pending(const struct gp_engine *e, uint32_t *out, size_t cap)
     size_t n = 0;
     if (e->order != GP_ORDER_FAIR) {
         for (size_t i = 0; i < e->all.len; i++)
-            if (e->pods.items[e->all.items[i]].state == GP_POD_PENDING && n++ < cap)
+            if (pod_at(e, e->all.items[i])->state == GP_POD_PENDING && n++ < cap)
                 out[n - 1] = e->all.items[i];
         return n;
     }
     for (size_t q = 0; q < e->queues.len; q++) {
         const struct queue *qu = &e->queues.items[q];
         for (size_t i = 0; i < qu->pending.len; i++)
-            if (e->pods.items[qu->pending.items[i]].state == GP_POD_PENDING && n++ < cap)
+            if (pod_at(e, qu->pending.items[i])->state == GP_POD_PENDING && n++ < cap)
                 out[n - 1] = qu->pending.items[i];
     }
     return n;

@@ -105,7 +105,7 @@ bool gp_eng_spread_prefilter(const struct gp_engine *e, struct topo_pre *pre,
 {
     pre->nsc = 0;
     pre->scratch.len = 0;
-    uint32_t ri = e->px.items[p->id].cons;
+    uint32_t ri = px_at(e, p->id)->cons;
     if (ri == NONE)
         return true;
     const struct cons_rec *r = &e->topo.recs.items[ri];
@@ -186,7 +186,7 @@ enum gp_filter gp_eng_spread_filter(const struct gp_engine *e, const struct topo
 bool gp_eng_spread_scores(const struct gp_engine *e, const struct gp_pod *p,
                           const struct cand *cand, size_t n, int64_t *raw, bool *ignored)
 {
-    uint32_t ri = e->px.items[p->id].cons;
+    uint32_t ri = px_at(e, p->id)->cons;
     const struct cons_rec *r = ri != NONE ? &e->topo.recs.items[ri] : NULL;
     for (size_t k = 0; k < n; k++) {
         raw[k] = 0;

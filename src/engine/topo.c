@@ -253,7 +253,7 @@ static void tally_add(struct gp_engine *e, struct tally *y, const struct gp_node
 
 static bool owns(const struct gp_engine *e, const struct gp_pod *p, uint32_t t, int64_t *w)
 {
-    uint32_t r = e->px.items[p->id].cons;
+    uint32_t r = px_at(e, p->id)->cons;
     if (r == NONE)
         return false;
     const struct cons_rec *c = &e->topo.recs.items[r];
@@ -298,8 +298,9 @@ static uint32_t tally_get(struct gp_engine *e, uint8_t kind, uint32_t key, uint3
     }
     uint32_t ti = (uint32_t)t->tallies.len - 1;
     struct tally *ny = &t->tallies.items[ti];
-    for (size_t i = 0; i < e->pods.len; i++) { /* once, when the tally is made */
-        const struct gp_pod *p = &e->pods.items[i];
+    /* once, when the tally is made: the pods in the store */
+    for (uint32_t i = gp_idtab_first(&e->pods.tab); i < e->pods.tab.n; i++) {
+        const struct gp_pod *p = pod_at(e, i);
         if (p->state != GP_POD_BOUND)
             continue;
         int64_t w = 1;
@@ -406,7 +407,7 @@ static bool rec_needed(const struct gp_pod_constraints *c)
 enum gp_err gp_eng_topo_pod_added(struct gp_engine *e, struct gp_pod *p)
 {
     const struct gp_pod_constraints *c = p->spec.constraints;
-    struct pod_x *x = &e->px.items[p->id];
+    struct pod_x *x = px_at(e, p->id);
     x->cons = NONE;
     if (!c || !rec_needed(c))
         return GP_OK;
@@ -449,7 +450,7 @@ void gp_eng_topo_bind(struct gp_engine *e, const struct gp_pod *p, const struct 
                 tally_add(e, y, n, 1, sign);
         }
     }
-    uint32_t r = e->px.items[p->id].cons;
+    uint32_t r = px_at(e, p->id)->cons;
     if (r == NONE)
         return;
     const struct cons_rec *c = &t->recs.items[r];

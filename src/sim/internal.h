@@ -87,6 +87,7 @@ struct inst {
     uint32_t item;
     uint32_t k; /* submission number within the item */
     uint32_t created, succeeded, failures;
+    uint32_t closed;     /* its logical pods COMPLETED or FAILED */
     uint32_t head, tail; /* its logical pods, linked through lpod.next */
     uint32_t group;      /* its gang in the engine; 0 = not a gang */
     double submit_s;
@@ -311,6 +312,11 @@ static inline double node_price_h(const struct gp_node_spec *n)
 }
 
 /* ---- sim.c: the loop, events, shared helpers ----------------------------- */
+
+/* The simulator is done with engine pod epod, which has ended: the engine
+ * may free its record (gp_engine_pod_forget). Not for a pod that never ran
+ * and was dropped: nofit.c reads those at the end of the run. */
+enum gp_err gp_sim_pod_forget(struct run *r, uint32_t epod);
 
 /* Sets r->diag to "out of memory" and returns GP_ENOMEM. */
 enum gp_err gp_sim_nomem(struct run *r);

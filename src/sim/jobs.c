@@ -29,6 +29,21 @@ static uint32_t job_parallel(const struct gp_item *it)
     return it->parallelism ? it->parallelism : 1;
 }
 
+/* Logical pod l of instance ii is COMPLETED or FAILED: once the instance
+ * has ended and none of its pods can come back, the engine may free its
+ * gang (the members it still knows keep it until they are forgotten). */
+static enum gp_err lpod_closed(struct run *r, uint32_t ii)
+{
+    struct inst *in = &r->insts.items[ii];
+    in->closed++;
+    if (in->state == INST_ACTIVE || in->closed < in->created || !in->group)
+        return GP_OK;
+    enum gp_err err = gp_engine_group_forget(r->e, in->group);
+    return err == GP_OK ? GP_OK
+                        : gp_diag_set(r->diag, err, "simulator: engine refused to forget gang %u",
+                                      in->group);
+}
+
 /* The end of a submission of a Pod or Job item (Deployments never end):
  * counted, with its completion time when it completed; its deadline, if
  * still pending, is discounted. */
@@ -266,9 +281,15 @@ enum gp_err gp_sim_jobs_fail(struct run *r, uint32_t ii)
                                    l->epod);
             if (l->state == LP_RUNNING && (err = gp_sim_runs_unbind(r, l)) != GP_OK)
                 return err;
+            /* one that never ran stays known: nofit.c looks at it */
+            if (l->runs > 0 && (err = gp_sim_pod_forget(r, l->epod)) != GP_OK)
+                return err;
         }
         l->state = LP_FAILED;
         r->out->pods_failed++;
+        enum gp_err err = lpod_closed(r, ii);
+        if (err != GP_OK)
+            return err;
     }
     return job_end(r, ii, false);
 }
@@ -291,7 +312,8 @@ static enum gp_err gang_restart(struct run *r, uint32_t ii, double t)
         enum gp_err err = gp_engine_pod_finished(r->e, l->epod);
         if (err != GP_OK)
             return gp_diag_set(r->diag, err, "simulator: engine refused to stop pod %u", l->epod);
-        if ((err = gp_sim_runs_unbind(r, l)) != GP_OK)
+        if ((err = gp_sim_runs_unbind(r, l)) != GP_OK ||
+            (err = gp_sim_pod_forget(r, l->epod)) != GP_OK)
             return err;
         l->state = LP_BACKOFF;
         r->out->gang_restarts++;
@@ -312,7 +334,7 @@ enum gp_err gp_sim_jobs_on_end(struct run *r, uint32_t epod, bool failed)
         r->ts_wall_s += r->now_s - l->bound_s;
         r->ts_work_s += work_now(r, l) - l->saved_s;
     }
-    if ((err = gp_sim_runs_unbind(r, l)) != GP_OK)
+    if ((err = gp_sim_runs_unbind(r, l)) != GP_OK || (err = gp_sim_pod_forget(r, epod)) != GP_OK)
         return err;
     l->resume = 0;
     uint32_t ii = l->inst;
@@ -322,10 +344,12 @@ enum gp_err gp_sim_jobs_on_end(struct run *r, uint32_t epod, bool failed)
         l->state = LP_COMPLETED;
         r->out->pods_completed++;
         in->succeeded++;
-        if (in->succeeded >= job_target(it)) {
+        if (in->succeeded >= job_target(it))
             in->state = INST_DONE;
+        if ((err = lpod_closed(r, ii)) != GP_OK)
+            return err;
+        if (in->state == INST_DONE)
             return job_end(r, ii, true);
-        }
         if (in->created < job_target(it))
             return lpod_create(r, ii);
         return GP_OK;

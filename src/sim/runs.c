@@ -335,6 +335,8 @@ enum gp_err gp_sim_runs_evict(struct run *r, uint32_t lp, uint8_t reason, bool s
     double rate = l->rate_usd_s;
     double ran = work_now(r, l) - l->saved_s; /* work, at the rate it ran */
     enum gp_err err = gp_sim_runs_unbind(r, l);
+    if (err == GP_OK)
+        err = gp_sim_pod_forget(r, l->epod);
     if (err != GP_OK)
         return err;
     double lost = it->checkpoint_s > 0 ? fmod(ran, it->checkpoint_s) : ran;

@@ -246,6 +246,15 @@ static bool event_take(struct run *r, const struct gp_sim_event *ev)
  * pods (they are back in the queue and may fit elsewhere). */
 #define MAX_EVICT_CYCLES 16
 
+enum gp_err gp_sim_pod_forget(struct run *r, uint32_t epod)
+{
+    enum gp_err err = gp_engine_pod_forget(r->e, epod);
+    return err == GP_OK
+               ? GP_OK
+               : gp_diag_set(r->diag, err, "simulator: engine refused to forget pod %u: %s", epod,
+                             gp_strerror(err));
+}
+
 bool gp_sim_strict_order(const struct run *r)
 {
     return r->cfg->order != GP_ORDER_FAIR && !r->cfg->backfill;
