@@ -301,6 +301,7 @@ compact:
         if (lazy) {
             if (q->pending.len > 2 * q->npend + 64) {
                 e->pods.compacted = true;
+                q->compactions++;
                 size_t k = 0;
                 for (size_t j = 0; j < q->pending.len; j++)
                     if (pod_at(e, q->pending.items[j])->state == GP_POD_PENDING)
@@ -320,6 +321,7 @@ compact:
             gp_eng_walk_drop(e, q);
         size_t k = q->keep;
         e->pods.compacted = true;
+        q->compactions++;
         for (size_t j = q->cursor; j < q->pending.len; j++)
             if (pod_at(e, q->pending.items[j])->state == GP_POD_PENDING)
                 q->pending.items[k++] = q->pending.items[j];

@@ -72,6 +72,7 @@ struct queue {
     size_t cursor, keep;      /* the cycle's walk over pending */
     size_t npend;             /* its pending pods (pending may hold bound ones too) */
     uint64_t ver;             /* bumped whenever its use changes */
+    uint64_t compactions;     /* of `pending`: each drops every pod not pending (pods.c) */
     /* pending.c: its pending pods by shape (the shapes listed in `shapes`)
      * and its gang members, when `lists`; the walk's heap in a cycle where
      * `walk` is on */
@@ -150,6 +151,9 @@ struct pod_x {
     uint32_t blk_queue;   /* BLK_QUOTA: the queue whose cap it hit */
     uint8_t decided;      /* ordered cycles: it had an UNSCHEDULABLE decision */
     uint8_t forgotten;    /* forgotten, its record kept while a pending list holds it */
+    /* 1 + its queue's `compactions` when it was bound from its pending
+     * list, where it stays until the next compaction; 0: not there */
+    uint64_t listed_at;
 };
 
 /* ---- the pods' storage (pods.c) -------------------------------------------
@@ -500,7 +504,9 @@ struct gp_engine {
 
 static inline struct pod_rec *pod_rec_at(const struct gp_engine *e, uint32_t id)
 {
-    struct pod_rec *r = gp_idtab_get(&e->pods.tab, id);
+    /* without the table's test of the record's bit: a record forgotten in
+     * a chunk still held says so itself (state DONE, x.forgotten) */
+    struct pod_rec *r = id < e->pods.tab.n ? gp_idtab_get_raw(&e->pods.tab, id) : NULL;
     return r ? r : e->pods.gone_p;
 }
 

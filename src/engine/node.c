@@ -183,7 +183,8 @@ void gp_eng_commit(struct gp_engine *e, struct gp_pod *p, struct gp_node *n,
     px_at(e, p->id)->bound_at_s = e->now_s;
     struct queue *q = &e->queues.items[p->spec.queue];
     px_at(e, p->id)->slot = (uint32_t)q->bound.len;
-    q->bound.items[q->bound.len++] = p->id; /* room reserved by gp_engine_pod_add */
+    px_at(e, p->id)->listed_at = q->compactions + 1; /* still in q->pending (pods.c) */
+    q->bound.items[q->bound.len++] = p->id;          /* room reserved by gp_engine_pod_add */
     gp_eng_queue_charge(e, p, n->model, 1);
     uint32_t free_before = n->gpu_milli_free;
     p->oversubscribed = gp_eng_node_take(n, p, pick);

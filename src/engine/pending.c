@@ -295,6 +295,7 @@ void gp_eng_walk_end(struct gp_engine *e, struct queue *q)
     q->gangs.len = k;
     if (q->pending.len > 2 * q->npend + 64) { /* the pods bound meanwhile leave */
         e->pods.compacted = true;
+        q->compactions++;
         k = 0;
         for (size_t i = 0; i < q->pending.len; i++)
             if (pod_at(e, q->pending.items[i])->state == GP_POD_PENDING)

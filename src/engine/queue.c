@@ -109,6 +109,7 @@ void gp_eng_pending_remove(struct gp_engine *e, uint32_t pod)
         memmove(&q->pending.items[lo], &q->pending.items[lo + 1],
                 (q->pending.len - lo - 1) * sizeof q->pending.items[0]);
         q->pending.len--;
+        px_at(e, pod)->listed_at = 0;
         q->npend--;
         e->npending--;
     }
@@ -262,7 +263,7 @@ enum gp_err gp_engine_pod_add(struct gp_engine *e, const struct gp_pod_spec *spe
     p.shape = shape_intern(e, &k);
     if (p.shape == NONE)
         return GP_ENOMEM;
-    struct pod_x x = {NONE, NONE, UINT64_MAX, 0, BLK_NONE, NONE, 0, 0};
+    struct pod_x x = {NONE, NONE, UINT64_MAX, 0, BLK_NONE, NONE, 0, 0, 0};
     struct queue *q = &e->queues.items[spec->queue];
     /* a queue's bound pods are some of its live ones: commit never grows */
     if (GP_VEC_RESERVE(&q->bound, q->pending.len + q->bound.len + 1) != 0)

@@ -35,9 +35,16 @@
 #include "sim/cost.h"
 #include "sim/heap.h"
 #include "sim/sim.h"
+#include "util/idtab.h"
 #include "util/vec.h"
 
 #define NONE UINT32_MAX /* no node, pod, domain, link */
+
+/* 2^SIM_CHUNK_SHIFT records a chunk in the tables of instances, logical
+ * and engine pods (util/idtab.h) */
+#ifndef SIM_CHUNK_SHIFT
+#define SIM_CHUNK_SHIFT 6
+#endif
 
 /* Independent random streams, so that e.g. changing failure_prob does not
  * shift the arrival times. Durations and failures are keyed by the pod
@@ -55,7 +62,7 @@ enum stream {
 
 enum ev_kind {
     EV_ARRIVAL,  /* a = item */
-    EV_END,      /* a = engine pod, b = 1 when the run fails */
+    EV_END,      /* a = logical pod, b = 1 when the run fails | its end_ver << 1 */
     EV_RESUBMIT, /* a = logical pod, whose back-off has expired */
     EV_DEADLINE, /* a = instance: a Job's active deadline */
     EV_WAKE,     /* none: the engine asked for a cycle (a pod may be evicted now) */
@@ -91,11 +98,11 @@ struct inst {
     uint32_t head, tail; /* its logical pods, linked through lpod.next */
     uint32_t group;      /* its gang in the engine; 0 = not a gang */
     double submit_s;
-    double cost_usd; /* its pods' share of the GPU nodes they ran on */
     uint8_t state;
     uint8_t has_deadline; /* its EV_DEADLINE is in the heap and live */
     uint8_t maxfit;       /* a gang: 0 unknown, 1 fits every pool at its maximum, 2 does not */
     uint8_t nofit;        /* a gang that can never start: enum inst_nofit */
+    uint8_t settled;      /* ended, every pod COMPLETED or FAILED (jobs.c) */
 };
 
 /* Why a gang can never start (nofit.c reports it). */
@@ -133,6 +140,12 @@ struct lpod {
     uint32_t ts_gpu;
     uint16_t ts_gpus;
     uint32_t end_ver; /* the live EV_END carries it; older ones are stale */
+};
+
+/* What an instance's pods cost (cost.c's per-job figures and top jobs). */
+struct inst_cost {
+    double usd;
+    uint32_t item, k;
 };
 
 /* One engine pod (an attempt), indexed by the engine's dense pod id. */
@@ -219,9 +232,11 @@ struct run {
 
     struct gp_sim_heap heap;
     struct item_run *items;
-    GP_VEC(struct inst) insts;
-    GP_VEC(struct lpod) lpods;
-    GP_VEC(struct epod) epods;
+    /* by id (inst_at, lpod_at, epod_at): released when the run no longer
+     * needs them, so a run holds what its live pods need (and the
+     * figures below), not a record of every pod it has submitted */
+    struct gp_idtab insts, lpods, epods;
+    GP_VEC(struct inst_cost) inst_cost; /* per instance id: what it cost, for cost.c */
     GP_VEC(struct gp_decision) dec;
     GP_VEC(double) delays;
     GP_VEC(double) jcts;
@@ -269,6 +284,23 @@ struct run {
 
 /* ---- small helpers every part uses -------------------------------------- */
 
+/* An instance, a logical pod, an engine pod's record by id; NULL once
+ * released (jobs.c) */
+static inline struct inst *inst_at(const struct run *r, uint32_t ii)
+{
+    return gp_idtab_get(&r->insts, ii);
+}
+
+static inline struct lpod *lpod_at(const struct run *r, uint32_t lp)
+{
+    return gp_idtab_get(&r->lpods, lp);
+}
+
+static inline struct epod *epod_at(const struct run *r, uint32_t epod)
+{
+    return gp_idtab_get(&r->epods, epod);
+}
+
 /* An item whose pods never end on their own: a Deployment, or no duration. */
 static inline bool item_endless(const struct gp_item *it)
 {
@@ -277,7 +309,7 @@ static inline bool item_endless(const struct gp_item *it)
 
 static inline bool lpod_finite(const struct run *r, const struct lpod *l)
 {
-    return !item_endless(&r->wl->items[r->insts.items[l->inst].item]);
+    return !item_endless(&r->wl->items[inst_at(r, l->inst)->item]);
 }
 
 /* Samples a distribution, clamped to >= 0. */
@@ -295,7 +327,7 @@ static inline int64_t pod_gpu_milli(const struct gp_pod_spec *p)
 
 static inline const struct gp_item *lpod_item(const struct run *r, const struct lpod *l)
 {
-    return &r->wl->items[r->insts.items[l->inst].item];
+    return &r->wl->items[inst_at(r, l->inst)->item];
 }
 
 /* The work a running pod has done by now. */

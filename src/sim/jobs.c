@@ -29,19 +29,32 @@ static uint32_t job_parallel(const struct gp_item *it)
     return it->parallelism ? it->parallelism : 1;
 }
 
-/* Logical pod l of instance ii is COMPLETED or FAILED: once the instance
- * has ended and none of its pods can come back, the engine may free its
- * gang (the members it still knows keep it until they are forgotten). */
-static enum gp_err lpod_closed(struct run *r, uint32_t ii)
+/* Once instance ii has ended and none of its pods can come back (each is
+ * COMPLETED or FAILED), the engine may free its gang (the members it still
+ * knows keep it until they are forgotten), and the instance and its
+ * logical pods are released - unless nofit.c will look at them (a pod
+ * that never ran). Called last, after the instance's pointers are used. */
+static enum gp_err inst_settle(struct run *r, uint32_t ii)
 {
-    struct inst *in = &r->insts.items[ii];
-    in->closed++;
-    if (in->state == INST_ACTIVE || in->closed < in->created || !in->group)
+    struct inst *in = inst_at(r, ii);
+    if (!in || in->settled || in->state == INST_ACTIVE || in->closed < in->created)
         return GP_OK;
-    enum gp_err err = gp_engine_group_forget(r->e, in->group);
-    return err == GP_OK ? GP_OK
-                        : gp_diag_set(r->diag, err, "simulator: engine refused to forget gang %u",
-                                      in->group);
+    in->settled = 1;
+    enum gp_err err = in->group ? gp_engine_group_forget(r->e, in->group) : GP_OK;
+    if (err != GP_OK)
+        return gp_diag_set(r->diag, err, "simulator: engine refused to forget gang %u", in->group);
+    if (in->group && in->nofit)
+        return GP_OK;
+    for (uint32_t lp = in->head; lp != NONE; lp = lpod_at(r, lp)->next)
+        if (lpod_at(r, lp)->runs == 0 && lpod_at(r, lp)->state != LP_COMPLETED)
+            return GP_OK;
+    for (uint32_t lp = in->head; lp != NONE;) {
+        uint32_t next = lpod_at(r, lp)->next;
+        gp_idtab_release(&r->lpods, lp);
+        lp = next;
+    }
+    gp_idtab_release(&r->insts, ii);
+    return GP_OK;
 }
 
 /* The end of a submission of a Pod or Job item (Deployments never end):
@@ -49,7 +62,7 @@ static enum gp_err lpod_closed(struct run *r, uint32_t ii)
  * still pending, is discounted. */
 static enum gp_err job_end(struct run *r, uint32_t ii, bool completed)
 {
-    struct inst *in = &r->insts.items[ii];
+    struct inst *in = inst_at(r, ii);
     const struct gp_item *it = &r->wl->items[in->item];
     if (in->has_deadline) {
         in->has_deadline = 0;
@@ -100,8 +113,8 @@ static double duration_hint(const struct run *r, const struct lpod *l, const str
 /* A new attempt of logical pod lp enters the engine's queue. */
 enum gp_err gp_sim_jobs_attempt_add(struct run *r, uint32_t lp)
 {
-    struct lpod *l = &r->lpods.items[lp];
-    const struct inst *in = &r->insts.items[l->inst];
+    struct lpod *l = lpod_at(r, lp);
+    const struct inst *in = inst_at(r, l->inst);
     const struct gp_item *it = &r->wl->items[in->item];
     uint32_t id;
     struct gp_pod_spec spec = it->pod;
@@ -114,11 +127,14 @@ enum gp_err gp_sim_jobs_attempt_add(struct run *r, uint32_t lp)
         return gp_diag_set(r->diag, err, "%s: the engine refused its pod: %s",
                            gp_sim_item_where(it, in->item, where, sizeof where), gp_strerror(err));
     }
-    if (id != r->epods.len)
-        return gp_diag_set(r->diag, GP_ESTATE, "simulator: engine pod ids are not dense");
-    struct epod ep = {.lpod = lp, .added_s = r->now_s, .counted = 0};
-    if (GP_VEC_PUSH(&r->epods, ep) != 0)
+    uint32_t eid;
+    struct epod *ep = gp_idtab_add(&r->epods, &eid);
+    if (!ep)
         return gp_sim_nomem(r);
+    if (id != eid)
+        return gp_diag_set(r->diag, GP_ESTATE, "simulator: engine pod ids are not dense");
+    ep->lpod = lp;
+    ep->added_s = r->now_s;
     l->epod = id;
     l->state = LP_PENDING;
     return GP_OK;
@@ -126,7 +142,7 @@ enum gp_err gp_sim_jobs_attempt_add(struct run *r, uint32_t lp)
 
 static enum gp_err lpod_create(struct run *r, uint32_t ii)
 {
-    struct inst *in = &r->insts.items[ii];
+    struct inst *in = inst_at(r, ii);
     struct lpod l = {.inst = ii,
                      .slot = in->created,
                      .next = NONE,
@@ -135,14 +151,16 @@ static enum gp_err lpod_create(struct run *r, uint32_t ii)
                      .nprev = NONE,
                      .nnext = NONE,
                      .ts_gpu = GP_COLOC_NONE};
-    uint32_t lp = (uint32_t)r->lpods.len;
-    if (r->lpods.len >= NONE || GP_VEC_PUSH(&r->lpods, l) != 0)
+    uint32_t lp;
+    struct lpod *nl = r->lpods.n < NONE ? gp_idtab_add(&r->lpods, &lp) : NULL;
+    if (!nl)
         return gp_sim_nomem(r);
+    *nl = l;
     in->created++;
     if (in->tail == NONE)
         in->head = lp;
     else
-        r->lpods.items[in->tail].next = lp;
+        lpod_at(r, in->tail)->next = lp;
     in->tail = lp;
     r->out->pods_submitted++;
     if (r->nqueues)
@@ -187,8 +205,13 @@ static enum gp_err instance_submit(struct run *r, uint32_t item, uint32_t k)
                       .tail = NONE,
                       .submit_s = r->now_s,
                       .state = INST_ACTIVE};
-    uint32_t ii = (uint32_t)r->insts.len;
-    if (r->insts.len >= NONE || GP_VEC_PUSH(&r->insts, in) != 0)
+    uint32_t ii;
+    struct inst *ni = r->insts.n < NONE ? gp_idtab_add(&r->insts, &ii) : NULL;
+    if (!ni)
+        return gp_sim_nomem(r);
+    *ni = in;
+    struct inst_cost c = {0, item, k};
+    if (GP_VEC_PUSH(&r->inst_cost, c) != 0)
         return gp_sim_nomem(r);
     uint32_t n;
     if (it->kind == GP_ITEM_DEPLOYMENT) {
@@ -203,7 +226,7 @@ static enum gp_err instance_submit(struct run *r, uint32_t item, uint32_t k)
             r->out->queues[r->items[item].queue].jobs_submitted++;
     }
     if (n == 0)
-        r->insts.items[ii].state = INST_DONE;
+        inst_at(r, ii)->state = INST_DONE;
     if (n > 0 && it->active_deadline_s > 0) {
         double t = r->now_s + it->active_deadline_s;
         enum gp_err err = isfinite(t) ? gp_sim_push_event(r, t, EV_DEADLINE, ii, 0) : GP_OK;
@@ -215,21 +238,21 @@ static enum gp_err instance_submit(struct run *r, uint32_t item, uint32_t k)
          * for members for ever, as in Kubernetes: not clamped */
         bool never = it->gang_members > 0 && it->gang_members < it->gang_min;
         if (never) {
-            r->insts.items[ii].nofit = NOFIT_MEMBERS; /* reported by nofit.c */
+            inst_at(r, ii)->nofit = NOFIT_MEMBERS; /* reported by nofit.c */
             enum gp_err err = never_start(r, it);
             if (err != GP_OK)
                 return err;
         }
         struct gp_group_spec g = {it->name, never || it->gang_min < n ? it->gang_min : n,
                                   it->topology_key, it->topology_required};
-        enum gp_err err = gp_engine_group_add(r->e, &g, &r->insts.items[ii].group);
+        enum gp_err err = gp_engine_group_add(r->e, &g, &inst_at(r, ii)->group);
         if (err != GP_OK)
             return gp_diag_set(r->diag, err, "simulator: cannot add gang %s: %s",
                                it->name ? it->name : "unnamed", gp_strerror(err));
         /* the autoscaler needs what the engine keeps to itself: the gang's
          * topology, and (strict orders) its instance */
         struct gp_autoscale_gang ag = {g.topology_key, g.topology_required};
-        if (r->insts.items[ii].group != r->gangs.len + 1)
+        if (inst_at(r, ii)->group != r->gangs.len + 1)
             return gp_diag_set(r->diag, GP_ESTATE, "simulator: engine gang ids are not dense");
         if (GP_VEC_PUSH(&r->gangs, ag) != 0 || GP_VEC_PUSH(&r->group_inst, ii) != 0)
             return gp_sim_nomem(r);
@@ -263,11 +286,11 @@ enum gp_err gp_sim_jobs_on_arrival(struct run *r, uint32_t item)
 /* Takes every unfinished pod of a failed instance out of the engine. */
 enum gp_err gp_sim_jobs_fail(struct run *r, uint32_t ii)
 {
-    struct inst *in = &r->insts.items[ii];
+    struct inst *in = inst_at(r, ii);
     bool finite = !item_endless(&r->wl->items[in->item]);
     in->state = INST_FAILED;
-    for (uint32_t lp = in->head; lp != NONE; lp = r->lpods.items[lp].next) {
-        struct lpod *l = &r->lpods.items[lp];
+    for (uint32_t lp = in->head; lp != NONE; lp = lpod_at(r, lp)->next) {
+        struct lpod *l = lpod_at(r, lp);
         if (l->state == LP_COMPLETED || l->state == LP_FAILED)
             continue;
         if (l->has_event) { /* its end or resubmission is now stale */
@@ -286,12 +309,11 @@ enum gp_err gp_sim_jobs_fail(struct run *r, uint32_t ii)
                 return err;
         }
         l->state = LP_FAILED;
+        in->closed++;
         r->out->pods_failed++;
-        enum gp_err err = lpod_closed(r, ii);
-        if (err != GP_OK)
-            return err;
     }
-    return job_end(r, ii, false);
+    enum gp_err err = job_end(r, ii, false);
+    return err == GP_OK ? inst_settle(r, ii) : err;
 }
 
 /* A member of a gang failed: every other running member is stopped and
@@ -299,9 +321,9 @@ enum gp_err gp_sim_jobs_fail(struct run *r, uint32_t ii)
  * all of its workers. */
 static enum gp_err gang_restart(struct run *r, uint32_t ii, double t)
 {
-    struct inst *in = &r->insts.items[ii];
-    for (uint32_t lp = in->head; lp != NONE; lp = r->lpods.items[lp].next) {
-        struct lpod *l = &r->lpods.items[lp];
+    struct inst *in = inst_at(r, ii);
+    for (uint32_t lp = in->head; lp != NONE; lp = lpod_at(r, lp)->next) {
+        struct lpod *l = lpod_at(r, lp);
         l->resume = 0; /* the job starts over: no member resumes a run */
         if (l->state != LP_RUNNING)
             continue;
@@ -325,8 +347,8 @@ static enum gp_err gang_restart(struct run *r, uint32_t ii, double t)
 
 enum gp_err gp_sim_jobs_on_end(struct run *r, uint32_t epod, bool failed)
 {
-    uint32_t lp = r->epods.items[epod].lpod;
-    struct lpod *l = &r->lpods.items[lp];
+    uint32_t lp = epod_at(r, epod)->lpod;
+    struct lpod *l = lpod_at(r, lp);
     enum gp_err err = gp_engine_pod_finished(r->e, epod);
     if (err != GP_OK)
         return gp_diag_set(r->diag, err, "simulator: engine refused to finish pod %u", epod);
@@ -338,18 +360,18 @@ enum gp_err gp_sim_jobs_on_end(struct run *r, uint32_t epod, bool failed)
         return err;
     l->resume = 0;
     uint32_t ii = l->inst;
-    struct inst *in = &r->insts.items[ii];
+    struct inst *in = inst_at(r, ii);
     const struct gp_item *it = &r->wl->items[in->item];
     if (!failed) {
         l->state = LP_COMPLETED;
         r->out->pods_completed++;
         in->succeeded++;
-        if (in->succeeded >= job_target(it))
+        in->closed++;
+        if (in->succeeded >= job_target(it)) {
             in->state = INST_DONE;
-        if ((err = lpod_closed(r, ii)) != GP_OK)
-            return err;
-        if (in->state == INST_DONE)
-            return job_end(r, ii, true);
+            err = job_end(r, ii, true);
+            return err == GP_OK ? inst_settle(r, ii) : err;
+        }
         if (in->created < job_target(it))
             return lpod_create(r, ii);
         return GP_OK;
@@ -376,14 +398,14 @@ enum gp_err gp_sim_jobs_on_resubmit(struct run *r, uint32_t lp)
 
 enum gp_err gp_sim_jobs_on_unschedulable(struct run *r, const struct gp_decision *d)
 {
-    struct epod *ep = &r->epods.items[d->pod];
-    struct lpod *l = &r->lpods.items[ep->lpod];
+    struct epod *ep = epod_at(r, d->pod);
+    struct lpod *l = lpod_at(r, ep->lpod);
     ep->tried = r->cycles;
     if (d->gang == GP_GANG_NEVER_FITS && l->state == LP_PENDING &&
         !gp_sim_scale_gang_fits_max(r, l->inst)) {
         /* reported at once, not left pending in silence: the job fails */
         r->out->gangs_never_fit++;
-        r->insts.items[l->inst].nofit = NOFIT_NEVER;
+        inst_at(r, l->inst)->nofit = NOFIT_NEVER;
         return gp_sim_jobs_fail(r, l->inst);
     }
     /* the autoscaler looks at pods that new nodes could help: not those

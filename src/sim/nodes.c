@@ -353,10 +353,10 @@ enum gp_err gp_sim_nodes_on_spot_end(struct run *r, uint32_t sni)
     enum gp_err err = GP_OK;
     uint32_t lp;
     while (err == GP_OK && (lp = r->snodes.items[sni].head) != NONE) {
-        const struct inst *in = &r->insts.items[r->lpods.items[lp].inst];
+        const struct inst *in = inst_at(r, lpod_at(r, lp)->inst);
         uint32_t first = in->group ? in->head : lp;
         for (uint32_t m = first; err == GP_OK && m != NONE;) {
-            struct lpod *l = &r->lpods.items[m];
+            struct lpod *l = lpod_at(r, m);
             uint32_t next = in->group ? l->next : NONE;
             if (l->state == LP_RUNNING) {
                 err = gp_engine_pod_finished(r->e, l->epod);
@@ -365,7 +365,7 @@ enum gp_err gp_sim_nodes_on_spot_end(struct run *r, uint32_t sni)
                                        l->epod);
                 err = gp_sim_runs_evict(r, m, GP_EVICT_NONE, true);
             }
-            in = &r->insts.items[r->lpods.items[lp].inst];
+            in = inst_at(r, lpod_at(r, lp)->inst);
             m = next;
         }
     }

@@ -567,9 +567,9 @@ out:
 static enum gp_err gang_reason(struct nofit *x, uint32_t ii, struct gp_sim_nofit *o)
 {
     struct run *r = x->r;
-    const struct inst *in = &r->insts.items[ii];
+    const struct inst *in = inst_at(r, ii);
     const struct gp_item *it = &r->wl->items[in->item];
-    const struct gp_pod *p = gp_engine_pod(r->e, r->lpods.items[in->head].epod);
+    const struct gp_pod *p = gp_engine_pod(r->e, lpod_at(r, in->head)->epod);
     uint32_t members = in->created;
     memset(o, 0, sizeof *o);
     if (in->nofit == NOFIT_MEMBERS || !p) {
@@ -654,9 +654,11 @@ static enum gp_err count(struct nofit *x, uint32_t item, uint32_t ii, const stru
 static enum gp_err count_timed(struct nofit *x)
 {
     struct run *r = x->r;
-    for (uint32_t ii = 0; ii < r->insts.len; ii++) {
-        const struct inst *in = &r->insts.items[ii];
+    for (uint32_t ii = gp_idtab_first(&r->insts); ii < r->insts.n; ii++) {
+        const struct inst *in = inst_at(r, ii);
         enum gp_err err = GP_OK;
+        if (!in) /* released: every pod of it ran or completed (jobs.c) */
+            continue;
         if (in->group) {
             if (in->nofit && in->head != NONE)
                 err = count(x, in->item, ii, NULL, in->created, 1);
@@ -664,8 +666,8 @@ static enum gp_err count_timed(struct nofit *x)
                 return err;
             continue;
         }
-        for (uint32_t lp = in->head; lp != NONE; lp = r->lpods.items[lp].next) {
-            const struct lpod *l = &r->lpods.items[lp];
+        for (uint32_t lp = in->head; lp != NONE; lp = lpod_at(r, lp)->next) {
+            const struct lpod *l = lpod_at(r, lp);
             const struct gp_pod *p = gp_engine_pod(r->e, l->epod);
             if (l->runs == 0 && l->state != LP_COMPLETED && p &&
                 (err = count(x, in->item, NONE, p, 1, 0)) != GP_OK)
@@ -692,9 +694,11 @@ static bool any_unbound(const struct run *r)
 {
     if (r->cfg->mode == GP_SIM_STATIC)
         return r->static_failed.len > 0;
-    for (size_t i = 0; i < r->lpods.len; i++)
-        if (r->lpods.items[i].runs == 0 && r->lpods.items[i].state != LP_COMPLETED)
+    for (uint32_t i = gp_idtab_first(&r->lpods); i < r->lpods.n; i++) {
+        const struct lpod *l = lpod_at(r, i); /* NULL: released, it ran or completed */
+        if (l && l->runs == 0 && l->state != LP_COMPLETED)
             return true;
+    }
     return false;
 }
 

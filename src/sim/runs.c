@@ -14,7 +14,7 @@ static struct queue_run *lpod_queue(const struct run *r, const struct lpod *l, s
 {
     if (!r->nqueues)
         return NULL;
-    uint32_t q = r->items[r->insts.items[l->inst].item].queue;
+    uint32_t q = r->items[inst_at(r, l->inst)->item].queue;
     if (index)
         *index = q;
     return &r->queues[q];
@@ -28,7 +28,7 @@ void gp_sim_runs_cost(struct run *r, struct lpod *l, double until_s)
     if (!(secs > 0) || l->node == NONE)
         return;
     double usd = secs * l->rate_usd_s;
-    r->insts.items[l->inst].cost_usd += usd;
+    r->inst_cost.items[l->inst].usd += usd;
     size_t qi;
     if (lpod_queue(r, l, &qi))
         r->out->queues[qi].cost_usd += usd;
@@ -43,7 +43,7 @@ static double ts_demand(const struct gp_item *it)
 
 /* When the current run of l ends from now (it has saved_s of work done):
  * at its failure point, or at its length; none for a run without end. */
-static enum gp_err push_run_end(struct run *r, struct lpod *l, uint32_t epod,
+static enum gp_err push_run_end(struct run *r, struct lpod *l, uint32_t lp,
                                 const struct gp_item *it)
 {
     bool fails = l->fail_work_s >= 0;
@@ -59,7 +59,7 @@ static enum gp_err push_run_end(struct run *r, struct lpod *l, uint32_t epod,
     if (t < r->now_s)
         t = r->now_s;
     l->end_ver = (l->end_ver + 1) & 0x7fffffffu;
-    return gp_sim_push_event(r, t, EV_END, epod, (uint32_t)fails | l->end_ver << 1);
+    return gp_sim_push_event(r, t, EV_END, lp, (uint32_t)fails | l->end_ver << 1);
 }
 
 /* The rate of a pod on time-sliced GPUs: its slowest GPU's (a pod with
@@ -82,7 +82,7 @@ static enum gp_err rerate(struct run *r, uint32_t gpu)
     size_t n;
     const uint32_t *members = gp_coloc_members(&r->coloc, gpu, &n);
     for (size_t k = 0; k < n; k++) {
-        struct lpod *l = &r->lpods.items[members[k]];
+        struct lpod *l = lpod_at(r, members[k]);
         double rate = ts_rate(r, l);
         if (l->rate == rate)
             continue;
@@ -95,7 +95,7 @@ static enum gp_err rerate(struct run *r, uint32_t gpu)
             l->has_event = 0;
             r->finite_events -= lpod_finite(r, l);
         }
-        enum gp_err err = push_run_end(r, l, l->epod, lpod_item(r, l));
+        enum gp_err err = push_run_end(r, l, members[k], lpod_item(r, l));
         if (err != GP_OK)
             return err;
     }
@@ -115,7 +115,7 @@ enum gp_err gp_sim_runs_unbind(struct run *r, struct lpod *l)
     if (base != GP_COLOC_NONE) {
         for (uint32_t g = 0; g < GP_MAX_GPUS_PER_NODE; g++)
             if (gpus >> g & 1)
-                gp_coloc_leave(&r->coloc, base + g, (uint32_t)(l - r->lpods.items),
+                gp_coloc_leave(&r->coloc, base + g, epod_at(r, l->epod)->lpod,
                                ts_demand(lpod_item(r, l)));
         l->ts_gpu = GP_COLOC_NONE;
         l->ts_gpus = 0;
@@ -124,11 +124,11 @@ enum gp_err gp_sim_runs_unbind(struct run *r, struct lpod *l)
         gp_sim_runs_cost(r, l, r->now_s);
         struct snode *sn = &r->snodes.items[l->node];
         if (l->nprev != NONE)
-            r->lpods.items[l->nprev].nnext = l->nnext;
+            lpod_at(r, l->nprev)->nnext = l->nnext;
         else
             sn->head = l->nnext;
         if (l->nnext != NONE)
-            r->lpods.items[l->nnext].nprev = l->nprev;
+            lpod_at(r, l->nnext)->nprev = l->nprev;
         uint32_t node = l->node;
         l->node = l->nprev = l->nnext = NONE;
         if (--sn->pods == 0)
@@ -162,7 +162,7 @@ static const char *pod_label(const struct run *r, uint32_t epod, const char *key
  * so they are all bound when the first of them starts. */
 static void gang_start(struct run *r, struct lpod *l, const struct gp_item *it)
 {
-    const struct inst *in = &r->insts.items[l->inst];
+    const struct inst *in = inst_at(r, l->inst);
     bool first = l->slot == 0 && l->runs == 1;
     if (first && it->gang_timeout_s > 0 && r->now_s - in->submit_s > it->gang_timeout_s)
         r->out->gangs_over_timeout++;
@@ -170,8 +170,8 @@ static void gang_start(struct run *r, struct lpod *l, const struct gp_item *it)
         return;
     const char *domain = NULL;
     bool across = false;
-    for (uint32_t m = in->head; m != NONE && !across; m = r->lpods.items[m].next) {
-        const struct lpod *ml = &r->lpods.items[m];
+    for (uint32_t m = in->head; m != NONE && !across; m = lpod_at(r, m)->next) {
+        const struct lpod *ml = lpod_at(r, m);
         if (ml->epod == NONE || (ml->state != LP_RUNNING && ml->state != LP_PENDING))
             continue;
         const char *v = pod_label(r, ml->epod, it->topology_key);
@@ -197,7 +197,7 @@ static void gang_start(struct run *r, struct lpod *l, const struct gp_item *it)
 static enum gp_err run_start(struct run *r, uint32_t lp, const struct gp_decision *d,
                              const struct gp_item *it)
 {
-    struct lpod *l = &r->lpods.items[lp];
+    struct lpod *l = lpod_at(r, lp);
     const struct gp_node *node = gp_engine_node(r->e, d->node);
     const struct gp_sharing_spec *sh = node->spec.sharing;
     l->work_s = l->saved_s;
@@ -214,11 +214,11 @@ static enum gp_err run_start(struct run *r, uint32_t lp, const struct gp_decisio
         r->out->oom_kills++;
         l->fail_work_s = l->work_s;
     }
-    if (r->insts.items[l->inst].group)
+    if (inst_at(r, l->inst)->group)
         gang_start(r, l, it);
     enum gp_err err;
     if (!sh || sh->mode != GP_SHARE_TIMESLICE || d->pick.ngpus == 0)
-        return push_run_end(r, l, d->pod, it);
+        return push_run_end(r, l, lp, it);
     /* its demand joins each GPU it holds replicas of, once (more replicas
      * of one GPU give it no more of its time) */
     for (uint32_t i = 0; i < d->pick.ngpus; i++) {
@@ -232,7 +232,7 @@ static enum gp_err run_start(struct run *r, uint32_t lp, const struct gp_decisio
         l->ts_gpus |= (uint16_t)(1u << g);
     }
     l->rate = ts_rate(r, l);
-    if ((err = push_run_end(r, l, d->pod, it)) != GP_OK)
+    if ((err = push_run_end(r, l, lp, it)) != GP_OK)
         return err;
     for (uint32_t g = 0; g < GP_MAX_GPUS_PER_NODE && err == GP_OK; g++)
         if (l->ts_gpus >> g & 1)
@@ -262,7 +262,7 @@ static void bind_node(struct run *r, struct lpod *l, uint32_t lp, const struct g
     l->node = sni;
     l->nnext = sn->head;
     if (sn->head != NONE)
-        r->lpods.items[sn->head].nprev = lp;
+        lpod_at(r, sn->head)->nprev = lp;
     sn->head = lp;
     if (sn->pods++ == 0)
         sn->idle_token++; /* no longer idle */
@@ -272,10 +272,10 @@ static void bind_node(struct run *r, struct lpod *l, uint32_t lp, const struct g
  * new run draws its length and its failure; an evicted one resumes. */
 enum gp_err gp_sim_runs_on_bind(struct run *r, const struct gp_decision *d)
 {
-    struct epod *ep = &r->epods.items[d->pod];
+    struct epod *ep = epod_at(r, d->pod);
     uint32_t lp = ep->lpod;
-    struct lpod *l = &r->lpods.items[lp];
-    const struct inst *in = &r->insts.items[l->inst];
+    struct lpod *l = lpod_at(r, lp);
+    const struct inst *in = inst_at(r, l->inst);
     const struct gp_item *it = &r->wl->items[in->item];
     r->out->binds++;
     if (l->runs == 0)
@@ -326,7 +326,7 @@ enum gp_err gp_sim_runs_on_bind(struct run *r, const struct gp_decision *d)
  * goes back to its queue as a new attempt that resumes the run. */
 enum gp_err gp_sim_runs_evict(struct run *r, uint32_t lp, uint8_t reason, bool spot)
 {
-    struct lpod *l = &r->lpods.items[lp];
+    struct lpod *l = lpod_at(r, lp);
     const struct gp_item *it = lpod_item(r, l);
     if (l->has_event) { /* its end is stale now */
         l->has_event = 0;
@@ -364,9 +364,9 @@ enum gp_err gp_sim_runs_evict(struct run *r, uint32_t lp, uint8_t reason, bool s
 
 enum gp_err gp_sim_runs_on_evict(struct run *r, const struct gp_decision *d)
 {
-    struct epod *ep = &r->epods.items[d->pod];
+    struct epod *ep = epod_at(r, d->pod);
     uint32_t lp = ep->lpod;
-    struct lpod *l = &r->lpods.items[lp];
+    struct lpod *l = lpod_at(r, lp);
     if (l->state != LP_RUNNING || l->epod != d->pod)
         return gp_diag_set(r->diag, GP_ESTATE, "simulator: the engine evicted pod %u, not running",
                            d->pod);

@@ -43,7 +43,7 @@ static enum gp_err as_pools(struct run *r, bool at_max, struct gp_autoscale_pool
  * with every pool at its maximum (then it waits for the autoscaler). */
 bool gp_sim_scale_gang_fits_max(struct run *r, uint32_t ii)
 {
-    struct inst *in = &r->insts.items[ii];
+    struct inst *in = inst_at(r, ii);
     if (!r->dynamic || in->maxfit)
         return in->maxfit == 1;
     in->maxfit = 2;
@@ -52,9 +52,9 @@ bool gp_sim_scale_gang_fits_max(struct run *r, uint32_t ii)
     uint32_t *add = calloc(r->npools ? r->npools : 1, sizeof *add);
     size_t placed = 0;
     bool ok = add && as_pools(r, true, &ap) == GP_OK;
-    for (uint32_t lp = in->head; ok && lp != NONE; lp = r->lpods.items[lp].next)
-        if (r->lpods.items[lp].state == LP_PENDING)
-            ok = GP_VEC_PUSH(&pods, r->lpods.items[lp].epod) == 0;
+    for (uint32_t lp = in->head; ok && lp != NONE; lp = lpod_at(r, lp)->next)
+        if (lpod_at(r, lp)->state == LP_PENDING)
+            ok = GP_VEC_PUSH(&pods, lpod_at(r, lp)->epod) == 0;
     struct gp_autoscale_input ain = {.pools = ap,
                                      .npools = r->npools,
                                      .pods = pods.items,
@@ -63,11 +63,11 @@ bool gp_sim_scale_gang_fits_max(struct run *r, uint32_t ii)
                                      .ngangs = r->gangs.len};
     if (ok && gp_autoscale_plan(r->e, &ain, add, NULL, NULL, &placed) == GP_OK &&
         placed == pods.len && placed > 0)
-        r->insts.items[ii].maxfit = 1;
+        inst_at(r, ii)->maxfit = 1;
     free(ap);
     free(add);
     GP_VEC_FREE(&pods);
-    return r->insts.items[ii].maxfit == 1;
+    return inst_at(r, ii)->maxfit == 1;
 }
 
 /* Whether a pending pod the cycle did not reach (strict orders) is one new
@@ -77,17 +77,17 @@ bool gp_sim_scale_gang_fits_max(struct run *r, uint32_t ii)
  * what those ask, updated here). */
 static bool untried_wanted(struct run *r, const struct gp_pod *p, int64_t (*extra)[3])
 {
-    const struct lpod *l = &r->lpods.items[r->epods.items[p->id].lpod];
+    const struct lpod *l = lpod_at(r, epod_at(r, p->id)->lpod);
     if (l->state != LP_PENDING || l->epod != p->id)
         return false;
     if (p->spec.group) {
-        const struct inst *in = &r->insts.items[r->group_inst.items[p->spec.group - 1]];
+        const struct inst *in = inst_at(r, r->group_inst.items[p->spec.group - 1]);
         const struct gp_item *it = &r->wl->items[in->item];
         if (in->nofit) /* it can never start: no node helps */
             return false;
         uint32_t have = 0;
-        for (uint32_t m = in->head; m != NONE; m = r->lpods.items[m].next)
-            have += r->lpods.items[m].state == LP_PENDING || r->lpods.items[m].state == LP_RUNNING;
+        for (uint32_t m = in->head; m != NONE; m = lpod_at(r, m)->next)
+            have += lpod_at(r, m)->state == LP_PENDING || lpod_at(r, m)->state == LP_RUNNING;
         if (have < it->gang_min && have < in->created)
             return false;
     }
@@ -135,8 +135,8 @@ static enum gp_err as_pods(struct run *r)
     for (size_t i = 0; i < n; i++) {
         uint32_t id = r->untried.items[i];
         const struct gp_pod *p = gp_engine_pod(r->e, id);
-        if (!p || id >= r->epods.len || r->epods.items[id].unsched ||
-            r->epods.items[id].tried > r->cycle_mark || !untried_wanted(r, p, extra))
+        if (!p || !epod_at(r, id) || epod_at(r, id)->unsched ||
+            epod_at(r, id)->tried > r->cycle_mark || !untried_wanted(r, p, extra))
             continue;
         r->untried.items[k++] = id;
     }
@@ -154,15 +154,16 @@ static enum gp_err as_pods(struct run *r)
 enum gp_err gp_sim_scale_run(struct run *r)
 {
     r->as_dirty = false;
-    r->as_epods = r->epods.len;
+    r->as_epods = r->epods.n;
     size_t k = 0;
     for (size_t i = 0; i < r->unsched.len; i++) {
         uint32_t id = r->unsched.items[i];
-        const struct lpod *l = &r->lpods.items[r->epods.items[id].lpod];
-        if (l->state == LP_PENDING && l->epod == id)
+        struct epod *ep = epod_at(r, id);
+        const struct lpod *l = ep ? lpod_at(r, ep->lpod) : NULL;
+        if (l && l->state == LP_PENDING && l->epod == id)
             r->unsched.items[k++] = id;
-        else
-            r->epods.items[id].unsched = 0;
+        else if (ep) /* NULL: forgotten */
+            ep->unsched = 0;
     }
     r->unsched.len = k;
     size_t nunsched = k; /* the untried ones join the list for this plan only */

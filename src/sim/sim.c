@@ -181,12 +181,6 @@ static enum gp_err check_inputs(const struct gp_sim_config *cfg, const struct gp
 
 /* ---- events ------------------------------------------------------------- */
 
-/* The logical pod an EV_END or EV_RESUBMIT is about. */
-static struct lpod *event_lpod(const struct run *r, uint32_t kind, uint32_t a)
-{
-    return &r->lpods.items[kind == EV_END ? r->epods.items[a].lpod : a];
-}
-
 /* Arrivals and Job deadlines are finite work; a pod's end or resubmission
  * is finite unless its item is endless (a Deployment's failures go on
  * forever). The count of live finite events in the heap decides when a run
@@ -200,9 +194,9 @@ enum gp_err gp_sim_push_event(struct run *r, double t_s, uint32_t kind, uint32_t
     if (kind_endless(kind)) {
         finite = false;
     } else if (kind == EV_DEADLINE) {
-        r->insts.items[a].has_deadline = 1;
+        inst_at(r, a)->has_deadline = 1;
     } else if (kind != EV_ARRIVAL && kind != EV_WAKE && kind != EV_BOOT) {
-        struct lpod *l = event_lpod(r, kind, a);
+        struct lpod *l = lpod_at(r, a); /* EV_END, EV_RESUBMIT: a logical pod */
         l->has_event = 1;
         finite = lpod_finite(r, l);
     }
@@ -222,17 +216,19 @@ static bool event_take(struct run *r, const struct gp_sim_event *ev)
         return true;
     }
     if (ev->kind == EV_DEADLINE) {
-        struct inst *in = &r->insts.items[ev->a];
-        if (!in->has_deadline)
+        struct inst *in = inst_at(r, ev->a);
+        if (!in || !in->has_deadline)
             return false; /* the Job ended first; it was discounted then */
         in->has_deadline = 0;
         r->finite_events--;
         return in->state == INST_ACTIVE;
     }
-    struct lpod *l = event_lpod(r, ev->kind, ev->a);
-    bool live = l->has_event && (ev->kind == EV_END ? l->state == LP_RUNNING && l->epod == ev->a &&
-                                                          ev->b >> 1 == l->end_ver
-                                                    : l->state == LP_BACKOFF);
+    /* EV_END (its run, by end_ver), EV_RESUBMIT: a logical pod, released
+     * (NULL) once its instance is over, when its events were discounted */
+    struct lpod *l = lpod_at(r, ev->a);
+    bool live = l && l->has_event &&
+                (ev->kind == EV_END ? l->state == LP_RUNNING && ev->b >> 1 == l->end_ver
+                                    : l->state == LP_BACKOFF);
     if (!live)
         return false;
     l->has_event = 0;
@@ -249,6 +245,7 @@ static bool event_take(struct run *r, const struct gp_sim_event *ev)
 enum gp_err gp_sim_pod_forget(struct run *r, uint32_t epod)
 {
     enum gp_err err = gp_engine_pod_forget(r->e, epod);
+    gp_idtab_release(&r->epods, epod);
     return err == GP_OK
                ? GP_OK
                : gp_diag_set(r->diag, err, "simulator: engine refused to forget pod %u: %s", epod,
@@ -277,7 +274,7 @@ static enum gp_err schedule_cycle(struct run *r)
         bool evicted = false;
         for (size_t i = 0; i < n; i++) {
             const struct gp_decision *d = &r->dec.items[i];
-            if (d->pod >= r->epods.len)
+            if (!epod_at(r, d->pod))
                 return gp_diag_set(r->diag, GP_ESTATE, "simulator: decision for unknown pod %u",
                                    d->pod);
             enum gp_err err;
@@ -297,7 +294,7 @@ static enum gp_err schedule_cycle(struct run *r)
     }
     /* strict orders: pods behind a blocked head get no decision; a new one
      * is news for the autoscaler all the same */
-    if (r->dynamic && gp_sim_strict_order(r) && r->epods.len != r->as_epods &&
+    if (r->dynamic && gp_sim_strict_order(r) && r->epods.n != r->as_epods &&
         gp_engine_pending_count(r->e) > 0)
         r->as_dirty = true;
     if (r->dynamic && r->as_dirty) {
@@ -392,27 +389,29 @@ static enum gp_err cost_finish(struct run *r, double end)
             gp_cost_node(&r->cost, sn->pool, sn->since_s, end, node_price_h(sn->spec),
                          sn->spec->gpu_count);
     }
-    for (size_t i = 0; i < r->lpods.len; i++)
-        if (r->lpods.items[i].state == LP_RUNNING)
-            gp_sim_runs_cost(r, &r->lpods.items[i], end);
-    size_t njobs = 0;
+    for (uint32_t i = gp_idtab_first(&r->lpods); i < r->lpods.n; i++) {
+        struct lpod *l = lpod_at(r, i);
+        if (l && l->state == LP_RUNNING)
+            gp_sim_runs_cost(r, l, end);
+    }
+    size_t njobs = 0, ninst = r->inst_cost.len;
     double services = 0;
-    double *usd = malloc((r->insts.len ? r->insts.len : 1) * sizeof *usd);
-    const char **names = malloc((r->insts.len ? r->insts.len : 1) * sizeof *names);
-    uint32_t *ks = malloc((r->insts.len ? r->insts.len : 1) * sizeof *ks);
+    double *usd = malloc((ninst ? ninst : 1) * sizeof *usd);
+    const char **names = malloc((ninst ? ninst : 1) * sizeof *names);
+    uint32_t *ks = malloc((ninst ? ninst : 1) * sizeof *ks);
     enum gp_err err = GP_OK;
     if (!usd || !names || !ks) {
         err = gp_sim_nomem(r);
         goto out;
     }
-    for (size_t i = 0; i < r->insts.len; i++) {
-        const struct inst *in = &r->insts.items[i];
+    for (size_t i = 0; i < ninst; i++) { /* every instance, released ones too */
+        const struct inst_cost *in = &r->inst_cost.items[i];
         const struct gp_item *it = &r->wl->items[in->item];
         if (it->kind == GP_ITEM_DEPLOYMENT) {
-            services += in->cost_usd;
+            services += in->usd;
             continue;
         }
-        usd[njobs] = in->cost_usd;
+        usd[njobs] = in->usd;
         names[njobs] = it->name ? it->name : "unnamed";
         ks[njobs++] = in->k;
     }
@@ -433,7 +432,7 @@ static enum gp_err apply_event(struct run *r, const struct gp_sim_event *ev)
     case EV_ARRIVAL:
         return gp_sim_jobs_on_arrival(r, ev->a);
     case EV_END:
-        return gp_sim_jobs_on_end(r, ev->a, ev->b & 1);
+        return gp_sim_jobs_on_end(r, lpod_at(r, ev->a)->epod, ev->b & 1);
     case EV_RESUBMIT:
         return gp_sim_jobs_on_resubmit(r, ev->a);
     case EV_DEADLINE: /* the Job ran too long: it fails, its pods stop */
@@ -620,8 +619,9 @@ static enum gp_err run_timed(struct run *r)
     out->gpu_hours_allocated = r->gpu_milli_alloc_s / GP_GPU_MILLI / 3600.0;
     out->gpu_hours_idle = out->gpu_hours_total - out->gpu_hours_allocated;
     out->timeslice_slowdown = r->ts_work_s > 0 ? r->ts_wall_s / r->ts_work_s : 1;
-    for (size_t i = 0; i < r->lpods.len; i++) {
-        uint8_t s = r->lpods.items[i].state;
+    for (uint32_t i = gp_idtab_first(&r->lpods); i < r->lpods.n; i++) {
+        const struct lpod *l = lpod_at(r, i); /* NULL: released, COMPLETED or FAILED */
+        uint8_t s = l ? l->state : LP_COMPLETED;
         out->pods_pending_end += s == LP_PENDING || s == LP_BACKOFF;
         out->pods_running_end += s == LP_RUNNING;
     }
@@ -669,6 +669,9 @@ enum gp_err gp_sim_run(const struct gp_sim_config *cfg, const struct gp_cluster 
 
     struct run r;
     memset(&r, 0, sizeof r);
+    gp_idtab_init(&r.insts, sizeof(struct inst), SIM_CHUNK_SHIFT);
+    gp_idtab_init(&r.lpods, sizeof(struct lpod), SIM_CHUNK_SHIFT);
+    gp_idtab_init(&r.epods, sizeof(struct epod), SIM_CHUNK_SHIFT);
     r.cfg = cfg;
     r.cluster = cluster;
     r.wl = workload;
@@ -717,9 +720,10 @@ done:
     gp_sim_heap_free(&r.heap);
     gp_coloc_free(&r.coloc);
     free(r.items);
-    GP_VEC_FREE(&r.insts);
-    GP_VEC_FREE(&r.lpods);
-    GP_VEC_FREE(&r.epods);
+    gp_idtab_free(&r.insts);
+    gp_idtab_free(&r.lpods);
+    gp_idtab_free(&r.epods);
+    GP_VEC_FREE(&r.inst_cost);
     GP_VEC_FREE(&r.dec);
     GP_VEC_FREE(&r.delays);
     GP_VEC_FREE(&r.jcts);

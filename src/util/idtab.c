@@ -21,13 +21,19 @@ void gp_idtab_free(struct gp_idtab *t)
     for (size_t i = t->head; i < t->len; i++)
         free(t->chunk[i]);
     free(t->chunk);
-    t->chunk = NULL;
-    t->head = t->len = t->cap = t->nchunks = 0;
+    t->chunk = t->win = NULL;
+    t->head = t->len = t->cap = t->nchunks = t->nwin = 0;
 }
 
 static uint32_t *live_of(unsigned char *k)
 {
     return (uint32_t *)(void *)k;
+}
+
+static void window_set(struct gp_idtab *t)
+{
+    t->win = t->chunk + t->head;
+    t->nwin = t->len - t->head;
 }
 
 void *gp_idtab_add(struct gp_idtab *t, uint32_t *id)
@@ -60,6 +66,7 @@ void *gp_idtab_add(struct gp_idtab *t, uint32_t *id)
         memset(k, 0, t->header);
         t->chunk[t->len++] = k;
         t->nchunks++;
+        window_set(t);
     }
     unsigned char *k = t->chunk[t->head + (c - t->base)];
     uint32_t i = t->n & ((1u << t->shift) - 1);
@@ -88,6 +95,7 @@ static void chunk_maybe_free(struct gp_idtab *t, size_t i)
         t->head++;
         t->base++;
     }
+    window_set(t);
 }
 
 void gp_idtab_release(struct gp_idtab *t, uint32_t id)
@@ -117,6 +125,7 @@ void gp_idtab_unadd(struct gp_idtab *t)
         free(k);
         t->len--;
         t->nchunks--;
+        window_set(t);
     }
 }
 

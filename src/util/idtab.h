@@ -25,6 +25,8 @@ struct gp_idtab {
     size_t header;         /* bytes before a chunk's records: its live count and bit set */
     unsigned char **chunk; /* chunk[head + c - base] holds chunk number c; NULL: freed */
     size_t head, len, cap; /* chunk[head..len) is the window of chunks */
+    unsigned char **win;   /* chunk + head */
+    size_t nwin;           /* len - head */
     uint32_t base;         /* the chunk number of chunk[head] */
     uint32_t n;            /* ids issued */
     size_t nchunks;        /* chunks allocated now */
@@ -49,14 +51,26 @@ uint32_t gp_idtab_first(const struct gp_idtab *t);
 /* The record of id; NULL when released or never issued. */
 static inline void *gp_idtab_get(const struct gp_idtab *t, uint32_t id)
 {
-    uint32_t c = id >> t->shift;
-    if (id >= t->n || c < t->base || c - t->base >= t->len - t->head)
+    size_t c = (size_t)(id >> t->shift) - t->base; /* wraps below the window */
+    if (c >= t->nwin || !t->win[c])
         return NULL;
-    unsigned char *k = t->chunk[t->head + (c - t->base)];
+    unsigned char *k = t->win[c];
     uint32_t i = id & ((1u << t->shift) - 1);
-    if (!k || !(k[sizeof(uint32_t) + (i >> 3)] >> (i & 7) & 1)) /* its bit: live */
+    if (!(k[sizeof(uint32_t) + (i >> 3)] >> (i & 7) & 1)) /* its bit: live (an id not yet issued
+                                                           * has none) */
         return NULL;
     return k + t->header + (size_t)i * t->size;
+}
+
+/* The same without the test of the record's own bit: the record of an id
+ * whose chunk is still held, released or not (its content is as it was
+ * left), NULL when the chunk is freed - for callers that mark released
+ * records themselves and need the fastest look-up. */
+static inline void *gp_idtab_get_raw(const struct gp_idtab *t, uint32_t id)
+{
+    size_t c = (size_t)(id >> t->shift) - t->base;
+    unsigned char *k = c < t->nwin ? t->win[c] : NULL;
+    return k ? k + t->header + (size_t)(id & ((1u << t->shift) - 1)) * t->size : NULL;
 }
 
 #endif

@@ -17,12 +17,15 @@
 #endif
 
 #include "engine/engine.h"
+#include "sim/sim.h"
+#include "util/arena.h"
 #include "util/idtab.h"
 #include "util/rng.h"
 
 #define GPU   1000
 #define NODES 4
 #define GPUS  8
+#define PER_POD_MAX 400 /* bytes */
 
 static const char *const node_names[NODES] = {"n0", "n1", "n2", "n3"};
 
@@ -185,7 +188,8 @@ static void drive_to(struct drive *d, size_t total, double *t)
 static size_t heap_in_use(void)
 {
 #if defined(__GLIBC__) && (__GLIBC__ > 2 || __GLIBC_MINOR__ >= 33)
-    return mallinfo2().uordblks;
+    struct mallinfo2 m = mallinfo2();
+    return m.uordblks + m.hblkhd; /* in use, and the large blocks mapped apart */
 #else
     return 0;
 #endif
@@ -315,6 +319,74 @@ static void test_idtab(void **state)
     gp_idtab_free(&t);
 }
 
+/* The simulator's side: a stream of pods one after another, a few alive at
+ * once. What the heap holds grows, from a tenth of the run to its end, by
+ * what the run's figures keep per pod (its queueing delay and completion
+ * time, its job's cost, the state log's entries at its arrival and end),
+ * not by the simulator's and the engine's records of each pod (over 500
+ * bytes a pod more when they are kept). */
+struct heap_watch {
+    size_t at_tenth, at_end;
+};
+
+static void watch(void *ctx, double fraction)
+{
+    struct heap_watch *w = ctx;
+    if (fraction >= 0.1 && w->at_tenth == 0)
+        w->at_tenth = heap_in_use();
+    w->at_end = heap_in_use();
+}
+
+static void test_sim_stream_bounded(void **state)
+{
+    (void)state;
+    struct gp_node_spec n[8];
+    for (int i = 0; i < 8; i++) {
+        memset(&n[i], 0, sizeof n[i]);
+        n[i].name = node_names[i % NODES];
+        n[i].gpu_model = "H100";
+        n[i].gpu_count = GPUS;
+        n[i].gpu_mem_mib = 81920;
+        n[i].cpu_milli = 64000;
+        n[i].mem_mib = 512000;
+    }
+    struct gp_item it = {0};
+    it.name = "tick";
+    it.source = "tick";
+    it.kind = GP_ITEM_POD;
+    it.pod.name = "tick";
+    it.pod.cpu_milli = 1000;
+    it.pod.mem_mib = 1024;
+    it.pod.gpu_count = 1;
+    it.pod.gpu_milli = GPU;
+    const uint32_t pods = 200000;
+    it.repeat = pods;
+    it.interarrival.kind = GP_DIST_EXP;
+    it.interarrival.a = 3;
+    it.has_duration = true;
+    it.duration.kind = GP_DIST_EXP;
+    it.duration.a = 60;
+    struct gp_sim_config c;
+    gp_sim_config_default(&c);
+    struct heap_watch w = {0, 0};
+    c.progress = watch;
+    c.progress_ctx = &w;
+    struct gp_cluster cl = {.name = "t", .source = "t", .nodes = n, .nnodes = 8};
+    struct gp_workload wl = {.items = &it, .nitems = 1, .cap = 1};
+    struct gp_diag d = {{0}};
+    struct gp_arena a;
+    gp_arena_init(&a);
+    struct gp_sim_result r;
+    assert_int_equal(gp_sim_run(&c, &cl, &wl, &a, &r, &d), GP_OK);
+    assert_int_equal(r.pods_completed, pods);
+    if (w.at_tenth > 0) {
+        double per_pod = ((double)w.at_end - (double)w.at_tenth) / (0.9 * pods);
+        print_message("heap growth per pod: %.0f bytes\n", per_pod);
+        assert_true(per_pod < PER_POD_MAX);
+    }
+    gp_arena_free(&a);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -322,6 +394,7 @@ int main(void)
         cmocka_unit_test(test_forgotten_pod_unknown),
         cmocka_unit_test(test_forget_same_decisions),
         cmocka_unit_test(test_million_pods_bounded),
+        cmocka_unit_test(test_sim_stream_bounded),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
