@@ -370,9 +370,9 @@ static bool assign_fits(const struct gp_node *n, const struct gp_pod *p, const s
 enum gp_err gp_engine_pod_assign(struct gp_engine *e, uint32_t id, uint32_t node,
                                  const struct gp_pick *pick)
 {
-    if (id >= e->pods.len || node >= e->nodes.len)
+    if (id >= e->pods.tab.n || node >= e->nodes.len)
         return GP_EINVALID;
-    struct gp_pod *p = &e->pods.items[id];
+    struct gp_pod *p = pod_at(e, id);
     struct gp_node *n = &e->nodes.items[node];
     if (p->state != GP_POD_PENDING || n->state == GP_NODE_GONE)
         return GP_ESTATE;

@@ -196,9 +196,9 @@ size_t gp_engine_explain_driver(const struct gp_engine *e, uint32_t pod, char *b
 {
     if (size)
         buf[0] = '\0';
-    if (pod >= e->pods.len || size == 0)
+    if (!gp_engine_pod(e, pod) || size == 0)
         return 0;
-    const struct gp_pod *p = &e->pods.items[pod];
+    const struct gp_pod *p = pod_at(e, pod);
     uint32_t lo = UINT32_MAX, hi = 0;
     size_t count = 0;
     for (size_t i = 0; i < e->nodes.len; i++) {

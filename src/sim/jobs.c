@@ -170,7 +170,7 @@ static enum gp_err lpod_create(struct run *r, uint32_t ii)
 
 enum gp_err gp_sim_jobs_replica_add(struct run *r, uint32_t ii, uint32_t *lp)
 {
-    *lp = (uint32_t)r->lpods.len;
+    *lp = r->lpods.n; /* the id lpod_create's record gets */
     return lpod_create(r, ii);
 }
 

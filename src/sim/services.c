@@ -132,15 +132,18 @@ static enum gp_err find_inst(struct run *r, struct svc_run *sv)
 {
     if (sv->found || r->now_s < r->wl->items[sv->item].arrival_s)
         return GP_OK;
-    for (; sv->scan < r->insts.len; sv->scan++)
-        if (r->insts.items[sv->scan].item == sv->item)
+    for (; sv->scan < r->insts.n; sv->scan++) {
+        const struct inst *x =
+            inst_at(r, (uint32_t)sv->scan); /* NULL: released (not a Deployment) */
+        if (x && x->item == sv->item)
             break;
-    if (sv->scan == r->insts.len)
+    }
+    if (sv->scan == r->insts.n)
         return GP_OK;
     sv->found = true;
     sv->inst = (uint32_t)sv->scan;
-    const struct inst *in = &r->insts.items[sv->inst];
-    for (uint32_t lp = in->head; lp != NONE; lp = r->lpods.items[lp].next) {
+    const struct inst *in = inst_at(r, sv->inst);
+    for (uint32_t lp = in->head; lp != NONE; lp = lpod_at(r, lp)->next) {
         struct replica rep = {lp, 0, INFINITY};
         if (GP_VEC_PUSH(&sv->reps, rep) != 0)
             return gp_sim_nomem(r);
@@ -305,7 +308,7 @@ static void replicas_update(struct run *r, struct svc_run *sv, uint32_t svc, dou
     double rate = 0;
     for (size_t i = 0; i < sv->reps.len; i++) {
         struct replica *rep = &sv->reps.items[i];
-        const struct lpod *l = &r->lpods.items[rep->lp];
+        const struct lpod *l = lpod_at(r, rep->lp);
         if (l->state != LP_RUNNING) {
             rep->ready_at_s = INFINITY;
             continue;
@@ -343,7 +346,7 @@ static void ready_set_at(struct run *r, struct svc_run *sv, double t)
     double rate = 0;
     for (size_t i = 0; i < sv->reps.len; i++) {
         const struct replica *rep = &sv->reps.items[i];
-        const struct lpod *l = &r->lpods.items[rep->lp];
+        const struct lpod *l = lpod_at(r, rep->lp);
         if (l->state == LP_RUNNING && rep->ready_at_s <= t) {
             ready++;
             rate += l->rate > 0 ? l->rate : 0;
@@ -414,7 +417,7 @@ static enum gp_err hpa_sync(struct run *r, struct svc_run *sv)
     }
     for (size_t i = 0; i < sv->reps.len; i++) {
         const struct replica *rep = &sv->reps.items[i];
-        const struct lpod *l = &r->lpods.items[rep->lp];
+        const struct lpod *l = lpod_at(r, rep->lp);
         struct gp_hpa_pod p = {.phase = GP_HPA_POD_RUNNING};
         if (l->state != LP_RUNNING)
             p.phase = GP_HPA_POD_PENDING;
@@ -435,7 +438,7 @@ static enum gp_err hpa_sync(struct run *r, struct svc_run *sv)
 /* A replica leaves: out of the engine, its accounting closed. */
 static enum gp_err replica_stop(struct run *r, uint32_t lp)
 {
-    struct lpod *l = &r->lpods.items[lp];
+    struct lpod *l = lpod_at(r, lp);
     if (l->has_event) { /* a pending resubmission is now stale */
         l->has_event = 0;
         r->finite_events -= lpod_finite(r, l);
@@ -446,6 +449,8 @@ static enum gp_err replica_stop(struct run *r, uint32_t lp)
             return gp_diag_set(r->diag, err, "simulator: engine refused to remove pod %u", l->epod);
         if (l->state == LP_RUNNING && (err = gp_sim_runs_unbind(r, l)) != GP_OK)
             return err;
+        if ((err = gp_sim_pod_forget(r, l->epod)) != GP_OK) /* the engine may free it */
+            return err;
     }
     l->state = LP_COMPLETED;
     return GP_OK;
@@ -454,7 +459,7 @@ static enum gp_err replica_stop(struct run *r, uint32_t lp)
 /* 0: not bound, 1: loading, 2: ready (the order a ReplicaSet removes them in) */
 static int rep_rank(const struct run *r, const struct replica *rep)
 {
-    const struct lpod *l = &r->lpods.items[rep->lp];
+    const struct lpod *l = lpod_at(r, rep->lp);
     if (l->state != LP_RUNNING)
         return 0;
     return r->now_s >= rep->ready_at_s ? 2 : 1;
@@ -583,7 +588,7 @@ static enum gp_err service_finish(struct run *r, struct svc_run *sv, struct gp_s
     o->peak_replicas = sv->peak_ready;
     o->gpu_hours = sv->gpu_s / 3600.0;
     if (sv->found)
-        o->cost_usd = r->insts.items[sv->inst].cost_usd;
+        o->cost_usd = r->inst_cost.items[sv->inst].usd;
     double units = s->llm ? sv->tokens : sv->requests - sv->backlog_n;
     o->usd_per_million = units > 0 ? o->cost_usd / (units / 1e6) : 0;
     /* timelines at the result's samples */

@@ -22,9 +22,9 @@
 #include "util/idtab.h"
 #include "util/rng.h"
 
-#define GPU   1000
-#define NODES 4
-#define GPUS  8
+#define GPU         1000
+#define NODES       4
+#define GPUS        8
 #define PER_POD_MAX 400 /* bytes */
 
 static const char *const node_names[NODES] = {"n0", "n1", "n2", "n3"};
