@@ -520,6 +520,18 @@ static inline struct pod_x *px_at(const struct gp_engine *e, uint32_t id)
     return &pod_rec_at(e, id)->x;
 }
 
+/* The engine's state of a pod given by its record (what pod_at returned,
+ * not a copy): px_at without the look-up. */
+static inline struct pod_x *px_of(struct gp_pod *p)
+{
+    return &((struct pod_rec *)(void *)p)->x;
+}
+
+static inline const struct pod_x *pxc_of(const struct gp_pod *p)
+{
+    return &((const struct pod_rec *)(const void *)p)->x;
+}
+
 /* Gang gid (ids start at 1); NULL when freed or unknown. */
 static inline struct group *group_at(const struct gp_engine *e, uint32_t gid)
 {

@@ -390,7 +390,7 @@ static void quota_account(struct gp_engine *e, const struct gp_pod *b)
  * quota's subtree, or - with backfill - nothing beyond its reservation. */
 static void block(struct gp_engine *e, const struct gp_pod *p, bool *stop)
 {
-    const struct pod_x *x = px_at(e, p->id);
+    const struct pod_x *x = pxc_of(p);
     if (x->blk == BLK_QUOTA) {
         struct queue *q = &e->queues.items[x->blk_queue];
         if (q->qblocked)
@@ -416,21 +416,20 @@ static bool order_step(struct gp_engine *e, struct gp_pod *p, struct gp_decision
         return true;
     bool may_preempt = e->preempt && e->queues.items[p->spec.queue].may_preempt && !e->resv.on &&
                        !p->spec.preempt_never;
-    if (p->tried_gen == pod_gen(e, p) &&
-        !(may_preempt && px_at(e, p->id)->preempt_gen != e->victim_gen)) {
+    if (p->tried_gen == pod_gen(e, p) && !(may_preempt && px_of(p)->preempt_gen != e->victim_gen)) {
         block(e, p, stop); /* as when it last failed */
         return true;
     }
     /* backfill: a pod that had its decision, of a shape that failed at
      * this generation, fails alike; it gets no new decision */
     struct shape *sh = &e->shapes.items[p->shape];
-    if (e->backfill && !e->no_walk && !p->spec.group && px_at(e, p->id)->decided &&
+    if (e->backfill && !e->no_walk && !p->spec.group && px_of(p)->decided &&
         sh->failed_gen == shape_gen(e, sh) && sh->blk_gen == shape_gen(e, sh) &&
-        !(may_preempt && px_at(e, p->id)->preempt_gen != e->victim_gen)) {
+        !(may_preempt && px_of(p)->preempt_gen != e->victim_gen)) {
         (*tried)++;
         p->tried_gen = pod_gen(e, p);
-        px_at(e, p->id)->blk = sh->blk;
-        px_at(e, p->id)->blk_queue = sh->blk_queue;
+        px_of(p)->blk = sh->blk;
+        px_of(p)->blk_queue = sh->blk_queue;
         block(e, p, stop);
         return true;
     }
