@@ -58,27 +58,7 @@ cmp -s "$tmp/stream" "$tmp/again" || failed "two runs differ"
 echo "ok   stdout stream"
 
 # --- bad input: one line, exit 2, nothing written ----------------------------
-# expect NAME PATTERN ARGS...
-expect() {
-    local name="$1" pattern="$2"
-    shift 2
-    rm -rf "$tmp/bad-out"
-    "$gp" render "$@" >"$tmp/stdout" 2>"$tmp/stderr"
-    local rc=$?
-    if [ "$rc" -ne 2 ]; then
-        failed "$name: exit code $rc, expected 2"
-    elif [ "$(wc -l <"$tmp/stderr")" -ne 1 ]; then
-        failed "$name: expected one line on stderr, got:"
-        cat "$tmp/stderr"
-    elif ! grep -Eq -- "$pattern" "$tmp/stderr"; then
-        failed "$name: stderr does not match '$pattern':"
-        cat "$tmp/stderr"
-    elif [ -s "$tmp/stdout" ] || [ -e "$tmp/bad-out" ]; then
-        failed "$name: output was written"
-    else
-        echo "ok   $name: $(cat "$tmp/stderr")"
-    fi
-}
+. "$src/tests/cli/lib/render_expect.sh"
 expect "no cluster" "--cluster FILE is required"
 expect "unknown option" "unknown option '--format'" --cluster examples/cluster-sharing.yaml --format x
 expect "missing file" "nope\.yaml" --cluster "$tmp/nope.yaml" --out "$tmp/bad-out"

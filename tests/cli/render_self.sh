@@ -76,26 +76,7 @@ else
 fi
 
 # --- bad input: one line, exit 2, nothing written ----------------------------
-expect() {
-    local name="$1" pattern="$2"
-    shift 2
-    rm -rf "$tmp/bad-out"
-    "$gp" render "$@" >"$tmp/stdout" 2>"$tmp/stderr"
-    local rc=$?
-    if [ "$rc" -ne 2 ]; then
-        failed "$name: exit code $rc, expected 2"
-    elif [ "$(wc -l <"$tmp/stderr")" -ne 1 ]; then
-        failed "$name: expected one line on stderr, got:"
-        cat "$tmp/stderr"
-    elif ! grep -Eq -- "$pattern" "$tmp/stderr"; then
-        failed "$name: stderr does not match '$pattern':"
-        cat "$tmp/stderr"
-    elif [ -s "$tmp/stdout" ] || [ -e "$tmp/bad-out" ]; then
-        failed "$name: output was written"
-    else
-        echo "ok   $name: $(cat "$tmp/stderr")"
-    fi
-}
+. "$src/tests/cli/lib/render_expect.sh"
 expect "both forms" "--self and --cluster: one or the other" --self --cluster x.yaml
 expect "--image without --self" "--image goes with --self" --cluster x.yaml --image a
 expect "--replicas 0" "--replicas 0: expected 1 to 10" --self --replicas 0 --out "$tmp/bad-out"
