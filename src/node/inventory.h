@@ -1,0 +1,82 @@
+/* inventory.h - a node's GPUs as the node agent knows them: the one
+ * description that discovery fills (NVML, or a test by hand) and that the
+ * labels, the CDI spec, the device plugin, health and the doctor read.
+ *
+ * Everything is fixed-size and owned by the struct itself (no pointers),
+ * so an inventory can be copied by assignment, compared field by field and
+ * swapped in one step when discovery runs again. Strings are
+ * NUL-terminated and truncated to their arrays. */
+#ifndef GP_NODE_INVENTORY_H
+#define GP_NODE_INVENTORY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define GP_NODE_MAX_GPUS 64 /* GPUs one node can report */
+#define GP_NODE_MAX_MIGS 7  /* MIG devices per GPU (A100/H100: at most seven) */
+#define GP_NODE_UUID_LEN 96 /* NVML_DEVICE_UUID_V2_BUFFER_SIZE is 96 */
+#define GP_NODE_NAME_LEN 96 /* NVML_DEVICE_NAME_V2_BUFFER_SIZE is 96 */
+#define GP_NODE_PCI_LEN  32 /* "00000000:07:00.0" */
+#define GP_NODE_VER_LEN  32 /* "535.104.05" */
+
+/* One MIG device (a GPU instance with one compute instance), as
+ * nvidia-smi -L lists it. */
+struct gp_node_mig {
+    char uuid[GP_NODE_UUID_LEN]; /* "MIG-…" */
+    char profile[32];            /* "1g.10gb", the name the mixed strategy advertises */
+    unsigned gi_id, ci_id;       /* GPU and compute instance ids */
+    unsigned start, size;        /* placement on the GPU, in memory slices */
+    uint64_t memory_mib;
+};
+
+/* One physical GPU. */
+struct gp_node_gpu {
+    unsigned index;              /* NVML's device index */
+    char uuid[GP_NODE_UUID_LEN]; /* "GPU-…" */
+    char name[GP_NODE_NAME_LEN]; /* NVML's product name, "NVIDIA A100-SXM4-80GB" */
+    char pci_bus_id[GP_NODE_PCI_LEN];
+    uint64_t memory_mib;         /* total framebuffer memory */
+    unsigned cc_major, cc_minor; /* CUDA compute capability */
+    bool mig_capable;            /* the GPU supports MIG */
+    bool mig_enabled;            /* MIG mode currently on */
+    size_t n_migs;
+    struct gp_node_mig migs[GP_NODE_MAX_MIGS];
+    uint64_t nvlink_peers; /* bit i set: an active NVLink to the GPU of index i */
+    unsigned util_percent; /* last sample of GPU utilisation */
+    uint64_t memory_used_mib;
+    bool healthy;      /* false while an XID keeps it out (node/health) */
+    unsigned last_xid; /* the last XID seen on it; 0 for none */
+};
+
+/* A node's GPUs and driver. */
+struct gp_node_inventory {
+    char driver_version[GP_NODE_VER_LEN]; /* "535.104.05" */
+    int cuda_driver_version;              /* as NVML says it: 12020 for CUDA 12.2 */
+    size_t n_gpus;
+    struct gp_node_gpu gpus[GP_NODE_MAX_GPUS];
+};
+
+/* How the device plugin shares the node's GPUs (NVIDIA k8s-device-plugin's
+ * config file: sharing.timeSlicing / sharing.mps, and the MIG strategy). */
+enum gp_node_share_mode {
+    GP_NODE_SHARE_NONE,
+    GP_NODE_SHARE_TIME_SLICING,
+    GP_NODE_SHARE_MPS,
+};
+
+enum gp_node_mig_strategy {
+    GP_NODE_MIG_NONE,   /* MIG devices not advertised */
+    GP_NODE_MIG_SINGLE, /* every GPU in one MIG layout, advertised as nvidia.com/gpu */
+    GP_NODE_MIG_MIXED,  /* advertised as nvidia.com/mig-<profile> */
+};
+
+struct gp_node_sharing {
+    enum gp_node_share_mode mode;
+    unsigned replicas;      /* per GPU; 1 when not shared */
+    bool rename_by_default; /* shared GPUs advertised as nvidia.com/gpu.shared */
+    bool fail_requests_greater_than_one;
+    enum gp_node_mig_strategy mig_strategy;
+};
+
+#endif
