@@ -21,6 +21,7 @@ int gp_cmd_providers(int argc, char **argv);
 int gp_cmd_compat(int argc, char **argv);
 int gp_cmd_schedule(int argc, char **argv);
 int gp_cmd_plan(int argc, char **argv);
+int gp_cmd_node(int argc, char **argv); /* cmd_node.c: its own subcommand table */
 
 /* A command's outputs (outputs.c, util/output.h). prepare checks each
  * output (flags[i] names paths[i] in messages; NULL paths are skipped)

@@ -22,6 +22,7 @@ static const struct gp_cmd commands[] = {
      gp_cmd_schedule},
     {"plan", "what to rent: candidate clusters over the catalog, simulated and ranked by cost",
      gp_cmd_plan},
+    {"node", "the node agent: doctor, labels, CDI spec (run on a GPU node)", gp_cmd_node},
 };
 
 static void usage(FILE *f)
