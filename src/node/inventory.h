@@ -28,6 +28,11 @@ struct gp_node_mig {
     unsigned gi_id, ci_id;       /* GPU and compute instance ids */
     unsigned start, size;        /* placement on the GPU, in memory slices */
     uint64_t memory_mib;
+    /* nvmlDeviceGetAttributes_v2 on the MIG device: what GFD labels as
+     * nvidia.com/mig-<profile>.{multiprocessors,slices.*,engines.*} */
+    unsigned multiprocessors;
+    unsigned gi_slices, ci_slices; /* gpuInstanceSliceCount, computeInstanceSliceCount */
+    unsigned engines_copy, engines_decoder, engines_encoder, engines_jpeg, engines_ofa;
 };
 
 /* One physical GPU. */
