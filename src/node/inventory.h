@@ -50,8 +50,9 @@ struct gp_node_gpu {
     uint64_t nvlink_peers; /* bit i set: an active NVLink to the GPU of index i */
     unsigned util_percent; /* last sample of GPU utilisation */
     uint64_t memory_used_mib;
-    bool healthy;      /* false while an XID keeps it out (node/health) */
-    unsigned last_xid; /* the last XID seen on it; 0 for none */
+    bool persistence_mode; /* NVML's persistence mode on (nvmlDeviceGetPersistenceMode) */
+    bool healthy;          /* false while an XID keeps it out (node/health) */
+    unsigned last_xid;     /* the last XID seen on it; 0 for none */
 };
 
 /* A node's GPUs and driver. */

@@ -1,0 +1,327 @@
+/* health.c - GPU health from XIDs: the XID table (NVIDIA's XID catalog,
+ * docs/node.md "Health"), the per-GPU state machine with time passed in,
+ * and the change posted as an Event on the Node. */
+#include "node/health.h"
+
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "kube/client.h"
+
+/* The XIDs we classify by name. Sources: NVIDIA's XID catalog for Ampere
+ * and newer (https://docs.nvidia.com/deploy/xid-errors/analyzing-xid-catalog.html,
+ * column "Resolution Bucket (Immediate Action)": RESTART_APP and IGNORE
+ * are application, RESET_GPU recoverable, RESTART_BM/RESTART_VM fatal);
+ * NVIDIA k8s-device-plugin's default ignore list (internal/rm/health.go:
+ * 13, 31, 43, 45, 68, 109, all application here too); the A100 memory
+ * error management guide for 94 (contained: the application ends, the GPU
+ * goes on without a reset) and 95. Everything else: recoverable. */
+struct xid_row {
+    unsigned xid;
+    enum gp_xid_class cls;
+    const char *text;
+};
+
+static const struct xid_row xid_table[] = {
+    {8, GP_XID_APPLICATION, "GPU stopped processing"},
+    {11, GP_XID_APPLICATION, "invalid or corrupted push buffer stream"},
+    {13, GP_XID_APPLICATION, "graphics engine exception"},
+    {31, GP_XID_APPLICATION, "GPU memory page fault"},
+    {43, GP_XID_APPLICATION, "GPU stopped processing (reset channel)"},
+    {45, GP_XID_APPLICATION, "preemptive cleanup, due to previous errors"},
+    {48, GP_XID_RECOVERABLE, "double bit ECC error"},
+    {61, GP_XID_RECOVERABLE, "internal micro-controller breakpoint/warning"},
+    {62, GP_XID_RECOVERABLE, "internal micro-controller halt"},
+    {63, GP_XID_RECOVERABLE, "ECC page retirement or row remapping recorded"},
+    {64, GP_XID_FATAL, "ECC page retirement or row remapping failure"},
+    {68, GP_XID_APPLICATION, "NVDEC0 exception"},
+    {69, GP_XID_APPLICATION, "graphics engine class error"},
+    {74, GP_XID_RECOVERABLE, "NVLink error"},
+    {79, GP_XID_FATAL, "GPU has fallen off the bus"},
+    {94, GP_XID_APPLICATION, "contained ECC error"},
+    {95, GP_XID_RECOVERABLE, "uncontained ECC error"},
+    {109, GP_XID_APPLICATION, "context switch timeout"},
+    {119, GP_XID_RECOVERABLE, "GSP RPC timeout"},
+    {120, GP_XID_RECOVERABLE, "GSP error"},
+    {140, GP_XID_RECOVERABLE, "unrecovered ECC error"},
+    {154, GP_XID_RECOVERABLE, "GPU recovery action changed"},
+};
+
+static const struct xid_row *xid_find(unsigned xid)
+{
+    for (size_t i = 0; i < sizeof xid_table / sizeof xid_table[0]; i++)
+        if (xid_table[i].xid == xid)
+            return &xid_table[i];
+    return NULL;
+}
+
+enum gp_xid_class gp_node_xid_class(unsigned xid)
+{
+    const struct xid_row *r = xid_find(xid);
+    return r ? r->cls : GP_XID_RECOVERABLE;
+}
+
+const char *gp_node_xid_class_name(enum gp_xid_class c)
+{
+    switch (c) {
+    case GP_XID_APPLICATION:
+        return "application";
+    case GP_XID_RECOVERABLE:
+        return "recoverable";
+    case GP_XID_FATAL:
+        return "fatal";
+    default:
+        return "unknown";
+    }
+}
+
+const char *gp_node_xid_text(unsigned xid)
+{
+    const struct xid_row *r = xid_find(xid);
+    return r ? r->text : NULL;
+}
+
+const char *gp_node_health_state_name(enum gp_node_health_state s)
+{
+    switch (s) {
+    case GP_NODE_HEALTHY:
+        return "healthy";
+    case GP_NODE_UNHEALTHY_RECOVERABLE:
+        return "unhealthy (recoverable)";
+    case GP_NODE_UNHEALTHY_FATAL:
+        return "unhealthy (fatal)";
+    }
+    return "unknown";
+}
+
+void gp_node_health_opts_default(struct gp_node_health_opts *o)
+{
+    o->quiet_s = 600;
+}
+
+void gp_node_health_init(struct gp_node_health *h, size_t n_gpus,
+                         const struct gp_node_health_opts *o)
+{
+    memset(h, 0, sizeof *h);
+    if (o)
+        h->o = *o;
+    else
+        gp_node_health_opts_default(&h->o);
+    h->n_gpus = n_gpus < GP_NODE_MAX_GPUS ? n_gpus : GP_NODE_MAX_GPUS;
+}
+
+/* Moves GPU g to state `to`; true (and *ch) when that is a change. */
+static bool move(struct gp_node_health *h, unsigned g, enum gp_node_health_state to,
+                 enum gp_node_health_cause cause, unsigned xid, enum gp_xid_class cls, double now_s,
+                 struct gp_node_health_change *ch)
+{
+    struct gp_node_gpu_health *s = &h->gpus[g];
+    if (s->state == to)
+        return false;
+    if (ch)
+        *ch = (struct gp_node_health_change){
+            .gpu = g, .from = s->state, .to = to, .cause = cause, .xid = xid, .cls = cls};
+    if (s->state == GP_NODE_HEALTHY)
+        s->bad_since_s = now_s;
+    s->state = to;
+    return true;
+}
+
+bool gp_node_health_xid(struct gp_node_health *h, unsigned gpu, unsigned xid, double now_s,
+                        struct gp_node_health_change *ch)
+{
+    if (gpu >= h->n_gpus)
+        return false;
+    struct gp_node_gpu_health *s = &h->gpus[gpu];
+    enum gp_xid_class cls = gp_node_xid_class(xid);
+    s->xids[cls]++;
+    s->last_xid = xid;
+    s->last_class = cls;
+    if (cls == GP_XID_APPLICATION)
+        return false;
+    s->last_bad_s = now_s;
+    if (cls == GP_XID_FATAL)
+        return move(h, gpu, GP_NODE_UNHEALTHY_FATAL, GP_NODE_CAUSE_XID, xid, cls, now_s, ch);
+    if (s->state == GP_NODE_UNHEALTHY_FATAL)
+        return false;
+    return move(h, gpu, GP_NODE_UNHEALTHY_RECOVERABLE, GP_NODE_CAUSE_XID, xid, cls, now_s, ch);
+}
+
+bool gp_node_health_lost(struct gp_node_health *h, unsigned gpu, double now_s,
+                         struct gp_node_health_change *ch)
+{
+    if (gpu >= h->n_gpus)
+        return false;
+    h->gpus[gpu].last_bad_s = now_s;
+    return move(h, gpu, GP_NODE_UNHEALTHY_FATAL, GP_NODE_CAUSE_LOST, 0, GP_XID_FATAL, now_s, ch);
+}
+
+bool gp_node_health_reset(struct gp_node_health *h, unsigned gpu, double now_s,
+                          struct gp_node_health_change *ch)
+{
+    if (gpu >= h->n_gpus || h->gpus[gpu].state != GP_NODE_UNHEALTHY_RECOVERABLE)
+        return false;
+    return move(h, gpu, GP_NODE_HEALTHY, GP_NODE_CAUSE_RESET, 0, GP_XID_RECOVERABLE, now_s, ch);
+}
+
+size_t gp_node_health_tick(struct gp_node_health *h, double now_s, struct gp_node_health_change *ch,
+                           size_t cap)
+{
+    size_t n = 0;
+    for (unsigned g = 0; g < h->n_gpus; g++) {
+        struct gp_node_gpu_health *s = &h->gpus[g];
+        if (s->state != GP_NODE_UNHEALTHY_RECOVERABLE || now_s - s->last_bad_s < h->o.quiet_s)
+            continue;
+        struct gp_node_health_change c;
+        move(h, g, GP_NODE_HEALTHY, GP_NODE_CAUSE_QUIET, 0, GP_XID_RECOVERABLE, now_s, &c);
+        if (n < cap && ch)
+            ch[n] = c;
+        n++;
+    }
+    return n;
+}
+
+size_t gp_node_health_driver_reload(struct gp_node_health *h, double now_s,
+                                    struct gp_node_health_change *ch, size_t cap)
+{
+    size_t n = 0;
+    for (unsigned g = 0; g < h->n_gpus; g++) {
+        struct gp_node_health_change c;
+        if (!move(h, g, GP_NODE_HEALTHY, GP_NODE_CAUSE_DRIVER_RELOAD, 0, GP_XID_FATAL, now_s, &c))
+            continue;
+        if (n < cap && ch)
+            ch[n] = c;
+        n++;
+    }
+    return n;
+}
+
+bool gp_node_health_ok(const struct gp_node_health *h, unsigned gpu)
+{
+    return gpu < h->n_gpus && h->gpus[gpu].state == GP_NODE_HEALTHY;
+}
+
+double gp_node_health_next_s(const struct gp_node_health *h)
+{
+    double next = -1;
+    for (unsigned g = 0; g < h->n_gpus; g++) {
+        const struct gp_node_gpu_health *s = &h->gpus[g];
+        if (s->state != GP_NODE_UNHEALTHY_RECOVERABLE)
+            continue;
+        double t = s->last_bad_s + h->o.quiet_s;
+        if (next < 0 || t < next)
+            next = t;
+    }
+    return next;
+}
+
+void gp_node_health_apply(const struct gp_node_health *h, struct gp_node_inventory *inv)
+{
+    for (size_t i = 0; i < inv->n_gpus; i++) {
+        unsigned g = inv->gpus[i].index;
+        if (g >= h->n_gpus)
+            continue;
+        inv->gpus[i].healthy = h->gpus[g].state == GP_NODE_HEALTHY;
+        inv->gpus[i].last_xid = h->gpus[g].last_xid;
+    }
+}
+
+const char *gp_node_health_reason(const struct gp_node_health_change *ch, const char **type)
+{
+    bool bad = ch->to != GP_NODE_HEALTHY;
+    if (type)
+        *type = bad ? "Warning" : "Normal";
+    return bad ? "GPUUnhealthy" : "GPUHealthy";
+}
+
+static const char *cause_text(const struct gp_node_health_change *ch)
+{
+    switch (ch->cause) {
+    case GP_NODE_CAUSE_RESET:
+        return "a GPU reset was seen";
+    case GP_NODE_CAUSE_QUIET:
+        return "no recoverable XID for the quiet period";
+    case GP_NODE_CAUSE_DRIVER_RELOAD:
+        return "the driver was reloaded";
+    case GP_NODE_CAUSE_LOST:
+        return "NVML reports the GPU lost";
+    case GP_NODE_CAUSE_XID:
+        break;
+    }
+    return "an XID";
+}
+
+void gp_node_health_note(const struct gp_node_health_change *ch, const struct gp_node_gpu *gpu,
+                         char *note, size_t n)
+{
+    char who[160];
+    if (gpu && gpu->uuid[0])
+        snprintf(who, sizeof who, "GPU %u (%.96s)", ch->gpu, gpu->uuid);
+    else
+        snprintf(who, sizeof who, "GPU %u", ch->gpu);
+    const char *until = ch->to == GP_NODE_UNHEALTHY_FATAL ? "unhealthy until the driver is reloaded"
+                                                          : "unhealthy until a GPU reset or a "
+                                                            "quiet period";
+    if (ch->to == GP_NODE_HEALTHY) {
+        snprintf(note, n, "%s: healthy again: %s", who, cause_text(ch));
+    } else if (ch->cause == GP_NODE_CAUSE_XID) {
+        const char *text = gp_node_xid_text(ch->xid);
+        snprintf(note, n, "%s: XID %u (%s: %s): %s", who, ch->xid, gp_node_xid_class_name(ch->cls),
+                 text ? text : "not in the catalog table", until);
+    } else {
+        snprintf(note, n, "%s: %s: %s", who, cause_text(ch), until);
+    }
+}
+
+/* RFC 3339 with microseconds, UTC: an Event's eventTime (MicroTime). */
+static void micro_time(char *buf, size_t n)
+{
+    struct timespec ts;
+    struct tm tm;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    gmtime_r(&ts.tv_sec, &tm);
+    char base[32];
+    strftime(base, sizeof base, "%Y-%m-%dT%H:%M:%S", &tm);
+    snprintf(buf, n, "%.19s.%06uZ", base, (unsigned)(ts.tv_nsec / 1000) % 1000000u);
+}
+
+enum gp_err gp_node_health_event(struct gp_kube_client *c, const char *node, const char *node_uid,
+                                 const char *instance, const struct gp_node_health_change *ch,
+                                 const struct gp_node_gpu *gpu, struct gp_diag *diag)
+{
+    const char *type, *reason = gp_node_health_reason(ch, &type);
+    char note[512], name[320], t[40];
+    gp_node_health_note(ch, gpu, note, sizeof note);
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    snprintf(name, sizeof name, "%.240s.gpu%u.%llx", node, ch->gpu,
+             (unsigned long long)ts.tv_sec * 1000000000ull + (unsigned long long)ts.tv_nsec);
+    micro_time(t, sizeof t);
+    json_t *reg = json_pack("{s:s,s:s,s:s}", "apiVersion", "v1", "kind", "Node", "name", node);
+    if (node_uid && node_uid[0])
+        json_object_set_new(reg, "uid", json_string(node_uid));
+    json_t *ev =
+        json_pack("{s:s,s:s,s:{s:s,s:s},s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:o}", "apiVersion",
+                  "events.k8s.io/v1", "kind", "Event", "metadata", "name", name, "namespace",
+                  "default", "eventTime", t, "reportingController", "gpuplane.io/node-agent",
+                  "reportingInstance", instance && instance[0] ? instance : node, "action",
+                  ch->to == GP_NODE_HEALTHY ? "Recover" : "XID", "reason", reason, "note", note,
+                  "type", type, "regarding", reg);
+    if (!ev)
+        return gp_diag_set(diag, GP_ENOMEM, "out of memory building an Event");
+    char *body = json_dumps(ev, JSON_COMPACT);
+    json_decref(ev);
+    if (!body)
+        return gp_diag_set(diag, GP_ENOMEM, "out of memory building an Event");
+    const char *path = "/apis/events.k8s.io/v1/namespaces/default/events";
+    struct gp_kube_response r = {0};
+    enum gp_err err = gp_kube_request(c, "POST", path, body, "application/json", &r, diag);
+    free(body);
+    if (err == GP_OK)
+        err = gp_kube_status_err(r.status, r.body, "POST", path, diag);
+    gp_kube_response_free(&r);
+    return err;
+}
