@@ -7,7 +7,10 @@
  * the scheduler's start (and from its first bind) to the last bind. Then
  * the engine alone on the same shapes: decisions per second.
  *
- *   bench_kube [--nodes 5000] [--pods 50000] [--bind-events] [--engine-only]
+ *   bench_kube [--nodes 5000] [--pods 50000] [--binders 8] [--bind-events] [--engine-only]
+ *
+ * --binders: the binder threads (gpuplane schedule's default 8; 0 binds
+ * one pod at a time on the scheduling thread, as before bind.c).
  *
  * The double's path is compiled in (GP_APIDOUBLE). */
 #include <signal.h>
@@ -137,19 +140,23 @@ int main(int argc, char **argv)
 {
     unsigned nodes = 5000, pods = 50000;
     bool events = false, engine = false;
+    int binders = -1;
     setvbuf(stdout, NULL, _IOLBF, 0);
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--nodes") == 0 && i + 1 < argc)
             nodes = (unsigned)atoi(argv[++i]);
         else if (strcmp(argv[i], "--pods") == 0 && i + 1 < argc)
             pods = (unsigned)atoi(argv[++i]);
+        else if (strcmp(argv[i], "--binders") == 0 && i + 1 < argc)
+            binders = atoi(argv[++i]);
         else if (strcmp(argv[i], "--bind-events") == 0)
             events = true;
         else if (strcmp(argv[i], "--engine-only") == 0)
             engine = true;
         else {
             fprintf(stderr,
-                    "usage: bench_kube [--nodes N] [--pods M] [--bind-events] [--engine-only]\n");
+                    "usage: bench_kube [--nodes N] [--pods M] [--binders N] [--bind-events] "
+                    "[--engine-only]\n");
             return 2;
         }
     }
@@ -169,6 +176,9 @@ int main(int argc, char **argv)
     o.client.qps = 0; /* no client-side limit: the double is the bound */
     gp_kube_sched_opts_default(&o.sched);
     o.sched.bind_events = events;
+    if (binders >= 0)
+        o.sched.binders = (unsigned)binders;
+    printf("binders: %u\n", o.sched.binders);
     gp_kube_lease_opts_default(&o.lease);
     o.stop_after_binds = pods;
     o.stop_when_idle = true;

@@ -18,6 +18,7 @@
 struct schedule_opts {
     const char *kubeconfig, *context, *scheduler_name, *policy, *qps, *burst;
     const char *lease_namespace, *lease_name, *identity, *metrics_addr, *max_s, *leader_elect;
+    const char *binders;
     bool help, no_bind_events;
 };
 
@@ -48,6 +49,8 @@ static void schedule_usage(FILE *f)
                "                         host name and the process id)\n"
                "  --metrics-addr ADDR    serve /metrics, /healthz, /readyz on ADDR (:8080)\n"
                "  --no-bind-events       no Normal \"Scheduled\" Event per bind\n"
+               "  --binders N            threads binding in parallel, each on a connection\n"
+               "                         of its own (default 8; 0: one at a time)\n"
                "  --max-s S              stop after S seconds\n"
                "  -h, --help             this help\n");
     gp_opts_usage_common(f);
@@ -67,6 +70,7 @@ static const struct gp_opt schedule_opt_table[] = {
     GP_OPT_STRING_AT("--metrics-addr", struct schedule_opts, metrics_addr),
     GP_OPT_STRING_AT("--max-s", struct schedule_opts, max_s),
     GP_OPT_FLAG_AT("--no-bind-events", struct schedule_opts, no_bind_events),
+    GP_OPT_STRING_AT("--binders", struct schedule_opts, binders),
     GP_OPT_FLAG_AT("--help", struct schedule_opts, help),
     GP_OPT_FLAG_AT("-h", struct schedule_opts, help),
 };
@@ -95,6 +99,13 @@ static enum gp_err check(const struct schedule_opts *s, struct gp_kube_run_opts 
         (err = number("--burst", s->burst, &o->client.burst, d)) != GP_OK ||
         (err = number("--max-s", s->max_s, &o->max_s, d)) != GP_OK)
         return err;
+    double binders = o->sched.binders;
+    if ((err = number("--binders", s->binders, &binders, d)) != GP_OK)
+        return err;
+    if (binders > 64 || (double)(unsigned)binders < binders)
+        return gp_diag_set(d, GP_EUSAGE, "schedule: --binders: expected 0 to 64, got \"%s\"",
+                           s->binders);
+    o->sched.binders = (unsigned)binders;
     if (s->leader_elect && strcmp(s->leader_elect, "true") != 0 &&
         strcmp(s->leader_elect, "false") != 0)
         return gp_diag_set(d, GP_EUSAGE,

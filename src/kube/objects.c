@@ -211,6 +211,7 @@ static enum gp_err pod_annotations(const json_t *ann, struct gp_arena *a, struct
     info->ann_node = str(ann, GP_KUBE_ANN_NODE);
     const char *gpus = str(ann, GP_KUBE_ANN_GPUS);
     info->has_pick = gpus && gp_kube_pick_parse(gpus, &info->pick);
+    info->ann_mig = str(ann, GP_KUBE_ANN_MIG);
     if (!info->group)
         info->group = str(ann, "scheduling.k8s.io/group-name");
     return GP_OK;
@@ -336,8 +337,12 @@ void gp_kube_pick_format(const struct gp_pick *pick, char *buf, size_t size)
 {
     size_t off = 0;
     buf[0] = '\0';
+    uint32_t seen = 0; /* MIG instances may share a GPU: each GPU once */
     for (uint32_t i = 0; i < pick->ngpus && off < size; i++) {
-        int w = snprintf(buf + off, size - off, "%s%u", i ? "," : "", pick->gpu[i]);
+        if (seen >> pick->gpu[i] & 1)
+            continue;
+        seen |= 1u << pick->gpu[i];
+        int w = snprintf(buf + off, size - off, "%s%u", off ? "," : "", pick->gpu[i]);
         if (w < 0)
             break;
         off += (size_t)w;
@@ -393,4 +398,56 @@ void gp_kube_explain_text(const struct gp_explain *x, char *buf, size_t size)
         off += (size_t)snprintf(buf + off, size - off, "%s%s", i ? ", " : " ", sorted[i]);
     if (off < size && n)
         snprintf(buf + off, size - off, ".");
+}
+
+void gp_kube_mig_format(const struct gp_pick *pick, const struct gp_mig_model *m, char *buf,
+                        size_t size)
+{
+    buf[0] = '\0';
+    if (!m || pick->mig_profile < 0 || (size_t)pick->mig_profile >= m->nprofiles)
+        return;
+    int w = snprintf(buf, size, "%s:", m->profiles[pick->mig_profile].name);
+    size_t off = w > 0 ? (size_t)w : 0;
+    for (uint32_t i = 0; i < pick->ngpus && off < size; i++) {
+        w = snprintf(buf + off, size - off, "%s%u@%u", i ? "," : "", pick->gpu[i],
+                     pick->mig_start[i]);
+        if (w < 0)
+            break;
+        off += (size_t)w;
+    }
+}
+
+bool gp_kube_mig_parse(const char *s, const struct gp_mig_model *m, struct gp_pick *pick)
+{
+    memset(pick, 0, sizeof *pick);
+    pick->mig_profile = -1;
+    const char *colon = strchr(s, ':');
+    if (!m || !colon || colon == s || (size_t)(colon - s) >= 64)
+        return false;
+    char name[64];
+    memcpy(name, s, (size_t)(colon - s));
+    name[colon - s] = '\0';
+    int prof = gp_mig_profile_find(m, name);
+    if (prof < 0)
+        return false;
+    const struct gp_mig_profile *pr = &m->profiles[prof];
+    const char *p = colon + 1;
+    for (;;) {
+        char *end;
+        long g = strtol(p, &end, 10);
+        if (end == p || g < 0 || g >= GP_MAX_GPUS_PER_NODE || *end != '@')
+            return false;
+        p = end + 1;
+        long st = strtol(p, &end, 10);
+        if (end == p || st < 0 || st >= GP_MIG_MAX_SLICES || !(pr->start_mask >> st & 1) ||
+            (*end != ',' && *end != '\0') || pick->ngpus == GP_MAX_GPUS_PER_NODE)
+            return false;
+        pick->gpu[pick->ngpus] = (uint8_t)g;
+        pick->mig_start[pick->ngpus++] = (uint8_t)st;
+        if (*end == '\0')
+            break;
+        p = end + 1;
+    }
+    pick->mig_profile = (int8_t)prof;
+    return true;
 }

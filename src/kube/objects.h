@@ -7,6 +7,9 @@
  *   gpuplane.io/gpus   the GPUs of that node the pod gets, by index ("0,3")
  *   gpuplane.io/phase  "allocating" when written; the node agent sets
  *                      "allocated" once its Allocate served the pod
+ *   gpuplane.io/mig    on MIG instances only: the profile, then each
+ *                      instance as GPU@SLICE (its first memory slice):
+ *                      "1g.10gb:0@0,0@1,3@6"
  *
  * Strings of a spec are copied into the arena given, so the spec lives as
  * long as that arena, not the JSON. */
@@ -25,6 +28,7 @@
 #define GP_KUBE_ANN_NODE  "gpuplane.io/node"
 #define GP_KUBE_ANN_GPUS  "gpuplane.io/gpus"
 #define GP_KUBE_ANN_PHASE "gpuplane.io/phase"
+#define GP_KUBE_ANN_MIG   "gpuplane.io/mig"
 
 /* What the scheduler reads of a pod besides its requests. Strings are
  * borrowed from the JSON. */
@@ -36,6 +40,7 @@ struct gp_kube_pod_info {
     bool ended;                 /* status.phase Succeeded or Failed: it holds nothing */
     const char *ann_node;       /* gpuplane.io/node; NULL when absent */
     bool has_pick;              /* gpuplane.io/gpus read into pick */
+    const char *ann_mig;        /* gpuplane.io/mig; NULL when absent (read with the node's model) */
     struct gp_pick pick;
     const char *group; /* the PodGroup it belongs to (label scheduling.x-k8s.io/pod-group
                           or annotation scheduling.k8s.io/group-name); NULL: none */
@@ -66,6 +71,16 @@ enum gp_err gp_kube_node_read(const json_t *node, struct gp_arena *a, struct gp_
 void gp_kube_pick_format(const struct gp_pick *pick, char *buf, size_t size);
 /* A pick from "0,3": false when it is not a list of distinct indexes < 16. */
 bool gp_kube_pick_parse(const char *s, struct gp_pick *pick);
+
+/* "1g.10gb:0@0,3@6" from a MIG pick (pick->mig_profile a profile of
+ * model m); "" when the pick is not on MIG instances (m NULL or
+ * mig_profile < 0). buf of at least 128 bytes. */
+void gp_kube_mig_format(const struct gp_pick *pick, const struct gp_mig_model *m, char *buf,
+                        size_t size);
+/* A MIG pick from "1g.10gb:0@0,3@6" for model m: gpu[], mig_start[],
+ * mig_profile and ngpus set; false when it does not read (an unknown
+ * profile, a GPU over 15, a start that is not one of the profile's). */
+bool gp_kube_mig_parse(const char *s, const struct gp_mig_model *m, struct gp_pick *pick);
 
 /* kube-scheduler's words for a pod that fits nowhere: "0/12 nodes are
  * available: 4 node(s) had untolerated taint, 8 Insufficient

@@ -24,7 +24,18 @@ struct runq {
     pthread_cond_t cv;
     struct change *head, *tail;
     volatile int stop;
+    int woken; /* a binder's result is ready */
 };
+
+/* A binder's result is ready: the scheduling thread wakes (sched.h). */
+static void wake(void *ctx)
+{
+    struct runq *q = ctx;
+    pthread_mutex_lock(&q->mu);
+    q->woken = 1;
+    pthread_cond_signal(&q->cv);
+    pthread_mutex_unlock(&q->mu);
+}
 
 struct feed {
     struct runq *q;
@@ -147,7 +158,7 @@ static bool stopping(const struct gp_kube_run_opts *o, double t0)
 static bool drain(struct runq *q, struct gp_kube_sched *s, double wait_until)
 {
     pthread_mutex_lock(&q->mu);
-    while (!q->head && !q->stop) {
+    while (!q->head && !q->stop && !q->woken) {
         double now = mono();
         if (now >= wait_until)
             break;
@@ -162,6 +173,7 @@ static bool drain(struct runq *q, struct gp_kube_sched *s, double wait_until)
     }
     struct change *c = q->head;
     q->head = q->tail = NULL;
+    q->woken = 0;
     pthread_mutex_unlock(&q->mu);
     bool any = c != NULL;
     while (c) {
@@ -183,6 +195,8 @@ struct run_state {
     struct runq q;
     struct feed nodes, pods, groups;
     struct gp_kube_client *c, *lc;
+    struct gp_kube_client **bc; /* the binders' clients */
+    size_t nbc;
     struct gp_kube_sched *s;
     struct gp_kube_lease *lease;
     struct gp_kube_metrics km;
@@ -207,7 +221,7 @@ static enum gp_err run_loop(const struct gp_kube_run_opts *o, struct run_state *
     res->synced_s = mono() - t0;
     if (r->h)
         gp_httpd_set_synced(r->h, true);
-    double next_lease = o->leader_elect ? 0 : INFINITY;
+    double next_lease = o->leader_elect ? 0 : INFINITY, next_metrics = 0;
     bool changed = true;
     if (!o->leader_elect)
         gp_kube_sched_set_leader(r->s, true);
@@ -221,7 +235,8 @@ static enum gp_err run_loop(const struct gp_kube_run_opts *o, struct run_state *
             next_lease = now + o->lease.retry_period_s;
             changed = true;
         }
-        if (changed || gp_kube_sched_next_retry_s(r->s) <= now) {
+        if (changed || gp_kube_sched_next_retry_s(r->s) <= now ||
+            gp_kube_sched_results_ready(r->s)) {
             size_t bound;
             enum gp_err err = gp_kube_sched_cycle(r->s, now, &bound, d);
             if (err != GP_OK)
@@ -232,7 +247,10 @@ static enum gp_err run_loop(const struct gp_kube_run_opts *o, struct run_state *
                     res->first_bind_s = t;
                 res->last_bind_s = t;
             }
-            gp_kube_sched_metrics(r->s);
+            if (now >= next_metrics) { /* at most 4 times a second: it reads every pod */
+                gp_kube_sched_metrics(r->s);
+                next_metrics = now + 0.25;
+            }
         }
         struct gp_kube_sched_stats st = gp_kube_sched_stats(r->s);
         if (o->stop_after_binds && st.binds >= o->stop_after_binds)
@@ -241,10 +259,37 @@ static enum gp_err run_loop(const struct gp_kube_run_opts *o, struct run_state *
             st.pending == st.unschedulable_now)
             break;
         double until = fmin(next_lease, gp_kube_sched_next_retry_s(r->s));
-        until = fmin(until, mono() + 1);
+        until = fmin(until, mono() + (next_metrics > mono() ? next_metrics - mono() : 1));
         changed = drain(&r->q, r->s, until);
     }
+    gp_kube_sched_metrics(r->s);
     return GP_OK;
+}
+
+/* The binders, each on a client of its own; the client-side rate limit
+ * (QPS, burst) shared out among them, so that together they keep it. */
+static enum gp_err binders_start(const struct gp_kube_run_opts *o, struct run_state *r,
+                                 struct gp_diag *d)
+{
+    unsigned n = o->sched.binders;
+    if (n == 0)
+        return GP_OK;
+    r->bc = calloc(n, sizeof *r->bc);
+    if (!r->bc)
+        return gp_diag_set(d, GP_ENOMEM, "out of memory (binders)");
+    struct gp_kube_client_opts co = o->client;
+    if (co.qps > 0) {
+        co.qps /= n;
+        co.burst = co.burst / n >= 1 ? co.burst / n : 1;
+    }
+    for (unsigned i = 0; i < n; i++) {
+        co.seed = o->client.seed + 1 + i;
+        enum gp_err err = gp_kube_client_new(o->cfg, &co, &r->bc[i], d);
+        if (err != GP_OK)
+            return err;
+        r->nbc++;
+    }
+    return gp_kube_sched_start_binders(r->s, r->bc, r->nbc, wake, &r->q, d);
 }
 
 enum gp_err gp_kube_run(const struct gp_kube_run_opts *o, struct gp_kube_run_result *res,
@@ -263,6 +308,8 @@ enum gp_err gp_kube_run(const struct gp_kube_run_opts *o, struct gp_kube_run_res
     if (err == GP_OK && o->leader_elect &&
         (err = gp_kube_client_new(o->cfg, &o->client, &r.lc, d)) == GP_OK)
         err = gp_kube_lease_new(r.lc, &o->lease, &r.lease, d);
+    if (err == GP_OK)
+        err = binders_start(o, &r, d);
     if (err == GP_OK && (err = gp_kube_metrics_init(&r.km, d)) == GP_OK) {
         r.km_ok = true;
         gp_kube_sched_set_metrics(r.s, &r.km);
@@ -287,6 +334,9 @@ enum gp_err gp_kube_run(const struct gp_kube_run_opts *o, struct gp_kube_run_res
     feed_stop(&r.nodes);
     feed_stop(&r.pods);
     drain(&r.q, NULL, 0); /* what came after the end: dropped */
+    /* the binders finish the job each is on (none not begun is started) */
+    if (r.s)
+        gp_kube_sched_stop_binders(r.s);
     if (r.lease)
         gp_kube_lease_release(r.lease);
     if (r.s)
@@ -300,6 +350,9 @@ enum gp_err gp_kube_run(const struct gp_kube_run_opts *o, struct gp_kube_run_res
         gp_kube_metrics_free(&r.km);
     gp_kube_client_free(r.c);
     gp_kube_client_free(r.lc);
+    for (size_t i = 0; i < r.nbc; i++)
+        gp_kube_client_free(r.bc[i]);
+    free(r.bc);
     pthread_mutex_destroy(&r.q.mu);
     pthread_cond_destroy(&r.q.cv);
     return err;

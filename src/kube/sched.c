@@ -6,6 +6,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "kube/metrics.h"
 #include "kube/sched_internal.h"
@@ -30,6 +31,7 @@ void gp_kube_sched_opts_default(struct gp_kube_sched_opts *o)
         .backoff_initial_s = 1,
         .backoff_max_s = 10,
         .bind_events = true,
+        .binders = 8,
         .seed = 1,
     };
 }
@@ -54,6 +56,7 @@ enum gp_err gp_kube_sched_new(struct gp_kube_client *c, const struct gp_kube_sch
     if (!s)
         return gp_diag_set(d, GP_ENOMEM, "out of memory");
     gp_arena_init(&s->spent);
+    gp_idtab_init(&s->by_eng, sizeof(struct spod *), 6);
     s->c = c;
     s->o = *o;
     s->policy = policy;
@@ -72,9 +75,10 @@ enum gp_err gp_kube_sched_new(struct gp_kube_client *c, const struct gp_kube_sch
 static void spec_retire(struct gp_kube_sched *s, struct gp_arena *a)
 {
     size_t block_size = a->block_size;
-    if (s->e)
+    if (s->e && a->head) {
         gp_arena_adopt(&s->spent, a);
-    else
+        s->spent_specs++;
+    } else
         gp_arena_free(a);
     gp_arena_init(a);
     a->block_size = block_size;
@@ -93,7 +97,8 @@ void gp_kube_sched_free(struct gp_kube_sched *s)
 {
     if (!s)
         return;
-    gp_engine_free(s->e); /* first: nothing borrows the specs below then */
+    gp_kube_sched_stop_binders(s); /* no binder reads the opts or flags below then */
+    gp_engine_free(s->e);          /* first: nothing borrows the specs below then */
     s->e = NULL;
     gp_arena_free(&s->spent);
     for (size_t i = 0; i < s->npods; i++)
@@ -112,7 +117,7 @@ void gp_kube_sched_free(struct gp_kube_sched *s)
     json_decref(s->group_index);
     free(s->pods);
     free(s->nodes);
-    free(s->by_eng);
+    gp_idtab_free(&s->by_eng);
     free(s->dec);
     json_decref(s->pod_index);
     json_decref(s->node_index);
@@ -151,6 +156,7 @@ static struct spod *pod_add(struct gp_kube_sched *s, const char *key)
 
 static void pod_remove(struct gp_kube_sched *s, struct spod *p)
 {
+    gp_ks_bind_orphan(p); /* a bind still running for it finds no record */
     size_t i = (size_t)json_integer_value(json_object_get(s->pod_index, p->key));
     json_object_del(s->pod_index, p->key);
     s->pods[i] = s->pods[--s->npods];
@@ -268,17 +274,18 @@ static enum gp_err engine_add(struct gp_kube_sched *s, struct spod *p, bool any_
     enum gp_err err = gp_engine_pod_add(s->e, &p->spec, s->now_s, &id);
     if (err != GP_OK)
         return err;
-    if (id >= s->cap_by_eng) {
-        size_t cap = s->cap_by_eng ? s->cap_by_eng * 2 : 1024;
-        while (cap <= id)
-            cap *= 2;
-        struct spod **v = realloc(s->by_eng, cap * sizeof *v);
-        if (!v)
-            return GP_ENOMEM;
-        s->by_eng = v;
-        s->cap_by_eng = cap;
+    /* the record under the same id (ids are dense: one issued per pod the
+     * engine took since the rebuild; any skipped is released at once) */
+    struct spod **r = NULL;
+    uint32_t mine = 0;
+    while (s->by_eng.n <= id && (r = gp_idtab_add(&s->by_eng, &mine)) && mine != id)
+        gp_idtab_release(&s->by_eng, mine);
+    if (!r || mine != id) {
+        gp_engine_pod_finished(s->e, id);
+        gp_engine_pod_forget(s->e, id);
+        return GP_ENOMEM;
     }
-    s->by_eng[id] = p;
+    *r = p;
     p->eng = id;
     return GP_OK;
 }
@@ -295,7 +302,11 @@ void gp_ks_engine_drop(struct gp_kube_sched *s, struct spod *p)
         const struct gp_pod *ep = gp_engine_pod(s->e, p->eng);
         if (ep && ep->state != GP_POD_DONE)
             gp_engine_pod_finished(s->e, p->eng);
-        s->by_eng[p->eng] = NULL;
+        /* the engine frees its record (bounded by the pods alive); the
+         * spec's strings stay in s->spent while its shapes may borrow them */
+        if (ep)
+            gp_engine_pod_forget(s->e, p->eng);
+        gp_idtab_release(&s->by_eng, p->eng);
     }
     p->eng = SP_NONE;
     p->node = SP_NONE;
@@ -533,6 +544,9 @@ enum gp_err gp_ks_rebuild(struct gp_kube_sched *s, struct gp_diag *d)
 {
     gp_engine_free(s->e);
     gp_arena_free(&s->spent); /* nothing borrows them now */
+    s->spent_specs = 0;
+    gp_idtab_free(&s->by_eng);
+    gp_idtab_init(&s->by_eng, sizeof(struct spod *), 6);
     s->e = gp_engine_new(s->policy, s->o.seed);
     if (!s->e)
         return gp_diag_set(d, GP_ENOMEM, "out of memory (the engine)");
@@ -621,6 +635,7 @@ void gp_kube_sched_set_leader(struct gp_kube_sched *s, bool leader)
     if (leader && !s->leader)
         s->dirty = true;
     s->leader = leader;
+    atomic_store(&s->leading, leader);
 }
 
 double gp_kube_sched_next_retry_s(const struct gp_kube_sched *s)
@@ -632,17 +647,38 @@ double gp_kube_sched_next_retry_s(const struct gp_kube_sched *s)
     return t;
 }
 
+static double mono_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+void gp_kube_sched_wait_binds(struct gp_kube_sched *s, size_t *bound)
+{
+    *bound = 0;
+    gp_ks_bind_collect(s, true, bound);
+}
+
 enum gp_err gp_kube_sched_cycle(struct gp_kube_sched *s, double now_s, size_t *bound,
                                 struct gp_diag *d)
 {
     *bound = 0;
-    if (!s->leader)
-        return GP_OK;
     if (now_s > s->now_s)
         s->now_s = now_s;
+    gp_ks_bind_collect(s, false, bound); /* what the binders finished */
+    if (!s->leader)
+        return GP_OK;
+    /* the specs kept for the engine's shapes outnumber the pods and nodes
+     * alive: a new engine, so that memory follows what is alive */
+    if (s->spent_specs > 1024 && s->spent_specs > 2 * (s->npods + s->nnodes))
+        s->dirty = true;
     enum gp_err err;
-    if ((s->dirty || !s->e) && (err = gp_ks_rebuild(s, d)) != GP_OK)
-        return err;
+    if (s->dirty || !s->e) {
+        gp_ks_bind_collect(s, true, bound); /* a rebuild starts from no bind in flight */
+        if ((err = gp_ks_rebuild(s, d)) != GP_OK)
+            return err;
+    }
     for (size_t i = 0; i < s->npods; i++) {
         struct spod *p = s->pods[i];
         if (p->st == SP_BACKOFF && p->retry_at <= s->now_s && gp_ks_engine_add(s, p) == GP_OK)
@@ -659,8 +695,11 @@ enum gp_err gp_kube_sched_cycle(struct gp_kube_sched *s, double now_s, size_t *b
         s->dec = v;
         s->capdec = cap;
     }
+    /* an attempt lasts from the cycle taking the pod from the queue to its
+     * decision: the engine decides a cycle's pods at once */
+    double t0 = s->km ? mono_s() : 0;
     size_t n = gp_engine_schedule(s->e, s->now_s, 0, s->dec, cap);
-    return gp_ks_write_decisions(s, n, bound);
+    return gp_ks_write_decisions(s, n, s->km ? mono_s() - t0 : 0, bound);
 }
 
 struct gp_kube_sched_stats gp_kube_sched_stats(const struct gp_kube_sched *s)
@@ -674,6 +713,11 @@ struct gp_kube_sched_stats gp_kube_sched_stats(const struct gp_kube_sched *s)
         st.assumed += x == SP_ASSUMED || x == SP_PREEMPTING;
         st.unschedulable_now += x == SP_WAITING && s->pods[i]->last_message != NULL;
     }
+    st.records = s->npods;
+    st.binds_in_flight = s->in_flight;
+    st.engine_pods_held = s->e ? gp_engine_pods_held(s->e) : 0;
+    st.engine_ids_held = (uint64_t)s->by_eng.nchunks << s->by_eng.shift;
+    st.retired_specs = s->spent_specs;
     return st;
 }
 

@@ -50,6 +50,7 @@ struct gp_kube_sched_opts {
     double backoff_initial_s;   /* 1 */
     double backoff_max_s;       /* 10 */
     bool bind_events;           /* a Normal "Scheduled" Event per bind (kube-scheduler's) */
+    unsigned binders;           /* binder threads gp_kube_run starts (8); 0: binds inline */
     uint64_t seed;
 };
 
@@ -72,8 +73,14 @@ struct gp_kube_sched_stats {
     uint64_t audit_runs;              /* node audits */
     uint64_t audit_violations;        /* nodes found with a GPU or GPU memory booked twice */
     uint64_t audit_gpu, audit_memory; /* of which a GPU, GPU memory */
-    uint64_t pending, waiting_backoff, assumed; /* now */
+    uint64_t pending, waiting_backoff, assumed; /* now (assumed: binds in flight included) */
+    uint64_t binds_in_flight;                   /* bind jobs handed to binders, not applied */
     uint64_t unschedulable_now;                 /* pending, and found to fit nowhere */
+    /* memory, now: bounded by the pods alive, not every pod seen */
+    uint64_t records;          /* pods the scheduler keeps (the API's, not deleted) */
+    uint64_t engine_pods_held; /* pod records the engine holds (whole chunks) */
+    uint64_t engine_ids_held;  /* engine ids the scheduler maps (whole chunks) */
+    uint64_t retired_specs;    /* specs kept for the engine's shapes until the next rebuild */
 };
 
 struct gp_kube_sched;
@@ -108,6 +115,24 @@ void gp_kube_sched_set_leader(struct gp_kube_sched *s, bool leader);
  * retried), not returned. */
 enum gp_err gp_kube_sched_cycle(struct gp_kube_sched *s, double now_s, size_t *bound,
                                 struct gp_diag *diag);
+
+/* Binding in parallel: n binder threads, binder i writing on cs[i] (the
+ * caller's, one per thread, kept until the binders stop). From then on a
+ * cycle hands its decisions to them and returns; their results are
+ * applied by the next cycle (wake(wake_ctx) is called, from a binder
+ * thread, when one is ready). Only the scheduling thread touches the
+ * engine. Without binders a cycle writes its decisions itself. */
+enum gp_err gp_kube_sched_start_binders(struct gp_kube_sched *s, struct gp_kube_client *const *cs,
+                                        size_t n, void (*wake)(void *), void *wake_ctx,
+                                        struct gp_diag *diag);
+/* Stops the binders (gp_kube_sched_free does too); decisions they had
+ * not finished are left half-finished for a leader's rebuild. */
+void gp_kube_sched_stop_binders(struct gp_kube_sched *s);
+/* Whether binders' results wait to be applied (by a cycle). */
+bool gp_kube_sched_results_ready(struct gp_kube_sched *s);
+/* Waits for every bind in flight and applies the results (the pods bound
+ * added to *bound). */
+void gp_kube_sched_wait_binds(struct gp_kube_sched *s, size_t *bound);
 
 /* The earliest time a pod's back-off ends, or INFINITY. */
 double gp_kube_sched_next_retry_s(const struct gp_kube_sched *s);

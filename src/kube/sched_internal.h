@@ -4,12 +4,17 @@
 #ifndef GP_KUBE_SCHED_INTERNAL_H
 #define GP_KUBE_SCHED_INTERNAL_H
 
+#include <stdatomic.h>
+
 #include "engine/engine.h"
 #include "kube/objects.h"
 #include "kube/sched.h"
 #include "util/arena.h"
+#include "util/idtab.h"
 
 #define SP_NONE UINT32_MAX
+
+#define GP_KS_GANG_MAX 64 /* a gang's members written together, at most */
 
 /* Where a pod stands for the scheduler. */
 enum sp_state {
@@ -43,6 +48,7 @@ struct spod {
     unsigned victims;       /* SP_PREEMPTING: victims not yet gone */
     struct spod *preemptor; /* SP_EVICTED: the pod it makes room for */
     char *last_message;     /* the Unschedulable message last written */
+    struct bind_job *job;   /* ASSUMED: the bind job running for it (bind.c); NULL none */
     /* the audit's booking: the node it books in the API's view */
     struct snode *booked;
     size_t booked_slot;
@@ -82,15 +88,20 @@ struct gp_kube_sched {
     json_t *group_index; /* key -> index in groups */
     struct sgroup *groups;
     size_t ngroups, capgroups;
-    struct spod **by_eng; /* engine pod id -> record */
-    size_t cap_by_eng;
+    /* engine pod id -> record (struct spod *), released when the engine
+     * forgets the pod: bounded by the pods in the engine, not every id */
+    struct gp_idtab by_eng;
     struct gp_decision *dec;
     size_t capdec;
     bool leader, dirty; /* dirty: rebuild before the next cycle */
     /* specs the engine was given and may still borrow (its request shapes
      * keep them): freed with the engine (sched.c, spec_retire) */
     struct gp_arena spent;
-    uint64_t event_seq;
+    size_t spent_specs;         /* specs retired into spent since the last rebuild */
+    _Atomic uint64_t event_seq; /* Events' names (binders too) */
+    atomic_bool leading;        /* s->leader, for the binders */
+    struct gp_ks_pool *pool;    /* binder threads (bind.c); NULL: binds on this thread */
+    size_t in_flight;           /* bind jobs handed out, their results not applied yet */
     struct gp_kube_sched_stats st;
     struct gp_kube_metrics *km;
     struct gp_kube_sched_stats exported; /* what the metrics have counted */
@@ -98,6 +109,12 @@ struct gp_kube_sched {
 };
 
 /* sched.c */
+/* The record of engine pod id; NULL when it has left the engine. */
+static inline struct spod *gp_ks_by_eng(const struct gp_kube_sched *s, uint32_t id)
+{
+    struct spod **r = gp_idtab_get(&s->by_eng, id);
+    return r ? *r : NULL;
+}
 struct spod *gp_ks_pod_find(struct gp_kube_sched *s, const char *key);
 struct snode *gp_ks_node_get(struct gp_kube_sched *s, const char *name, bool create);
 enum gp_err gp_ks_engine_add(struct gp_kube_sched *s, struct spod *p);
@@ -106,12 +123,35 @@ enum gp_err gp_ks_rebuild(struct gp_kube_sched *s, struct gp_diag *d);
 double gp_ks_backoff_s(const struct gp_kube_sched *s, unsigned attempts);
 
 /* sched_cycle.c */
-enum gp_err gp_ks_write_decisions(struct gp_kube_sched *s, size_t n, size_t *bound);
+/* A request on client c (body stolen): the status, 0 for no answer. */
+long gp_ks_send(struct gp_kube_client *c, const char *method, const char *path, json_t *body,
+                const char *ctype, json_t **out);
+/* gpuplane's device annotations removed; false when no answer came. */
+bool gp_ks_clear_annotations(struct gp_kube_client *c, const char *ns, const char *name);
+/* A decision taken back once what it wrote is cleared: the engine's
+ * assumption released, the pod backed off. */
+void gp_ks_release(struct gp_kube_sched *s, struct spod *p);
+/* attempt_s: how long the engine's cycle took (scheduling_duration_seconds) */
+enum gp_err gp_ks_write_decisions(struct gp_kube_sched *s, size_t n, double attempt_s,
+                                  size_t *bound);
 void gp_ks_resume(struct gp_kube_sched *s, size_t *bound);
+/* An Event (events.k8s.io/v1) about an object, on client c; true when
+ * created. gp_ks_event: the same on the scheduler's client, leader only. */
+bool gp_ks_event_send(struct gp_kube_client *c, const struct gp_kube_sched_opts *o, uint64_t seq,
+                      const char *kind, const char *ns, const char *name, const char *uid,
+                      const char *type, const char *reason, const char *action, const char *note);
 /* An Event (events.k8s.io/v1) about an object: kind "Pod" or "Node". */
 void gp_ks_event(struct gp_kube_sched *s, const char *kind, const char *ns, const char *name,
                  const char *uid, const char *type, const char *reason, const char *action,
                  const char *note);
+
+/* bind.c: the pods m[0..k) (ASSUMED; a gang's members together) made
+ * durable and bound, by a binder or here and now without a pool; results
+ * collected (all of them with wait_all); a pod's record going while its
+ * job runs */
+void gp_ks_bind_dispatch(struct gp_kube_sched *s, struct spod *const *m, size_t k, size_t *bound);
+void gp_ks_bind_collect(struct gp_kube_sched *s, bool wait_all, size_t *bound);
+void gp_ks_bind_orphan(struct spod *p);
 
 /* audit.c: the pod's booking brought up to date (its node audited before
  * and after), a node audited */

@@ -1,0 +1,499 @@
+/* bind.c - the engine's BIND decisions made durable and bound, in
+ * parallel: a job (one pod, or a gang's members together) is the
+ * annotation patch (the pod's resourceVersion a precondition) then the
+ * Binding (uid and the patched resourceVersion preconditions), and on a
+ * failure the annotations cleared before anything else; jobs are carried
+ * out by a pool of binder threads, each on a client of its own (several
+ * connections), or on the scheduling thread itself when there is no pool.
+ * A job's own requests stay in order; jobs run side by side. A binder
+ * never touches the engine or the scheduler's records: it works on copies
+ * of the strings it needs and hands its result back through a queue, and
+ * the scheduling thread applies it (the assumption kept, or released and
+ * the pod backed off). A binder stops writing as soon as its replica is no
+ * longer the leader (only a leader binds): what it leaves half-finished
+ * (annotated, not bound) a leader's rebuild resumes or takes back.
+ * kube-scheduler binds asynchronously too (its binding cycle runs in a
+ * goroutine per pod after the scheduling cycle assumed it:
+ * pkg/scheduler/schedule_one.go). */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "kube/metrics.h"
+#include "kube/sched_internal.h"
+
+enum bind_outcome {
+    BO_BOUND,     /* 201 (or, without an answer, the pod read back bound) */
+    BO_FAILED,    /* taken back: what was written cleared (unknown: maybe not) */
+    BO_GONE,      /* 404 on the patch: the pod is gone */
+    BO_ABANDONED, /* no longer the leader: left for a leader's rebuild */
+};
+
+struct bind_member {
+    struct spod *p; /* the scheduling thread's; NULL once its record went */
+    const char *key, *ns, *name, *uid, *rv, *node, *gpus, *mig; /* copies, in the job */
+    bool annotate; /* false: annotated already (resumed after a rebuild) */
+    /* the result, written by whoever runs the job */
+    enum bind_outcome out;
+    long patch_st, bind_st; /* -1: not sent */
+    bool unknown;           /* a clearing got no answer: the annotations may remain */
+    json_t *got;            /* the pod read back after a Binding without an answer */
+    double bind_s;          /* the patch's start to the Binding's answer */
+};
+
+struct bind_job {
+    struct bind_job *next;
+    unsigned events; /* Events created */
+    size_t n;
+    struct bind_member m[];
+};
+
+/* Who runs a job: a client and what the Events need. */
+struct binder {
+    struct gp_kube_sched *s; /* only its opts, leader flag and Event counter are read */
+    struct gp_kube_client *c;
+    struct gp_ks_pool *pool;
+    pthread_t th;
+};
+
+struct gp_ks_pool {
+    pthread_mutex_t mu;
+    pthread_cond_t work, done_cv;
+    struct bind_job *todo, *todo_tail, *done, *done_tail;
+    bool stop;
+    struct binder *b;
+    size_t nb;
+    void (*wake)(void *);
+    void *wake_ctx;
+};
+
+static double mono_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static bool leading(const struct gp_kube_sched *s)
+{
+    return atomic_load(&s->leading);
+}
+
+/* --- a job, run by a binder or the scheduling thread -------------------- */
+
+static void path_of(const struct bind_member *m, const char *sub, char *buf, size_t n)
+{
+    snprintf(buf, n, "/api/v1/namespaces/%s/pods/%s%s", m->ns, m->name, sub);
+}
+
+/* The annotation patch: 200 and the new resourceVersion in rv. */
+static long annotate(struct gp_kube_client *c, struct bind_member *m, char *rv, size_t rvn)
+{
+    char path[600];
+    path_of(m, "", path, sizeof path);
+    json_t *ann = json_pack("{s:s,s:s,s:s}", GP_KUBE_ANN_NODE, m->node, GP_KUBE_ANN_GPUS, m->gpus,
+                            GP_KUBE_ANN_PHASE, "allocating");
+    if (m->mig[0])
+        json_object_set_new(ann, GP_KUBE_ANN_MIG, json_string(m->mig));
+    json_t *body =
+        json_pack("{s:{s:s,s:o}}", "metadata", "resourceVersion", m->rv, "annotations", ann);
+    json_t *ans;
+    long st = gp_ks_send(c, "PATCH", path, body, "application/merge-patch+json", &ans);
+    const char *new_rv = gp_kube_meta(ans, "resourceVersion");
+    if (st == 200 && new_rv)
+        snprintf(rv, rvn, "%s", new_rv);
+    else if (st == 200)
+        st = 0; /* an answer without a version: as good as none */
+    json_decref(ans);
+    return st;
+}
+
+static const char *status_message(const json_t *st)
+{
+    const char *m = json_string_value(json_object_get(st, "message"));
+    return m ? m : "no answer";
+}
+
+/* The Binding; on anything but 201 the pod is read back when no answer
+ * came (it may have been bound), and the decision taken back otherwise. */
+static void bind(struct binder *b, struct bind_job *j, struct bind_member *m, const char *rv)
+{
+    char path[600];
+    path_of(m, "/binding", path, sizeof path);
+    json_t *body = json_pack("{s:s,s:s,s:{s:s,s:s,s:s,s:s},s:{s:s,s:s,s:s}}", "apiVersion", "v1",
+                             "kind", "Binding", "metadata", "name", m->name, "namespace", m->ns,
+                             "uid", m->uid, "resourceVersion", rv, "target", "apiVersion", "v1",
+                             "kind", "Node", "name", m->node);
+    json_t *ans;
+    m->bind_st = gp_ks_send(b->c, "POST", path, body, "application/json", &ans);
+    const struct gp_kube_sched_opts *o = &b->s->o;
+    if (m->bind_st == 201) {
+        json_decref(ans);
+        m->out = BO_BOUND;
+        if (o->bind_events) {
+            char note[700];
+            snprintf(note, sizeof note, "Successfully assigned %s to %s", m->key, m->node);
+            j->events +=
+                gp_ks_event_send(b->c, o, atomic_fetch_add(&b->s->event_seq, 1) + 1, "Pod", m->ns,
+                                 m->name, m->uid, "Normal", "Scheduled", "Binding", note);
+        }
+        return;
+    }
+    if (m->bind_st == 0) { /* it may have been bound: ask */
+        char get[600];
+        path_of(m, "", get, sizeof get);
+        json_t *now;
+        long gs = gp_ks_send(b->c, "GET", get, NULL, NULL, &now);
+        if (gs == 200 && now) {
+            const char *nn =
+                json_string_value(json_object_get(json_object_get(now, "spec"), "nodeName"));
+            m->got = now;
+            if (nn && strcmp(nn, m->node) == 0) {
+                m->out = BO_BOUND;
+                json_decref(ans);
+                return;
+            }
+        } else {
+            json_decref(now);
+        }
+    } else {
+        char note[1200];
+        snprintf(note, sizeof note, "Binding rejected: %s", status_message(ans));
+        j->events +=
+            gp_ks_event_send(b->c, o, atomic_fetch_add(&b->s->event_seq, 1) + 1, "Pod", m->ns,
+                             m->name, m->uid, "Warning", "FailedScheduling", "Scheduling", note);
+    }
+    json_decref(ans);
+    m->out = BO_FAILED;
+    m->unknown = !gp_ks_clear_annotations(b->c, m->ns, m->name);
+}
+
+/* A job: every member annotated, then (all written) every member bound;
+ * one annotation refused takes every member back, the written ones
+ * cleared first. */
+static void job_run(struct binder *b, struct bind_job *j)
+{
+    char rvs[GP_KS_GANG_MAX][64];
+    size_t failed = j->n;
+    double t0 = mono_s();
+    for (size_t i = 0; i < j->n; i++) {
+        struct bind_member *m = &j->m[i];
+        snprintf(rvs[i], sizeof rvs[i], "%s", m->rv);
+        m->patch_st = m->bind_st = -1;
+        if (failed < j->n || !m->annotate)
+            continue;
+        if (!leading(b->s)) {
+            failed = i;
+            break;
+        }
+        m->patch_st = annotate(b->c, m, rvs[i], sizeof rvs[i]);
+        if (m->patch_st != 200)
+            failed = i;
+    }
+    for (size_t i = 0; i < j->n; i++) {
+        struct bind_member *m = &j->m[i];
+        if (!leading(b->s)) {
+            m->out = BO_ABANDONED; /* half-finished: a leader's rebuild sees to it */
+        } else if (failed < j->n) {
+            m->out = i == failed && m->patch_st == 404 ? BO_GONE : BO_FAILED;
+            /* cleared where it was (or may have been) written */
+            if (m->out == BO_FAILED && (m->patch_st == 200 || m->patch_st == 0 || !m->annotate))
+                m->unknown = !gp_ks_clear_annotations(b->c, m->ns, m->name);
+        } else {
+            bind(b, j, m, rvs[i]);
+            m->bind_s = mono_s() - t0;
+        }
+    }
+}
+
+/* --- the pool ----------------------------------------------------------- */
+
+static void *binder_main(void *arg)
+{
+    struct binder *b = arg;
+    struct gp_ks_pool *q = b->pool;
+    pthread_mutex_lock(&q->mu);
+    for (;;) {
+        while (!q->todo && !q->stop)
+            pthread_cond_wait(&q->work, &q->mu);
+        if (q->stop)
+            break;
+        struct bind_job *j = q->todo;
+        q->todo = j->next;
+        if (!q->todo)
+            q->todo_tail = NULL;
+        pthread_mutex_unlock(&q->mu);
+        job_run(b, j);
+        pthread_mutex_lock(&q->mu);
+        j->next = NULL;
+        if (q->done_tail)
+            q->done_tail->next = j;
+        else
+            q->done = j;
+        q->done_tail = j;
+        pthread_cond_broadcast(&q->done_cv);
+        if (q->wake) {
+            pthread_mutex_unlock(&q->mu);
+            q->wake(q->wake_ctx);
+            pthread_mutex_lock(&q->mu);
+        }
+    }
+    pthread_mutex_unlock(&q->mu);
+    return NULL;
+}
+
+enum gp_err gp_kube_sched_start_binders(struct gp_kube_sched *s, struct gp_kube_client *const *cs,
+                                        size_t n, void (*wake)(void *), void *wake_ctx,
+                                        struct gp_diag *d)
+{
+    if (s->pool || n == 0)
+        return GP_OK;
+    struct gp_ks_pool *q = calloc(1, sizeof *q);
+    struct binder *b = calloc(n, sizeof *b);
+    if (!q || !b) {
+        free(q);
+        free(b);
+        return gp_diag_set(d, GP_ENOMEM, "out of memory (binders)");
+    }
+    pthread_mutex_init(&q->mu, NULL);
+    pthread_cond_init(&q->work, NULL);
+    pthread_cond_init(&q->done_cv, NULL);
+    q->b = b;
+    q->wake = wake;
+    q->wake_ctx = wake_ctx;
+    s->pool = q;
+    for (size_t i = 0; i < n; i++) {
+        b[i] = (struct binder){s, cs[i], q, 0};
+        if (pthread_create(&b[i].th, NULL, binder_main, &b[i]) != 0) {
+            gp_kube_sched_stop_binders(s);
+            return gp_diag_set(d, GP_ENOMEM, "cannot start binder thread %zu", i + 1);
+        }
+        q->nb++;
+    }
+    return GP_OK;
+}
+
+static void job_free(struct bind_job *j)
+{
+    for (size_t i = 0; i < j->n; i++)
+        json_decref(j->m[i].got);
+    free(j);
+}
+
+/* A pod's record goes while its job runs: the result finds no one. */
+void gp_ks_bind_orphan(struct spod *p)
+{
+    struct bind_job *j = p->job;
+    for (size_t i = 0; j && i < j->n; i++)
+        if (j->m[i].p == p)
+            j->m[i].p = NULL;
+    p->job = NULL;
+}
+
+void gp_kube_sched_stop_binders(struct gp_kube_sched *s)
+{
+    struct gp_ks_pool *q = s->pool;
+    if (!q)
+        return;
+    pthread_mutex_lock(&q->mu);
+    q->stop = true;
+    pthread_cond_broadcast(&q->work);
+    pthread_mutex_unlock(&q->mu);
+    for (size_t i = 0; i < q->nb; i++)
+        pthread_join(q->b[i].th, NULL);
+    s->pool = NULL;
+    /* jobs never run and results never applied: their pods' decisions are
+     * left as they are (a leader's rebuild sees to them) */
+    struct bind_job *lists[2] = {q->todo, q->done};
+    for (int l = 0; l < 2; l++)
+        for (struct bind_job *j = lists[l], *next; j; j = next) {
+            next = j->next;
+            for (size_t i = 0; i < j->n; i++)
+                if (j->m[i].p)
+                    j->m[i].p->job = NULL;
+            s->in_flight--;
+            job_free(j);
+        }
+    pthread_mutex_destroy(&q->mu);
+    pthread_cond_destroy(&q->work);
+    pthread_cond_destroy(&q->done_cv);
+    free(q->b);
+    free(q);
+}
+
+/* --- results, on the scheduling thread ----------------------------------- */
+
+static void apply_member(struct gp_kube_sched *s, struct bind_member *m, size_t *bound)
+{
+    struct spod *p = m->p;
+    if (m->patch_st == 409)
+        s->st.patch_conflicts++;
+    if (m->bind_st >= 0 && m->bind_st != 201) {
+        long st = m->bind_st;
+        s->st.bind_failures++;
+        s->st.bind_conflicts += st == 409;
+        s->st.bind_rejected += st >= 400 && st < 500 && st != 409 && st != 429;
+        s->st.bind_errors += st == 0 || st == 429 || st >= 500;
+    }
+    if (m->out == BO_BOUND) {
+        s->st.binds++;
+        (*bound)++;
+        if (s->km)
+            gp_metrics_observe(s->km->bind_s, m->bind_s);
+    }
+    if (m->unknown)
+        s->dirty = true; /* annotations may remain: the state comes from the API again */
+    if (!p)
+        return;
+    p->job = NULL;
+    if (m->got)
+        gp_kube_sched_pod_change(GP_KUBE_MODIFIED, m->got, NULL, s);
+    if (p->st != SP_ASSUMED)
+        return; /* it changed meanwhile (deleted, ended, bound elsewhere) */
+    switch (m->out) {
+    case BO_BOUND:
+        p->st = SP_BOUND;
+        p->attempts = 0;
+        break;
+    case BO_FAILED:
+        gp_ks_release(s, p);
+        break;
+    case BO_GONE: /* its DELETED event follows */
+        gp_ks_engine_drop(s, p);
+        p->st = SP_DONE;
+        break;
+    case BO_ABANDONED:
+        gp_ks_engine_drop(s, p);
+        p->st = SP_BACKOFF;
+        p->retry_at = s->now_s;
+        s->dirty = true;
+        gp_ks_audit_pod(s, p, false);
+        break;
+    }
+}
+
+static void apply(struct gp_kube_sched *s, struct bind_job *j, size_t *bound)
+{
+    s->st.events += j->events;
+    for (size_t i = 0; i < j->n; i++)
+        apply_member(s, &j->m[i], bound);
+    job_free(j);
+    s->in_flight--;
+}
+
+void gp_ks_bind_collect(struct gp_kube_sched *s, bool wait_all, size_t *bound)
+{
+    struct gp_ks_pool *q = s->pool;
+    if (!q)
+        return;
+    for (;;) {
+        pthread_mutex_lock(&q->mu);
+        while (wait_all && !q->done && s->in_flight > 0)
+            pthread_cond_wait(&q->done_cv, &q->mu);
+        struct bind_job *j = q->done;
+        q->done = q->done_tail = NULL;
+        pthread_mutex_unlock(&q->mu);
+        if (!j)
+            return;
+        for (struct bind_job *next; j; j = next) {
+            next = j->next;
+            apply(s, j, bound);
+        }
+        if (!wait_all || s->in_flight == 0)
+            return;
+    }
+}
+
+bool gp_kube_sched_results_ready(struct gp_kube_sched *s)
+{
+    struct gp_ks_pool *q = s->pool;
+    if (!q)
+        return false;
+    pthread_mutex_lock(&q->mu);
+    bool ready = q->done != NULL;
+    pthread_mutex_unlock(&q->mu);
+    return ready;
+}
+
+/* --- dispatch ------------------------------------------------------------ */
+
+static const char *put(char **cur, const char *v)
+{
+    size_t n = strlen(v) + 1;
+    memcpy(*cur, v, n);
+    const char *r = *cur;
+    *cur += n;
+    return r;
+}
+
+/* The job of pods m[0..k) (all ASSUMED, their engine picks set), with
+ * copies of what its requests need. */
+static struct bind_job *job_make(struct gp_kube_sched *s, struct spod *const *m, size_t k)
+{
+    char gpus[GP_KS_GANG_MAX][64], mig[GP_KS_GANG_MAX][128];
+    const char *node[GP_KS_GANG_MAX];
+    size_t bytes = 0;
+    for (size_t i = 0; i < k; i++) {
+        const struct spod *p = m[i];
+        const struct gp_node *nd = gp_engine_node(s->e, p->node);
+        node[i] = nd->spec.name;
+        gp_kube_pick_format(&p->pick, gpus[i], sizeof gpus[i]);
+        gp_kube_mig_format(&p->pick, nd->mig_model >= 0 ? &gp_mig_models[nd->mig_model] : NULL,
+                           mig[i], sizeof mig[i]);
+        bytes += strlen(p->key) + strlen(p->info.ns) + strlen(p->info.name) + strlen(p->info.uid) +
+                 strlen(p->info.rv) + strlen(node[i]) + strlen(gpus[i]) + strlen(mig[i]) + 8;
+    }
+    struct bind_job *j = calloc(1, sizeof *j + k * sizeof j->m[0] + bytes);
+    if (!j)
+        return NULL;
+    j->n = k;
+    char *cur = (char *)&j->m[k];
+    for (size_t i = 0; i < k; i++) {
+        struct spod *p = m[i];
+        struct bind_member *b = &j->m[i];
+        b->p = p;
+        b->key = put(&cur, p->key);
+        b->ns = put(&cur, p->info.ns);
+        b->name = put(&cur, p->info.name);
+        b->uid = put(&cur, p->info.uid);
+        b->rv = put(&cur, p->info.rv);
+        b->node = put(&cur, node[i]);
+        b->gpus = put(&cur, gpus[i]);
+        b->mig = put(&cur, mig[i]);
+        b->annotate = !p->resume;
+        if (p->resume)
+            s->st.resumed++;
+        p->resume = false;
+        p->job = j;
+    }
+    return j;
+}
+
+void gp_ks_bind_dispatch(struct gp_kube_sched *s, struct spod *const *m, size_t k, size_t *bound)
+{
+    if (k == 0)
+        return;
+    struct bind_job *j = job_make(s, m, k);
+    if (!j) { /* out of memory: taken back, tried after a back-off */
+        for (size_t i = 0; i < k; i++)
+            gp_ks_release(s, m[i]);
+        return;
+    }
+    s->in_flight++;
+    struct gp_ks_pool *q = s->pool;
+    if (!q) { /* no pool: run here, now */
+        struct binder b = {s, s->c, NULL, 0};
+        job_run(&b, j);
+        apply(s, j, bound);
+        return;
+    }
+    pthread_mutex_lock(&q->mu);
+    if (q->todo_tail)
+        q->todo_tail->next = j;
+    else
+        q->todo = j;
+    q->todo_tail = j;
+    pthread_cond_signal(&q->work);
+    pthread_mutex_unlock(&q->mu);
+}

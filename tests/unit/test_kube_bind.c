@@ -1,0 +1,201 @@
+/* test_kube_bind.c - binding in parallel (kube/bind.c) against the API
+ * server double: four binder threads on clients of their own, answers
+ * slowed so that the binds overlap, and failures injected among them -
+ * Bindings answered 409 and 500, annotation patches answered 409 by a
+ * stale cache (pods changed after the scheduler saw them), a pod deleted
+ * while its bind runs, and the replica losing the lead with binds queued.
+ * After every cycle and its binds: the audit clean, no GPU named twice in
+ * the API, and in the end every pod bound once (the double counts the
+ * Bindings) or back in the queue with its annotations cleared. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+#include <cmocka.h>
+
+#include "kube_double.h"
+#include "kube_world.h"
+
+#define NBINDERS 4
+
+struct pool {
+    struct gp_kube_client *c[NBINDERS];
+};
+
+static void pool_start(struct world *w, struct pool *p)
+{
+    for (int i = 0; i < NBINDERS; i++)
+        p->c[i] = kd_client();
+    struct gp_diag d = {""};
+    assert_int_equal(gp_kube_sched_start_binders(w->s, p->c, NBINDERS, NULL, NULL, &d), GP_OK);
+}
+
+static void pool_close(struct world *w, struct pool *p)
+{
+    gp_kube_sched_stop_binders(w->s);
+    for (int i = 0; i < NBINDERS; i++)
+        gp_kube_client_free(p->c[i]);
+}
+
+/* A cycle, its binds waited for, the informers synced, the audit and the
+ * API checked: the pods bound. */
+static size_t cycle_all(struct world *w)
+{
+    w_sync(w);
+    size_t bound, more;
+    struct gp_diag d = {""};
+    assert_int_equal(gp_kube_sched_cycle(w->s, w->now, &bound, &d), GP_OK);
+    gp_kube_sched_wait_binds(w->s, &more);
+    w_sync(w);
+    if (gp_kube_sched_audit_all(w->s) != 0 || gp_kube_sched_stats(w->s).audit_violations != 0)
+        fail_msg("audit: %s", gp_kube_sched_audit_last(w->s));
+    w_check_distinct(w);
+    return bound + more;
+}
+
+/* Pods bound in the API, and pods not bound that still carry annotations. */
+static void api_count(struct world *w, int *bound, int *annotated_unbound)
+{
+    *bound = *annotated_unbound = 0;
+    json_t *list = w_get(w, "/api/v1/pods");
+    size_t i;
+    json_t *p;
+    json_array_foreach(json_object_get(list, "items"), i, p)
+    {
+        const char *n = json_string_value(json_object_get(json_object_get(p, "spec"), "nodeName"));
+        json_t *ann = json_object_get(json_object_get(p, "metadata"), "annotations");
+        if (n)
+            (*bound)++;
+        else if (json_object_get(ann, GP_KUBE_ANN_GPUS))
+            (*annotated_unbound)++;
+    }
+    json_decref(list);
+}
+
+static void test_parallel_failures(void **state)
+{
+    (void)state;
+    struct world w;
+    w_open(&w, true);
+    struct pool pool;
+    pool_start(&w, &pool);
+    for (int i = 1; i <= 4; i++) {
+        char n[16];
+        snprintf(n, sizeof n, "n%d", i);
+        w_node(&w, n, 4);
+    }
+    char name[16];
+    for (int i = 0; i < 24; i++) { /* 24 pods, 16 GPUs */
+        snprintf(name, sizeof name, "p%02d", i);
+        w_pod(&w, name, 1);
+    }
+    kd_call(w.admin, "POST", "/_control/fault",
+            "{\"status\":409,\"count\":6,\"match\":\"/binding\"}", 200);
+    kd_call(w.admin, "POST", "/_control/fault",
+            "{\"status\":500,\"count\":8,\"match\":\"/binding\"}", 200);
+    kd_call(w.admin, "POST", "/_control/fault",
+            "{\"delay_ms\":20,\"count\":40,\"match\":\"/namespaces/default/pods/\"}", 200);
+    w_sync(&w);
+    /* three pods change after the scheduler saw them: their patches get 409 */
+    for (int i = 0; i < 3; i++) {
+        char path[96];
+        snprintf(path, sizeof path, "/api/v1/namespaces/default/pods/p%02d", i * 7);
+        kd_call(w.admin, "PATCH", path, "{\"metadata\":{\"labels\":{\"touched\":\"yes\"}}}", 200);
+    }
+    /* the first cycle hands its binds out; one pod is deleted while they run */
+    size_t bound;
+    struct gp_diag d = {""};
+    assert_int_equal(gp_kube_sched_cycle(w.s, w.now, &bound, &d), GP_OK);
+    assert_true(gp_kube_sched_stats(w.s).binds_in_flight > 1); /* handed out, not done */
+    kd_call(w.admin, "DELETE", "/api/v1/namespaces/default/pods/p23?gracePeriodSeconds=0", NULL,
+            200);
+    w_sync(&w);
+    size_t more;
+    gp_kube_sched_wait_binds(w.s, &more);
+    w_sync(&w);
+    assert_int_equal(gp_kube_sched_audit_all(w.s), 0);
+    w_check_distinct(&w);
+    int api_bound = 0, stale = 0;
+    api_count(&w, &api_bound, &stale);
+    assert_true(gp_kube_sched_stats(w.s).rollbacks >= 9);
+    assert_int_equal(stale, 0); /* every decision taken back was cleared before it was let go */
+    for (int round = 0; round < 30; round++) {
+        w.now += 1;
+        cycle_all(&w);
+        api_count(&w, &api_bound, &stale);
+        struct gp_kube_sched_stats st = gp_kube_sched_stats(w.s);
+        if (api_bound == 16 && st.waiting_backoff == 0 && st.binds_in_flight == 0)
+            break;
+    }
+    struct gp_kube_sched_stats st = gp_kube_sched_stats(w.s);
+    assert_int_equal(api_bound, 16);              /* every GPU used once */
+    assert_int_equal(stale, 0);                   /* no decision taken back left its annotations */
+    assert_int_equal(w_stat(&w, "bindings"), 16); /* each pod bound once */
+    assert_int_equal(st.binds, 16);
+    assert_true(st.bind_conflicts >= 6);
+    assert_true(st.patch_conflicts >= 3);
+    assert_true(st.rollbacks >= 9);
+    assert_int_equal(st.binds_in_flight, 0);
+    assert_int_equal(st.assumed, 0);
+    assert_int_equal(st.pending, 7); /* 23 pods alive, 16 bound: the others queued */
+    kd_call(w.admin, "POST", "/_control/clear", NULL, 200);
+    pool_close(&w, &pool);
+    w_close(&w);
+}
+
+static void test_parallel_leader_lost(void **state)
+{
+    (void)state;
+    struct world w;
+    w_open(&w, true);
+    struct pool pool;
+    pool_start(&w, &pool);
+    w_node(&w, "n1", 8);
+    w_node(&w, "n2", 8);
+    char name[16];
+    for (int i = 0; i < 16; i++) {
+        snprintf(name, sizeof name, "q%02d", i);
+        w_pod(&w, name, 1);
+    }
+    kd_call(w.admin, "POST", "/_control/fault",
+            "{\"delay_ms\":30,\"count\":200,\"match\":\"/namespaces/default/pods/\"}", 200);
+    w_sync(&w);
+    size_t bound;
+    struct gp_diag d = {""};
+    assert_int_equal(gp_kube_sched_cycle(w.s, w.now, &bound, &d), GP_OK);
+    gp_kube_sched_set_leader(w.s, false); /* binds queued: not written by a follower */
+    size_t more;
+    gp_kube_sched_wait_binds(w.s, &more);
+    w_sync(&w);
+    long bindings = w_stat(&w, "bindings");
+    assert_true(bindings < 16);
+    int api_bound, stale;
+    api_count(&w, &api_bound, &stale);
+    assert_int_equal(api_bound, bindings);
+    w.now += 1;
+    assert_int_equal(cycle_all(&w), 0); /* a follower binds nothing */
+    assert_int_equal(w_stat(&w, "bindings"), bindings);
+    gp_kube_sched_set_leader(w.s, true); /* rebuilt: half-finished decisions resumed */
+    kd_call(w.admin, "POST", "/_control/clear", NULL, 200);
+    for (int round = 0; round < 10 && api_bound < 16; round++) {
+        w.now += 1;
+        cycle_all(&w);
+        api_count(&w, &api_bound, &stale);
+    }
+    assert_int_equal(api_bound, 16);
+    assert_int_equal(stale, 0);
+    assert_int_equal(w_stat(&w, "bindings"), 16);
+    pool_close(&w, &pool);
+    w_close(&w);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_parallel_failures, kd_start, kd_stop),
+        cmocka_unit_test_setup_teardown(test_parallel_leader_lost, kd_start, kd_stop),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
