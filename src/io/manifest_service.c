@@ -4,7 +4,8 @@
  * preset of data/serving-models.json and/or its coefficients), the cold
  * start, the load (constant, diurnal, spikes, a CSV series or a request
  * trace, files relative to the manifest) and the autoscaler (the HPA with
- * its behavior, or the concurrency autoscaler). Every mapping is read
+ * its behavior, or the concurrency autoscaler), and a rolling update of the
+ * Deployment (its time and strategy). Every mapping is read
  * strictly: an unknown field is an error naming the ones expected. */
 #include <math.h>
 #include <stdio.h>
@@ -477,6 +478,54 @@ static enum gp_err spec_scaler(struct gp_yaml *y, struct fy_node *v, void *obj)
 
 /* --- the object ---------------------------------------------------------- */
 
+/* --- the rolling update --------------------------------------------------- */
+
+/* An IntOrString of the strategy: "25%" or a count (apps/v1 RollingUpdateDeployment) */
+static enum gp_err int_or_percent(struct gp_yaml *y, struct fy_node *v, struct gp_rollout_value *o)
+{
+    const char *s;
+    enum gp_err err = gp_yaml_text(y, v, "a count or a percent (\"25%\")", &s);
+    if (err != GP_OK)
+        return err;
+    char *end = NULL;
+    long x = strtol(s, &end, 10);
+    bool pct = end && *end == '%' && end[1] == '\0';
+    if (end == s || !(pct || *end == '\0') || x < 0 || x > (pct ? 100 : 1000000))
+        return gp_manifest_bad_value(y, v, "a count from 0 or a percent from 0% to 100% (\"25%\")");
+    *o = (struct gp_rollout_value){(int32_t)x, pct};
+    return GP_OK;
+}
+
+static enum gp_err roll_at(struct gp_yaml *y, struct fy_node *v, void *obj)
+{
+    return duration(y, v, 0, 3650 * DAY_S, &((struct svc_in *)obj)->s.rollout_at_s);
+}
+static enum gp_err roll_surge(struct gp_yaml *y, struct fy_node *v, void *obj)
+{
+    return int_or_percent(y, v, &((struct svc_in *)obj)->s.max_surge);
+}
+static enum gp_err roll_unavailable(struct gp_yaml *y, struct fy_node *v, void *obj)
+{
+    return int_or_percent(y, v, &((struct svc_in *)obj)->s.max_unavailable);
+}
+
+static const struct gp_yaml_field rollout_fields[] = {
+    GP_YCUSTOM("at", roll_at, GP_YF_REQUIRED),
+    GP_YCUSTOM("maxSurge", roll_surge, 0),
+    GP_YCUSTOM("maxUnavailable", roll_unavailable, 0),
+};
+
+static enum gp_err spec_rollout(struct gp_yaml *y, struct fy_node *v, void *obj)
+{
+    struct svc_in *in = obj;
+    in->s.has_rollout = true;
+    /* the Deployment's defaults: 25 % and 25 % */
+    in->s.max_surge = (struct gp_rollout_value){25, true};
+    in->s.max_unavailable = (struct gp_rollout_value){25, true};
+    return gp_yaml_object(y, v, rollout_fields, sizeof rollout_fields / sizeof rollout_fields[0],
+                          obj, true);
+}
+
 static const struct gp_yaml_field spec_fields[] = {
     GP_YFIELD("deployment", GP_YT_STRING, struct svc_in, s.deployment, GP_YF_REQUIRED, 0, 0),
     GP_YCUSTOM("requestsPerSecond", spec_rps, 0),
@@ -484,6 +533,7 @@ static const struct gp_yaml_field spec_fields[] = {
     GP_YCUSTOM("coldStart", spec_cold, 0),
     GP_YCUSTOM("load", spec_load, GP_YF_REQUIRED),
     GP_YCUSTOM("autoscaler", spec_scaler, 0),
+    GP_YCUSTOM("rollout", spec_rollout, 0),
 };
 
 static enum gp_err obj_spec(struct gp_yaml *y, struct fy_node *v, void *obj)

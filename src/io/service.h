@@ -18,6 +18,7 @@
 #include "serve/hpa.h"
 #include "serve/kpa.h"
 #include "serve/llm.h"
+#include "serve/rollout.h"
 
 enum gp_load_kind {
     GP_LOAD_CONSTANT, /* rps */
@@ -70,6 +71,11 @@ struct gp_service {
     struct gp_hpa_spec hpa;
     struct gp_kpa_spec kpa;
     double sync_s; /* the autoscaler's period: 15 s (HPA), 2 s (concurrency), 15 s without */
+    /* a rolling update of the Deployment (a new image or model version) at
+     * rollout_at_s, with its strategy (serve/rollout.h) */
+    bool has_rollout;
+    double rollout_at_s;
+    struct gp_rollout_value max_surge, max_unavailable;
 };
 
 /* The mean load offered over [t0_s, t1_s) in requests/s; a trace also

@@ -41,6 +41,54 @@ static json_t *series(const double *v, size_t n, int dec)
     return a;
 }
 
+static const char *const STATUS[] = {"complete", "progressing", "stalled", "not started"};
+
+static json_t *rollout_json(const struct gp_sim_rollout *ro)
+{
+    json_t *o = json_object();
+    bool ok =
+        set(o, "at_s", real(ro->at_s, 3)) && set(o, "status", json_string(STATUS[ro->status]));
+    if (ok && ro->status != GP_ROLLOUT_NOT_STARTED)
+        ok = set(o, "start_s", real(ro->start_s, 3)) &&
+             set(o, "duration_s", real(ro->duration_s, 3)) &&
+             set(o, "replicas", json_integer(ro->replicas)) &&
+             set(o, "max_surge", json_integer(ro->max_surge)) &&
+             set(o, "max_unavailable", json_integer(ro->max_unavailable)) &&
+             set(o, "min_ready", json_integer(ro->min_ready)) &&
+             set(o, "max_pods", json_integer(ro->max_pods)) &&
+             set(o, "spare_gpus_peak", real(ro->spare_gpus_peak, 3)) &&
+             set(o, "no_room", json_boolean(ro->no_room)) &&
+             (!ro->no_room || set(o, "no_room_s", real(ro->no_room_s, 3)));
+    if (!ok) {
+        json_decref(o);
+        return NULL;
+    }
+    return o;
+}
+
+/* One line of what a rollout did, for the summary and the report. */
+static void rollout_text(char *b, size_t n, const struct gp_sim_rollout *ro)
+{
+    char d[32], at[32];
+    gp_report_fmt_duration(d, sizeof d, ro->duration_s);
+    gp_report_fmt_duration(at, sizeof at, ro->at_s);
+    if (ro->status == GP_ROLLOUT_NOT_STARTED) {
+        snprintf(b, n, "rollout at %s: not started", at);
+        return;
+    }
+    int k = snprintf(b, n,
+                     "rollout at %s: %s %s %s, %d replicas (surge %d, unavailable %d), "
+                     "ready >= %d, %g spare GPUs",
+                     at, STATUS[ro->status], ro->status == GP_ROLLOUT_COMPLETE ? "in" : "after", d,
+                     ro->replicas, ro->max_surge, ro->max_unavailable, ro->min_ready,
+                     ro->spare_gpus_peak);
+    if (ro->no_room && k > 0 && (size_t)k < n)
+        snprintf(b + k, n - (size_t)k, "; no room for surge replicas: %s",
+                 ro->status == GP_ROLLOUT_STALLED ? "stalled"
+                 : ro->max_unavailable > 0        ? "proceeds through maxUnavailable"
+                                                  : "waits for room");
+}
+
 static json_t *one(const struct gp_sim_service *s)
 {
     json_t *o = json_object();
@@ -50,6 +98,8 @@ static json_t *one(const struct gp_sim_service *s)
         set(o, "replicas", series(s->replicas, s->n, 0)) &&
         set(o, "load", series(s->load, s->n, 4)) &&
         set(o, "p99_latency_timeline_s", series(s->p99_timeline_s, s->n, 4)) &&
+        set(o, "queued", series(s->queued, s->n, 1)) &&
+        set(o, "unserved_load", series(s->unserved_load, s->n, 4)) &&
         set(o, "p50_latency_s", real(s->p50_latency_s, 4)) &&
         set(o, "p95_latency_s", real(s->p95_latency_s, 4)) &&
         set(o, "p99_latency_s", real(s->p99_latency_s, 4)) &&
@@ -64,6 +114,8 @@ static json_t *one(const struct gp_sim_service *s)
     if (ok && s->llm)
         ok = set(o, "ttft_p99_s", real(s->ttft_p99_s, 4)) &&
              set(o, "tokens_per_s", real(s->tokens_per_s, 2));
+    if (ok && s->has_rollout)
+        ok = set(o, "rollout", rollout_json(&s->rollout));
     if (!ok) {
         json_decref(o);
         return NULL;
@@ -105,27 +157,62 @@ void gp_report_services_summary(FILE *f, const struct gp_sim_result *r)
             gp_report_fmt_num(num, sizeof num, s->tokens_per_s, 1);
             fprintf(f, "                  %-14s TTFT p99 %s, %s tokens/s\n", "", tt, num);
         }
+        if (s->has_rollout) {
+            char ro[320];
+            rollout_text(ro, sizeof ro, &s->rollout);
+            fprintf(f, "                  %-14s %s\n", "", ro);
+        }
     }
 }
 
 /* ---- HTML ------------------------------------------------------------------ */
 
-static void line_chart(struct gp_sbuf *o, const char *title, const char *ylabel, const double *t,
-                       const double *y, size_t n, const char *xlabel, double xmax, bool step,
-                       const char *color)
+/* A chart of one series over time, or two (the second dashed, both in
+ * the legend), with the markers given. */
+struct chart_in {
+    const char *title, *ylabel, *xlabel;
+    const double *t;
+    size_t n;
+    double xmax;
+    bool step;
+    const double *y, *y2;
+    const char *name, *name2, *color, *color2;
+    const struct gp_svg_marker *markers;
+    size_t nmarkers;
+};
+
+static void line_chart(struct gp_sbuf *o, const struct chart_in *in)
 {
-    struct gp_svg_series s = {
-        .name = NULL, .x = t, .y = y, .n = n, .color = color, .step = step, .area = true};
+    struct gp_svg_series s[2] = {
+        {.name = in->y2 ? in->name : NULL,
+         .x = in->t,
+         .y = in->y,
+         .n = in->n,
+         .color = in->color,
+         .step = in->step,
+         .area = true},
+        {.name = in->name2,
+         .x = in->t,
+         .y = in->y2,
+         .n = in->n,
+         .color = in->color2,
+         .dashed = true,
+         .step = in->step,
+         .area = true},
+    };
     struct gp_svg_chart ch = {0};
-    ch.title = title;
-    ch.x = (struct gp_svg_axis){.label = xlabel, .min = 0, .fixed_min = true};
-    if (xmax > 0) {
+    ch.title = in->title;
+    ch.x = (struct gp_svg_axis){.label = in->xlabel, .min = 0, .fixed_min = true};
+    if (in->xmax > 0) {
         ch.x.fixed_max = true;
-        ch.x.max = xmax;
+        ch.x.max = in->xmax;
     }
-    ch.y = (struct gp_svg_axis){.label = ylabel, .min = 0, .fixed_min = true, .integer = step};
-    ch.series = &s;
-    ch.nseries = 1;
+    ch.y =
+        (struct gp_svg_axis){.label = in->ylabel, .min = 0, .fixed_min = true, .integer = in->step};
+    ch.series = s;
+    ch.nseries = in->y2 ? 2 : 1;
+    ch.markers = in->markers;
+    ch.nmarkers = in->nmarkers;
     ch.empty_text = "no samples";
     gp_sbuf_add(o, "<section class=\"chart\">\n");
     gp_svg_line_chart(o, &ch);
@@ -167,7 +254,20 @@ void gp_report_services_html(struct gp_sbuf *o, const struct gp_sim_result *r)
                        (unsigned long long)s->cold_starts, s->gpu_hours, s->cost_usd,
                        s->usd_per_million, s->llm ? "tokens" : "requests");
     }
-    gp_sbuf_add(o, "</table>\n</section>\n");
+    gp_sbuf_add(o, "</table>\n");
+    for (size_t i = 0; i < r->nservices; i++) {
+        const struct gp_sim_service *s = &r->services[i];
+        if (!s->has_rollout)
+            continue;
+        char ro[320];
+        rollout_text(ro, sizeof ro, &s->rollout);
+        gp_sbuf_add(o, "<p>");
+        gp_sbuf_add_xml(o, s->name ? s->name : "-");
+        gp_sbuf_add(o, ": ");
+        gp_sbuf_add_xml(o, ro);
+        gp_sbuf_add(o, "</p>\n");
+    }
+    gp_sbuf_add(o, "</section>\n");
 
     size_t n = r->samples ? r->nsamples : 0;
     double end = isfinite(r->sim_end_s) ? r->sim_end_s : 0;
@@ -186,15 +286,50 @@ void gp_report_services_html(struct gp_sbuf *o, const struct gp_sim_result *r)
     for (size_t i = 0; i < r->nservices && i < GP_REPORT_SERVICE_CHARTS; i++) {
         const struct gp_sim_service *s = &r->services[i];
         size_t k = s->n < n ? s->n : n;
+        const char *nm = s->name ? s->name : "-";
+        struct gp_svg_marker mk[2];
+        size_t nmk = 0;
+        const struct gp_sim_rollout *ro = &s->rollout;
+        if (s->has_rollout && ro->status != GP_ROLLOUT_NOT_STARTED) {
+            mk[nmk++] = (struct gp_svg_marker){ro->start_s / div, "rollout", "#6a4c93"};
+            if (ro->status == GP_ROLLOUT_COMPLETE)
+                mk[nmk++] = (struct gp_svg_marker){(ro->start_s + ro->duration_s) / div,
+                                                   "rolled out", "#6a4c93"};
+        }
         char title[160];
-        snprintf(title, sizeof title, "%.60s: ready replicas", s->name ? s->name : "-");
-        line_chart(o, title, "replicas", t, s->replicas, k, xlabel, end / div, true, "#2f6690");
-        snprintf(title, sizeof title, "%.60s: load offered", s->name ? s->name : "-");
-        line_chart(o, title, "requests/s", t, s->load, k, xlabel, end / div, false, "#c17f2a");
-        snprintf(title, sizeof title, "%.60s: p99 latency of each interval",
-                 s->name ? s->name : "-");
-        line_chart(o, title, "p99 latency (s)", t, s->p99_timeline_s, k, xlabel, end / div, false,
-                   "#b5452b");
+        struct chart_in c = {.title = title, .xlabel = xlabel, .t = t, .n = k, .xmax = end / div};
+        snprintf(title, sizeof title, "%.60s: ready replicas", nm);
+        c.ylabel = "replicas";
+        c.y = s->replicas;
+        c.step = true;
+        c.color = "#2f6690";
+        c.markers = mk;
+        c.nmarkers = nmk;
+        line_chart(o, &c);
+        snprintf(title, sizeof title, "%.60s: load offered and unserved", nm);
+        c = (struct chart_in){.title = title,
+                              .ylabel = "requests/s",
+                              .xlabel = xlabel,
+                              .t = t,
+                              .n = k,
+                              .xmax = end / div,
+                              .y = s->load,
+                              .name = "offered",
+                              .color = "#c17f2a",
+                              .y2 = s->unserved_load,
+                              .name2 = "unserved (joined the wait)",
+                              .color2 = "#b5452b"};
+        line_chart(o, &c);
+        snprintf(title, sizeof title, "%.60s: p99 latency of each interval", nm);
+        c = (struct chart_in){.title = title,
+                              .ylabel = "p99 latency (s)",
+                              .xlabel = xlabel,
+                              .t = t,
+                              .n = k,
+                              .xmax = end / div,
+                              .y = s->p99_timeline_s,
+                              .color = "#b5452b"};
+        line_chart(o, &c);
     }
     free(t);
 }

@@ -15,8 +15,9 @@
 json_t *gp_report_services_json(const struct gp_sim_result *r);
 
 /* The HTML report's services: a table of every service, and for the
- * first GP_REPORT_SERVICE_CHARTS of them charts of ready replicas, load
- * and p99 latency over time (nothing when there is none). */
+ * first GP_REPORT_SERVICE_CHARTS of them charts of ready replicas (a
+ * rollout marked), the load offered beside the load unserved, and p99
+ * latency over time, and a line per rollout (nothing when there is none). */
 #define GP_REPORT_SERVICE_CHARTS 8
 struct gp_sbuf;
 void gp_report_services_html(struct gp_sbuf *o, const struct gp_sim_result *r);

@@ -15,54 +15,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "io/service.h"
-#include "serve/erlang.h"
-#include "sim/internal.h"
+#include "sim/services.h"
 
 #define STABLE_RHO 0.999 /* above it a stretch is served as a backlog */
 #define TINY       1e-9
-
-struct replica {
-    uint32_t lp;
-    uint32_t runs_seen; /* binds seen: a new one pays a cold start */
-    double ready_at_s;  /* INFINITY: not bound yet */
-};
-
-struct chunk {
-    double t_s, n; /* arrival time (mid-interval) and requests left */
-};
-
-struct ready_change {
-    double t_s;
-    uint32_t ready;
-};
-
-struct svc_run {
-    const struct gp_service *s;
-    uint32_t item, inst;
-    bool found;
-    size_t scan; /* instances scanned for the Deployment's */
-    int32_t desired;
-    GP_VEC(struct replica) reps;
-    struct gp_hpa_state hpa;
-    struct gp_kpa_state kpa;
-    GP_VEC(struct gp_hpa_pod) pods;
-    GP_VEC(struct chunk) backlog;
-    size_t bhead;
-    double backlog_n;
-    GP_VEC(struct gp_serve_lat) lat, ttft;
-    GP_VEC(float) lat_t; /* the time each lat stretch ends */
-    double lat_first_t;  /* when the last stretch began to gather merges */
-    GP_VEC(struct ready_change) readies;
-    double last_t;
-    /* the ready replicas of the interval being served */
-    uint32_t ready;
-    double rate_sum; /* their speeds (1 unless a time-sliced GPU slows them) */
-    double last_rps, last_conc;
-    double requests, queued, tokens, unserved_s, gpu_s;
-    uint64_t cold_starts;
-    uint32_t peak_ready;
-};
 
 void gp_sim_services_free(struct run *r)
 {
@@ -75,6 +31,7 @@ void gp_sim_services_free(struct run *r)
         GP_VEC_FREE(&sv->ttft);
         GP_VEC_FREE(&sv->lat_t);
         GP_VEC_FREE(&sv->readies);
+        GP_VEC_FREE(&sv->waits);
     }
     free(r->svcs);
     r->svcs = NULL;
@@ -144,7 +101,7 @@ static enum gp_err find_inst(struct run *r, struct svc_run *sv)
     sv->inst = (uint32_t)sv->scan;
     const struct inst *in = inst_at(r, sv->inst);
     for (uint32_t lp = in->head; lp != NONE; lp = lpod_at(r, lp)->next) {
-        struct replica rep = {lp, 0, INFINITY};
+        struct replica rep = {lp, 0, INFINITY, false};
         if (GP_VEC_PUSH(&sv->reps, rep) != 0)
             return gp_sim_nomem(r);
     }
@@ -266,6 +223,7 @@ static enum gp_err serve(struct run *r, struct svc_run *sv, double t0, double t1
         if (GP_VEC_PUSH(&sv->backlog, ch) != 0)
             return gp_sim_nomem(r);
         sv->backlog_n += n;
+        sv->joined += n;
     }
     double room = c.total * dt, served = 0;
     while (room > TINY && sv->bhead < sv->backlog.len) {
@@ -456,8 +414,7 @@ static enum gp_err replica_stop(struct run *r, uint32_t lp)
     return GP_OK;
 }
 
-/* 0: not bound, 1: loading, 2: ready (the order a ReplicaSet removes them in) */
-static int rep_rank(const struct run *r, const struct replica *rep)
+int gp_sim_services_rank(const struct run *r, const struct replica *rep)
 {
     const struct lpod *l = lpod_at(r, rep->lp);
     if (l->state != LP_RUNNING)
@@ -465,35 +422,67 @@ static int rep_rank(const struct run *r, const struct replica *rep)
     return r->now_s >= rep->ready_at_s ? 2 : 1;
 }
 
+enum gp_err gp_sim_services_add(struct run *r, struct svc_run *sv, bool fresh)
+{
+    uint32_t lp;
+    enum gp_err err = gp_sim_jobs_replica_add(r, sv->inst, &lp);
+    if (err != GP_OK)
+        return err;
+    struct replica rep = {lp, 0, INFINITY, fresh};
+    if (GP_VEC_PUSH(&sv->reps, rep) != 0)
+        return gp_sim_nomem(r);
+    return GP_OK;
+}
+
+enum gp_err gp_sim_services_remove(struct run *r, struct svc_run *sv, size_t i)
+{
+    enum gp_err err = replica_stop(r, sv->reps.items[i].lp);
+    if (err != GP_OK)
+        return err;
+    memmove(&sv->reps.items[i], &sv->reps.items[i + 1],
+            (sv->reps.len - i - 1) * sizeof *sv->reps.items);
+    sv->reps.len--;
+    return GP_OK;
+}
+
 static enum gp_err apply_desired(struct run *r, struct svc_run *sv)
 {
     int32_t want = sv->desired < 0 ? 0 : sv->desired;
+    bool fresh = sv->roll.done; /* after a rollout every replica is of the new version */
     while ((int32_t)sv->reps.len < want) {
-        uint32_t lp;
-        enum gp_err err = gp_sim_jobs_replica_add(r, sv->inst, &lp);
+        enum gp_err err = gp_sim_services_add(r, sv, fresh);
         if (err != GP_OK)
             return err;
-        struct replica rep = {lp, 0, INFINITY};
-        if (GP_VEC_PUSH(&sv->reps, rep) != 0)
-            return gp_sim_nomem(r);
     }
     while ((int32_t)sv->reps.len > want) {
         size_t pick = 0;
         int best = 3;
         for (size_t i = sv->reps.len; i-- > 0;) { /* the newest of the lowest rank */
-            int k = rep_rank(r, &sv->reps.items[i]);
+            int k = gp_sim_services_rank(r, &sv->reps.items[i]);
             if (k < best) {
                 best = k;
                 pick = i;
             }
         }
-        enum gp_err err = replica_stop(r, sv->reps.items[pick].lp);
+        enum gp_err err = gp_sim_services_remove(r, sv, pick);
         if (err != GP_OK)
             return err;
-        memmove(&sv->reps.items[pick], &sv->reps.items[pick + 1],
-                (sv->reps.len - pick - 1) * sizeof *sv->reps.items);
-        sv->reps.len--;
     }
+    return GP_OK;
+}
+
+/* The waiting requests after a sync: while some wait, when some joined,
+ * and once when none are left. */
+static enum gp_err waits_note(struct run *r, struct svc_run *sv, double t)
+{
+    size_t n = sv->waits.len;
+    const struct wait_change *last = n ? &sv->waits.items[n - 1] : NULL;
+    if (sv->backlog_n <= 0 &&
+        (last ? last->backlog <= 0 && last->joined == sv->joined : sv->joined <= 0))
+        return GP_OK;
+    struct wait_change w = {t, sv->backlog_n, sv->joined};
+    if (GP_VEC_PUSH(&sv->waits, w) != 0)
+        return gp_sim_nomem(r);
     return GP_OK;
 }
 
@@ -512,16 +501,20 @@ enum gp_err gp_sim_services_on_tick(struct run *r, uint32_t svc)
     if ((err = serve_interval(r, sv, t0, t1, lam, in, out)) != GP_OK)
         return err;
     ready_set_at(r, sv, t1);
+    if ((err = waits_note(r, sv, t1)) != GP_OK)
+        return err;
+    bool rolling = false;
     if (sv->found) {
-        if (s->scaler == GP_SCALER_HPA) {
+        err = gp_sim_rollout_step(r, sv, &rolling);
+        if (err == GP_OK && !rolling && s->scaler == GP_SCALER_HPA) {
             err = hpa_sync(r, sv);
-        } else if (s->scaler == GP_SCALER_CONCURRENCY) {
+        } else if (err == GP_OK && !rolling && s->scaler == GP_SCALER_CONCURRENCY) {
             gp_serve_kpa_record(&s->kpa, &sv->kpa, t0, t1, sv->last_conc);
             struct gp_kpa_decision d =
                 gp_serve_kpa_decide(&s->kpa, &sv->kpa, t1, (int32_t)sv->ready, sv->desired);
             sv->desired = d.replicas;
         }
-        if (err == GP_OK)
+        if (err == GP_OK && !rolling)
             err = apply_desired(r, sv);
         if (err != GP_OK)
             return err;
@@ -531,7 +524,12 @@ enum gp_err gp_sim_services_on_tick(struct run *r, uint32_t svc)
         GP_VEC_PUSH(&sv->readies, ((struct ready_change){t1, sv->ready})) != 0)
         return gp_sim_nomem(r);
     sv->last_t = t1;
-    return gp_sim_push_event(r, t1 + s->sync_s, EV_SERVICE, svc, 0);
+    /* a rollout reconciles every second; the sync before it comes at its time */
+    double next = t1 + (rolling ? GP_SIM_ROLLOUT_TICK_S : s->sync_s);
+    if (s->has_rollout && !sv->roll.active && !sv->roll.done && s->rollout_at_s > t1 &&
+        s->rollout_at_s < next)
+        next = s->rollout_at_s;
+    return gp_sim_push_event(r, next, EV_SERVICE, svc, 0);
 }
 
 static uint32_t ready_at(const struct svc_run *sv, double t)
@@ -556,10 +554,15 @@ static enum gp_err service_finish(struct run *r, struct svc_run *sv, struct gp_s
         double lam = gp_load_mean(&s->load, sv->last_t, end, &in, &out);
         replicas_update(r, sv, (uint32_t)(sv - r->svcs), sv->last_t);
         enum gp_err err = serve_interval(r, sv, sv->last_t, end, lam, in, out);
+        if (err == GP_OK)
+            err = waits_note(r, sv, end);
         if (err != GP_OK)
             return err;
         sv->last_t = end;
     }
+    o->has_rollout = s->has_rollout;
+    if (s->has_rollout)
+        gp_sim_rollout_result(sv, end, &o->rollout);
     /* requests still waiting: their wait so far, a lower bound */
     double mu = s->llm ? 1.0 : s->rps_per_replica;
     for (size_t i = sv->bhead; i < sv->backlog.len; i++) {
@@ -597,12 +600,27 @@ static enum gp_err service_finish(struct run *r, struct svc_run *sv, struct gp_s
     o->replicas = gp_arena_alloc(r->a, (n ? n : 1) * sizeof(double));
     o->load = gp_arena_alloc(r->a, (n ? n : 1) * sizeof(double));
     o->p99_timeline_s = gp_arena_alloc(r->a, (n ? n : 1) * sizeof(double));
-    if (!o->replicas || !o->load || !o->p99_timeline_s)
+    o->queued = gp_arena_alloc(r->a, (n ? n : 1) * sizeof(double));
+    o->unserved_load = gp_arena_alloc(r->a, (n ? n : 1) * sizeof(double));
+    if (!o->replicas || !o->load || !o->p99_timeline_s || !o->queued || !o->unserved_load)
         return gp_sim_nomem(r);
-    size_t j = 0;
+    size_t j = 0, w = 0;
+    double joined_at = 0; /* requests that had joined the wait by the sample */
     for (size_t i = 0; i < n; i++) {
         double t = r->out->samples[i].t_s;
         o->replicas[i] = ready_at(sv, t);
+        /* the waits: the backlog at t, and the requests that joined it before the next sample */
+        double tn = i + 1 < n ? r->out->samples[i + 1].t_s : t;
+        while (w < sv->waits.len && sv->waits.items[w].t_s <= t)
+            w++;
+        o->queued[i] = w > 0 ? sv->waits.items[w - 1].backlog : 0;
+        size_t wn = w;
+        while (wn < sv->waits.len && sv->waits.items[wn].t_s <= tn)
+            wn++;
+        double joined_next = wn > 0 ? sv->waits.items[wn - 1].joined : 0;
+        if (w > 0)
+            joined_at = sv->waits.items[w - 1].joined;
+        o->unserved_load[i] = tn > t ? (joined_next - joined_at) / (tn - t) : 0;
         double a = t, b = i + 1 < n ? r->out->samples[i + 1].t_s : t + s->sync_s;
         double tin = 0, tout = 0;
         o->load[i] = b > a ? gp_load_mean(&s->load, a, b, &tin, &tout) : 0;

@@ -199,11 +199,34 @@ struct gp_sim_nofit {
  * the percentiles of every request's time in the system over the run
  * (queueing included); unserved_s is the time during which requests
  * waited for capacity (a backlog, or none ready with load offered). */
+/* A service's rolling update (docs/serve.md, "Rolling updates"). */
+enum gp_sim_rollout_status {
+    GP_ROLLOUT_COMPLETE,    /* every replica new and ready */
+    GP_ROLLOUT_PROGRESSING, /* under way at the end of the run */
+    GP_ROLLOUT_STALLED,     /* no progress for progressDeadlineSeconds (600 s) at the end */
+    GP_ROLLOUT_NOT_STARTED, /* its time, or its Deployment, did not come */
+};
+
+struct gp_sim_rollout {
+    enum gp_sim_rollout_status status;
+    double at_s, start_s;
+    double duration_s; /* start to complete; to the end of the run otherwise */
+    int32_t replicas, max_surge, max_unavailable;
+    int32_t min_ready, max_pods; /* the lowest ready and the most pods, over the rollout */
+    double spare_gpus_peak;      /* GPUs held beyond replicas' worth, at most */
+    bool no_room;                /* a surge replica waited unplaced while no node was booting */
+    double no_room_s;            /* when that was first seen */
+};
+
 struct gp_sim_service {
     const char *name;
     bool llm;
     double *replicas, *load; /* nsamples each, in the arena */
     double *p99_timeline_s;  /* p99 latency of each sample's interval (0: no request) */
+    double *queued;          /* requests waiting for capacity at each sample */
+    double *unserved_load;   /* requests/s that joined the wait, from each sample to the next */
+    bool has_rollout;
+    struct gp_sim_rollout rollout;
     size_t n;
     double p50_latency_s, p95_latency_s, p99_latency_s;
     double ttft_p99_s;   /* LLM: time to first token, queueing included */

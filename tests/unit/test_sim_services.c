@@ -138,6 +138,17 @@ static void test_hpa_cold_start(void **state)
     assert_true(s->p99_latency_s > 60);
     assert_true(s->p50_latency_s < 1);
     assert_true(s->replicas[s->n - 1] == 7);
+    /* the waits at the samples (a minute apart): 3000 at 60 s, 5400 at
+     * 120 s, none from 405 s; every request of 0-405 s joined the wait,
+     * 50/s, and of the sample 360-420 s the 45 s before 405: 37.5/s */
+    assert_true(fabs(s->queued[1] - 3000) < 1e-6);
+    assert_true(fabs(s->queued[2] - 5400) < 1e-6);
+    assert_true(s->queued[7] == 0);
+    for (size_t i = 0; i < 6; i++)
+        assert_true(fabs(s->unserved_load[i] - 50) < 1e-6);
+    assert_true(fabs(s->unserved_load[6] - 37.5) < 1e-6);
+    for (size_t i = 7; i < s->n; i++)
+        assert_true(s->unserved_load[i] == 0);
     gp_arena_free(&a);
 }
 

@@ -1,0 +1,251 @@
+/* test_sim_rollouts.c - rolling updates of a served Deployment in timed
+ * runs (sim/rollouts.c): rollouts worked by hand (surge with room; no room
+ * and maxUnavailable 0: stalled; no room and maxUnavailable 1: it proceeds
+ * one replica at a time), the reader's checks of the strategy, and a
+ * property test over random specs on the simulator's path: never more
+ * than replicas + maxSurge pods, never fewer than replicas - maxUnavailable
+ * ready (Kubernetes' rounding: surge up, unavailable down), and complete
+ * whenever there is room for one more replica or maxUnavailable allows. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "io/cluster.h"
+#include "io/workload.h"
+#include "sim/sim.h"
+#include "util/rng.h"
+
+static enum gp_err sim(int nodes, const char *manifest, double horizon_s, struct gp_arena *a,
+                       struct gp_sim_result *out, struct gp_diag *d)
+{
+    static struct gp_cluster cl;
+    static struct gp_workload w;
+    memset(&cl, 0, sizeof cl);
+    memset(&w, 0, sizeof w);
+    char c[512];
+    snprintf(c, sizeof c,
+             "apiVersion: gpuplane.io/v1\nkind: Cluster\nmetadata: {name: t}\nspec:\n"
+             "  nodePools:\n  - name: g\n    gpu: {model: H100-80GB, count: 8, memory: 80Gi}\n"
+             "    cpu: \"192\"\n    memory: 2Ti\n    count: %d\n    pricePerHour: 8\n",
+             nodes);
+    enum gp_err err = gp_cluster_parse_yaml(c, strlen(c), "c.yaml", a, &cl, d);
+    assert_int_equal(err, GP_OK);
+    assert_int_equal(gp_cluster_expand(&cl, a, d), GP_OK);
+    err = gp_workload_parse_manifest(manifest, strlen(manifest), "w.yaml", a, &w, d);
+    if (err == GP_OK)
+        err = gp_workload_finish(&w, a, d);
+    if (err != GP_OK)
+        return err;
+    struct gp_sim_config cfg;
+    gp_sim_config_default(&cfg);
+    cfg.horizon_s = horizon_s;
+    cfg.sample_s = 60;
+    return gp_sim_run(&cfg, &cl, &w, a, out, d);
+}
+
+/* A Deployment of `replicas` one-GPU pods served at 10 rps each, a cold
+ * start, and a rollout at `at` with the strategy given. */
+static void manifest(char *b, size_t n, int replicas, const char *cold, const char *at,
+                     const char *surge, const char *unavailable)
+{
+    snprintf(b, n,
+             "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\nspec:\n"
+             "  replicas: %d\n  selector: {matchLabels: {app: web}}\n  template:\n"
+             "    metadata: {labels: {app: web}}\n    spec:\n      containers:\n"
+             "      - name: m\n        image: m\n        resources:\n"
+             "          limits: {nvidia.com/gpu: 1, cpu: \"4\", memory: 16Gi}\n---\n"
+             "apiVersion: gpuplane.io/v1\nkind: InferenceService\nmetadata: {name: web}\n"
+             "spec:\n  deployment: web\n  requestsPerSecond: 10\n  coldStart: %s\n"
+             "  load: {constant: %d}\n"
+             "  rollout: {at: %s, maxSurge: \"%s\", maxUnavailable: \"%s\"}\n",
+             replicas, cold, replicas * 5, at, surge, unavailable);
+}
+
+static const struct gp_sim_rollout *one(int nodes, int replicas, const char *surge,
+                                        const char *unavailable, struct gp_arena *a,
+                                        struct gp_sim_result *r)
+{
+    char m[2048];
+    struct gp_diag d = {""};
+    manifest(m, sizeof m, replicas, "60s", "10m", surge, unavailable);
+    assert_int_equal(sim(nodes, m, 3 * 3600, a, r, &d), GP_OK);
+    assert_int_equal(r->nservices, 1);
+    assert_true(r->services[0].has_rollout);
+    return &r->services[0].rollout;
+}
+
+static void test_surge_with_room(void **state)
+{
+    (void)state;
+    struct gp_arena a;
+    gp_arena_init(&a);
+    struct gp_sim_result r;
+    /* 6 replicas, surge 2, unavailable 0, 8 GPUs: at 600 two new pods
+     * bind, ready at 660; then two old ones go, and at the next reconcile
+     * (661) two more new ones come: three waves of 60 s and two
+     * reconciles of 1 s between them: complete in 182 s, never below 6
+     * ready, 8 pods and 2 spare GPUs at most */
+    const struct gp_sim_rollout *ro = one(1, 6, "2", "0", &a, &r);
+    assert_int_equal(ro->status, GP_ROLLOUT_COMPLETE);
+    assert_true(ro->start_s == 600);
+    assert_true(ro->duration_s == 182);
+    assert_int_equal(ro->replicas, 6);
+    assert_int_equal(ro->max_surge, 2);
+    assert_int_equal(ro->max_unavailable, 0);
+    assert_int_equal(ro->min_ready, 6);
+    assert_int_equal(ro->max_pods, 8);
+    assert_true(ro->spare_gpus_peak == 2);
+    assert_false(ro->no_room);
+    assert_int_equal(r.services[0].cold_starts, 12);
+    gp_arena_free(&a);
+}
+
+static void test_no_room_stalls(void **state)
+{
+    (void)state;
+    struct gp_arena a;
+    gp_arena_init(&a);
+    struct gp_sim_result r;
+    /* 8 replicas fill the 8 GPUs; the surge pods never bind and
+     * maxUnavailable 0 lets no old one go: stalled (no progress for
+     * 600 s), the old 8 still serving */
+    const struct gp_sim_rollout *ro = one(1, 8, "2", "0", &a, &r);
+    assert_int_equal(ro->status, GP_ROLLOUT_STALLED);
+    assert_true(ro->no_room);
+    assert_true(ro->no_room_s >= 600 && ro->no_room_s <= 602);
+    assert_int_equal(ro->min_ready, 8);
+    assert_int_equal(ro->max_pods, 10);
+    assert_true(ro->spare_gpus_peak == 0);
+    assert_true(r.services[0].replicas[r.services[0].n - 1] == 8);
+    gp_arena_free(&a);
+}
+
+static void test_no_room_through_unavailable(void **state)
+{
+    (void)state;
+    struct gp_arena a;
+    gp_arena_init(&a);
+    struct gp_sim_result r;
+    /* the same with maxUnavailable 1: at each step one old pod goes, its
+     * GPU takes a waiting new pod at once, which loads for 60 s: 8 steps,
+     * 480 s, never below 7 ready */
+    const struct gp_sim_rollout *ro = one(1, 8, "2", "1", &a, &r);
+    assert_int_equal(ro->status, GP_ROLLOUT_COMPLETE);
+    assert_true(ro->no_room);
+    assert_true(ro->duration_s == 480);
+    assert_int_equal(ro->min_ready, 7);
+    assert_int_equal(ro->max_pods, 10);
+    /* percent: 25 % of 8 unavailable is 2, two steps at a time: 240 s */
+    ro = one(1, 8, "25%", "25%", &a, &r);
+    assert_int_equal(ro->status, GP_ROLLOUT_COMPLETE);
+    assert_int_equal(ro->max_surge, 2);
+    assert_int_equal(ro->max_unavailable, 2);
+    assert_true(ro->duration_s == 240);
+    assert_int_equal(ro->min_ready, 6);
+    gp_arena_free(&a);
+}
+
+static void test_reader(void **state)
+{
+    (void)state;
+    struct gp_arena a;
+    gp_arena_init(&a);
+    struct gp_sim_result r;
+    const char *bad[][2] = {
+        {"25", "120%"},
+        {"-1", "0"},
+        {"1.5", "0"},
+        {"x", "0"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char m[2048];
+        struct gp_diag d = {""};
+        manifest(m, sizeof m, 2, "60s", "10m", bad[i][0], bad[i][1]);
+        assert_int_equal(sim(1, m, 3600, &a, &r, &d), GP_EINVALID);
+        assert_non_null(strstr(d.msg, "InferenceService/web.spec.rollout.max"));
+    }
+    char m[2048];
+    struct gp_diag d = {""};
+    manifest(m, sizeof m, 2, "60s", "10m", "1", "0");
+    char *at = strstr(m, "at: 10m, ");
+    assert_non_null(at);
+    memmove(at, at + 9, strlen(at + 9) + 1); /* no `at` */
+    assert_int_equal(sim(1, m, 3600, &a, &r, &d), GP_EINVALID);
+    assert_non_null(strstr(d.msg, "rollout"));
+    gp_arena_free(&a);
+}
+
+/* Kubernetes' fenceposts, by integer arithmetic */
+static void fenceposts(int replicas, int s, bool sp, int u, bool up, int *ms, int *mu)
+{
+    *ms = sp ? (s * replicas + 99) / 100 : s;
+    *mu = up ? u * replicas / 100 : u;
+    if (*ms == 0 && *mu == 0)
+        *mu = 1;
+}
+
+static void test_property(void **state)
+{
+    (void)state;
+    struct gp_rng g;
+    gp_rng_seed(&g, 13);
+    int complete = 0, stalled = 0;
+    for (int it = 0; it < 150; it++) {
+        struct gp_arena a;
+        gp_arena_init(&a);
+        int nodes = 1 + (int)gp_rng_below(&g, 2);
+        int cap = 8 * nodes;
+        /* a full cluster a quarter of the time: no room for a surge */
+        int replicas = gp_rng_below(&g, 4) == 0 ? cap : 1 + (int)gp_rng_below(&g, (uint64_t)cap);
+        bool sp = gp_rng_below(&g, 2), up = gp_rng_below(&g, 2);
+        int s = sp ? (int)gp_rng_below(&g, 101) : (int)gp_rng_below(&g, 4);
+        int u = up ? (int)gp_rng_below(&g, 101) : (int)gp_rng_below(&g, 4);
+        char ss[16], us[16], cold[64];
+        snprintf(ss, sizeof ss, "%d%s", s, sp ? "%" : "");
+        snprintf(us, sizeof us, "%d%s", u, up ? "%" : "");
+        snprintf(cold, sizeof cold, "uniform(%ds,%ds)", 5 + (int)gp_rng_below(&g, 30),
+                 40 + (int)gp_rng_below(&g, 80));
+        char m[2048];
+        manifest(m, sizeof m, replicas, cold, "10m", ss, us);
+        struct gp_sim_result r;
+        struct gp_diag d = {""};
+        assert_int_equal(sim(nodes, m, 3 * 3600, &a, &r, &d), GP_OK);
+        const struct gp_sim_rollout *ro = &r.services[0].rollout;
+        int ms, mu;
+        fenceposts(replicas, s, sp, u, up, &ms, &mu);
+        assert_int_equal(ro->replicas, replicas);
+        assert_int_equal(ro->max_surge, ms);
+        assert_int_equal(ro->max_unavailable, mu);
+        int floor_ready = replicas - mu > 0 ? replicas - mu : 0;
+        assert_true(ro->min_ready >= floor_ready);
+        assert_true(ro->max_pods <= replicas + ms);
+        if (replicas < cap || mu > 0) {
+            assert_int_equal(ro->status, GP_ROLLOUT_COMPLETE);
+            complete++;
+        } else {
+            assert_int_equal(ro->status, GP_ROLLOUT_STALLED);
+            assert_true(ro->no_room);
+            stalled++;
+        }
+        gp_arena_free(&a);
+    }
+    assert_true(complete > 100 && stalled > 0);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_surge_with_room),
+        cmocka_unit_test(test_no_room_stalls),
+        cmocka_unit_test(test_no_room_through_unavailable),
+        cmocka_unit_test(test_reader),
+        cmocka_unit_test(test_property),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
