@@ -3,7 +3,7 @@
 # bookworm (run as root, or it uses sudo).
 set -euo pipefail
 pkgs=(build-essential cmake pkg-config libfyaml-dev libjansson-dev libcmocka-dev libglpk-dev
-      libcurl4-openssl-dev libmicrohttpd-dev
+      libcurl4-openssl-dev libmicrohttpd-dev libgnutls28-dev openssl
       clang libclang-rt-14-dev clang-format valgrind)
 sudo=""
 [ "$(id -u)" -eq 0 ] || sudo=sudo

@@ -21,6 +21,7 @@ struct gp_kube_client {
     CURL *curl;
     struct gp_kube_client_opts o;
     char *server;
+    char *trust;      /* whom the server's certificate must be signed by, for messages */
     char *token;      /* the current bearer token, or NULL */
     char *token_file; /* or NULL */
     struct timespec token_mtime;
@@ -145,9 +146,18 @@ enum gp_err gp_kube_client_new(const struct gp_kube_config *cfg,
         gp_kube_client_opts_default(&c->o);
     c->curl = curl_easy_init();
     c->server = strdup(cfg->server);
+    const char *src = cfg->source ? cfg->source : "the kubeconfig";
+    size_t tn = strlen(src) + (cfg->ca.file ? strlen(cfg->ca.file) : 0) + 64;
+    c->trust = malloc(tn);
+    if (c->trust && cfg->ca.file)
+        snprintf(c->trust, tn, "%s", cfg->ca.file);
+    else if (c->trust && cfg->ca.data)
+        snprintf(c->trust, tn, "the certificate-authority-data of %s", src);
+    else if (c->trust)
+        snprintf(c->trust, tn, "the system's CA bundle");
     c->token = cfg->token ? strdup(cfg->token) : NULL;
     c->token_file = cfg->token_file ? strdup(cfg->token_file) : NULL;
-    if (!c->curl || !c->server || (cfg->token && !c->token) ||
+    if (!c->curl || !c->server || !c->trust || (cfg->token && !c->token) ||
         (cfg->token_file && !c->token_file)) {
         gp_kube_client_free(c);
         return gp_diag_set(diag, GP_ENOMEM, "kube client: out of memory");
@@ -191,6 +201,7 @@ void gp_kube_client_free(struct gp_kube_client *c)
     if (c->curl)
         curl_easy_cleanup(c->curl);
     free(c->server);
+    free(c->trust);
     free(c->token);
     free(c->token_file);
     free(c);
@@ -323,6 +334,33 @@ static const char *curl_why(CURLcode rc, const char *errbuf)
     return errbuf[0] ? errbuf : curl_easy_strerror(rc);
 }
 
+/* TLS failures that another attempt will not mend (not retried). */
+static bool tls_refused(CURLcode rc)
+{
+    return rc == CURLE_PEER_FAILED_VERIFICATION || rc == CURLE_SSL_CACERT_BADFILE ||
+           rc == CURLE_SSL_CERTPROBLEM;
+}
+
+/* The one line of a failed transfer. */
+static enum gp_err transfer_failed(struct gp_kube_client *c, const char *method, const char *path,
+                                   CURLcode rc, const char *errbuf, bool retried,
+                                   struct gp_diag *diag)
+{
+    if (rc == CURLE_PEER_FAILED_VERIFICATION)
+        return gp_diag_set(diag, GP_EIO,
+                           "%s %s%s: the server's certificate is not signed by the CA trusted "
+                           "(%s), or not for this host: %s",
+                           method, c->server, path, c->trust, curl_why(rc, errbuf));
+    if (rc == CURLE_SSL_CACERT_BADFILE || rc == CURLE_SSL_CERTPROBLEM)
+        return gp_diag_set(diag, GP_EINVALID, "%s %s%s: %s: %s", method, c->server, path,
+                           rc == CURLE_SSL_CERTPROBLEM ? "the client certificate or key is unusable"
+                                                       : "the CA is unusable",
+                           curl_why(rc, errbuf));
+    return gp_diag_set(diag, rc == CURLE_OUT_OF_MEMORY ? GP_ENOMEM : GP_EIO, "%s %s%s: %s%s",
+                       method, c->server, path, curl_why(rc, errbuf),
+                       retried ? " (after retries)" : "");
+}
+
 enum gp_err gp_kube_request(struct gp_kube_client *c, const char *method, const char *path,
                             const char *body, const char *content_type, struct gp_kube_response *r,
                             struct gp_diag *diag)
@@ -356,15 +394,13 @@ enum gp_err gp_kube_request(struct gp_kube_client *c, const char *method, const 
         }
         bool retry;
         if (rc != CURLE_OK)
-            retry = idempotent;
+            retry = idempotent && !tls_refused(rc);
         else
             retry = gp_kube_status_retryable(code);
         if (!retry || attempt >= c->o.max_retries) {
             if (rc != CURLE_OK) {
                 free(s.buf);
-                return gp_diag_set(diag, rc == CURLE_OUT_OF_MEMORY ? GP_ENOMEM : GP_EIO,
-                                   "%s %s%s: %s%s", method, c->server, path, curl_why(rc, errbuf),
-                                   attempt ? " (after retries)" : "");
+                return transfer_failed(c, method, path, rc, errbuf, attempt > 0, diag);
             }
             r->status = code;
             r->body = s.buf ? s.buf : strdup("");
@@ -413,7 +449,7 @@ enum gp_err gp_kube_stream(struct gp_kube_client *c, const char *path, double ti
         return s.line_err; /* diag set by the line feed */
     if (atomic_load(&c->cancelled))
         return gp_diag_set(diag, GP_ESTATE, "GET %s%s: cancelled", c->server, path);
-    return gp_diag_set(diag, GP_EIO, "GET %s%s: %s", c->server, path, curl_why(rc, errbuf));
+    return transfer_failed(c, "GET", path, rc, errbuf, false, diag);
 }
 
 enum gp_err gp_kube_status_err(long status, const char *body, const char *method, const char *path,

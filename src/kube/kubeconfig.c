@@ -1,33 +1,41 @@
-/* kubeconfig.c - kubeconfig files and the in-cluster service account read
- * into one struct gp_kube_config (see kubeconfig.h). */
+/* kubeconfig.c - kubeconfig files (one, or the list of $KUBECONFIG merged
+ * as kubectl merges it) and the in-cluster service account read into one
+ * struct gp_kube_config (see kubeconfig.h). */
 #include "kube/kubeconfig.h"
 
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "io/yaml_walk.h"
 #include "util/fs.h"
 
 #define KC_MAX_ENTRIES 4096 /* clusters, users or contexts in one file */
 
+/* Every entry keeps the file it came from (messages) and that file's
+ * directory (its relative paths), so that entries of merged files resolve
+ * as they would alone. */
 struct kc_cluster {
     const char *name, *server, *ca_file, *tls_server_name;
     char *ca_data;
     size_t ca_len;
     bool insecure;
+    const char *file, *dir;
 };
 
 struct kc_user {
     const char *name, *cert_file, *key_file, *token, *token_file;
     char *cert_data, *key_data;
     size_t cert_len, key_len;
+    const char *file, *dir;
 };
 
 struct kc_context {
     const char *name, *cluster, *user, *ns;
-    struct fy_node *at; /* the item, for messages */
+    size_t index;                     /* in its file's contexts */
+    const char *cluster_at, *user_at; /* "FILE:LINE:COL" of its cluster and user, for messages */
 };
 
 struct kc_file {
@@ -36,10 +44,8 @@ struct kc_file {
     struct kc_context *contexts;
     size_t nclusters, nusers, ncontexts;
     const char *current;
-    struct fy_node *current_at;
-    const char *want; /* the context asked for, or NULL */
-    const char *dir;  /* relative paths are resolved here, or NULL */
-    struct gp_kube_config *out;
+    const char *current_at; /* "FILE:LINE:COL" */
+    const char *dir;        /* relative paths are resolved here, or NULL */
 };
 
 /* --- base64 ------------------------------------------------------------ */
@@ -227,26 +233,67 @@ static enum gp_err list_count(struct gp_yaml *y, struct fy_node *v, size_t *n)
     return GP_OK;
 }
 
+/* "FILE:LINE:COL" of a node (or of the innermost key when it has none). */
+static const char *kc_at(struct gp_yaml *y, struct fy_node *n)
+{
+    int line = y->line, col = y->col;
+    if (n)
+        gp_yaml_node_mark(n, &line, &col);
+    return gp_arena_printf(y->arena, "%s:%d:%d", y->name, line, col);
+}
+
+/* A name given twice in one file is an error, as client-go's conversion
+ * of the lists into maps makes it ("duplicate name"). */
+static enum gp_err kc_unique(struct gp_yaml *y, struct fy_node *item, const char *list,
+                             const char *name, const char *earlier, size_t j)
+{
+    if (!earlier || strcmp(earlier, name) != 0)
+        return GP_OK;
+    return gp_yaml_fail(y, fy_node_by_path(item, "name", FY_NT, FYNWF_DONT_FOLLOW), GP_EINVALID,
+                        "the name \"%s\" is given twice (also %s[%zu]); names are unique in a file",
+                        name, list, j);
+}
+
 static enum gp_err cluster_each(struct gp_yaml *y, struct fy_node *item, size_t i, void *ctx)
 {
     struct kc_file *f = ctx;
     f->nclusters = i + 1;
-    return gp_yaml_object(y, item, cluster_item, 2, &f->clusters[i], false);
+    struct kc_cluster *c = &f->clusters[i];
+    c->file = y->name;
+    c->dir = f->dir;
+    enum gp_err err = gp_yaml_object(y, item, cluster_item, 2, c, false);
+    for (size_t j = 0; err == GP_OK && j < i; j++)
+        err = kc_unique(y, item, "clusters", c->name, f->clusters[j].name, j);
+    return err;
 }
 
 static enum gp_err user_each(struct gp_yaml *y, struct fy_node *item, size_t i, void *ctx)
 {
     struct kc_file *f = ctx;
     f->nusers = i + 1;
-    return gp_yaml_object(y, item, user_item, 2, &f->users[i], false);
+    struct kc_user *u = &f->users[i];
+    u->file = y->name;
+    u->dir = f->dir;
+    enum gp_err err = gp_yaml_object(y, item, user_item, 2, u, false);
+    for (size_t j = 0; err == GP_OK && j < i; j++)
+        err = kc_unique(y, item, "users", u->name, f->users[j].name, j);
+    return err;
 }
 
 static enum gp_err context_each(struct gp_yaml *y, struct fy_node *item, size_t i, void *ctx)
 {
     struct kc_file *f = ctx;
     f->ncontexts = i + 1;
-    f->contexts[i].at = item;
-    return gp_yaml_object(y, item, context_item, 2, &f->contexts[i], false);
+    struct kc_context *cx = &f->contexts[i];
+    cx->index = i;
+    enum gp_err err = gp_yaml_object(y, item, context_item, 2, cx, false);
+    for (size_t j = 0; err == GP_OK && j < i; j++)
+        err = kc_unique(y, item, "contexts", cx->name, f->contexts[j].name, j);
+    if (err != GP_OK)
+        return err;
+    cx->cluster_at = kc_at(y, fy_node_by_path(item, "context/cluster", FY_NT, FYNWF_DONT_FOLLOW));
+    cx->user_at = kc_at(y, fy_node_by_path(item, "context/user", FY_NT, FYNWF_DONT_FOLLOW));
+    return GP_OK;
 }
 
 #define KC_LIST(fn_name, member, each)                                                             \
@@ -269,8 +316,11 @@ KC_LIST(read_contexts, contexts, context_each)
 static enum gp_err read_current(struct gp_yaml *y, struct fy_node *v, void *obj)
 {
     struct kc_file *f = obj;
-    f->current_at = v;
-    return gp_yaml_string(y, v, &f->current);
+    f->current_at = kc_at(y, v);
+    enum gp_err err = gp_yaml_string(y, v, &f->current);
+    if (err == GP_OK && f->current && !f->current[0])
+        f->current = NULL; /* "" sets nothing: a later file's may count */
+    return err;
 }
 
 static const struct gp_yaml_field root_fields[] = {
@@ -290,127 +340,169 @@ static const char *kc_path(struct gp_arena *a, const char *dir, const char *p)
     return gp_arena_printf(a, "%s/%s", dir, p);
 }
 
-static enum gp_err kc_resolve(struct gp_yaml *y, struct kc_file *f)
+/* The entry named `name` of a list: the first one (with merged files,
+ * the first file's: kubectl's "the first file to set a map key wins"). */
+static const struct kc_cluster *find_cluster(const struct kc_file *f, const char *name)
 {
-    const char *want = f->want ? f->want : f->current;
-    if (!want)
-        return gp_diag_set(y->diag, GP_EINVALID,
-                           "%s: current-context: not set (and no context was asked for)", y->name);
-    const struct kc_context *cx = NULL;
-    for (size_t i = 0; i < f->ncontexts; i++)
-        if (strcmp(f->contexts[i].name, want) == 0)
-            cx = &f->contexts[i];
-    if (!cx && f->want)
-        return gp_diag_set(y->diag, GP_EINVALID, "%s: contexts: no context named \"%s\"", y->name,
-                           want);
-    if (!cx) {
-        gp_yaml_set_root(y, "current-context");
-        return gp_yaml_fail(y, f->current_at, GP_EINVALID, "no context named \"%s\" in contexts",
-                            want);
-    }
-    const struct kc_cluster *cl = NULL;
     for (size_t i = 0; i < f->nclusters; i++)
-        if (strcmp(f->clusters[i].name, cx->cluster) == 0)
-            cl = &f->clusters[i];
-    size_t ci = (size_t)(cx - f->contexts);
-    char at[64];
-    snprintf(at, sizeof at, "contexts[%zu].context.cluster", ci);
-    gp_yaml_set_root(y, at);
+        if (strcmp(f->clusters[i].name, name) == 0)
+            return &f->clusters[i];
+    return NULL;
+}
+
+static const struct kc_user *find_user(const struct kc_file *f, const char *name)
+{
+    for (size_t i = 0; i < f->nusers; i++)
+        if (strcmp(f->users[i].name, name) == 0)
+            return &f->users[i];
+    return NULL;
+}
+
+static const struct kc_context *find_context(const struct kc_file *f, const char *name)
+{
+    for (size_t i = 0; i < f->ncontexts; i++)
+        if (strcmp(f->contexts[i].name, name) == 0)
+            return &f->contexts[i];
+    return NULL;
+}
+
+static enum gp_err kc_user_out(const struct kc_user *us, struct gp_arena *a,
+                               struct gp_kube_config *o, struct gp_diag *diag)
+{
+    o->cert.file = kc_path(a, us->dir, us->cert_file);
+    o->cert.data = us->cert_data;
+    o->cert.len = us->cert_len;
+    o->key.file = kc_path(a, us->dir, us->key_file);
+    o->key.data = us->key_data;
+    o->key.len = us->key_len;
+    o->token = us->token;
+    o->token_file = kc_path(a, us->dir, us->token_file);
+    bool has_cert = o->cert.file || o->cert.data, has_key = o->key.file || o->key.data;
+    if (has_cert != has_key)
+        return gp_diag_set(diag, GP_EINVALID, "%s: users[\"%s\"].user: %s is set without %s",
+                           us->file, us->name, has_cert ? "client-certificate" : "client-key",
+                           has_cert ? "client-key" : "client-certificate");
+    if ((us->cert_file && us->cert_data) || (us->key_file && us->key_data))
+        return gp_diag_set(diag, GP_EINVALID,
+                           "%s: users[\"%s\"].user: both client-%s and client-%s-data are "
+                           "set; keep one",
+                           us->file, us->name,
+                           us->cert_file && us->cert_data ? "certificate" : "key",
+                           us->cert_file && us->cert_data ? "certificate" : "key");
+    return GP_OK;
+}
+
+/* The configuration of context `want` (NULL: current-context) of f, which
+ * holds one file's entries or several files' in their order; name: the
+ * file or the list, in messages. */
+static enum gp_err kc_resolve(const struct kc_file *f, const char *name, const char *want_in,
+                              struct gp_arena *a, struct gp_kube_config *o, struct gp_diag *diag)
+{
+    const char *want = want_in ? want_in : f->current;
+    if (!want)
+        return gp_diag_set(diag, GP_EINVALID,
+                           "%s: current-context: not set (and no context was asked for)", name);
+    const struct kc_context *cx = find_context(f, want);
+    if (!cx && want_in)
+        return gp_diag_set(diag, GP_EINVALID, "%s: contexts: no context named \"%s\"", name, want);
+    if (!cx)
+        return gp_diag_set(diag, GP_EINVALID,
+                           "%s: current-context: no context named \"%s\" in contexts",
+                           f->current_at, want);
+    const struct kc_cluster *cl = find_cluster(f, cx->cluster);
     if (!cl)
-        return gp_yaml_fail(y, fy_node_by_path(cx->at, "context/cluster", FY_NT, FYNWF_DONT_FOLLOW),
-                            GP_EINVALID, "no cluster named \"%s\" in clusters", cx->cluster);
-    const struct kc_user *us = NULL;
-    for (size_t i = 0; cx->user && i < f->nusers; i++)
-        if (strcmp(f->users[i].name, cx->user) == 0)
-            us = &f->users[i];
-    snprintf(at, sizeof at, "contexts[%zu].context.user", ci);
-    gp_yaml_set_root(y, at);
+        return gp_diag_set(diag, GP_EINVALID,
+                           "%s: contexts[%zu].context.cluster: no cluster named \"%s\" in "
+                           "clusters",
+                           cx->cluster_at, cx->index, cx->cluster);
+    const struct kc_user *us = cx->user ? find_user(f, cx->user) : NULL;
     if (cx->user && !us)
-        return gp_yaml_fail(y, fy_node_by_path(cx->at, "context/user", FY_NT, FYNWF_DONT_FOLLOW),
-                            GP_EINVALID, "no user named \"%s\" in users", cx->user);
-    struct gp_kube_config *o = f->out;
-    struct gp_arena *a = y->arena;
+        return gp_diag_set(diag, GP_EINVALID,
+                           "%s: contexts[%zu].context.user: no user named \"%s\" in users",
+                           cx->user_at, cx->index, cx->user);
     size_t sl = strlen(cl->server);
     while (sl > 0 && cl->server[sl - 1] == '/')
         sl--;
     if (strncmp(cl->server, "https://", 8) != 0 && strncmp(cl->server, "http://", 7) != 0)
-        return gp_diag_set(y->diag, GP_EINVALID,
+        return gp_diag_set(diag, GP_EINVALID,
                            "%s: clusters[\"%s\"].cluster.server: expected an https:// or http:// "
                            "URL, got \"%s\"",
-                           y->name, cl->name, cl->server);
+                           cl->file, cl->name, cl->server);
     o->server = gp_arena_strndup(a, cl->server, sl);
     o->ns = cx->ns ? cx->ns : "default";
     o->context = cx->name;
-    o->ca.file = kc_path(a, f->dir, cl->ca_file);
+    o->source = gp_arena_strdup(a, cl->file);
+    o->ca.file = kc_path(a, cl->dir, cl->ca_file);
     o->ca.data = cl->ca_data;
     o->ca.len = cl->ca_len;
     o->insecure = cl->insecure;
     o->tls_server_name = cl->tls_server_name;
     if (cl->ca_file && cl->ca_data)
-        return gp_diag_set(y->diag, GP_EINVALID,
+        return gp_diag_set(diag, GP_EINVALID,
                            "%s: clusters[\"%s\"].cluster: both certificate-authority and "
                            "certificate-authority-data are set; keep one",
-                           y->name, cl->name);
-    if (us) {
-        o->cert.file = kc_path(a, f->dir, us->cert_file);
-        o->cert.data = us->cert_data;
-        o->cert.len = us->cert_len;
-        o->key.file = kc_path(a, f->dir, us->key_file);
-        o->key.data = us->key_data;
-        o->key.len = us->key_len;
-        o->token = us->token;
-        o->token_file = kc_path(a, f->dir, us->token_file);
-        bool has_cert = o->cert.file || o->cert.data, has_key = o->key.file || o->key.data;
-        if (has_cert != has_key)
-            return gp_diag_set(y->diag, GP_EINVALID, "%s: users[\"%s\"].user: %s is set without %s",
-                               y->name, us->name, has_cert ? "client-certificate" : "client-key",
-                               has_cert ? "client-key" : "client-certificate");
-        if ((us->cert_file && us->cert_data) || (us->key_file && us->key_data))
-            return gp_diag_set(y->diag, GP_EINVALID,
-                               "%s: users[\"%s\"].user: both client-%s and client-%s-data are "
-                               "set; keep one",
-                               y->name, us->name,
-                               us->cert_file && us->cert_data ? "certificate" : "key",
-                               us->cert_file && us->cert_data ? "certificate" : "key");
-    }
-    return GP_OK;
+                           cl->file, cl->name);
+    return us ? kc_user_out(us, a, o, diag) : GP_OK;
 }
+
+struct kc_read {
+    struct kc_file *f;
+    bool seen; /* a document was read: only the first counts */
+};
 
 static enum gp_err kc_doc(struct gp_yaml *y, struct fy_node *root, void *ctx)
 {
-    struct kc_file *f = ctx;
-    if (f->out->server)
-        return GP_OK; /* only the first document counts */
-    enum gp_err err =
-        gp_yaml_object(y, root, root_fields, sizeof root_fields / sizeof *root_fields, f, false);
-    if (err != GP_OK)
-        return err;
-    return kc_resolve(y, f);
+    struct kc_read *r = ctx;
+    if (r->seen)
+        return GP_OK;
+    r->seen = true;
+    return gp_yaml_object(y, root, root_fields, sizeof root_fields / sizeof *root_fields, r->f,
+                          false);
+}
+
+/* One file's entries, not resolved; false in *any when it has none. */
+static enum gp_err kc_read_file(const char *text, size_t len, const char *name, const char *dir,
+                                struct gp_arena *a, struct kc_file *f, bool *any,
+                                struct gp_diag *diag)
+{
+    struct gp_yaml y;
+    memset(f, 0, sizeof *f);
+    gp_yaml_init(&y, gp_arena_strdup(a, name), a, diag);
+    f->dir = dir;
+    struct kc_read r = {f, false};
+    enum gp_err err = gp_yaml_each_document(&y, text, len, kc_doc, &r);
+    *any = f->nclusters || f->nusers || f->ncontexts || f->current;
+    return err;
 }
 
 enum gp_err gp_kube_config_parse(const char *text, size_t len, const char *name, const char *dir,
                                  const char *context, struct gp_arena *a,
                                  struct gp_kube_config *out, struct gp_diag *diag)
 {
-    struct gp_yaml y;
-    struct kc_file f = {0};
+    struct kc_file f;
+    bool any;
     memset(out, 0, sizeof *out);
-    gp_yaml_init(&y, name, a, diag);
-    f.want = context;
-    f.dir = dir;
-    f.out = out;
-    enum gp_err err = gp_yaml_each_document(&y, text, len, kc_doc, &f);
-    if (err == GP_OK && !out->server)
+    enum gp_err err = kc_read_file(text, len, name, dir, a, &f, &any, diag);
+    if (err == GP_OK && !any)
         err = gp_diag_set(diag, GP_EINVALID,
                           "%s: an empty kubeconfig (no clusters, contexts or "
                           "current-context)",
                           name);
-    if (err != GP_OK) {
+    if (err == GP_OK)
+        err = kc_resolve(&f, name, context, a, out, diag);
+    if (err != GP_OK)
         memset(out, 0, sizeof *out);
-        return err;
-    }
-    out->source = gp_arena_strdup(a, name);
-    return GP_OK;
+    return err;
+}
+
+/* The directory of a path ("/" for "/x", NULL for "x"). */
+static char *kc_dir_of(struct gp_arena *a, const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    char *dir = slash ? gp_arena_strndup(a, path, (size_t)(slash - path)) : NULL;
+    if (dir && !dir[0])
+        dir = gp_arena_strdup(a, "/");
+    return dir;
 }
 
 enum gp_err gp_kube_config_load(const char *path, const char *context, struct gp_arena *a,
@@ -421,12 +513,84 @@ enum gp_err gp_kube_config_load(const char *path, const char *context, struct gp
     enum gp_err err = gp_fs_read(path, &text, &len, diag);
     if (err != GP_OK)
         return err;
-    const char *slash = strrchr(path, '/');
-    char *dir = slash ? gp_arena_strndup(a, path, (size_t)(slash - path)) : NULL;
-    if (dir && !dir[0])
-        dir = gp_arena_strdup(a, "/");
-    err = gp_kube_config_parse(text, len, path, dir, context, a, out, diag);
+    err = gp_kube_config_parse(text, len, path, kc_dir_of(a, path), context, a, out, diag);
     free(text);
+    return err;
+}
+
+/* Appends src's entries to dst's (kept in file order, so that a lookup's
+ * first match is the first file's) and takes its current-context if dst
+ * has none yet. */
+static bool kc_append(struct gp_arena *a, struct kc_file *dst, const struct kc_file *src)
+{
+#define KC_CAT(member, count)                                                                      \
+    do {                                                                                           \
+        if (src->count == 0)                                                                       \
+            break;                                                                                 \
+        __typeof__(dst->member) m =                                                                \
+            gp_arena_alloc(a, (dst->count + src->count) * sizeof *dst->member);                    \
+        if (!m)                                                                                    \
+            return false;                                                                          \
+        if (dst->count)                                                                            \
+            memcpy(m, dst->member, dst->count * sizeof *m);                                        \
+        memcpy(m + dst->count, src->member, src->count * sizeof *m);                               \
+        dst->member = m;                                                                           \
+        dst->count += src->count;                                                                  \
+    } while (0)
+    KC_CAT(clusters, nclusters);
+    KC_CAT(users, nusers);
+    KC_CAT(contexts, ncontexts);
+#undef KC_CAT
+    if (!dst->current && src->current) {
+        dst->current = src->current;
+        dst->current_at = src->current_at;
+    }
+    return true;
+}
+
+enum gp_err gp_kube_config_load_list(const char *list, const char *context, struct gp_arena *a,
+                                     struct gp_kube_config *out, struct gp_diag *diag)
+{
+    memset(out, 0, sizeof *out);
+    struct kc_file merged = {0};
+    size_t files = 0;
+    for (const char *p = list; *p;) {
+        const char *colon = strchr(p, ':');
+        size_t n = colon ? (size_t)(colon - p) : strlen(p);
+        char *path = gp_arena_strndup(a, p, n);
+        p += n + (colon ? 1 : 0);
+        if (!path)
+            return gp_diag_set(diag, GP_ENOMEM, "KUBECONFIG: out of memory");
+        if (!path[0])
+            continue; /* "Ignore empty filenames." */
+        struct stat st;
+        if (stat(path, &st) != 0)
+            continue; /* a missing file is skipped, as client-go's loader does */
+        char *text;
+        size_t len;
+        enum gp_err err = gp_fs_read(path, &text, &len, diag);
+        if (err != GP_OK)
+            return err;
+        struct kc_file f;
+        bool any;
+        err = kc_read_file(text, len, path, kc_dir_of(a, path), a, &f, &any, diag);
+        free(text);
+        if (err != GP_OK)
+            return err; /* "Produce errors for files with content that cannot be deserialized." */
+        if (!kc_append(a, &merged, &f))
+            return gp_diag_set(diag, GP_ENOMEM, "KUBECONFIG: out of memory");
+        files++;
+    }
+    const char *name = gp_arena_printf(a, "KUBECONFIG=%s", list);
+    if (files == 0)
+        return gp_diag_set(diag, GP_ENOTFOUND, "%s: none of these files exists", name);
+    if (!merged.nclusters && !merged.nusers && !merged.ncontexts && !merged.current)
+        return gp_diag_set(diag, GP_EINVALID,
+                           "%s: empty kubeconfigs (no clusters, contexts or current-context)",
+                           name);
+    enum gp_err err = kc_resolve(&merged, name, context, a, out, diag);
+    if (err != GP_OK)
+        memset(out, 0, sizeof *out);
     return err;
 }
 
@@ -487,11 +651,8 @@ enum gp_err gp_kube_config_find(const char *path, const char *context, struct gp
     const char *env = getenv("KUBECONFIG");
     if ((!env || !env[0]) && getenv("KUBERNETES_SERVICE_HOST"))
         return gp_kube_config_in_cluster(GP_KUBE_SA_DIR, a, out, diag);
-    if (env && env[0]) {
-        const char *colon = strchr(env, ':');
-        char *first = gp_arena_strndup(a, env, colon ? (size_t)(colon - env) : strlen(env));
-        return gp_kube_config_load(first, context, a, out, diag);
-    }
+    if (env && env[0])
+        return gp_kube_config_load_list(env, context, a, out, diag);
     const char *home = getenv("HOME");
     if (!home || !home[0])
         return gp_diag_set(diag, GP_ENOTFOUND,

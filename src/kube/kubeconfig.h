@@ -28,7 +28,7 @@ struct gp_kube_config {
     const char *server;    /* "https://host:port", no trailing '/' */
     const char *ns;        /* the context's namespace, "default" if unset */
     const char *context;   /* the context used; "in-cluster" for the service account */
-    const char *source;    /* the file read, or the service account directory */
+    const char *source;    /* the file that gave the cluster, or the service account directory */
     struct gp_kube_pem ca; /* neither set: the system's CA bundle */
     struct gp_kube_pem cert, key;
     const char *token;      /* a static bearer token, or NULL */
@@ -55,9 +55,21 @@ enum gp_err gp_kube_config_load(const char *path, const char *context, struct gp
 enum gp_err gp_kube_config_in_cluster(const char *sa_dir, struct gp_arena *a,
                                       struct gp_kube_config *out, struct gp_diag *diag);
 
-/* Where kubectl looks: path if given; else in-cluster when
- * KUBERNETES_SERVICE_HOST is set and no $KUBECONFIG; else the first file
- * of $KUBECONFIG; else ~/.kube/config. */
+/* A colon-separated list of kubeconfig files ($KUBECONFIG) merged as
+ * kubectl merges them ("Organizing Cluster Access Using kubeconfig Files",
+ * kubernetes.io/docs/concepts/configuration/organize-cluster-access-
+ * kubeconfig/#merging-kubeconfig-files): empty names ignored, missing
+ * files skipped (client-go's loader), a file that cannot be read or parsed
+ * an error; the first file to define a cluster, user or context by name
+ * wins whole (a later file's entry of that name is discarded, even its
+ * fields the first did not set); current-context from the first file that
+ * sets it; each file's relative paths taken from its own directory. */
+enum gp_err gp_kube_config_load_list(const char *list, const char *context, struct gp_arena *a,
+                                     struct gp_kube_config *out, struct gp_diag *diag);
+
+/* Where kubectl looks: path if given (no merging); else in-cluster when
+ * KUBERNETES_SERVICE_HOST is set and no $KUBECONFIG; else $KUBECONFIG's
+ * files merged (gp_kube_config_load_list); else ~/.kube/config. */
 enum gp_err gp_kube_config_find(const char *path, const char *context, struct gp_arena *a,
                                 struct gp_kube_config *out, struct gp_diag *diag);
 

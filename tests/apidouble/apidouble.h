@@ -49,6 +49,20 @@ struct fault {
     char match[128]; /* only paths containing this */
 };
 
+/* One request as the log keeps it (GET /_control/requests). */
+struct logged {
+    char user[64]; /* who the token or certificate says ("" without authentication) */
+    char method[8];
+    char *path; /* the URL's path, "?watch=true" added for a watch */
+};
+
+/* HTTPS and who may ask (auth.c). */
+struct auth {
+    char *cert_pem, *key_pem, *ca_pem; /* NULL: plain HTTP; no client certificates */
+    const char *tokens_file;           /* bearer tokens, "TOKEN,USER" a line; NULL none */
+    bool required;                     /* a client CA or tokens: 401 without one */
+};
+
 struct state {
     pthread_mutex_t mu;
     pthread_cond_t cv;
@@ -69,6 +83,8 @@ struct state {
     long bookmark_ms;
     long requests, watches, bindings, writes, schema_errors;
     long uid;
+    struct logged *log;
+    size_t nlog, caplog;
     volatile sig_atomic_t stopping;
 };
 
@@ -127,6 +143,14 @@ bool schema_enabled(void);
 bool schema_check(const struct route *r, json_t *obj, char *err, size_t n);
 /* 422 Invalid for an object that fails schema_check (counted). */
 bool schema_refuse(const struct route *r, json_t *obj, const char *name, struct answer *a);
+
+/* auth.c */
+bool auth_load(struct auth *au, const char *cert, const char *key, const char *client_ca,
+               const char *tokens);
+/* Whether the request proves who it is (or none is asked); the user in user. */
+bool auth_check(const struct auth *au, struct MHD_Connection *c, char *user, size_t n);
+void log_request(const char *user, const char *method, const char *url, bool watch);
+json_t *log_json(void); /* {"requests":[{"user","method","path"}...]} */
 
 /* control.c */
 void do_control(const char *what, const char *method, json_t *body, struct answer *a);

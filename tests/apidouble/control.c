@@ -44,6 +44,9 @@ void do_control(const char *what, const char *method, json_t *body, struct answe
         finish_deletions(true);
     } else if (strcmp(what, "bookmark_ms") == 0) {
         S.bookmark_ms = jint(body, "ms", S.bookmark_ms);
+    } else if (strcmp(what, "requests") == 0) {
+        answer_json(a, 200, log_json());
+        return;
     } else if (strcmp(what, "stats") != 0) {
         answer_status(a, 404, "NotFound", NULL, NULL, "no control %s", what);
         return;

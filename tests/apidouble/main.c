@@ -16,6 +16,7 @@
 #include "apidouble.h"
 
 struct state S = {.mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER};
+static struct auth AUTH;
 
 /* --- the server -------------------------------------------------------- */
 
@@ -151,10 +152,19 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
             return send_answer(c, &a);
         }
     }
+    char user[64];
+    bool control = strncmp(url, "/_control/", 10) == 0;
+    if (!control && !auth_check(&AUTH, c, user, sizeof user)) {
+        json_decref(body);
+        answer_status(&a, 401, "Unauthorized", NULL, NULL, "Unauthorized");
+        return send_answer(c, &a);
+    }
     pthread_mutex_lock(&S.mu);
-    if (strncmp(url, "/_control/", 10) == 0) {
+    if (control) {
         do_control(url + 10, method, body, &a);
     } else {
+        const char *w = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "watch");
+        log_request(user, method, url, w && (strcmp(w, "1") == 0 || strcmp(w, "true") == 0));
         S.requests++;
         S.writes += strcmp(method, "GET") != 0;
         route_request(c, url, method, body, &a, &stream);
@@ -204,6 +214,8 @@ static void *reaper(void *arg)
 static void usage(void)
 {
     fprintf(stderr, "usage: apidouble [--port N] [--bookmark-ms MS] [--schemas DIR]\n"
+                    "                 [--tls-cert PEM --tls-key PEM [--client-ca PEM]] "
+                    "[--tokens FILE]\n"
                     "  serves on 127.0.0.1 (port 0: any free port); prints \"port N\" once "
                     "listening; SIGTERM stops it\n");
     exit(2);
@@ -212,6 +224,7 @@ static void usage(void)
 int main(int argc, char **argv)
 {
     long port = 0;
+    const char *cert = NULL, *key = NULL, *client_ca = NULL, *tokens = NULL;
     S.bookmark_ms = 1000;
     S.grace_ms = -1;
     for (int i = 1; i < argc; i++) {
@@ -222,9 +235,19 @@ int main(int argc, char **argv)
                 return 2;
         } else if (strcmp(argv[i], "--bookmark-ms") == 0 && i + 1 < argc)
             S.bookmark_ms = atol(argv[++i]);
+        else if (strcmp(argv[i], "--tls-cert") == 0 && i + 1 < argc)
+            cert = argv[++i];
+        else if (strcmp(argv[i], "--tls-key") == 0 && i + 1 < argc)
+            key = argv[++i];
+        else if (strcmp(argv[i], "--client-ca") == 0 && i + 1 < argc)
+            client_ca = argv[++i];
+        else if (strcmp(argv[i], "--tokens") == 0 && i + 1 < argc)
+            tokens = argv[++i];
         else
             usage();
     }
+    if (!auth_load(&AUTH, cert, key, client_ca, tokens))
+        return 2;
     if (port < 0 || port > 65535)
         usage();
     sigset_t set;
@@ -237,10 +260,25 @@ int main(int argc, char **argv)
     sa.sin_family = AF_INET;
     sa.sin_port = htons((uint16_t)port);
     sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    struct MHD_Daemon *d = MHD_start_daemon(
-        MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION, 0, NULL, NULL, on_request,
-        NULL, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa, MHD_OPTION_NOTIFY_COMPLETED, on_done,
-        NULL, MHD_OPTION_CONNECTION_TIMEOUT, 0u, MHD_OPTION_END);
+    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION;
+    struct MHD_Daemon *d;
+    if (AUTH.cert_pem && AUTH.ca_pem) /* HTTPS asking for a client certificate */
+        d = MHD_start_daemon(flags | MHD_USE_TLS, 0, NULL, NULL, on_request, NULL,
+                             MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa,
+                             MHD_OPTION_NOTIFY_COMPLETED, on_done, NULL,
+                             MHD_OPTION_CONNECTION_TIMEOUT, 0u, MHD_OPTION_HTTPS_MEM_CERT,
+                             AUTH.cert_pem, MHD_OPTION_HTTPS_MEM_KEY, AUTH.key_pem,
+                             MHD_OPTION_HTTPS_MEM_TRUST, AUTH.ca_pem, MHD_OPTION_END);
+    else if (AUTH.cert_pem)
+        d = MHD_start_daemon(flags | MHD_USE_TLS, 0, NULL, NULL, on_request, NULL,
+                             MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa,
+                             MHD_OPTION_NOTIFY_COMPLETED, on_done, NULL,
+                             MHD_OPTION_CONNECTION_TIMEOUT, 0u, MHD_OPTION_HTTPS_MEM_CERT,
+                             AUTH.cert_pem, MHD_OPTION_HTTPS_MEM_KEY, AUTH.key_pem, MHD_OPTION_END);
+    else
+        d = MHD_start_daemon(flags, 0, NULL, NULL, on_request, NULL, MHD_OPTION_SOCK_ADDR,
+                             (struct sockaddr *)&sa, MHD_OPTION_NOTIFY_COMPLETED, on_done, NULL,
+                             MHD_OPTION_CONNECTION_TIMEOUT, 0u, MHD_OPTION_END);
     if (!d) {
         fprintf(stderr, "apidouble: cannot listen on 127.0.0.1:%ld: %s\n", port, strerror(errno));
         return 1;

@@ -6,6 +6,8 @@
 #define GP_TEST_KUBE_DOUBLE_H
 
 #include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -17,6 +19,9 @@
 static pid_t kd_pid;
 static char kd_server[64];
 static const char *kd_schemas; /* set: the double checks writes against these schemas */
+/* more arguments for the double (--tls-cert ..., --tokens ...), NULL-ended;
+ * with --tls-cert kd_server is https:// */
+static const char *kd_extra[12];
 
 static int kd_start(void **state)
 {
@@ -34,11 +39,15 @@ static int kd_start(void **state)
             _exit(127);
         dup2(fd[1], 1);
         close(fd[0]);
-        if (kd_schemas)
-            execl(GP_APIDOUBLE, GP_APIDOUBLE, "--port", "0", "--bookmark-ms", "100", "--schemas",
-                  kd_schemas, (char *)NULL);
-        else
-            execl(GP_APIDOUBLE, GP_APIDOUBLE, "--port", "0", "--bookmark-ms", "100", (char *)NULL);
+        const char *argv[24] = {GP_APIDOUBLE, "--port", "0", "--bookmark-ms", "100"};
+        size_t n = 5;
+        if (kd_schemas) {
+            argv[n++] = "--schemas";
+            argv[n++] = kd_schemas;
+        }
+        for (size_t i = 0; kd_extra[i] && n < 23; i++)
+            argv[n++] = kd_extra[i];
+        execv(GP_APIDOUBLE, (char *const *)(uintptr_t)argv);
         _exit(127);
     }
     close(fd[1]);
@@ -47,7 +56,10 @@ static int kd_start(void **state)
     if (!f || fscanf(f, "port %u", &port) != 1)
         return -1;
     fclose(f);
-    snprintf(kd_server, sizeof kd_server, "http://127.0.0.1:%u", port);
+    bool tls = false;
+    for (size_t i = 0; kd_extra[i]; i++)
+        tls = tls || strcmp(kd_extra[i], "--tls-cert") == 0;
+    snprintf(kd_server, sizeof kd_server, "%s://127.0.0.1:%u", tls ? "https" : "http", port);
     return 0;
 }
 
