@@ -11,6 +11,10 @@
  *
  * --binders: the binder threads (gpuplane schedule's default 8; 0 binds
  * one pod at a time on the scheduling thread, as before bind.c).
+ * --latency-ms N: the double answers each request about one pod (the
+ * annotation patch, the Binding) N ms late, as a real API server's round
+ * trip and etcd write take time (the double's delay fault, which holds no
+ * lock while it waits).
  *
  * The double's path is compiled in (GP_APIDOUBLE). */
 #include <signal.h>
@@ -140,7 +144,7 @@ int main(int argc, char **argv)
 {
     unsigned nodes = 5000, pods = 50000;
     bool events = false, engine = false;
-    int binders = -1;
+    int binders = -1, latency_ms = 0;
     setvbuf(stdout, NULL, _IOLBF, 0);
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--nodes") == 0 && i + 1 < argc)
@@ -149,14 +153,16 @@ int main(int argc, char **argv)
             pods = (unsigned)atoi(argv[++i]);
         else if (strcmp(argv[i], "--binders") == 0 && i + 1 < argc)
             binders = atoi(argv[++i]);
+        else if (strcmp(argv[i], "--latency-ms") == 0 && i + 1 < argc)
+            latency_ms = atoi(argv[++i]);
         else if (strcmp(argv[i], "--bind-events") == 0)
             events = true;
         else if (strcmp(argv[i], "--engine-only") == 0)
             engine = true;
         else {
-            fprintf(stderr,
-                    "usage: bench_kube [--nodes N] [--pods M] [--binders N] [--bind-events] "
-                    "[--engine-only]\n");
+            fprintf(stderr, "usage: bench_kube [--nodes N] [--pods M] [--binders N] [--latency-ms "
+                            "N] [--bind-events] "
+                            "[--engine-only]\n");
             return 2;
         }
     }
@@ -190,6 +196,14 @@ int main(int argc, char **argv)
     double t0 = mono();
     make_cluster(c, nodes, pods);
     printf("cluster made: %u nodes, %u pods in %.1f s\n", nodes, pods, mono() - t0);
+    if (latency_ms > 0) {
+        char fault[160];
+        snprintf(fault, sizeof fault,
+                 "{\"delay_ms\":%d,\"count\":1000000000,\"match\":\"/namespaces/default/pods/\"}",
+                 latency_ms);
+        call(c, "POST", "/_control/fault", fault, 200);
+        printf("each pod request answered %d ms late\n", latency_ms);
+    }
     struct gp_kube_run_result res;
     if (gp_kube_run(&o, &res, &d) != GP_OK) {
         fprintf(stderr, "bench_kube: %s\n", d.msg);
@@ -202,6 +216,12 @@ int main(int argc, char **argv)
            (unsigned long long)res.stats.binds, res.synced_s, res.last_bind_s,
            (double)res.stats.binds / span, (unsigned long long)res.stats.rollbacks,
            (unsigned long long)res.stats.audit_violations);
+    printf(
+        "left: %llu pending (%llu fit nowhere), %llu backing off, %llu assumed; %llu unschedulable "
+        "written, %llu bind failures\n",
+        (unsigned long long)res.stats.pending, (unsigned long long)res.stats.unschedulable_now,
+        (unsigned long long)res.stats.waiting_backoff, (unsigned long long)res.stats.assumed,
+        (unsigned long long)res.stats.unschedulable, (unsigned long long)res.stats.bind_failures);
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
     printf("scheduler process: peak RSS %ld MiB\n", ru.ru_maxrss / 1024);

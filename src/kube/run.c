@@ -255,8 +255,8 @@ static enum gp_err run_loop(const struct gp_kube_run_opts *o, struct run_state *
         struct gp_kube_sched_stats st = gp_kube_sched_stats(r->s);
         if (o->stop_after_binds && st.binds >= o->stop_after_binds)
             break;
-        if (o->stop_when_idle && st.binds > 0 && st.assumed == 0 && st.waiting_backoff == 0 &&
-            st.pending == st.unschedulable_now)
+        if (o->stop_when_idle && st.binds > 0 && st.assumed == 0 && st.binds_in_flight == 0 &&
+            st.waiting_backoff == 0 && st.pending == st.unschedulable_now)
             break;
         double until = fmin(next_lease, gp_kube_sched_next_retry_s(r->s));
         until = fmin(until, mono() + (next_metrics > mono() ? next_metrics - mono() : 1));
