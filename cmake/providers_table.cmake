@@ -8,9 +8,13 @@
 # with `offer:` and `gpuplane providers` lists. Run by the build (CMakeLists.txt) whenever the catalog changes;
 # tests/unit/test_cluster_pools.c checks that the table says what the JSON
 # says. A value that is not a number or null stops the build.
-# Usage: cmake -DIN=data/providers.json -DOUT=providers_table.c -P providers_table.cmake
+# The provider limits of data/provider-limits.json (LIMITS: billing minimum,
+# maximum node lifetime, each with its source) join their provider's row.
+# Usage: cmake -DIN=data/providers.json -DLIMITS=data/provider-limits.json
+#              -DOUT=providers_table.c -P providers_table.cmake
 cmake_minimum_required(VERSION 3.19) # string(JSON)
 
+file(READ "${LIMITS}" limits_json)
 file(READ "${IN}" json)
 get_filename_component(base "${IN}" NAME)
 
@@ -59,6 +63,27 @@ get_text(compiled as_of compiled_on)
 if(NOT compiled MATCHES "^[0-9][0-9][0-9][0-9]-[01][0-9]-[0-3][0-9]$")
   message(FATAL_ERROR "${base}: expected a date YYYY-MM-DD at as_of compiled_on, got \"${compiled}\"")
 endif()
+# The limits by provider id: lim_<id>_<field>.
+set(catalog_json "${json}")
+set(json "${limits_json}")
+string(JSON nl LENGTH "${json}" providers)
+math(EXPR lastl "${nl} - 1")
+set(limit_ids "")
+foreach(l RANGE ${lastl})
+  get_text(lid providers ${l} id)
+  get_num(lim_${lid}_min providers ${l} billing_minimum_s)
+  get_num(lim_${lid}_life providers ${l} max_node_lifetime_h)
+  get_text(lim_${lid}_scope providers ${l} max_node_lifetime_scope)
+  get_text(lim_${lid}_src providers ${l} max_node_lifetime_source)
+  if(lim_${lid}_src STREQUAL "")
+    get_text(lim_${lid}_src providers ${l} billing_minimum_source)
+  endif()
+  if(lim_${lid}_src STREQUAL "")
+    message(FATAL_ERROR "provider-limits.json: providers ${l} (${lid}) names no source")
+  endif()
+  list(APPEND limit_ids ${lid})
+endforeach()
+set(json "${catalog_json}")
 string(JSON np LENGTH "${json}" providers)
 math(EXPR lastp "${np} - 1")
 set(providers "")
@@ -95,7 +120,19 @@ foreach(p RANGE ${lastp})
   get_tri(s0 providers ${p} autoscaling scale_to_zero)
   get_text(bill providers ${p} billing_granularity)
   get_text(src providers ${p} sources 0 url)
-  foreach(v id name cat product ic bill src)
+  if(id IN_LIST limit_ids)
+    set(lmin ${lim_${id}_min})
+    set(llife ${lim_${id}_life})
+    set(lscope "${lim_${id}_scope}")
+    set(lsrc "${lim_${id}_src}")
+    list(REMOVE_ITEM limit_ids ${id})
+  else()
+    set(lmin -1)
+    set(llife -1)
+    set(lscope "")
+    set(lsrc "")
+  endif()
+  foreach(v id name cat product ic bill src lscope lsrc)
     c_string(c${v} "${${v}}")
   endforeach()
   string(APPEND providers "    {.id = ${cid}, .control_plane_usd_per_hour = ${fee}, .kubernetes = ${kube},\n"
@@ -103,7 +140,9 @@ foreach(p RANGE ${lastp})
          "     .drivers_preinstalled = ${drv}, .time_slicing = ${ts}, .mig = ${mig}, .mps = ${mps},\n"
          "     .interconnect = ${cic}, .interconnect_gbps = ${icbw}, .rwx_storage = ${rwx},\n"
          "     .spot = ${spot}, .autoscaling = ${as}, .scale_to_zero = ${s0},\n"
-         "     .billing = ${cbill}, .source_url = ${csrc}},\n")
+         "     .billing = ${cbill}, .source_url = ${csrc},\n"
+         "     .billing_minimum_s = ${lmin}, .max_node_lifetime_h = ${llife},\n"
+         "     .lifetime_scope = ${clscope}, .limits_source_url = ${clsrc}},\n")
   string(JSON no LENGTH "${json}" providers ${p} gpu_offers)
   if(no EQUAL 0)
     continue()
@@ -145,6 +184,10 @@ foreach(p RANGE ${lastp})
     math(EXPR noffers "${noffers} + 1")
   endforeach()
 endforeach()
+
+if(limit_ids)
+  message(FATAL_ERROR "provider-limits.json: no provider ${limit_ids} in ${base}")
+endif()
 
 file(WRITE "${OUT}" "/* providers_table.c - generated from data/providers.json by
  * cmake/providers_table.cmake at build time; do not edit. The catalog's

@@ -172,14 +172,14 @@ static enum gp_err simulate(void *ctx, const struct gp_cluster *c, struct gp_pla
         out->pods_never_fit = r.pods_never_fit;
         out->pods_pending_end = r.pods_pending_end;
         out->spot_interruptions = r.spot_interruptions;
+        out->billing_rounding_usd = r.billing_rounding_usd;
+        out->node_expirations = r.node_expirations;
         out->latency_p99_s = -1;
         for (size_t i = 0; i < r.nservices; i++)
             if (r.services[i].p99_latency_s > out->latency_p99_s)
                 out->latency_p99_s = r.services[i].p99_latency_s;
         for (size_t i = 0; i < r.cost.npools; i++) {
             const struct gp_sim_pool_cost *pc = &r.cost.pools[i];
-            if (i < GP_PLAN_MAX_POOLS)
-                out->pool_requests[i] = pc->nodes_requested;
             if (!pc->spot)
                 continue;
             out->spot_node_hours += pc->node_hours;

@@ -371,6 +371,12 @@ static json_t *provider_json(struct jctx *c, const struct gp_provider *p)
     jset(c, o, "node_pool_autoscaling", jtri(p->autoscaling));
     jset(c, o, "scale_to_zero", jtri(p->scale_to_zero));
     jset(c, o, "billing_granularity", jtext(p->billing));
+    json_t *lim = json_object(); /* data/provider-limits.json */
+    jset(c, lim, "billing_minimum_s", jnum(p->billing_minimum_s));
+    jset(c, lim, "max_node_lifetime_h", jnum(p->max_node_lifetime_h));
+    jset(c, lim, "max_node_lifetime_scope", jtext(p->lifetime_scope));
+    jset(c, lim, "source", jtext(p->limits_source_url));
+    jset(c, o, "limits", lim);
     jset(c, o, "source", jtext(p->source_url));
     return o;
 }

@@ -55,6 +55,12 @@ struct gp_pool_spec {
      * FORMATS.md). NULL / 0: none */
     const char *topology_key;
     uint32_t nodes_per_domain;
+    /* --- the provider's limits (docs/FORMATS.md, "Provider limits"): a
+     * node's billed time is rounded up to billing_granularity_s and is at
+     * least billing_minimum_s (0: exact); a node is replaced once it is
+     * max_lifetime_s old (EKS Auto Mode: 21 days; 0: never) */
+    double billing_granularity_s, billing_minimum_s;
+    double max_lifetime_s;
 };
 
 /* The cluster autoscaler's settings (spec.autoscaler). */
@@ -79,7 +85,8 @@ struct gp_cluster {
     size_t nwarnings, warnings_cap;
 };
 
-/* Whether a pool can change size (min < max) or loses nodes (spot). */
+/* Whether a pool can change size (min < max) or loses nodes (spot, a
+ * maximum node lifetime). */
 bool gp_pool_is_dynamic(const struct gp_pool_spec *p);
 
 /* The node labels gp_cluster_expand sets, which a pool may not write:

@@ -55,6 +55,7 @@ struct cluster_pool {
     struct {
         struct fy_node *count, *min, *max, *initial, *boot, *price, *gpu_price, *od_price;
         struct fy_node *offer, *spot, *rate, *times, *file, *notice, *topology;
+        struct fy_node *granularity, *minimum, *lifetime;
         double gpu_price_usd;
         const char *offer_provider, *offer_instance, *offer_gpu;
     } f;
@@ -109,5 +110,15 @@ enum gp_err gp_cluster_pool_file(struct gp_yaml *y, struct fy_node *v, void *obj
 enum gp_err gp_cluster_pool_notice(struct gp_yaml *y, struct fy_node *v, void *obj);
 /* The interruption fields need spot: true; a rate or a series, not both. */
 enum gp_err gp_cluster_check_spot(struct gp_yaml *y, struct cluster_pool *po);
+
+/* --- the provider's limits (cluster_limits.c) -------------------------- */
+
+/* Field handlers of billingGranularity, billingMinimum and
+ * maxNodeLifetime (obj: struct cluster_pool). */
+enum gp_err gp_cluster_pool_granularity(struct gp_yaml *y, struct fy_node *v, void *obj);
+enum gp_err gp_cluster_pool_minimum(struct gp_yaml *y, struct fy_node *v, void *obj);
+enum gp_err gp_cluster_pool_lifetime(struct gp_yaml *y, struct fy_node *v, void *obj);
+/* A lifetime longer than the pool's boot time. */
+enum gp_err gp_cluster_check_limits(struct gp_yaml *y, struct cluster_pool *po);
 
 #endif

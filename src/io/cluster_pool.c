@@ -347,7 +347,7 @@ static enum gp_err check_topology(struct gp_yaml *y, struct cluster_pool *po)
 
 bool gp_pool_is_dynamic(const struct gp_pool_spec *p)
 {
-    return p->max_count > p->min_count || p->spot;
+    return p->max_count > p->min_count || p->spot || p->max_lifetime_s > 0;
 }
 
 static const struct gp_yaml_field pool_fields[] = {
@@ -369,6 +369,9 @@ static const struct gp_yaml_field pool_fields[] = {
     GP_YCUSTOM("interruptionTimes", gp_cluster_pool_times, 0),
     GP_YCUSTOM("interruptionFile", gp_cluster_pool_file, 0),
     GP_YCUSTOM("spotNotice", gp_cluster_pool_notice, 0),
+    GP_YCUSTOM("billingGranularity", gp_cluster_pool_granularity, 0),
+    GP_YCUSTOM("billingMinimum", gp_cluster_pool_minimum, 0),
+    GP_YCUSTOM("maxNodeLifetime", gp_cluster_pool_lifetime, 0),
     GP_YCUSTOM("labels", pool_labels, 0),
     GP_YCUSTOM("taints", pool_taints, 0),
     GP_YCUSTOM("sharing", gp_cluster_pool_sharing, 0),
@@ -393,6 +396,8 @@ static enum gp_err pool_item(struct gp_yaml *y, struct fy_node *item, size_t i, 
         err = gp_cluster_check_spot(y, &po);
     if (err == GP_OK)
         err = check_topology(y, &po);
+    if (err == GP_OK)
+        err = gp_cluster_check_limits(y, &po);
     if (err != GP_OK)
         return err;
     *p = po.spec;

@@ -45,6 +45,14 @@ struct gp_provider {
     enum gp_tri autoscaling, scale_to_zero;
     const char *billing;    /* billing granularity as the catalog says; "" unknown */
     const char *source_url; /* the provider's first source; "" none */
+    /* its limits (data/provider-limits.json): the least billed time of a
+     * node, and the age at which the provider replaces a node in the mode
+     * lifetime_scope names (EKS Auto Mode, GKE flex-start); < 0 / "" when
+     * none is known */
+    double billing_minimum_s;
+    double max_node_lifetime_h;
+    const char *lifetime_scope;
+    const char *limits_source_url;
 };
 
 /* One offer; prices in USD, < 0 when the catalog has none. */

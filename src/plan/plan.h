@@ -46,6 +46,10 @@ struct gp_plan_limits {
      * workload's), restart: the replacement node's boot time */
     double spot_rate_per_node_hour, checkpoint_s, restart_s;
     double price_uncertainty_pct; /* near-tie threshold; default 5 */
+    /* nodeLifetimes: the candidates' nodes live as the provider's mode
+     * with a maximum lifetime does (data/provider-limits.json: EKS Auto
+     * Mode 21 days, GKE flex-start 7 days), replaced at that age */
+    bool node_lifetimes;
 };
 
 void gp_plan_limits_default(struct gp_plan_limits *l);
@@ -129,9 +133,10 @@ struct gp_plan_sim {
     uint64_t spot_interruptions;
     /* the spot pools: node-hours, GPU-hours billed and used, their cost */
     double spot_node_hours, spot_gpu_hours, spot_gpu_hours_used, spot_usd;
-    /* nodes each pool requested (autoscaler, spot replacements), in the
-     * candidate's pool order */
-    uint64_t pool_requests[GP_PLAN_MAX_POOLS];
+    /* what the providers' billing granularity and minimum added to the
+     * nodes' exact time, and nodes replaced at their maximum lifetime */
+    double billing_rounding_usd;
+    uint64_t node_expirations;
 };
 
 enum gp_plan_state {

@@ -113,6 +113,7 @@ BOOL_FIELD(read_managed, managed_only)
 BOOL_FIELD(read_drivers, drivers_preinstalled)
 BOOL_FIELD(read_spot_allowed, spot_allowed)
 BOOL_FIELD(read_plain_allowed, plain_allowed)
+BOOL_FIELD(read_node_lifetimes, node_lifetimes)
 
 struct names {
     const char **items;
@@ -202,6 +203,7 @@ static const struct gp_yaml_field spec_fields[] = {
     GP_YCUSTOM("avoid", read_avoid, 0),
     GP_YCUSTOM("spot", read_spot, 0),
     GP_YCUSTOM("plainInstances", read_plain_allowed, 0),
+    GP_YCUSTOM("nodeLifetimes", read_node_lifetimes, 0),
     GP_YFIELD("priceUncertaintyPct", GP_YT_NUMBER, struct gp_plan_limits, price_uncertainty_pct, 0,
               0, 100),
 };

@@ -326,6 +326,7 @@ static void json_cand(struct gp_sbuf *b, const struct gp_plan *p, const struct g
     jnum(b, "other_usd", s->other_usd, true);
     jnum(b, "spot_savings_usd", s->spot_savings_usd, true);
     jnum(b, "lost_work_usd", s->lost_work_usd, true);
+    gp_sbuf_printf(b, "\"node_expirations\": %llu, ", (unsigned long long)s->node_expirations);
     jnum(b, "idle_pct", idle_pct(c), true);
     jnum(b, "queue_delay_p95_s", s->queue_p95_s, true);
     jnum(b, "queue_delay_max_s", s->queue_max_s, true);

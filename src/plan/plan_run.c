@@ -33,12 +33,10 @@ static double monthly(const struct gp_plan *p, double usd)
 static void judge(const struct gp_plan *p, struct gp_plan_cand *c)
 {
     const struct gp_plan_sim *s = &c->sim;
-    c->billing_rounding_usd = 0;
-    for (size_t i = 0; i < c->npools && !c->plain; i++)
-        c->billing_rounding_usd +=
-            (double)s->pool_requests[i] * c->billing_s / 3600.0 / 2 * c->pools[i].node_usd_per_hour;
-    c->billing_rounding_usd = monthly(p, c->billing_rounding_usd);
-    c->monthly_usd = monthly(p, s->cost_usd) + c->billing_rounding_usd;
+    /* the simulation bills each node as its provider does (billingGranularity,
+     * billingMinimum in the candidate's spec): the rounding is in cost_usd */
+    c->billing_rounding_usd = monthly(p, s->billing_rounding_usd);
+    c->monthly_usd = monthly(p, s->cost_usd);
     c->all_scheduled = s->pods_never_fit == 0 && s->pods_pending_end * 100 <= s->pods_submitted;
     c->queue_margin_s = gp_plan_queue_limit_s(p->limits) - s->queue_p95_s;
     c->budget_margin_usd =

@@ -116,8 +116,25 @@ static void labels(struct gp_sbuf *b, const struct gp_plan_pool *p, const struct
         gp_sbuf_add(b, "}\n");
 }
 
+/* The provider's billing rounding (its granularity, when coarser than a
+ * second, and its minimum) and, when the limits ask for it, its maximum
+ * node lifetime (data/provider-limits.json; docs/plan.md, "Provider
+ * limits"): the simulation then bills and replaces nodes as it does. */
+static void provider_limits(struct gp_sbuf *b, const struct gp_plan_cand *c,
+                            const struct gp_plan_limits *l)
+{
+    const struct gp_provider *pr = c->provider;
+    if (c->billing_s > 1)
+        gp_sbuf_printf(b, "    billingGranularity: %gs\n", c->billing_s);
+    if (pr && pr->billing_minimum_s > 0)
+        gp_sbuf_printf(b, "    billingMinimum: %gs\n", pr->billing_minimum_s);
+    if (pr && l && l->node_lifetimes && pr->max_node_lifetime_h > 0 && !c->plain)
+        gp_sbuf_printf(b, "    maxNodeLifetime: %gh\n", pr->max_node_lifetime_h);
+}
+
 static void gpu_pool(struct gp_sbuf *b, const struct gp_plan_cand *c, const struct gp_plan_pool *p,
-                     size_t i, const struct gp_plan_demand *d, double rate_scale)
+                     size_t i, const struct gp_plan_demand *d, const struct gp_plan_limits *l,
+                     double rate_scale)
 {
     const struct gp_offer *o = p->row->offer;
     char name[64], drv[32] = "";
@@ -167,6 +184,7 @@ static void gpu_pool(struct gp_sbuf *b, const struct gp_plan_cand *c, const stru
         gp_sbuf_printf(b, "    minCount: %u\n    maxCount: %u\n    bootTime: %gs\n", p->min_nodes,
                        p->max_nodes, GP_PLAN_BOOT_S);
     gp_sbuf_printf(b, "    pricePerHour: %.6g\n", p->node_usd_per_hour);
+    provider_limits(b, c, l);
     if (p->spot)
         gp_sbuf_printf(b,
                        "    spot: true\n    onDemandPricePerHour: %.6g\n    interruptionRate: "
@@ -184,7 +202,6 @@ enum gp_err gp_plan_yaml(const struct gp_plan_cand *c, const struct gp_plan_dema
                          const struct gp_plan_limits *l, double rate_scale, struct gp_arena *a,
                          const char **out, struct gp_diag *diag)
 {
-    (void)l;
     struct gp_sbuf b;
     gp_sbuf_init(&b);
     char pid[64];
@@ -206,7 +223,7 @@ enum gp_err gp_plan_yaml(const struct gp_plan_cand *c, const struct gp_plan_dema
     for (size_t i = 0; i < c->npools; i++) {
         const struct gp_plan_pool *p = &c->pools[i];
         if (p->row) {
-            gpu_pool(&b, c, p, i, d, rate_scale);
+            gpu_pool(&b, c, p, i, d, l, rate_scale);
             continue;
         }
         gp_sbuf_printf(&b,
@@ -216,6 +233,7 @@ enum gp_err gp_plan_yaml(const struct gp_plan_cand *c, const struct gp_plan_dema
                        "    maxCount: %u\n    bootTime: 60s\n    pricePerHour: %.6g\n",
                        GP_PLAN_CPU_NODE_MILLI / 1000, GP_PLAN_CPU_NODE_MIB / 1024, p->min_nodes,
                        p->max_nodes, p->node_usd_per_hour);
+        provider_limits(&b, c, l);
     }
     *out = gp_arena_strdup(a, gp_sbuf_str(&b));
     gp_sbuf_free(&b);

@@ -416,6 +416,22 @@ static void summary_cost(FILE *f, const struct gp_sim_result *r)
                     gp_report_plural(r->spot_interruptions_missed, "one found", "ones found"));
         fprintf(f, "\n");
     }
+    if (r->node_expirations) {
+        line_label(f, "node lifetime");
+        fprintf(f,
+                "%" PRIu64 " %s replaced at their maximum age, %" PRIu64 " %s evicted, %.1f "
+                "GPU-hours lost\n",
+                r->node_expirations, gp_report_plural(r->node_expirations, "node", "nodes"),
+                r->expiry_evictions, gp_report_plural(r->expiry_evictions, "pod", "pods"),
+                finite_or0(r->expiry_lost_gpu_hours));
+    }
+    if (r->billing_rounding_usd >= 0.005) {
+        line_label(f, "billing");
+        fprintf(f,
+                "$%.2f of rounding (each removed node's time billed to its pool's "
+                "granularity and minimum)\n",
+                r->billing_rounding_usd);
+    }
 }
 
 static void summary_usage(FILE *f, const struct gp_sim_result *r)
@@ -700,6 +716,10 @@ static json_t *json_pool_cost(struct jctx *c, const struct gp_sim_pool_cost *p)
     jset(c, o, "nodes_removed", juint(p->nodes_removed));
     jset(c, o, "interruptions", juint(p->interruptions));
     jset(c, o, "interruptions_missed", juint(p->interruptions_missed));
+    if (p->limits) { /* docs/FORMATS.md, "Provider limits" */
+        jset(c, o, "expirations", juint(p->expirations));
+        jset(c, o, "billing_rounding_usd", jreal(p->billing_rounding_usd, USD_DEC));
+    }
     jset(c, o, "node_hours", jreal(p->node_hours, 4));
     jset(c, o, "gpu_hours", jreal(p->gpu_hours, 4));
     jset(c, o, "gpu_hours_used", jreal(p->gpu_hours_used, 4));
@@ -919,6 +939,14 @@ void gp_report_json(struct gp_sbuf *out, const struct gp_sim_result *r,
     jset(&c, spot, "evictions", juint(r->spot_evictions));
     jset(&c, spot, "lost_gpu_hours", jreal(r->spot_lost_gpu_hours, 4));
     jset(&c, root, "spot", spot);
+    if (r->provider_limits) { /* some pool sets maxNodeLifetime or billing rounding */
+        json_t *lim = json_object();
+        jset(&c, lim, "node_expirations", juint(r->node_expirations));
+        jset(&c, lim, "evictions", juint(r->expiry_evictions));
+        jset(&c, lim, "lost_gpu_hours", jreal(r->expiry_lost_gpu_hours, 4));
+        jset(&c, lim, "billing_rounding_usd", jreal(r->billing_rounding_usd, USD_DEC));
+        jset(&c, root, "provider_limits", lim);
+    }
     json_t *sh = json_object();
     jset(&c, sh, "mig_reconfigurations", juint(r->mig_reconfigurations));
     jset(&c, sh, "oom_kills", juint(r->oom_kills));

@@ -95,6 +95,9 @@ enum gp_err gp_cost_finish(const struct gp_cost *c, double total_nodes_usd,
         o->nodes_removed = p->removed;
         o->interruptions = p->interruptions;
         o->interruptions_missed = p->interruptions_missed;
+        o->limits = p->limits;
+        o->expirations = p->expirations;
+        o->billing_rounding_usd = p->rounding_usd;
         o->node_hours = p->node_s / 3600.0;
         o->gpu_hours = p->gpu_s / 3600.0;
         o->gpu_hours_used = p->used_gpu_s / 3600.0;

@@ -28,6 +28,9 @@ struct gp_cost_pool {
     double used_usd, used_gpu_s; /* closed pod runs */
     uint64_t requested, removed, interruptions;
     uint64_t interruptions_missed; /* recorded ones that found no ready node */
+    bool limits;                   /* maxNodeLifetime or billing rounding set */
+    uint64_t expirations;          /* nodes replaced at maxNodeLifetime */
+    double rounding_usd;           /* billed time rounded up, in billed_usd already */
 };
 
 struct gp_cost {

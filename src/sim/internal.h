@@ -58,6 +58,7 @@ enum stream {
     STREAM_NODE_ORDER,
     STREAM_SPOT,       /* spot interruptions: keyed by pool and node */
     STREAM_COLD_START, /* a service replica's model load: keyed by service, pod, bind */
+    STREAM_NODE_AGE,   /* the age of a node the run starts with (maxNodeLifetime) */
 };
 
 enum ev_kind {
@@ -72,6 +73,7 @@ enum ev_kind {
     EV_SPOT_NOTICE, /* a spot node gets its notice (Poisson) */
     EV_SPOT_SERIES, /* a = pool, b = index in its recorded series */
     EV_SPOT_END,    /* the notice is over: pods evicted, the node leaves */
+    EV_EXPIRE,      /* the node reached its pool's maxNodeLifetime */
     EV_SERVICE,     /* a = service: its autoscaler's sync (services.c) */
 };
 
@@ -80,7 +82,7 @@ enum ev_kind {
 static inline bool kind_endless(uint32_t kind)
 {
     return kind == EV_IDLE || kind == EV_SPOT_NOTICE || kind == EV_SPOT_SERIES ||
-           kind == EV_SPOT_END || kind == EV_SERVICE;
+           kind == EV_SPOT_END || kind == EV_SERVICE || kind == EV_EXPIRE;
 }
 
 enum inst_state { INST_ACTIVE, INST_DONE, INST_FAILED };
@@ -170,6 +172,7 @@ struct snode {
     uint32_t idle_token; /* bumped to cancel a pending EV_IDLE */
     uint32_t domain;     /* its topology domain in its pool; NONE: none */
     uint8_t state;
+    uint8_t requested; /* requested during the run (not one it started with) */
     double since_s, idle_since_s;
 };
 
@@ -392,7 +395,9 @@ enum gp_err gp_sim_runs_on_bind(struct run *r, const struct gp_decision *d);
 enum gp_err gp_sim_runs_on_evict(struct run *r, const struct gp_decision *d);
 /* A running pod stopped by the engine, or (spot) by the driver, who has
  * released it: back to its queue, resuming from its last checkpoint. */
-enum gp_err gp_sim_runs_evict(struct run *r, uint32_t lp, uint8_t reason, bool spot);
+/* Why the driver, not the engine, stopped a pod (gp_sim_runs_evict). */
+enum evict_cause { EVICT_BY_ENGINE, EVICT_BY_SPOT, EVICT_BY_EXPIRY };
+enum gp_err gp_sim_runs_evict(struct run *r, uint32_t lp, uint8_t reason, uint8_t cause);
 /* The accounting of a running pod that stopped (its cost, queue, node). */
 enum gp_err gp_sim_runs_unbind(struct run *r, struct lpod *l);
 /* Books what a running pod cost from its bind to until_s. */
@@ -417,6 +422,13 @@ enum gp_err gp_sim_nodes_on_idle(struct run *r, uint32_t sni, uint32_t token);
 enum gp_err gp_sim_nodes_spot_notice(struct run *r, uint32_t sni);
 enum gp_err gp_sim_nodes_on_spot_series(struct run *r, uint32_t pool, uint32_t k);
 enum gp_err gp_sim_nodes_on_spot_end(struct run *r, uint32_t sni);
+/* A node reached its pool's maxNodeLifetime: drained, its pods stopped at
+ * once (a forced disruption, as Karpenter expires a node), replaced. */
+enum gp_err gp_sim_nodes_on_expire(struct run *r, uint32_t sni);
+/* A node's bill closes at end_s: what its pool's billing granularity and
+ * minimum add to its time since the request is billed (nodes.c calls it
+ * when a node leaves; the run's end for the nodes requested during it). */
+void gp_sim_nodes_bill_close(struct run *r, uint32_t sni, double end_s);
 
 /* ---- scale.c ------------------------------------------------------------- */
 

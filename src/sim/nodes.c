@@ -2,7 +2,9 @@
  * labels, the nodes the run starts with (in static mode in a seeded
  * order), and in timed mode the pools' dynamics: requested nodes that
  * boot, idle nodes removed after the cool-down, spot notices (Poisson or
- * recorded) that drain a node and end with its pods evicted. */
+ * recorded) that drain a node and end with its pods evicted, nodes
+ * replaced at their pool's maximum lifetime, and the billed time of a node
+ * that leaves rounded as its provider bills it. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -131,6 +133,34 @@ enum gp_err gp_sim_nodes_add_initial(struct run *r)
     return err;
 }
 
+/* What a node that lived life_s is billed beyond it: its time rounded up
+ * to the pool's billing granularity, and at least the billing minimum
+ * (GKE's Compute Engine: per second, one minute at least). */
+static double billing_extra_s(const struct gp_pool_spec *ps, double life_s)
+{
+    if (!ps)
+        return 0;
+    double billed = life_s;
+    if (ps->billing_granularity_s > 0)
+        billed = ceil(life_s / ps->billing_granularity_s - 1e-9) * ps->billing_granularity_s;
+    if (billed < ps->billing_minimum_s)
+        billed = ps->billing_minimum_s;
+    return billed > life_s ? billed - life_s : 0;
+}
+
+void gp_sim_nodes_bill_close(struct run *r, uint32_t sni, double end_s)
+{
+    const struct snode *sn = &r->snodes.items[sni];
+    double extra_usd = billing_extra_s(r->pools[sn->pool].spec, end_s - sn->since_s) *
+                       node_price_h(sn->spec) / 3600.0;
+    if (extra_usd > 0 && isfinite(extra_usd)) {
+        r->cost.pools[sn->pool].rounding_usd += extra_usd;
+        r->cost.pools[sn->pool].billed_usd += extra_usd;
+        r->cost_usd += extra_usd;
+        r->out->billing_rounding_usd += extra_usd;
+    }
+}
+
 /* The node leaves the bill (its pods are gone). */
 static void node_gone(struct run *r, uint32_t sni)
 {
@@ -138,6 +168,7 @@ static void node_gone(struct run *r, uint32_t sni)
     struct pool_dyn *pd = &r->pools[sn->pool];
     gp_cost_node(&r->cost, sn->pool, sn->since_s, r->now_s, node_price_h(sn->spec),
                  sn->spec->gpu_count);
+    gp_sim_nodes_bill_close(r, sni, r->now_s);
     if (sn->state == SN_READY || sn->state == SN_BOOTING) {
         pd->live--;
         if (sn->domain != NONE)
@@ -210,11 +241,15 @@ enum gp_err gp_sim_nodes_request(struct run *r, uint32_t p, uint32_t domain)
     enum gp_err err = snode_add(r, spec, p, domain, SN_BOOTING, &sni);
     if (err != GP_OK)
         return err;
+    r->snodes.items[sni].requested = 1;
     r->price_per_s += node_price_h(spec) / 3600.0;
     r->cost.pools[p].requested++;
     r->out->nodes_requested++;
     double t = r->now_s + pd->spec->boot_s;
-    return gp_sim_push_event(r, t, EV_BOOT, sni, 0);
+    err = gp_sim_push_event(r, t, EV_BOOT, sni, 0);
+    if (err == GP_OK && pd->spec->max_lifetime_s > 0) /* its age counts from the request */
+        err = gp_sim_push_event(r, r->now_s + pd->spec->max_lifetime_s, EV_EXPIRE, sni, 0);
+    return err;
 }
 
 /* An idle ready node of an autoscaled pool may go after the cool-down. */
@@ -288,14 +323,11 @@ enum gp_err gp_sim_nodes_on_idle(struct run *r, uint32_t sni, uint32_t token)
     return GP_OK;
 }
 
-/* A spot node's notice: it is drained (no new pods; its pods run on until
- * the notice ends) and a replacement is requested at once when it ran pods
- * or the pool would fall below its minimum. */
-enum gp_err gp_sim_nodes_spot_notice(struct run *r, uint32_t sni)
+/* Drains ready node sni: it takes no new pods and no longer counts against
+ * its pool's size. */
+static enum gp_err drain(struct run *r, uint32_t sni)
 {
     struct snode *sn = &r->snodes.items[sni];
-    if (sn->state != SN_READY)
-        return GP_OK;
     enum gp_err err = gp_engine_node_drain(r->e, sn->enode);
     if (err != GP_OK)
         return gp_diag_set(r->diag, err, "simulator: the engine refused to drain node %s: %s",
@@ -306,17 +338,38 @@ enum gp_err gp_sim_nodes_spot_notice(struct run *r, uint32_t sni)
     pd->live--;
     if (sn->domain != NONE)
         pd->dlive[sn->domain]--;
-    uint32_t domain = sn->domain;
-    r->cost.pools[sn->pool].interruptions++;
-    r->out->spot_interruptions++;
     r->as_dirty = true;
-    bool had_pods = sn->pods > 0;
-    if ((err = gp_sim_push_event(r, r->now_s + pd->spec->spot_notice_s, EV_SPOT_END, sni, 0)) !=
-        GP_OK)
-        return err;
-    if ((had_pods || pd->live < pd->spec->min_count) && pd->live < pd->spec->max_count)
-        return gp_sim_nodes_request(r, r->snodes.items[sni].pool, domain); /* in its domain */
     return GP_OK;
+}
+
+/* A drained node's replacement, requested at once (in its topology
+ * domain) when it ran pods or the pool would fall below its minimum. */
+static enum gp_err replace(struct run *r, uint32_t pool, uint32_t domain, bool had_pods)
+{
+    const struct pool_dyn *pd = &r->pools[pool];
+    if ((had_pods || pd->live < pd->spec->min_count) && pd->live < pd->spec->max_count)
+        return gp_sim_nodes_request(r, pool, domain);
+    return GP_OK;
+}
+
+/* A spot node's notice: it is drained (no new pods; its pods run on until
+ * the notice ends) and replaced. */
+enum gp_err gp_sim_nodes_spot_notice(struct run *r, uint32_t sni)
+{
+    struct snode *sn = &r->snodes.items[sni];
+    if (sn->state != SN_READY)
+        return GP_OK;
+    uint32_t pool = sn->pool, domain = sn->domain;
+    bool had_pods = sn->pods > 0;
+    enum gp_err err = drain(r, sni);
+    if (err != GP_OK)
+        return err;
+    r->cost.pools[pool].interruptions++;
+    r->out->spot_interruptions++;
+    double end_s = r->now_s + r->pools[pool].spec->spot_notice_s;
+    if ((err = gp_sim_push_event(r, end_s, EV_SPOT_END, sni, 0)) != GP_OK)
+        return err;
+    return replace(r, pool, domain, had_pods);
 }
 
 /* A recorded interruption: one ready node of the pool, drawn with the seed.
@@ -343,13 +396,11 @@ enum gp_err gp_sim_nodes_on_spot_series(struct run *r, uint32_t pool, uint32_t k
     return err;
 }
 
-/* The notice is over: the node's pods are evicted (a gang member takes its
- * whole gang: every running member restarts from its last checkpoint) and
- * the node leaves. */
-enum gp_err gp_sim_nodes_on_spot_end(struct run *r, uint32_t sni)
+/* A draining node's pods are evicted (a gang member takes its whole gang:
+ * every running member restarts from its last checkpoint) and the node
+ * leaves. */
+static enum gp_err evict_and_remove(struct run *r, uint32_t sni, uint8_t cause)
 {
-    if (r->snodes.items[sni].state != SN_DRAINING)
-        return GP_OK;
     enum gp_err err = GP_OK;
     uint32_t lp;
     while (err == GP_OK && (lp = r->snodes.items[sni].head) != NONE) {
@@ -363,7 +414,7 @@ enum gp_err gp_sim_nodes_on_spot_end(struct run *r, uint32_t sni)
                 if (err != GP_OK)
                     return gp_diag_set(r->diag, err, "simulator: engine refused to stop pod %u",
                                        l->epod);
-                err = gp_sim_runs_evict(r, m, GP_EVICT_NONE, true);
+                err = gp_sim_runs_evict(r, m, GP_EVICT_NONE, cause);
             }
             in = inst_at(r, lpod_at(r, lp)->inst);
             m = next;
@@ -377,6 +428,35 @@ enum gp_err gp_sim_nodes_on_spot_end(struct run *r, uint32_t sni)
                            sn->spec->name, gp_strerror(err));
     node_gone(r, sni);
     return GP_OK;
+}
+
+/* The notice is over: the pods are evicted and the node leaves. */
+enum gp_err gp_sim_nodes_on_spot_end(struct run *r, uint32_t sni)
+{
+    if (r->snodes.items[sni].state != SN_DRAINING)
+        return GP_OK;
+    return evict_and_remove(r, sni, EVICT_BY_SPOT);
+}
+
+/* Karpenter (EKS Auto Mode) expires a node as a forced disruption: the
+ * node is drained and deleted without waiting for its replacement, and
+ * its pods are evicted (https://karpenter.sh/docs/concepts/disruption/,
+ * "Forceful"). A node already draining (a spot notice) goes its way. */
+enum gp_err gp_sim_nodes_on_expire(struct run *r, uint32_t sni)
+{
+    struct snode *sn = &r->snodes.items[sni];
+    if (sn->state != SN_READY)
+        return GP_OK;
+    uint32_t pool = sn->pool, domain = sn->domain;
+    bool had_pods = sn->pods > 0;
+    enum gp_err err = drain(r, sni);
+    if (err != GP_OK)
+        return err;
+    r->cost.pools[pool].expirations++;
+    r->out->node_expirations++;
+    if ((err = replace(r, pool, domain, had_pods)) != GP_OK)
+        return err;
+    return evict_and_remove(r, sni, EVICT_BY_EXPIRY);
 }
 
 /* The pools' rows (the cluster's pools, then one for nodes of no known
@@ -435,6 +515,9 @@ enum gp_err gp_sim_nodes_init(struct run *r)
         cp->min_nodes = ps->max_count ? ps->min_count : ps->count;
         cp->max_nodes = ps->max_count > ps->count ? ps->max_count : ps->count;
         cp->on_demand_per_hour = ps->on_demand_per_hour_usd;
+        cp->limits =
+            ps->max_lifetime_s > 0 || ps->billing_granularity_s > 0 || ps->billing_minimum_s > 0;
+        r->out->provider_limits |= cp->limits;
     }
     for (size_t i = 0; i < np && r->dynamic; i++) { /* templates: a pool of one node, expanded */
         struct gp_pool_spec *one = gp_arena_alloc(r->a, sizeof *one);
@@ -467,6 +550,21 @@ out:
     return err;
 }
 
+/* A node the run starts with, in a pool with a maximum lifetime, is of a
+ * seeded age drawn uniformly below it (a fleet in its steady state, its
+ * replacements spread over the lifetime rather than all at once). */
+static enum gp_err expiry_arm(struct run *r, uint32_t sni)
+{
+    const struct snode *sn = &r->snodes.items[sni];
+    const struct gp_pool_spec *ps = r->pools[sn->pool].spec;
+    if (!ps || !(ps->max_lifetime_s > 0))
+        return GP_OK;
+    struct gp_rng rng;
+    gp_sim_rng_keyed(&rng, r->cfg->seed, STREAM_NODE_AGE, sn->pool, sni, 0, 0);
+    double left_s = ps->max_lifetime_s * (1.0 - gp_rng_unit(&rng));
+    return gp_sim_push_event(r, r->now_s + left_s, EV_EXPIRE, sni, 0);
+}
+
 /* Arms the dynamics at time 0: idle timers of autoscaled pools, spot
  * interruptions, recorded series. */
 enum gp_err gp_sim_nodes_start(struct run *r)
@@ -475,6 +573,8 @@ enum gp_err gp_sim_nodes_start(struct run *r)
     for (size_t i = 0; err == GP_OK && r->dynamic && i < r->snodes.len; i++) {
         gp_sim_nodes_idle(r, (uint32_t)i);
         err = spot_arm(r, (uint32_t)i);
+        if (err == GP_OK)
+            err = expiry_arm(r, (uint32_t)i);
     }
     for (size_t p = 0; err == GP_OK && p < r->npools; p++) {
         const struct gp_pool_spec *ps = r->pools[p].spec;

@@ -324,7 +324,7 @@ enum gp_err gp_sim_runs_on_bind(struct run *r, const struct gp_decision *d)
  * by a spot interruption (spot: the caller released it): the work since
  * its last checkpoint (all of it, without checkpoints) is lost, and it
  * goes back to its queue as a new attempt that resumes the run. */
-enum gp_err gp_sim_runs_evict(struct run *r, uint32_t lp, uint8_t reason, bool spot)
+enum gp_err gp_sim_runs_evict(struct run *r, uint32_t lp, uint8_t reason, uint8_t cause)
 {
     struct lpod *l = lpod_at(r, lp);
     const struct gp_item *it = lpod_item(r, l);
@@ -343,9 +343,12 @@ enum gp_err gp_sim_runs_evict(struct run *r, uint32_t lp, uint8_t reason, bool s
     l->saved_s += ran - lost;
     l->resume = 1;
     double lost_gpu_h = lost * (double)pod_gpu_milli(&it->pod) / GP_GPU_MILLI / 3600.0;
-    if (spot) {
+    if (cause == EVICT_BY_SPOT) {
         r->out->spot_evictions++;
         r->out->spot_lost_gpu_hours += lost_gpu_h;
+    } else if (cause == EVICT_BY_EXPIRY) {
+        r->out->expiry_evictions++;
+        r->out->expiry_lost_gpu_hours += lost_gpu_h;
     } else {
         r->out->preemptions++;
         r->out->preempted += reason == GP_EVICT_PREEMPTED;
@@ -370,5 +373,5 @@ enum gp_err gp_sim_runs_on_evict(struct run *r, const struct gp_decision *d)
     if (l->state != LP_RUNNING || l->epod != d->pod)
         return gp_diag_set(r->diag, GP_ESTATE, "simulator: the engine evicted pod %u, not running",
                            d->pod);
-    return gp_sim_runs_evict(r, lp, d->evict, false);
+    return gp_sim_runs_evict(r, lp, d->evict, EVICT_BY_ENGINE);
 }

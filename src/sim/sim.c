@@ -385,9 +385,12 @@ static enum gp_err cost_finish(struct run *r, double end)
 {
     for (size_t i = 0; i < r->snodes.len; i++) {
         const struct snode *sn = &r->snodes.items[i];
-        if (sn->state != SN_GONE)
-            gp_cost_node(&r->cost, sn->pool, sn->since_s, end, node_price_h(sn->spec),
-                         sn->spec->gpu_count);
+        if (sn->state == SN_GONE)
+            continue;
+        gp_cost_node(&r->cost, sn->pool, sn->since_s, end, node_price_h(sn->spec),
+                     sn->spec->gpu_count);
+        if (sn->requested) /* its bill closes with the run, rounded as its provider bills */
+            gp_sim_nodes_bill_close(r, (uint32_t)i, end);
     }
     for (uint32_t i = gp_idtab_first(&r->lpods); i < r->lpods.n; i++) {
         struct lpod *l = lpod_at(r, i);
@@ -450,6 +453,8 @@ static enum gp_err apply_event(struct run *r, const struct gp_sim_event *ev)
         return gp_sim_nodes_on_spot_series(r, ev->a, ev->b);
     case EV_SPOT_END:
         return gp_sim_nodes_on_spot_end(r, ev->a);
+    case EV_EXPIRE:
+        return gp_sim_nodes_on_expire(r, ev->a);
     case EV_SERVICE:
         return gp_sim_services_on_tick(r, ev->a);
     }

@@ -110,6 +110,9 @@ struct gp_sim_pool_cost {
     uint64_t nodes_requested, nodes_removed;   /* by the autoscaler and spot replacements */
     uint64_t interruptions;                    /* spot notices */
     uint64_t interruptions_missed; /* recorded ones that found no ready node (dropped) */
+    bool limits;                   /* the pool sets maxNodeLifetime or billing rounding */
+    uint64_t expirations;          /* nodes replaced at maxNodeLifetime */
+    double billing_rounding_usd;   /* billed time rounded up (billingGranularity, billingMinimum) */
     double node_hours;
     double gpu_hours, gpu_hours_used; /* billed GPU-hours, and those pods held */
     double total_usd, gpu_used_usd, gpu_idle_usd, other_usd;
@@ -309,6 +312,14 @@ struct gp_sim_result {
     uint64_t spot_interruptions_missed;
     uint64_t spot_evictions;    /* pods stopped by them (gang members included) */
     double spot_lost_gpu_hours; /* work those pods lost */
+    /* nodes replaced at their pool's maxNodeLifetime, the pods that
+     * stopped (gang members included) and the work they lost */
+    bool provider_limits; /* some pool sets maxNodeLifetime or billing rounding */
+    uint64_t node_expirations, expiry_evictions;
+    double expiry_lost_gpu_hours;
+    /* what the pools' billingGranularity and billingMinimum added to the
+     * nodes' exact time (in cost_usd already) */
+    double billing_rounding_usd;
     /* pod attempts found unschedulable, each counted once under its main
      * reason (gp_explain_main: the filter that rejected the most nodes) */
     uint64_t unschedulable[GP_FILTER_COUNT];

@@ -211,7 +211,8 @@ static void test_unknown_field(void **state)
         "cluster.yaml:8:5: spec.nodePools[0].gpus: unknown field (expected one of: name, "
         "gpu, cpu, memory, count, minCount, maxCount, initialCount, bootTime, pricePerHour, "
         "pricePerGpuHour, onDemandPricePerHour, offer, spot, interruptionRate, interruptionTimes, "
-        "interruptionFile, spotNotice, labels, taints, sharing, topology)");
+        "interruptionFile, spotNotice, billingGranularity, billingMinimum, maxNodeLifetime, "
+        "labels, taints, sharing, topology)");
     expect_error(HEADER "  nodePools:\n"
                         "  - name: a100\n"
                         "    gpu: {model: A100-80GB, cnt: 8}\n",
