@@ -6,8 +6,8 @@
 #include <stdio.h>
 #include <string.h>
 
-/* Exactly the requests of sched_cycle.c, lease.c and the informers (the
- * PriorityClass and PodGroup ones to come: docs/kube.md). Events go through events.k8s.io/v1 (as
+/* Exactly the requests of sched_cycle.c, lease.c and the informers (run.c:
+ * Nodes, Pods, PriorityClasses, PodGroups of both groups). Events go through events.k8s.io/v1 (as
  * kube-scheduler's do since 1.19), not core/v1, and are only created (a
  * message is written once, never a series patched); the pod's status
  * only patched (a strategic merge patch), never replaced. */

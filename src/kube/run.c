@@ -39,7 +39,7 @@ static void wake(void *ctx)
 
 struct feed {
     struct runq *q;
-    int kind;      /* 0 pods, 1 nodes, 2 PodGroups */
+    int kind;      /* 0 pods, 1 nodes, 2 PodGroups (either API group), 3 PriorityClasses */
     bool optional; /* a resource that may not exist (a CRD): 404 counts as listed */
     const char *path;
     struct gp_kube_client *c;
@@ -154,6 +154,14 @@ static bool stopping(const struct gp_kube_run_opts *o, double t0)
     return (o->stop && *o->stop) || (o->max_s > 0 && mono() - t0 >= o->max_s);
 }
 
+static bool feed_synced(struct feed *f)
+{
+    pthread_mutex_lock(&f->q->mu);
+    bool synced = f->synced;
+    pthread_mutex_unlock(&f->q->mu);
+    return synced;
+}
+
 /* Applies what the informers sent; false when nothing came. */
 static bool drain(struct runq *q, struct gp_kube_sched *s, double wait_until)
 {
@@ -182,6 +190,8 @@ static bool drain(struct runq *q, struct gp_kube_sched *s, double wait_until)
             gp_kube_sched_node_change(c->type, c->obj, NULL, s);
         else if (s && c->kind == 2)
             gp_kube_sched_group_change(c->type, c->obj, NULL, s);
+        else if (s && c->kind == 3)
+            gp_kube_sched_priority_change(c->type, c->obj, NULL, s);
         else if (s)
             gp_kube_sched_pod_change(c->type, c->obj, NULL, s);
         json_decref(c->obj);
@@ -194,6 +204,7 @@ static bool drain(struct runq *q, struct gp_kube_sched *s, double wait_until)
 struct run_state {
     struct runq q;
     struct feed nodes, pods, groups;
+    struct feed volcano, prios; /* Volcano's PodGroups; PriorityClasses */
     struct gp_kube_client *c, *lc;
     struct gp_kube_client **bc; /* the binders' clients */
     size_t nbc;
@@ -209,7 +220,8 @@ static enum gp_err run_loop(const struct gp_kube_run_opts *o, struct run_state *
 {
     for (;;) { /* both informers listed first */
         pthread_mutex_lock(&r->q.mu);
-        bool synced = r->nodes.synced && r->pods.synced && r->groups.synced;
+        bool synced = r->nodes.synced && r->pods.synced && r->groups.synced && r->volcano.synced &&
+                      r->prios.synced;
         pthread_mutex_unlock(&r->q.mu);
         if (synced)
             break;
@@ -322,6 +334,13 @@ enum gp_err gp_kube_run(const struct gp_kube_run_opts *o, struct gp_kube_run_res
     if (err == GP_OK) /* PodGroups first: a gang's members wait for theirs */
         err = feed_start(&r.groups, &r.q, 2, "/apis/scheduling.x-k8s.io/v1alpha1/podgroups", o, d);
     if (err == GP_OK)
+        err =
+            feed_start(&r.volcano, &r.q, 2, "/apis/scheduling.volcano.sh/v1beta1/podgroups", o, d);
+    if (err == GP_OK) /* PriorityClasses listed before any pod is read */
+        err = feed_start(&r.prios, &r.q, 3, "/apis/scheduling.k8s.io/v1/priorityclasses", o, d);
+    while (err == GP_OK && !feed_synced(&r.prios) && !stopping(o, t0))
+        nap(0.01);
+    if (err == GP_OK)
         err = feed_start(&r.nodes, &r.q, 1, "/api/v1/nodes", o, d);
     if (err == GP_OK)
         err = feed_start(&r.pods, &r.q, 0, "/api/v1/pods", o, d);
@@ -331,6 +350,8 @@ enum gp_err gp_kube_run(const struct gp_kube_run_opts *o, struct gp_kube_run_res
     r.q.stop = 1;
     pthread_mutex_unlock(&r.q.mu);
     feed_stop(&r.groups);
+    feed_stop(&r.volcano);
+    feed_stop(&r.prios);
     feed_stop(&r.nodes);
     feed_stop(&r.pods);
     drain(&r.q, NULL, 0); /* what came after the end: dropped */

@@ -101,6 +101,7 @@ void gp_kube_sched_free(struct gp_kube_sched *s)
     gp_engine_free(s->e);          /* first: nothing borrows the specs below then */
     s->e = NULL;
     gp_arena_free(&s->spent);
+    gp_kube_priorities_free(&s->prio);
     for (size_t i = 0; i < s->npods; i++)
         pod_free(s, s->pods[i]);
     for (size_t i = 0; i < s->nnodes; i++) {
@@ -221,6 +222,14 @@ static enum gp_err pod_group(struct gp_kube_sched *s, struct spod *p)
     }
     p->spec.group = g->eng;
     return GP_OK;
+}
+
+void gp_kube_sched_priority_change(enum gp_kube_event_type type, const json_t *obj,
+                                   const json_t *old, void *ctx)
+{
+    (void)old;
+    struct gp_kube_sched *s = ctx;
+    gp_kube_priorities_change(&s->prio, type, obj);
 }
 
 void gp_kube_sched_group_change(enum gp_kube_event_type type, const json_t *obj, const json_t *old,
@@ -443,6 +452,8 @@ static void pod_read(struct gp_kube_sched *s, struct spod *p, const json_t *obj)
     struct gp_pod_spec spec;
     struct gp_diag d = {""};
     bool ok = gp_kube_pod_read(obj, &a, &spec, &p->info, &d) == GP_OK;
+    if (ok) /* no spec.priority: its PriorityClass's, as admission gives it */
+        gp_kube_priorities_resolve(&s->prio, obj, &spec.priority, &spec.preempt_never);
     p->ours = strcmp(p->info.scheduler_name, s->o.scheduler_name) == 0;
     if (p->eng == SP_NONE) {
         spec_retire(s, &p->arena);

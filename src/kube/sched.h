@@ -104,6 +104,15 @@ void gp_kube_sched_pod_change(enum gp_kube_event_type type, const json_t *obj, c
 void gp_kube_sched_group_change(enum gp_kube_event_type type, const json_t *obj, const json_t *old,
                                 void *ctx);
 
+/* PriorityClasses (scheduling.k8s.io/v1, priority.h): a pod without
+ * spec.priority (which the API's admission fills) gets its class's value
+ * and preemptionPolicy, or the globalDefault class's, when it is read; a
+ * class applies to pods read after it arrived (gpuplane schedule lists
+ * the classes before the pods), as in Kubernetes, where a class changed
+ * later changes no existing pod's priority. */
+void gp_kube_sched_priority_change(enum gp_kube_event_type type, const json_t *obj,
+                                   const json_t *old, void *ctx);
+
 /* Leadership (lease.c decides): only a leader writes. Becoming leader
  * rebuilds the state from what the informers delivered. */
 void gp_kube_sched_set_leader(struct gp_kube_sched *s, bool leader);

@@ -8,6 +8,7 @@
 
 #include "engine/engine.h"
 #include "kube/objects.h"
+#include "kube/priority.h"
 #include "kube/sched.h"
 #include "util/arena.h"
 #include "util/idtab.h"
@@ -87,6 +88,7 @@ struct gp_kube_sched {
     size_t nnodes, capnodes;
     json_t *group_index; /* key -> index in groups */
     struct sgroup *groups;
+    struct gp_kube_priorities prio; /* PriorityClasses (priority.h) */
     size_t ngroups, capgroups;
     /* engine pod id -> record (struct spod *), released when the engine
      * forgets the pod: bounded by the pods in the engine, not every id */
