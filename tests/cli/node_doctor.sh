@@ -84,6 +84,31 @@ has nokubelet '^  warn  device-plugins +/var/lib/kubelet/device-plugins exists b
 doctor cudaold 1 --root "$r" --cuda 13.0
 has cudaold '^  (warn|fail)  cuda +CUDA 13.0 on driver 550.54.15'
 
+# with the fake NVML (when built): every check passes, then a MIG layout
+# that is not the GPUs' and persistence off
+fake="${GP_FAKENVML:-}"
+if [ -n "$fake" ] && [ -f "$fake" ]; then
+    printf 'version = 2\n[plugins."io.containerd.grpc.v1.cri"]\n  enable_cdi = true\n' \
+        >"$r/etc/containerd/config.toml"
+    : >"$r/var/lib/kubelet/device-plugins/kubelet.sock"
+    conf="$tmp/fake.conf"
+    gpu='gpu name="NVIDIA H100 80GB HBM3" uuid=GPU-0 pci=00000000:07:00.0 memory=81559 cc=9.0'
+    printf 'driver 550.54.15\ncuda 12040\n%s persistence=1 mig=0\n' "$gpu" >"$conf"
+    GPUPLANE_NVML="$fake" GPUPLANE_FAKE_NVML="$conf" doctor allpass 0 --root "$r" --cuda 12.4 --mig none
+    has allpass '^gpuplane node doctor: 7 passed, 0 warnings, 0 failed, 0 skipped$'
+    has allpass '^  pass  driver +NVIDIA driver 550.54.15 loaded, 1 GPU, CUDA driver API 12.4$'
+    GPUPLANE_NVML="$fake" GPUPLANE_FAKE_NVML="$conf" doctor migwrong 1 --root "$r" --mig 3g.40gb=2
+    has migwrong '^  fail  mig +the pool.s layout is 3g.40gb=2: GPU 0 has MIG mode off$'
+    printf 'driver 550.54.15\ncuda 12040\n%s persistence=0 mig=0\n' "$gpu" >"$conf"
+    GPUPLANE_NVML="$fake" GPUPLANE_FAKE_NVML="$conf" doctor nopersist 0 --root "$r"
+    has nopersist '^  warn  persistence +persistence mode off on 1 GPU'
+    printf 'driver 550.90.07\ncuda 12040\n%s persistence=1 mig=0\n' "$gpu" >"$conf"
+    GPUPLANE_NVML="$fake" GPUPLANE_FAKE_NVML="$conf" doctor mismatch 1 --root "$r"
+    has mismatch '^  fail  driver +kernel module 550.54.15 but user-space driver \(NVML\) 550.90.07'
+else
+    echo "(no fake NVML built: the checks that need GPUs ran in tests/unit/test_node_doctor.c only)"
+fi
+
 # bad usage: exit 2, one line on stderr, nothing on stdout
 for args in "--mig 3g.40gb" "--cuda twelve" "--cuda 12.4 --image nvidia/cuda:12.4.1-base-ubuntu22.04" \
     "--rot /" "--root"; do
