@@ -14,7 +14,7 @@ static const struct gp_cmd node_commands[] = {
      gp_node_cmd_discover},
     {"doctor", "check this node's driver, CUDA, container toolkit, runtime, MIG and persistence",
      gp_node_cmd_doctor},
-    {"labels", "the GPU Feature Discovery labels this node would get (printed, not patched)",
+    {"labels", "the GPU Feature Discovery labels of this node (printed; --apply patches the Node)",
      gp_node_cmd_labels},
     {"cdi", "the CDI spec (nvidia.com/gpu) this node's agent would write (printed)",
      gp_node_cmd_cdi},

@@ -14,12 +14,16 @@
 #include "cli/opts.h"
 #include "node/cdi.h"
 #include "node/labels.h"
+#include "kube/client.h"
+#include "kube/kubeconfig.h"
 #include "node/nvml.h"
+#include "util/arena.h"
 #include "util/fs.h"
 
 struct show_opts {
     const char *nvml, *root, *sharing, *replicas, *mig_strategy, *cdi_dir;
-    bool rename, no_timestamp, write, help;
+    const char *node, *kubeconfig, *context;
+    bool rename, no_timestamp, write, apply, help;
 };
 
 static const struct gp_opt labels_opt_table[] = {
@@ -30,6 +34,10 @@ static const struct gp_opt labels_opt_table[] = {
     GP_OPT_STRING_AT("--mig-strategy", struct show_opts, mig_strategy),
     GP_OPT_FLAG_AT("--rename-by-default", struct show_opts, rename),
     GP_OPT_FLAG_AT("--no-timestamp", struct show_opts, no_timestamp),
+    GP_OPT_FLAG_AT("--apply", struct show_opts, apply),
+    GP_OPT_STRING_AT("--node", struct show_opts, node),
+    GP_OPT_STRING_AT("--kubeconfig", struct show_opts, kubeconfig),
+    GP_OPT_STRING_AT("--context", struct show_opts, context),
     GP_OPT_FLAG_AT("--help", struct show_opts, help),
     GP_OPT_FLAG_AT("-h", struct show_opts, help),
 };
@@ -48,6 +56,7 @@ static void labels_usage(FILE *f)
     fprintf(f, "usage: gpuplane node labels [--sharing none|time-slicing|mps --replicas N]\n"
                "                            [--rename-by-default] [--mig-strategy "
                "none|single|mixed]\n"
+               "                            [--apply --node NAME [--kubeconfig FILE]]\n"
                "\n"
                "The NVIDIA GPU Feature Discovery labels (nvidia.com/gpu.product, gpu.count,\n"
                "cuda.driver-version.*, mig-*, ...) the node agent would patch onto this Node,\n"
@@ -60,6 +69,11 @@ static void labels_usage(FILE *f)
                "  --rename-by-default   shared GPUs advertised as nvidia.com/gpu.shared\n"
                "  --mig-strategy S      none (default), single or mixed\n"
                "  --no-timestamp        no nvidia.com/gfd.timestamp label\n"
+               "  --apply               patch them onto the Node (a merge patch: labels the\n"
+               "                        agent owns that no longer apply are removed)\n"
+               "  --node NAME           the Node to patch (default: $NODE_NAME)\n"
+               "  --kubeconfig FILE     the API server (default: $KUBECONFIG, ~/.kube/config,\n"
+               "                        in-cluster); --context NAME its context\n"
                "  --root DIR            read /sys/class/dmi/id/product_name under DIR\n"
                "  --nvml PATH           the NVML library to load\n"
                "  -h, --help            this help\n");
@@ -147,6 +161,34 @@ static char *machine_type(const char *root)
     return text;
 }
 
+/* --apply: the labels patched onto the Node through kube/'s client. */
+static int apply_labels(const struct show_opts *o, const struct gp_node_labels *l)
+{
+    const char *node = o->node ? o->node : getenv("NODE_NAME");
+    if (!node || !*node)
+        return gp_cli_fail(GP_EUSAGE, "node labels: --apply needs --node NAME (or $NODE_NAME)");
+    struct gp_arena a;
+    gp_arena_init(&a);
+    struct gp_kube_config cfg;
+    struct gp_diag d = {""};
+    struct gp_kube_client *c = NULL;
+    struct gp_kube_client_opts co;
+    gp_kube_client_opts_default(&co);
+    enum gp_err err = gp_kube_config_find(o->kubeconfig, o->context, &a, &cfg, &d);
+    if (err == GP_OK)
+        err = gp_kube_client_new(&cfg, &co, &c, &d);
+    size_t n = 0;
+    if (err == GP_OK)
+        err = gp_node_labels_apply(c, node, l, &n, &d);
+    gp_kube_client_free(c);
+    gp_arena_free(&a);
+    if (err != GP_OK)
+        return gp_cli_fail(err, d.msg);
+    printf("gpuplane node labels: Node %s: %zu label%s set or removed\n", node, n,
+           n == 1 ? "" : "s");
+    return 0;
+}
+
 static struct gp_node_inventory show_inv; /* large */
 
 int gp_node_cmd_labels(int argc, char **argv)
@@ -167,6 +209,9 @@ int gp_node_cmd_labels(int argc, char **argv)
     struct gp_node_sharing sh;
     if ((err = parse_sharing(&o, &sh, &d)) != GP_OK)
         return gp_cli_fail(err, d.msg);
+    if (!o.apply && (o.node || o.kubeconfig || o.context))
+        return gp_cli_fail(GP_EUSAGE, "node labels: --node, --kubeconfig and --context go with "
+                                      "--apply");
     if ((err = gp_node_discover_path(o.nvml, &show_inv, &d)) != GP_OK) {
         fprintf(stderr, "gpuplane: %s\n", d.msg);
         return gp_nvml_exit_code(err);
@@ -178,6 +223,8 @@ int gp_node_cmd_labels(int argc, char **argv)
     free(machine);
     if (err != GP_OK)
         return gp_cli_fail(err, d.msg);
+    if (o.apply)
+        return apply_labels(&o, &l);
     struct gp_sbuf out;
     gp_sbuf_init(&out);
     for (size_t i = 0; i < l.n; i++)
