@@ -85,8 +85,8 @@ static void rollout_text(char *b, size_t n, const struct gp_sim_rollout *ro)
     if (ro->no_room && k > 0 && (size_t)k < n)
         snprintf(b + k, n - (size_t)k, "; no room for surge replicas: %s",
                  ro->status == GP_ROLLOUT_STALLED ? "stalled"
-                 : ro->max_unavailable > 0        ? "proceeds through maxUnavailable"
-                                                  : "waits for room");
+                 : ro->max_unavailable > 0        ? "went on through maxUnavailable"
+                                                  : "waited for room");
 }
 
 static json_t *one(const struct gp_sim_service *s)
