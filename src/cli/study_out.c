@@ -161,6 +161,8 @@ void gp_study_print(FILE *f, const struct gp_study *s, const struct gp_study_met
     fprintf(f, "\n");
     for (size_t i = 0; i < n; i++)
         fprintf(f, "%s%s\n", i == 0 || strncmp(lines[i], "cheapest", 8) == 0 ? "" : "  ", lines[i]);
+    if (m)
+        gp_study_services_print(f, m->services);
 }
 
 static json_t *jnum(double x)
@@ -247,6 +249,8 @@ void gp_study_json(struct gp_sbuf *out, const struct gp_study *s, const struct g
     for (size_t i = 0; i < n; i++)
         json_array_append_new(adv, json_string(lines[i]));
     json_object_set_new(root, "advice", adv);
+    if (m && m->services && m->services->nrows > 0)
+        json_object_set_new(root, "services_packing", gp_study_services_json(m->services));
     char *text = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(12));
     if (text) {
         gp_sbuf_add(out, text);
@@ -316,8 +320,11 @@ int gp_cli_sharing_study(const struct gp_study_args *args)
         runs[i] = (struct gp_study_run){spans[i].item, spans[i].start_s, spans[i].end_s};
     if ((err = gp_study_sharing(&cluster, &w, runs, nspans, &arena, &study, &diag)) != GP_OK)
         goto done;
-    struct gp_study_meta m = {GP_VERSION, args->cluster, args->workloads[0], args->seed,
-                              args->horizon_s};
+    struct gp_study_services services;
+    if ((err = gp_study_services(&cluster, &w, &arena, &services, &diag)) != GP_OK)
+        goto done;
+    struct gp_study_meta m = {GP_VERSION, args->cluster,   args->workloads[0],
+                              args->seed, args->horizon_s, &services};
     if ((err = write_outputs(args, &study, &m, &diag)) != GP_OK)
         goto done;
     if (!args->quiet)

@@ -10,10 +10,34 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include <jansson.h>
+
 #include "plan/share_study.h"
 #include "util/sbuf.h"
 
 #define GP_STUDY_HOURS_PER_MONTH 730.0
+
+/* The services part (study_serve.c): per GPU pool, the fewest GPUs that
+ * keep every InferenceService with a latencyLimit within it, shared by
+ * time-slicing or MPS, against one replica per GPU (docs/serve.md, "Dense
+ * packing"). */
+struct gp_study_svc_row {
+    const char *pool, *gpu_model;
+    uint32_t one_per_gpu;                           /* GPUs, one replica each */
+    uint32_t ts_gpus, ts_replicas, ts_infeasible;   /* the best time-slicing setting */
+    uint32_t mps_gpus, mps_clients, mps_infeasible; /* the best MPS setting */
+};
+
+struct gp_study_services {
+    struct gp_study_svc_row *rows; /* in the arena */
+    size_t nrows;
+    size_t nservices; /* packed: plain models with a latencyLimit */
+};
+
+enum gp_err gp_study_services(const struct gp_cluster *c, const struct gp_workload *w,
+                              struct gp_arena *a, struct gp_study_services *out, struct gp_diag *d);
+void gp_study_services_print(FILE *f, const struct gp_study_services *s);
+json_t *gp_study_services_json(const struct gp_study_services *s);
 
 /* What the study was run on, for the outputs' headers. */
 struct gp_study_meta {
@@ -21,7 +45,8 @@ struct gp_study_meta {
     const char *cluster;  /* the --cluster argument */
     const char *workload; /* the first --workload argument */
     uint64_t seed;
-    double horizon_s; /* 0: the whole timeline */
+    double horizon_s;                         /* 0: the whole timeline */
+    const struct gp_study_services *services; /* NULL, or none: no services part */
 };
 
 /* "a100 timeslice x4", "a100 mig" into buf. */

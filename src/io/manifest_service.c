@@ -526,6 +526,11 @@ static enum gp_err spec_rollout(struct gp_yaml *y, struct fy_node *v, void *obj)
                           obj, true);
 }
 
+static enum gp_err spec_limit(struct gp_yaml *y, struct fy_node *v, void *obj)
+{
+    return duration(y, v, 1e-6, 86400, &((struct svc_in *)obj)->s.latency_limit_s);
+}
+
 static const struct gp_yaml_field spec_fields[] = {
     GP_YFIELD("deployment", GP_YT_STRING, struct svc_in, s.deployment, GP_YF_REQUIRED, 0, 0),
     GP_YCUSTOM("requestsPerSecond", spec_rps, 0),
@@ -534,6 +539,7 @@ static const struct gp_yaml_field spec_fields[] = {
     GP_YCUSTOM("load", spec_load, GP_YF_REQUIRED),
     GP_YCUSTOM("autoscaler", spec_scaler, 0),
     GP_YCUSTOM("rollout", spec_rollout, 0),
+    GP_YCUSTOM("latencyLimit", spec_limit, 0),
 };
 
 static enum gp_err obj_spec(struct gp_yaml *y, struct fy_node *v, void *obj)

@@ -71,6 +71,9 @@ struct gp_service {
     struct gp_hpa_spec hpa;
     struct gp_kpa_spec kpa;
     double sync_s; /* the autoscaler's period: 15 s (HPA), 2 s (concurrency), 15 s without */
+    /* the p99 latency it must stay within (0: none): dense packing and the
+     * sharing study (docs/serve.md, "Dense packing") */
+    double latency_limit_s;
     /* a rolling update of the Deployment (a new image or model version) at
      * rollout_at_s, with its strategy (serve/rollout.h) */
     bool has_rollout;
@@ -82,6 +85,11 @@ struct gp_service {
  * gives the mean tokens of those requests (*in, *out set only when it has
  * some; others leave them). */
 double gp_load_mean(const struct gp_load *l, double t0_s, double t1_s, double *in, double *out);
+
+/* The highest load offered (requests/s): a diurnal load's crest, a
+ * spike's top, a series' highest row; a trace's highest mean over the
+ * windows of window_s from its start. */
+double gp_load_peak(const struct gp_load *l, double window_s);
 
 /* Reads a request trace in the Azure LLM inference trace's format
  * (TIMESTAMP,ContextTokens,GeneratedTokens; the timestamp "YYYY-MM-DD

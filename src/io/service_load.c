@@ -103,6 +103,36 @@ double gp_load_mean(const struct gp_load *l, double t0_s, double t1_s, double *i
     return 0;
 }
 
+double gp_load_peak(const struct gp_load *l, double window_s)
+{
+    switch (l->kind) {
+    case GP_LOAD_CONSTANT:
+        return l->rps;
+    case GP_LOAD_DIURNAL:
+        return l->rps * (1.0 + l->amplitude);
+    case GP_LOAD_SPIKES:
+        return l->rps + (l->length_s > 0 ? l->spike_rps : 0);
+    case GP_LOAD_SERIES:
+    case GP_LOAD_TRACE:
+        break;
+    }
+    double end = l->kind == GP_LOAD_SERIES ? (l->nseries ? l->series_t[l->nseries - 1] : 0)
+                                           : (double)l->nbins * l->step_s;
+    double peak = 0;
+    if (l->kind == GP_LOAD_SERIES) /* the last row's rate holds from then on */
+        for (size_t i = 0; i < l->nseries; i++)
+            if (l->scale * l->series_rps[i] > peak)
+                peak = l->scale * l->series_rps[i];
+    if (l->kind == GP_LOAD_TRACE && window_s > 0)
+        for (double t = 0; t < end; t += window_s) {
+            double in = 0, out = 0;
+            double v = gp_load_mean(l, t, t + window_s, &in, &out);
+            if (v > peak)
+                peak = v;
+        }
+    return peak;
+}
+
 /* days since 1970-01-01 of a civil date (Howard Hinnant's algorithm) */
 static int64_t days_from_civil(int64_t y, int64_t m, int64_t d)
 {

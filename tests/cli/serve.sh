@@ -40,6 +40,58 @@ bad policy "selectPolicy: expected Max, Min or Disabled" \
 bad window "stableWindow: expected a duration from 6s to 3600s" \
     's|maxScale: 8,|maxScale: 8, stableWindow: 2h,|'
 
+bad latency-limit "InferenceService/conv.spec.latencyLimit: expected a duration" \
+    's|^  coldStart: uniform(60s,120s)|  latencyLimit: fast\n  coldStart: uniform(60s,120s)|'
+
+# dense packing (docs/serve.md, "Dense packing"), worked by hand: five
+# quarter-GPU models of 100 rps alone, 50 rps offered, p99 within 100 ms.
+# One replica each (M/M/1: p99 ln(100)/50 = 92 ms), one per GPU: 5 GPUs.
+# Time-slicing: four share a GPU (demand 1000); a fifth would slow five to
+# 0.8 (p99 154 ms): 2 GPUs, first reached with x4. MPS: x2 holds 2 per
+# GPU (3 GPUs); x3 gives each client 333 milli, more than 250: no
+# slowdown, 3 per GPU, 2 GPUs.
+{
+    for i in 1 2 3 4 5; do
+        cat <<EOF
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: m$i}
+spec:
+  replicas: 1
+  template:
+    metadata:
+      annotations: {gpuplane.io/gpu-milli: "250", gpuplane.io/gpu-memory: 10Gi}
+    spec:
+      containers:
+      - {name: m, image: m, resources: {requests: {cpu: "1", memory: 4Gi}}}
+---
+apiVersion: gpuplane.io/v1
+kind: InferenceService
+metadata: {name: m$i}
+spec: {deployment: m$i, requestsPerSecond: 100, load: {constant: 50}, latencyLimit: 100ms}
+---
+EOF
+    done
+} >"$tmp/dense.yaml"
+cat >"$tmp/dense-cluster.yaml" <<'EOF'
+apiVersion: gpuplane.io/v1
+kind: Cluster
+metadata: {name: dense}
+spec:
+  nodePools:
+  - {name: h100, gpu: {model: H100-80GB, count: 8, memory: 80Gi}, cpu: "192", memory: 2Ti, count: 1, pricePerHour: 55.04}
+EOF
+if "$gp" sim --compare-sharing --cluster "$tmp/dense-cluster.yaml" --workload "$tmp/dense.yaml" \
+    --json "$tmp/dense.json" >"$tmp/dense.txt" 2>"$tmp/err" &&
+    grep -qE '^h100 +5 +2 \(x4, -60 %\) +2 \(x3, -60 %\)$' "$tmp/dense.txt" &&
+    grep -q '"timeslice_gpus": 2' "$tmp/dense.json" && grep -q '"one_per_gpu_gpus": 5' "$tmp/dense.json"; then
+    echo "ok   dense packing"
+else
+    echo "FAIL dense packing:"
+    cat "$tmp/dense.txt" "$tmp/err"
+    fails=$((fails + 1))
+fi
+
 trace=../shared/data/azure-llm-2023/AzureLLMInferenceTrace_conv.csv
 if [ ! -f "$trace" ]; then
     [ "$fails" = 0 ] || exit 1
