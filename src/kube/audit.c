@@ -6,8 +6,12 @@
  * or while gpuplane is writing its decision there (ASSUMED). Its GPUs are
  * the ones its device annotations name for that node (or, for a decision
  * being written, the engine's pick); a pod without them books GPUs the
- * device plugin chose, so only their number is checked. A node that goes
- * from clean to violating counts one violation and gets a Warning Event. */
+ * device plugin chose, so only their number is checked. A pod on MIG
+ * instances (its gpuplane.io/mig annotation, or the engine's MIG pick
+ * while its decision is written) books memory slices of its GPUs: no slice
+ * may be booked twice, and a GPU with MIG instances booked is not booked
+ * whole by another pod. A node that goes from clean to violating counts
+ * one violation and gets a Warning Event. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -80,6 +84,57 @@ static const struct gp_pick *named_gpus(const struct gp_kube_sched *s, const str
     return NULL;
 }
 
+/* The MIG model of node n's GPUs: the engine's when it has the node as a
+ * MIG node, else the one its GPU model names (GPU feature discovery's
+ * nvidia.com/gpu.product); NULL for GPUs without MIG. */
+static const struct gp_mig_model *mig_model_of(const struct gp_kube_sched *s, const struct snode *n)
+{
+    const struct gp_node *e = s->e && n->eng != SP_NONE ? gp_engine_node(s->e, n->eng) : NULL;
+    if (e && e->mig_model >= 0)
+        return &gp_mig_models[e->mig_model];
+    return n->spec.gpu_model ? gp_mig_model_find(n->spec.gpu_model) : NULL;
+}
+
+/* The MIG instances p holds on node n (pick->mig_profile >= 0), or false. */
+static bool mig_booked(const struct spod *p, const struct snode *n, const struct gp_mig_model *m,
+                       struct gp_pick *pick)
+{
+    if (!p->info.node_name && p->st == SP_ASSUMED) {
+        *pick = p->pick;
+        return pick->mig_profile >= 0;
+    }
+    return m && p->ours && p->info.ann_mig && p->info.ann_node &&
+           strcmp(p->info.ann_node, n->name) == 0 && gp_kube_mig_parse(p->info.ann_mig, m, pick);
+}
+
+/* MIG bookings: each instance's memory slices into used[gpu] (a slice
+ * booked twice, or a GPU out of range, is the message). */
+static void audit_mig(const struct spod *p, const struct snode *n, const struct gp_mig_model *m,
+                      const struct gp_pick *k, uint32_t count, uint32_t used[],
+                      const char *by[][GP_MIG_MAX_SLICES], char *msg, size_t size)
+{
+    const struct gp_mig_profile *pr = &m->profiles[k->mig_profile];
+    for (uint32_t i = 0; i < k->ngpus; i++) {
+        uint32_t g = k->gpu[i];
+        if (g >= count) {
+            if (!msg[0])
+                snprintf(msg, size,
+                         "pod %s books a MIG instance on GPU %u of node %s, which has %u", p->key,
+                         g, n->name, count);
+            continue;
+        }
+        for (uint32_t sl = k->mig_start[i]; sl < k->mig_start[i] + pr->memory_slices; sl++) {
+            if (sl >= GP_MIG_MAX_SLICES)
+                break;
+            if ((used[g] >> sl & 1) && !msg[0])
+                snprintf(msg, size, "MIG slice %u of GPU %u of node %s is booked by %s and %s", sl,
+                         g, n->name, by[g][sl], p->key);
+            used[g] |= 1u << sl;
+            by[g][sl] = p->key;
+        }
+    }
+}
+
 bool gp_ks_audit_node(struct gp_kube_sched *s, struct snode *n)
 {
     s->st.audit_runs++;
@@ -93,10 +148,22 @@ bool gp_ks_audit_node(struct gp_kube_sched *s, struct snode *n)
     uint64_t loose_whole = 0, loose_milli = 0;
     uint32_t count = n->obj ? n->spec.gpu_count : 0, gmem = n->obj ? n->spec.gpu_mem_mib : 0;
     char msg[512] = "";
-    bool memory = false; /* the violation is GPU memory's */
+    bool memory = false, mig = false; /* the violation is GPU memory's, a MIG slice's */
+    const struct gp_mig_model *mm = mig_model_of(s, n);
+    uint32_t slices[GP_MAX_GPUS_PER_NODE] = {0};
+    const char *slice_by[GP_MAX_GPUS_PER_NODE][GP_MIG_MAX_SLICES] = {{0}};
     for (size_t i = 0; i < n->nbook; i++) {
         const struct spod *p = n->book[i];
         const struct gp_pod_spec *sp = &p->spec;
+        struct gp_pick mk;
+        if (mig_booked(p, n, mm, &mk)) {
+            if (mm && (size_t)mk.mig_profile < mm->nprofiles) {
+                bool was = msg[0] != '\0';
+                audit_mig(p, n, mm, &mk, count, slices, slice_by, msg, sizeof msg);
+                mig = mig || (!was && msg[0]);
+            }
+            continue; /* MIG instances, not whole GPUs or shares */
+        }
         if (sp->gpu_count == 0)
             continue;
         const struct gp_pick *k = named_gpus(s, p, n);
@@ -126,11 +193,15 @@ bool gp_ks_audit_node(struct gp_kube_sched *s, struct snode *n)
     uint32_t empty = 0;
     uint64_t total = loose_whole * GP_GPU_MILLI + loose_milli;
     for (uint32_t g = 0; g < count && g < GP_MAX_GPUS_PER_NODE; g++) {
-        empty += pods[g] == 0;
-        total += milli[g];
+        empty += pods[g] == 0 && slices[g] == 0;
+        total += milli[g] + (slices[g] ? GP_GPU_MILLI : 0); /* a MIG GPU is not free for others */
         if (msg[0])
             continue;
-        if (whole[g] && pods[g] > 1)
+        if (whole[g] && slices[g] && (mig = true))
+            snprintf(msg, sizeof msg,
+                     "GPU %u of node %s is booked whole by %s and has MIG instances", g, n->name,
+                     first[g]);
+        else if (whole[g] && pods[g] > 1)
             snprintf(msg, sizeof msg, "GPU %u of node %s is booked by %s and %s, one of them whole",
                      g, n->name, first[g], second[g]);
         else if (milli[g] > GP_GPU_MILLI)
@@ -151,8 +222,9 @@ bool gp_ks_audit_node(struct gp_kube_sched *s, struct snode *n)
     bool bad = msg[0] != '\0';
     if (bad && !n->violating) {
         s->st.audit_violations++;
-        s->st.audit_memory += memory;
-        s->st.audit_gpu += !memory;
+        s->st.audit_memory += memory && !mig;
+        s->st.audit_mig += mig;
+        s->st.audit_gpu += !memory && !mig;
         snprintf(s->audit_last, sizeof s->audit_last, "%s", msg);
         gp_ks_event(s, "Node", "", n->name, NULL, "Warning", "GPUDoubleBooked", "Auditing", msg);
     }

@@ -321,6 +321,24 @@ void gp_ks_engine_drop(struct gp_kube_sched *s, struct spod *p)
     p->node = SP_NONE;
 }
 
+/* The GPUs (or MIG instances) a pod's annotations name on node n, into
+ * *pick: the gpuplane.io/mig instances on a MIG node of the engine, else
+ * the gpuplane.io/gpus indexes; NULL when they name none there. */
+static const struct gp_pick *annotated_pick(struct gp_kube_sched *s, const struct spod *p,
+                                            const struct snode *n, struct gp_pick *pick)
+{
+    const struct gp_kube_pod_info *in = &p->info;
+    if (!p->ours || !in->ann_node || strcmp(in->ann_node, n->name) != 0)
+        return NULL;
+    const struct gp_node *e = n->eng != SP_NONE ? gp_engine_node(s->e, n->eng) : NULL;
+    if (in->ann_mig && e && e->mig_model >= 0)
+        return gp_kube_mig_parse(in->ann_mig, &gp_mig_models[e->mig_model], pick) ? pick : NULL;
+    if (!in->has_pick)
+        return NULL;
+    *pick = in->pick;
+    return pick;
+}
+
 /* A pod the API shows on node `name`, into the engine there: at the GPUs
  * its annotations name when they are gpuplane's for that node, else
  * wherever the GPUs are free (the device plugin chose). */
@@ -337,9 +355,8 @@ static void engine_place(struct gp_kube_sched *s, struct spod *p, const char *na
         p->st = SP_UNCOUNTED;
         return;
     }
-    const struct gp_pick *pick = NULL;
-    if (p->ours && p->info.has_pick && p->info.ann_node && strcmp(p->info.ann_node, name) == 0)
-        pick = &p->info.pick;
+    struct gp_pick named;
+    const struct gp_pick *pick = annotated_pick(s, p, n, &named);
     enum gp_err err = gp_engine_pod_assign(s->e, p->eng, n->eng, pick);
     if (err != GP_OK && pick)
         err = gp_engine_pod_assign(s->e, p->eng, n->eng, NULL);
@@ -605,9 +622,12 @@ enum gp_err gp_ks_rebuild(struct gp_kube_sched *s, struct gp_diag *d)
             !in->has_pick)
             continue;
         struct snode *n = gp_ks_node_get(s, in->ann_node, false);
-        if (!n || n->eng == SP_NONE || !n->info.schedulable || gp_ks_engine_add(s, p) != GP_OK)
+        struct gp_pick named;
+        const struct gp_pick *pick = n ? annotated_pick(s, p, n, &named) : NULL;
+        if (!n || !pick || n->eng == SP_NONE || !n->info.schedulable ||
+            gp_ks_engine_add(s, p) != GP_OK)
             continue;
-        if (gp_engine_pod_assign(s->e, p->eng, n->eng, &in->pick) != GP_OK) {
+        if (gp_engine_pod_assign(s->e, p->eng, n->eng, pick) != GP_OK) {
             gp_ks_engine_drop(s, p);
             continue;
         }
@@ -759,6 +779,7 @@ void gp_kube_sched_metrics(struct gp_kube_sched *s)
     inc(km->preemption_victims, n.evictions, o->evictions);
     inc(km->audit[GP_KM_AUDIT_GPU], n.audit_gpu, o->audit_gpu);
     inc(km->audit[GP_KM_AUDIT_MEMORY], n.audit_memory, o->audit_memory);
+    inc(km->audit[GP_KM_AUDIT_MIG], n.audit_mig, o->audit_mig);
     gp_metrics_set(km->pending[GP_KM_QUEUE_ACTIVE], (double)(n.pending - n.unschedulable_now));
     gp_metrics_set(km->pending[GP_KM_QUEUE_BACKOFF], (double)n.waiting_backoff);
     gp_metrics_set(km->pending[GP_KM_QUEUE_UNSCHEDULABLE], (double)n.unschedulable_now);

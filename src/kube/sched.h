@@ -23,8 +23,8 @@
  * half-finished decisions (annotated, not bound) resumed or rolled back;
  * no GPU given twice; every pending pod tried again.
  *
- * The audit (audit.c) checks, on every change, that no GPU or GPU memory
- * is booked twice on a node across all its pods; a violation is counted
+ * The audit (audit.c) checks, on every change, that no GPU, MIG slice or
+ * GPU memory is booked twice on a node across all its pods; a violation is counted
  * (gp_kube_sched_stats().audit_violations, for /metrics) and reported as a
  * Warning Event on the node.
  *
@@ -73,6 +73,7 @@ struct gp_kube_sched_stats {
     uint64_t audit_runs;              /* node audits */
     uint64_t audit_violations;        /* nodes found with a GPU or GPU memory booked twice */
     uint64_t audit_gpu, audit_memory; /* of which a GPU, GPU memory */
+    uint64_t audit_mig;               /* of which a MIG slice */
     uint64_t pending, waiting_backoff, assumed; /* now (assumed: binds in flight included) */
     uint64_t binds_in_flight;                   /* bind jobs handed to binders, not applied */
     uint64_t unschedulable_now;                 /* pending, and found to fit nowhere */

@@ -492,6 +492,94 @@ static void test_latency_metrics(void **state)
     w_close(&w);
 }
 
+/* The MIG annotation (objects.h): a pick on MIG instances written as
+ * "PROFILE:GPU@SLICE,..." and read back into the same pick; what does not
+ * read is refused. */
+static void test_mig_annotation(void **state)
+{
+    (void)state;
+    const struct gp_mig_model *m = gp_mig_model_find("NVIDIA-A100-SXM4-80GB");
+    assert_non_null(m);
+    struct gp_pick k = {.ngpus = 3, .gpu = {0, 0, 3}, .mig_start = {0, 1, 6}};
+    k.mig_profile = (int8_t)gp_mig_profile_find(m, "1g.10gb");
+    char buf[128], gpus[64];
+    gp_kube_mig_format(&k, m, buf, sizeof buf);
+    assert_string_equal(buf, "1g.10gb:0@0,0@1,3@6");
+    gp_kube_pick_format(&k, gpus, sizeof gpus);
+    assert_string_equal(gpus, "0,3"); /* each GPU once: gp_kube_pick_parse reads it back */
+    struct gp_pick back;
+    assert_true(gp_kube_pick_parse(gpus, &back));
+    assert_true(gp_kube_mig_parse(buf, m, &back));
+    assert_int_equal(back.ngpus, 3);
+    assert_int_equal(back.mig_profile, k.mig_profile);
+    assert_memory_equal(back.gpu, k.gpu, 3);
+    assert_memory_equal(back.mig_start, k.mig_start, 3);
+    assert_true(gp_kube_mig_parse("3g.40gb:1@4", m, &back));
+    assert_string_equal(m->profiles[back.mig_profile].name, "3g.40gb");
+    const char *bad[] = {"3g.40gb:0@2", /* not a start of 3g.40gb */
+                         "9g.90gb:0@0", "1g.10gb:", "1g.10gb:16@0", "1g.10gb:0@0,",
+                         "1g.10gb0@0",  ":0@0",     "1g.10gb:0@8"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        if (gp_kube_mig_parse(bad[i], m, &back))
+            fail_msg("\"%s\" read as a MIG pick", bad[i]);
+    assert_false(gp_kube_mig_parse("1g.10gb:0@0", NULL, &back));
+    k.mig_profile = -1; /* not MIG: no annotation */
+    gp_kube_mig_format(&k, m, buf, sizeof buf);
+    assert_string_equal(buf, "");
+}
+
+/* A MIG pod bound by hand with the annotations gpuplane writes. */
+static void mig_pod(struct world *w, const char *name, const char *mig)
+{
+    char meta[256];
+    snprintf(meta, sizeof meta,
+             ",\"annotations\":{\"gpuplane.io/node\":\"m1\",\"gpuplane.io/gpus\":\"0\","
+             "\"gpuplane.io/mig\":\"%s\"}",
+             mig);
+    w_pod_full(w, name, 0, 0, "gpuplane", meta);
+    w_bind(w, name, "m1");
+}
+
+/* The audit and MIG slices: instances side by side are clean; one that
+ * overlaps another's memory slices is a violation (resource mig), and so
+ * is a whole GPU booked where MIG instances are. */
+static void test_mig_audit(void **state)
+{
+    (void)state;
+    struct world w;
+    w_open(&w, true);
+    w_node(&w, "m1", 2);              /* A100-SXM4-80GB: 8 memory slices per GPU */
+    mig_pod(&w, "i1", "3g.40gb:0@4"); /* slices 4-7 of GPU 0 */
+    mig_pod(&w, "i2", "1g.10gb:0@0,0@1");
+    mig_pod(&w, "i3", "2g.20gb:0@2");
+    w_sync(&w);
+    assert_int_equal(gp_kube_sched_audit_all(w.s), 0);
+    mig_pod(&w, "i4", "1g.10gb:0@5"); /* inside i1's instance */
+    w_sync(&w);
+    assert_int_equal(gp_kube_sched_audit_all(w.s), 1);
+    struct gp_kube_sched_stats st = gp_kube_sched_stats(w.s);
+    assert_int_equal(st.audit_violations, 1);
+    assert_int_equal(st.audit_mig, 1);
+    assert_int_equal(st.audit_gpu, 0);
+    assert_string_equal(gp_kube_sched_audit_last(w.s),
+                        "MIG slice 5 of GPU 0 of node m1 is booked by default/i1 and default/i4");
+    assert_non_null(strstr(w_events(&w, "GPUDoubleBooked", "m1"), "MIG slice 5 of GPU 0"));
+    kd_call(w.admin, "DELETE", "/api/v1/namespaces/default/pods/i4?gracePeriodSeconds=0", NULL,
+            200);
+    w_sync(&w);
+    assert_int_equal(gp_kube_sched_audit_all(w.s), 0);
+    /* a whole GPU given where MIG instances are */
+    w_pod_full(&w, "whole", 1, 0, "gpuplane",
+               ",\"annotations\":{\"gpuplane.io/node\":\"m1\",\"gpuplane.io/gpus\":\"0\"}");
+    w_bind(&w, "whole", "m1");
+    w_sync(&w);
+    assert_int_equal(gp_kube_sched_audit_all(w.s), 1);
+    assert_int_equal(gp_kube_sched_stats(w.s).audit_mig, 2);
+    assert_string_equal(gp_kube_sched_audit_last(w.s),
+                        "GPU 0 of node m1 is booked whole by default/whole and has MIG instances");
+    w_close(&w);
+}
+
 int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
@@ -506,6 +594,8 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup_teardown(test_gang, kd_start, kd_stop),
         cmocka_unit_test_setup_teardown(test_stream_bounded, kd_start, kd_stop),
         cmocka_unit_test_setup_teardown(test_latency_metrics, kd_start, kd_stop),
+        cmocka_unit_test(test_mig_annotation),
+        cmocka_unit_test_setup_teardown(test_mig_audit, kd_start, kd_stop),
     };
     if (gp_shared_mode(argc, argv)) {
         if (!gp_shared_have(SCHEMAS "/api__v1_openapi.json"))
