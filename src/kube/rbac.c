@@ -211,6 +211,22 @@ bool gp_rbac_parse_request(const char *method, const char *path, struct gp_rbac_
     return true;
 }
 
+int gp_rbac_match(const struct gp_rbac_request *q, const char *own_ns)
+{
+    for (size_t i = 0; i < gp_rbac_nrules; i++) {
+        const struct gp_rbac_rule *r = &gp_rbac_rules[i];
+        if (strcmp(r->group, q->group) != 0 || !same_resource(r, q->resource, q->subresource) ||
+            !has_verb(r, q->verb))
+            continue;
+        if (r->scope == GP_RBAC_NAMESPACE && strcmp(q->ns, own_ns) != 0)
+            continue;
+        if (r->name && strcmp(r->name, q->name) != 0)
+            continue;
+        return (int)i;
+    }
+    return -1;
+}
+
 bool gp_rbac_allows_request(const char *method, const char *path, const char *own_ns, char *why,
                             size_t n)
 {
@@ -219,17 +235,8 @@ bool gp_rbac_allows_request(const char *method, const char *path, const char *ow
         snprintf(why, n, "%s %s: not a resource request", method, path);
         return false;
     }
-    for (size_t i = 0; i < gp_rbac_nrules; i++) {
-        const struct gp_rbac_rule *r = &gp_rbac_rules[i];
-        if (strcmp(r->group, q.group) != 0 || !same_resource(r, q.resource, q.subresource) ||
-            !has_verb(r, q.verb))
-            continue;
-        if (r->scope == GP_RBAC_NAMESPACE && strcmp(q.ns, own_ns) != 0)
-            continue;
-        if (r->name && strcmp(r->name, q.name) != 0)
-            continue;
+    if (gp_rbac_match(&q, own_ns) >= 0)
         return true;
-    }
     snprintf(why, n, "%s %s%s%s%s%s%s%s%s: not allowed", q.verb, q.group[0] ? q.group : "core", "/",
              q.resource, q.subresource[0] ? "/" : "", q.subresource, q.ns[0] ? " in " : "", q.ns,
              q.name[0] ? " (named)" : "");

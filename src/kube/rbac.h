@@ -59,6 +59,11 @@ struct gp_rbac_request {
  * path that is not a resource request (/version, /healthz, /apis). */
 bool gp_rbac_parse_request(const char *method, const char *path, struct gp_rbac_request *out);
 
+/* The first rule of gp_rbac_rules that allows the parsed request when
+ * gpuplane runs in own_ns (its index), or -1: what tests use to find the
+ * rules a run never needed. */
+int gp_rbac_match(const struct gp_rbac_request *q, const char *own_ns);
+
 /* Whether the Roles render --self writes allow the request when gpuplane
  * runs in namespace own_ns: a cluster rule anywhere, a namespace rule in
  * own_ns only, a named rule for that object only. When not, why says

@@ -44,6 +44,7 @@ struct fault {
     long status; /* 429, 500, ...: answer this; 0: no status fault */
     long retry_after_s;
     long delay_ms;   /* wait before answering */
+    long late_ms;    /* apply the request, then wait this long before answering (a lost answer) */
     long drop_after; /* watches: close the connection after this many events; -1 none */
     long count;      /* requests (or watches) it applies to */
     char match[128]; /* only paths containing this */
@@ -94,6 +95,7 @@ struct answer {
     unsigned status;
     char *body; /* malloc'd */
     const char *retry_after;
+    long late_ms; /* wait this long after the request was applied, before answering */
 };
 
 struct route {

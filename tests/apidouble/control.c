@@ -30,6 +30,7 @@ void do_control(const char *what, const char *method, json_t *body, struct answe
         f->status = jint(body, "status", 0);
         f->retry_after_s = jint(body, "retry_after_s", -1);
         f->delay_ms = jint(body, "delay_ms", 0);
+        f->late_ms = jint(body, "late_ms", 0);
         f->drop_after = jint(body, "drop_after", -1);
         f->count = jint(body, "count", 1);
         const char *m = json_string_value(json_object_get(body, "match"));

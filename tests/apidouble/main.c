@@ -51,6 +51,7 @@ static void route_request(struct MHD_Connection *c, const char *url, const char 
     const char *watch = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "watch");
     bool is_watch = watch && (strcmp(watch, "1") == 0 || strcmp(watch, "true") == 0);
     struct fault f = take_fault(url, is_watch && !r.item && strcmp(method, "GET") == 0);
+    a->late_ms = f.late_ms;
     if (f.delay_ms > 0) {
         pthread_mutex_unlock(&S.mu);
         struct timespec ts = {f.delay_ms / 1000, f.delay_ms % 1000 * 1000000L};
@@ -171,6 +172,10 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     }
     pthread_mutex_unlock(&S.mu);
     json_decref(body);
+    if (a.late_ms > 0) { /* applied; the answer comes late */
+        struct timespec ts = {a.late_ms / 1000, a.late_ms % 1000 * 1000000L};
+        nanosleep(&ts, NULL);
+    }
     if (stream) {
         enum MHD_Result ret = MHD_queue_response(c, 200, stream);
         MHD_destroy_response(stream);

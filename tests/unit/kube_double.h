@@ -22,6 +22,7 @@ static const char *kd_schemas; /* set: the double checks writes against these sc
 /* more arguments for the double (--tls-cert ..., --tokens ...), NULL-ended;
  * with --tls-cert kd_server is https:// */
 static const char *kd_extra[12];
+static const char *kd_token; /* kd_client's bearer token (a double started with --tokens) */
 
 static int kd_start(void **state)
 {
@@ -74,7 +75,7 @@ static int kd_stop(void **state)
 
 __attribute__((unused)) static struct gp_kube_client *kd_client(void)
 {
-    struct gp_kube_config cfg = {.server = kd_server, .ns = "default"};
+    struct gp_kube_config cfg = {.server = kd_server, .ns = "default", .token = kd_token};
     struct gp_kube_client_opts o;
     gp_kube_client_opts_default(&o);
     o.backoff_base_s = 0.01;
