@@ -1,0 +1,369 @@
+/* plugin.c - the device plugin's servers: started on their sockets,
+ * registered with the kubelet (Registration.Register on kubelet.sock),
+ * restarted and registered again when the kubelet restarts, fed new
+ * health; the calls themselves are plugin_rpc.c's. */
+#include <sys/stat.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <grpc/byte_buffer.h>
+#include <grpc/grpc_security.h>
+#include <grpc/support/alloc.h>
+#include <grpc/support/time.h>
+
+#include "deviceplugin.pb-c.h"
+#include "node/plugin_internal.h"
+
+double gp_plugin_now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+void gp_plugin_log(struct gp_plugin *p, const char *fmt, ...)
+{
+    if (p->o.quiet)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    char line[1024];
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "gpuplane node agent: %s\n", line);
+}
+
+static void sleep_s(double s)
+{
+    struct timespec ts = {(time_t)s, (long)((s - (double)(time_t)s) * 1e9)};
+    nanosleep(&ts, NULL);
+}
+
+/* --- one server -------------------------------------------------------- */
+
+static enum gp_err srv_start(struct srv *s, struct gp_diag *diag)
+{
+    unlink(s->path); /* a socket left by an earlier run */
+    s->server = grpc_server_create(NULL, NULL);
+    s->cq = grpc_completion_queue_create_for_next(NULL);
+    if (!s->server || !s->cq)
+        return gp_diag_set(diag, GP_ENOMEM, "out of memory");
+    grpc_server_register_completion_queue(s->server, s->cq, NULL);
+    char addr[PATH_MAX + 8];
+    snprintf(addr, sizeof addr, "unix:%s", s->path);
+    grpc_server_credentials *cr = grpc_insecure_server_credentials_create();
+    int bound = grpc_server_add_http2_port(s->server, addr, cr);
+    grpc_server_credentials_release(cr);
+    if (!bound) {
+        grpc_server_destroy(s->server);
+        grpc_completion_queue_shutdown(s->cq);
+        grpc_completion_queue_destroy(s->cq);
+        s->server = NULL;
+        s->cq = NULL;
+        return gp_diag_set(diag, GP_EIO, "device plugin: cannot listen on %s", s->path);
+    }
+    grpc_server_start(s->server);
+    atomic_store(&s->stopping, false);
+    if (pthread_create(&s->thread, NULL, gp_plugin_serve, s) != 0)
+        return gp_diag_set(diag, GP_ENOMEM, "device plugin: no thread for %s", s->path);
+    s->running = true;
+    s->registered = false;
+    s->next_register_s = 0;
+    return GP_OK;
+}
+
+static void srv_stop(struct srv *s)
+{
+    if (!s->running)
+        return;
+    atomic_store(&s->stopping, true);
+    pthread_join(s->thread, NULL);
+    grpc_server_destroy(s->server);
+    grpc_completion_queue_destroy(s->cq);
+    s->server = NULL;
+    s->cq = NULL;
+    s->running = false;
+    unlink(s->path);
+}
+
+/* Registration.Register for s's resource; GP_OK once the kubelet said yes. */
+static enum gp_err srv_register(struct gp_plugin *p, struct srv *s, struct gp_diag *diag)
+{
+    const struct gp_node_resource *r = &p->set.res[s->ri];
+    char target[PATH_MAX + 8];
+    snprintf(target, sizeof target, "unix:%s", p->kubelet);
+    grpc_channel_credentials *cr = grpc_insecure_credentials_create();
+    grpc_channel *ch = grpc_channel_create(target, cr, NULL);
+    grpc_channel_credentials_release(cr);
+    grpc_completion_queue *cq = grpc_completion_queue_create_for_next(NULL);
+    gpr_timespec dl =
+        gpr_time_add(gpr_now(GPR_CLOCK_REALTIME), gpr_time_from_millis(5000, GPR_TIMESPAN));
+    grpc_call *call =
+        grpc_channel_create_call(ch, NULL, GRPC_PROPAGATE_DEFAULTS, cq,
+                                 grpc_slice_from_static_string("/v1beta1.Registration/Register"),
+                                 NULL, dl, NULL);
+    /* the endpoint is the socket's name in the directory (the API:
+     * "PATH = path.Join(DevicePluginPath, endpoint)") */
+    char version[] = "v1beta1", endpoint[96], resource[64];
+    snprintf(endpoint, sizeof endpoint, "%s", r->socket);
+    snprintf(resource, sizeof resource, "%s", r->name);
+    V1beta1__DevicePluginOptions opts = V1BETA1__DEVICE_PLUGIN_OPTIONS__INIT;
+    opts.get_preferred_allocation_available = 1;
+    V1beta1__RegisterRequest req = V1BETA1__REGISTER_REQUEST__INIT;
+    req.version = version;
+    req.endpoint = endpoint;
+    req.resource_name = resource;
+    req.options = &opts;
+    size_t len = v1beta1__register_request__get_packed_size(&req);
+    uint8_t buf[512];
+    enum gp_err e = GP_OK;
+    if (len > sizeof buf) {
+        e = gp_diag_set(diag, GP_ELIMIT, "RegisterRequest too large");
+        goto out;
+    }
+    v1beta1__register_request__pack(&req, buf);
+    grpc_slice sl = grpc_slice_from_copied_buffer((const char *)buf, len);
+    grpc_byte_buffer *send = grpc_raw_byte_buffer_create(&sl, 1);
+    grpc_slice_unref(sl);
+    grpc_byte_buffer *recv = NULL;
+    grpc_metadata_array im, tm;
+    grpc_metadata_array_init(&im);
+    grpc_metadata_array_init(&tm);
+    grpc_status_code status = GRPC_STATUS_UNKNOWN;
+    grpc_slice details = grpc_empty_slice();
+    grpc_op ops[6];
+    memset(ops, 0, sizeof ops);
+    ops[0].op = GRPC_OP_SEND_INITIAL_METADATA;
+    ops[1].op = GRPC_OP_SEND_MESSAGE;
+    ops[1].data.send_message.send_message = send;
+    ops[2].op = GRPC_OP_SEND_CLOSE_FROM_CLIENT;
+    ops[3].op = GRPC_OP_RECV_INITIAL_METADATA;
+    ops[3].data.recv_initial_metadata.recv_initial_metadata = &im;
+    ops[4].op = GRPC_OP_RECV_MESSAGE;
+    ops[4].data.recv_message.recv_message = &recv;
+    ops[5].op = GRPC_OP_RECV_STATUS_ON_CLIENT;
+    ops[5].data.recv_status_on_client.trailing_metadata = &tm;
+    ops[5].data.recv_status_on_client.status = &status;
+    ops[5].data.recv_status_on_client.status_details = &details;
+    int tag = 0;
+    if (grpc_call_start_batch(call, ops, 6, &tag, NULL) == GRPC_CALL_OK) {
+        gpr_timespec wait =
+            gpr_time_add(gpr_now(GPR_CLOCK_REALTIME), gpr_time_from_millis(6000, GPR_TIMESPAN));
+        grpc_event ev = grpc_completion_queue_next(cq, wait, NULL);
+        if (ev.type != GRPC_OP_COMPLETE) {
+            grpc_call_cancel(call, NULL);
+            grpc_completion_queue_next(cq, gpr_inf_future(GPR_CLOCK_REALTIME), NULL);
+        }
+    }
+    if (status != GRPC_STATUS_OK) {
+        char *msg = grpc_slice_to_c_string(details);
+        e = gp_diag_set(diag, GP_EIO, "Register %s on %s: status %d%s%s", r->name, p->kubelet,
+                        (int)status, msg && *msg ? ": " : "", msg ? msg : "");
+        gpr_free(msg);
+    }
+    grpc_slice_unref(details);
+    grpc_metadata_array_destroy(&im);
+    grpc_metadata_array_destroy(&tm);
+    grpc_byte_buffer_destroy(send);
+    if (recv)
+        grpc_byte_buffer_destroy(recv);
+out:
+    grpc_call_unref(call);
+    grpc_channel_destroy(ch);
+    grpc_completion_queue_shutdown(cq);
+    while (grpc_completion_queue_next(cq, gpr_inf_future(GPR_CLOCK_REALTIME), NULL).type !=
+           GRPC_QUEUE_SHUTDOWN)
+        ;
+    grpc_completion_queue_destroy(cq);
+    return e;
+}
+
+/* --- watching the directory --------------------------------------------------- */
+
+static void restart_all(struct gp_plugin *p)
+{
+    for (size_t i = 0; i < p->set.n_resources; i++) {
+        struct srv *s = &p->srv[i];
+        struct gp_diag d;
+        srv_stop(s);
+        if (srv_start(s, &d) != GP_OK)
+            gp_plugin_log(p, "%s", d.msg);
+        pthread_mutex_lock(&p->mu);
+        p->st.restarts++;
+        pthread_mutex_unlock(&p->mu);
+    }
+}
+
+static void *monitor(void *arg)
+{
+    struct gp_plugin *p = arg;
+    while (!atomic_load(&p->quit)) {
+        struct stat st;
+        bool there = stat(p->kubelet, &st) == 0;
+        if (there && p->kubelet_seen &&
+            ((unsigned long)st.st_ino != p->kubelet_ino ||
+             (unsigned long)st.st_dev != p->kubelet_dev)) {
+            /* a new kubelet: it forgot every plugin (and removed our sockets) */
+            gp_plugin_log(p, "kubelet restarted (%s created again): restarting the plugin",
+                          p->kubelet);
+            restart_all(p);
+        }
+        if (there) {
+            p->kubelet_seen = true;
+            p->kubelet_ino = (unsigned long)st.st_ino;
+            p->kubelet_dev = (unsigned long)st.st_dev;
+        }
+        for (size_t i = 0; i < p->set.n_resources; i++) {
+            struct srv *s = &p->srv[i];
+            struct stat ss;
+            if (s->running && stat(s->path, &ss) != 0) {
+                gp_plugin_log(p, "%s removed: restarting its server", s->path);
+                struct gp_diag d;
+                srv_stop(s);
+                if (srv_start(s, &d) != GP_OK)
+                    gp_plugin_log(p, "%s", d.msg);
+                pthread_mutex_lock(&p->mu);
+                p->st.restarts++;
+                pthread_mutex_unlock(&p->mu);
+            }
+            double now = gp_plugin_now_s();
+            if (there && s->running && !s->registered && now >= s->next_register_s) {
+                struct gp_diag d;
+                if (srv_register(p, s, &d) == GP_OK) {
+                    s->registered = true;
+                    pthread_mutex_lock(&p->mu);
+                    p->st.registrations++;
+                    pthread_mutex_unlock(&p->mu);
+                    gp_plugin_log(p, "registered %s (%zu devices) on %s", p->set.res[i].name,
+                                  p->set.res[i].n, s->path);
+                } else {
+                    gp_plugin_log(p, "%s", d.msg);
+                    s->next_register_s = now + 1.0;
+                }
+            }
+        }
+        sleep_s(p->o.poll_s);
+    }
+    return NULL;
+}
+
+/* --- the plugin ----------------------------------------------------------------- */
+
+enum gp_err gp_plugin_start(const struct gp_plugin_opts *o, const struct gp_node_inventory *inv,
+                            const struct gp_node_sharing *sh, struct gp_plugin **out,
+                            struct gp_diag *diag)
+{
+    *out = NULL;
+    struct gp_plugin *p = calloc(1, sizeof *p);
+    if (!p)
+        return gp_diag_set(diag, GP_ENOMEM, "out of memory");
+    p->o = *o;
+    if (p->o.poll_s <= 0)
+        p->o.poll_s = 0.2;
+    const char *dir = o->dir ? o->dir : GP_PLUGIN_DIR;
+    const char *ks = o->kubelet_socket ? o->kubelet_socket : "kubelet.sock";
+    if (strlen(dir) + strlen(ks) + 2 > 108) { /* sun_path */
+        free(p);
+        return gp_diag_set(diag, GP_EINVALID, "device plugin directory too long: %s", dir);
+    }
+    memcpy(p->dir, dir, strlen(dir) + 1);
+    size_t dl = strlen(dir);
+    memcpy(p->kubelet, dir, dl);
+    p->kubelet[dl] = '/';
+    memcpy(p->kubelet + dl + 1, ks, strlen(ks) + 1);
+    p->inv = *inv;
+    enum gp_err e = gp_node_devset_build(inv, sh, &p->set, diag);
+    if (e != GP_OK) {
+        free(p);
+        return e;
+    }
+    pthread_mutex_init(&p->mu, NULL);
+    pthread_cond_init(&p->cv, NULL);
+    pthread_mutex_init(&p->alloc_mu, NULL);
+    struct stat st;
+    if (stat(p->dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
+        e = gp_diag_set(diag, GP_EIO, "device plugin directory %s: %s", p->dir,
+                        errno ? strerror(errno) : "not a directory");
+        goto fail;
+    }
+    grpc_init();
+    for (size_t i = 0; i < p->set.n_resources; i++) {
+        struct srv *s = &p->srv[i];
+        s->p = p;
+        s->ri = i;
+        int n = snprintf(s->path, sizeof s->path, "%s/%s", p->dir, p->set.res[i].socket);
+        if (n < 0 || (size_t)n >= sizeof s->path || (size_t)n >= 108) { /* sun_path */
+            e = gp_diag_set(diag, GP_EINVALID, "device plugin socket path too long: %s/%s", p->dir,
+                            p->set.res[i].socket);
+            goto fail_servers;
+        }
+        if ((e = srv_start(s, diag)) != GP_OK)
+            goto fail_servers;
+    }
+    if (pthread_create(&p->monitor, NULL, monitor, p) != 0) {
+        e = gp_diag_set(diag, GP_ENOMEM, "device plugin: no thread");
+        goto fail_servers;
+    }
+    *out = p;
+    return GP_OK;
+fail_servers:
+    for (size_t i = 0; i < p->set.n_resources; i++)
+        srv_stop(&p->srv[i]);
+    grpc_shutdown();
+fail:
+    gp_node_devset_free(&p->set);
+    pthread_mutex_destroy(&p->mu);
+    pthread_cond_destroy(&p->cv);
+    pthread_mutex_destroy(&p->alloc_mu);
+    free(p);
+    return e;
+}
+
+void gp_plugin_stop(struct gp_plugin *p)
+{
+    if (!p)
+        return;
+    atomic_store(&p->quit, true);
+    pthread_join(p->monitor, NULL);
+    for (size_t i = 0; i < p->set.n_resources; i++)
+        srv_stop(&p->srv[i]);
+    grpc_shutdown();
+    gp_node_devset_free(&p->set);
+    pthread_mutex_destroy(&p->mu);
+    pthread_cond_destroy(&p->cv);
+    pthread_mutex_destroy(&p->alloc_mu);
+    free(p);
+}
+
+void gp_plugin_update(struct gp_plugin *p, const struct gp_node_inventory *inv)
+{
+    pthread_mutex_lock(&p->mu);
+    for (size_t g = 0; g < p->inv.n_gpus && g < inv->n_gpus; g++) {
+        p->inv.gpus[g].healthy = inv->gpus[g].healthy;
+        p->inv.gpus[g].last_xid = inv->gpus[g].last_xid;
+    }
+    for (size_t i = 0; i < p->set.n_resources; i++)
+        if (gp_node_devset_health(&p->set.res[i], &p->inv))
+            p->srv[i].gen++;
+    pthread_mutex_unlock(&p->mu);
+}
+
+void gp_plugin_get_stats(struct gp_plugin *p, struct gp_plugin_stats *st)
+{
+    pthread_mutex_lock(&p->mu);
+    *st = p->st;
+    pthread_mutex_unlock(&p->mu);
+}
+
+size_t gp_plugin_resources(struct gp_plugin *p, const char **names, size_t max)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < p->set.n_resources && n < max; i++)
+        names[n++] = p->set.res[i].name;
+    return n;
+}
