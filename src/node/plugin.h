@@ -35,10 +35,14 @@
 typedef enum gp_err (*gp_plugin_choice_fn)(void *ctx, const char *resource, size_t n_devices,
                                            bool wait, struct gp_node_choice *out,
                                            struct gp_diag *diag);
-/* After an Allocate that used a choice was answered (ok) or refused. */
-typedef void (*gp_plugin_done_fn)(void *ctx, const char *resource,
-                                  const struct gp_node_choice *choice,
-                                  const struct gp_node_alloc *alloc, bool ok);
+/* After an Allocate that used a choice was made (ok) or refused, before
+ * the kubelet is answered: an error turns the answer into a refusal (the
+ * pod could not be marked served, so the next Allocate would find it
+ * again). */
+typedef enum gp_err (*gp_plugin_done_fn)(void *ctx, const char *resource,
+                                         const struct gp_node_choice *choice,
+                                         const struct gp_node_alloc *alloc, bool ok,
+                                         struct gp_diag *diag);
 
 struct gp_plugin_opts {
     const char *dir;            /* GP_PLUGIN_DIR when NULL */

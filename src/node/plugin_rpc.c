@@ -438,14 +438,23 @@ static void answer_alloc(struct call *c)
             rp[i] = &xs[i].r;
         }
     }
+    pthread_mutex_unlock(&p->mu);
+    if (p->o.done && ch.set) {
+        struct gp_diag dd;
+        enum gp_err de =
+            p->o.done(p->o.ctx, resname, &ch, e == GP_OK && nc ? &xs[0].a : NULL, e == GP_OK, &dd);
+        if (e == GP_OK && de != GP_OK) {
+            e = de;
+            d = dd;
+        }
+    }
+    pthread_mutex_unlock(&p->alloc_mu);
+    pthread_mutex_lock(&p->mu);
     if (e == GP_OK)
         p->st.allocations++;
     else
         p->st.refusals++;
     pthread_mutex_unlock(&p->mu);
-    if (p->o.done && ch.set)
-        p->o.done(p->o.ctx, resname, &ch, e == GP_OK && nc ? &xs[0].a : NULL, e == GP_OK);
-    pthread_mutex_unlock(&p->alloc_mu);
     if (e == GP_OK) {
         V1beta1__AllocateResponse resp = V1BETA1__ALLOCATE_RESPONSE__INIT;
         resp.n_container_responses = nc;
