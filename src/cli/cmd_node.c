@@ -10,6 +10,8 @@
 #include "util/strdist.h"
 
 static const struct gp_cmd node_commands[] = {
+    {"agent", "the node agent: device plugin, health, Allocate for the scheduler's pods",
+     gp_node_cmd_agent},
     {"discover", "the node's GPUs as NVML reports them: MIG devices, NVLink, driver (--json)",
      gp_node_cmd_discover},
     {"doctor", "check this node's driver, CUDA, container toolkit, runtime, MIG and persistence",

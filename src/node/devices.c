@@ -135,8 +135,8 @@ enum gp_err gp_node_devset_build(const struct gp_node_inventory *inv,
             else
                 snprintf(base, sizeof base, "nvidia.com/mig-%.40s", gpu->migs[m].profile);
             struct gp_node_resource *r = res_get(out, base, diag);
-            e = r ? res_add(r, gpu->migs[m].uuid, g, (int)m, gpu->migs[m].memory_mib,
-                            gpu->healthy, diag)
+            e = r ? res_add(r, gpu->migs[m].uuid, g, (int)m, gpu->migs[m].memory_mib, gpu->healthy,
+                            diag)
                   : GP_ELIMIT;
         }
     }
@@ -343,15 +343,15 @@ static void alloc_env(const struct gp_node_resource *r, const struct gp_node_sha
     out->mps_thread_percent = out->mps ? 100 / r->replicas : 0;
     for (size_t i = 0; i < out->n; i++) {
         const struct gp_node_dev *d = &r->devs[out->dev[i]];
-        int w = snprintf(out->visible + len, sizeof out->visible - len, "%s%s", i ? "," : "",
-                         d->uuid);
+        int w =
+            snprintf(out->visible + len, sizeof out->visible - len, "%s%s", i ? "," : "", d->uuid);
         if (w > 0 && (size_t)w < sizeof out->visible - len)
             len += (size_t)w;
         if (out->mps) {
             /* the container's device ordinal i, as CUDA_VISIBLE_DEVICES
              * numbers them (MPS guide, CUDA_MPS_PINNED_DEVICE_MEM_LIMIT) */
-            w = snprintf(out->mps_mem_limit + mlen, sizeof out->mps_mem_limit - mlen,
-                         "%s%zu=%lluM", i ? "," : "", i, (unsigned long long)d->memory_mib);
+            w = snprintf(out->mps_mem_limit + mlen, sizeof out->mps_mem_limit - mlen, "%s%zu=%lluM",
+                         i ? "," : "", i, (unsigned long long)d->memory_mib);
             if (w > 0 && (size_t)w < sizeof out->mps_mem_limit - mlen)
                 mlen += (size_t)w;
         }

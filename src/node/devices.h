@@ -24,12 +24,12 @@
 
 /* One advertised device. */
 struct gp_node_dev {
-    char id[GP_NODE_DEV_ID_LEN];   /* "GPU-…", "MIG-…" or "GPU-…::3" */
-    char uuid[GP_NODE_UUID_LEN];   /* what the container sees: the GPU or MIG UUID */
-    size_t gpu;                    /* position in the inventory's gpus[] */
-    int mig;                       /* position in that GPU's migs[]; -1: the whole GPU */
-    unsigned replica;              /* 0..replicas-1 */
-    uint64_t memory_mib;           /* of the GPU or MIG device (MPS: split by replicas) */
+    char id[GP_NODE_DEV_ID_LEN]; /* "GPU-…", "MIG-…" or "GPU-…::3" */
+    char uuid[GP_NODE_UUID_LEN]; /* what the container sees: the GPU or MIG UUID */
+    size_t gpu;                  /* position in the inventory's gpus[] */
+    int mig;                     /* position in that GPU's migs[]; -1: the whole GPU */
+    unsigned replica;            /* 0..replicas-1 */
+    uint64_t memory_mib;         /* of the GPU or MIG device (MPS: split by replicas) */
     bool healthy;
 };
 
@@ -88,11 +88,12 @@ size_t gp_node_dev_prefer(const struct gp_node_resource *r, const struct gp_node
 /* One container's Allocate answer. */
 struct gp_node_alloc {
     size_t n;
-    size_t dev[GP_NODE_ALLOC_MAX]; /* device positions in r */
+    size_t dev[GP_NODE_ALLOC_MAX];                      /* device positions in r */
     char visible[GP_NODE_ALLOC_MAX * GP_NODE_UUID_LEN]; /* NVIDIA_VISIBLE_DEVICES */
     bool mps;
     unsigned mps_thread_percent; /* CUDA_MPS_ACTIVE_THREAD_PERCENTAGE */
-    char mps_mem_limit[GP_NODE_ALLOC_MAX * 24]; /* CUDA_MPS_PINNED_DEVICE_MEM_LIMIT "0=10240M,1=…" */
+    char
+        mps_mem_limit[GP_NODE_ALLOC_MAX * 24]; /* CUDA_MPS_PINNED_DEVICE_MEM_LIMIT "0=10240M,1=…" */
 };
 
 /* Allocate for one container's device IDs. Refused (GP_EINVALID, the

@@ -64,8 +64,8 @@ static bool get_str(json_t *o, const char *key, char *dst, size_t n, bool requir
     return true;
 }
 
-static bool get_uint(json_t *o, const char *key, uint64_t *dst, const char *name,
-                     const char *where, struct gp_diag *d)
+static bool get_uint(json_t *o, const char *key, uint64_t *dst, const char *name, const char *where,
+                     struct gp_diag *d)
 {
     json_t *v = json_object_get(o, key);
     if (!v)
@@ -99,8 +99,8 @@ static bool get_bool(json_t *o, const char *key, bool *dst, const char *name, co
 static bool read_mig(json_t *m, struct gp_node_mig *out, const char *name, const char *where,
                      struct gp_diag *d)
 {
-    static const char *const known[] = {"uuid", "profile", "memory_mib", "gi", "ci",
-                                        "start", "size", NULL};
+    static const char *const known[] = {"uuid", "profile", "memory_mib", "gi",
+                                        "ci",   "start",   "size",       NULL};
     uint64_t gi = 0, ci = 0, start = 0, size = 0;
     if (!json_is_object(m)) {
         bad(d, name, where, "expected an object");
@@ -120,10 +120,21 @@ static bool read_mig(json_t *m, struct gp_node_mig *out, const char *name, const
 static bool read_gpu(json_t *g, size_t i, struct gp_node_gpu *out, const char *name,
                      struct gp_diag *d)
 {
-    static const char *const known[] = {"index", "uuid", "name", "pci", "memory_mib",
-                                        "cc", "mig_capable", "mig_enabled", "migs",
-                                        "nvlink_peers", "healthy", "xid", "util_percent",
-                                        "memory_used_mib", NULL};
+    static const char *const known[] = {"index",
+                                        "uuid",
+                                        "name",
+                                        "pci",
+                                        "memory_mib",
+                                        "cc",
+                                        "mig_capable",
+                                        "mig_enabled",
+                                        "migs",
+                                        "nvlink_peers",
+                                        "healthy",
+                                        "xid",
+                                        "util_percent",
+                                        "memory_used_mib",
+                                        NULL};
     char where[64], cc[16] = "";
     snprintf(where, sizeof where, "gpus[%zu]", i);
     if (!json_is_object(g)) {
@@ -199,8 +210,8 @@ enum gp_err gp_node_inventory_parse(const char *text, size_t len, const char *na
     if (!json_is_object(root))
         e = bad(diag, name, "(top)", "expected an object");
     else if (!keys_ok(root, known, name, "", diag) ||
-             !get_str(root, "driver", out->driver_version, sizeof out->driver_version, false,
-                      name, "(top)", diag) ||
+             !get_str(root, "driver", out->driver_version, sizeof out->driver_version, false, name,
+                      "(top)", diag) ||
              !get_uint(root, "cuda", &cuda, name, "(top)", diag))
         e = GP_EINVALID;
     else if (!json_is_array(gpus) || json_array_size(gpus) > GP_NODE_MAX_GPUS)

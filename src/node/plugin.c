@@ -103,10 +103,9 @@ static enum gp_err srv_register(struct gp_plugin *p, struct srv *s, struct gp_di
     grpc_completion_queue *cq = grpc_completion_queue_create_for_next(NULL);
     gpr_timespec dl =
         gpr_time_add(gpr_now(GPR_CLOCK_REALTIME), gpr_time_from_millis(5000, GPR_TIMESPAN));
-    grpc_call *call =
-        grpc_channel_create_call(ch, NULL, GRPC_PROPAGATE_DEFAULTS, cq,
-                                 grpc_slice_from_static_string("/v1beta1.Registration/Register"),
-                                 NULL, dl, NULL);
+    grpc_call *call = grpc_channel_create_call(
+        ch, NULL, GRPC_PROPAGATE_DEFAULTS, cq,
+        grpc_slice_from_static_string("/v1beta1.Registration/Register"), NULL, dl, NULL);
     /* the endpoint is the socket's name in the directory (the API:
      * "PATH = path.Join(DevicePluginPath, endpoint)") */
     char version[] = "v1beta1", endpoint[96], resource[64];
@@ -365,5 +364,20 @@ size_t gp_plugin_resources(struct gp_plugin *p, const char **names, size_t max)
     size_t n = 0;
     for (size_t i = 0; i < p->set.n_resources && n < max; i++)
         names[n++] = p->set.res[i].name;
+    return n;
+}
+
+size_t gp_plugin_counts(struct gp_plugin *p, struct gp_plugin_counts *out, size_t max)
+{
+    size_t n = 0;
+    pthread_mutex_lock(&p->mu);
+    for (size_t i = 0; i < p->set.n_resources && n < max; i++, n++) {
+        out[n].name = p->set.res[i].name;
+        out[n].devices = p->set.res[i].n;
+        out[n].healthy = 0;
+        for (size_t k = 0; k < p->set.res[i].n; k++)
+            out[n].healthy += p->set.res[i].devs[k].healthy;
+    }
+    pthread_mutex_unlock(&p->mu);
     return n;
 }

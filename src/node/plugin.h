@@ -79,7 +79,14 @@ void gp_plugin_stop(struct gp_plugin *p);
 void gp_plugin_update(struct gp_plugin *p, const struct gp_node_inventory *inv);
 
 void gp_plugin_get_stats(struct gp_plugin *p, struct gp_plugin_stats *st);
-/* The resources advertised (names), for logs and /metrics. */
+/* Each resource's devices and how many are healthy, for /metrics. */
+struct gp_plugin_counts {
+    const char *name;
+    size_t devices, healthy;
+};
+size_t gp_plugin_counts(struct gp_plugin *p, struct gp_plugin_counts *out, size_t max);
+
+/* The resources advertised (names), for logs. */
 size_t gp_plugin_resources(struct gp_plugin *p, const char **names, size_t max);
 
 #endif

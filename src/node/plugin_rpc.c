@@ -365,7 +365,8 @@ struct c_answer {
 
 static void answer_fill(struct c_answer *x, const struct gp_node_resource *r)
 {
-    static char k_visible[] = "NVIDIA_VISIBLE_DEVICES", k_pct[] = "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE",
+    static char k_visible[] = "NVIDIA_VISIBLE_DEVICES",
+                k_pct[] = "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE",
                 k_mem[] = "CUDA_MPS_PINNED_DEVICE_MEM_LIMIT";
     V1beta1__ContainerAllocateResponse r0 = V1BETA1__CONTAINER_ALLOCATE_RESPONSE__INIT;
     x->r = r0;
@@ -464,8 +465,8 @@ static void answer_alloc(struct call *c)
         finish(c, pack(&resp.base), GRPC_STATUS_OK, NULL);
     } else {
         gp_plugin_log(p, "%s: Allocate refused: %s", resname, d.msg);
-        finish(c, NULL, e == GP_ENOMEM ? GRPC_STATUS_RESOURCE_EXHAUSTED
-                                       : GRPC_STATUS_INVALID_ARGUMENT,
+        finish(c, NULL,
+               e == GP_ENOMEM ? GRPC_STATUS_RESOURCE_EXHAUSTED : GRPC_STATUS_INVALID_ARGUMENT,
                d.msg);
     }
     free(xs);

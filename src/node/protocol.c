@@ -85,8 +85,8 @@ static int look(struct gp_node_protocol *p, struct gp_node_choice *out, char *ns
         struct gp_pick pick;
         const char *gpus = ann(pod, GP_KUBE_ANN_GPUS);
         if (!gpus || !gp_kube_pick_parse(gpus, &pick)) {
-            gp_diag_set(diag, GP_EINVALID, "pod %s: %s is \"%s\", not a list of GPU indexes",
-                        first, GP_KUBE_ANN_GPUS, gpus ? gpus : "");
+            gp_diag_set(diag, GP_EINVALID, "pod %s: %s is \"%s\", not a list of GPU indexes", first,
+                        GP_KUBE_ANN_GPUS, gpus ? gpus : "");
             json_decref(list);
             return -1;
         }
@@ -158,8 +158,8 @@ enum gp_err gp_node_protocol_done(void *ctx, const char *resource,
     struct gp_kube_response r = {0};
     struct gp_diag d;
     pthread_mutex_lock(&p->mu);
-    enum gp_err e = gp_kube_request(p->client, "PATCH", path, body,
-                                    "application/merge-patch+json", &r, &d);
+    enum gp_err e =
+        gp_kube_request(p->client, "PATCH", path, body, "application/merge-patch+json", &r, &d);
     pthread_mutex_unlock(&p->mu);
     if (e == GP_OK)
         e = gp_kube_status_err(r.status, r.body, "PATCH", path, &d);

@@ -1,0 +1,367 @@
+/* agent.c - the node agent's loop (agent.h): discovery, the device plugin,
+ * health into ListAndWatch, the per-node protocol for Allocate, /metrics
+ * and /healthz. */
+#include "node/agent.h"
+
+#include <sys/stat.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "kube/client.h"
+#include "kube/httpd.h"
+#include "kube/metrics.h"
+#include "node/health.h"
+#include "node/inventory_file.h"
+#include "node/nvml.h"
+#include "node/plugin.h"
+#include "node/protocol.h"
+
+struct agent {
+    const struct gp_node_agent_opts *o;
+    struct gp_node_inventory inv; /* guarded by mu once the XID thread runs */
+    pthread_mutex_t mu;
+    struct gp_plugin *plugin;
+    struct gp_kube_client *client, *event_client;
+    struct gp_node_protocol proto;
+    bool have_proto;
+    struct gp_metrics *reg;
+    struct gp_httpd *httpd;
+    struct gp_metric_series *m_alloc, *m_refused, *m_reg, *m_restarts, *m_streams, *m_health;
+    struct gp_metric *m_devices, *m_healthy;
+    /* NVML */
+    struct gp_nvml *nv;
+    struct gp_node_health health;
+    pthread_t xid_thread;
+    bool xid_running;
+    atomic_bool quit;
+    unsigned long health_changes;
+    /* the inventory file as last read */
+    struct timespec file_mtime;
+    off_t file_size;
+};
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void logf_(const struct agent *a, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static void logf_(const struct agent *a, const char *fmt, ...)
+{
+    if (a->o->quiet)
+        return;
+    char line[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "gpuplane node agent: %s\n", line);
+}
+
+/* --- metrics ----------------------------------------------------------- */
+
+static enum gp_err metrics_init(struct agent *a, struct gp_diag *d)
+{
+    enum gp_err e = gp_metrics_new(&a->reg, d);
+    if (e != GP_OK)
+        return e;
+    struct {
+        const char *name, *help;
+        enum gp_metric_type type;
+        struct gp_metric_series **s;
+    } plain[] = {
+        {"gpuplane_node_allocations_total", "Allocate calls answered", GP_METRIC_COUNTER,
+         &a->m_alloc},
+        {"gpuplane_node_allocate_refusals_total", "Allocate calls refused", GP_METRIC_COUNTER,
+         &a->m_refused},
+        {"gpuplane_node_registrations_total", "Register calls the kubelet accepted",
+         GP_METRIC_COUNTER, &a->m_reg},
+        {"gpuplane_node_plugin_restarts_total",
+         "device plugin servers restarted for a kubelet "
+         "restart",
+         GP_METRIC_COUNTER, &a->m_restarts},
+        {"gpuplane_node_listandwatch_streams", "ListAndWatch streams open", GP_METRIC_GAUGE,
+         &a->m_streams},
+        {"gpuplane_node_health_changes_total", "GPU health changes streamed", GP_METRIC_COUNTER,
+         &a->m_health},
+    };
+    for (size_t i = 0; i < sizeof plain / sizeof plain[0]; i++) {
+        struct gp_metric_def def = {
+            .name = plain[i].name, .help = plain[i].help, .type = plain[i].type};
+        struct gp_metric *m;
+        if ((e = gp_metrics_define(a->reg, &def, &m, d)) != GP_OK)
+            return e;
+        *plain[i].s = gp_metrics_series(m, NULL);
+    }
+    struct gp_metric_def dev = {.name = "gpuplane_node_plugin_devices",
+                                .help = "devices advertised, by resource",
+                                .type = GP_METRIC_GAUGE,
+                                .label = "resource",
+                                .max_series = GP_NODE_MAX_RESOURCES};
+    if ((e = gp_metrics_define(a->reg, &dev, &a->m_devices, d)) != GP_OK)
+        return e;
+    dev.name = "gpuplane_node_plugin_devices_healthy";
+    dev.help = "devices advertised healthy, by resource";
+    return gp_metrics_define(a->reg, &dev, &a->m_healthy, d);
+}
+
+/* Counters are set from the plugin's totals (inc by the difference). */
+static void metrics_update(struct agent *a)
+{
+    if (!a->reg)
+        return;
+    struct gp_plugin_stats st;
+    gp_plugin_get_stats(a->plugin, &st);
+    struct {
+        struct gp_metric_series *s;
+        double v;
+    } c[] = {{a->m_alloc, (double)st.allocations},
+             {a->m_refused, (double)st.refusals},
+             {a->m_reg, (double)st.registrations},
+             {a->m_restarts, (double)st.restarts},
+             {a->m_health, (double)a->health_changes}};
+    for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
+        double have = gp_metrics_value(c[i].s);
+        if (c[i].v > have)
+            gp_metrics_inc(c[i].s, c[i].v - have);
+    }
+    gp_metrics_set(a->m_streams, (double)st.streams);
+    struct gp_plugin_counts counts[GP_NODE_MAX_RESOURCES];
+    size_t n = gp_plugin_counts(a->plugin, counts, GP_NODE_MAX_RESOURCES);
+    for (size_t i = 0; i < n; i++) {
+        gp_metrics_set(gp_metrics_series(a->m_devices, counts[i].name), (double)counts[i].devices);
+        gp_metrics_set(gp_metrics_series(a->m_healthy, counts[i].name), (double)counts[i].healthy);
+    }
+}
+
+/* --- discovery and health ------------------------------------------------ */
+
+static bool file_changed(struct agent *a)
+{
+    struct stat st;
+    if (stat(a->o->inventory_file, &st) != 0)
+        return false;
+    bool ch = st.st_mtim.tv_sec != a->file_mtime.tv_sec ||
+              st.st_mtim.tv_nsec != a->file_mtime.tv_nsec || st.st_size != a->file_size;
+    a->file_mtime = st.st_mtim;
+    a->file_size = st.st_size;
+    return ch;
+}
+
+/* The file read again: same GPUs (by UUID, in order) or it is ignored. */
+static void file_reread(struct agent *a)
+{
+    struct gp_node_inventory inv;
+    struct gp_diag d;
+    if (gp_node_inventory_read_file(a->o->inventory_file, &inv, &d) != GP_OK) {
+        logf_(a, "%s (keeping the last inventory)", d.msg);
+        return;
+    }
+    pthread_mutex_lock(&a->mu);
+    bool same = inv.n_gpus == a->inv.n_gpus;
+    for (size_t g = 0; same && g < inv.n_gpus; g++)
+        same = strcmp(inv.gpus[g].uuid, a->inv.gpus[g].uuid) == 0;
+    if (same) {
+        for (size_t g = 0; g < inv.n_gpus; g++) {
+            if (inv.gpus[g].healthy != a->inv.gpus[g].healthy)
+                a->health_changes++;
+            a->inv.gpus[g].healthy = inv.gpus[g].healthy;
+            a->inv.gpus[g].last_xid = inv.gpus[g].last_xid;
+        }
+        gp_plugin_update(a->plugin, &a->inv);
+    }
+    pthread_mutex_unlock(&a->mu);
+    if (!same)
+        logf_(a, "%s: other GPUs than at start; restart the agent to serve them",
+              a->o->inventory_file);
+}
+
+static void health_changed(struct agent *a, const struct gp_node_health_change *ch)
+{
+    /* with a->mu held */
+    gp_node_health_apply(&a->health, &a->inv);
+    gp_plugin_update(a->plugin, &a->inv);
+    a->health_changes++;
+    const struct gp_node_gpu *gpu = NULL;
+    for (size_t g = 0; g < a->inv.n_gpus; g++)
+        if (a->inv.gpus[g].index == ch->gpu)
+            gpu = &a->inv.gpus[g];
+    char note[512];
+    gp_node_health_note(ch, gpu, note, sizeof note);
+    logf_(a, "%s", note);
+    if (a->event_client) {
+        struct gp_diag d;
+        if (gp_node_health_event(a->event_client, a->o->node_name, NULL, a->o->node_name, ch, gpu,
+                                 &d) != GP_OK)
+            logf_(a, "%s", d.msg);
+    }
+}
+
+/* XID events from NVML, into the health state machine. */
+static void *xid_loop(void *arg)
+{
+    struct agent *a = arg;
+    while (!atomic_load(&a->quit)) {
+        bool got = false;
+        struct gp_nvml_xid ev;
+        struct gp_diag d;
+        if (gp_nvml_events_wait(a->nv, 200, &got, &ev, &d) != GP_OK) {
+            /* NVML failing mid-run: say so, keep serving what we know */
+            logf_(a, "%s (XID events stopped; serving the last inventory)", d.msg);
+            break;
+        }
+        if (!got)
+            continue;
+        struct gp_node_health_change ch;
+        pthread_mutex_lock(&a->mu);
+        for (size_t g = 0; g < a->health.n_gpus; g++)
+            if (a->inv.gpus[g].index == ev.gpu_index &&
+                gp_node_health_xid(&a->health, (unsigned)g, ev.xid, now_s(), &ch))
+                health_changed(a, &ch);
+        pthread_mutex_unlock(&a->mu);
+    }
+    return NULL;
+}
+
+static void health_tick(struct agent *a)
+{
+    if (!a->nv)
+        return;
+    struct gp_node_health_change ch[GP_NODE_MAX_GPUS];
+    pthread_mutex_lock(&a->mu);
+    size_t n = gp_node_health_tick(&a->health, now_s(), ch, GP_NODE_MAX_GPUS);
+    for (size_t i = 0; i < n; i++)
+        health_changed(a, &ch[i]);
+    pthread_mutex_unlock(&a->mu);
+}
+
+static enum gp_err discover(struct agent *a, struct gp_diag *d)
+{
+    if (a->o->inventory_file) {
+        file_changed(a);
+        return gp_node_inventory_read_file(a->o->inventory_file, &a->inv, d);
+    }
+    enum gp_err e = gp_nvml_open(a->o->nvml_path, &a->nv, d);
+    if (e == GP_OK)
+        e = gp_node_discover(a->nv, &a->inv, d);
+    if (e != GP_OK)
+        return e;
+    gp_node_health_init(&a->health, a->inv.n_gpus, NULL);
+    unsigned reg = 0;
+    struct gp_diag ed;
+    if (gp_nvml_events_open(a->nv, &reg, &ed) != GP_OK)
+        logf_(a, "%s (no XID events: health from discovery only)", ed.msg);
+    else if (pthread_create(&a->xid_thread, NULL, xid_loop, a) == 0)
+        a->xid_running = true;
+    return GP_OK;
+}
+
+/* --- the loop -------------------------------------------------------------- */
+
+static enum gp_err start_api(struct agent *a, struct gp_diag *d)
+{
+    if (!a->o->cfg)
+        return GP_OK;
+    if (!a->o->node_name || !*a->o->node_name)
+        return gp_diag_set(d, GP_EUSAGE, "node agent: --node NAME is needed with the API");
+    struct gp_kube_client_opts co;
+    gp_kube_client_opts_default(&co);
+    co.request_timeout_s = 10;
+    enum gp_err e = gp_kube_client_new(a->o->cfg, &co, &a->client, d);
+    if (e == GP_OK)
+        e = gp_kube_client_new(a->o->cfg, &co, &a->event_client, d);
+    if (e != GP_OK)
+        return e;
+    gp_node_protocol_init(&a->proto, a->client, a->o->node_name);
+    if (a->o->alloc_wait_s > 0)
+        a->proto.wait_s = a->o->alloc_wait_s;
+    a->have_proto = true;
+    return GP_OK;
+}
+
+static void teardown(struct agent *a)
+{
+    atomic_store(&a->quit, true);
+    if (a->xid_running)
+        pthread_join(a->xid_thread, NULL);
+    gp_plugin_stop(a->plugin);
+    if (a->httpd)
+        gp_httpd_stop(a->httpd);
+    if (a->reg)
+        gp_metrics_free(a->reg);
+    if (a->have_proto)
+        gp_node_protocol_destroy(&a->proto);
+    gp_kube_client_free(a->client);
+    gp_kube_client_free(a->event_client);
+    gp_nvml_close(a->nv);
+    pthread_mutex_destroy(&a->mu);
+}
+
+enum gp_err gp_node_agent_run(const struct gp_node_agent_opts *o, struct gp_node_agent_result *res,
+                              struct gp_diag *diag)
+{
+    struct agent *a = calloc(1, sizeof *a);
+    if (!a)
+        return gp_diag_set(diag, GP_ENOMEM, "out of memory");
+    memset(res, 0, sizeof *res);
+    a->o = o;
+    pthread_mutex_init(&a->mu, NULL);
+    double poll_s = o->poll_s > 0 ? o->poll_s : 0.2;
+    enum gp_err e = start_api(a, diag);
+    if (e == GP_OK)
+        e = discover(a, diag);
+    struct gp_plugin_opts po = {.dir = o->plugin_dir, .quiet = o->quiet};
+    if (e == GP_OK && a->have_proto) {
+        po.choice = gp_node_protocol_choice;
+        po.done = gp_node_protocol_done;
+        po.ctx = &a->proto;
+    }
+    pthread_mutex_lock(&a->mu);
+    if (e == GP_OK)
+        e = gp_plugin_start(&po, &a->inv, &o->sharing, &a->plugin, diag);
+    pthread_mutex_unlock(&a->mu);
+    if (e == GP_OK && o->metrics_addr) {
+        struct gp_httpd_opts ho = {.addr = o->metrics_addr};
+        if ((e = metrics_init(a, diag)) == GP_OK) {
+            ho.metrics = a->reg;
+            e = gp_httpd_start(&ho, &a->httpd, diag);
+        }
+        if (e == GP_OK)
+            gp_httpd_set_synced(a->httpd, true);
+    }
+    if (e == GP_OK) {
+        const char *names[GP_NODE_MAX_RESOURCES];
+        size_t n = gp_plugin_resources(a->plugin, names, GP_NODE_MAX_RESOURCES);
+        for (size_t i = 0; i < n; i++)
+            logf_(a, "serving %s", names[i]);
+    }
+    double until = o->max_s > 0 ? now_s() + o->max_s : 0;
+    while (e == GP_OK && !(o->stop && *o->stop) && !(until > 0 && now_s() >= until)) {
+        if (o->inventory_file && file_changed(a))
+            file_reread(a);
+        health_tick(a);
+        metrics_update(a);
+        struct timespec ts = {(time_t)poll_s, (long)((poll_s - (double)(time_t)poll_s) * 1e9)};
+        nanosleep(&ts, NULL);
+    }
+    if (a->plugin) {
+        struct gp_plugin_stats st;
+        gp_plugin_get_stats(a->plugin, &st);
+        res->allocations = st.allocations;
+        res->refusals = st.refusals;
+        res->registrations = st.registrations;
+        res->restarts = st.restarts;
+    }
+    res->health_changes = a->health_changes;
+    teardown(a);
+    free(a);
+    return e;
+}
