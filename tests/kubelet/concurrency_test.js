@@ -1,0 +1,207 @@
+// concurrency_test.js - many fractional pods created at once on one node,
+// through the API server double (tests/apidouble): a scheduler stand-in
+// places them by the per-node protocol (gpuplane.io/node, gpuplane.io/gpus,
+// gpuplane.io/phase=allocating before the Binding, one pod allocating per
+// node), the kubelet stand-in admits each bound pod (GetPreferredAllocation,
+// then Allocate; a third of the time it ignores the preference, as a
+// kubelet may), and every container must get exactly the GPU the
+// scheduler chose, every pod end "allocated", nothing refused. Then the
+// protocol broken on purpose (two pods allocating at once): the agent
+// must refuse, not guess. And a pod gpuplane did not place gets the
+// kubelet's devices.
+'use strict';
+const fs = require('fs');
+const http = require('http');
+const path = require('path');
+const {spawn} = require('child_process');
+const lib = require('./lib');
+lib.skipWithoutModules();
+const {Kubelet, loadApi} = require('./kubelet');
+const {check, expectError, uuid} = lib;
+
+const N_GPUS = 4, REPLICAS = 8, N_PODS = 24, NODE = 'n1';
+const api = loadApi(lib.protoPath());
+
+function startDouble() {
+  const bin = process.env.GP_APIDOUBLE;
+  if (!bin) throw new Error('GP_APIDOUBLE is not set');
+  const p = spawn(bin, ['--port', '0'], {stdio: ['ignore', 'pipe', 'inherit']});
+  return new Promise((res, rej) => {
+    let out = '';
+    p.stdout.on('data', (d) => {
+      out += d;
+      const m = /port (\d+)/.exec(out);
+      if (m) res({proc: p, port: Number(m[1])});
+    });
+    p.on('exit', (c) => rej(new Error('apidouble exited ' + c)));
+  });
+}
+
+function request(port, method, p, body, type = 'application/json') {
+  return new Promise((res, rej) => {
+    const data = body === undefined ? undefined : JSON.stringify(body);
+    const req = http.request({host: '127.0.0.1', port, method, path: p,
+      headers: data ? {'Content-Type': type, 'Content-Length': Buffer.byteLength(data)} : {}}, (r) => {
+      let s = '';
+      r.on('data', (d) => { s += d; });
+      r.on('end', () => res({status: r.statusCode, body: s ? JSON.parse(s) : null}));
+    });
+    req.on('error', rej);
+    if (data) req.write(data);
+    req.end();
+  });
+}
+
+function pod(name) {
+  return {apiVersion: 'v1', kind: 'Pod',
+    metadata: {name, namespace: 'default', annotations: {'gpuplane.io/gpu-milli': '125'}},
+    spec: {schedulerName: 'gpuplane', containers: [{name: 'main', image: 'nvcr.io/nvidia/cuda:12.2.0-base-ubuntu22.04',
+      resources: {limits: {'nvidia.com/gpu': '1'}}}]}};
+}
+
+// A small seeded generator: the same run every time.
+let seed = 12345;
+function rand(n) { seed = (Math.imul(seed, 1664525) + 1013904223) >>> 0; return (seed >>> 8) % n; }
+
+(async () => {
+  const dir = lib.tmpdir('conc');
+  const dbl = await startDouble();
+  const port = dbl.port;
+  let agent, kubelet;
+  try {
+    const kubeconfig = path.join(dir, 'kubeconfig');
+    fs.writeFileSync(kubeconfig, `apiVersion: v1
+kind: Config
+clusters:
+- name: double
+  cluster: {server: "http://127.0.0.1:${port}"}
+users:
+- name: u
+  user: {token: "t"}
+contexts:
+- name: c
+  context: {cluster: double, user: u, namespace: default}
+current-context: c
+`);
+    const invFile = path.join(dir, 'inventory.json');
+    lib.writeJson(invFile, lib.inventory(N_GPUS));
+    kubelet = new Kubelet(api, dir);
+    await kubelet.start();
+    agent = lib.startAgent(['--kubeconfig', kubeconfig, '--node', NODE, '--inventory', invFile,
+      '--plugin-dir', dir, '--time-slicing', String(REPLICAS), '--alloc-wait-s', '1']);
+    const regs = await kubelet.waitRegistrations((r) => r.length >= 1);
+    const plugin = kubelet.plugin(regs[0].endpoint);
+
+    // the kubelet's view: which replica IDs are free
+    const free = new Set();
+    for (let g = 0; g < N_GPUS; g++) for (let k = 0; k < REPLICAS; k++) free.add(`${uuid(g)}::${k}`);
+    const answers = {};   // pod -> NVIDIA_VISIBLE_DEVICES
+    const admissions = [];
+    let ignored = 0, n = 0;
+    const admit = (name) => admissions.push((async () => {
+      await lib.sleep(rand(15));
+      const avail = [...free];
+      const pref = await plugin.preferred([{available_deviceIDs: avail, must_include_deviceIDs: [], allocation_size: 1}]);
+      let id = pref.container_responses[0].deviceIDs[0];
+      if (n++ % 3 === 2) { // a kubelet that ignores the preference
+        const other = avail.find((x) => x.split('::')[0] !== id.split('::')[0]);
+        if (other) { id = other; ignored++; }
+      }
+      free.delete(id);
+      const a = await plugin.allocate([[id]]);
+      answers[name] = a.container_responses[0].envs.NVIDIA_VISIBLE_DEVICES;
+    })().catch((e) => { answers[name] = 'error: ' + (e.details || e.message); }));
+
+    // every pod created at once
+    const names = [];
+    for (let i = 0; i < N_PODS; i++) names.push(`frac-${String(i).padStart(2, '0')}`);
+    const created = await Promise.all(names.map((nm) => request(port, 'POST', '/api/v1/namespaces/default/pods', pod(nm))));
+    check(created.every((r) => r.status === 201), `${N_PODS} pods created at once`, created.map((r) => r.status));
+
+    // the scheduler stand-in: four workers, one pod allocating per node (a lock)
+    const chosen = {};
+    const used = new Array(N_GPUS).fill(0);
+    let nodeLock = Promise.resolve();
+    let maxAllocating = 0, allocatingNow = 0;
+    const queue = [...names];
+    const schedule = async (name) => {
+      let release;
+      const held = new Promise((r) => { release = r; });
+      const prev = nodeLock;
+      nodeLock = prev.then(() => held);
+      await prev;
+      try {
+        let g;
+        do { g = rand(N_GPUS); } while (used[g] >= REPLICAS);
+        used[g]++;
+        chosen[name] = g;
+        const cur = await request(port, 'GET', `/api/v1/namespaces/default/pods/${name}`);
+        const patch = await request(port, 'PATCH', `/api/v1/namespaces/default/pods/${name}`, {metadata: {
+          resourceVersion: cur.body.metadata.resourceVersion,
+          annotations: {'gpuplane.io/node': NODE, 'gpuplane.io/gpus': String(g), 'gpuplane.io/phase': 'allocating'}}},
+        'application/merge-patch+json');
+        if (patch.status !== 200) throw new Error('patch ' + patch.status);
+        allocatingNow++;
+        maxAllocating = Math.max(maxAllocating, allocatingNow);
+        const bind = await request(port, 'POST', `/api/v1/namespaces/default/pods/${name}/binding`, {
+          apiVersion: 'v1', kind: 'Binding', metadata: {name, namespace: 'default', uid: cur.body.metadata.uid},
+          target: {apiVersion: 'v1', kind: 'Node', name: NODE}});
+        if (bind.status !== 201) throw new Error('bind ' + bind.status);
+        admit(name); // the kubelet sees the pod bound
+        const until = Date.now() + 10000;
+        for (;;) {
+          const p = await request(port, 'GET', `/api/v1/namespaces/default/pods/${name}`);
+          if (p.body.metadata.annotations['gpuplane.io/phase'] === 'allocated') break;
+          if (Date.now() > until) throw new Error(name + ' never allocated');
+          await lib.sleep(5);
+        }
+        allocatingNow--;
+      } finally {
+        release();
+      }
+    };
+    const worker = async () => { while (queue.length) await schedule(queue.shift()); };
+    const t0 = Date.now();
+    await Promise.all([worker(), worker(), worker(), worker()]);
+    await Promise.all(admissions);
+    const ms = Date.now() - t0;
+    check(maxAllocating === 1, 'the scheduler stand-in kept one pod allocating at a time', maxAllocating);
+    const wrong = names.filter((nm) => answers[nm] !== uuid(chosen[nm]));
+    check(wrong.length === 0, `every container got exactly the GPU the scheduler chose (${N_PODS} pods, ${ms} ms, ` +
+      `the kubelet ignored the preference ${ignored} times)`, wrong.map((nm) => ({pod: nm, chose: uuid(chosen[nm]), got: answers[nm]})));
+    const list = await request(port, 'GET', '/api/v1/namespaces/default/pods');
+    const phases = list.body.items.map((p) => p.metadata.annotations['gpuplane.io/phase']);
+    check(phases.length === N_PODS && phases.every((p) => p === 'allocated'), 'every pod is marked allocated', phases);
+
+    // the protocol broken: two pods allocating on the node at once
+    for (const nm of ['bad-a', 'bad-b']) {
+      await request(port, 'POST', '/api/v1/namespaces/default/pods', pod(nm));
+      await request(port, 'PATCH', `/api/v1/namespaces/default/pods/${nm}`, {metadata: {annotations: {
+        'gpuplane.io/node': NODE, 'gpuplane.io/gpus': '0', 'gpuplane.io/phase': 'allocating'}}}, 'application/merge-patch+json');
+      await request(port, 'POST', `/api/v1/namespaces/default/pods/${nm}/binding`, {apiVersion: 'v1', kind: 'Binding',
+        metadata: {name: nm, namespace: 'default'}, target: {apiVersion: 'v1', kind: 'Node', name: NODE}});
+    }
+    await expectError(plugin.allocate([[`${uuid(3)}::7`]]), /2 pods allocating on node n1/,
+      'two pods allocating on one node: Allocate refused, not guessed');
+    for (const nm of ['bad-a', 'bad-b'])
+      await request(port, 'DELETE', `/api/v1/namespaces/default/pods/${nm}`, {gracePeriodSeconds: 0});
+
+    // a pod gpuplane did not place: the kubelet's device, after the wait
+    const a = await plugin.allocate([[`${uuid(2)}::6`]]);
+    check(a.container_responses[0].envs.NVIDIA_VISIBLE_DEVICES === uuid(2),
+      'no pod allocating: the kubelet\'s device is served', a.container_responses[0].envs);
+    plugin.close();
+    const ag = agent;
+    agent = null;
+    const r = await lib.stopAgent(ag);
+    check(r.code === 0 && new RegExp(`: ${N_PODS + 1} allocations, 1 refused`).test(ag.log),
+      `the agent counts ${N_PODS + 1} allocations and 1 refusal`, ag.log.split('\n').slice(-3));
+  } catch (e) {
+    check(false, 'no exception', e.stack || String(e));
+  } finally {
+    if (agent) await lib.stopAgent(agent);
+    if (kubelet) await kubelet.stop();
+    dbl.proc.kill('SIGTERM');
+  }
+  lib.finish();
+})();
