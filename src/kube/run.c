@@ -234,6 +234,7 @@ static enum gp_err run_loop(const struct gp_kube_run_opts *o, struct run_state *
     if (r->h)
         gp_httpd_set_synced(r->h, true);
     double next_lease = o->leader_elect ? 0 : INFINITY, next_metrics = 0;
+    bool stale = false; /* a cycle ran since the metrics were brought up to date */
     bool changed = true;
     if (!o->leader_elect)
         gp_kube_sched_set_leader(r->s, true);
@@ -259,10 +260,12 @@ static enum gp_err run_loop(const struct gp_kube_run_opts *o, struct run_state *
                     res->first_bind_s = t;
                 res->last_bind_s = t;
             }
-            if (now >= next_metrics) { /* at most 4 times a second: it reads every pod */
-                gp_kube_sched_metrics(r->s);
-                next_metrics = now + 0.25;
-            }
+            stale = true;
+        }
+        if (stale && now >= next_metrics) { /* at most 4 times a second: it reads every pod */
+            gp_kube_sched_metrics(r->s);
+            next_metrics = now + 0.25;
+            stale = false;
         }
         struct gp_kube_sched_stats st = gp_kube_sched_stats(r->s);
         if (o->stop_after_binds && st.binds >= o->stop_after_binds)
@@ -271,7 +274,7 @@ static enum gp_err run_loop(const struct gp_kube_run_opts *o, struct run_state *
             st.waiting_backoff == 0 && st.pending == st.unschedulable_now)
             break;
         double until = fmin(next_lease, gp_kube_sched_next_retry_s(r->s));
-        until = fmin(until, mono() + (next_metrics > mono() ? next_metrics - mono() : 1));
+        until = fmin(until, stale ? next_metrics : mono() + 1);
         changed = drain(&r->q, r->s, until);
     }
     gp_kube_sched_metrics(r->s);

@@ -1,12 +1,11 @@
 /* sched_cycle.c - the engine's decisions written to the API server: a BIND
- * as the annotation patch (the pod's resourceVersion a precondition) then
- * the Binding (uid and the patched resourceVersion preconditions), rolled
- * back on any failure (annotations cleared first, then the engine's
- * assumption released, then a back-off); an EVICT as a graceful delete of
- * the victim, its preemptor bound once the victims are gone; an
- * UNSCHEDULABLE as PodScheduled=False through /status and a
- * FailedScheduling Event; and the Events themselves (events.k8s.io/v1, as
- * kube-scheduler records them). */
+ * assumed and handed to bind.c (the annotation patch, the Binding, the
+ * clearing on a failure), a gang's members together, and taken back here
+ * once cleared (the engine's assumption released, then a back-off); an
+ * EVICT as a graceful delete of the victim, its preemptor bound once the
+ * victims are gone; an UNSCHEDULABLE as PodScheduled=False through
+ * /status and a FailedScheduling Event; and the Events themselves
+ * (events.k8s.io/v1, as kube-scheduler records them). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
