@@ -96,12 +96,15 @@ static const struct gp_mig_model *mig_model_of(const struct gp_kube_sched *s, co
 }
 
 /* The MIG instances p holds on node n (pick->mig_profile >= 0), or false. */
-static bool mig_booked(const struct spod *p, const struct snode *n, const struct gp_mig_model *m,
-                       struct gp_pick *pick)
+static bool mig_booked(const struct gp_kube_sched *s, const struct spod *p, const struct snode *n,
+                       const struct gp_mig_model *m, struct gp_pick *pick)
 {
     if (!p->info.node_name && p->st == SP_ASSUMED) {
+        /* the engine's pick is on MIG instances only on a MIG node of the
+         * engine (elsewhere its mig fields mean nothing) */
+        const struct gp_node *e = s->e && p->node != SP_NONE ? gp_engine_node(s->e, p->node) : NULL;
         *pick = p->pick;
-        return pick->mig_profile >= 0;
+        return e && e->mig_model >= 0 && pick->mig_profile >= 0;
     }
     return m && p->ours && p->info.ann_mig && p->info.ann_node &&
            strcmp(p->info.ann_node, n->name) == 0 && gp_kube_mig_parse(p->info.ann_mig, m, pick);
@@ -156,7 +159,7 @@ bool gp_ks_audit_node(struct gp_kube_sched *s, struct snode *n)
         const struct spod *p = n->book[i];
         const struct gp_pod_spec *sp = &p->spec;
         struct gp_pick mk;
-        if (mig_booked(p, n, mm, &mk)) {
+        if (mig_booked(s, p, n, mm, &mk)) {
             if (mm && (size_t)mk.mig_profile < mm->nprofiles) {
                 bool was = msg[0] != '\0';
                 audit_mig(p, n, mm, &mk, count, slices, slice_by, msg, sizeof msg);
