@@ -4,8 +4,12 @@
 set -euo pipefail
 pkgs=(build-essential cmake pkg-config libfyaml-dev libjansson-dev libcmocka-dev libglpk-dev
       libcurl4-openssl-dev libmicrohttpd-dev libgnutls28-dev openssl
-      libgrpc-dev libprotobuf-c-dev protobuf-c-compiler nodejs npm
+      libgrpc-dev libprotobuf-c-dev protobuf-c-compiler
       clang libclang-rt-14-dev clang-format valgrind)
+# Node.js and npm for the kubelet stand-in: Debian's, unless a Node.js with
+# its own npm is installed already (NodeSource's nodejs conflicts with
+# Debian's npm package, and apt-get would refuse the whole list)
+command -v npm >/dev/null 2>&1 || pkgs+=(nodejs npm)
 sudo=""
 [ "$(id -u)" -eq 0 ] || sudo=sudo
 $sudo apt-get update -qq
