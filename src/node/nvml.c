@@ -139,6 +139,14 @@ void gp_nvml_close(struct gp_nvml *nv)
     free(nv);
 }
 
+/* src copied into dst[n], cut to fit and NUL-terminated. */
+static void copy_str(char *dst, size_t n, const char *src)
+{
+    size_t len = strnlen(src, n - 1);
+    memcpy(dst, src, len);
+    dst[len] = '\0';
+}
+
 static uint64_t mib(unsigned long long bytes)
 {
     return bytes / (1024ull * 1024ull);
@@ -171,14 +179,14 @@ static void mig_profile_name(const struct gp_node_gpu *g, unsigned pci_id, bool 
     }
     char base[32];
     if (best)
-        snprintf(base, sizeof base, "%s", best->name);
+        copy_str(base, sizeof base, best->name);
     else
         snprintf(base, sizeof base, "%ug.%llugb", m->gi_slices,
                  (unsigned long long)((m->memory_mib + 1023) / 1024));
     if (m->ci_slices && m->ci_slices < m->gi_slices)
         snprintf(m->profile, sizeof m->profile, "%uc.%.16s", m->ci_slices, base);
     else
-        snprintf(m->profile, sizeof m->profile, "%s", base);
+        copy_str(m->profile, sizeof m->profile, base);
     if (best && !m->size)
         m->size = best->memory_slices;
 }
@@ -204,7 +212,7 @@ static enum gp_err read_mig(struct gp_nvml *nv, struct gp_nvml_device *dev, unsi
         char uuid[GP_NVML_UUID_LEN] = "";
         if ((rc = nv->c.nvmlDeviceGetUUID(md, uuid, sizeof uuid)) != GP_NVML_SUCCESS)
             return fail(nv, diag, "nvmlDeviceGetUUID (MIG device)", (int)gi, rc);
-        snprintf(m->uuid, sizeof m->uuid, "%s", uuid);
+        copy_str(m->uuid, sizeof m->uuid, uuid);
         if ((rc = OPT(nv, nvmlDeviceGetGpuInstanceId, md, &m->gi_id)) != GP_NVML_SUCCESS &&
             !absent(rc))
             return fail(nv, diag, "nvmlDeviceGetGpuInstanceId", (int)gi, rc);
@@ -267,13 +275,13 @@ static enum gp_err read_gpu(struct gp_nvml *nv, unsigned i, struct gp_nvml_devic
         return fail(nv, diag, "nvmlDeviceGetName", (int)i, rc);
     if ((rc = nv->c.nvmlDeviceGetUUID(dev, uuid, sizeof uuid)) != GP_NVML_SUCCESS)
         return fail(nv, diag, "nvmlDeviceGetUUID", (int)i, rc);
-    snprintf(g->name, sizeof g->name, "%s", name);
-    snprintf(g->uuid, sizeof g->uuid, "%s", uuid);
+    copy_str(g->name, sizeof g->name, name);
+    copy_str(g->uuid, sizeof g->uuid, uuid);
     struct gp_nvml_pci_info pci = {0};
     if ((rc = nv->c.nvmlDeviceGetPciInfo_v3(dev, &pci)) != GP_NVML_SUCCESS)
         return fail(nv, diag, "nvmlDeviceGetPciInfo_v3", (int)i, rc);
     pci.bus_id[sizeof pci.bus_id - 1] = '\0';
-    snprintf(g->pci_bus_id, sizeof g->pci_bus_id, "%s", pci.bus_id);
+    copy_str(g->pci_bus_id, sizeof g->pci_bus_id, pci.bus_id);
     struct gp_nvml_memory mem = {0};
     if ((rc = nv->c.nvmlDeviceGetMemoryInfo(dev, &mem)) != GP_NVML_SUCCESS)
         return fail(nv, diag, "nvmlDeviceGetMemoryInfo", (int)i, rc);
@@ -371,7 +379,7 @@ enum gp_err gp_node_discover(struct gp_nvml *nv, struct gp_node_inventory *out,
         err = fail(nv, diag, "nvmlSystemGetDriverVersion", -1, rc);
         goto done;
     }
-    snprintf(inv->driver_version, sizeof inv->driver_version, "%s", ver);
+    copy_str(inv->driver_version, sizeof inv->driver_version, ver);
     int cuda = 0;
     rc = OPT(nv, nvmlSystemGetCudaDriverVersion_v2, &cuda);
     if (absent(rc))
