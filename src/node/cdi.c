@@ -149,7 +149,8 @@ static void driver_files(const char *root, const char *version, json_t *mounts, 
                 n++;
         }
         closedir(dp);
-        qsort(names, n, sizeof *names, by_str);
+        if (n)
+            qsort(names, n, sizeof *names, by_str);
         for (size_t i = 0; i < n; i++) {
             char path[4096];
             snprintf(path, sizeof path, "%s/%s", lib_dirs[k], names[i]);
