@@ -17,6 +17,8 @@
 #include "kube/metrics.h"
 #include "node/health.h"
 #include "node/inventory_file.h"
+#include "node/labels.h"
+#include "node/metrics.h"
 #include "node/nvml.h"
 #include "node/plugin.h"
 #include "node/protocol.h"
@@ -29,7 +31,9 @@ struct agent {
     struct gp_kube_client *client, *event_client;
     struct gp_node_protocol proto;
     bool have_proto;
-    struct gp_metrics *reg;
+    struct gp_metrics *reg; /* nm's registry, once made */
+    struct gp_node_metrics nm;
+    bool have_nm;
     struct gp_httpd *httpd;
     struct gp_metric_series *m_alloc, *m_refused, *m_reg, *m_restarts, *m_streams, *m_health;
     struct gp_metric *m_devices, *m_healthy;
@@ -68,11 +72,14 @@ static void logf_(const struct agent *a, const char *fmt, ...)
 
 /* --- metrics ----------------------------------------------------------- */
 
+/* The per-GPU metrics (node/metrics.h) and the plugin's, one registry. */
 static enum gp_err metrics_init(struct agent *a, struct gp_diag *d)
 {
-    enum gp_err e = gp_metrics_new(&a->reg, d);
+    enum gp_err e = gp_node_metrics_init(&a->nm, d);
     if (e != GP_OK)
         return e;
+    a->have_nm = true;
+    a->reg = a->nm.reg;
     struct {
         const char *name, *help;
         enum gp_metric_type type;
@@ -134,6 +141,9 @@ static void metrics_update(struct agent *a)
             gp_metrics_inc(c[i].s, c[i].v - have);
     }
     gp_metrics_set(a->m_streams, (double)st.streams);
+    pthread_mutex_lock(&a->mu);
+    gp_node_metrics_update(&a->nm, &a->inv, a->nv ? &a->health : NULL, NULL, 0);
+    pthread_mutex_unlock(&a->mu);
     struct gp_plugin_counts counts[GP_NODE_MAX_RESOURCES];
     size_t n = gp_plugin_counts(a->plugin, counts, GP_NODE_MAX_RESOURCES);
     for (size_t i = 0; i < n; i++) {
@@ -264,6 +274,34 @@ static enum gp_err discover(struct agent *a, struct gp_diag *d)
     return GP_OK;
 }
 
+/* GFD's labels (node/labels.h) patched onto the Node; a failure is said,
+ * not fatal (the plugin serves all the same). */
+static void labels_apply(struct agent *a)
+{
+    if (!a->client)
+        return;
+    char machine[128] = "";
+    FILE *f = fopen("/sys/class/dmi/id/product_name", "r");
+    if (f) {
+        if (fgets(machine, sizeof machine, f))
+            machine[strcspn(machine, "\n")] = '\0';
+        fclose(f);
+    }
+    struct gp_node_label_opts lo = {.machine = machine[0] ? machine : NULL,
+                                    .timestamp_s = (long long)time(NULL)};
+    struct gp_node_labels *l = malloc(sizeof *l);
+    struct gp_diag d;
+    size_t changes = 0;
+    if (!l)
+        return;
+    if (gp_node_labels_build(&a->inv, &a->o->sharing, &lo, l, &d) != GP_OK ||
+        gp_node_labels_apply(a->client, a->o->node_name, l, &changes, &d) != GP_OK)
+        logf_(a, "labels: %s", d.msg);
+    else
+        logf_(a, "labels: %zu set or removed on node %s", changes, a->o->node_name);
+    free(l);
+}
+
 /* --- the loop -------------------------------------------------------------- */
 
 static enum gp_err start_api(struct agent *a, struct gp_diag *d)
@@ -295,8 +333,8 @@ static void teardown(struct agent *a)
     gp_plugin_stop(a->plugin);
     if (a->httpd)
         gp_httpd_stop(a->httpd);
-    if (a->reg)
-        gp_metrics_free(a->reg);
+    if (a->have_nm)
+        gp_node_metrics_free(&a->nm);
     if (a->have_proto)
         gp_node_protocol_destroy(&a->proto);
     gp_kube_client_free(a->client);
@@ -334,9 +372,15 @@ enum gp_err gp_node_agent_run(const struct gp_node_agent_opts *o, struct gp_node
             ho.metrics = a->reg;
             e = gp_httpd_start(&ho, &a->httpd, diag);
         }
-        if (e == GP_OK)
+        if (e == GP_OK) {
             gp_httpd_set_synced(a->httpd, true);
+            char port[16];
+            snprintf(port, sizeof port, "%u", gp_httpd_port(a->httpd));
+            logf_(a, "/metrics and /healthz on port %s", port);
+        }
     }
+    if (e == GP_OK)
+        labels_apply(a);
     if (e == GP_OK) {
         const char *names[GP_NODE_MAX_RESOURCES];
         size_t n = gp_plugin_resources(a->plugin, names, GP_NODE_MAX_RESOURCES);

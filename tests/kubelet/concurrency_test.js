@@ -85,11 +85,19 @@ current-context: c
 `);
     const invFile = path.join(dir, 'inventory.json');
     lib.writeJson(invFile, lib.inventory(N_GPUS));
+    const nodeObj = await request(port, 'POST', '/api/v1/nodes', {apiVersion: 'v1', kind: 'Node',
+      metadata: {name: NODE, labels: {'kubernetes.io/hostname': NODE}}});
+    check(nodeObj.status === 201, 'the Node created', nodeObj.status);
     kubelet = new Kubelet(api, dir);
     await kubelet.start();
     agent = lib.startAgent(['--kubeconfig', kubeconfig, '--node', NODE, '--inventory', invFile,
-      '--plugin-dir', dir, '--time-slicing', String(REPLICAS), '--alloc-wait-s', '1']);
+      '--plugin-dir', dir, '--time-slicing', String(REPLICAS), '--alloc-wait-s', '1',
+      '--metrics-addr', '127.0.0.1:0']);
     const regs = await kubelet.waitRegistrations((r) => r.length >= 1);
+    const node = await request(port, 'GET', `/api/v1/nodes/${NODE}`);
+    const labels = node.body.metadata.labels;
+    check(labels['nvidia.com/gpu.count'] === String(N_GPUS) && labels['nvidia.com/gpu.replicas'] === String(REPLICAS) &&
+      labels['kubernetes.io/hostname'] === NODE, 'the agent patched GFD labels onto the Node, others kept', labels);
     const plugin = kubelet.plugin(regs[0].endpoint);
 
     // the kubelet's view: which replica IDs are free
@@ -190,6 +198,20 @@ current-context: c
     const a = await plugin.allocate([[`${uuid(2)}::6`]]);
     check(a.container_responses[0].envs.NVIDIA_VISIBLE_DEVICES === uuid(2),
       'no pod allocating: the kubelet\'s device is served', a.container_responses[0].envs);
+    const mport = /metrics and \/healthz on port (\d+)/.exec(agent.log);
+    const scrape = () => new Promise((res) => http.get({host: '127.0.0.1', port: Number(mport[1]), path: '/metrics'},
+      (r) => { let b = ''; r.on('data', (d) => { b += d; }); r.on('end', () => res(b)); }));
+    let metrics = '';
+    for (let i = 0; mport && i < 40; i++) { // the agent updates them every 0.2 s
+      metrics = await scrape();
+      if (new RegExp(`^gpuplane_node_allocations_total ${N_PODS + 1}$`, 'm').test(metrics)) break;
+      await lib.sleep(100);
+    }
+    check(new RegExp(`^gpuplane_node_allocations_total ${N_PODS + 1}$`, 'm').test(metrics) &&
+      /^gpuplane_node_allocate_refusals_total 1$/m.test(metrics) &&
+      /^gpuplane_node_plugin_devices\{resource="nvidia.com\/gpu"\} 32$/m.test(metrics) &&
+      /^gpuplane_node_gpu_healthy\{gpu="GPU-10000000-aaaa-bbbb-cccc-000000000000"\} 1$/m.test(metrics),
+      '/metrics: allocations, refusals, devices, per-GPU health', metrics.split('\n').filter((l) => /^gpuplane_node_(alloc|plugin_dev|gpu_healthy)/.test(l)));
     plugin.close();
     const ag = agent;
     agent = null;
