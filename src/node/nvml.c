@@ -36,6 +36,7 @@ struct gp_nvml {
     struct nvml_calls c;
     const char *(*error_string)(int);
     struct gp_nvml_event_set *events;
+    int lost_gpu;    /* the GPU the last failure found lost; -1 none */
     unsigned n_devs; /* the handles the event set knows, by NVML index */
     struct gp_nvml_device *devs[GP_NODE_MAX_GPUS];
 };
@@ -63,9 +64,10 @@ static bool absent(int rc)
            rc == GP_NVML_ERROR_NO_PERMISSION || rc == GP_NVML_ERROR_FUNCTION_NOT_FOUND;
 }
 
-static enum gp_err fail(const struct gp_nvml *nv, struct gp_diag *diag, const char *call, int gpu,
-                        int rc)
+static enum gp_err fail(struct gp_nvml *nv, struct gp_diag *diag, const char *call, int gpu, int rc)
 {
+    if (rc == GP_NVML_ERROR_GPU_IS_LOST)
+        nv->lost_gpu = gpu;
     if (gpu >= 0)
         return gp_diag_set(diag, GP_EIO, "NVML: %s on GPU %d: %s", call, gpu, errstr(nv, rc));
     return gp_diag_set(diag, GP_EIO, "NVML: %s: %s", call, errstr(nv, rc));
@@ -98,6 +100,7 @@ enum gp_err gp_nvml_open(const char *path, struct gp_nvml **out, struct gp_diag 
         return gp_diag_set(diag, GP_ENOMEM, "out of memory");
     }
     nv->lib = lib;
+    nv->lost_gpu = -1;
     for (size_t i = 0; i < sizeof nvml_syms / sizeof nvml_syms[0]; i++) {
         void *p = dlsym(lib, nvml_syms[i].name);
         if (!p && nvml_syms[i].required) {
@@ -370,6 +373,7 @@ enum gp_err gp_node_discover(struct gp_nvml *nv, struct gp_node_inventory *out,
     struct gp_nvml_device **devs = calloc(GP_NODE_MAX_GPUS, sizeof *devs);
     enum gp_err err = GP_OK;
     int rc;
+    nv->lost_gpu = -1;
     if (!inv || !devs) {
         err = gp_diag_set(diag, GP_ENOMEM, "out of memory");
         goto done;
@@ -415,6 +419,11 @@ done:
     return err;
 }
 
+int gp_nvml_lost_gpu(const struct gp_nvml *nv)
+{
+    return nv->lost_gpu;
+}
+
 enum gp_err gp_node_discover_path(const char *path, struct gp_node_inventory *out,
                                   struct gp_diag *diag)
 {
@@ -444,7 +453,12 @@ enum gp_err gp_nvml_events_open(struct gp_nvml *nv, unsigned *n_registered, stru
         count = GP_NODE_MAX_GPUS;
     nv->n_devs = count;
     for (unsigned i = 0; i < count; i++) {
-        if ((rc = nv->c.nvmlDeviceGetHandleByIndex_v2(i, &nv->devs[i])) != GP_NVML_SUCCESS)
+        rc = nv->c.nvmlDeviceGetHandleByIndex_v2(i, &nv->devs[i]);
+        if (rc == GP_NVML_ERROR_GPU_IS_LOST) { /* the others are still watched */
+            nv->devs[i] = NULL;
+            continue;
+        }
+        if (rc != GP_NVML_SUCCESS)
             return fail(nv, diag, "nvmlDeviceGetHandleByIndex_v2", (int)i, rc);
         rc = OPT(nv, nvmlDeviceRegisterEvents, nv->devs[i], GP_NVML_EVENT_XID_CRITICAL, nv->events);
         if (rc == GP_NVML_SUCCESS)
@@ -471,7 +485,7 @@ enum gp_err gp_nvml_events_wait(struct gp_nvml *nv, unsigned timeout_ms, bool *g
         return GP_OK; /* not registered for: nothing to report */
     ev->gpu_index = UINT32_MAX;
     for (unsigned i = 0; i < nv->n_devs; i++)
-        if (nv->devs[i] == d.device)
+        if (nv->devs[i] && nv->devs[i] == d.device)
             ev->gpu_index = i;
     if (ev->gpu_index == UINT32_MAX)
         return GP_OK; /* a device we do not know (a MIG handle's parent unknown) */

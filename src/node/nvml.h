@@ -54,6 +54,11 @@ int gp_nvml_exit_code(enum gp_err err);
 enum gp_err gp_node_discover(struct gp_nvml *nv, struct gp_node_inventory *out,
                              struct gp_diag *diag);
 
+/* The index of the GPU that the last failed gp_node_discover found lost
+ * (NVML's GPU_IS_LOST), for gp_node_health_lost; -1 when it failed
+ * otherwise or named no GPU. */
+int gp_nvml_lost_gpu(const struct gp_nvml *nv);
+
 /* One-shot discovery: open, discover, close. */
 enum gp_err gp_node_discover_path(const char *path, struct gp_node_inventory *out,
                                   struct gp_diag *diag);
@@ -61,8 +66,8 @@ enum gp_err gp_node_discover_path(const char *path, struct gp_node_inventory *ou
 /* --- XID events -------------------------------------------------------- */
 
 /* Creates the event set and registers every GPU for critical XID events
- * (nvmlEventTypeXidCriticalError). A GPU that does not support them is
- * skipped (n_registered counts the others). */
+ * (nvmlEventTypeXidCriticalError). A GPU that does not support them, or
+ * that NVML reports lost, is skipped (n_registered counts the others). */
 enum gp_err gp_nvml_events_open(struct gp_nvml *nv, unsigned *n_registered, struct gp_diag *diag);
 
 struct gp_nvml_xid {

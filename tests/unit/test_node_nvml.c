@@ -369,6 +369,24 @@ static void test_gpu_lost(void **state)
     struct gp_diag d = {""};
     assert_int_equal(gp_node_discover_path(GP_FAKENVML, &inv, &d), GP_EIO);
     assert_string_equal(d.msg, "NVML: nvmlDeviceGetHandleByIndex_v2 on GPU 1: GPU is lost");
+    /* which GPU, for health; the event set still watches the other */
+    struct gp_nvml *nv = NULL;
+    assert_int_equal(gp_nvml_open(GP_FAKENVML, &nv, &d), GP_OK);
+    assert_int_equal(gp_nvml_lost_gpu(nv), -1);
+    assert_int_equal(gp_node_discover(nv, &inv, &d), GP_EIO);
+    assert_int_equal(gp_nvml_lost_gpu(nv), 1);
+    unsigned n = 0;
+    assert_int_equal(gp_nvml_events_open(nv, &n, &d), GP_OK);
+    assert_int_equal(n, 1);
+    gp_nvml_close(nv);
+    /* another failure: no GPU named lost */
+    char text[1024];
+    snprintf(text, sizeof text, "%sfail-call nvmlDeviceGetName 999\n", two_l4);
+    write_conf(text);
+    assert_int_equal(gp_nvml_open(GP_FAKENVML, &nv, &d), GP_OK);
+    assert_int_equal(gp_node_discover(nv, &inv, &d), GP_EIO);
+    assert_int_equal(gp_nvml_lost_gpu(nv), -1);
+    gp_nvml_close(nv);
 }
 
 static void test_xid_events(void **state)
