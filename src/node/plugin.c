@@ -111,9 +111,11 @@ static enum gp_err srv_register(struct gp_plugin *p, struct srv *s, struct gp_di
     char version[] = "v1beta1", endpoint[96], resource[64];
     snprintf(endpoint, sizeof endpoint, "%s", r->socket);
     snprintf(resource, sizeof resource, "%s", r->name);
-    V1beta1__DevicePluginOptions opts = V1BETA1__DEVICE_PLUGIN_OPTIONS__INIT;
+    V1beta1__DevicePluginOptions opts;
+    v1beta1__device_plugin_options__init(&opts);
     opts.get_preferred_allocation_available = 1;
-    V1beta1__RegisterRequest req = V1BETA1__REGISTER_REQUEST__INIT;
+    V1beta1__RegisterRequest req;
+    v1beta1__register_request__init(&req);
     req.version = version;
     req.endpoint = endpoint;
     req.resource_name = resource;

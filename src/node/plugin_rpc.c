@@ -142,8 +142,10 @@ static ProtobufCMessage *unpack(const ProtobufCMessageDescriptor *d, grpc_byte_b
     return m;
 }
 
-/* The answer of a unary call: its message (NULL for an error) and status. */
-static void finish(struct call *c, grpc_byte_buffer *msg, grpc_status_code code, const char *why)
+/* The answer of a unary call: its message (NULL for an error) and status.
+ * false when the batch could not start (no completion will come). Once it
+ * has started, the call may be freed by the queue's thread at any time. */
+static bool finish(struct call *c, grpc_byte_buffer *msg, grpc_status_code code, const char *why)
 {
     grpc_op ops[4];
     size_t n = 0;
@@ -164,8 +166,11 @@ static void finish(struct call *c, grpc_byte_buffer *msg, grpc_status_code code,
     n++;
     ops[n].op = GRPC_OP_RECV_CLOSE_ON_SERVER;
     ops[n++].data.recv_close_on_server.cancelled = &c->cancelled;
-    if (!start(c, ops, n, &c->t_finish))
+    if (!start(c, ops, n, &c->t_finish)) {
         c->finished = true;
+        return false;
+    }
+    return true;
 }
 
 /* --- ListAndWatch --------------------------------------------------- */
@@ -182,14 +187,16 @@ static grpc_byte_buffer *device_list(struct srv *s, unsigned long *gen)
     static char healthy[] = "Healthy", unhealthy[] = "Unhealthy"; /* kubelet constants.go */
     if (devs && ptrs && ids) {
         for (size_t i = 0; i < r->n; i++) {
-            V1beta1__Device d = V1BETA1__DEVICE__INIT;
+            V1beta1__Device d;
+            v1beta1__device__init(&d);
             memcpy(ids[i], r->devs[i].id, sizeof ids[i]);
             d.id = ids[i];
             d.health = r->devs[i].healthy ? healthy : unhealthy;
             devs[i] = d;
             ptrs[i] = &devs[i];
         }
-        V1beta1__ListAndWatchResponse resp = V1BETA1__LIST_AND_WATCH_RESPONSE__INIT;
+        V1beta1__ListAndWatchResponse resp;
+        v1beta1__list_and_watch_response__init(&resp);
         resp.n_devices = r->n;
         resp.devices = ptrs;
         bb = pack(&resp.base);
@@ -272,7 +279,8 @@ static void watch_push(struct srv *s)
 
 static void answer_options(struct call *c)
 {
-    V1beta1__DevicePluginOptions o = V1BETA1__DEVICE_PLUGIN_OPTIONS__INIT;
+    V1beta1__DevicePluginOptions o;
+    v1beta1__device_plugin_options__init(&o);
     o.get_preferred_allocation_available = 1;
     o.pre_start_required = 0;
     finish(c, pack(&o.base), GRPC_STATUS_OK, NULL);
@@ -286,7 +294,8 @@ static void answer_prestart(struct call *c)
         return;
     }
     protobuf_c_message_free_unpacked(req, NULL);
-    V1beta1__PreStartContainerResponse r = V1BETA1__PRE_START_CONTAINER_RESPONSE__INIT;
+    V1beta1__PreStartContainerResponse r;
+    v1beta1__pre_start_container_response__init(&r);
     finish(c, pack(&r.base), GRPC_STATUS_OK, NULL);
 }
 
@@ -323,8 +332,8 @@ static void answer_prefer(struct call *c)
                                       q->n_available_deviceids,
                                       (const char *const *)q->must_include_deviceids,
                                       q->n_must_include_deviceids, size, &ch, out);
-        V1beta1__ContainerPreferredAllocationResponse one =
-            V1BETA1__CONTAINER_PREFERRED_ALLOCATION_RESPONSE__INIT;
+        V1beta1__ContainerPreferredAllocationResponse one;
+        v1beta1__container_preferred_allocation_response__init(&one);
         one.deviceids = &idp[i * GP_NODE_ALLOC_MAX];
         for (size_t j = 0; j < k; j++) {
             char *dst = ids[i * GP_NODE_ALLOC_MAX + j];
@@ -336,7 +345,8 @@ static void answer_prefer(struct call *c)
         cr[i] = one;
         crp[i] = &cr[i];
     }
-    V1beta1__PreferredAllocationResponse resp = V1BETA1__PREFERRED_ALLOCATION_RESPONSE__INIT;
+    V1beta1__PreferredAllocationResponse resp;
+    v1beta1__preferred_allocation_response__init(&resp);
     resp.n_container_responses = nc;
     resp.container_responses = crp;
     finish(c, pack(&resp.base), GRPC_STATUS_OK, NULL);
@@ -368,11 +378,12 @@ static void answer_fill(struct c_answer *x, const struct gp_node_resource *r)
     static char k_visible[] = "NVIDIA_VISIBLE_DEVICES",
                 k_pct[] = "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE",
                 k_mem[] = "CUDA_MPS_PINNED_DEVICE_MEM_LIMIT";
-    V1beta1__ContainerAllocateResponse r0 = V1BETA1__CONTAINER_ALLOCATE_RESPONSE__INIT;
+    V1beta1__ContainerAllocateResponse r0;
+    v1beta1__container_allocate_response__init(&r0);
     x->r = r0;
     size_t ne = 0;
-    V1beta1__ContainerAllocateResponse__EnvsEntry e0 =
-        V1BETA1__CONTAINER_ALLOCATE_RESPONSE__ENVS_ENTRY__INIT;
+    V1beta1__ContainerAllocateResponse__EnvsEntry e0;
+    v1beta1__container_allocate_response__envs_entry__init(&e0);
     x->env[ne] = e0;
     x->env[ne].key = k_visible;
     x->env[ne++].value = x->a.visible;
@@ -390,7 +401,8 @@ static void answer_fill(struct c_answer *x, const struct gp_node_resource *r)
     x->r.n_envs = ne;
     x->r.envs = x->envp;
     for (size_t i = 0; i < x->a.n; i++) {
-        V1beta1__CDIDevice d = V1BETA1__CDIDEVICE__INIT;
+        V1beta1__CDIDevice d;
+        v1beta1__cdidevice__init(&d);
         /* the CDI device nvidia-ctk's spec names by UUID */
         snprintf(x->cdi_name[i], sizeof x->cdi_name[i], "nvidia.com/gpu=%s",
                  r->devs[x->a.dev[i]].uuid);
@@ -402,16 +414,15 @@ static void answer_fill(struct c_answer *x, const struct gp_node_resource *r)
     x->r.cdi_devices = x->cdip;
 }
 
-static void answer_alloc(struct call *c)
+/* Returns finish's answer: false when no completion will come. */
+static bool answer_alloc(struct call *c)
 {
     struct gp_plugin *p = c->s->p;
     const char *resname = p->set.res[c->s->ri].name;
     V1beta1__AllocateRequest *req =
         (V1beta1__AllocateRequest *)unpack(&v1beta1__allocate_request__descriptor, c->recv);
-    if (!req) {
-        finish(c, NULL, GRPC_STATUS_INVALID_ARGUMENT, "AllocateRequest does not parse");
-        return;
-    }
+    if (!req)
+        return finish(c, NULL, GRPC_STATUS_INVALID_ARGUMENT, "AllocateRequest does not parse");
     size_t nc = req->n_container_requests;
     struct c_answer *xs = calloc(nc ? nc : 1, sizeof *xs);
     V1beta1__ContainerAllocateResponse **rp = calloc(nc ? nc : 1, sizeof *rp);
@@ -456,30 +467,33 @@ static void answer_alloc(struct call *c)
     else
         p->st.refusals++;
     pthread_mutex_unlock(&p->mu);
-    if (e == GP_OK) {
-        V1beta1__AllocateResponse resp = V1BETA1__ALLOCATE_RESPONSE__INIT;
-        resp.n_container_responses = nc;
-        resp.container_responses = rp;
+    if (e == GP_OK)
         gp_plugin_log(p, "%s: Allocate %s: %s", resname, ch.set ? ch.pod : "(no pod asked)",
                       nc ? xs[0].a.visible : "");
-        finish(c, pack(&resp.base), GRPC_STATUS_OK, NULL);
-    } else {
+    else
         gp_plugin_log(p, "%s: Allocate refused: %s", resname, d.msg);
-        finish(c, NULL,
-               e == GP_ENOMEM ? GRPC_STATUS_RESOURCE_EXHAUSTED : GRPC_STATUS_INVALID_ARGUMENT,
-               d.msg);
+    grpc_byte_buffer *msg = NULL;
+    if (e == GP_OK) {
+        V1beta1__AllocateResponse resp;
+        v1beta1__allocate_response__init(&resp);
+        resp.n_container_responses = nc;
+        resp.container_responses = rp;
+        msg = pack(&resp.base);
     }
     free(xs);
     free(rp);
     protobuf_c_message_free_unpacked(&req->base, NULL);
+    grpc_status_code code = e == GP_OK       ? GRPC_STATUS_OK
+                            : e == GP_ENOMEM ? GRPC_STATUS_RESOURCE_EXHAUSTED
+                                             : GRPC_STATUS_INVALID_ARGUMENT;
+    return finish(c, msg, code, e == GP_OK ? NULL : d.msg);
 }
 
 static void *alloc_thread(void *arg)
 {
     struct call *c = arg;
     struct srv *s = c->s;
-    answer_alloc(c);
-    if (c->start_failed) /* no completion will come for it */
+    if (!answer_alloc(c)) /* no completion will come for it */
         call_free(c);
     pthread_mutex_lock(&s->p->mu);
     s->workers--;
