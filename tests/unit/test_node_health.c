@@ -70,7 +70,7 @@ static void make(struct gp_node_health *h, enum gp_node_health_state s)
 static bool apply(struct gp_node_health *h, enum input in, struct gp_node_health_change *ch)
 {
     struct gp_node_health_change many[4];
-    size_t n;
+    size_t n = 0;
     switch (in) {
     case APP_XID:
         return gp_node_health_xid(h, 1, 13, 10, ch);
