@@ -1,0 +1,236 @@
+/* test_node_devices.c - the device plugin's resources, IDs, preferred
+ * allocations and Allocate answers (src/node/devices.c), without gRPC:
+ * NVIDIA's names under each sharing mode and MIG strategy, NVLink-aligned
+ * preferences, the refusals (duplicates, two replicas of one GPU,
+ * failRequestsGreaterThanOne, a choice that does not match), the
+ * scheduler's choice winning over the kubelet's IDs, MPS limits, and the
+ * inventory file's bad input. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "node/devices.h"
+#include "node/inventory_file.h"
+
+static void inv_make(struct gp_node_inventory *inv, size_t n)
+{
+    memset(inv, 0, sizeof *inv);
+    inv->n_gpus = n;
+    for (size_t g = 0; g < n; g++) {
+        struct gp_node_gpu *x = &inv->gpus[g];
+        x->index = (unsigned)g;
+        snprintf(x->uuid, sizeof x->uuid, "GPU-%zu", g);
+        x->memory_mib = 81920;
+        x->healthy = true;
+    }
+}
+
+static void nvlink(struct gp_node_inventory *inv, unsigned a, unsigned b)
+{
+    inv->gpus[a].nvlink_peers |= (uint64_t)1 << b;
+    inv->gpus[b].nvlink_peers |= (uint64_t)1 << a;
+}
+
+static void test_names(void **state)
+{
+    (void)state;
+    struct gp_node_inventory inv;
+    inv_make(&inv, 2);
+    struct gp_node_sharing sh = {.mode = GP_NODE_SHARE_NONE, .replicas = 1};
+    struct gp_node_devset s;
+    struct gp_diag d;
+    assert_int_equal(gp_node_devset_build(&inv, &sh, &s, &d), GP_OK);
+    assert_int_equal(s.n_resources, 1);
+    assert_string_equal(s.res[0].name, "nvidia.com/gpu");
+    assert_string_equal(s.res[0].socket, "nvidia-gpu.sock");
+    assert_int_equal(s.res[0].n, 2);
+    assert_string_equal(s.res[0].devs[1].id, "GPU-1");
+    gp_node_devset_free(&s);
+
+    sh = (struct gp_node_sharing){
+        .mode = GP_NODE_SHARE_TIME_SLICING, .replicas = 3, .rename_by_default = true};
+    assert_int_equal(gp_node_devset_build(&inv, &sh, &s, &d), GP_OK);
+    assert_string_equal(s.res[0].name, "nvidia.com/gpu.shared");
+    assert_string_equal(s.res[0].socket, "nvidia-gpu.shared.sock");
+    assert_int_equal(s.res[0].n, 6);
+    assert_string_equal(s.res[0].devs[4].id, "GPU-1::1");
+    assert_string_equal(s.res[0].devs[4].uuid, "GPU-1");
+    gp_node_devset_free(&s);
+
+    /* MIG mixed: GPU 0 in MIG mode, GPU 1 whole */
+    inv.gpus[0].mig_enabled = true;
+    inv.gpus[0].n_migs = 2;
+    snprintf(inv.gpus[0].migs[0].uuid, GP_NODE_UUID_LEN, "MIG-a");
+    snprintf(inv.gpus[0].migs[0].profile, 32, "3g.40gb");
+    snprintf(inv.gpus[0].migs[1].uuid, GP_NODE_UUID_LEN, "MIG-b");
+    snprintf(inv.gpus[0].migs[1].profile, 32, "1g.10gb");
+    sh = (struct gp_node_sharing){.replicas = 1, .mig_strategy = GP_NODE_MIG_MIXED};
+    assert_int_equal(gp_node_devset_build(&inv, &sh, &s, &d), GP_OK);
+    assert_int_equal(s.n_resources, 3);
+    assert_string_equal(s.res[0].name, "nvidia.com/gpu");
+    assert_int_equal(s.res[0].n, 1);
+    assert_string_equal(s.res[1].name, "nvidia.com/mig-3g.40gb");
+    assert_string_equal(s.res[2].socket, "nvidia-mig-1g.10gb.sock");
+    gp_node_devset_free(&s);
+    /* single over two profiles, and MPS with MIG: refused */
+    sh.mig_strategy = GP_NODE_MIG_SINGLE;
+    assert_int_equal(gp_node_devset_build(&inv, &sh, &s, &d), GP_EINVALID);
+    assert_non_null(strstr(d.msg, "mig strategy single"));
+    sh = (struct gp_node_sharing){
+        .mode = GP_NODE_SHARE_MPS, .replicas = 2, .mig_strategy = GP_NODE_MIG_MIXED};
+    assert_int_equal(gp_node_devset_build(&inv, &sh, &s, &d), GP_EINVALID);
+    assert_non_null(strstr(d.msg, "MPS"));
+    /* none: MIG ignored, both GPUs whole */
+    sh = (struct gp_node_sharing){.replicas = 1, .mig_strategy = GP_NODE_MIG_NONE};
+    assert_int_equal(gp_node_devset_build(&inv, &sh, &s, &d), GP_OK);
+    assert_int_equal(s.n_resources, 1);
+    assert_int_equal(s.res[0].n, 2);
+    gp_node_devset_free(&s);
+}
+
+static void test_prefer(void **state)
+{
+    (void)state;
+    struct gp_node_inventory inv;
+    inv_make(&inv, 8);
+    nvlink(&inv, 1, 6); /* GPUs 1 and 6 NVLinked, 2-3-4 a linked triangle */
+    nvlink(&inv, 2, 3);
+    nvlink(&inv, 3, 4);
+    nvlink(&inv, 2, 4);
+    struct gp_node_sharing sh = {.replicas = 1};
+    struct gp_node_devset s;
+    struct gp_diag d;
+    assert_int_equal(gp_node_devset_build(&inv, &sh, &s, &d), GP_OK);
+    const char *all[8];
+    for (size_t i = 0; i < 8; i++)
+        all[i] = s.res[0].devs[i].id;
+    size_t out[8];
+    assert_int_equal(gp_node_dev_prefer(&s.res[0], &inv, all, 8, NULL, 0, 3, NULL, out), 3);
+    assert_int_equal(out[0], 2);
+    assert_int_equal(out[1], 3);
+    assert_int_equal(out[2], 4);
+    const char *must[] = {"GPU-6"};
+    assert_int_equal(gp_node_dev_prefer(&s.res[0], &inv, all, 8, must, 1, 2, NULL, out), 2);
+    assert_int_equal(out[0], 1);
+    assert_int_equal(out[1], 6);
+    /* a choice is followed */
+    struct gp_node_choice ch = {.set = true, .n = 2, .index = {0, 7}};
+    assert_int_equal(gp_node_dev_prefer(&s.res[0], &inv, all, 8, NULL, 0, 2, &ch, out), 2);
+    assert_int_equal(out[0], 0);
+    assert_int_equal(out[1], 7);
+    gp_node_devset_free(&s);
+
+    /* replicas: distinct GPUs, never two of one */
+    sh = (struct gp_node_sharing){.mode = GP_NODE_SHARE_TIME_SLICING, .replicas = 4};
+    inv_make(&inv, 2);
+    assert_int_equal(gp_node_devset_build(&inv, &sh, &s, &d), GP_OK);
+    const char *avail[] = {"GPU-0::0", "GPU-0::1", "GPU-0::2", "GPU-1::3"};
+    assert_int_equal(gp_node_dev_prefer(&s.res[0], &inv, avail, 4, NULL, 0, 2, NULL, out), 2);
+    assert_int_not_equal(s.res[0].devs[out[0]].gpu, s.res[0].devs[out[1]].gpu);
+    assert_int_equal(gp_node_dev_prefer(&s.res[0], &inv, avail, 3, NULL, 0, 2, NULL, out), 1);
+    gp_node_devset_free(&s);
+}
+
+static void test_allocate(void **state)
+{
+    (void)state;
+    struct gp_node_inventory inv;
+    inv_make(&inv, 4);
+    struct gp_node_sharing sh = {.mode = GP_NODE_SHARE_TIME_SLICING, .replicas = 4};
+    struct gp_node_devset s;
+    struct gp_diag d;
+    struct gp_node_alloc a;
+    assert_int_equal(gp_node_devset_build(&inv, &sh, &s, &d), GP_OK);
+    const struct gp_node_resource *r = &s.res[0];
+    const char *dup[] = {"GPU-1::0", "GPU-1::0"};
+    assert_int_equal(gp_node_dev_allocate(r, &inv, dup, 2, NULL, &sh, &a, &d), GP_EINVALID);
+    assert_non_null(strstr(d.msg, "asked twice"));
+    const char *two[] = {"GPU-1::0", "GPU-1::1"};
+    assert_int_equal(gp_node_dev_allocate(r, &inv, two, 2, NULL, &sh, &a, &d), GP_EINVALID);
+    assert_non_null(strstr(d.msg, "two replicas"));
+    const char *pair[] = {"GPU-1::0", "GPU-2::1"};
+    assert_int_equal(gp_node_dev_allocate(r, &inv, pair, 2, NULL, &sh, &a, &d), GP_OK);
+    assert_string_equal(a.visible, "GPU-1,GPU-2");
+    assert_false(a.mps);
+    sh.fail_requests_greater_than_one = true;
+    assert_int_equal(gp_node_dev_allocate(r, &inv, pair, 2, NULL, &sh, &a, &d), GP_EINVALID);
+    assert_non_null(strstr(d.msg, "maximum request size for shared resources is 1"));
+    /* the scheduler chose GPU 3; the kubelet picked a replica of GPU 1 */
+    struct gp_node_choice ch = {.set = true, .n = 1, .index = {3}, .pod = "default/p"};
+    const char *one[] = {"GPU-1::2"};
+    assert_int_equal(gp_node_dev_allocate(r, &inv, one, 1, &ch, &sh, &a, &d), GP_OK);
+    assert_string_equal(a.visible, "GPU-3");
+    ch.n = 2;
+    ch.index[1] = 0;
+    assert_int_equal(gp_node_dev_allocate(r, &inv, one, 1, &ch, &sh, &a, &d), GP_EINVALID);
+    assert_non_null(strstr(d.msg, "chose 2 GPU(s) for default/p"));
+    const char *unknown[] = {"GPU-9::0"};
+    assert_int_equal(gp_node_dev_allocate(r, &inv, unknown, 1, NULL, &sh, &a, &d), GP_EINVALID);
+    gp_node_devset_free(&s);
+
+    /* MPS: 100/replicas of the threads, memory/replicas per device */
+    sh = (struct gp_node_sharing){.mode = GP_NODE_SHARE_MPS, .replicas = 4};
+    assert_int_equal(gp_node_devset_build(&inv, &sh, &s, &d), GP_OK);
+    assert_int_equal(gp_node_dev_allocate(&s.res[0], &inv, pair, 2, NULL, &sh, &a, &d), GP_OK);
+    assert_true(a.mps);
+    assert_int_equal(a.mps_thread_percent, 25);
+    assert_string_equal(a.mps_mem_limit, "0=20480M,1=20480M");
+    gp_node_devset_free(&s);
+}
+
+static void test_health(void **state)
+{
+    (void)state;
+    struct gp_node_inventory inv;
+    inv_make(&inv, 2);
+    struct gp_node_sharing sh = {.mode = GP_NODE_SHARE_TIME_SLICING, .replicas = 2};
+    struct gp_node_devset s;
+    struct gp_diag d;
+    assert_int_equal(gp_node_devset_build(&inv, &sh, &s, &d), GP_OK);
+    assert_false(gp_node_devset_health(&s.res[0], &inv));
+    inv.gpus[1].healthy = false;
+    assert_true(gp_node_devset_health(&s.res[0], &inv));
+    assert_true(s.res[0].devs[1].healthy);
+    assert_false(s.res[0].devs[2].healthy);
+    assert_false(s.res[0].devs[3].healthy);
+    gp_node_devset_free(&s);
+}
+
+static void test_inventory_file(void **state)
+{
+    (void)state;
+    struct gp_node_inventory inv;
+    struct gp_diag d;
+    const char *ok = "{\"driver\":\"535.104.05\",\"cuda\":12020,\"gpus\":[{\"uuid\":\"GPU-a\","
+                     "\"memory_mib\":81920,\"cc\":\"8.0\",\"nvlink_peers\":[1]},{\"index\":1,"
+                     "\"uuid\":\"GPU-b\",\"healthy\":false}]}";
+    assert_int_equal(gp_node_inventory_parse(ok, strlen(ok), "inv.json", &inv, &d), GP_OK);
+    assert_int_equal(inv.n_gpus, 2);
+    assert_int_equal(inv.gpus[0].cc_major, 8);
+    assert_int_equal(inv.gpus[0].nvlink_peers, 2);
+    assert_true(inv.gpus[0].healthy);
+    assert_false(inv.gpus[1].healthy);
+    const char *typo = "{\"gpus\":[{\"uuid\":\"GPU-a\",\"healty\":false}]}";
+    assert_int_equal(gp_node_inventory_parse(typo, strlen(typo), "inv.json", &inv, &d),
+                     GP_EINVALID);
+    assert_string_equal(d.msg, "inv.json: gpus[0].healty: unknown key");
+    const char *twice = "{\"gpus\":[{\"uuid\":\"GPU-a\"},{\"uuid\":\"GPU-a\"}]}";
+    assert_int_equal(gp_node_inventory_parse(twice, strlen(twice), "inv.json", &inv, &d),
+                     GP_EINVALID);
+    assert_non_null(strstr(d.msg, "gpus[1]"));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_names),          cmocka_unit_test(test_prefer),
+        cmocka_unit_test(test_allocate),       cmocka_unit_test(test_health),
+        cmocka_unit_test(test_inventory_file),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
