@@ -26,9 +26,12 @@ function protoPath() {
   return PUBLISHED;
 }
 
+const scratch = [];
 function tmpdir(tag) {
-  // unix socket paths must stay under 108 bytes
-  return fs.mkdtempSync(path.join(os.tmpdir(), 'gpk-' + tag + '-'));
+  // unix socket paths must stay under 108 bytes; removed by finish()
+  const d = fs.mkdtempSync(path.join(os.tmpdir(), 'gpk-' + tag + '-'));
+  scratch.push(d);
+  return d;
 }
 
 function uuid(i) {
@@ -87,6 +90,7 @@ async function expectError(promise, re, what) {
 }
 
 function finish() {
+  for (const d of scratch) fs.rmSync(d, {recursive: true, force: true});
   console.log(`${passes} passed, ${failures} failed`);
   process.exit(failures ? 1 : 0);
 }
