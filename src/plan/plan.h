@@ -68,9 +68,18 @@ struct gp_plan_span {
     double start_s, end_s;
 };
 
+/* One MIG profile a MIG need asks for (nvidia.com/mig-<profile>): its
+ * instance-hours, and its instances at the peak and all the time. */
+#define GP_PLAN_MIG_PROFILES 4
+struct gp_plan_mig_need {
+    const char *profile; /* "1g.10gb" */
+    double inst_hours, peak, base;
+};
+
 /* A class of GPU need: the workload's GPU items that ask for the same
- * GPU models and node labels (nodeSelector), with what a node must have
- * for all of them and what they ask for over the horizon. */
+ * GPU models and node labels (nodeSelector), the same required zone or
+ * region (node affinity), and MIG instances or not, with what a node must
+ * have for all of them and what they ask for over the horizon. */
 struct gp_plan_need {
     const char *const *models; /* allowed gpu.model names; n 0: any */
     size_t nmodels;
@@ -90,6 +99,21 @@ struct gp_plan_need {
     bool gang;                     /* some item is a gang */
     const char *topology_key;      /* a gang's required topology label; NULL none */
     const char *label;             /* "H100-80GB", "any GPU", for tables */
+    /* MIG (mixed strategy): its pods ask nvidia.com/mig-<profile>; the
+     * profiles, and no whole-GPU or shared hours */
+    bool mig;
+    struct gp_plan_mig_need mig_profiles[GP_PLAN_MIG_PROFILES];
+    size_t nmig;
+    /* a required node affinity on topology.kubernetes.io/zone or region:
+     * the key and the values In [...] its pods allow; NULL none */
+    const char *zone_key;
+    const char *const *zone_values;
+    size_t nzone_values;
+    /* fractional pods: the largest share and declared memory (an MPS
+     * client must hold them), and the sharing modes every pod accepts
+     * (bits 1 << enum gp_share_mode; 0xF when no pod pins them) */
+    uint32_t max_frac_milli, max_frac_mem_mib;
+    uint8_t share_modes;
 };
 
 struct gp_plan_demand {
@@ -114,9 +138,16 @@ struct gp_plan_pool {
     uint32_t gpus_per_node;
     uint32_t min_nodes, max_nodes; /* equal: fixed */
     bool spot;
-    uint32_t replicas; /* time-slicing replicas; 0: exclusive */
+    uint32_t replicas; /* time-slicing (or MPS) replicas; 0: exclusive */
     double node_usd_per_hour, on_demand_usd_per_hour;
     int need; /* the need it was made for; -1 none (CPU) */
+    bool mps; /* the replicas are MPS clients */
+    /* MIG, mixed strategy: the instances of each of its need's profiles
+     * (mig_profiles order) on every GPU */
+    bool mig;
+    uint8_t mig_counts[GP_PLAN_MIG_PROFILES];
+    /* the zone or region label its nodes carry; NULL none */
+    const char *zone_key, *zone_value;
 };
 
 #define GP_PLAN_MAX_POOLS 12

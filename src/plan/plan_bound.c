@@ -8,7 +8,10 @@
  *
  * h_cp is the GPU-hours need c asks of pool p (its whole-GPU pods' GPU-
  * hours, its fractional pods' pod-hours on exclusive GPUs or their shares
- * on time-sliced ones, with a pod never under one replica), z_cp the part
+ * on time-sliced and MPS ones, with a pod never under one replica; a MIG
+ * need's instance-hours of each profile over the instances of it one GPU
+ * of the pool's layout holds, the largest: the slices its pods take, as
+ * the layout cuts them), z_cp the part
  * of c's work p takes, H the horizon in hours. Any run that does the
  * work within the horizon pays at least this for its GPU nodes: nodes are
  * billed whether busy or not, and every GPU-hour of work is some pool's.
@@ -16,16 +19,25 @@
  * feasible point (a need no pool can serve, or more work than the pools
  * hold at their maximum) is reported as -1. */
 #include <glpk.h>
+#include <math.h>
 #include <stdlib.h>
 
 #include "plan/plan_internal.h"
 
-static double hours_on(const struct gp_plan_need *nd, uint32_t replicas)
+double gp_plan_need_hours(const struct gp_plan_need *nd, const struct gp_plan_pool *p)
 {
-    if (!replicas)
+    if (nd->mig) {
+        double h = 0;
+        for (size_t k = 0; k < nd->nmig && p->mig; k++)
+            if (p->mig_counts[k])
+                h = fmax(h, nd->mig_profiles[k].inst_hours / p->mig_counts[k]);
+        return h;
+    }
+    uint32_t r = p->replicas;
+    if (!r)
         return nd->gpu_hours + nd->frac_pod_hours;
-    double frac = nd->frac_pod_hours / replicas;
-    return nd->gpu_hours / replicas + (nd->share_hours > frac ? nd->share_hours : frac);
+    double frac = nd->frac_pod_hours / r;
+    return nd->gpu_hours / r + (nd->share_hours > frac ? nd->share_hours : frac);
 }
 
 enum gp_err gp_plan_bound(const struct gp_plan_cand *c, const struct gp_plan_demand *d, double *usd,
@@ -78,9 +90,12 @@ enum gp_err gp_plan_bound(const struct gp_plan_cand *c, const struct gp_plan_dem
             ar[ne] = 1;
             ia[++ne] = (int)(nn + p) + 1;
             ja[ne] = j;
-            ar[ne] = hours_on(nd, c->pools[p].replicas);
+            ar[ne] = gp_plan_need_hours(nd, &c->pools[p]);
         }
-        feasible &= any || (nd->gpu_hours + nd->frac_pod_hours) <= 0;
+        double mig_h = 0;
+        for (size_t q = 0; q < nd->nmig; q++)
+            mig_h += nd->mig_profiles[q].inst_hours;
+        feasible &= any || (nd->gpu_hours + nd->frac_pod_hours + mig_h) <= 0;
         if (!any)
             glp_set_row_bnds(P, (int)k + 1, GLP_FR, 0, 0);
     }

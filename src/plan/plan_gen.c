@@ -1,17 +1,19 @@
 /* plan_gen.c - the planner's candidates (docs/plan.md, "Candidates"): for
  * each provider the limits allow, for each class of GPU need, the offers
  * that can serve it (GPU model, memory, GPUs per node) with each sharing
- * mode the provider allows and each way of sizing the pool (fixed at the
- * peak; from zero; a base of on-demand nodes for the services; on-demand
- * base with spot nodes above it), combined over the classes; a plain
- * rented instance per provider when the whole workload fits on one
- * machine. Each candidate gets its Cluster YAML (plan_yaml.c) and a
+ * mode the provider allows (exclusive, time-slicing, MPS; MIG with a
+ * layout cut for the pods' profiles) and the zone its pods require and each way of sizing the pool
+ * (fixed at the peak; from zero; a base of on-demand nodes for the services; on-demand base with
+ * spot nodes above it), combined over the classes; a plain rented instance per provider when the
+ * whole workload fits on one machine. Each candidate gets its Cluster YAML (plan_yaml.c) and a
  * lower bound on its cost (plan_bound.c). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/mig.h"
+#include "engine/sharing.h"
 #include "plan/plan_internal.h"
 
 /* Per provider, at most this many candidates (the cheapest choices of
@@ -84,6 +86,17 @@ const char *gp_plan_model_for(const struct gp_plan_need *nd, const struct gp_off
     return gp_arena_strdup(a, fam);
 }
 
+/* Whether an offer of the provider can serve the need at all (MIG: a
+ * provider that allows it, a GPU with the need's profiles). */
+static bool mig_layout(const struct gp_plan_need *nd, const char *model, uint8_t *counts);
+static bool serves_need(const struct gp_plan_need *nd, const struct gp_provider *pv,
+                        const struct gp_offer *o, struct gp_arena *a)
+{
+    const char *model = gp_plan_model_for(nd, o, a);
+    uint8_t counts[GP_PLAN_MIG_PROFILES];
+    return model && (!nd->mig || (pv->mig == GP_TRI_YES && mig_layout(nd, model, counts)));
+}
+
 /* One way to serve one need: one or two pools. */
 struct choice {
     struct gp_plan_pool pool[2];
@@ -98,17 +111,54 @@ static uint32_t nodes_for(double gpus, uint32_t gpn)
     return n < 1 ? 1 : (uint32_t)n;
 }
 
-static double need_hours_on(const struct gp_plan_need *nd, uint32_t replicas)
+/* How a pool of an offer shares its GPUs for a need: exclusive,
+ * time-sliced or MPS (replicas), MIG (its instances per GPU). */
+struct share {
+    uint32_t replicas;
+    bool mps, mig;
+    uint8_t mig_counts[GP_PLAN_MIG_PROFILES];
+};
+
+/* GPUs at the peak and all the time, for need nd on GPUs shared so. */
+static void share_gpus(const struct gp_plan_need *nd, const struct share *sh, double *peak_g,
+                       double *base_g)
 {
-    if (!replicas)
-        return nd->gpu_hours + nd->frac_pod_hours;
-    double frac = nd->frac_pod_hours / replicas;
-    return nd->gpu_hours / replicas + (nd->share_hours > frac ? nd->share_hours : frac);
+    uint32_t r = sh->replicas;
+    *peak_g = r ? fmax(nd->peak_shares, nd->peak_gpus / r) : nd->peak_gpus;
+    *base_g = r ? fmax(nd->base_shares, nd->base_gpus / r) : nd->base_gpus;
+    if (!sh->mig)
+        return;
+    *peak_g = *base_g = 0;
+    for (size_t k = 0; k < nd->nmig; k++) { /* the profile that fills its GPUs first */
+        *peak_g = fmax(*peak_g, nd->mig_profiles[k].peak / sh->mig_counts[k]);
+        *base_g = fmax(*base_g, nd->mig_profiles[k].base / sh->mig_counts[k]);
+    }
+}
+
+/* The zone or region label a pool for need nd carries, when its pods
+ * require one: the value that is the offer's region (or a zone of it:
+ * us-east-1a of us-east-1), else the first the pods allow. */
+static void zone_for(const struct gp_plan_need *nd, const struct gp_offer *o,
+                     struct gp_plan_pool *p)
+{
+    if (!nd->zone_key)
+        return;
+    p->zone_key = nd->zone_key;
+    p->zone_value = nd->zone_values[0];
+    size_t rn = o->region ? strlen(o->region) : 0;
+    for (size_t i = 0; i < nd->nzone_values && rn; i++) {
+        const char *v = nd->zone_values[i];
+        if (gp_catalog_has_word(o->region, v) ||
+            (strncmp(v, o->region, rn) == 0 && strlen(v) == rn + 1)) {
+            p->zone_value = v;
+            return;
+        }
+    }
 }
 
 /* The sizings of one offer and sharing mode for need c. */
 static size_t sizings(const struct gp_plan_need *nd, int c, const struct gp_catalog_row *row,
-                      const char *model, uint32_t replicas, const struct gp_plan_limits *l,
+                      const char *model, const struct share *sh, const struct gp_plan_limits *l,
                       double hours, struct choice *out)
 {
     const struct gp_offer *o = row->offer;
@@ -116,12 +166,24 @@ static size_t sizings(const struct gp_plan_need *nd, int c, const struct gp_cata
     double od = gp_offer_node_price(o, gpn, 0), sp = gp_offer_node_price(o, gpn, 1);
     if (od <= 0)
         return 0;
-    double peak_g = replicas ? fmax(nd->peak_shares, nd->peak_gpus / replicas) : nd->peak_gpus;
-    double base_g = replicas ? fmax(nd->base_shares, nd->base_gpus / replicas) : nd->base_gpus;
+    double peak_g, base_g;
+    share_gpus(nd, sh, &peak_g, &base_g);
     uint32_t peak = nodes_for(peak_g, gpn), base = base_g > 0 ? nodes_for(base_g, gpn) : 0;
     base = base > peak ? peak : base;
-    double work_nh = need_hours_on(nd, replicas) / gpn; /* node-hours of pure work */
-    struct gp_plan_pool p = {row, NULL, model, gpn, peak, peak, false, replicas, od, od, c};
+    struct gp_plan_pool p = {.row = row,
+                             .model = model,
+                             .gpus_per_node = gpn,
+                             .min_nodes = peak,
+                             .max_nodes = peak,
+                             .replicas = sh->replicas,
+                             .node_usd_per_hour = od,
+                             .on_demand_usd_per_hour = od,
+                             .need = c};
+    p.mps = sh->mps;
+    p.mig = sh->mig;
+    memcpy(p.mig_counts, sh->mig_counts, sizeof p.mig_counts);
+    zone_for(nd, o, &p);
+    double work_nh = gp_plan_need_hours(nd, &p) / gpn; /* node-hours of pure work */
     size_t n = 0;
     out[n] = (struct choice){{p}, 1, od * peak * hours, "fixed"};
     n++;
@@ -169,23 +231,100 @@ static int choice_cmp(const void *a, const void *b)
     return x->estimate < y->estimate ? -1 : x->estimate > y->estimate;
 }
 
+/* The instances of each of a MIG need's profiles on one GPU of the
+ * model: every profile in turn, the one with the fewest instances for its
+ * demand (its peak) first, the larger first on a tie, until none fits
+ * (gp_mig_add: the engine's placement, data/mig-profiles.json). False
+ * when the model has no MIG or lacks a profile, or a profile gets none. */
+static bool mig_layout(const struct gp_plan_need *nd, const char *model, uint8_t *counts)
+{
+    const struct gp_mig_model *m = gp_mig_model_find(model);
+    if (!m)
+        return false;
+    int idx[GP_PLAN_MIG_PROFILES];
+    for (size_t k = 0; k < nd->nmig; k++)
+        if ((idx[k] = gp_mig_profile_find(m, nd->mig_profiles[k].profile)) < 0)
+            return false;
+    struct gp_mig_layout lay = {0};
+    memset(counts, 0, GP_PLAN_MIG_PROFILES);
+    bool full[GP_PLAN_MIG_PROFILES] = {false};
+    for (;;) {
+        int best = -1;
+        double best_r = 0;
+        for (size_t k = 0; k < nd->nmig; k++) {
+            if (full[k])
+                continue;
+            double want = nd->mig_profiles[k].peak > 0 ? nd->mig_profiles[k].peak : 1;
+            double r = counts[k] / want;
+            if (best < 0 || r < best_r ||
+                (r == best_r &&
+                 m->profiles[idx[k]].memory_slices > m->profiles[idx[best]].memory_slices)) {
+                best = (int)k;
+                best_r = r;
+            }
+        }
+        if (best < 0)
+            break;
+        if (gp_mig_add(m, &lay, (unsigned)idx[best]) < 0)
+            full[best] = true;
+        else
+            counts[best]++;
+    }
+    for (size_t k = 0; k < nd->nmig; k++)
+        if (!counts[k])
+            return false;
+    return true;
+}
+
+/* MPS clients per GPU for need nd on the offer: as many as keep every
+ * fractional pod within a client's limits (the device plugin gives each
+ * 100 / replicas % of the threads and the GPU's memory / replicas;
+ * docs/sharing.md), at most 8 as for time-slicing; 0 when the need has
+ * pods of several GPUs (MPS fails requests greater than one) or none. */
+static uint32_t mps_clients(const struct gp_plan_need *nd, const struct gp_offer *o)
+{
+    if (nd->min_milli >= 1000 || nd->max_gpus > 1 || !(nd->share_modes & (1u << GP_SHARE_MPS)))
+        return 0;
+    uint32_t rep = 8;
+    while (rep >= 2 && (100 / rep) * 10 < nd->max_frac_milli)
+        rep--;
+    if (nd->max_frac_mem_mib && o->gpu_memory_gb)
+        while (rep >= 2 && (uint64_t)o->gpu_memory_gb * 1024 / rep < nd->max_frac_mem_mib)
+            rep--;
+    return rep >= 2 ? rep : 0;
+}
+
 /* The choices of one provider for need c, cheapest first (stable). */
 static size_t need_choices(const struct gp_plan_need *nd, int c, const struct gp_provider *pv,
                            const struct gp_plan_limits *l, const struct gp_catalog_row *rows,
                            size_t nrows, double hours, struct gp_arena *a, struct choice *out)
 {
     size_t n = 0;
-    for (size_t r = 0; r < nrows && n + 12 < MAX_CHOICES; r++) {
+    for (size_t r = 0; r < nrows && n + 16 < MAX_CHOICES; r++) {
         if (rows[r].provider != pv || !region_allowed(rows[r].offer, l))
             continue;
         const char *model = gp_plan_model_for(nd, rows[r].offer, a);
         if (!model)
             continue;
-        n += sizings(nd, c, &rows[r], model, 0, l, hours, out + n);
-        if (nd->min_milli < 1000 && pv->time_slicing != GP_TRI_NO) {
+        struct share sh = {0};
+        if (nd->mig) { /* MIG pods run on MIG pools only */
+            if (pv->mig == GP_TRI_YES && mig_layout(nd, model, sh.mig_counts)) {
+                sh.mig = true;
+                n += sizings(nd, c, &rows[r], model, &sh, l, hours, out + n);
+            }
+            continue;
+        }
+        if (nd->share_modes & (1u << GP_SHARE_EXCLUSIVE)) /* unless its pods pin sharing */
+            n += sizings(nd, c, &rows[r], model, &sh, l, hours, out + n);
+        if (nd->min_milli < 1000 && pv->time_slicing != GP_TRI_NO &&
+            (nd->share_modes & (1u << GP_SHARE_TIMESLICE))) {
             uint32_t rep = 1000 / nd->min_milli;
-            rep = rep > 8 ? 8 : rep < 2 ? 2 : rep;
-            n += sizings(nd, c, &rows[r], model, rep, l, hours, out + n);
+            sh.replicas = rep > 8 ? 8 : rep < 2 ? 2 : rep;
+            n += sizings(nd, c, &rows[r], model, &sh, l, hours, out + n);
+        }
+        if (pv->mps == GP_TRI_YES && (sh.replicas = mps_clients(nd, rows[r].offer)) >= 2) {
+            sh.mps = true;
+            n += sizings(nd, c, &rows[r], model, &sh, l, hours, out + n);
         }
     }
     /* stable: by estimate, then the order made */
@@ -227,9 +366,11 @@ static void add_cpu_pool(struct gp_plan_cand *c, const struct gp_plan_demand *d)
         return;
     double per = GP_PLAN_CPU_NODE_MILLI;
     uint32_t n = (uint32_t)ceil(d->cpu_peak_milli / per);
-    c->pools[c->npools++] = (struct gp_plan_pool){
-        NULL, "cpu", NULL, 0, 0, n ? n : 1, false, 0, GP_PLAN_CPU_NODE_USD, GP_PLAN_CPU_NODE_USD,
-        -1};
+    c->pools[c->npools++] = (struct gp_plan_pool){.name = "cpu",
+                                                  .max_nodes = n ? n : 1,
+                                                  .node_usd_per_hour = GP_PLAN_CPU_NODE_USD,
+                                                  .on_demand_usd_per_hour = GP_PLAN_CPU_NODE_USD,
+                                                  .need = -1};
 }
 
 /* "1x8 H100-80GB + 0-3x8 A100-40GB spot + 3x1 A10-24GB ts4": nodes (a
@@ -248,8 +389,10 @@ static const char *describe(const struct gp_plan_cand *c, struct gp_arena *a)
             snprintf(nodes, sizeof nodes, "%u", p->min_nodes);
         else
             snprintf(nodes, sizeof nodes, "%u-%u", p->min_nodes, p->max_nodes);
-        if (p->replicas)
-            snprintf(rep, sizeof rep, " ts%u", p->replicas);
+        if (p->mig)
+            snprintf(rep, sizeof rep, " mig");
+        else if (p->replicas)
+            snprintf(rep, sizeof rep, " %s%u", p->mps ? "mps" : "ts", p->replicas);
         len += (size_t)snprintf(buf + len, sizeof buf - len, "%s%sx%u %s%s%s", len ? " + " : "",
                                 nodes, p->gpus_per_node, p->model, p->spot ? " spot" : "", rep);
     }
@@ -339,8 +482,8 @@ static enum gp_err plain_cand(struct gp_plan *p, size_t *cap, const struct gp_pr
         bool ok = usd > 0;
         for (size_t c = 0; c < d->nneeds && ok; c++) {
             const char *m = gp_plan_model_for(&d->needs[c], o, a);
-            if (!m || d->needs[c].gang)
-                ok = false;
+            if (!m || d->needs[c].gang || d->needs[c].mig)
+                ok = false; /* MIG: the planner cuts MIG layouts for clusters only */
             else if (d->needs[c].nmodels) {
                 ok = !fixed || strcmp(fixed, m) == 0;
                 fixed = m;
@@ -365,9 +508,18 @@ static enum gp_err plain_cand(struct gp_plan *p, size_t *cap, const struct gp_pr
         if (d->needs[k].min_milli < 1000)
             rep = 8;
     gp_plan_spot_rate(&c, l);
-    c.pools[c.npools++] = (struct gp_plan_pool){
-        best,     "instance", best_model,      best->offer->gpus_per_node, 1, 1, false, rep,
-        best_usd, best_usd,   GP_PLAN_NEED_ALL};
+    c.pools[c.npools++] = (struct gp_plan_pool){.row = best,
+                                                .name = "instance",
+                                                .model = best_model,
+                                                .gpus_per_node = best->offer->gpus_per_node,
+                                                .min_nodes = 1,
+                                                .max_nodes = 1,
+                                                .replicas = rep,
+                                                .node_usd_per_hour = best_usd,
+                                                .on_demand_usd_per_hour = best_usd,
+                                                .need = GP_PLAN_NEED_ALL};
+    for (size_t k = 0; k < d->nneeds && !c.pools[0].zone_key; k++) /* its zone, if pods need one */
+        zone_for(&d->needs[k], best->offer, &c.pools[0]);
     c.what = gp_arena_printf(a, "plain instance %s (1x%u %s%s)",
                              best->offer->instance[0] ? best->offer->instance : best->offer->gpu,
                              best->offer->gpus_per_node, best_model, rep ? ", shared" : "");
@@ -401,7 +553,7 @@ enum gp_err gp_plan_generate(const struct gp_plan_demand *d, const struct gp_pla
             bool any = false;
             for (size_t r = 0; r < nrows && !any && provider_allowed(pv, l, false); r++)
                 any = rows[r].provider == pv && region_allowed(rows[r].offer, l) &&
-                      gp_plan_model_for(&d->needs[c], rows[r].offer, a);
+                      serves_need(&d->needs[c], pv, rows[r].offer, a);
             if (any && !(list = gp_arena_printf(a, "%s%s%s", list, *list ? ", " : "", pv->id)))
                 return gp_diag_set(diag, GP_ENOMEM, "plan: out of memory");
         }

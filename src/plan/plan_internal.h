@@ -42,6 +42,12 @@ enum gp_err gp_plan_yaml(const struct gp_plan_cand *c, const struct gp_plan_dema
  * its pools cannot hold the work at all. */
 enum gp_err gp_plan_bound(const struct gp_plan_cand *c, const struct gp_plan_demand *d, double *usd,
                           struct gp_diag *diag);
+/* The GPU-hours need nd's work takes on pool p: its whole-GPU and
+ * fractional pods' hours on exclusive GPUs; on time-sliced or MPS GPUs a
+ * pod at its share but never under one replica; on MIG GPUs the
+ * instance-hours of each profile over the instances of it a GPU of the
+ * pool's layout holds, the largest over the profiles. */
+double gp_plan_need_hours(const struct gp_plan_need *nd, const struct gp_plan_pool *p);
 /* Whether pool p can serve need nd (model, labels, memory, GPUs). */
 bool gp_plan_serves(const struct gp_plan_cand *c, const struct gp_plan_pool *p,
                     const struct gp_plan_demand *d, size_t need);

@@ -217,10 +217,22 @@ void gp_plan_summary(const struct gp_plan *p, size_t top, struct gp_sbuf *out)
     gp_sbuf_printf(out,
                    "gpuplane plan: %zu candidates, %zu simulated, %zu pruned by their bounds\n",
                    p->ncands, p->nsimulated, p->npruned);
-    for (size_t c = 0; c < d->nneeds; c++)
+    for (size_t c = 0; c < d->nneeds; c++) {
+        const struct gp_plan_need *nd = &d->needs[c];
+        if (nd->mig) { /* its instances, not GPUs */
+            double h = 0, peak = 0;
+            for (size_t k = 0; k < nd->nmig; k++) {
+                h += nd->mig_profiles[k].inst_hours;
+                peak += nd->mig_profiles[k].peak;
+            }
+            gp_sbuf_printf(out, "  need %zu  %-28s %7.1f MIG instance-h, peak %.0f instances\n", c,
+                           nd->label, h, peak);
+            continue;
+        }
         gp_sbuf_printf(out, "  need %zu  %-28s %7.1f GPU-h whole, %6.1f shared, peak %.0f GPUs\n",
-                       c, d->needs[c].label, d->needs[c].gpu_hours + d->needs[c].frac_pod_hours,
-                       d->needs[c].share_hours, d->needs[c].peak_gpus);
+                       c, nd->label, nd->gpu_hours + nd->frac_pod_hours, nd->share_hours,
+                       nd->peak_gpus);
+    }
     gp_sbuf_add(out, "\n");
     gp_plan_table(p, top, out);
     gp_sbuf_add(out, "\n");
@@ -273,8 +285,10 @@ static void json_pools(struct gp_sbuf *b, const struct gp_plan_cand *c)
         gp_sbuf_printf(b, ", \"gpus_per_node\": %u, \"min_nodes\": %u, \"max_nodes\": %u, ",
                        pl->gpus_per_node, pl->min_nodes, pl->max_nodes);
         gp_sbuf_printf(b, "\"spot\": %s, \"sharing\": ", pl->spot ? "true" : "false");
-        if (pl->replicas)
-            gp_sbuf_printf(b, "\"timeslice x%u\", ", pl->replicas);
+        if (pl->mig)
+            gp_sbuf_add(b, "\"mig\", ");
+        else if (pl->replicas)
+            gp_sbuf_printf(b, "\"%s x%u\", ", pl->mps ? "mps" : "timeslice", pl->replicas);
         else
             gp_sbuf_add(b, pl->row ? "\"exclusive\", " : "null, ");
         jnum(b, "usd_per_node_hour", pl->node_usd_per_hour, false);

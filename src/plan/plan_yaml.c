@@ -56,6 +56,19 @@ bool gp_plan_serves(const struct gp_plan_cand *c, const struct gp_plan_pool *p,
     const struct gp_plan_need *nd = &d->needs[need];
     if (!p->row || p->gpus_per_node < nd->max_gpus)
         return false;
+    /* MIG instances (mixed strategy) serve only the pods that ask them,
+     * and only the need whose layout the pool was cut for; no other GPU
+     * request is served on a GPU in MIG mode (docs/sharing.md) */
+    if (nd->mig != p->mig || (p->mig && p->need != (int)need))
+        return false;
+    if (nd->zone_key) {
+        bool in = false;
+        for (size_t i = 0; i < nd->nzone_values && p->zone_key; i++)
+            in |= strcmp(p->zone_key, nd->zone_key) == 0 &&
+                  strcmp(p->zone_value, nd->zone_values[i]) == 0;
+        if (!in)
+            return false;
+    }
     if (nd->min_mem_gb && p->row->offer->gpu_memory_gb < nd->min_mem_gb)
         return false;
     bool model = nd->nmodels == 0;
@@ -97,6 +110,10 @@ static void pool_name(const struct gp_plan_pool *p, size_t i, char *buf, size_t 
 static void labels(struct gp_sbuf *b, const struct gp_plan_pool *p, const struct gp_plan_demand *d)
 {
     size_t written = 0;
+    if (p->zone_key) { /* the zone or region its pods require */
+        gp_sbuf_printf(b, "    labels: {\"%s\": \"%s\"", p->zone_key, p->zone_value);
+        written++;
+    }
     for (size_t c = 0; c < d->nneeds; c++) {
         if (p->need != GP_PLAN_NEED_ALL && p->need != (int)c)
             continue;
@@ -106,6 +123,8 @@ static void labels(struct gp_sbuf *b, const struct gp_plan_pool *p, const struct
             for (size_t c2 = 0; c2 < c && p->need == GP_PLAN_NEED_ALL; c2++)
                 for (size_t j = 0; j < d->needs[c2].nselector; j++)
                     dup |= strcmp(d->needs[c2].selector[j].key, nd->selector[i].key) == 0;
+            if (p->zone_key && strcmp(nd->selector[i].key, p->zone_key) == 0)
+                dup = true;
             if (dup || gp_cluster_label_owner(nd->selector[i].key))
                 continue; /* the cluster sets those (the pool's name, GPU discovery) */
             gp_sbuf_printf(b, "%s\"%s\": \"%s\"", written++ ? ", " : "    labels: {",
@@ -130,6 +149,21 @@ static void provider_limits(struct gp_sbuf *b, const struct gp_plan_cand *c,
         gp_sbuf_printf(b, "    billingMinimum: %gs\n", pr->billing_minimum_s);
     if (pr && l && l->node_lifetimes && pr->max_node_lifetime_h > 0 && !c->plain)
         gp_sbuf_printf(b, "    maxNodeLifetime: %gh\n", pr->max_node_lifetime_h);
+}
+
+/* A MIG pool's sharing: the mixed strategy (each instance advertised as
+ * nvidia.com/mig-<profile>, as its pods ask) and the layout of every GPU,
+ * a mig-parted mig-devices map (docs/FORMATS.md, "GPU sharing"). */
+static void mig_sharing(struct gp_sbuf *b, const struct gp_plan_pool *p,
+                        const struct gp_plan_demand *d)
+{
+    const struct gp_plan_need *nd = &d->needs[p->need];
+    gp_sbuf_add(b, "    sharing: {mode: mig, mig: {strategy: mixed, layout: {");
+    for (size_t k = 0, w = 0; k < nd->nmig; k++)
+        if (p->mig_counts[k])
+            gp_sbuf_printf(b, "%s\"%s\": %u", w++ ? ", " : "", nd->mig_profiles[k].profile,
+                           p->mig_counts[k]);
+    gp_sbuf_add(b, "}}}\n");
 }
 
 static void gpu_pool(struct gp_sbuf *b, const struct gp_plan_cand *c, const struct gp_plan_pool *p,
@@ -194,8 +228,11 @@ static void gpu_pool(struct gp_sbuf *b, const struct gp_plan_cand *c, const stru
     if (topo) /* the gangs' domain: one holds the whole pool */
         gp_sbuf_printf(b, "    topology: {key: \"%s\", nodesPerDomain: %u}\n", topo,
                        p->max_nodes ? p->max_nodes : 1);
-    if (p->replicas)
-        gp_sbuf_printf(b, "    sharing: {mode: timeslice, replicas: %u}\n", p->replicas);
+    if (p->mig)
+        mig_sharing(b, p, d);
+    else if (p->replicas)
+        gp_sbuf_printf(b, "    sharing: {mode: %s, replicas: %u}\n", p->mps ? "mps" : "timeslice",
+                       p->replicas);
 }
 
 enum gp_err gp_plan_yaml(const struct gp_plan_cand *c, const struct gp_plan_demand *d,

@@ -4,7 +4,8 @@
 # two 1-GPU nodes ($1533 a month), a notebook that a plain instance serves
 # cheaper than a cluster ($730 against $803), spot that loses to its lost
 # work without checkpoints and wins with them; the same JSON whatever the
-# thread count; --out writes a spec the simulator reads; bad limits files
+# thread count; --out writes a spec the simulator reads; MIG, MPS and
+# zone-bound pods on pools shared and labelled for them; bad limits files
 # exit 2 with one line naming file, line and field.
 set -uo pipefail
 gp="${GPUPLANE:?}"
@@ -22,7 +23,7 @@ failed() {
 plan() {
     local name="$1" w="$2" l="$3"
     shift 3
-    if ! "$gp" plan --workload "$data/$w" --limits "$data/$l" --providers "$data/offers.yaml" \
+    if ! "$gp" plan --workload "$data/$w" --limits "$data/$l" --providers "$data/${OFFERS:-offers.yaml}" \
         --json "$tmp/$name.json" "$@" >"$tmp/$name.out" 2>"$tmp/$name.err"; then
         failed "$name: gpuplane plan failed: $(cat "$tmp/$name.err")"
         return 1
@@ -83,6 +84,32 @@ if plan persec short-jobs.yaml jobs-eks.yaml && plan hourly short-jobs.yaml jobs
     check hourly 'c[1]["billing_granularity_s"] == 3600 and c[1]["billing_rounding_usd_month"] > 100'
     grep -q "billing rounded up" "$tmp/hourly.out" || failed "hourly: the why does not say so"
     echo "ok   hourly billing turns the answer to a fixed node"
+fi
+
+# sharing modes (tests/data/plan/share-offers.yaml): MIG pods on a MIG
+# pool cut for their profile, never on a provider the catalog does not say
+# allows MIG (Lambda's cheaper A100); pods that accept only MPS on an MPS
+# pool; pods that require a zone on a pool labelled with it
+if OFFERS=share-offers.yaml plan mig mig.yaml eks-lambda.yaml --out "$tmp/mig"; then
+    check mig 'w["what"] == "1x1 A100-80GB mig" and w["limits_met"] and w["pools"][0]["sharing"] == "mig"'
+    check mig 'abs(w["monthly_usd"] - (2.00 + 0.10) * 730) < 0.5 and w["sim"]["pods_scheduled"] == 7'
+    check mig 'abs(w["lower_bound_monthly_usd"] - (2.00 + 0.10) * 730) < 0.5'
+    check mig 'not any(x["provider"] == "lambda" for x in c)'
+    grep -qF 'layout: {"1g.10gb": 7}' "$tmp/mig/cluster.yaml" || failed "mig: no 1g.10gb x 7 layout"
+    echo "ok   MIG pods on an A100 cut in seven 1g.10gb, not on a provider without MIG"
+fi
+if OFFERS=share-offers.yaml plan mps mps.yaml gke-only.yaml; then
+    check mps 'w["what"] == "1x1 L4-24GB mps4" and w["limits_met"] and w["pools"][0]["sharing"] == "mps x4"'
+    check mps 'abs(w["monthly_usd"] - (1.00 + 0.10) * 730) < 0.5 and w["sim"]["pods_scheduled"] == 4'
+    check mps 'not any("timeslice" in (p["sharing"] or "") for x in c for p in x["pools"])'
+    echo "ok   pods that accept MPS only on an MPS pool"
+fi
+if OFFERS=share-offers.yaml plan zone zone.yaml eks-only.yaml --out "$tmp/zone"; then
+    check zone 'w["what"] == "2x1 L4-24GB" and w["limits_met"] and w["sim"]["pods_scheduled"] == 2'
+    check zone 'abs(w["monthly_usd"] - (2 * 1.00 + 0.10) * 730) < 0.5'
+    grep -qF '"topology.kubernetes.io/zone": "us-east-1b"' "$tmp/zone/cluster.yaml" ||
+        failed "zone: the pool is not labelled with the zone of its region"
+    echo "ok   pods that require a zone get a pool labelled with it"
 fi
 
 # the inference services' p99 latency (the simulator's M/M/c model, about
