@@ -48,7 +48,8 @@ static void put(const char *file, const char *text)
     assert_int_equal(rename(tmp, path_of(file)), 0); /* atomic, as the kubelet writes */
 }
 
-static char *b64_of(const char *file)
+/* The file in base64, in the arena. */
+static char *b64_of(struct gp_arena *a, const char *file)
 {
     static const char tab[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
     char *text;
@@ -70,7 +71,9 @@ static char *b64_of(const char *file)
     }
     out[o] = '\0';
     free(text);
-    return out;
+    char *copy = gp_arena_strdup(a, out);
+    free(out);
+    return copy;
 }
 
 static int setup(void **state)
@@ -185,7 +188,7 @@ static void test_ca_file_and_data(void **state)
     assert_int_equal(get_nodes(c, &d, NULL), 200);
     assert_string_equal(last_user(c), "admin");
     gp_kube_client_free(c);
-    char *ca = gp_arena_printf(&a, "    certificate-authority-data: %s\n", b64_of("ca.crt"));
+    char *ca = gp_arena_printf(&a, "    certificate-authority-data: %s\n", b64_of(&a, "ca.crt"));
     assert_int_equal(client_of(ca, "    token: admin-token\n", &a, &c, &d), GP_OK);
     assert_int_equal(get_nodes(c, &d, NULL), 200);
     gp_kube_client_free(c);
@@ -245,7 +248,7 @@ static void test_client_certificates(void **state)
     assert_string_equal(last_user(c), "x509");
     gp_kube_client_free(c);
     char *data = gp_arena_printf(&a, "    client-certificate-data: %s\n    client-key-data: %s\n",
-                                 b64_of("client.crt"), b64_of("client.key"));
+                                 b64_of(&a, "client.crt"), b64_of(&a, "client.key"));
     assert_int_equal(client_of(ca, data, &a, &c, &d), GP_OK);
     assert_int_equal(get_nodes(c, &d, NULL), 200);
     assert_string_equal(last_user(c), "x509");
