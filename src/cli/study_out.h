@@ -38,6 +38,7 @@ enum gp_err gp_study_services(const struct gp_cluster *c, const struct gp_worklo
                               struct gp_arena *a, struct gp_study_services *out, struct gp_diag *d);
 void gp_study_services_print(FILE *f, const struct gp_study_services *s);
 json_t *gp_study_services_json(const struct gp_study_services *s);
+void gp_study_services_html(struct gp_sbuf *out, const struct gp_study_services *s);
 
 /* What the study was run on, for the outputs' headers. */
 struct gp_study_meta {

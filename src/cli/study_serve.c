@@ -165,3 +165,32 @@ json_t *gp_study_services_json(const struct gp_study_services *s)
     }
     return a;
 }
+
+void gp_study_services_html(struct gp_sbuf *out, const struct gp_study_services *s)
+{
+    if (!s || s->nrows == 0)
+        return;
+    gp_sbuf_printf(out,
+                   "<section class=\"panel\"><h2>Services within their latency limits</h2>\n"
+                   "<p class=\"sub\">%zu services with a latencyLimit: the GPUs their replicas "
+                   "need one per GPU, and packed so that every p99 at the peak load stays within "
+                   "its limit, replicas slowed by their company (docs/serve.md, \"Dense "
+                   "packing\").</p>\n<table>\n<tr><th>pool</th><th class=\"num\">one per GPU</th>"
+                   "<th class=\"num\">time-slicing</th><th class=\"num\">MPS</th>"
+                   "<th class=\"num\">cannot meet their limit</th></tr>\n",
+                   s->nservices);
+    for (size_t i = 0; i < s->nrows; i++) {
+        const struct gp_study_svc_row *r = &s->rows[i];
+        gp_sbuf_add(out, "<tr><th>");
+        gp_sbuf_add_xml(out, r->pool);
+        gp_sbuf_printf(out,
+                       "</th><td class=\"num\">%u</td><td class=\"num\">%u (x%u, -%d %%)</td>"
+                       "<td class=\"num\">%u (x%u, -%d %%)</td><td class=\"num\">%u / %u</td>"
+                       "</tr>\n",
+                       r->one_per_gpu, r->ts_gpus, r->ts_replicas,
+                       saving_pct(r->ts_gpus, r->one_per_gpu), r->mps_gpus, r->mps_clients,
+                       saving_pct(r->mps_gpus, r->one_per_gpu), r->ts_infeasible,
+                       r->mps_infeasible);
+    }
+    gp_sbuf_add(out, "</table>\n</section>\n");
+}

@@ -82,7 +82,8 @@ spec:
   - {name: h100, gpu: {model: H100-80GB, count: 8, memory: 80Gi}, cpu: "192", memory: 2Ti, count: 1, pricePerHour: 55.04}
 EOF
 if "$gp" sim --compare-sharing --cluster "$tmp/dense-cluster.yaml" --workload "$tmp/dense.yaml" \
-    --json "$tmp/dense.json" >"$tmp/dense.txt" 2>"$tmp/err" &&
+    --json "$tmp/dense.json" --report "$tmp/dense.html" >"$tmp/dense.txt" 2>"$tmp/err" &&
+    grep -q '<td class="num">2 (x4, -60 %)</td>' "$tmp/dense.html" &&
     grep -qE '^h100 +5 +2 \(x4, -60 %\) +2 \(x3, -60 %\)$' "$tmp/dense.txt" &&
     grep -q '"timeslice_gpus": 2' "$tmp/dense.json" && grep -q '"one_per_gpu_gpus": 5' "$tmp/dense.json"; then
     echo "ok   dense packing"
