@@ -24,6 +24,7 @@ struct gp_engine *gp_engine_new(const struct gp_policy_ops *policy, uint64_t see
     e->pods.gone.pod.id = NONE;
     e->pods.gone.pod.shape = NONE;
     e->pods.gone.x.slot = e->pods.gone.x.cons = NONE;
+    gp_eng_ends_init(e);
     gp_rng_seed(&e->rng, seed);
     struct queue q0;
     memset(&q0, 0, sizeof q0);
@@ -88,6 +89,7 @@ void gp_engine_free(struct gp_engine *e)
     free(e->memo.pick);
     free(e->memo.tree);
     GP_VEC_FREE(&e->ends);
+    gp_kheap_free(&e->end_heap);
     GP_VEC_FREE(&e->resv_log);
     gp_eng_index_free(e);
     gp_eng_topo_free(e);

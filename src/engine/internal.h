@@ -16,6 +16,7 @@
 
 #include "engine/share.h"
 #include "util/idtab.h"
+#include "util/kheap.h"
 #include "util/vec.h"
 
 #define NONE UINT32_MAX
@@ -151,6 +152,7 @@ struct pod_x {
     uint32_t blk_queue;   /* BLK_QUOTA: the queue whose cap it hit */
     uint8_t decided;      /* ordered cycles: it had an UNSCHEDULABLE decision */
     uint8_t forgotten;    /* forgotten, its record kept while a pending list holds it */
+    uint32_t end_at;      /* backfill, bound: 1 + its place in e->end_heap; 0: not there */
     /* 1 + its queue's `compactions` when it was bound from its pending
      * list, where it stays until the next compaction; 0: not there */
     uint64_t listed_at;
@@ -456,6 +458,11 @@ struct gp_engine {
     GP_VEC(uint64_t) proj_mark;  /* proj[i] is valid when proj_mark[i] == proj_stamp */
     uint64_t proj_stamp;
     GP_VEC(struct pod_end) ends; /* backfill: scratch for the projection */
+    /* backfill: the bound pods with a duration hint by expected end (bind
+     * time + hint), kept on every bind and release (order.c); ends_oom:
+     * an entry could not be added, the ends are listed and sorted again */
+    struct gp_kheap end_heap;
+    bool ends_oom;
     GP_VEC(struct resv_undo) resv_log;
     bool held; /* the last gp_eng_place() found room only on reserved capacity */
     /* during a gang attempt: per node, 1 + the filter that rejected the
@@ -738,6 +745,11 @@ size_t gp_eng_preempt(struct gp_engine *e, struct gp_pod *p, uint32_t gid, struc
                       size_t room, bool *full);
 
 /* ---- order.c: ordered cycles (FIFO, SJF) and backfill --------------------- */
+void gp_eng_ends_init(struct gp_engine *e);
+/* Pod p was bound (sign 1) or released (-1): its expected end in or out. */
+void gp_eng_ends_charge(struct gp_engine *e, const struct gp_pod *p, int sign);
+/* Bound pod p's bind time was set back (a victim restored). */
+void gp_eng_ends_rebound(struct gp_engine *e, const struct gp_pod *p);
 bool gp_eng_resv_applies(const struct gp_engine *e, const struct gp_pod *p);
 int64_t gp_eng_resv_loss(const struct gp_engine *e, const struct gp_node *n,
                          const struct gp_pod *p);

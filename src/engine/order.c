@@ -248,6 +248,84 @@ static bool ends_list(struct gp_engine *e, uint32_t x)
     return true;
 }
 
+/* ---- the bound pods' expected ends, kept in order ------------------------- */
+
+static void end_moved(void *ctx, uint32_t id, size_t pos)
+{
+    px_at(ctx, id)->end_at = (uint32_t)pos + 1;
+}
+
+void gp_eng_ends_init(struct gp_engine *e)
+{
+    gp_kheap_init(&e->end_heap, end_moved, e);
+}
+
+void gp_eng_ends_charge(struct gp_engine *e, const struct gp_pod *p, int sign)
+{
+    if (!e->backfill || !(p->spec.duration_hint_s > 0))
+        return;
+    struct pod_x *x = px_at(e, p->id);
+    if (sign > 0) {
+        if (gp_kheap_push(&e->end_heap, x->bound_at_s + p->spec.duration_hint_s, p->id) != GP_OK)
+            e->ends_oom = true; /* from now on listed and sorted */
+    } else if (x->end_at) {
+        gp_kheap_remove(&e->end_heap, x->end_at - 1);
+        x->end_at = 0;
+    }
+}
+
+void gp_eng_ends_rebound(struct gp_engine *e, const struct gp_pod *p)
+{
+    const struct pod_x *x = pxc_of(p);
+    if (x->end_at)
+        gp_kheap_rekey(&e->end_heap, x->end_at - 1, x->bound_at_s + p->spec.duration_hint_s);
+}
+
+/* The ends of every queue's bound pods in the order ends_list sorts them,
+ * one at a time from the heap: the overdue ones (and those due now) first,
+ * as ends at now in pod order, then the others as the heap has them. */
+struct ends_walk {
+    size_t at; /* next of e->ends, the overdue ones */
+    bool have; /* `next`: the first end after now, taken from the heap */
+    struct gp_kheap_item next;
+};
+
+static bool ends_walk_begin(struct gp_engine *e, struct ends_walk *w)
+{
+    *w = (struct ends_walk){0};
+    e->ends.len = 0;
+    gp_kheap_walk_begin(&e->end_heap);
+    struct gp_kheap_item it;
+    while (gp_kheap_walk_next(&e->end_heap, &it)) {
+        if (it.key > e->now_s) {
+            w->have = true;
+            w->next = it;
+            break;
+        }
+        struct pod_end pe = {e->now_s, it.id};
+        if (GP_VEC_PUSH(&e->ends, pe) != 0)
+            return false;
+    }
+    if (e->end_heap.walk_oom)
+        return false;
+    if (e->ends.len > 1)
+        qsort(e->ends.items, e->ends.len, sizeof e->ends.items[0], pod_end_cmp);
+    return true;
+}
+
+static bool ends_walk_next(struct gp_engine *e, struct ends_walk *w, struct pod_end *out)
+{
+    if (w->at < e->ends.len) {
+        *out = e->ends.items[w->at++];
+        return true;
+    }
+    if (!w->have)
+        return false;
+    *out = (struct pod_end){w->next.key, w->next.id};
+    w->have = gp_kheap_walk_next(&e->end_heap, &w->next);
+    return true;
+}
+
 /* The head p does not fit for lack of room: its reservation (kept from an
  * earlier cycle when nothing changed since). Counts, on every node, the
  * pods like p that fit; then releases the bound pods on a projection of
@@ -280,11 +358,19 @@ static void resv_compute(struct gp_engine *e, const struct gp_pod *p)
         total += head_slots(e, &e->nodes.items[i], p, need);
     double shadow = e->now_s;
     if (total < need) {
-        if (!ends_list(e, NONE))
+        /* the bound pods' ends in order: from the heap, or listed and sorted */
+        struct ends_walk w;
+        bool heap = !e->ends_oom;
+        if (heap ? !ends_walk_begin(e, &w) : !ends_list(e, NONE))
             return;
         shadow = INFINITY;
-        for (size_t k = 0; k < e->ends.len && shadow == INFINITY; k++) {
-            const struct gp_pod *b = pod_at(e, e->ends.items[k].pod);
+        struct pod_end pe;
+        for (size_t k = 0; shadow == INFINITY; k++) {
+            if (heap ? !ends_walk_next(e, &w, &pe) : k == e->ends.len)
+                break;
+            if (!heap)
+                pe = e->ends.items[k];
+            const struct gp_pod *b = pod_at(e, pe.pod);
             struct gp_node *at = &e->proj.items[b->node];
             if (e->proj_mark.items[b->node] != e->proj_stamp) {
                 *at = e->nodes.items[b->node];
@@ -294,8 +380,10 @@ static void resv_compute(struct gp_engine *e, const struct gp_pod *p)
             gp_eng_node_give(at, b, &b->pick);
             total += head_slots(e, at, p, need) - before;
             if (total >= need)
-                shadow = e->ends.items[k].end_s;
+                shadow = pe.end_s;
         }
+        if (heap && e->end_heap.walk_oom && shadow == INFINITY)
+            return; /* out of memory: hold back everything else */
     }
     r->shadow_s = shadow;
     r->spare = total - need;

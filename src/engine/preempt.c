@@ -286,6 +286,7 @@ static void unit_restore(struct gp_engine *e, const struct unit *u)
         double at = px_at(e, v->id)->bound_at_s;
         gp_eng_commit(e, v, &e->nodes.items[v->node], &v->pick);
         px_at(e, v->id)->bound_at_s = at;
+        gp_eng_ends_rebound(e, v);
     }
 }
 

@@ -263,7 +263,8 @@ enum gp_err gp_engine_pod_add(struct gp_engine *e, const struct gp_pod_spec *spe
     p.shape = shape_intern(e, &k);
     if (p.shape == NONE)
         return GP_ENOMEM;
-    struct pod_x x = {NONE, NONE, UINT64_MAX, 0, BLK_NONE, NONE, 0, 0, 0};
+    struct pod_x x = {
+        .slot = NONE, .cons = NONE, .preempt_gen = UINT64_MAX, .blk = BLK_NONE, .blk_queue = NONE};
     struct queue *q = &e->queues.items[spec->queue];
     /* a queue's bound pods are some of its live ones: commit never grows */
     if (GP_VEC_RESERVE(&q->bound, q->pending.len + q->bound.len + 1) != 0)
@@ -308,6 +309,7 @@ void gp_eng_queue_charge(struct gp_engine *e, const struct gp_pod *p, uint32_t m
         if (p->spec.gpu_count > 0)
             q->used[R_MODEL + model] += gpu;
     }
+    gp_eng_ends_charge(e, p, sign); /* a bind or a release: backfill's ends follow */
 }
 
 enum gp_err gp_engine_pod_finished(struct gp_engine *e, uint32_t id)
