@@ -25,6 +25,7 @@ struct gp_engine *gp_engine_new(const struct gp_policy_ops *policy, uint64_t see
     e->pods.gone.pod.shape = NONE;
     e->pods.gone.x.slot = e->pods.gone.x.cons = NONE;
     gp_eng_ends_init(e);
+    e->lazy_gen = UINT64_MAX;
     gp_rng_seed(&e->rng, seed);
     struct queue q0;
     memset(&q0, 0, sizeof q0);
@@ -90,6 +91,8 @@ void gp_engine_free(struct gp_engine *e)
     free(e->memo.tree);
     GP_VEC_FREE(&e->ends);
     gp_kheap_free(&e->end_heap);
+    GP_VEC_FREE(&e->ostreams);
+    GP_VEC_FREE(&e->lazy_shapes);
     GP_VEC_FREE(&e->resv_log);
     gp_eng_index_free(e);
     gp_eng_topo_free(e);

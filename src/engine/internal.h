@@ -10,6 +10,7 @@
 
 #include "engine/engine.h"
 
+#include <math.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -35,12 +36,36 @@ struct group {
     uint32_t queue;           /* its members' queue */
     uint64_t mark;            /* the preemption search that last looked at it */
     bool forgotten;           /* gp_engine_group_forget: freed when no member is left */
+    /* order.c: whether packs_need members of shape packs_shape pack into
+     * the empty cluster (`packs`), as of topo_ver packs_ver - 1; 0: never */
+    uint64_t packs_ver;
+    uint32_t packs_shape, packs_need;
+    bool packs;
 };
 
 /* Pod ids in queue order, items[head..len) (pending.c). */
 struct plist {
     uint32_t *items;
     size_t head, len, cap;
+};
+
+/* A pod's place in the engine's order (FIFO: seq; SJF: duration hint, then
+ * seq; FAIR inside a queue: priority, then seq), as plain values that stay
+ * true once the pod is gone. */
+struct okey {
+    double k;
+    int64_t seq;
+};
+
+/* One list of pod ids the ordered walk by shape merges (order.c): a
+ * shape's pending pods or only its fresh ones (shape set), or a queue's
+ * gang members (shape NONE), from items[at] on. */
+struct ostream {
+    const struct plist *l;
+    size_t at;
+    struct okey key; /* of the pod at items[at] */
+    uint32_t shape;
+    bool fresh;
 };
 
 /* One list the walk of pending.c merges: a shape's pods (all of them from
@@ -140,6 +165,14 @@ struct shape {
     uint64_t blk_gen;
     uint8_t blk;
     uint32_t blk_queue;
+    /* order.c, the walk by shape: at generation lazy_gen its pods that had
+     * a decision, up to lazy_until in the order, were passed over as a
+     * whole; each of them that does not say it was tried at that
+     * generation was, with blk and blk_queue as above (written into the
+     * pods before blk changes within the generation) */
+    uint64_t lazy_gen;
+    struct okey lazy_until;
+    bool lazy_listed; /* on e->lazy_shapes during a walk */
 };
 
 /* The engine's own per-pod state, beside the public struct gp_pod. */
@@ -463,6 +496,13 @@ struct gp_engine {
      * an entry could not be added, the ends are listed and sorted again */
     struct gp_kheap end_heap;
     bool ends_oom;
+    /* FIFO and SJF with backfill: the walk by shape (order.c) over the
+     * lists of pending.c; lazy_gen: some shape passed pods over at this
+     * generation */
+    GP_VEC(struct ostream) ostreams;
+    GP_VEC(uint32_t) lazy_shapes;
+    uint64_t lazy_gen;
+    bool no_by_shape; /* tests: the walk along the whole line only (test_walk_shape.c) */
     GP_VEC(struct resv_undo) resv_log;
     bool held; /* the last gp_eng_place() found room only on reserved capacity */
     /* during a gang attempt: per node, 1 + the filter that rejected the
@@ -711,6 +751,30 @@ void gp_eng_queue_limits(struct gp_engine *e, struct queue *q);
 void gp_eng_queues_refresh(struct gp_engine *e);
 uint32_t gp_eng_pick_queue(struct gp_engine *e);
 
+/* The engine's order: FAIR as the queues keep it (priority, then age);
+ * FIFO by age alone; SJF by duration hint (none after every known one),
+ * then age. */
+static inline struct okey okey_of(const struct gp_engine *e, const struct gp_pod *p)
+{
+    struct okey k = {0, p->seq};
+    if (e->order == GP_ORDER_SJF)
+        k.k = p->spec.duration_hint_s > 0 ? p->spec.duration_hint_s : (double)INFINITY;
+    else if (e->order == GP_ORDER_FAIR)
+        k.k = -(double)p->spec.priority;
+    return k;
+}
+
+static inline bool okey_before(struct okey a, struct okey b)
+{
+    return a.k != b.k ? a.k < b.k : a.seq < b.seq;
+}
+
+static inline bool order_before(const struct gp_engine *e, const struct gp_pod *a,
+                                const struct gp_pod *b)
+{
+    return okey_before(okey_of(e, a), okey_of(e, b));
+}
+
 /* ---- pending.c: pending pods by shape, and the walk over them ------------- */
 enum gp_err gp_eng_walk_add(struct gp_engine *e, uint32_t pod);
 void gp_eng_walk_remove(struct gp_engine *e, uint32_t pod);
@@ -719,6 +783,13 @@ void gp_eng_walk_remove(struct gp_engine *e, uint32_t pod);
 void gp_eng_walk_drop(struct gp_engine *e, struct queue *q);
 void gp_eng_walk_free(struct gp_engine *e, struct queue *q);
 void gp_eng_plist_free(struct plist *l);
+/* The ordered walk's lists of q (FIFO, SJF): fresh pods are those without a
+ * decision (pod_x.decided); made when missing. */
+enum gp_err gp_eng_walk_lists(struct gp_engine *e, struct queue *q);
+/* Pod `pod` had its first decision: no longer fresh. */
+void gp_eng_walk_decided(struct gp_engine *e, uint32_t pod);
+/* The first position of l whose pod comes after the pod of key k. */
+size_t gp_eng_plist_after(const struct gp_engine *e, const struct plist *l, struct okey k);
 /* Whether a cycle with this budget walks q by shape. */
 bool gp_eng_walk_fast(const struct gp_engine *e, const struct queue *q, size_t budget);
 /* Before a cycle's first pick of queues: q's heap of lists. */
@@ -750,6 +821,9 @@ void gp_eng_ends_init(struct gp_engine *e);
 void gp_eng_ends_charge(struct gp_engine *e, const struct gp_pod *p, int sign);
 /* Bound pod p's bind time was set back (a victim restored). */
 void gp_eng_ends_rebound(struct gp_engine *e, const struct gp_pod *p);
+/* Writes into the pods shape s passed over in a walk by shape what the
+ * walk over the whole line would have (their tried_gen and blk). */
+void gp_eng_lazy_write(struct gp_engine *e, struct shape *s);
 bool gp_eng_resv_applies(const struct gp_engine *e, const struct gp_pod *p);
 int64_t gp_eng_resv_loss(const struct gp_engine *e, const struct gp_node *n,
                          const struct gp_pod *p);
@@ -837,6 +911,16 @@ static inline enum gp_filter filter_own(const struct gp_engine *e, const struct 
 static inline bool gp_eng_pod_indexable(const struct gp_engine *e, const struct gp_pod *p)
 {
     return !topo_hard(e, p) && !gp_eng_soft(e, p);
+}
+
+/* Backfill: whether a pod of p's shape held back by the reservation at
+ * this state and reservation may be held again from the shape's memory
+ * (gp_eng_place, for a pod the reservation applies to and no gang's
+ * rejections in play). */
+static inline bool held_cacheable(const struct gp_engine *e, const struct gp_pod *p)
+{
+    return !e->domain_key && !e->no_index && (!e->policy || e->policy->node_local) &&
+           gp_eng_pod_indexable(e, p);
 }
 
 /* The node filters without quotas: the pod's own, then kube-scheduler's

@@ -199,7 +199,20 @@ static void classify(struct gp_engine *e, const struct gp_decision *d)
     }
     bool fits;
     if (p->spec.group) {
-        fits = gang_packs_empty(e, group_at(e, p->spec.group), p, need);
+        struct group *g = group_at(e, p->spec.group);
+        if (topo_hard(e, p)) { /* its filters read the other pods */
+            fits = gang_packs_empty(e, g, p, need);
+        } else {
+            /* the empty cluster changes with the nodes alone (topo_ver) */
+            if (g->packs_ver != e->topo_ver + 1 || g->packs_shape != p->shape ||
+                g->packs_need != need) {
+                g->packs = gang_packs_empty(e, g, p, need);
+                g->packs_ver = e->topo_ver + 1;
+                g->packs_shape = p->shape;
+                g->packs_need = need;
+            }
+            fits = g->packs;
+        }
     } else {
         struct shape *s = &e->shapes.items[p->shape];
         if (s->hopeless_ver != e->topo_ver) {
@@ -529,7 +542,10 @@ static bool order_step(struct gp_engine *e, struct gp_pod *p, struct gp_decision
         const struct gp_pod *m = pod_at(e, d->pod);
         if (d->kind == GP_DECISION_BIND) {
             quota_account(e, m);
+            gp_eng_walk_remove(e, m->id); /* out of the lists by shape */
         } else if (d->kind == GP_DECISION_UNSCHEDULABLE) {
+            if (!px_at(e, m->id)->decided)
+                gp_eng_walk_decided(e, m->id);
             px_at(e, m->id)->decided = 1;
             if (m->spec.group && m->spec.group == gclass) { /* as its first member */
                 px_at(e, m->id)->blk = px_at(e, out[gfirst].pod)->blk;
@@ -540,6 +556,10 @@ static bool order_step(struct gp_engine *e, struct gp_pod *p, struct gp_decision
             gclass = m->spec.group;
             gfirst = k;
             if (!m->spec.group && d->pod == p->id) { /* for its shape's next pods */
+                if (sh->lazy_gen == shape_gen(e, sh) &&
+                    (sh->blk != px_at(e, m->id)->blk ||
+                     sh->blk_queue != px_at(e, m->id)->blk_queue))
+                    gp_eng_lazy_write(e, sh); /* the pods passed over keep what they had */
                 sh->blk = px_at(e, m->id)->blk;
                 sh->blk_queue = px_at(e, m->id)->blk_queue;
                 sh->blk_gen = shape_gen(e, sh);
@@ -553,6 +573,284 @@ static bool order_step(struct gp_engine *e, struct gp_pod *p, struct gp_decision
     if (!*full)
         block(e, p, stop);
     return true;
+}
+
+/* ---- the walk by shape: FIFO and SJF with backfill ------------------------
+ * Once the head's reservation is on (and no cap, no preemption, no budget
+ * is in play), a pod that had its decision, of a shape that failed at this
+ * generation, does nothing in order_step but note that it was tried (its
+ * tried_gen and blk): it gets no decision and holds up nothing more. So
+ * after the head the walk goes over the lists of pending.c instead of the
+ * whole line: each shape's pods in order, merged with a small heap, a
+ * shape that failed with only its fresh pods (no decision yet) and a
+ * shape that fails on the way switched to them. The pods passed over are
+ * not touched: the shape says it (lazy_gen, lazy_until), and what
+ * order_step would have written into them is written before anything
+ * could read it otherwise - before the shape's blk changes within the
+ * generation (a node drained or removed), or before a walk that is not by
+ * shape (a budget, a cap, preemption): gp_eng_lazy_write. Every pod that
+ * is tried is tried as in the walk over the whole line, in the same order,
+ * so every decision is the same. */
+
+static bool shape_passes(const struct gp_engine *e, const struct shape *s)
+{
+    return !cons_grows(s->key.constraints) && s->failed_gen == e->generation &&
+           s->blk_gen == e->generation;
+}
+
+void gp_eng_lazy_write(struct gp_engine *e, struct shape *s)
+{
+    uint64_t g = s->lazy_gen;
+    s->lazy_gen = UINT64_MAX;
+    if (g != e->generation)
+        return; /* a generation ago: nothing reads it */
+    for (size_t j = s->pend.head; j < s->pend.len; j++) {
+        struct gp_pod *p = pod_at(e, s->pend.items[j]);
+        if (okey_before(s->lazy_until, okey_of(e, p)))
+            break;
+        struct pod_x *x = px_of(p);
+        if (x->decided && p->tried_gen != g) {
+            p->tried_gen = g;
+            x->blk = s->blk;
+            x->blk_queue = s->blk_queue;
+        }
+    }
+}
+
+/* Before a walk that is not by shape: what was passed over, written. */
+static void lazy_write_all(struct gp_engine *e)
+{
+    if (e->lazy_gen != e->generation)
+        return;
+    for (size_t i = 0; i < e->queues.len; i++) {
+        const struct queue *q = &e->queues.items[i];
+        for (size_t j = 0; q->lists && j < q->shapes.len; j++)
+            gp_eng_lazy_write(e, &e->shapes.items[q->shapes.items[j]]);
+    }
+    e->lazy_gen = UINT64_MAX;
+}
+
+/* Whether this cycle may walk by shape once the reservation is on: the
+ * lists of every queue made (false, and nothing passed over left
+ * unwritten, when not). */
+static bool by_shape_ok(struct gp_engine *e, size_t budget)
+{
+    bool ok = e->backfill && !e->no_walk && !e->no_by_shape && budget == 0 && !e->quotas &&
+              !e->model_quotas && !e->preempt;
+    for (size_t i = 0; ok && i < e->queues.len; i++)
+        ok = gp_eng_walk_lists(e, &e->queues.items[i]) == GP_OK;
+    if (!ok)
+        lazy_write_all(e);
+    return ok;
+}
+
+/* Stream t at position `at`: true when it has a pod there (its key read). */
+static bool ostream_at(const struct gp_engine *e, struct ostream *t, size_t at)
+{
+    t->at = at;
+    if (at >= t->l->len)
+        return false;
+    t->key = okey_of(e, pod_at(e, t->l->items[at]));
+    return true;
+}
+
+static void ostream_down(struct gp_engine *e, size_t i)
+{
+    struct ostream *h = e->ostreams.items;
+    size_t n = e->ostreams.len;
+    for (;;) {
+        size_t m = i, l = 2 * i + 1, r = l + 1;
+        if (l < n && okey_before(h[l].key, h[m].key))
+            m = l;
+        if (r < n && okey_before(h[r].key, h[m].key))
+            m = r;
+        if (m == i)
+            return;
+        struct ostream t = h[i];
+        h[i] = h[m];
+        h[m] = t;
+        i = m;
+    }
+}
+
+/* Shape s passes its pods with a decision over in this walk (room for
+ * every shape is reserved by streams_begin). */
+static void lazy_note(struct gp_engine *e, struct shape *s, uint32_t id)
+{
+    if (!s->lazy_listed) {
+        s->lazy_listed = true;
+        e->lazy_shapes.items[e->lazy_shapes.len++] = id;
+    }
+}
+
+/* The streams of the walk after key k: per shape its pods (or its fresh
+ * ones), per queue its gang members. */
+static enum gp_err streams_begin(struct gp_engine *e, struct okey k)
+{
+    e->ostreams.len = 0;
+    e->lazy_shapes.len = 0;
+    if (GP_VEC_RESERVE(&e->lazy_shapes, e->shapes.len) != 0)
+        return GP_ENOMEM;
+    for (size_t i = 0; i < e->queues.len; i++) {
+        struct queue *q = &e->queues.items[i];
+        size_t n = 0;
+        for (size_t j = 0; j < q->shapes.len; j++) {
+            uint32_t id = q->shapes.items[j];
+            struct shape *s = &e->shapes.items[id];
+            if (s->pend.head == s->pend.len) { /* no pod left: off the queue's list */
+                s->listed = false;
+                continue;
+            }
+            q->shapes.items[n++] = id;
+            bool pass = shape_passes(e, s);
+            if (pass)
+                lazy_note(e, s, id);
+            struct ostream t = {pass ? &s->fresh : &s->pend, 0, {0, 0}, id, pass};
+            if (ostream_at(e, &t, gp_eng_plist_after(e, t.l, k)) &&
+                GP_VEC_PUSH(&e->ostreams, t) != 0)
+                return GP_ENOMEM;
+        }
+        q->shapes.len = n;
+        struct ostream t = {&q->gangs, 0, {0, 0}, NONE, false};
+        if (ostream_at(e, &t, gp_eng_plist_after(e, t.l, k)) && GP_VEC_PUSH(&e->ostreams, t) != 0)
+            return GP_ENOMEM;
+    }
+    for (size_t i = e->ostreams.len / 2; i-- > 0;)
+        ostream_down(e, i);
+    return GP_OK;
+}
+
+/* Pod p, of shape s, in a walk by shape (the reservation on, no cap, no
+ * preemption): when order_step would find it tried already, or would try
+ * it and gp_eng_place hold it back from the shape's memory of its last pod
+ * held at this very state and reservation, does what they do (p tried at
+ * this generation, blk HELD, no decision) and returns true; else false,
+ * doing nothing. */
+static bool held_again(struct gp_engine *e, struct gp_pod *p, const struct shape *s, size_t *tried)
+{
+    uint64_t g = pod_gen(e, p);
+    if (p->tried_gen == g)
+        return true; /* order_step: as when it last failed, which holds up nothing now */
+    if (s->failed_gen == g || p->spec.group || !gp_eng_resv_applies(e, p))
+        return false; /* a failure to take, or not held back */
+    if ((e->gang_rej_shape == p->shape && e->gang_rej) || !held_cacheable(e, p) ||
+        s->held_ver != e->state_ver || s->held_stamp != e->resv_stamp)
+        return false;
+    /* what gp_eng_try_pod, gp_eng_place and order_step leave */
+    (*tried)++;
+    e->memo.valid = false;
+    e->cands.len = 0;
+    e->held = true;
+    p->tried_gen = g;
+    px_of(p)->blk = BLK_HELD;
+    e->resv.ver = e->state_ver;
+    return true;
+}
+
+/* Pod b was bound by the walk by shape: off the line (e->all, in the
+ * order, where every other pod is pending). */
+static void line_drop(struct gp_engine *e, const struct gp_pod *b)
+{
+    struct okey k = okey_of(e, b);
+    size_t lo = 0, hi = e->all.len;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (okey_before(okey_of(e, pod_at(e, e->all.items[mid])), k))
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo < e->all.len && e->all.items[lo] == b->id) {
+        memmove(e->all.items + lo, e->all.items + lo + 1,
+                (e->all.len - lo - 1) * sizeof *e->all.items);
+        e->all.len--;
+    }
+}
+
+/* Whether a pending pod comes after key k (the walk stopped at it). */
+static bool pending_after(const struct gp_engine *e, struct okey k)
+{
+    for (size_t i = 0; i < e->queues.len; i++) {
+        const struct queue *q = &e->queues.items[i];
+        if (gp_eng_plist_after(e, &q->gangs, k) < q->gangs.len)
+            return true;
+        for (size_t j = 0; j < q->shapes.len; j++) {
+            const struct plist *l = &e->shapes.items[q->shapes.items[j]].pend;
+            if (gp_eng_plist_after(e, l, k) < l->len)
+                return true;
+        }
+    }
+    return false;
+}
+
+/* The rest of an ordered cycle after `from`, where the head's reservation
+ * was made, by shape. Returns whether the walk went to the end of the
+ * line; *settled as the whole walk's; GP_ENOMEM in *err (nothing tried
+ * yet: the caller walks the line). */
+static bool walk_by_shape(struct gp_engine *e, const struct gp_pod *from, struct gp_decision *out,
+                          size_t cap, size_t *ndec, size_t *tried, bool *full, bool *stop,
+                          bool *changed, bool *settled, enum gp_err *err)
+{
+    struct okey last = okey_of(e, from);
+    *err = streams_begin(e, last);
+    if (*err != GP_OK) {
+        for (size_t i = 0; i < e->lazy_shapes.len; i++)
+            e->shapes.items[e->lazy_shapes.items[i]].lazy_listed = false;
+        return false;
+    }
+    bool whole = true;
+    while (e->ostreams.len > 0) {
+        struct ostream *t = &e->ostreams.items[0];
+        uint32_t id = t->l->items[t->at];
+        struct gp_pod *p = pod_at(e, id);
+        struct okey k = t->key;
+        if (p->state == GP_POD_PENDING) {
+            if (*full || *ndec == cap) {
+                whole = false;
+                break;
+            }
+            last = k;
+            size_t first = *ndec;
+            if (!(t->shape != NONE && held_again(e, p, &e->shapes.items[t->shape], tried)) &&
+                order_step(e, p, out, cap, ndec, tried, full, stop, changed))
+                *settled &= p->tried_gen == pod_gen(e, p);
+            for (size_t j = first; j < *ndec; j++)
+                if (out[j].kind == GP_DECISION_BIND)
+                    line_drop(e, pod_at(e, out[j].pod));
+        }
+        /* past p: the list lost p, or (a gang bound) members before it */
+        bool left;
+        if (t->at < t->l->len && t->l->items[t->at] == id)
+            left = ostream_at(e, t, t->at + 1);
+        else
+            left = ostream_at(e, t, gp_eng_plist_after(e, t->l, k));
+        if (t->shape != NONE && !t->fresh) {
+            struct shape *s = &e->shapes.items[t->shape];
+            if (shape_passes(e, s)) { /* it failed: its fresh pods only, from here */
+                lazy_note(e, s, t->shape);
+                t->l = &s->fresh;
+                t->fresh = true;
+                left = ostream_at(e, t, gp_eng_plist_after(e, t->l, k));
+            }
+        }
+        if (!left)
+            *t = e->ostreams.items[--e->ostreams.len];
+        if (e->ostreams.len > 0)
+            ostream_down(e, 0);
+    }
+    if (whole && (*full || *ndec == cap))
+        whole = !pending_after(e, last); /* the line walked would stop at the next pod */
+    struct okey until = whole ? (struct okey){INFINITY, INT64_MAX} : last;
+    for (size_t i = 0; i < e->lazy_shapes.len; i++) {
+        struct shape *s = &e->shapes.items[e->lazy_shapes.items[i]];
+        s->lazy_listed = false;
+        if (s->lazy_gen != e->generation || okey_before(s->lazy_until, until)) {
+            s->lazy_gen = e->generation;
+            s->lazy_until = until;
+        }
+        e->lazy_gen = e->generation;
+    }
+    return whole;
 }
 
 /* FIFO: a walk of the whole list after which every pod left had failed at
@@ -581,6 +879,45 @@ static bool mark_holds(const struct gp_engine *e, const struct walk_mark *m, siz
            m->topo_ver == e->topo_ver && m->pend_ver == e->pend_ver && m->len <= e->all.len;
 }
 
+/* The line (FIFO's or SJF's list) as a cycle walks it: items[i..len) to
+ * go, the pods that stay kept at items[0..k). */
+struct line {
+    uint32_t *items;
+    size_t i, k, len;
+    bool settled; /* every pod left was tried at this generation (mark_set) */
+};
+
+/* Tries the line's pods in turn until its end, a stop, or out full; with
+ * `head`, also right after the pod whose failure made the reservation,
+ * which it returns (NULL otherwise). */
+static const struct gp_pod *line_walk(struct gp_engine *e, struct line *ln, bool head,
+                                      size_t budget, struct gp_decision *out, size_t cap,
+                                      size_t *ndec, size_t *tried, bool *full, bool *stop,
+                                      bool *changed)
+{
+    while (ln->i < ln->len && !*stop) {
+        uint32_t id = ln->items[ln->i];
+        struct gp_pod *p = pod_at(e, id);
+        if (p->state != GP_POD_PENDING) { /* a gang member placed earlier in this cycle */
+            ln->i++;
+            continue;
+        }
+        if (*full || *ndec == cap || (budget && *tried == budget))
+            break;
+        ln->i++;
+        if (order_step(e, p, out, cap, ndec, tried, full, stop, changed)) {
+            ln->items[ln->k++] = id;
+            ln->settled &=
+                p->tried_gen == pod_gen(e, p) &&
+                !(e->preempt && e->queues.items[p->spec.queue].may_preempt && !e->resv.on &&
+                  !p->spec.preempt_never && px_at(e, id)->preempt_gen != e->victim_gen);
+        }
+        if (head && e->resv.on)
+            return p; /* the head: the rest by shape */
+    }
+    return NULL;
+}
+
 /* A cycle in the engine's order (FIFO, SJF; FAIR with backfill): one pod
  * at a time, from the queue whose next pod comes first (FAIR: the queue
  * pick_queue chooses), stopping at the first pod that does not fit
@@ -599,38 +936,41 @@ size_t gp_eng_schedule_ordered(struct gp_engine *e, size_t budget, struct gp_dec
     e->resv_log.len = 0;
     e->qblocked_any = false;
     if (e->order != GP_ORDER_FAIR) { /* one list, in the order */
-        uint32_t *items = e->all.items;
-        size_t i = 0, k = 0, len = e->all.len;
-        bool changed = false, settled = true;
+        struct line ln = {e->all.items, 0, 0, e->all.len, true};
+        size_t len = ln.len;
+        bool changed = false, by_shape = false, whole;
         struct walk_mark *m = &e->fifo_mark;
         if (mark_holds(e, m, budget)) { /* the pods walked last time would do as they did */
-            i = k = m->len;
+            ln.i = ln.k = m->len;
             e->resv.on = m->resv_on;
+        } else {
+            by_shape = by_shape_ok(e, budget);
         }
-        while (i < len && !stop) {
-            uint32_t id = items[i];
-            struct gp_pod *p = pod_at(e, id);
-            if (p->state != GP_POD_PENDING) { /* a gang member placed earlier in this cycle */
-                i++;
-                continue;
-            }
-            if (full || ndec == cap || (budget && tried == budget))
-                break;
-            i++;
-            if (order_step(e, p, out, cap, &ndec, &tried, &full, &stop, &changed)) {
-                items[k++] = id;
-                settled &=
-                    p->tried_gen == pod_gen(e, p) &&
-                    !(e->preempt && e->queues.items[p->spec.queue].may_preempt && !e->resv.on &&
-                      !p->spec.preempt_never && px_at(e, id)->preempt_gen != e->victim_gen);
+        const struct gp_pod *from =
+            line_walk(e, &ln, by_shape, budget, out, cap, &ndec, &tried, &full, &stop, &changed);
+        whole = ln.i == len && !stop && !full;
+        if (from && ln.i < len) {
+            /* the line closed up (every pod on it pending, in the order);
+             * the walk by shape takes off it the pods it binds */
+            memmove(ln.items + ln.k, ln.items + ln.i, (len - ln.i) * sizeof *ln.items);
+            len = ln.len = e->all.len = ln.k + (len - ln.i);
+            ln.i = ln.k;
+            enum gp_err err;
+            whole = walk_by_shape(e, from, out, cap, &ndec, &tried, &full, &stop, &changed,
+                                  &ln.settled, &err);
+            if (err == GP_OK) {
+                len = ln.len = ln.i = ln.k = e->all.len;
+            } else { /* out of memory: the rest along the line */
+                lazy_write_all(e);
+                line_walk(e, &ln, false, budget, out, cap, &ndec, &tried, &full, &stop, &changed);
+                whole = ln.i == len && !stop && !full;
             }
         }
-        bool whole = i == len && !stop && !full;
-        for (; i < len; i++) /* the rest stays as it was; pods bound meanwhile leave */
-            if (pod_at(e, items[i])->state == GP_POD_PENDING)
-                items[k++] = items[i];
-        e->all.len = k;
-        mark_set(e, m, whole && settled && budget == 0);
+        for (; ln.i < len; ln.i++) /* the rest stays as it was; pods bound meanwhile leave */
+            if (pod_at(e, ln.items[ln.i])->state == GP_POD_PENDING)
+                ln.items[ln.k++] = ln.items[ln.i];
+        e->all.len = ln.k;
+        mark_set(e, m, whole && ln.settled && budget == 0);
     }
     /* FAIR: the queue pick_queue chooses, until something is bound or
      * evicted (the shares move), as in the greedy cycle */

@@ -30,13 +30,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Queue order: higher priority first, then older. */
+/* The engine's order (FAIR: a queue's, higher priority first, then older). */
 static inline bool before(const struct gp_engine *e, uint32_t a, uint32_t b)
 {
-    const struct gp_pod *pa = pod_at(e, a), *pb = pod_at(e, b);
-    if (pa->spec.priority != pb->spec.priority)
-        return pa->spec.priority > pb->spec.priority;
-    return pa->seq < pb->seq;
+    return order_before(e, pod_at(e, a), pod_at(e, b));
 }
 
 /* ---- sorted lists of pod ids, items[head..len) ----------------------------- */
@@ -150,6 +147,7 @@ void gp_eng_walk_drop(struct gp_engine *e, struct queue *q)
 {
     for (size_t i = 0; i < q->shapes.len; i++) {
         struct shape *s = &e->shapes.items[q->shapes.items[i]];
+        gp_eng_lazy_write(e, s); /* before its list goes */
         s->pend.head = s->pend.len = 0;
         s->fresh.head = s->fresh.len = 0;
         s->listed = false;
@@ -159,17 +157,21 @@ void gp_eng_walk_drop(struct gp_engine *e, struct queue *q)
     q->lists = false;
 }
 
-/* The lists of q from its pending list (in queue order: appends). */
+/* The lists of q from its pending list (in queue order: appends). A fresh
+ * pod never had a decision: for the fair walk, it was never tried; for the
+ * ordered one (FIFO, SJF), it has no UNSCHEDULABLE decision yet. */
 static enum gp_err lists_build(struct gp_engine *e, struct queue *q)
 {
     q->lists = true;
+    bool ordered = e->order != GP_ORDER_FAIR;
     for (size_t i = 0; i < q->pending.len; i++) {
         uint32_t id = q->pending.items[i];
         if (pod_at(e, id)->state != GP_POD_PENDING)
             continue;
         enum gp_err err = gp_eng_walk_add(e, id);
         if (err == GP_OK && !pod_at(e, id)->spec.group &&
-            pod_at(e, id)->tried_gen != UINT64_MAX) /* it had a decision */
+            (ordered ? px_at(e, id)->decided
+                     : pod_at(e, id)->tried_gen != UINT64_MAX)) /* it had a decision */
             plist_remove(e, &e->shapes.items[pod_at(e, id)->shape].fresh, id);
         if (err != GP_OK) {
             gp_eng_walk_drop(e, q);
@@ -177,6 +179,39 @@ static enum gp_err lists_build(struct gp_engine *e, struct queue *q)
         }
     }
     return GP_OK;
+}
+
+enum gp_err gp_eng_walk_lists(struct gp_engine *e, struct queue *q)
+{
+    return q->lists ? GP_OK : lists_build(e, q);
+}
+
+void gp_eng_walk_decided(struct gp_engine *e, uint32_t pod)
+{
+    const struct gp_pod *p = pod_at(e, pod);
+    if (!p->spec.group && e->queues.items[p->spec.queue].lists)
+        plist_remove(e, &e->shapes.items[p->shape].fresh, pod);
+}
+
+size_t gp_eng_plist_after(const struct gp_engine *e, const struct plist *l, struct okey k)
+{
+    /* galloping from the head: the walk mostly starts near it */
+    size_t lo = l->head, step = 1, hi = lo;
+    while (hi < l->len && !okey_before(k, okey_of(e, pod_at(e, l->items[hi])))) {
+        lo = hi + 1;
+        hi = lo + step;
+        step *= 2;
+    }
+    if (hi > l->len)
+        hi = l->len;
+    while (lo < hi) { /* the first in [lo, hi) that comes after k */
+        size_t mid = lo + (hi - lo) / 2;
+        if (okey_before(k, okey_of(e, pod_at(e, l->items[mid]))))
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
+    return lo;
 }
 
 void gp_eng_walk_free(struct gp_engine *e, struct queue *q)

@@ -260,8 +260,7 @@ void gp_eng_place(struct gp_engine *e, struct gp_pod *p, struct gp_decision *d)
     }
     /* backfill: a pod of a shape held back at this state is held again */
     struct shape *sh = &e->shapes.items[p->shape];
-    bool held_cache = resv && !rej && !e->domain_key && !e->no_index &&
-                      (!e->policy || e->policy->node_local) && gp_eng_pod_indexable(e, p);
+    bool held_cache = resv && !rej && held_cacheable(e, p);
     if (held_cache && sh->held_ver == e->state_ver && sh->held_stamp == e->resv_stamp) {
         d->explain = sh->held_explain;
         held = 1;

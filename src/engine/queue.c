@@ -9,37 +9,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Queue order: higher priority first, then older (lower seq) first. */
-static int queue_before(const struct gp_pod *a, const struct gp_pod *b)
-{
-    if (a->spec.priority != b->spec.priority)
-        return a->spec.priority > b->spec.priority;
-    return a->seq < b->seq;
-}
-
-/* A pod's duration hint as an SJF key: unknown (0) after every known one. */
-static double sjf_key(const struct gp_pod *p)
-{
-    return p->spec.duration_hint_s > 0 ? p->spec.duration_hint_s : INFINITY;
-}
-
-/* The engine's order: FAIR as queue_before (inside a queue); FIFO by age
- * alone; SJF by duration hint, then age. */
+/* The engine's order (internal.h's order_before: FAIR inside a queue,
+ * higher priority first, then older (lower seq) first; FIFO by age alone;
+ * SJF by duration hint, then age). */
 static int pod_before(const struct gp_engine *e, const struct gp_pod *a, const struct gp_pod *b)
 {
-    switch (e->order) {
-    case GP_ORDER_FIFO:
-        return a->seq < b->seq;
-    case GP_ORDER_SJF: {
-        double ka = sjf_key(a), kb = sjf_key(b);
-        if (ka != kb)
-            return ka < kb;
-        return a->seq < b->seq;
-    }
-    case GP_ORDER_FAIR:
-        break;
-    }
-    return queue_before(a, b);
+    return order_before(e, a, b);
 }
 
 static enum gp_err pending_insert(struct gp_engine *e, uint32_t pod)
@@ -203,6 +178,7 @@ static uint32_t shape_intern(struct gp_engine *e, const struct shape_key *k)
     memset(&s, 0, sizeof s);
     s.key = *k;
     s.failed_gen = UINT64_MAX;
+    s.lazy_gen = UINT64_MAX;
     s.preempt_failed_gen = UINT64_MAX;
     s.hopeless_ver = UINT64_MAX;
     s.rank = NONE;
