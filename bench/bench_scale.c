@@ -18,9 +18,18 @@
  * which must not change with the engine's indexes: --no-index runs the
  * engine without them (gp_engine_set_index), as before they existed.
  *
+ * --pending N[,N...] measures the pending side instead (issue 15 item 2),
+ * the engine alone: 1,250 nodes (10,000 GPUs) full of one-GPU pods, N pods
+ * pending behind them (the eight streams' shapes in turn), then cycles
+ * in each of which one bound pod ends and one pod arrives (one GPU freed,
+ * one pod bound): the CPU time per cycle in the fair order (the walk by
+ * shape of pending.c), FIFO with backfill (order.c's walk by shape past
+ * the head) and strict FIFO. A cycle that costs what changed takes the
+ * same time whatever N.
+ *
  * Usage:
  *   bench_scale [--gpus N[,N...]] [--load L[,L...]] [--policy NAME]
- *               [--seed N] [--max-s S] [--no-index]
+ *               [--seed N] [--max-s S] [--no-index] [--pending N[,N...]]
  * Defaults: --gpus 1000,10000,100000 --load 0.8,1.2 --policy best-fit
  * --seed 42 --max-s 600. */
 #include <math.h>
@@ -217,6 +226,107 @@ static int run_one(uint64_t gpus, double load, const char *policy, uint64_t seed
     return 0;
 }
 
+/* --pending: N pods pending on a full cluster, then `cycles` cycles of
+ * one pod ended and one arrived; the CPU microseconds per cycle in *us and
+ * the pods bound meanwhile in *binds. Returns 0, or 1 on an error. */
+static int run_pending(uint64_t npending, enum gp_order order, bool backfill,
+                       const struct gp_policy_ops *policy, size_t cycles, double *us,
+                       uint64_t *binds)
+{
+    enum { NNODES = 1250, FILL = NNODES * GPUS_PER_NODE };
+    struct gp_arena a;
+    gp_arena_init(&a);
+    struct gp_engine *e = gp_engine_new(policy, 42);
+    struct gp_node_spec *nodes = make_nodes(&a, NNODES);
+    size_t cap = npending + FILL + 16;
+    struct gp_decision *d = malloc(cap * sizeof *d);
+    uint32_t *bound = malloc((FILL + cycles) * sizeof *bound);
+    int rc = 1;
+    if (!e || !nodes || !d || !bound || gp_engine_set_order(e, order, backfill) != GP_OK)
+        goto out;
+    gp_engine_set_index(e, !plain, !plain);
+    for (size_t i = 0; i < NNODES; i++)
+        if (gp_engine_node_add(e, &nodes[i], NULL) != GP_OK)
+            goto out;
+    struct gp_pod_spec specs[NSTREAMS];
+    for (size_t k = 0; k < NSTREAMS; k++) {
+        memset(&specs[k], 0, sizeof specs[k]);
+        specs[k].name = "p";
+        specs[k].gpu_count = streams[k].gpus;
+        specs[k].gpu_milli = GP_GPU_MILLI;
+        specs[k].gpu_models = streams[k].models;
+        specs[k].ngpu_models = streams[k].models ? 1 : 0;
+        specs[k].cpu_milli = 1000;
+        specs[k].mem_mib = 4096;
+        specs[k].duration_hint_s = MEAN_RUN_S;
+    }
+    double now = 0;
+    for (size_t i = 0; i < FILL; i++) /* the cluster full of one-GPU pods */
+        if (gp_engine_pod_add(e, &specs[0], now, NULL) != GP_OK)
+            goto out;
+    size_t nb = 0, head = 0, n = gp_engine_schedule(e, now, 0, d, cap);
+    for (size_t i = 0; i < n; i++)
+        if (d[i].kind == GP_DECISION_BIND)
+            bound[nb++] = d[i].pod;
+    for (uint64_t i = 0; i < npending; i++) /* the queue behind them */
+        if (gp_engine_pod_add(e, &specs[i % NSTREAMS], now, NULL) != GP_OK)
+            goto out;
+    gp_engine_schedule(e, now, 0, d, cap); /* each pending pod's first decision */
+    *binds = 0;
+    double c0 = clock_s(CLOCK_PROCESS_CPUTIME_ID);
+    for (size_t c = 0; c < cycles; c++) {
+        now += 1;
+        if (head < nb && gp_engine_pod_finished(e, bound[head++]) != GP_OK)
+            goto out;
+        if (gp_engine_pod_add(e, &specs[0], now, NULL) != GP_OK)
+            goto out;
+        n = gp_engine_schedule(e, now, 0, d, cap);
+        for (size_t i = 0; i < n; i++)
+            if (d[i].kind == GP_DECISION_BIND) {
+                bound[nb++] = d[i].pod;
+                (*binds)++;
+            }
+    }
+    *us = (clock_s(CLOCK_PROCESS_CPUTIME_ID) - c0) * 1e6 / (double)cycles;
+    rc = 0;
+out:
+    if (rc)
+        fprintf(stderr, "bench_scale: the pending run failed\n");
+    gp_engine_free(e);
+    free(d);
+    free(bound);
+    gp_arena_free(&a);
+    return rc;
+}
+
+/* The --pending table: per N and order, the CPU time per cycle. */
+static int pending_table(const double *ns, size_t nn, const char *policy)
+{
+    static const struct {
+        const char *name;
+        enum gp_order order;
+        bool backfill;
+    } orders[] = {{"fair", GP_ORDER_FAIR, false},
+                  {"fifo+backfill", GP_ORDER_FIFO, true},
+                  {"fifo", GP_ORDER_FIFO, false}};
+    printf("bench_scale --pending: 1,250 full 8-GPU nodes, N pods pending, 2,000 cycles of one "
+           "pod ended and one arrived, policy %s%s\n",
+           policy, plain ? ", engine without its indexes" : "");
+    printf("%14s %8s %12s %8s\n", "order", "pending", "us/cycle", "binds");
+    for (size_t o = 0; o < sizeof orders / sizeof orders[0]; o++)
+        for (size_t i = 0; i < nn; i++) {
+            double us;
+            uint64_t binds;
+            if (run_pending((uint64_t)ns[i], orders[o].order, orders[o].backfill,
+                            gp_policy_find(policy), 2000, &us, &binds) != 0)
+                return 1;
+            printf("%14s %8.0f %12.2f %8llu\n", orders[o].name, ns[i], us,
+                   (unsigned long long)binds);
+            fflush(stdout);
+        }
+    return 0;
+}
+
 struct result {
     bool ok, timeout;
     double wall_s, cpu_s;
@@ -285,8 +395,8 @@ static size_t parse_list(const char *s, double *out)
 
 int main(int argc, char **argv)
 {
-    double gpus[MAX_RUNS] = {1000, 10000, 100000}, loads[MAX_RUNS] = {0.8, 1.2};
-    size_t ngpus = 3, nloads = 2;
+    double gpus[MAX_RUNS] = {1000, 10000, 100000}, loads[MAX_RUNS] = {0.8, 1.2}, pend[MAX_RUNS];
+    size_t ngpus = 3, nloads = 2, npend = 0;
     const char *policy = "best-fit";
     unsigned long long seed = 42;
     int max_s = 600;
@@ -303,6 +413,8 @@ int main(int argc, char **argv)
             max_s = atoi(argv[++i]);
         else if (strcmp(argv[i], "--no-index") == 0)
             plain = true;
+        else if (strcmp(argv[i], "--pending") == 0 && i + 1 < argc)
+            npend = parse_list(argv[++i], pend);
         else {
             fprintf(stderr, "bench_scale: bad argument '%s'\n", argv[i]);
             return 2;
@@ -312,6 +424,8 @@ int main(int argc, char **argv)
         fprintf(stderr, "bench_scale: bad --gpus, --load, --max-s or --policy\n");
         return 2;
     }
+    if (npend > 0)
+        return pending_table(pend, npend, policy);
     printf("bench_scale: 8-GPU nodes (half A100, half H100), %d pods per GPU, policy %s, "
            "seed %llu, timed mode%s\n",
            PODS_PER_GPU, policy, seed, plain ? ", engine without its indexes" : "");

@@ -966,9 +966,20 @@ size_t gp_eng_schedule_ordered(struct gp_engine *e, size_t budget, struct gp_dec
                 whole = ln.i == len && !stop && !full;
             }
         }
-        for (; ln.i < len; ln.i++) /* the rest stays as it was; pods bound meanwhile leave */
-            if (pod_at(e, ln.items[ln.i])->state == GP_POD_PENDING)
-                ln.items[ln.k++] = ln.items[ln.i];
+        /* the rest stays as it was: every pod there is pending but gang
+         * members bound with a gang tried before the walk stopped */
+        bool gang_bound = false;
+        for (size_t j = 0; j < ndec && !gang_bound && ln.i < len; j++)
+            gang_bound = out[j].kind == GP_DECISION_BIND && pod_at(e, out[j].pod)->spec.group;
+        if (gang_bound) {
+            for (; ln.i < len; ln.i++)
+                if (pod_at(e, ln.items[ln.i])->state == GP_POD_PENDING)
+                    ln.items[ln.k++] = ln.items[ln.i];
+        } else if (ln.i < len) { /* moved up, not read: a stopped line costs its head */
+            if (ln.k < ln.i)
+                memmove(ln.items + ln.k, ln.items + ln.i, (len - ln.i) * sizeof *ln.items);
+            ln.k += len - ln.i;
+        }
         e->all.len = ln.k;
         mark_set(e, m, whole && ln.settled && budget == 0);
     }
