@@ -71,7 +71,7 @@ struct gp_node_choice {
     bool set;
     size_t n;
     unsigned index[GP_NODE_MAX_GPUS];
-    char pod[256]; /* "ns/name", for messages */
+    char pod[320]; /* "ns/name" (63 + 1 + 253 characters at most), for messages */
 };
 
 /* GetPreferredAllocation for one container: size devices of avail

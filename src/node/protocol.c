@@ -62,7 +62,7 @@ static int look(struct gp_node_protocol *p, struct gp_node_choice *out, char *ns
     json_t *list = json_loads(r.body, 0, NULL);
     gp_kube_response_free(&r);
     int n = 0;
-    char first[300] = "", second[300] = "";
+    char first[320] = "", second[320] = "";
     json_t *items = json_object_get(list, "items");
     for (size_t i = 0; i < json_array_size(items); i++) {
         json_t *pod = json_array_get(items, i);
@@ -76,7 +76,7 @@ static int look(struct gp_node_protocol *p, struct gp_node_choice *out, char *ns
         const char *pns = json_string_value(json_object_get(meta, "namespace"));
         const char *pname = json_string_value(json_object_get(meta, "name"));
         char *dst = n == 0 ? first : second;
-        snprintf(dst, 300, "%s/%s", pns ? pns : "", pname ? pname : "");
+        snprintf(dst, sizeof first, "%s/%s", pns ? pns : "", pname ? pname : "");
         if (n++ > 0)
             continue;
         snprintf(ns, nsn, "%s", pns ? pns : "");
