@@ -11,14 +11,18 @@
 
 #include "kube/client.h"
 
-/* The XIDs we classify by name. Sources: NVIDIA's XID catalog for Ampere
- * and newer (https://docs.nvidia.com/deploy/xid-errors/analyzing-xid-catalog.html,
- * column "Resolution Bucket (Immediate Action)": RESTART_APP and IGNORE
- * are application, RESET_GPU recoverable, RESTART_BM/RESTART_VM fatal);
- * NVIDIA k8s-device-plugin's default ignore list (internal/rm/health.go:
- * 13, 31, 43, 45, 68, 109, all application here too); the A100 memory
- * error management guide for 94 (contained: the application ends, the GPU
- * goes on without a reset) and 95. Everything else: recoverable. */
+/* The XIDs we classify by name, from the "Resolution Bucket (Immediate
+ * Action)" of NVIDIA's XID catalog for Ampere and newer
+ * (https://docs.nvidia.com/deploy/xid-errors/analyzing-xid-catalog.html),
+ * as NVIDIA's NVSentinel carries it (xiderrorsmapping.csv, its
+ * gpu-health-monitor chart): RESTART_APP and IGNORE are application
+ * errors (the GPU is fine), RESTART_BM and RESTART_VM fatal (the GPU is
+ * back only with the machine or the driver), and RESET_GPU, the WORKFLOW_
+ * buckets, CHECK_MECHANICALS, UPDATE_SWFW and the rest recoverable (kept
+ * out until a reset or a quiet period). The catalog wins over NVIDIA
+ * k8s-device-plugin's default ignore list (13, 31, 43, 45, 68, 109) where
+ * they disagree: 109 is RESET_GPU in the catalog (k8s-device-plugin #1974
+ * is that disagreement). An XID not listed: recoverable. */
 struct xid_row {
     unsigned xid;
     enum gp_xid_class cls;
@@ -29,25 +33,94 @@ static const struct xid_row xid_table[] = {
     {8, GP_XID_APPLICATION, "GPU stopped processing"},
     {11, GP_XID_APPLICATION, "invalid or corrupted push buffer stream"},
     {13, GP_XID_APPLICATION, "graphics engine exception"},
+    {14, GP_XID_APPLICATION, "fake error"},
+    {25, GP_XID_APPLICATION, "graphics engine illegal notify"},
     {31, GP_XID_APPLICATION, "GPU memory page fault"},
+    {32, GP_XID_APPLICATION, "invalid or corrupted push buffer stream (PBDMA)"},
+    {37, GP_XID_APPLICATION, "FECS unimplemented firmware method"},
+    {38, GP_XID_APPLICATION, "FECS watchdog timeout"},
+    {39, GP_XID_APPLICATION, "copy engine 0 error"},
+    {40, GP_XID_APPLICATION, "copy engine 1 error"},
+    {41, GP_XID_APPLICATION, "copy engine 2 error"},
     {43, GP_XID_APPLICATION, "GPU stopped processing (reset channel)"},
+    {44, GP_XID_APPLICATION, "graphics engine fault during context switch"},
     {45, GP_XID_APPLICATION, "preemptive cleanup, due to previous errors"},
+    {46, GP_XID_RECOVERABLE, "GPU timeout"},
     {48, GP_XID_RECOVERABLE, "double bit ECC error"},
+    {54, GP_XID_RECOVERABLE, "power-reduced clocking"},
+    {60, GP_XID_APPLICATION, "SEC2 error"},
     {61, GP_XID_RECOVERABLE, "internal micro-controller breakpoint/warning"},
     {62, GP_XID_RECOVERABLE, "internal micro-controller halt"},
-    {63, GP_XID_RECOVERABLE, "ECC page retirement or row remapping recorded"},
-    {64, GP_XID_FATAL, "ECC page retirement or row remapping failure"},
+    {63, GP_XID_APPLICATION, "ECC page retirement or row remapping recorded"},
+    {64, GP_XID_RECOVERABLE, "ECC page retirement or row remapping failure"},
+    {66, GP_XID_APPLICATION, "FECS register access violation"},
+    {67, GP_XID_APPLICATION, "FECS verification violation"},
     {68, GP_XID_APPLICATION, "NVDEC0 exception"},
     {69, GP_XID_APPLICATION, "graphics engine class error"},
+    {70, GP_XID_APPLICATION, "copy engine 3 error"},
+    {71, GP_XID_APPLICATION, "copy engine 4 error"},
+    {72, GP_XID_APPLICATION, "copy engine 5 error"},
     {74, GP_XID_RECOVERABLE, "NVLink error"},
+    {75, GP_XID_APPLICATION, "copy engine 6 error"},
+    {76, GP_XID_APPLICATION, "copy engine 7 error"},
+    {77, GP_XID_APPLICATION, "copy engine 8 error"},
+    {78, GP_XID_RECOVERABLE, "vGPU start error"},
     {79, GP_XID_FATAL, "GPU has fallen off the bus"},
+    {80, GP_XID_APPLICATION, "push buffer CRC mismatch"},
+    {82, GP_XID_APPLICATION, "NVJPG0 error"},
+    {83, GP_XID_APPLICATION, "NVDEC1 error"},
+    {84, GP_XID_APPLICATION, "NVDEC2 error"},
+    {85, GP_XID_APPLICATION, "copy engine 9 error"},
+    {86, GP_XID_APPLICATION, "OFA0 error"},
+    {88, GP_XID_APPLICATION, "NVDEC3 error"},
+    {89, GP_XID_APPLICATION, "NVDEC4 error"},
+    {92, GP_XID_APPLICATION, "excessive single-bit ECC interrupts"},
+    {93, GP_XID_APPLICATION, "InfoROM erase limit exceeded"},
     {94, GP_XID_APPLICATION, "contained ECC error"},
     {95, GP_XID_RECOVERABLE, "uncontained ECC error"},
-    {109, GP_XID_APPLICATION, "context switch timeout"},
+    {96, GP_XID_APPLICATION, "NVDEC5 error"},
+    {97, GP_XID_APPLICATION, "NVDEC6 error"},
+    {98, GP_XID_APPLICATION, "NVDEC7 error"},
+    {99, GP_XID_APPLICATION, "NVJPG1 error"},
+    {100, GP_XID_APPLICATION, "NVJPG2 error"},
+    {101, GP_XID_APPLICATION, "NVJPG3 error"},
+    {102, GP_XID_APPLICATION, "NVJPG4 error"},
+    {103, GP_XID_APPLICATION, "NVJPG5 error"},
+    {104, GP_XID_APPLICATION, "NVJPG6 error"},
+    {105, GP_XID_APPLICATION, "NVJPG7 error"},
+    {106, GP_XID_APPLICATION, "SMBPBI test message"},
+    {107, GP_XID_APPLICATION, "SMBPBI test message (silent)"},
+    {109, GP_XID_RECOVERABLE, "context switch timeout"},
+    {110, GP_XID_RECOVERABLE, "security fault"},
     {119, GP_XID_RECOVERABLE, "GSP RPC timeout"},
     {120, GP_XID_RECOVERABLE, "GSP error"},
+    {121, GP_XID_APPLICATION, "C2C error"},
+    {126, GP_XID_APPLICATION, "copy engine 10 error"},
+    {127, GP_XID_APPLICATION, "copy engine 11 error"},
+    {128, GP_XID_APPLICATION, "copy engine 12 error"},
+    {129, GP_XID_APPLICATION, "copy engine 13 error"},
+    {130, GP_XID_APPLICATION, "copy engine 14 error"},
+    {131, GP_XID_APPLICATION, "copy engine 15 error"},
+    {132, GP_XID_APPLICATION, "copy engine 16 error"},
+    {133, GP_XID_APPLICATION, "copy engine 17 error"},
+    {134, GP_XID_APPLICATION, "copy engine 18 error"},
+    {135, GP_XID_APPLICATION, "copy engine 19 error"},
+    {136, GP_XID_RECOVERABLE, "NVLink ALI training failure"},
+    {137, GP_XID_APPLICATION, "NVLink FLA privilege error"},
+    {139, GP_XID_APPLICATION, "OFA1 error"},
     {140, GP_XID_RECOVERABLE, "unrecovered ECC error"},
+    {141, GP_XID_APPLICATION, "fast path error"},
+    {143, GP_XID_RECOVERABLE, "GPU initialisation error"},
+    {151, GP_XID_FATAL, "key rotation error"},
+    {152, GP_XID_APPLICATION, "DLA SMMU error"},
+    {153, GP_XID_APPLICATION, "DLA timeout"},
     {154, GP_XID_RECOVERABLE, "GPU recovery action changed"},
+    {155, GP_XID_RECOVERABLE, "NVLink software-defined error"},
+    {156, GP_XID_RECOVERABLE, "resource retirement event"},
+    {157, GP_XID_APPLICATION, "resource retirement failure"},
+    {158, GP_XID_RECOVERABLE, "GPU fatal timeout"},
+    {160, GP_XID_FATAL, "channel retirement event"},
+    {161, GP_XID_APPLICATION, "channel retirement failure"},
 };
 
 static const struct xid_row *xid_find(unsigned xid)

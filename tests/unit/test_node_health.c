@@ -17,17 +17,20 @@
 static void test_classes(void **state)
 {
     (void)state;
-    /* NVIDIA k8s-device-plugin's ignored XIDs: application errors */
-    static const unsigned ignored[] = {13, 31, 43, 45, 68, 109};
-    for (size_t i = 0; i < sizeof ignored / sizeof ignored[0]; i++)
-        assert_int_equal(gp_node_xid_class(ignored[i]), GP_XID_APPLICATION);
-    assert_int_equal(gp_node_xid_class(94), GP_XID_APPLICATION); /* contained ECC */
-    assert_int_equal(gp_node_xid_class(48), GP_XID_RECOVERABLE);
-    assert_int_equal(gp_node_xid_class(74), GP_XID_RECOVERABLE);
-    assert_int_equal(gp_node_xid_class(95), GP_XID_RECOVERABLE);
-    assert_int_equal(gp_node_xid_class(119), GP_XID_RECOVERABLE);
+    /* the catalog's RESTART_APP and IGNORE rows: application errors (13, 31,
+     * 43, 45 and 68 are also on NVIDIA k8s-device-plugin's ignore list) */
+    static const unsigned app[] = {8, 11, 13, 31, 43, 45, 63, 68, 69, 94, 121};
+    for (size_t i = 0; i < sizeof app / sizeof app[0]; i++)
+        assert_int_equal(gp_node_xid_class(app[i]), GP_XID_APPLICATION);
+    /* RESET_GPU and the WORKFLOW_ buckets: recoverable; 109 too, although
+     * the device plugin's default list ignores it (the catalog wins) */
+    static const unsigned rec[] = {46, 48, 62, 64, 74, 95, 109, 119, 120, 140};
+    for (size_t i = 0; i < sizeof rec / sizeof rec[0]; i++)
+        assert_int_equal(gp_node_xid_class(rec[i]), GP_XID_RECOVERABLE);
+    /* RESTART_BM and RESTART_VM: fatal */
     assert_int_equal(gp_node_xid_class(79), GP_XID_FATAL);
-    assert_int_equal(gp_node_xid_class(64), GP_XID_FATAL);
+    assert_int_equal(gp_node_xid_class(151), GP_XID_FATAL);
+    assert_int_equal(gp_node_xid_class(160), GP_XID_FATAL);
     /* not in the table, and NVML's "unknown": recoverable, never ignored */
     assert_int_equal(gp_node_xid_class(999), GP_XID_RECOVERABLE);
     assert_int_equal(gp_node_xid_class(4242), GP_XID_RECOVERABLE);
