@@ -19,6 +19,7 @@ struct schedule_opts {
     const char *kubeconfig, *context, *scheduler_name, *policy, *qps, *burst;
     const char *lease_namespace, *lease_name, *identity, *metrics_addr, *max_s, *leader_elect;
     const char *binders;
+    const char *record, *record_max_mb;
     bool help, no_bind_events;
 };
 
@@ -51,6 +52,10 @@ static void schedule_usage(FILE *f)
                "  --no-bind-events       no Normal \"Scheduled\" Event per bind\n"
                "  --binders N            threads binding in parallel, each on a connection\n"
                "                         of its own (default 8; 0: one at a time)\n"
+               "  --record FILE          append an event log of what reached the engine and\n"
+               "                         what it decided (JSON Lines, docs/FORMATS.md);\n"
+               "                         `gpuplane sim --replay FILE` replays it\n"
+               "  --record-max-mb N      rotate it to FILE.1 past N MiB (default 256)\n"
                "  --max-s S              stop after S seconds\n"
                "  -h, --help             this help\n");
     gp_opts_usage_common(f);
@@ -71,6 +76,8 @@ static const struct gp_opt schedule_opt_table[] = {
     GP_OPT_STRING_AT("--max-s", struct schedule_opts, max_s),
     GP_OPT_FLAG_AT("--no-bind-events", struct schedule_opts, no_bind_events),
     GP_OPT_STRING_AT("--binders", struct schedule_opts, binders),
+    GP_OPT_STRING_AT("--record", struct schedule_opts, record),
+    GP_OPT_STRING_AT("--record-max-mb", struct schedule_opts, record_max_mb),
     GP_OPT_FLAG_AT("--help", struct schedule_opts, help),
     GP_OPT_FLAG_AT("-h", struct schedule_opts, help),
 };
@@ -106,6 +113,19 @@ static enum gp_err check(const struct schedule_opts *s, struct gp_kube_run_opts 
         return gp_diag_set(d, GP_EUSAGE, "schedule: --binders: expected 0 to 64, got \"%s\"",
                            s->binders);
     o->sched.binders = (unsigned)binders;
+    double max_mb = 256;
+    if ((err = number("--record-max-mb", s->record_max_mb, &max_mb, d)) != GP_OK)
+        return err;
+    if (max_mb < 1 || max_mb > 1048576)
+        return gp_diag_set(d, GP_EUSAGE,
+                           "schedule: --record-max-mb: expected 1 to 1048576, got \"%s\"",
+                           s->record_max_mb);
+    if (s->record_max_mb && !s->record)
+        return gp_diag_set(d, GP_EUSAGE, "schedule: --record-max-mb needs --record");
+    if (s->record && !s->record[0])
+        return gp_diag_set(d, GP_EUSAGE, "schedule: --record: expected a file name");
+    o->sched.record_path = s->record;
+    o->sched.record_max_bytes = (uint64_t)(max_mb * 1048576);
     if (s->leader_elect && strcmp(s->leader_elect, "true") != 0 &&
         strcmp(s->leader_elect, "false") != 0)
         return gp_diag_set(d, GP_EUSAGE,

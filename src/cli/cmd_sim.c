@@ -12,6 +12,7 @@
 
 #include "cli/cli.h"
 #include "cli/opts.h"
+#include "cli/sim_replay.h"
 #include "cli/study_out.h"
 #include "engine/engine.h"
 #include "io/cluster.h"
@@ -44,6 +45,7 @@ struct sim_opts {
     const char *vc_sizes;
     const char *json, *csv, *report;
     bool compare_sharing;
+    const char *replay; /* --replay FILE: a live scheduler's event log */
     bool quiet, no_progress, help;
 };
 
@@ -109,6 +111,10 @@ static void sim_usage(FILE *f)
                "                      the peak of what runs at once (drawn with --seed, up to\n"
                "                      --horizon), the cost of its work and what each gives up\n"
                "                      (docs/sharing.md); replay options are refused\n"
+               "  --replay FILE       a `gpuplane schedule --record` event log instead: the\n"
+               "                      same engine calls in the same order, the decisions\n"
+               "                      compared with the recorded ones (exit 0 identical, 1\n"
+               "                      different, 2 bad input; only --quiet goes with it)\n"
                "  --quiet             no summary on stdout\n"
                "  --no-progress       no progress bar (shown only on a terminal, once a run has\n"
                "                      taken GPUPLANE_PROGRESS_DELAY seconds, default 1)\n"
@@ -228,6 +234,7 @@ static const struct gp_opt sim_opt_table[] = {
     GP_OPT_STRING_AT("--csv", struct sim_opts, csv),
     GP_OPT_STRING_AT("--report", struct sim_opts, report),
     GP_OPT_FLAG_AT("--compare-sharing", struct sim_opts, compare_sharing),
+    GP_OPT_STRING_AT("--replay", struct sim_opts, replay),
     GP_OPT_FLAG_AT("--quiet", struct sim_opts, quiet),
     GP_OPT_FLAG_AT("--no-progress", struct sim_opts, no_progress),
     GP_OPT_FLAG_AT("--help", struct sim_opts, help),
@@ -382,6 +389,23 @@ int gp_cmd_sim(int argc, char **argv)
         goto fail;
     if (o.help) {
         sim_usage(stdout);
+        goto out;
+    }
+    if (o.replay) { /* the log holds the engine's every input: nothing else is read */
+        for (int i = 1; i < argc; i++) {
+            if (strcmp(argv[i], "--") == 0)
+                break;
+            if (argv[i][0] == '-' && strncmp(argv[i], "--replay", 8) != 0 &&
+                strcmp(argv[i], "--quiet") != 0 &&
+                (i == 1 || strcmp(argv[i - 1], "--replay") != 0)) {
+                err = gp_diag_set(&diag, GP_EUSAGE,
+                                  "sim: --replay does not go with %.100s (the log holds the "
+                                  "engine's every input; only --quiet goes with it)",
+                                  argv[i]);
+                goto fail;
+            }
+        }
+        rc = gp_cli_sim_replay(o.replay, o.quiet);
         goto out;
     }
     if (o.compare_sharing) {

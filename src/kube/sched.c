@@ -4,6 +4,7 @@
  * (a restart, a new leader, a node that changed), and the cycle. The
  * decisions are written by sched_cycle.c; the audit is audit.c. */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -33,6 +34,7 @@ void gp_kube_sched_opts_default(struct gp_kube_sched_opts *o)
         .bind_events = true,
         .binders = 8,
         .seed = 1,
+        .record_max_bytes = 256ull << 20,
     };
 }
 
@@ -64,6 +66,14 @@ enum gp_err gp_kube_sched_new(struct gp_kube_client *c, const struct gp_kube_sch
     s->node_index = json_object();
     s->group_index = json_object();
     s->dirty = true;
+    if (o->record_path) {
+        enum gp_err err = gp_evlog_open(o->record_path, o->record_max_bytes, o->scheduler_name,
+                                        o->identity, &s->rec, d);
+        if (err != GP_OK) {
+            gp_kube_sched_free(s);
+            return err;
+        }
+    }
     *out = s;
     return GP_OK;
 }
@@ -100,6 +110,7 @@ void gp_kube_sched_free(struct gp_kube_sched *s)
     gp_kube_sched_stop_binders(s); /* no binder reads the opts or flags below then */
     gp_engine_free(s->e);          /* first: nothing borrows the specs below then */
     s->e = NULL;
+    gp_evlog_close(s->rec);
     gp_arena_free(&s->spent);
     gp_kube_priorities_free(&s->prio);
     for (size_t i = 0; i < s->npods; i++)
@@ -217,6 +228,7 @@ static enum gp_err pod_group(struct gp_kube_sched *s, struct spod *p)
     if (!g->eng) {
         struct gp_group_spec gs = {.name = g->key, .min_member = g->min_member};
         enum gp_err err = gp_engine_group_add(s->e, &gs, &g->eng);
+        gp_evlog_group_add(s->rec, &gs, err, g->eng);
         if (err != GP_OK)
             return err;
     }
@@ -281,6 +293,7 @@ static enum gp_err engine_add(struct gp_kube_sched *s, struct spod *p, bool any_
     else if (gerr != GP_OK)
         return gerr;
     enum gp_err err = gp_engine_pod_add(s->e, &p->spec, s->now_s, &id);
+    gp_evlog_pod_add(s->rec, &p->spec, s->now_s, err, id);
     if (err != GP_OK)
         return err;
     /* the record under the same id (ids are dense: one issued per pod the
@@ -292,6 +305,8 @@ static enum gp_err engine_add(struct gp_kube_sched *s, struct spod *p, bool any_
     if (!r || mine != id) {
         gp_engine_pod_finished(s->e, id);
         gp_engine_pod_forget(s->e, id);
+        gp_evlog_pod_finished(s->rec, id);
+        gp_evlog_pod_forget(s->rec, id);
         return GP_ENOMEM;
     }
     *r = p;
@@ -309,12 +324,16 @@ void gp_ks_engine_drop(struct gp_kube_sched *s, struct spod *p)
 {
     if (s->e && p->eng != SP_NONE) {
         const struct gp_pod *ep = gp_engine_pod(s->e, p->eng);
-        if (ep && ep->state != GP_POD_DONE)
+        if (ep && ep->state != GP_POD_DONE) {
             gp_engine_pod_finished(s->e, p->eng);
+            gp_evlog_pod_finished(s->rec, p->eng);
+        }
         /* the engine frees its record (bounded by the pods alive); the
          * spec's strings stay in s->spent while its shapes may borrow them */
-        if (ep)
+        if (ep) {
             gp_engine_pod_forget(s->e, p->eng);
+            gp_evlog_pod_forget(s->rec, p->eng);
+        }
         gp_idtab_release(&s->by_eng, p->eng);
     }
     p->eng = SP_NONE;
@@ -358,8 +377,11 @@ static void engine_place(struct gp_kube_sched *s, struct spod *p, const char *na
     struct gp_pick named;
     const struct gp_pick *pick = annotated_pick(s, p, n, &named);
     enum gp_err err = gp_engine_pod_assign(s->e, p->eng, n->eng, pick);
-    if (err != GP_OK && pick)
+    gp_evlog_pod_assign(s->rec, p->eng, n->eng, pick, err);
+    if (err != GP_OK && pick) {
         err = gp_engine_pod_assign(s->e, p->eng, n->eng, NULL);
+        gp_evlog_pod_assign(s->rec, p->eng, n->eng, NULL, err);
+    }
     if (err != GP_OK) {
         gp_ks_engine_drop(s, p);
         p->st = SP_UNCOUNTED; /* the audit says why */
@@ -400,11 +422,14 @@ static enum gp_err engine_node_add(struct gp_kube_sched *s, struct snode *n)
 {
     uint32_t id;
     enum gp_err err = gp_engine_node_add(s->e, &n->spec, &id);
+    gp_evlog_node_add(s->rec, &n->spec, err, id);
     if (err != GP_OK)
         return err;
     n->eng = id;
-    if (!n->info.schedulable)
+    if (!n->info.schedulable) {
         gp_engine_node_drain(s->e, id);
+        gp_evlog_node_drain(s->rec, id);
+    }
     return GP_OK;
 }
 
@@ -420,6 +445,8 @@ void gp_kube_sched_node_change(enum gp_kube_event_type type, const json_t *obj, 
     if (!n)
         return;
     if (type == GP_KUBE_DELETED) {
+        gp_evlog_change(s->rec, s->now_s, "node", "DELETED", name,
+                        gp_kube_meta(obj, "resourceVersion"));
         json_decref(n->obj);
         n->obj = NULL;
         s->dirty = true; /* its pods are gone or going; the engine forgets it */
@@ -443,6 +470,8 @@ void gp_kube_sched_node_change(enum gp_kube_event_type type, const json_t *obj, 
     if (known && !changed) {
         gp_arena_free(&a);
     } else {
+        gp_evlog_change(s->rec, s->now_s, "node", gp_kube_event_type_name(type), name,
+                        gp_kube_meta(obj, "resourceVersion"));
         spec_retire(s, &n->arena);
         n->arena = a;
         n->spec = spec;
@@ -494,6 +523,8 @@ void gp_kube_sched_pod_change(enum gp_kube_event_type type, const json_t *obj, c
     char key[600];
     snprintf(key, sizeof key, "%s/%s", ns ? ns : "", name);
     struct spod *p = gp_ks_pod_find(s, key);
+    gp_evlog_change(s->rec, s->now_s, "pod", gp_kube_event_type_name(type), key,
+                    gp_kube_meta(obj, "resourceVersion"));
     if (p && uid && strcmp(p->info.uid, uid) != 0 && type != GP_KUBE_DELETED) {
         gp_kube_sched_pod_change(GP_KUBE_DELETED, p->obj, NULL, s); /* a new pod, same name */
         p = NULL;
@@ -578,12 +609,15 @@ enum gp_err gp_ks_rebuild(struct gp_kube_sched *s, struct gp_diag *d)
     s->e = gp_engine_new(s->policy, s->o.seed);
     if (!s->e)
         return gp_diag_set(d, GP_ENOMEM, "out of memory (the engine)");
+    gp_evlog_reset(s->rec, s->policy->name, s->o.seed);
     /* kube-scheduler preempts by priority (DefaultPreemption): the default
      * queue's pods may evict lower-priority ones (the engine's default
      * queue does not unless told) */
     struct gp_queue_spec q = {.name = "default"};
     uint32_t qid;
-    if (gp_engine_queue_set(s->e, &q, &qid) != GP_OK)
+    enum gp_err qerr = gp_engine_queue_set(s->e, &q, &qid);
+    gp_evlog_queue_set(s->rec, &q, qerr, qid);
+    if (qerr != GP_OK)
         return gp_diag_set(d, GP_ENOMEM, "out of memory (the engine)");
     s->dirty = false;
     s->st.rebuilds++;
@@ -627,7 +661,9 @@ enum gp_err gp_ks_rebuild(struct gp_kube_sched *s, struct gp_diag *d)
         if (!n || !pick || n->eng == SP_NONE || !n->info.schedulable ||
             gp_ks_engine_add(s, p) != GP_OK)
             continue;
-        if (gp_engine_pod_assign(s->e, p->eng, n->eng, pick) != GP_OK) {
+        enum gp_err aerr = gp_engine_pod_assign(s->e, p->eng, n->eng, pick);
+        gp_evlog_pod_assign(s->rec, p->eng, n->eng, pick, aerr);
+        if (aerr != GP_OK) {
             gp_ks_engine_drop(s, p);
             continue;
         }
@@ -685,6 +721,26 @@ static double mono_s(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+/* --record's log at its cap: rotated, and the engine rebuilt so that the
+ * new file starts from a reset and replays on its own (the writer drops
+ * engine events until then). A failed write stops the recording, said
+ * once on stderr; scheduling goes on. */
+static void record_rotate(struct gp_kube_sched *s)
+{
+    if (!s->rec)
+        return;
+    if (gp_evlog_rotate_due(s->rec)) {
+        struct gp_diag d = {""};
+        if (gp_evlog_rotate(s->rec, &d) == GP_OK)
+            s->dirty = true;
+    }
+    if (gp_evlog_error(s->rec)[0]) {
+        fprintf(stderr, "gpuplane schedule: %s; recording stopped\n", gp_evlog_error(s->rec));
+        gp_evlog_close(s->rec);
+        s->rec = NULL;
+    }
+}
+
 void gp_kube_sched_wait_binds(struct gp_kube_sched *s, size_t *bound)
 {
     *bound = 0;
@@ -698,6 +754,7 @@ enum gp_err gp_kube_sched_cycle(struct gp_kube_sched *s, double now_s, size_t *b
     if (now_s > s->now_s)
         s->now_s = now_s;
     gp_ks_bind_collect(s, false, bound); /* what the binders finished */
+    record_rotate(s);
     if (!s->leader)
         return GP_OK;
     /* the specs kept for the engine's shapes outnumber the pods and nodes
@@ -730,6 +787,7 @@ enum gp_err gp_kube_sched_cycle(struct gp_kube_sched *s, double now_s, size_t *b
      * decision: the engine decides a cycle's pods at once */
     double t0 = s->km ? mono_s() : 0;
     size_t n = gp_engine_schedule(s->e, s->now_s, 0, s->dec, cap);
+    gp_evlog_cycle(s->rec, s->e, s->now_s, cap, s->dec, n);
     return gp_ks_write_decisions(s, n, s->km ? mono_s() - t0 : 0, bound);
 }
 

@@ -52,6 +52,11 @@ struct gp_kube_sched_opts {
     bool bind_events;           /* a Normal "Scheduled" Event per bind (kube-scheduler's) */
     unsigned binders;           /* binder threads gp_kube_run starts (8); 0: binds inline */
     uint64_t seed;
+    /* --record: the event log (io/eventlog.h, docs/FORMATS.md) of what
+     * reached the engine and what it decided, for `gpuplane sim --replay`;
+     * NULL: none. Rotated to FILE.1 at record_max_bytes (0: never). */
+    const char *record_path;
+    uint64_t record_max_bytes;
 };
 
 void gp_kube_sched_opts_default(struct gp_kube_sched_opts *o);

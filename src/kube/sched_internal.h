@@ -7,6 +7,7 @@
 #include <stdatomic.h>
 
 #include "engine/engine.h"
+#include "io/eventlog.h"
 #include "kube/objects.h"
 #include "kube/priority.h"
 #include "kube/sched.h"
@@ -108,6 +109,7 @@ struct gp_kube_sched {
     struct gp_kube_metrics *km;
     struct gp_kube_sched_stats exported; /* what the metrics have counted */
     char audit_last[512];
+    struct gp_evlog *rec; /* --record's event log; NULL: none */
 };
 
 /* sched.c */

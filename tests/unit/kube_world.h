@@ -22,7 +22,8 @@ struct world {
     double now;
 };
 
-__attribute__((unused)) static void w_open(struct world *w, bool leader)
+/* record: the scheduler's event log (--record), NULL for none. */
+__attribute__((unused)) static void w_open_record(struct world *w, bool leader, const char *record)
 {
     memset(w, 0, sizeof *w);
     w->admin = kd_client();
@@ -33,6 +34,7 @@ __attribute__((unused)) static void w_open(struct world *w, bool leader)
     o.backoff_initial_s = 0.5;
     o.backoff_max_s = 4;
     o.identity = "test-replica";
+    o.record_path = record;
     struct gp_diag d = {""};
     assert_int_equal(gp_kube_sched_new(w->c, &o, &w->s, &d), GP_OK);
     assert_int_equal(gp_kube_informer_new(w->ic, "/api/v1/nodes", 0, gp_kube_sched_node_change,
@@ -46,6 +48,11 @@ __attribute__((unused)) static void w_open(struct world *w, bool leader)
                      GP_OK);
     gp_kube_sched_set_leader(w->s, leader);
     w->now = 100;
+}
+
+__attribute__((unused)) static void w_open(struct world *w, bool leader)
+{
+    w_open_record(w, leader, NULL);
 }
 
 __attribute__((unused)) static long w_stat(struct world *w, const char *what);

@@ -1,0 +1,719 @@
+/* eventlog_specs.c - the event log's reader, its values (eventlog.h): the
+ * engine's node, pod, queue and gang specs, a pick and a decision rebuilt
+ * from their JSON with every field type-checked ("FILE:LINE: FIELD:
+ * expected ..."), strings and arrays in the reader's arena. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/sharing.h"
+#include "io/eventlog_internal.h"
+
+enum gp_err gp_evl_bad(struct gp_evl_rd *r, const char *field, const char *what)
+{
+    return gp_diag_set(r->d, GP_EINVALID, "%s: %s: %s", r->where, field, what);
+}
+
+/* field names in messages: "pod_add.pod.cpu_milli" */
+static const char *path_of(char *buf, size_t n, const char *base, const char *key)
+{
+    snprintf(buf, n, "%s%s%s", base, base[0] ? "." : "", key);
+    return buf;
+}
+
+enum gp_err gp_evl_int(struct gp_evl_rd *r, const json_t *o, const char *base, const char *key,
+                       int64_t min, int64_t max, bool required, int64_t *out)
+{
+    char p[160];
+    json_t *v = json_object_get(o, key);
+    if (!v) {
+        *out = 0;
+        return required ? gp_evl_bad(r, path_of(p, sizeof p, base, key), "missing") : GP_OK;
+    }
+    if (!json_is_integer(v))
+        return gp_evl_bad(r, path_of(p, sizeof p, base, key), "expected an integer");
+    json_int_t i = json_integer_value(v);
+    if (i < min || i > max) {
+        char m[96];
+        snprintf(m, sizeof m, "%lld is out of range (%lld to %lld)", (long long)i, (long long)min,
+                 (long long)max);
+        return gp_evl_bad(r, path_of(p, sizeof p, base, key), m);
+    }
+    *out = i;
+    return GP_OK;
+}
+
+enum gp_err gp_evl_real(struct gp_evl_rd *r, const json_t *o, const char *base, const char *key,
+                        bool required, double *out)
+{
+    char p[160];
+    json_t *v = json_object_get(o, key);
+    *out = 0;
+    if (!v)
+        return required ? gp_evl_bad(r, path_of(p, sizeof p, base, key), "missing") : GP_OK;
+    if (!json_is_number(v))
+        return gp_evl_bad(r, path_of(p, sizeof p, base, key), "expected a number");
+    *out = json_number_value(v);
+    return GP_OK;
+}
+
+static enum gp_err get_bool(struct gp_evl_rd *r, const json_t *o, const char *base, const char *key,
+                            bool *out)
+{
+    char p[160];
+    json_t *v = json_object_get(o, key);
+    *out = false;
+    if (!v)
+        return GP_OK;
+    if (!json_is_boolean(v))
+        return gp_evl_bad(r, path_of(p, sizeof p, base, key), "expected true or false");
+    *out = json_is_true(v);
+    return GP_OK;
+}
+
+/* A string copied into the arena; NULL when absent (or null, with nullable). */
+enum gp_err gp_evl_str(struct gp_evl_rd *r, const json_t *o, const char *base, const char *key,
+                       bool required, const char **out)
+{
+    char p[160];
+    json_t *v = json_object_get(o, key);
+    *out = NULL;
+    if (!v || json_is_null(v))
+        return required ? gp_evl_bad(r, path_of(p, sizeof p, base, key), "missing") : GP_OK;
+    if (!json_is_string(v))
+        return gp_evl_bad(r, path_of(p, sizeof p, base, key), "expected a string");
+    if (!(*out = gp_arena_strndup(r->a, json_string_value(v), json_string_length(v))))
+        return gp_diag_set(r->d, GP_ENOMEM, "out of memory");
+    return GP_OK;
+}
+
+static enum gp_err str_item(struct gp_evl_rd *r, const json_t *v, const char *field,
+                            const char **out)
+{
+    *out = NULL;
+    if (json_is_null(v))
+        return GP_OK;
+    if (!json_is_string(v))
+        return gp_evl_bad(r, field, "expected a string or null");
+    if (!(*out = gp_arena_strndup(r->a, json_string_value(v), json_string_length(v))))
+        return gp_diag_set(r->d, GP_ENOMEM, "out of memory");
+    return GP_OK;
+}
+
+static enum gp_err array_of(struct gp_evl_rd *r, const json_t *o, const char *base, const char *key,
+                            const json_t **out)
+{
+    char p[160];
+    json_t *v = json_object_get(o, key);
+    *out = v;
+    if (v && !json_is_array(v))
+        return gp_evl_bad(r, path_of(p, sizeof p, base, key), "expected an array");
+    return GP_OK;
+}
+
+static void *alloc(struct gp_evl_rd *r, size_t n, size_t size)
+{
+    return n ? gp_arena_alloc(r->a, n * size) : NULL;
+}
+
+static enum gp_err strings(struct gp_evl_rd *r, const json_t *v, const char *field,
+                           const char *const **out, size_t *n)
+{
+    *out = NULL;
+    *n = 0;
+    if (!v)
+        return GP_OK;
+    if (!json_is_array(v))
+        return gp_evl_bad(r, field, "expected an array of strings");
+    size_t k = json_array_size(v);
+    const char **s = alloc(r, k, sizeof *s);
+    if (k && !s)
+        return gp_diag_set(r->d, GP_ENOMEM, "out of memory");
+    for (size_t i = 0; i < k; i++) {
+        enum gp_err err = str_item(r, json_array_get(v, i), field, &s[i]);
+        if (err != GP_OK)
+            return err;
+    }
+    *out = s;
+    *n = k;
+    return GP_OK;
+}
+
+/* [[key, value], ...] */
+static enum gp_err kv_of(struct gp_evl_rd *r, const json_t *v, const char *field,
+                         const struct gp_kv **out, size_t *n)
+{
+    *out = NULL;
+    *n = 0;
+    if (!v)
+        return GP_OK;
+    if (!json_is_array(v))
+        return gp_evl_bad(r, field, "expected an array of [key, value]");
+    size_t k = json_array_size(v);
+    struct gp_kv *kv = alloc(r, k, sizeof *kv);
+    if (k && !kv)
+        return gp_diag_set(r->d, GP_ENOMEM, "out of memory");
+    for (size_t i = 0; i < k; i++) {
+        json_t *e = json_array_get(v, i);
+        if (!json_is_array(e) || json_array_size(e) != 2)
+            return gp_evl_bad(r, field, "expected an array of [key, value]");
+        enum gp_err err = str_item(r, json_array_get(e, 0), field, &kv[i].key);
+        if (err == GP_OK)
+            err = str_item(r, json_array_get(e, 1), field, &kv[i].value);
+        if (err != GP_OK)
+            return err;
+    }
+    *out = kv;
+    *n = k;
+    return GP_OK;
+}
+
+static enum gp_err get_kv(struct gp_evl_rd *r, const json_t *o, const char *base, const char *key,
+                          const struct gp_kv **out, size_t *n)
+{
+    char p[160];
+    return kv_of(r, json_object_get(o, key), path_of(p, sizeof p, base, key), out, n);
+}
+
+static enum gp_err name_item(struct gp_evl_rd *r, const json_t *v, const char *field,
+                             const struct gp_evl_names *t, int *out)
+{
+    int i = json_is_string(v) ? gp_evl_name_find(t, json_string_value(v)) : -1;
+    if (i < 0) {
+        char m[200];
+        snprintf(m, sizeof m, "expected one of %s", t->names[0]);
+        for (size_t k = 1; k < t->n; k++)
+            snprintf(m + strlen(m), sizeof m - strlen(m), "%s%s", k + 1 == t->n ? " or " : ", ",
+                     t->names[k]);
+        return gp_evl_bad(r, field, m);
+    }
+    *out = i;
+    return GP_OK;
+}
+
+/* --- the engine's types ---------------------------------------------------- */
+
+enum gp_err gp_evl_pick(struct gp_evl_rd *r, const json_t *o, const char *field, struct gp_pick *p)
+{
+    memset(p, 0, sizeof *p);
+    p->mig_profile = -1;
+    if (!json_is_object(o))
+        return gp_evl_bad(r, field, "expected an object");
+    const json_t *g, *s;
+    enum gp_err err = array_of(r, o, field, "gpus", &g);
+    if (err == GP_OK)
+        err = array_of(r, o, field, "mig_start", &s);
+    if (err != GP_OK)
+        return err;
+    char p2[160];
+    if (!g)
+        return gp_evl_bad(r, path_of(p2, sizeof p2, field, "gpus"), "missing");
+    if (json_array_size(g) > GP_MAX_GPUS_PER_NODE)
+        return gp_evl_bad(r, path_of(p2, sizeof p2, field, "gpus"), "more than 16 GPUs");
+    p->ngpus = (uint8_t)json_array_size(g);
+    for (unsigned i = 0; i < p->ngpus; i++) {
+        json_t *v = json_array_get(g, i);
+        if (!json_is_integer(v) || json_integer_value(v) < 0 ||
+            json_integer_value(v) >= GP_MAX_GPUS_PER_NODE)
+            return gp_evl_bad(r, path_of(p2, sizeof p2, field, "gpus"),
+                              "expected GPU indexes 0 to 15");
+        p->gpu[i] = (uint8_t)json_integer_value(v);
+    }
+    int64_t mp, rc;
+    if ((err = gp_evl_int(r, o, field, "mig_profile", -1, GP_MIG_MAX_PROFILES - 1, false, &mp)) !=
+            GP_OK ||
+        (err = gp_evl_int(r, o, field, "reconfigured", 0, UINT16_MAX, false, &rc)) != GP_OK)
+        return err;
+    p->mig_profile = json_object_get(o, "mig_profile") ? (int8_t)mp : -1;
+    p->reconfigured = (uint16_t)rc;
+    if (p->mig_profile != -1) {
+        if (!s || json_array_size(s) != p->ngpus)
+            return gp_evl_bad(r, path_of(p2, sizeof p2, field, "mig_start"),
+                              "expected one start a GPU");
+        for (unsigned i = 0; i < p->ngpus; i++) {
+            json_t *v = json_array_get(s, i);
+            if (!json_is_integer(v) || json_integer_value(v) < 0 ||
+                json_integer_value(v) >= GP_MIG_MAX_SLICES)
+                return gp_evl_bad(r, path_of(p2, sizeof p2, field, "mig_start"),
+                                  "expected memory slices 0 to 7");
+            p->mig_start[i] = (uint8_t)json_integer_value(v);
+        }
+    }
+    return GP_OK;
+}
+
+static enum gp_err sharing_of(struct gp_evl_rd *r, const json_t *o, const char *field,
+                              const struct gp_sharing_spec **out)
+{
+    *out = NULL;
+    if (!o)
+        return GP_OK;
+    if (!json_is_object(o))
+        return gp_evl_bad(r, field, "expected an object");
+    struct gp_sharing_spec *s = gp_arena_alloc(r->a, sizeof *s);
+    if (!s)
+        return gp_diag_set(r->d, GP_ENOMEM, "out of memory");
+    memset(s, 0, sizeof *s);
+    char p[160];
+    int mode;
+    enum gp_err err = name_item(r, json_object_get(o, "mode"), path_of(p, sizeof p, field, "mode"),
+                                &gp_evl_modes, &mode);
+    if (err != GP_OK)
+        return err;
+    s->mode = (enum gp_share_mode)mode;
+    GP_EVL_U32(r, o, field, "replicas", false, s->replicas);
+    GP_EVL_U32(r, o, field, "mps_active_thread_pct", false, s->mps.active_thread_pct);
+    GP_EVL_U32(r, o, field, "mps_pinned_mem_mib", false, s->mps.pinned_mem_mib);
+    const char *strategy, *model;
+    const json_t *layout;
+    if ((err = get_bool(r, o, field, "rename_by_default", &s->rename_by_default)) != GP_OK ||
+        (err = get_bool(r, o, field, "fail_requests_greater_than_one",
+                        &s->fail_requests_greater_than_one)) != GP_OK ||
+        (err = get_bool(r, o, field, "oversubscribe", &s->oversubscribe)) != GP_OK ||
+        (err = gp_evl_str(r, o, field, "mig_strategy", false, &strategy)) != GP_OK ||
+        (err = gp_evl_str(r, o, field, "mig_model", false, &model)) != GP_OK ||
+        (err = gp_evl_str(r, o, field, "mig_config", false, &s->mig.config)) != GP_OK ||
+        (err = get_bool(r, o, field, "mig_dynamic", &s->mig.dynamic)) != GP_OK ||
+        (err = gp_evl_real(r, o, field, "mig_reconfigure_s", false, &s->mig.reconfigure_s)) !=
+            GP_OK ||
+        (err = array_of(r, o, field, "mig_layout", &layout)) != GP_OK)
+        return err;
+    s->mig.strategy = strategy && strcmp(strategy, "single") == 0 ? GP_MIG_SINGLE : GP_MIG_MIXED;
+    for (size_t i = 0; model && i < gp_mig_nmodels && !s->mig.model; i++)
+        if (strcmp(gp_mig_models[i].id, model) == 0)
+            s->mig.model = &gp_mig_models[i];
+    if (model && !s->mig.model)
+        return gp_evl_bad(r, path_of(p, sizeof p, field, "mig_model"),
+                          "not a MIG model of the data");
+    size_t n = json_array_size(layout);
+    if (n > GP_MIG_MAX_INSTANCES)
+        return gp_evl_bad(r, path_of(p, sizeof p, field, "mig_layout"), "more than 8 instances");
+    s->mig.layout.n = (uint8_t)n;
+    for (size_t i = 0; i < n; i++) {
+        json_t *e = json_array_get(layout, i);
+        json_t *pr = json_array_get(e, 0), *st = json_array_get(e, 1);
+        if (!json_is_array(e) || json_array_size(e) != 2 || !json_is_integer(pr) ||
+            !json_is_integer(st) || json_integer_value(pr) < 0 ||
+            (s->mig.model && (size_t)json_integer_value(pr) >= s->mig.model->nprofiles) ||
+            json_integer_value(pr) >= GP_MIG_MAX_PROFILES || json_integer_value(st) < 0 ||
+            json_integer_value(st) >= GP_MIG_MAX_SLICES)
+            return gp_evl_bad(r, path_of(p, sizeof p, field, "mig_layout"),
+                              "expected [profile, start] pairs of the model");
+        s->mig.layout.inst[i].profile = (uint8_t)json_integer_value(pr);
+        s->mig.layout.inst[i].start = (uint8_t)json_integer_value(st);
+    }
+    *out = s;
+    return GP_OK;
+}
+
+enum gp_err gp_evl_node(struct gp_evl_rd *r, const json_t *o, struct gp_node_spec *n)
+{
+    static const char *const f = "node";
+    memset(n, 0, sizeof *n);
+    if (!json_is_object(o))
+        return gp_evl_bad(r, f, o ? "expected an object" : "missing");
+    enum gp_err err;
+    if ((err = gp_evl_str(r, o, f, "name", true, &n->name)) != GP_OK ||
+        (err = gp_evl_str(r, o, f, "pool", false, &n->pool)) != GP_OK ||
+        (err = gp_evl_str(r, o, f, "gpu_model", false, &n->gpu_model)) != GP_OK ||
+        (err = gp_evl_int(r, o, f, "cpu_milli", INT64_MIN, INT64_MAX, false, &n->cpu_milli)) !=
+            GP_OK ||
+        (err = gp_evl_int(r, o, f, "mem_mib", INT64_MIN, INT64_MAX, false, &n->mem_mib)) != GP_OK)
+        return err;
+    GP_EVL_U32(r, o, f, "gpu_count", false, n->gpu_count);
+    if (n->gpu_count > GP_MAX_GPUS_PER_NODE)
+        return gp_evl_bad(r, "node.gpu_count", "more than 16 GPUs");
+    GP_EVL_U32(r, o, f, "gpu_mem_mib", false, n->gpu_mem_mib);
+    GP_EVL_U32(r, o, f, "nvlink_gpus", false, n->nvlink_gpus);
+    GP_EVL_U32(r, o, f, "driver_version", false, n->driver_version);
+    if ((err = get_kv(r, o, f, "labels", &n->labels, &n->nlabels)) != GP_OK ||
+        (err = gp_evl_real(r, o, f, "price_per_hour_usd", false, &n->price_per_hour_usd)) !=
+            GP_OK ||
+        (err = sharing_of(r, json_object_get(o, "sharing"), "node.sharing", &n->sharing)) != GP_OK)
+        return err;
+    const json_t *t;
+    if ((err = array_of(r, o, f, "taints", &t)) != GP_OK)
+        return err;
+    size_t k = json_array_size(t);
+    struct gp_taint *ts = alloc(r, k, sizeof *ts);
+    if (k && !ts)
+        return gp_diag_set(r->d, GP_ENOMEM, "out of memory");
+    for (size_t i = 0; i < k; i++) {
+        json_t *e = json_array_get(t, i);
+        int eff;
+        if (!json_is_array(e) || json_array_size(e) != 3)
+            return gp_evl_bad(r, "node.taints", "expected [key, value, effect]");
+        if ((err = str_item(r, json_array_get(e, 0), "node.taints", &ts[i].key)) != GP_OK ||
+            (err = str_item(r, json_array_get(e, 1), "node.taints", &ts[i].value)) != GP_OK ||
+            (err = name_item(r, json_array_get(e, 2), "node.taints", &gp_evl_effects, &eff)) !=
+                GP_OK)
+            return err;
+        ts[i].effect = (enum gp_taint_effect)eff;
+    }
+    n->taints = ts;
+    n->ntaints = k;
+    return GP_OK;
+}
+
+/* --- a pod's affinity and spreading ---------------------------------------- */
+
+static enum gp_err exprs_of(struct gp_evl_rd *r, const json_t *v, const char *field,
+                            const struct gp_match_expr **out, size_t *n)
+{
+    *out = NULL;
+    *n = 0;
+    if (!json_is_array(v))
+        return gp_evl_bad(r, field, "expected an array of [key, op, values]");
+    size_t k = json_array_size(v);
+    struct gp_match_expr *x = alloc(r, k, sizeof *x);
+    if (k && !x)
+        return gp_diag_set(r->d, GP_ENOMEM, "out of memory");
+    for (size_t i = 0; i < k; i++) {
+        json_t *e = json_array_get(v, i);
+        int op;
+        if (!json_is_array(e) || json_array_size(e) != 3)
+            return gp_evl_bad(r, field, "expected an array of [key, op, values]");
+        enum gp_err err = str_item(r, json_array_get(e, 0), field, &x[i].key);
+        if (err == GP_OK)
+            err = name_item(r, json_array_get(e, 1), field, &gp_evl_match_ops, &op);
+        if (err == GP_OK)
+            err = strings(r, json_array_get(e, 2), field, &x[i].values, &x[i].nvalues);
+        if (err != GP_OK)
+            return err;
+        x[i].op = (enum gp_match_op)op;
+    }
+    *out = x;
+    *n = k;
+    return GP_OK;
+}
+
+static enum gp_err weight_of(struct gp_evl_rd *r, const json_t *o, const char *field, int32_t *w)
+{
+    int64_t v;
+    enum gp_err err = gp_evl_int(r, o, field, "weight", INT32_MIN, INT32_MAX, false, &v);
+    *w = (int32_t)v;
+    return err;
+}
+
+static enum gp_err node_terms_of(struct gp_evl_rd *r, const json_t *v, const char *field,
+                                 const struct gp_node_term **out, size_t *n)
+{
+    *out = NULL;
+    *n = 0;
+    if (!json_is_array(v))
+        return gp_evl_bad(r, field, "expected an array of terms");
+    size_t k = json_array_size(v);
+    struct gp_node_term *t = alloc(r, k, sizeof *t);
+    if (k && !t)
+        return gp_diag_set(r->d, GP_ENOMEM, "out of memory");
+    for (size_t i = 0; i < k; i++) {
+        json_t *e = json_array_get(v, i);
+        if (!json_is_object(e))
+            return gp_evl_bad(r, field, "expected an array of terms");
+        enum gp_err err =
+            exprs_of(r, json_object_get(e, "labels"), field, &t[i].labels, &t[i].nlabels);
+        if (err == GP_OK)
+            err = exprs_of(r, json_object_get(e, "fields"), field, &t[i].fields, &t[i].nfields);
+        if (err == GP_OK)
+            err = weight_of(r, e, field, &t[i].weight);
+        if (err != GP_OK)
+            return err;
+    }
+    *out = t;
+    *n = k;
+    return GP_OK;
+}
+
+static enum gp_err selector_of(struct gp_evl_rd *r, const json_t *v, const char *field,
+                               struct gp_label_selector *s)
+{
+    memset(s, 0, sizeof *s);
+    if (!v || json_is_null(v))
+        return GP_OK;
+    if (!json_is_object(v))
+        return gp_evl_bad(r, field, "expected a selector or null");
+    s->set = true;
+    enum gp_err err = kv_of(r, json_object_get(v, "labels"), field, &s->labels, &s->nlabels);
+    return err != GP_OK ? err
+                        : exprs_of(r, json_object_get(v, "exprs"), field, &s->exprs, &s->nexprs);
+}
+
+static enum gp_err pod_terms_of(struct gp_evl_rd *r, const json_t *v, const char *field,
+                                const struct gp_pod_term **out, size_t *n)
+{
+    *out = NULL;
+    *n = 0;
+    if (!json_is_array(v))
+        return gp_evl_bad(r, field, "expected an array of terms");
+    size_t k = json_array_size(v);
+    struct gp_pod_term *t = alloc(r, k, sizeof *t);
+    if (k && !t)
+        return gp_diag_set(r->d, GP_ENOMEM, "out of memory");
+    for (size_t i = 0; i < k; i++) {
+        json_t *e = json_array_get(v, i);
+        if (!json_is_object(e))
+            return gp_evl_bad(r, field, "expected an array of terms");
+        enum gp_err err;
+        if ((err = selector_of(r, json_object_get(e, "selector"), field, &t[i].selector)) !=
+                GP_OK ||
+            (err = strings(r, json_object_get(e, "namespaces"), field, &t[i].namespaces,
+                           &t[i].nnamespaces)) != GP_OK ||
+            (err = selector_of(r, json_object_get(e, "ns_selector"), field, &t[i].ns_selector)) !=
+                GP_OK ||
+            (err = gp_evl_str(r, e, field, "topology_key", false, &t[i].topology_key)) != GP_OK ||
+            (err = weight_of(r, e, field, &t[i].weight)) != GP_OK)
+            return err;
+    }
+    *out = t;
+    *n = k;
+    return GP_OK;
+}
+
+static enum gp_err constraints_of(struct gp_evl_rd *r, const json_t *o,
+                                  const struct gp_pod_constraints **out)
+{
+    static const char *const f = "pod.constraints";
+    *out = NULL;
+    if (!o)
+        return GP_OK;
+    if (!json_is_object(o))
+        return gp_evl_bad(r, f, "expected an object");
+    struct gp_pod_constraints *c = gp_arena_alloc(r->a, sizeof *c);
+    if (!c)
+        return gp_diag_set(r->d, GP_ENOMEM, "out of memory");
+    memset(c, 0, sizeof *c);
+    enum gp_err err;
+    if ((err = node_terms_of(r, json_object_get(o, "node_required"), f, &c->node_required,
+                             &c->nnode_required)) != GP_OK ||
+        (err = node_terms_of(r, json_object_get(o, "node_preferred"), f, &c->node_preferred,
+                             &c->nnode_preferred)) != GP_OK ||
+        (err = pod_terms_of(r, json_object_get(o, "affinity"), f, &c->affinity, &c->naffinity)) !=
+            GP_OK ||
+        (err = pod_terms_of(r, json_object_get(o, "affinity_preferred"), f, &c->affinity_preferred,
+                            &c->naffinity_preferred)) != GP_OK ||
+        (err = pod_terms_of(r, json_object_get(o, "anti"), f, &c->anti, &c->nanti)) != GP_OK ||
+        (err = pod_terms_of(r, json_object_get(o, "anti_preferred"), f, &c->anti_preferred,
+                            &c->nanti_preferred)) != GP_OK)
+        return err;
+    json_t *sp = json_object_get(o, "spread");
+    if (!json_is_array(sp))
+        return gp_evl_bad(r, f, "spread: expected an array");
+    size_t k = json_array_size(sp);
+    struct gp_spread *s = alloc(r, k, sizeof *s);
+    if (k && !s)
+        return gp_diag_set(r->d, GP_ENOMEM, "out of memory");
+    for (size_t i = 0; i < k; i++) {
+        json_t *e = json_array_get(sp, i);
+        int64_t skew, mind;
+        if (!json_is_object(e))
+            return gp_evl_bad(r, f, "spread: expected an array of objects");
+        if ((err = gp_evl_int(r, e, f, "max_skew", INT32_MIN, INT32_MAX, false, &skew)) != GP_OK ||
+            (err = gp_evl_int(r, e, f, "min_domains", INT32_MIN, INT32_MAX, false, &mind)) !=
+                GP_OK ||
+            (err = gp_evl_str(r, e, f, "topology_key", false, &s[i].topology_key)) != GP_OK ||
+            (err = get_bool(r, e, f, "schedule_anyway", &s[i].schedule_anyway)) != GP_OK ||
+            (err = get_bool(r, e, f, "ignore_affinity", &s[i].ignore_affinity)) != GP_OK ||
+            (err = get_bool(r, e, f, "honor_taints", &s[i].honor_taints)) != GP_OK ||
+            (err = selector_of(r, json_object_get(e, "selector"), f, &s[i].selector)) != GP_OK)
+            return err;
+        s[i].max_skew = (int32_t)skew;
+        s[i].min_domains = (int32_t)mind;
+    }
+    c->spread = s;
+    c->nspread = k;
+    *out = c;
+    return GP_OK;
+}
+
+static enum gp_err tolerations_of(struct gp_evl_rd *r, const json_t *o, struct gp_pod_spec *p)
+{
+    static const char *const f = "pod.tolerations";
+    const json_t *t;
+    enum gp_err err = array_of(r, o, "pod", "tolerations", &t);
+    if (err != GP_OK)
+        return err;
+    size_t k = json_array_size(t);
+    struct gp_toleration *ts = alloc(r, k, sizeof *ts);
+    if (k && !ts)
+        return gp_diag_set(r->d, GP_ENOMEM, "out of memory");
+    for (size_t i = 0; i < k; i++) {
+        json_t *e = json_array_get(t, i), *eff = json_array_get(e, 3);
+        if (!json_is_array(e) || json_array_size(e) != 4 || !json_is_boolean(json_array_get(e, 2)))
+            return gp_evl_bad(r, f, "expected [key, value, exists, effect]");
+        if ((err = str_item(r, json_array_get(e, 0), f, &ts[i].key)) != GP_OK ||
+            (err = str_item(r, json_array_get(e, 1), f, &ts[i].value)) != GP_OK)
+            return err;
+        ts[i].op_exists = json_is_true(json_array_get(e, 2));
+        ts[i].any_effect = json_is_string(eff) && json_string_value(eff)[0] == '\0';
+        int x = 0;
+        if (!ts[i].any_effect && (err = name_item(r, eff, f, &gp_evl_effects, &x)) != GP_OK)
+            return err;
+        ts[i].effect = (enum gp_taint_effect)x;
+    }
+    p->tolerations = ts;
+    p->ntolerations = k;
+    return GP_OK;
+}
+
+enum gp_err gp_evl_pod(struct gp_evl_rd *r, const json_t *o, struct gp_pod_spec *p)
+{
+    static const char *const f = "pod";
+    memset(p, 0, sizeof *p);
+    if (!json_is_object(o))
+        return gp_evl_bad(r, f, o ? "expected an object" : "missing");
+    enum gp_err err;
+    int64_t prio, modes, res;
+    if ((err = gp_evl_str(r, o, f, "name", false, &p->name)) != GP_OK ||
+        (err = gp_evl_int(r, o, f, "cpu_milli", INT64_MIN, INT64_MAX, false, &p->cpu_milli)) !=
+            GP_OK ||
+        (err = gp_evl_int(r, o, f, "mem_mib", INT64_MIN, INT64_MAX, false, &p->mem_mib)) != GP_OK ||
+        (err = gp_evl_int(r, o, f, "priority", INT32_MIN, INT32_MAX, false, &prio)) != GP_OK ||
+        (err = gp_evl_int(r, o, f, "share_modes", 0, UINT8_MAX, false, &modes)) != GP_OK ||
+        (err = gp_evl_int(r, o, f, "gpu_resource", 0, GP_GPU_RES_NONE, false, &res)) != GP_OK)
+        return err;
+    p->priority = (int32_t)prio;
+    p->share_modes = (uint8_t)modes;
+    p->gpu_resource = (uint8_t)res;
+    GP_EVL_U32(r, o, f, "gpu_count", false, p->gpu_count);
+    GP_EVL_U32(r, o, f, "gpu_milli", false, p->gpu_milli);
+    GP_EVL_U32(r, o, f, "gpu_mem_mib", false, p->gpu_mem_mib);
+    GP_EVL_U32(r, o, f, "queue", false, p->queue);
+    GP_EVL_U32(r, o, f, "group", false, p->group);
+    GP_EVL_U32(r, o, f, "cuda_driver_min", false, p->cuda_driver_min);
+    if ((err = strings(r, json_object_get(o, "gpu_models"), "pod.gpu_models", &p->gpu_models,
+                       &p->ngpu_models)) != GP_OK ||
+        (err = get_kv(r, o, f, "node_selector", &p->node_selector, &p->nnode_selector)) != GP_OK ||
+        (err = tolerations_of(r, o, p)) != GP_OK ||
+        (err = get_bool(r, o, f, "preempt_never", &p->preempt_never)) != GP_OK ||
+        (err = gp_evl_real(r, o, f, "duration_hint_s", false, &p->duration_hint_s)) != GP_OK ||
+        (err = gp_evl_str(r, o, f, "mig_profile", false, &p->mig_profile)) != GP_OK ||
+        (err = gp_evl_str(r, o, f, "namespace", false, &p->namespace_name)) != GP_OK ||
+        (err = get_kv(r, o, f, "labels", &p->labels, &p->nlabels)) != GP_OK ||
+        (err = constraints_of(r, json_object_get(o, "constraints"), &p->constraints)) != GP_OK ||
+        (err = gp_evl_str(r, o, f, "cuda_version", false, &p->cuda_version)) != GP_OK)
+        return err;
+    return GP_OK;
+}
+
+static enum gp_err quota_of(struct gp_evl_rd *r, const json_t *o, const char *key,
+                            struct gp_quota *q)
+{
+    memset(q, 0, sizeof *q);
+    json_t *v = json_object_get(o, key);
+    if (!v)
+        return GP_OK;
+    char p[160];
+    if (!json_is_array(v) || json_array_size(v) != 3 || !json_is_integer(json_array_get(v, 0)) ||
+        !json_is_integer(json_array_get(v, 1)) || !json_is_boolean(json_array_get(v, 2)))
+        return gp_evl_bad(r, path_of(p, sizeof p, "queue", key),
+                          "expected [guaranteed, borrow_limit, limited]");
+    q->guaranteed = json_integer_value(json_array_get(v, 0));
+    q->borrow_limit = json_integer_value(json_array_get(v, 1));
+    q->limited = json_is_true(json_array_get(v, 2));
+    return GP_OK;
+}
+
+enum gp_err gp_evl_queue(struct gp_evl_rd *r, const json_t *o, struct gp_queue_spec *q)
+{
+    static const char *const f = "queue";
+    memset(q, 0, sizeof *q);
+    if (!json_is_object(o))
+        return gp_evl_bad(r, f, o ? "expected an object" : "missing");
+    enum gp_err err;
+    GP_EVL_U32(r, o, f, "parent", false, q->parent);
+    const json_t *m;
+    if ((err = gp_evl_str(r, o, f, "name", true, &q->name)) != GP_OK ||
+        (err = gp_evl_real(r, o, f, "weight", false, &q->weight)) != GP_OK ||
+        (err = quota_of(r, o, "gpu_milli", &q->gpu_milli)) != GP_OK ||
+        (err = quota_of(r, o, "cpu_milli", &q->cpu_milli)) != GP_OK ||
+        (err = quota_of(r, o, "mem_mib", &q->mem_mib)) != GP_OK ||
+        (err = get_bool(r, o, f, "no_preempt_within", &q->no_preempt_within)) != GP_OK ||
+        (err = get_bool(r, o, f, "not_reclaimable", &q->not_reclaimable)) != GP_OK ||
+        (err = gp_evl_real(r, o, f, "min_runtime_s", false, &q->min_runtime_s)) != GP_OK ||
+        (err = array_of(r, o, f, "models", &m)) != GP_OK)
+        return err;
+    size_t k = json_array_size(m);
+    struct gp_model_quota *mq = alloc(r, k, sizeof *mq);
+    if (k && !mq)
+        return gp_diag_set(r->d, GP_ENOMEM, "out of memory");
+    for (size_t i = 0; i < k; i++) {
+        json_t *e = json_array_get(m, i);
+        if (!json_is_array(e) || json_array_size(e) != 4 ||
+            !json_is_integer(json_array_get(e, 1)) || !json_is_integer(json_array_get(e, 2)) ||
+            !json_is_boolean(json_array_get(e, 3)) ||
+            (err = str_item(r, json_array_get(e, 0), "queue.models", &mq[i].model)) != GP_OK)
+            return err != GP_OK ? err
+                                : gp_evl_bad(r, "queue.models",
+                                             "expected [model, guaranteed, borrow_limit, limited]");
+        mq[i].gpu_milli.guaranteed = json_integer_value(json_array_get(e, 1));
+        mq[i].gpu_milli.borrow_limit = json_integer_value(json_array_get(e, 2));
+        mq[i].gpu_milli.limited = json_is_true(json_array_get(e, 3));
+    }
+    q->models = mq;
+    q->nmodels = k;
+    return GP_OK;
+}
+
+enum gp_err gp_evl_group(struct gp_evl_rd *r, const json_t *o, struct gp_group_spec *g)
+{
+    static const char *const f = "group";
+    memset(g, 0, sizeof *g);
+    if (!json_is_object(o))
+        return gp_evl_bad(r, f, o ? "expected an object" : "missing");
+    GP_EVL_U32(r, o, f, "min_member", false, g->min_member);
+    enum gp_err err;
+    if ((err = gp_evl_str(r, o, f, "name", false, &g->name)) != GP_OK ||
+        (err = gp_evl_str(r, o, f, "topology_key", false, &g->topology_key)) != GP_OK)
+        return err;
+    return get_bool(r, o, f, "topology_required", &g->topology_required);
+}
+
+enum gp_err gp_evl_decision(struct gp_evl_rd *r, const json_t *o, struct gp_evlog_event *ev)
+{
+    struct gp_decision *d = &ev->dec;
+    memset(d, 0, sizeof *d);
+    d->quota_queue = GP_QUEUE_NONE;
+    int kind;
+    enum gp_err err = name_item(r, json_object_get(o, "kind"), "kind", &gp_evl_kinds, &kind);
+    if (err != GP_OK)
+        return err;
+    d->kind = (enum gp_decision_kind)kind;
+    GP_EVL_U32(r, o, "", "i", true, ev->index);
+    GP_EVL_U32(r, o, "", "pod", true, d->pod);
+    if (d->kind == GP_DECISION_UNSCHEDULABLE) {
+        GP_EVL_U32(r, o, "", "nodes", true, d->explain.nodes_total);
+        json_t *rej = json_object_get(o, "rejected"), *v;
+        const char *k;
+        if (rej && !json_is_object(rej))
+            return gp_evl_bad(r, "rejected", "expected an object of filter: nodes");
+        json_object_foreach(rej, k, v)
+        {
+            unsigned f = 0;
+            while (f < GP_FILTER_COUNT && strcmp(gp_filter_name((enum gp_filter)f), k) != 0)
+                f++;
+            char p[160];
+            if (f == GP_FILTER_COUNT)
+                return gp_evl_bad(r, path_of(p, sizeof p, "rejected", k), "not a filter's name");
+            GP_EVL_U32(r, rej, "rejected", k, true, d->explain.rejected[f]);
+        }
+        int gang = GP_GANG_NONE;
+        if (json_object_get(o, "gang") &&
+            (err = name_item(r, json_object_get(o, "gang"), "gang", &gp_evl_gangs, &gang)) != GP_OK)
+            return err;
+        d->gang = (enum gp_gang_wait)gang;
+        if (json_object_get(o, "quota_queue"))
+            GP_EVL_U32(r, o, "", "quota_queue", true, d->quota_queue);
+        return GP_OK;
+    }
+    GP_EVL_U32(r, o, "", "node", true, d->node);
+    if ((err = gp_evl_pick(r, json_object_get(o, "pick"), "pick", &d->pick)) != GP_OK)
+        return err;
+    if (d->kind == GP_DECISION_EVICT) {
+        int why;
+        if ((err = name_item(r, json_object_get(o, "reason"), "reason", &gp_evl_evicts, &why)) !=
+            GP_OK)
+            return err;
+        d->evict = (uint8_t)why;
+        GP_EVL_U32(r, o, "", "by", true, d->by);
+    }
+    return GP_OK;
+}
