@@ -409,8 +409,10 @@ static bool engine_event(struct gp_evlog *w)
 static enum gp_err start_file(struct gp_evlog *w, struct gp_diag *d)
 {
     w->f = fopen(w->path, "a+");
-    if (!w->f)
+    if (!w->f) {
+        fail(w, "cannot open");
         return gp_diag_set(d, GP_EIO, "--record: %s: %s", w->path, strerror(errno));
+    }
     struct stat st;
     w->bytes = fstat(fileno(w->f), &st) == 0 ? (uint64_t)st.st_size : 0;
     if (w->bytes > 0 && fseek(w->f, -1, SEEK_END) == 0) { /* a torn line of before: ended */

@@ -380,9 +380,12 @@ static void test_rotation(void **state)
     w.ic = kd_client();
     struct gp_kube_sched_opts o;
     gp_kube_sched_opts_default(&o);
+    struct gp_diag d = {""};
+    o.record_path = "/dev/full"; /* a log that cannot be written: said at the start */
+    assert_int_equal(gp_kube_sched_new(w.c, &o, &w.s, &d), GP_EIO);
+    assert_string_equal(d.msg, "--record: /dev/full: write failed: No space left on device");
     o.record_path = path;
     o.record_max_bytes = 4096;
-    struct gp_diag d = {""};
     assert_int_equal(gp_kube_sched_new(w.c, &o, &w.s, &d), GP_OK);
     assert_int_equal(gp_kube_informer_new(w.ic, "/api/v1/nodes", 0, gp_kube_sched_node_change, w.s,
                                           &w.nodes, &d),
