@@ -11,7 +11,11 @@
  *    skipped), a wrong field type, an unknown event kind, a line that is
  *    not JSON, no header, an engine event before a reset, an unknown
  *    version, a missing file: each one line naming the file, line, field;
- *  - the size cap: the log rotated to FILE.1, each file replaying alone. */
+ *  - the size cap: the log rotated to FILE.1, each file replaying alone;
+ *  - the threaded loop (gp_kube_run: informers, binders, faults that roll
+ *    decisions back), pods arriving while it runs: its log replays to the
+ *    same decisions, whatever the timing was. */
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -23,6 +27,7 @@
 
 #include "kube_double.h"
 #include "kube_world.h"
+#include "kube/run.h"
 #include "sim/replay.h"
 #include "util/fs.h"
 #include "util/rng.h"
@@ -427,6 +432,69 @@ static void test_rotation(void **state)
     free(text);
 }
 
+static void *create_later(void *arg)
+{
+    struct world *w = arg;
+    struct timespec ts = {0, 300 * 1000000L};
+    nanosleep(&ts, NULL);
+    for (int i = 5; i <= 12; i++) {
+        char name[16];
+        snprintf(name, sizeof name, "p%d", i);
+        w_pod(w, name, i % 4 == 0 ? 2 : 1);
+    }
+    return NULL;
+}
+
+static void test_live_run(void **state)
+{
+    (void)state;
+    char path[128];
+    snprintf(path, sizeof path, "%s/live.jsonl", tmpdir);
+    struct world w;
+    w_open(&w, false);
+    w_node(&w, "n1", 8);
+    w_node(&w, "n2", 8);
+    kd_call(w.admin, "POST", "/_control/fault",
+            "{\"status\":500,\"count\":3,\"match\":\"/pods/p\"}", 200);
+    kd_call(w.admin, "POST", "/_control/fault",
+            "{\"status\":409,\"count\":2,\"match\":\"/binding\"}", 200);
+    for (int i = 1; i <= 4; i++) {
+        char name[16];
+        snprintf(name, sizeof name, "p%d", i);
+        w_pod(&w, name, i % 4 == 0 ? 2 : 1);
+    }
+    pthread_t th;
+    pthread_create(&th, NULL, create_later, &w);
+    struct gp_kube_config cfg = {.server = kd_server, .ns = "default"};
+    struct gp_kube_run_opts o;
+    memset(&o, 0, sizeof o);
+    o.cfg = &cfg;
+    gp_kube_client_opts_default(&o.client);
+    o.client.qps = 0;
+    o.client.backoff_base_s = 0.01;
+    gp_kube_sched_opts_default(&o.sched);
+    o.sched.binders = 4;
+    o.sched.backoff_initial_s = 0.1;
+    o.sched.record_path = path;
+    gp_kube_lease_opts_default(&o.lease);
+    o.max_s = 20;
+    o.stop_after_binds = 12;
+    struct gp_kube_run_result res;
+    struct gp_diag d = {""};
+    assert_int_equal(gp_kube_run(&o, &res, &d), GP_OK);
+    pthread_join(th, NULL);
+    assert_int_equal(res.stats.binds, 12);
+    assert_true(res.stats.rollbacks >= 1);
+    w_close(&w);
+    struct gp_replay_result r;
+    assert_int_equal(gp_replay_file(path, NULL, NULL, &r, &d), GP_OK);
+    if (r.has_diff)
+        fail_msg("%s at line %zu:\n  recorded %s\n  replayed %s", r.first.what, r.first.line,
+                 r.first.recorded, r.first.replayed);
+    assert_true(r.decisions >= 12);
+    assert_int_equal(r.matched, r.decisions);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -434,6 +502,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_edited_decision, dir_setup, dir_teardown),
         cmocka_unit_test_setup_teardown(test_bad_input, dir_setup, dir_teardown),
         cmocka_unit_test_setup_teardown(test_rotation, dir_setup, dir_teardown),
+        cmocka_unit_test_setup_teardown(test_live_run, dir_setup, dir_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
