@@ -315,27 +315,16 @@ static enum gp_err read_offers(struct gp_yaml *y, struct fy_node *v, void *obj)
     return gp_yaml_list(y, v, read_entry, d);
 }
 
-static enum gp_err expect_text(struct gp_yaml *y, struct fy_node *v, const char *want)
-{
-    const char *s;
-    char q[80];
-    enum gp_err err = gp_yaml_text(y, v, "a string", &s);
-    if (err == GP_OK && strcmp(s, want) != 0)
-        err = gp_yaml_fail(y, v, GP_EINVALID, "expected \"%s\", got \"%s\"", want,
-                           gp_yaml_quote(v, q, sizeof q));
-    return err;
-}
-
 static enum gp_err read_api_version(struct gp_yaml *y, struct fy_node *v, void *obj)
 {
     (void)obj;
-    return expect_text(y, v, "gpuplane.io/v1");
+    return gp_yaml_expect(y, v, "gpuplane.io/v1");
 }
 
 static enum gp_err read_kind(struct gp_yaml *y, struct fy_node *v, void *obj)
 {
     (void)obj;
-    return expect_text(y, v, "Offers");
+    return gp_yaml_expect(y, v, "Offers");
 }
 
 static enum gp_err read_map(struct gp_yaml *y, struct fy_node *v, void *obj)

@@ -195,27 +195,16 @@ static enum gp_err cluster_metadata(struct gp_yaml *y, struct fy_node *v, void *
                           obj, true);
 }
 
-static enum gp_err expect_text(struct gp_yaml *y, struct fy_node *v, const char *want)
-{
-    const char *s;
-    enum gp_err err = gp_yaml_text(y, v, "a string", &s);
-    char q[80];
-    if (err == GP_OK && strcmp(s, want) != 0)
-        err = gp_yaml_fail(y, v, GP_EINVALID, "expected \"%s\", got \"%s\"", want,
-                           gp_yaml_quote(v, q, sizeof q));
-    return err;
-}
-
 static enum gp_err cluster_api_version(struct gp_yaml *y, struct fy_node *v, void *obj)
 {
     (void)obj;
-    return expect_text(y, v, "gpuplane.io/v1");
+    return gp_yaml_expect(y, v, "gpuplane.io/v1");
 }
 
 static enum gp_err cluster_kind(struct gp_yaml *y, struct fy_node *v, void *obj)
 {
     (void)obj;
-    return expect_text(y, v, "Cluster");
+    return gp_yaml_expect(y, v, "Cluster");
 }
 
 static const struct gp_yaml_field cluster_fields[] = {

@@ -401,6 +401,17 @@ enum gp_err gp_yaml_string(struct gp_yaml *y, struct fy_node *n, const char **ou
     return err;
 }
 
+enum gp_err gp_yaml_expect(struct gp_yaml *y, struct fy_node *n, const char *want)
+{
+    const char *s;
+    char q[80];
+    enum gp_err err = gp_yaml_text(y, n, "a string", &s);
+    if (err == GP_OK && strcmp(s, want) != 0)
+        err = gp_yaml_fail(y, n, GP_EINVALID, "expected \"%s\", got \"%s\"", want,
+                           gp_yaml_quote(n, q, sizeof q));
+    return err;
+}
+
 /* A plain (unquoted) scalar's text, for numbers. */
 static enum gp_err plain_text(struct gp_yaml *y, struct fy_node *n, const char *what,
                               const char **out)

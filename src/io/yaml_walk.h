@@ -86,6 +86,9 @@ const char *gp_yaml_quote(struct fy_node *n, char *buf, size_t size);
 enum gp_err gp_yaml_text(struct gp_yaml *y, struct fy_node *n, const char *what, const char **out);
 /* A non-empty string. */
 enum gp_err gp_yaml_string(struct gp_yaml *y, struct fy_node *n, const char **out);
+/* Exactly the string `want` (an apiVersion or a kind): anything else fails
+ * with "expected \"want\", got \"...\"". */
+enum gp_err gp_yaml_expect(struct gp_yaml *y, struct fy_node *n, const char *want);
 /* An unquoted integer in [min, max]. */
 enum gp_err gp_yaml_int(struct gp_yaml *y, struct fy_node *n, int64_t min, int64_t max,
                         int64_t *out);

@@ -123,8 +123,9 @@ void gp_plan_html(const struct gp_plan *p, const char *workload, size_t top, str
         gp_sbuf_printf(b,
                        "</td><td>%.0f</td><td>%.0f</td><td>%.0f</td><td>%.0f</td><td>%.0f</td>"
                        "<td>%.0f</td><td>%.1f %%</td><td>%.0f</td><td>%s</td><td class=\"l\">",
-                       c->monthly_usd, s->gpu_used_usd * k, s->gpu_idle_usd * k,
-                       s->control_plane_usd * k, s->spot_savings_usd * k, s->lost_work_usd * k,
+                       c->monthly_usd, gp_plan_usd_shown(s->gpu_used_usd * k),
+                       gp_plan_usd_shown(s->gpu_idle_usd * k), s->control_plane_usd * k,
+                       s->spot_savings_usd * k, s->lost_work_usd * k,
                        s->gpu_hours_total > 0 ? 100 * s->gpu_hours_idle / s->gpu_hours_total : 0,
                        s->queue_p95_s, c->limits_met ? "met" : "missed");
         if (i == 0)
@@ -132,7 +133,7 @@ void gp_plan_html(const struct gp_plan *p, const char *workload, size_t top, str
         else
             gp_sbuf_printf(b, "+$%.0f a month; p95 delay %+.0f s; idle GPUs %+.0f $/month",
                            c->monthly_usd - w->monthly_usd, s->queue_p95_s - w->sim.queue_p95_s,
-                           (s->gpu_idle_usd - w->sim.gpu_idle_usd) * k);
+                           gp_plan_usd_shown((s->gpu_idle_usd - w->sim.gpu_idle_usd) * k));
         gp_sbuf_add(b, "</td></tr>\n");
     }
     gp_sbuf_add(b, "</table>\n");

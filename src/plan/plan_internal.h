@@ -56,4 +56,9 @@ bool gp_plan_serves(const struct gp_plan_cand *c, const struct gp_plan_pool *p,
  * 15 minutes. */
 double gp_plan_queue_limit_s(const struct gp_plan_limits *l);
 
+/* Dollars as the reports print them, to the whole dollar: a figure that
+ * rounds to zero is 0, never the "-0" printf makes of a tiny negative
+ * difference. */
+double gp_plan_usd_shown(double usd);
+
 #endif

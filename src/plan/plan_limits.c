@@ -25,27 +25,16 @@ void gp_plan_limits_default(struct gp_plan_limits *l)
     l->price_uncertainty_pct = 5;
 }
 
-static enum gp_err expect_text(struct gp_yaml *y, struct fy_node *v, const char *want)
-{
-    const char *s;
-    char q[80];
-    enum gp_err err = gp_yaml_text(y, v, "a string", &s);
-    if (err == GP_OK && strcmp(s, want) != 0)
-        err = gp_yaml_fail(y, v, GP_EINVALID, "expected \"%s\", got \"%s\"", want,
-                           gp_yaml_quote(v, q, sizeof q));
-    return err;
-}
-
 static enum gp_err read_api(struct gp_yaml *y, struct fy_node *v, void *obj)
 {
     (void)obj;
-    return expect_text(y, v, "gpuplane.io/v1");
+    return gp_yaml_expect(y, v, "gpuplane.io/v1");
 }
 
 static enum gp_err read_kind(struct gp_yaml *y, struct fy_node *v, void *obj)
 {
     (void)obj;
-    return expect_text(y, v, "PlanLimits");
+    return gp_yaml_expect(y, v, "PlanLimits");
 }
 
 /* A duration ("5m", "90s"): > 0 and at most 30 days. */

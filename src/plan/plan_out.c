@@ -38,6 +38,11 @@ static void duration(char *buf, size_t size, double s)
         snprintf(buf, size, "%.1f h", s / 3600);
 }
 
+double gp_plan_usd_shown(double usd)
+{
+    return usd > -0.5 && usd < 0.5 ? 0.0 : usd;
+}
+
 static double idle_pct(const struct gp_plan_cand *c)
 {
     return c->sim.gpu_hours_total > 0 ? 100 * c->sim.gpu_hours_idle / c->sim.gpu_hours_total : 0;
@@ -152,9 +157,10 @@ void gp_plan_why(const struct gp_plan *p, struct gp_sbuf *out)
             out, "it beats the runner-up, %s %s, by $%.0f a month (%.1f %%):", r->provider->id,
             r->what, diff, w->monthly_usd > 0 ? 100 * diff / w->monthly_usd : 0);
     if (!near_tie(p, w, r)) {
-        gp_sbuf_printf(out, " GPUs in use $%.0f against $%.0f, idle GPUs $%.0f against $%.0f",
-                       w->sim.gpu_used_usd * k, r->sim.gpu_used_usd * k, w->sim.gpu_idle_usd * k,
-                       r->sim.gpu_idle_usd * k);
+        gp_sbuf_printf(
+            out, " GPUs in use $%.0f against $%.0f, idle GPUs $%.0f against $%.0f",
+            gp_plan_usd_shown(w->sim.gpu_used_usd * k), gp_plan_usd_shown(r->sim.gpu_used_usd * k),
+            gp_plan_usd_shown(w->sim.gpu_idle_usd * k), gp_plan_usd_shown(r->sim.gpu_idle_usd * k));
         if (w->sim.control_plane_usd != r->sim.control_plane_usd)
             gp_sbuf_printf(out, ", control plane $%.0f against $%.0f", w->sim.control_plane_usd * k,
                            r->sim.control_plane_usd * k);

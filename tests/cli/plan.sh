@@ -102,6 +102,9 @@ if OFFERS=share-offers.yaml plan mps mps.yaml gke-only.yaml; then
     check mps 'w["what"] == "1x1 L4-24GB mps4" and w["limits_met"] and w["pools"][0]["sharing"] == "mps x4"'
     check mps 'abs(w["monthly_usd"] - (1.00 + 0.10) * 730) < 0.5 and w["sim"]["pods_scheduled"] == 4'
     check mps 'not any("timeslice" in (p["sharing"] or "") for x in c for p in x["pools"])'
+    # both candidates' idle GPUs cost a tiny negative float: shown as $0, not $-0
+    grep -q 'idle GPUs \$0 against \$0' "$tmp/mps.out" || failed "mps: the idle GPUs not shown as \$0"
+    ! grep -q '\$-0' "$tmp/mps.out" || failed "mps: a dollar figure printed as \$-0"
     echo "ok   pods that accept MPS only on an MPS pool"
 fi
 if OFFERS=share-offers.yaml plan zone zone.yaml eks-only.yaml --out "$tmp/zone"; then
