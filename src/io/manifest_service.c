@@ -25,8 +25,10 @@
 struct svc_in {
     struct gp_service s;
     struct fy_node *rps_node, *llm_node, *load_node, *scaler_node;
-    int nload;   /* load kinds given */
-    int nscaler; /* autoscalers given */
+    int nload;                    /* load kinds given */
+    int nscaler;                  /* autoscalers given */
+    struct fy_node *rollout_node; /* spec.rollout or spec.rollouts */
+    struct gp_service_rollout rollouts[GP_SERVICE_MAX_ROLLOUTS];
 };
 
 static enum gp_err duration(struct gp_yaml *y, struct fy_node *v, double min_s, double max_s,
@@ -498,15 +500,15 @@ static enum gp_err int_or_percent(struct gp_yaml *y, struct fy_node *v, struct g
 
 static enum gp_err roll_at(struct gp_yaml *y, struct fy_node *v, void *obj)
 {
-    return duration(y, v, 0, 3650 * DAY_S, &((struct svc_in *)obj)->s.rollout_at_s);
+    return duration(y, v, 0, 3650 * DAY_S, &((struct gp_service_rollout *)obj)->at_s);
 }
 static enum gp_err roll_surge(struct gp_yaml *y, struct fy_node *v, void *obj)
 {
-    return int_or_percent(y, v, &((struct svc_in *)obj)->s.max_surge);
+    return int_or_percent(y, v, &((struct gp_service_rollout *)obj)->max_surge);
 }
 static enum gp_err roll_unavailable(struct gp_yaml *y, struct fy_node *v, void *obj)
 {
-    return int_or_percent(y, v, &((struct svc_in *)obj)->s.max_unavailable);
+    return int_or_percent(y, v, &((struct gp_service_rollout *)obj)->max_unavailable);
 }
 
 static const struct gp_yaml_field rollout_fields[] = {
@@ -515,15 +517,46 @@ static const struct gp_yaml_field rollout_fields[] = {
     GP_YCUSTOM("maxUnavailable", roll_unavailable, 0),
 };
 
+/* One rollout, after those before it in time. */
+static enum gp_err one_rollout(struct gp_yaml *y, struct fy_node *v, size_t i, void *obj)
+{
+    struct svc_in *in = obj;
+    if (i >= GP_SERVICE_MAX_ROLLOUTS)
+        return gp_yaml_fail(y, v, GP_EINVALID, "at most %d rollouts", GP_SERVICE_MAX_ROLLOUTS);
+    struct gp_service_rollout *ro = &in->rollouts[i];
+    /* the Deployment's defaults: 25 % and 25 % */
+    *ro = (struct gp_service_rollout){.max_surge = {25, true}, .max_unavailable = {25, true}};
+    in->s.nrollouts = i + 1;
+    enum gp_err err = gp_yaml_object(y, v, rollout_fields,
+                                     sizeof rollout_fields / sizeof rollout_fields[0], ro, true);
+    if (err == GP_OK && i > 0 && !(ro->at_s > in->rollouts[i - 1].at_s)) {
+        struct fy_node *at = fy_node_mapping_lookup_by_string(v, "at", FY_NT);
+        struct gp_yaml_saved sv = gp_yaml_push_key(y, "at", gp_yaml_key_node(v, "at"));
+        err = gp_yaml_fail(y, at ? at : v, GP_EINVALID,
+                           "%gs is not after rollouts[%zu].at (%gs): rollouts must be in "
+                           "increasing time",
+                           ro->at_s, i - 1, in->rollouts[i - 1].at_s);
+        gp_yaml_pop(y, sv);
+    }
+    return err;
+}
+
 static enum gp_err spec_rollout(struct gp_yaml *y, struct fy_node *v, void *obj)
 {
     struct svc_in *in = obj;
-    in->s.has_rollout = true;
-    /* the Deployment's defaults: 25 % and 25 % */
-    in->s.max_surge = (struct gp_rollout_value){25, true};
-    in->s.max_unavailable = (struct gp_rollout_value){25, true};
-    return gp_yaml_object(y, v, rollout_fields, sizeof rollout_fields / sizeof rollout_fields[0],
-                          obj, true);
+    if (in->rollout_node)
+        return gp_yaml_fail(y, v, GP_EINVALID, "give rollout (one) or rollouts (a list), not both");
+    in->rollout_node = v;
+    return one_rollout(y, v, 0, obj);
+}
+
+static enum gp_err spec_rollouts(struct gp_yaml *y, struct fy_node *v, void *obj)
+{
+    struct svc_in *in = obj;
+    if (in->rollout_node)
+        return gp_yaml_fail(y, v, GP_EINVALID, "give rollout (one) or rollouts (a list), not both");
+    in->rollout_node = v;
+    return gp_yaml_list(y, v, one_rollout, obj);
 }
 
 static enum gp_err spec_limit(struct gp_yaml *y, struct fy_node *v, void *obj)
@@ -539,6 +572,7 @@ static const struct gp_yaml_field spec_fields[] = {
     GP_YCUSTOM("load", spec_load, GP_YF_REQUIRED),
     GP_YCUSTOM("autoscaler", spec_scaler, 0),
     GP_YCUSTOM("rollout", spec_rollout, 0),
+    GP_YCUSTOM("rollouts", spec_rollouts, 0),
     GP_YCUSTOM("latencyLimit", spec_limit, 0),
 };
 
@@ -607,6 +641,13 @@ enum gp_err gp_manifest_read_service(struct gp_yaml *y, struct fy_node *n,
         in.s.sync_s = GP_HPA_SYNC_S;
     else
         in.s.sync_s = in.s.scaler == GP_SCALER_HPA ? GP_HPA_SYNC_S : GP_KPA_TICK_S;
+    if (in.s.nrollouts > 0) {
+        struct gp_service_rollout *ro = gp_arena_alloc(y->arena, in.s.nrollouts * sizeof *ro);
+        if (!ro)
+            return gp_manifest_oom(y);
+        memcpy(ro, in.rollouts, in.s.nrollouts * sizeof *ro);
+        in.s.rollouts = ro;
+    }
     in.s.source = gp_arena_printf(y->arena, "%s:%d", y->name, line);
     if (!in.s.source || gp_workload_add_service(st->w, y->arena, &in.s) != GP_OK)
         return gp_manifest_oom(y);

@@ -45,6 +45,14 @@ struct gp_load {
     uint64_t trace_requests;
 };
 
+/* One rolling update: when the Deployment's template changes, and the
+ * strategy it carries from then on (serve/rollout.h). */
+#define GP_SERVICE_MAX_ROLLOUTS 32 /* GP_DEPLOY_MAX_RS - 1 */
+struct gp_service_rollout {
+    double at_s;
+    struct gp_rollout_value max_surge, max_unavailable;
+};
+
 enum gp_scaler_kind { GP_SCALER_NONE, GP_SCALER_HPA, GP_SCALER_CONCURRENCY };
 
 /* The HPA's metric: per pod, the load spread over the ready replicas. */
@@ -74,11 +82,10 @@ struct gp_service {
     /* the p99 latency it must stay within (0: none): dense packing and the
      * sharing study (docs/serve.md, "Dense packing") */
     double latency_limit_s;
-    /* a rolling update of the Deployment (a new image or model version) at
-     * rollout_at_s, with its strategy (serve/rollout.h) */
-    bool has_rollout;
-    double rollout_at_s;
-    struct gp_rollout_value max_surge, max_unavailable;
+    /* rolling updates of the Deployment (a new image or model version),
+     * in increasing time (spec.rollouts, or spec.rollout as one) */
+    struct gp_service_rollout *rollouts;
+    size_t nrollouts;
 };
 
 /* The mean load offered over [t0_s, t1_s) in requests/s; a trace also

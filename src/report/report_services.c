@@ -41,7 +41,8 @@ static json_t *series(const double *v, size_t n, int dec)
     return a;
 }
 
-static const char *const STATUS[] = {"complete", "progressing", "stalled", "not started"};
+static const char *const STATUS[] = {"complete", "progressing", "stalled", "not started",
+                                     "superseded"};
 
 static json_t *rollout_json(const struct gp_sim_rollout *ro)
 {
@@ -56,6 +57,9 @@ static json_t *rollout_json(const struct gp_sim_rollout *ro)
              set(o, "max_unavailable", json_integer(ro->max_unavailable)) &&
              set(o, "min_ready", json_integer(ro->min_ready)) &&
              set(o, "max_pods", json_integer(ro->max_pods)) &&
+             set(o, "replicas_low", json_integer(ro->replicas_low)) &&
+             set(o, "replicas_high", json_integer(ro->replicas_high)) &&
+             set(o, "below_min_available_s", real(ro->below_min_available_s, 3)) &&
              set(o, "spare_gpus_peak", real(ro->spare_gpus_peak, 3)) &&
              set(o, "no_room", json_boolean(ro->no_room)) &&
              (!ro->no_room || set(o, "no_room_s", real(ro->no_room_s, 3)));
@@ -76,11 +80,15 @@ static void rollout_text(char *b, size_t n, const struct gp_sim_rollout *ro)
         snprintf(b, n, "rollout at %s: not started", at);
         return;
     }
+    char range[48] = "";
+    if (ro->replicas_low != ro->replicas_high)
+        snprintf(range, sizeof range, ", scaled %d-%d while it ran", ro->replicas_low,
+                 ro->replicas_high);
     int k = snprintf(b, n,
-                     "rollout at %s: %s %s %s, %d replicas (surge %d, unavailable %d), "
+                     "rollout at %s: %s %s %s, %d replicas (surge %d, unavailable %d%s), "
                      "ready >= %d, %g spare GPUs",
                      at, STATUS[ro->status], ro->status == GP_ROLLOUT_COMPLETE ? "in" : "after", d,
-                     ro->replicas, ro->max_surge, ro->max_unavailable, ro->min_ready,
+                     ro->replicas, ro->max_surge, ro->max_unavailable, range, ro->min_ready,
                      ro->spare_gpus_peak);
     if (ro->no_room && k > 0 && (size_t)k < n)
         snprintf(b + k, n - (size_t)k, "; no room for surge replicas: %s",
@@ -116,6 +124,15 @@ static json_t *one(const struct gp_sim_service *s)
              set(o, "tokens_per_s", real(s->tokens_per_s, 2));
     if (ok && s->has_rollout)
         ok = set(o, "rollout", rollout_json(&s->rollout));
+    if (ok && s->has_rollout) {
+        json_t *a = json_array();
+        for (size_t k = 0; a && k < s->nrollouts; k++)
+            if (json_array_append_new(a, rollout_json(&s->rollouts[k])) != 0) {
+                json_decref(a);
+                a = NULL;
+            }
+        ok = set(o, "rollouts", a);
+    }
     if (!ok) {
         json_decref(o);
         return NULL;
@@ -157,9 +174,9 @@ void gp_report_services_summary(FILE *f, const struct gp_sim_result *r)
             gp_report_fmt_num(num, sizeof num, s->tokens_per_s, 1);
             fprintf(f, "                  %-14s TTFT p99 %s, %s tokens/s\n", "", tt, num);
         }
-        if (s->has_rollout) {
+        for (size_t k = 0; s->has_rollout && k < s->nrollouts; k++) {
             char ro[320];
-            rollout_text(ro, sizeof ro, &s->rollout);
+            rollout_text(ro, sizeof ro, &s->rollouts[k]);
             fprintf(f, "                  %-14s %s\n", "", ro);
         }
     }
@@ -257,15 +274,15 @@ void gp_report_services_html(struct gp_sbuf *o, const struct gp_sim_result *r)
     gp_sbuf_add(o, "</table>\n");
     for (size_t i = 0; i < r->nservices; i++) {
         const struct gp_sim_service *s = &r->services[i];
-        if (!s->has_rollout)
-            continue;
-        char ro[320];
-        rollout_text(ro, sizeof ro, &s->rollout);
-        gp_sbuf_add(o, "<p>");
-        gp_sbuf_add_xml(o, s->name ? s->name : "-");
-        gp_sbuf_add(o, ": ");
-        gp_sbuf_add_xml(o, ro);
-        gp_sbuf_add(o, "</p>\n");
+        for (size_t k = 0; s->has_rollout && k < s->nrollouts; k++) {
+            char ro[320];
+            rollout_text(ro, sizeof ro, &s->rollouts[k]);
+            gp_sbuf_add(o, "<p>");
+            gp_sbuf_add_xml(o, s->name ? s->name : "-");
+            gp_sbuf_add(o, ": ");
+            gp_sbuf_add_xml(o, ro);
+            gp_sbuf_add(o, "</p>\n");
+        }
     }
     gp_sbuf_add(o, "</section>\n");
 

@@ -32,6 +32,7 @@ void gp_sim_services_free(struct run *r)
         GP_VEC_FREE(&sv->lat_t);
         GP_VEC_FREE(&sv->readies);
         GP_VEC_FREE(&sv->waits);
+        free(sv->rolls);
     }
     free(r->svcs);
     r->svcs = NULL;
@@ -74,6 +75,7 @@ enum gp_err gp_sim_services_start(struct run *r)
                                "sim.gpuplane.io/repeat; a served Deployment is submitted once",
                                s->source, s->name, s->deployment);
         sv->desired = (int32_t)w->items[sv->item].replicas;
+        sv->scale_due_s = s->sync_s;
         gp_serve_kpa_init(&sv->kpa);
         if (GP_VEC_PUSH(&sv->readies, ((struct ready_change){0, 0})) != 0)
             return gp_sim_nomem(r);
@@ -101,7 +103,7 @@ static enum gp_err find_inst(struct run *r, struct svc_run *sv)
     sv->inst = (uint32_t)sv->scan;
     const struct inst *in = inst_at(r, sv->inst);
     for (uint32_t lp = in->head; lp != NONE; lp = lpod_at(r, lp)->next) {
-        struct replica rep = {lp, 0, INFINITY, false};
+        struct replica rep = {lp, 0, INFINITY, 0};
         if (GP_VEC_PUSH(&sv->reps, rep) != 0)
             return gp_sim_nomem(r);
     }
@@ -348,9 +350,10 @@ static enum gp_err serve_interval(struct run *r, struct svc_run *sv, double t0, 
     return GP_OK;
 }
 
-/* The HPA's view of the pods: Pending until bound, without a metric while
- * the model loads, the load spread over the ready ones otherwise. */
-static enum gp_err hpa_sync(struct run *r, struct svc_run *sv)
+/* The HPA's view of the pods (every ReplicaSet's: the Deployment's
+ * selector): Pending until bound, without a metric while the model loads,
+ * the load `rps` spread over the ready ones otherwise. */
+static enum gp_err hpa_sync(struct run *r, struct svc_run *sv, double rps)
 {
     const struct gp_service *s = sv->s;
     sv->pods.len = 0;
@@ -358,15 +361,15 @@ static enum gp_err hpa_sync(struct run *r, struct svc_run *sv)
     if (sv->ready > 0) {
         double cap = s->llm ? 0 : s->rps_per_replica * sv->rate_sum;
         if (s->llm) {
-            struct capacity c = capacity_of(sv, sv->last_rps, s->in_tokens, s->out_tokens);
+            struct capacity c = capacity_of(sv, rps, s->in_tokens, s->out_tokens);
             cap = c.total;
         }
         switch (s->hpa_metric) {
         case GP_HPA_UTILIZATION: /* a busy GPU shows 100 %, no more */
-            per = cap > 0 ? 100.0 * fmin(1.0, sv->last_rps / cap) : 100.0;
+            per = cap > 0 ? 100.0 * fmin(1.0, rps / cap) : 100.0;
             break;
         case GP_HPA_RPS:
-            per = sv->last_rps / sv->ready;
+            per = rps / sv->ready;
             break;
         case GP_HPA_CONCURRENCY:
             per = sv->last_conc / sv->ready;
@@ -422,13 +425,13 @@ int gp_sim_services_rank(const struct run *r, const struct replica *rep)
     return r->now_s >= rep->ready_at_s ? 2 : 1;
 }
 
-enum gp_err gp_sim_services_add(struct run *r, struct svc_run *sv, bool fresh)
+enum gp_err gp_sim_services_add(struct run *r, struct svc_run *sv, uint32_t rev)
 {
     uint32_t lp;
     enum gp_err err = gp_sim_jobs_replica_add(r, sv->inst, &lp);
     if (err != GP_OK)
         return err;
-    struct replica rep = {lp, 0, INFINITY, fresh};
+    struct replica rep = {lp, 0, INFINITY, rev};
     if (GP_VEC_PUSH(&sv->reps, rep) != 0)
         return gp_sim_nomem(r);
     return GP_OK;
@@ -448,9 +451,8 @@ enum gp_err gp_sim_services_remove(struct run *r, struct svc_run *sv, size_t i)
 static enum gp_err apply_desired(struct run *r, struct svc_run *sv)
 {
     int32_t want = sv->desired < 0 ? 0 : sv->desired;
-    bool fresh = sv->roll.done; /* after a rollout every replica is of the new version */
     while ((int32_t)sv->reps.len < want) {
-        enum gp_err err = gp_sim_services_add(r, sv, fresh);
+        enum gp_err err = gp_sim_services_add(r, sv, 0);
         if (err != GP_OK)
             return err;
     }
@@ -503,18 +505,32 @@ enum gp_err gp_sim_services_on_tick(struct run *r, uint32_t svc)
     ready_set_at(r, sv, t1);
     if ((err = waits_note(r, sv, t1)) != GP_OK)
         return err;
-    bool rolling = false;
+    /* the autoscaler at its own period; from a service's first rollout on,
+     * the Deployment controller reconciles the ReplicaSets at every tick
+     * (every second while a rollout runs), the autoscaler running on */
+    bool rolling = false, decided = false;
     if (sv->found) {
-        err = gp_sim_rollout_step(r, sv, &rolling);
-        if (err == GP_OK && !rolling && s->scaler == GP_SCALER_HPA) {
-            err = hpa_sync(r, sv);
-        } else if (err == GP_OK && !rolling && s->scaler == GP_SCALER_CONCURRENCY) {
+        if (s->scaler == GP_SCALER_CONCURRENCY)
             gp_serve_kpa_record(&s->kpa, &sv->kpa, t0, t1, sv->last_conc);
-            struct gp_kpa_decision d =
-                gp_serve_kpa_decide(&s->kpa, &sv->kpa, t1, (int32_t)sv->ready, sv->desired);
-            sv->desired = d.replicas;
+        if (t1 >= sv->scale_due_s - 1e-9) {
+            decided = true;
+            double rps = lam;
+            if (sv->dep_on && sv->scale_t < t0) { /* the load since its last decision */
+                double tin = in, tout = out;
+                rps = gp_load_mean(&s->load, sv->scale_t, t1, &tin, &tout);
+            }
+            if (s->scaler == GP_SCALER_HPA) {
+                err = hpa_sync(r, sv, rps);
+            } else if (s->scaler == GP_SCALER_CONCURRENCY) {
+                struct gp_kpa_decision d =
+                    gp_serve_kpa_decide(&s->kpa, &sv->kpa, t1, (int32_t)sv->ready, sv->desired);
+                sv->desired = d.replicas;
+            }
+            sv->scale_t = t1;
         }
-        if (err == GP_OK && !rolling)
+        if (err == GP_OK)
+            err = gp_sim_rollout_reconcile(r, sv, &rolling);
+        if (err == GP_OK && !sv->dep_on)
             err = apply_desired(r, sv);
         if (err != GP_OK)
             return err;
@@ -524,11 +540,16 @@ enum gp_err gp_sim_services_on_tick(struct run *r, uint32_t svc)
         GP_VEC_PUSH(&sv->readies, ((struct ready_change){t1, sv->ready})) != 0)
         return gp_sim_nomem(r);
     sv->last_t = t1;
-    /* a rollout reconciles every second; the sync before it comes at its time */
-    double next = t1 + (rolling ? GP_SIM_ROLLOUT_TICK_S : s->sync_s);
-    if (s->has_rollout && !sv->roll.active && !sv->roll.done && s->rollout_at_s > t1 &&
-        s->rollout_at_s < next)
-        next = s->rollout_at_s;
+    double next = t1 + s->sync_s;
+    if (decided)
+        sv->scale_due_s = next;
+    else if (sv->found)
+        next = sv->scale_due_s;
+    if (rolling && t1 + GP_SIM_ROLLOUT_TICK_S < next) /* a rollout reconciles every second */
+        next = t1 + GP_SIM_ROLLOUT_TICK_S;
+    double at = gp_sim_rollout_next_s(sv, t1); /* the sync before a rollout comes at its time */
+    if (at < next)
+        next = at;
     return gp_sim_push_event(r, next, EV_SERVICE, svc, 0);
 }
 
@@ -560,9 +581,16 @@ static enum gp_err service_finish(struct run *r, struct svc_run *sv, struct gp_s
             return err;
         sv->last_t = end;
     }
-    o->has_rollout = s->has_rollout;
-    if (s->has_rollout)
-        gp_sim_rollout_result(sv, end, &o->rollout);
+    o->has_rollout = s->nrollouts > 0;
+    if (s->nrollouts > 0) {
+        o->rollouts = gp_arena_alloc(r->a, s->nrollouts * sizeof *o->rollouts);
+        if (!o->rollouts)
+            return gp_sim_nomem(r);
+        for (size_t k = 0; k < s->nrollouts; k++)
+            gp_sim_rollout_result(sv, k, end, &o->rollouts[k]);
+        o->nrollouts = s->nrollouts;
+        o->rollout = o->rollouts[0];
+    }
     /* requests still waiting: their wait so far, a lower bound */
     double mu = s->llm ? 1.0 : s->rps_per_replica;
     for (size_t i = sv->bhead; i < sv->backlog.len; i++) {

@@ -13,7 +13,7 @@ struct replica {
     uint32_t lp;
     uint32_t runs_seen; /* binds seen: a new one pays a cold start */
     double ready_at_s;  /* INFINITY: not bound yet */
-    bool fresh;         /* of the new version (a rollout's new ReplicaSet) */
+    uint32_t rev;       /* its ReplicaSet: 0 the first template, k the k-th rollout's */
 };
 
 struct chunk {
@@ -33,13 +33,16 @@ struct wait_change {
     double backlog, joined;
 };
 
-/* A rolling update in virtual time (rollouts.c). */
+/* One rollout's figures in virtual time (rollouts.c). */
+enum svc_roll_state { ROLL_WAITING, ROLL_ACTIVE, ROLL_COMPLETE, ROLL_SUPERSEDED };
 struct svc_roll {
-    bool active, done;
-    struct gp_rollout m;
-    double start_s, end_s, progress_s; /* began, ended, last progress */
-    int32_t min_ready, max_pods;
-    double spare_gpus_peak, gpus_per_pod;
+    enum svc_roll_state state;
+    double start_s, end_s, progress_s;            /* began, ended, last progress */
+    int32_t replicas, max_surge, max_unavailable; /* when it began */
+    int32_t min_ready, max_pods, replicas_low, replicas_high, new_ready;
+    double spare_gpus_peak;
+    double below_s, last_t; /* time below replicas - maxUnavailable ready */
+    bool below;
     bool no_room; /* a new pod waited unplaced while no node was booting */
     double no_room_s;
 };
@@ -70,27 +73,39 @@ struct svc_run {
     double requests, queued, joined, tokens, unserved_s, gpu_s;
     uint64_t cold_starts;
     uint32_t peak_ready;
-    struct svc_roll roll;
+    /* the autoscaler's next decision, and its last (a rollout's controller
+     * reconciles every second in between) */
+    double scale_due_s, scale_t;
+    /* the Deployment's ReplicaSets, from its first rollout on */
+    bool dep_on;
+    struct gp_deploy dep;
+    uint32_t started; /* rollouts begun */
+    double gpus_per_pod;
+    struct svc_roll *rolls; /* s->nrollouts */
 };
 
 /* ---- services.c ---------------------------------------------------------- */
 
 /* 0: not bound, 1: loading, 2: ready (the order a ReplicaSet removes them in) */
 int gp_sim_services_rank(const struct run *r, const struct replica *rep);
-/* One more replica of the service's Deployment (fresh: of the new version). */
-enum gp_err gp_sim_services_add(struct run *r, struct svc_run *sv, bool fresh);
+/* One more replica of the service's Deployment, of ReplicaSet rev. */
+enum gp_err gp_sim_services_add(struct run *r, struct svc_run *sv, uint32_t rev);
 /* Replica i leaves the engine and the service. */
 enum gp_err gp_sim_services_remove(struct run *r, struct svc_run *sv, size_t i);
 
 /* ---- rollouts.c ---------------------------------------------------------- */
 
-/* The Deployment controller's reconcile at a sync: starts the service's
- * rollout once its time has come, then creates and removes replicas as
- * serve/rollout.h says. *rolling: the rollout is under way (the
- * autoscaler waits, the next sync comes sooner). */
+/* The Deployment controller at a sync (after the autoscaler set
+ * sv->desired): begins the rollouts whose time has come, then, from the
+ * first one on, reconciles the ReplicaSets as serve/rollout.h says
+ * (before it, the caller applies sv->desired itself). *rolling: a rollout
+ * is under way (the controller reconciles every second). */
 #define GP_SIM_ROLLOUT_TICK_S 1.0
-enum gp_err gp_sim_rollout_step(struct run *r, struct svc_run *sv, bool *rolling);
-/* The rollout's figures at the end of the run. */
-void gp_sim_rollout_result(const struct svc_run *sv, double end_s, struct gp_sim_rollout *o);
+enum gp_err gp_sim_rollout_reconcile(struct run *r, struct svc_run *sv, bool *rolling);
+/* The time of the next rollout to begin after t_s (INFINITY: none). */
+double gp_sim_rollout_next_s(const struct svc_run *sv, double t_s);
+/* Rollout k's figures at the end of the run. */
+void gp_sim_rollout_result(const struct svc_run *sv, size_t k, double end_s,
+                           struct gp_sim_rollout *o);
 
 #endif

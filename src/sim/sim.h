@@ -208,6 +208,7 @@ enum gp_sim_rollout_status {
     GP_ROLLOUT_PROGRESSING, /* under way at the end of the run */
     GP_ROLLOUT_STALLED,     /* no progress for progressDeadlineSeconds (600 s) at the end */
     GP_ROLLOUT_NOT_STARTED, /* its time, or its Deployment, did not come */
+    GP_ROLLOUT_SUPERSEDED,  /* the next rollout began before it completed */
 };
 
 struct gp_sim_rollout {
@@ -215,10 +216,12 @@ struct gp_sim_rollout {
     double at_s, start_s;
     double duration_s; /* start to complete; to the end of the run otherwise */
     int32_t replicas, max_surge, max_unavailable;
-    int32_t min_ready, max_pods; /* the lowest ready and the most pods, over the rollout */
-    double spare_gpus_peak;      /* GPUs held beyond replicas' worth, at most */
-    bool no_room;                /* a surge replica waited unplaced while no node was booting */
-    double no_room_s;            /* when that was first seen */
+    int32_t min_ready, max_pods;         /* the lowest ready and the most pods, over the rollout */
+    int32_t replicas_low, replicas_high; /* the range of spec.replicas (the autoscaler's) */
+    double below_min_available_s; /* time with fewer than spec.replicas - maxUnavailable ready */
+    double spare_gpus_peak;       /* GPUs held beyond replicas' worth, at most */
+    bool no_room;                 /* a surge replica waited unplaced while no node was booting */
+    double no_room_s;             /* when that was first seen */
 };
 
 struct gp_sim_service {
@@ -229,7 +232,9 @@ struct gp_sim_service {
     double *queued;          /* requests waiting for capacity at each sample */
     double *unserved_load;   /* requests/s that joined the wait, from each sample to the next */
     bool has_rollout;
-    struct gp_sim_rollout rollout;
+    struct gp_sim_rollout rollout;   /* the first of rollouts */
+    struct gp_sim_rollout *rollouts; /* nrollouts, in time, in the arena */
+    size_t nrollouts;
     size_t n;
     double p50_latency_s, p95_latency_s, p99_latency_s;
     double ttft_p99_s;   /* LLM: time to first token, queueing included */

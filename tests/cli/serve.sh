@@ -42,6 +42,10 @@ bad window "stableWindow: expected a duration from 6s to 3600s" \
 
 bad latency-limit "InferenceService/conv.spec.latencyLimit: expected a duration" \
     's|^  coldStart: uniform(60s,120s)|  latencyLimit: fast\n  coldStart: uniform(60s,120s)|'
+bad rollouts-order "InferenceService/conv.spec.rollouts[1].at: 1800s is not after rollouts[0].at" \
+    's|^  coldStart: uniform(60s,120s)|  rollouts: [{at: 1h}, {at: 30m}]\n  coldStart: uniform(60s,120s)|'
+bad rollouts-type "InferenceService/conv.spec.rollouts[0].maxSurge: expected a count or a percent" \
+    's|^  coldStart: uniform(60s,120s)|  rollouts: [{at: 1h, maxSurge: [1]}]\n  coldStart: uniform(60s,120s)|'
 
 # dense packing (docs/serve.md, "Dense packing"), worked by hand: five
 # quarter-GPU models of 100 rps alone, 50 rps offered, p99 within 100 ms.

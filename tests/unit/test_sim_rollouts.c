@@ -1,11 +1,15 @@
 /* test_sim_rollouts.c - rolling updates of a served Deployment in timed
  * runs (sim/rollouts.c): rollouts worked by hand (surge with room; no room
  * and maxUnavailable 0: stalled; no room and maxUnavailable 1: it proceeds
- * one replica at a time), the reader's checks of the strategy, and a
- * property test over random specs on the simulator's path: never more
- * than replicas + maxSurge pods, never fewer than replicas - maxUnavailable
+ * one replica at a time; two overlapping ones), the reader's checks of the
+ * strategy and of the list of rollouts, and property tests over random
+ * specs on the simulator's path: with a steady count, never more than
+ * replicas + maxSurge pods, never fewer than replicas - maxUnavailable
  * ready (Kubernetes' rounding: surge up, unavailable down), and complete
- * whenever there is room for one more replica or maxUnavailable allows. */
+ * whenever there is room for one more replica or maxUnavailable allows;
+ * with an HPA at work through several rollouts, never more than the
+ * highest count + its maxSurge pods, and each rollout complete or
+ * superseded. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -181,6 +185,87 @@ static void test_reader(void **state)
     gp_arena_free(&a);
 }
 
+/* Two rollouts 30 s apart, each surge 2 and unavailable 0, of 6
+ * replicas on 8 GPUs with a 60 s model load. At 600 the first one's two
+ * new pods bind (ready at 660); at 630 the second template comes: its
+ * ReplicaSet starts at 0 (8 pods, 6 + 2, are there), and the old ones may
+ * lose 8 - 6 - 0 = 2: the first template's 6 are all available, the first
+ * rollout's 2 loading pods go ("rollover"); at 631 the new set grows by
+ * 8 - 6 = 2 (ready at 691), and from there in three waves of 60 s and
+ * two reconciles of 1 s as one rollout alone: complete at 813, 183 s
+ * after it began; the first one superseded after 30 s. 6 + 2 + 6 cold
+ * starts. */
+static void test_overlapping(void **state)
+{
+    (void)state;
+    struct gp_arena a;
+    gp_arena_init(&a);
+    struct gp_sim_result r;
+    char m[2048];
+    struct gp_diag d = {""};
+    manifest(m, sizeof m, 6, "60s", "10m", "2", "0");
+    char *ro = strstr(m, "  rollout: ");
+    assert_non_null(ro);
+    snprintf(ro, sizeof m - (size_t)(ro - m),
+             "  rollouts:\n  - {at: 10m, maxSurge: 2, maxUnavailable: 0}\n"
+             "  - {at: 630s, maxSurge: 2, maxUnavailable: 0}\n");
+    assert_int_equal(sim(1, m, 3600, &a, &r, &d), GP_OK);
+    const struct gp_sim_service *s = &r.services[0];
+    assert_true(s->has_rollout);
+    assert_int_equal(s->nrollouts, 2);
+    const struct gp_sim_rollout *r1 = &s->rollouts[0], *r2 = &s->rollouts[1];
+    assert_int_equal(r1->status, GP_ROLLOUT_SUPERSEDED);
+    assert_true(r1->start_s == 600 && r1->duration_s == 30);
+    assert_int_equal(r1->max_pods, 8);
+    assert_int_equal(r1->min_ready, 6);
+    assert_int_equal(r2->status, GP_ROLLOUT_COMPLETE);
+    assert_true(r2->start_s == 630);
+    assert_true(r2->duration_s == 183);
+    assert_int_equal(r2->min_ready, 6);
+    assert_int_equal(r2->max_pods, 8);
+    assert_int_equal(r2->replicas_low, 6);
+    assert_int_equal(r2->replicas_high, 6);
+    assert_true(r2->below_min_available_s == 0);
+    assert_int_equal(s->cold_starts, 14);
+    /* the first rollout is also `rollout` */
+    assert_int_equal(s->rollout.status, GP_ROLLOUT_SUPERSEDED);
+    gp_arena_free(&a);
+}
+
+/* Bad rollouts: out of order, the wrong types, both forms: one line
+ * naming the field. */
+static void test_reader_rollouts(void **state)
+{
+    (void)state;
+    struct gp_arena a;
+    gp_arena_init(&a);
+    struct gp_sim_result r;
+    const char *bad[][2] = {
+        {"  rollouts:\n  - {at: 1h}\n  - {at: 30m}\n", "spec.rollouts[1].at"},
+        {"  rollouts:\n  - {at: 1h}\n  - {at: 1h}\n", "increasing time"},
+        {"  rollouts: {at: 1h}\n", "spec.rollouts"},
+        {"  rollouts: [1h]\n", "spec.rollouts[0]"},
+        {"  rollouts:\n  - {at: [1h]}\n", "spec.rollouts[0].at"},
+        {"  rollouts:\n  - {at: 1h, maxSurge: {a: 1}}\n", "spec.rollouts[0].maxSurge"},
+        {"  rollouts:\n  - {at: 1h, maxUnavailable: 1.5}\n", "spec.rollouts[0].maxUnavailable"},
+        {"  rollouts:\n  - {at: 1h, surge: 1}\n", "spec.rollouts[0]"},
+        {"  rollout: {at: 1h}\n  rollouts:\n  - {at: 2h}\n", "not both"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char m[2048];
+        struct gp_diag d = {""};
+        manifest(m, sizeof m, 2, "60s", "10m", "1", "0");
+        char *ro = strstr(m, "  rollout: ");
+        assert_non_null(ro);
+        snprintf(ro, sizeof m - (size_t)(ro - m), "%s", bad[i][0]);
+        assert_int_equal(sim(1, m, 3600, &a, &r, &d), GP_EINVALID);
+        if (!strstr(d.msg, bad[i][1]) || strchr(d.msg, '\n'))
+            fail_msg("case %zu: \"%s\" lacks \"%s\"", i, d.msg, bad[i][1]);
+        assert_non_null(strstr(d.msg, "w.yaml:"));
+    }
+    gp_arena_free(&a);
+}
+
 /* Kubernetes' fenceposts, by integer arithmetic */
 static void fenceposts(int replicas, int s, bool sp, int u, bool up, int *ms, int *mu)
 {
@@ -238,6 +323,73 @@ static void test_property(void **state)
     assert_true(complete > 100 && stalled > 0);
 }
 
+/* An HPA following a diurnal load (an hour's period) through two or
+ * three rollouts of random strategies at random times: never more pods
+ * than the highest spec.replicas + its maxSurge, the time below the
+ * floor within the rollout, every rollout but the last complete or
+ * superseded and the last complete, and the autoscaler at work during
+ * most of them. */
+static void test_property_autoscaled(void **state)
+{
+    (void)state;
+    struct gp_rng g;
+    gp_rng_seed(&g, 1313);
+    int scaled = 0, superseded = 0, complete = 0;
+    for (int it = 0; it < 40; it++) {
+        struct gp_arena a;
+        gp_arena_init(&a);
+        char m[4096];
+        manifest(m, sizeof m, 4, "uniform(30s,150s)", "10m", "1", "0");
+        char *cut = strstr(m, "  load: ");
+        assert_non_null(cut);
+        int n = snprintf(cut, sizeof m - (size_t)(cut - m),
+                         "  load: {diurnal: {mean: 40, amplitude: 0.8, period: 30m}}\n"
+                         "  autoscaler:\n    hpa: {minReplicas: 2, maxReplicas: 10, "
+                         "metric: rps, target: 7}\n  rollouts:\n");
+        cut += n;
+        int nro = 2 + (int)gp_rng_below(&g, 2);
+        double at = 0;
+        int ms[3], ref[3];
+        for (int k = 0; k < nro; k++) {
+            at += 20 + (double)gp_rng_below(&g, 500);
+            bool sp = gp_rng_below(&g, 2), up = gp_rng_below(&g, 2);
+            int sv = sp ? (int)gp_rng_below(&g, 101) : (int)gp_rng_below(&g, 4);
+            int uv = up ? (int)gp_rng_below(&g, 101) : (int)gp_rng_below(&g, 4);
+            ms[k] = sv;
+            ref[k] = sp;
+            n = snprintf(cut, sizeof m - (size_t)(cut - m),
+                         "  - {at: %.0fs, maxSurge: \"%d%s\", maxUnavailable: \"%d%s\"}\n", at, sv,
+                         sp ? "%" : "", uv, up ? "%" : "");
+            cut += n;
+        }
+        struct gp_sim_result r;
+        struct gp_diag d = {""};
+        assert_int_equal(sim(3, m, 4 * 3600, &a, &r, &d), GP_OK);
+        const struct gp_sim_service *s = &r.services[0];
+        assert_int_equal(s->nrollouts, (size_t)nro);
+        for (int k = 0; k < nro; k++) {
+            const struct gp_sim_rollout *ro = &s->rollouts[k];
+            int hi = ro->replicas_high;
+            int cap = hi + (ref[k] ? (ms[k] * hi + 99) / 100 : ms[k]);
+            if (ro->max_pods > cap)
+                fail_msg("run %d rollout %d: %d pods, at most %d", it, k, ro->max_pods, cap);
+            assert_true(ro->replicas_low <= ro->replicas && ro->replicas <= hi);
+            assert_true(ro->below_min_available_s <= ro->duration_s);
+            if (k + 1 < nro)
+                assert_true(ro->status == GP_ROLLOUT_COMPLETE ||
+                            ro->status == GP_ROLLOUT_SUPERSEDED);
+            else
+                assert_int_equal(ro->status, GP_ROLLOUT_COMPLETE);
+            scaled += ro->replicas_low != hi;
+            superseded += ro->status == GP_ROLLOUT_SUPERSEDED;
+            complete += ro->status == GP_ROLLOUT_COMPLETE;
+        }
+        gp_arena_free(&a);
+    }
+    if (!(scaled > 20 && superseded > 20 && complete > 50))
+        fail_msg("scaled %d, superseded %d, complete %d", scaled, superseded, complete);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -245,7 +397,10 @@ int main(void)
         cmocka_unit_test(test_no_room_stalls),
         cmocka_unit_test(test_no_room_through_unavailable),
         cmocka_unit_test(test_reader),
+        cmocka_unit_test(test_overlapping),
+        cmocka_unit_test(test_reader_rollouts),
         cmocka_unit_test(test_property),
+        cmocka_unit_test(test_property_autoscaled),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
