@@ -139,8 +139,10 @@ static void table(struct gp_sbuf *out, const struct gp_study *s)
     gp_sbuf_add(out, "<section class=\"panel\"><h2>Options</h2>\n<table>\n<tr><th>pool and "
                      "sharing</th><td class=\"num\">nodes</td><td class=\"num\">GPUs</td>"
                      "<td class=\"num\">busy</td><td class=\"num\">$/hour</td>"
-                     "<td class=\"num\">work $/h</td><td class=\"num\">slowdown</td>"
-                     "<td>isolation, or why not</td></tr>\n");
+                     "<td class=\"num\">work $/h</td><td class=\"num\">slowdown</td>");
+    if (s->nlimited)
+        gp_sbuf_add(out, "<td>latency limits</td>");
+    gp_sbuf_add(out, "<td>isolation, or why not</td></tr>\n");
     char label[96], usd[48], work[48];
     for (size_t i = 0; i < s->noptions; i++) {
         const struct gp_study_option *o = &s->options[i];
@@ -155,6 +157,14 @@ static void table(struct gp_sbuf *out, const struct gp_study *s)
                            "class=\"num\">%u</td><td class=\"num\">%s</td><td "
                            "class=\"num\">%s</td><td class=\"num\">%.2fx</td><td>",
                            o->nodes, o->gpus, o->gpus_busy, usd, work, o->slowdown_max);
+            if (s->nlimited) {
+                const struct gp_study_latency *w = gp_study_latency_worst(o);
+                char lat[320];
+                gp_sbuf_add(out, o->meets_limits ? "met; the closest: " : "<b>missed</b>: ");
+                gp_sbuf_add_xml(out, w ? gp_study_latency_text(w, lat, sizeof lat)
+                                       : "none on this pool");
+                gp_sbuf_add(out, "</td><td>");
+            }
             gp_sbuf_add_xml(out, o->isolation);
             for (size_t k = 0; k < o->nforced; k++) {
                 char line[256];
@@ -166,7 +176,8 @@ static void table(struct gp_sbuf *out, const struct gp_study *s)
                 gp_sbuf_add_xml(out, line);
             }
         } else {
-            gp_sbuf_add(out, "<td class=\"num\" colspan=\"6\">not possible</td><td>");
+            gp_sbuf_printf(out, "<td class=\"num\" colspan=\"%d\">not possible</td><td>",
+                           s->nlimited ? 7 : 6);
             gp_sbuf_add_xml(out, o->why ? o->why : "");
         }
         gp_sbuf_add(out, "</td></tr>\n");

@@ -5,6 +5,7 @@
 #include "cli/study_out.h"
 
 #include <math.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -44,11 +45,81 @@ static void rent_text(char *buf, size_t n, const struct gp_study_option *o)
     }
 }
 
+/* One advice line (512 bytes), cut if longer. */
+static void put_line(char *line, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void put_line(char *line, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, 512, fmt, ap);
+    va_end(ap);
+}
+
+static double limit_ratio(const struct gp_study_latency *l)
+{
+    return l->limit_s > 0 ? l->p99_s / l->limit_s : 0;
+}
+
+const struct gp_study_latency *gp_study_latency_worst(const struct gp_study_option *o)
+{
+    const struct gp_study_latency *w = NULL;
+    for (size_t i = 0; i < o->nlatency; i++) {
+        const struct gp_study_latency *l = &o->latency[i];
+        if (!w || (w->within && !l->within) ||
+            (w->within == l->within && limit_ratio(l) > limit_ratio(w)))
+            w = l;
+    }
+    return w;
+}
+
+const char *gp_study_latency_text(const struct gp_study_latency *l, char *buf, size_t n)
+{
+    char fig[96], how[128];
+    const char *what = l->llm ? "TTFT p99" : "p99";
+    if (isfinite(l->p99_s))
+        snprintf(fig, sizeof fig, "%s %.3f s, %s its %.3f s limit", what, l->p99_s,
+                 l->within ? "within" : "over", l->limit_s);
+    else
+        snprintf(fig, sizeof fig, "cannot keep up with its peak load (limit %.3f s)", l->limit_s);
+    int len = snprintf(how, sizeof how, "%u %s at %.2fx", l->replicas,
+                       l->replicas == 1 ? "replica" : "replicas", l->speed);
+    if (l->llm && len > 0 && (size_t)len < sizeof how) {
+        if (isfinite(l->itl_s))
+            snprintf(how + len, sizeof how - (size_t)len, ", ITL %.1f ms, KV cache %.0f %%",
+                     l->itl_s * 1000, l->mem_frac * 100);
+        else
+            snprintf(how + len, sizeof how - (size_t)len, ", KV cache %.0f %%", l->mem_frac * 100);
+    }
+    snprintf(buf, n, "%s: %s (%s)", l->service ? l->service : "?", fig, how);
+    return buf;
+}
+
+/* The first service of o past its limit, in words. */
+static const char *first_miss(const struct gp_study_option *o, char *buf, size_t n)
+{
+    for (size_t i = 0; i < o->nlatency; i++)
+        if (!o->latency[i].within)
+            return gp_study_latency_text(&o->latency[i], buf, n);
+    snprintf(buf, n, "?");
+    return buf;
+}
+
 size_t gp_study_advice(const struct gp_study *s, char lines[][512], size_t cap)
 {
     size_t k = 0;
-    char label[96], rent[256];
-    int best = s->cheapest, safe = s->cheapest_isolated;
+    char label[96], rent[256], lat[320];
+    int best = s->cheapest, safe = s->cheapest_isolated, fit = s->cheapest_fit;
+    if (best < 0 && s->nlimited > 0 && fit >= 0) {
+        const struct gp_study_option *f = &s->options[fit];
+        rent_text(rent, sizeof rent, f);
+        if (k < cap)
+            snprintf(lines[k++], 512,
+                     "no option keeps every service within its latency limit: see the table");
+        if (k < cap)
+            put_line(lines[k++], "the cheapest that fits, %s (%s), misses %s",
+                     gp_study_label(f, label, sizeof label), rent, first_miss(f, lat, sizeof lat));
+        return k;
+    }
     if (best < 0) {
         if (k < cap)
             snprintf(lines[k++], 512, "no option holds the workload: see why in the table");
@@ -67,6 +138,10 @@ size_t gp_study_advice(const struct gp_study *s, char lines[][512], size_t cap)
                  "at the peak its pods run %.2fx slower on average, %.2fx at worst, so it "
                  "rents $%.2f/hour for $%.2f/hour of work",
                  o->slowdown_mean, o->slowdown_max, o->usd_per_hour, o->work_usd_per_hour);
+    const struct gp_study_latency *w = gp_study_latency_worst(o);
+    if (k < cap && w)
+        put_line(lines[k++], "every service meets its latency limit there; the closest: %s",
+                 gp_study_latency_text(w, lat, sizeof lat));
     if (k < cap && safe >= 0 && safe != best) {
         rent_text(rent, sizeof rent, &s->options[safe]);
         snprintf(lines[k++], 512,
@@ -74,9 +149,9 @@ size_t gp_study_advice(const struct gp_study *s, char lines[][512], size_t cap)
                  gp_study_label(&s->options[safe], label, sizeof label), rent,
                  s->options[safe].work_usd_per_hour);
     }
-    int hourly = -1; /* the cheapest by the hour, if another */
+    int hourly = -1; /* the cheapest by the hour within the limits, if another */
     for (size_t i = 0; i < s->noptions; i++)
-        if (s->options[i].feasible &&
+        if (s->options[i].feasible && s->options[i].meets_limits &&
             (hourly < 0 || s->options[i].usd_per_hour < s->options[hourly].usd_per_hour))
             hourly = (int)i;
     if (k < cap && hourly >= 0 && hourly != best &&
@@ -87,6 +162,12 @@ size_t gp_study_advice(const struct gp_study *s, char lines[][512], size_t cap)
                  "an hour of its work costs $%.2f",
                  gp_study_label(h, label, sizeof label), h->usd_per_hour, h->slowdown_mean,
                  h->work_usd_per_hour);
+    }
+    if (k < cap && fit >= 0 && fit != best) {
+        const struct gp_study_option *f = &s->options[fit];
+        put_line(lines[k++], "%s costs less for the work ($%.2f/hour) but misses %s",
+                 gp_study_label(f, label, sizeof label), f->work_usd_per_hour,
+                 first_miss(f, lat, sizeof lat));
     }
     return k;
 }
@@ -115,8 +196,8 @@ void gp_study_print(FILE *f, const struct gp_study *s, const struct gp_study_met
         fprintf(f, "; %u %s of pods without GPUs not sized", s->cpu_only_runs,
                 plural(s->cpu_only_runs, "run", "runs"));
     fprintf(f, ")\n\n");
-    fprintf(f, "%-26s %6s %6s %6s %11s %10s %11s %9s\n", "pool and sharing", "nodes", "GPUs",
-            "busy", "$/hour", "$/month", "work $/h", "slowdown");
+    fprintf(f, "%-26s %6s %6s %6s %11s %10s %11s %9s%s\n", "pool and sharing", "nodes", "GPUs",
+            "busy", "$/hour", "$/month", "work $/h", "slowdown", s->nlimited ? "  p99/limit" : "");
     for (size_t i = 0; i < s->noptions; i++) {
         const struct gp_study_option *o = &s->options[i];
         gp_study_label(o, label, sizeof label);
@@ -126,9 +207,25 @@ void gp_study_print(FILE *f, const struct gp_study *s, const struct gp_study_met
         }
         char slow[32];
         snprintf(slow, sizeof slow, "%.2fx", o->slowdown_max);
-        fprintf(f, "%-26s %6u %6u %6u %11.2f %10.0f %11.2f %9s\n", label, o->nodes, o->gpus,
+        char lim[32] = "";
+        const struct gp_study_latency *w = gp_study_latency_worst(o);
+        if (w && isfinite(limit_ratio(w)))
+            snprintf(lim, sizeof lim, "  %9.2f%s", limit_ratio(w), w->within ? "" : " miss");
+        else if (w)
+            snprintf(lim, sizeof lim, "  %9s miss", "inf");
+        fprintf(f, "%-26s %6u %6u %6u %11.2f %10.0f %11.2f %9s%s\n", label, o->nodes, o->gpus,
                 o->gpus_busy, o->usd_per_hour, o->usd_per_hour * GP_STUDY_HOURS_PER_MONTH,
-                o->work_usd_per_hour, slow);
+                o->work_usd_per_hour, slow, lim);
+        for (size_t k = 0, shown = 0; k < o->nlatency; k++) {
+            char lat[320];
+            if (o->latency[k].within)
+                continue;
+            if (shown++ < 3)
+                fprintf(f, "  misses a latency limit: %s\n",
+                        gp_study_latency_text(&o->latency[k], lat, sizeof lat));
+            else if (shown == 4)
+                fprintf(f, "  and more services past their limits (the JSON lists them)\n");
+        }
         for (size_t k = 0; k < o->nforced; k++) {
             const struct gp_study_forced *x = &o->forced[k];
             fprintf(f,
@@ -170,7 +267,7 @@ static json_t *jnum(double x)
     return json_real(isfinite(x) ? round(x * 1000) / 1000 : 0);
 }
 
-static json_t *option_json(const struct gp_study_option *o)
+static json_t *option_json(const struct gp_study_option *o, bool with_latency)
 {
     json_t *x = json_object();
     json_object_set_new(x, "pool", json_string(o->pool));
@@ -208,6 +305,27 @@ static json_t *option_json(const struct gp_study_option *o)
         json_array_append_new(forced, y);
     }
     json_object_set_new(x, "forced", forced);
+    if (!with_latency)
+        return x;
+    json_object_set_new(x, "meets_latency_limits", json_boolean(o->feasible && o->meets_limits));
+    json_t *lat = json_array();
+    for (size_t k = 0; k < o->nlatency; k++) {
+        const struct gp_study_latency *l = &o->latency[k];
+        json_t *y = json_object();
+        json_object_set_new(y, "service", json_string(l->service ? l->service : ""));
+        json_object_set_new(y, "kind", json_string(l->llm ? "llm" : "requests"));
+        json_object_set_new(y, "replicas", json_integer(l->replicas));
+        json_object_set_new(y, "speed", jnum(l->speed));
+        json_object_set_new(y, "mem_frac", jnum(l->mem_frac));
+        json_object_set_new(y, l->llm ? "ttft_p99_s" : "p99_latency_s",
+                            isfinite(l->p99_s) ? jnum(l->p99_s) : json_null());
+        if (l->llm)
+            json_object_set_new(y, "itl_s", isfinite(l->itl_s) ? jnum(l->itl_s) : json_null());
+        json_object_set_new(y, "limit_s", jnum(l->limit_s));
+        json_object_set_new(y, "within", json_boolean(l->within));
+        json_array_append_new(lat, y);
+    }
+    json_object_set_new(x, "latency", lat);
     return x;
 }
 
@@ -225,13 +343,19 @@ void gp_study_json(struct gp_sbuf *out, const struct gp_study *s, const struct g
     json_object_set_new(peak, "sets", json_integer((json_int_t)s->peaks));
     json_object_set_new(root, "peak", peak);
     for (size_t i = 0; i < s->noptions; i++)
-        json_array_append_new(arr, option_json(&s->options[i]));
+        json_array_append_new(arr, option_json(&s->options[i], s->nlimited > 0));
     json_object_set_new(root, "sharing_study", arr);
     json_object_set_new(root, "cheapest",
                         s->cheapest >= 0 ? json_integer(s->cheapest) : json_null());
     json_object_set_new(root, "cheapest_isolated",
                         s->cheapest_isolated >= 0 ? json_integer(s->cheapest_isolated)
                                                   : json_null());
+    if (s->nlimited > 0) {
+        json_object_set_new(root, "cheapest_fit",
+                            s->cheapest_fit >= 0 ? json_integer(s->cheapest_fit) : json_null());
+        json_object_set_new(root, "latency_limited_services",
+                            json_integer((json_int_t)s->nlimited));
+    }
     json_t *cons = json_array();
     for (size_t i = 0; i < s->nconstraints; i++) {
         const struct gp_study_constraint *c = &s->constraints[i];

@@ -19,19 +19,21 @@
 
 /* The services part (study_serve.c): per GPU pool, the fewest GPUs that
  * keep every InferenceService with a latencyLimit within it, shared by
- * time-slicing or MPS, against one replica per GPU (docs/serve.md, "Dense
- * packing"). */
+ * time-slicing, MPS or MIG, against one replica per GPU (docs/serve.md,
+ * "Dense packing"). */
 struct gp_study_svc_row {
     const char *pool, *gpu_model;
     uint32_t one_per_gpu;                           /* GPUs, one replica each */
     uint32_t ts_gpus, ts_replicas, ts_infeasible;   /* the best time-slicing setting */
     uint32_t mps_gpus, mps_clients, mps_infeasible; /* the best MPS setting */
+    bool has_mig;                                   /* the GPU has MIG profiles */
+    uint32_t mig_gpus, mig_infeasible;              /* packed on MIG instances */
 };
 
 struct gp_study_services {
     struct gp_study_svc_row *rows; /* in the arena */
     size_t nrows;
-    size_t nservices; /* packed: plain models with a latencyLimit */
+    size_t nservices; /* packed: plain models and LLMs with a latencyLimit */
 };
 
 enum gp_err gp_study_services(const struct gp_cluster *c, const struct gp_workload *w,
@@ -53,9 +55,17 @@ struct gp_study_meta {
 /* "a100 timeslice x4", "a100 mig" into buf. */
 const char *gp_study_label(const struct gp_study_option *o, char *buf, size_t n);
 
-/* The recommendation lines (the cheapest option for the work, what it
- * gives up, the cheapest with isolation, and the cheapest by the hour
- * when it is another), each a sentence, into lines[]; returns how many. */
+/* One service's latency in an option, in words: "chat: p99 0.412 s, over
+ * its 0.200 s limit (4 replicas at 0.50x)"; an LLM's TTFT (and ITL). */
+const char *gp_study_latency_text(const struct gp_study_latency *l, char *buf, size_t n);
+/* The option's service closest to (or furthest past) its limit; NULL when
+ * it has none. */
+const struct gp_study_latency *gp_study_latency_worst(const struct gp_study_option *o);
+
+/* The recommendation lines (the cheapest option for the work that meets
+ * every latency limit, what it gives up, the cheapest with isolation, the
+ * cheapest by the hour when it is another, and a cheaper option that
+ * misses a limit), each a sentence, into lines[]; returns how many. */
 size_t gp_study_advice(const struct gp_study *s, char lines[][512], size_t cap);
 
 /* The table, the placement constraints, each mode's isolation and the

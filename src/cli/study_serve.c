@@ -1,10 +1,10 @@
 /* study_serve.c - the sharing study's services (study_out.h): for the
- * workload's InferenceServices with a latencyLimit (plain request/response
- * models), on each GPU pool of the cluster, the fewest GPUs on which their
- * replicas keep every p99 at the peak load within its limit when they share
- * GPUs by time-slicing or MPS (serve/pack.h: co-location slows replicas as
- * the simulator does), against one replica per GPU (docs/serve.md, "Dense
- * packing"). */
+ * workload's InferenceServices with a latencyLimit (plain models and
+ * LLMs), on each GPU pool of the cluster, the fewest GPUs on which their
+ * replicas keep every service within its limit at the peak load when they
+ * share GPUs by time-slicing, MPS or MIG (serve/pack.h: co-location slows
+ * replicas as the simulator does; an LLM's KV cache follows its memory),
+ * against one replica per GPU (docs/serve.md, "Dense packing"). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,20 +13,8 @@
 #include "io/service.h"
 #include "serve/pack.h"
 
-#define PEAK_WINDOW_S 60.0 /* a trace's peak: its busiest minute */
-
 static const uint32_t TS_REPLICAS[] = {2, 4, 6, 8, 12, 16}; /* as the study tries them */
 static const uint32_t MPS_CLIENTS[] = {2, 3, 4, 5, 6, 7, 8};
-
-/* A served Deployment's pod template: its GPU share and memory. */
-static const struct gp_pod_spec *template_of(const struct gp_workload *w, const char *deployment)
-{
-    for (size_t k = 0; k < w->nitems; k++)
-        if (w->items[k].kind == GP_ITEM_DEPLOYMENT && w->items[k].name &&
-            strcmp(w->items[k].name, deployment) == 0)
-            return &w->items[k].pod;
-    return NULL;
-}
 
 struct scratch {
     struct gp_pack_service *svc;
@@ -42,7 +30,7 @@ static uint32_t best(const struct gp_pool_spec *p, enum gp_pack_share mode, cons
     *setting = 0;
     *infeasible = 0;
     for (size_t k = 0; k < nset; k++) {
-        struct gp_pack_gpu g = {mode, set[k], p->gpu_mem_mib, 0, 0};
+        struct gp_pack_gpu g = {mode, set[k], p->gpu_mem_mib, 0, 0, NULL};
         if (mode == GP_PACK_MPS) { /* the device plugin's defaults per client */
             g.mps_thread_milli = 1000.0 / set[k];
             g.mps_mem_mib = p->gpu_mem_mib ? (double)p->gpu_mem_mib / set[k] : 0;
@@ -70,7 +58,7 @@ enum gp_err gp_study_services(const struct gp_cluster *c, const struct gp_worklo
     memset(out, 0, sizeof *out);
     size_t n = 0;
     for (size_t i = 0; i < w->nservices; i++)
-        n += w->services[i].latency_limit_s > 0 && !w->services[i].llm;
+        n += w->services[i].latency_limit_s > 0;
     if (n == 0)
         return GP_OK;
     struct gp_pack_service *in = gp_arena_alloc(a, n * sizeof *in);
@@ -82,23 +70,17 @@ enum gp_err gp_study_services(const struct gp_cluster *c, const struct gp_worklo
                                  gp_arena_alloc(a, cap * sizeof(double)),
                                  gp_arena_alloc(a, cap * sizeof(uint32_t)),
                                  gp_arena_alloc(a, n * sizeof(size_t)),
-                                 gp_arena_alloc(a, n * sizeof(uint32_t))};
+                                 gp_arena_alloc(a, n * sizeof(uint32_t)),
+                                 gp_arena_alloc(a, cap * sizeof(struct gp_mig_layout))};
     out->rows = gp_arena_alloc(a, (c->npools ? c->npools : 1) * sizeof *out->rows);
     if (!in || !sc.svc || !sc.w.gpu_of || !sc.w.demand || !sc.w.mem || !sc.w.count || !sc.w.first ||
-        !sc.w.order || !out->rows)
+        !sc.w.order || !sc.w.layout || !out->rows)
         return gp_diag_set(d, GP_ENOMEM, "out of memory");
     size_t j = 0;
     for (size_t i = 0; i < w->nservices; i++) {
         const struct gp_service *s = &w->services[i];
-        if (!(s->latency_limit_s > 0) || s->llm)
-            continue;
-        const struct gp_pod_spec *t = template_of(w, s->deployment);
-        double milli = t && t->gpu_count == 1 && t->gpu_milli > 0 ? t->gpu_milli : 1000;
-        in[j++] = (struct gp_pack_service){.rps_alone = s->rps_per_replica,
-                                           .peak_rps = gp_load_peak(&s->load, PEAK_WINDOW_S),
-                                           .limit_s = s->latency_limit_s,
-                                           .demand_milli = milli,
-                                           .mem_mib = t ? t->gpu_mem_mib : 0};
+        if (s->latency_limit_s > 0)
+            gp_study_pack_service(w, s, &in[j++]);
     }
     out->nservices = n;
     for (size_t k = 0; k < c->npools; k++) {
@@ -114,6 +96,15 @@ enum gp_err gp_study_services(const struct gp_cluster *c, const struct gp_worklo
         uint32_t base_mps;
         r->mps_gpus = best(p, GP_PACK_MPS, MPS_CLIENTS, sizeof MPS_CLIENTS / sizeof MPS_CLIENTS[0],
                            in, n, &sc, &r->mps_clients, &r->mps_infeasible, &base_mps);
+        const struct gp_mig_model *m = gp_mig_model_find(p->gpu_model);
+        if (m) { /* MIG: each service on its profile, instances where the layouts allow */
+            struct gp_pack_gpu g = {GP_PACK_MIG, 0, p->gpu_mem_mib, 0, 0, m};
+            memcpy(sc.svc, in, n * sizeof *in);
+            r->has_mig = true;
+            r->mig_gpus = gp_serve_pack(&g, sc.svc, n, &sc.w, &base_mps);
+            for (size_t i = 0; i < n; i++)
+                r->mig_infeasible += !sc.svc[i].feasible;
+        }
     }
     return GP_OK;
 }
@@ -140,9 +131,17 @@ void gp_study_services_print(FILE *f, const struct gp_study_services *s)
         snprintf(mps, sizeof mps, "%u (x%u, -%d %%)", r->mps_gpus, r->mps_clients,
                  saving_pct(r->mps_gpus, r->one_per_gpu));
         fprintf(f, "%-22.22s %12u %18s %18s\n", r->pool, r->one_per_gpu, ts, mps);
+        if (r->has_mig)
+            fprintf(f, "  MIG: %u %s (-%d %%), each service on the profile that needs least\n",
+                    r->mig_gpus, r->mig_gpus == 1 ? "GPU" : "GPUs",
+                    saving_pct(r->mig_gpus, r->one_per_gpu));
         if (r->ts_infeasible || r->mps_infeasible)
             fprintf(f, "  %u (time-slicing) and %u (MPS) services cannot meet their limit on %s\n",
                     r->ts_infeasible, r->mps_infeasible, r->gpu_model);
+        if (r->mig_infeasible)
+            fprintf(f, "  %u %s cannot meet their limit on any MIG profile of %s\n",
+                    r->mig_infeasible, r->mig_infeasible == 1 ? "service" : "services",
+                    r->gpu_model);
     }
 }
 
@@ -161,6 +160,9 @@ json_t *gp_study_services_json(const struct gp_study_services *s)
         json_object_set_new(o, "mps_gpus", json_integer(r->mps_gpus));
         json_object_set_new(o, "mps_clients", json_integer(r->mps_clients));
         json_object_set_new(o, "mps_infeasible", json_integer(r->mps_infeasible));
+        json_object_set_new(o, "mig_gpus", r->has_mig ? json_integer(r->mig_gpus) : json_null());
+        json_object_set_new(o, "mig_infeasible",
+                            r->has_mig ? json_integer(r->mig_infeasible) : json_null());
         json_array_append_new(a, o);
     }
     return a;
@@ -177,6 +179,7 @@ void gp_study_services_html(struct gp_sbuf *out, const struct gp_study_services 
                    "its limit, replicas slowed by their company (docs/serve.md, \"Dense "
                    "packing\").</p>\n<table>\n<tr><th>pool</th><th class=\"num\">one per GPU</th>"
                    "<th class=\"num\">time-slicing</th><th class=\"num\">MPS</th>"
+                   "<th class=\"num\">MIG</th>"
                    "<th class=\"num\">cannot meet their limit</th></tr>\n",
                    s->nservices);
     for (size_t i = 0; i < s->nrows; i++) {
@@ -185,12 +188,17 @@ void gp_study_services_html(struct gp_sbuf *out, const struct gp_study_services 
         gp_sbuf_add_xml(out, r->pool);
         gp_sbuf_printf(out,
                        "</th><td class=\"num\">%u</td><td class=\"num\">%u (x%u, -%d %%)</td>"
-                       "<td class=\"num\">%u (x%u, -%d %%)</td><td class=\"num\">%u / %u</td>"
-                       "</tr>\n",
+                       "<td class=\"num\">%u (x%u, -%d %%)</td>",
                        r->one_per_gpu, r->ts_gpus, r->ts_replicas,
                        saving_pct(r->ts_gpus, r->one_per_gpu), r->mps_gpus, r->mps_clients,
-                       saving_pct(r->mps_gpus, r->one_per_gpu), r->ts_infeasible,
-                       r->mps_infeasible);
+                       saving_pct(r->mps_gpus, r->one_per_gpu));
+        if (r->has_mig)
+            gp_sbuf_printf(out, "<td class=\"num\">%u (-%d %%)</td>", r->mig_gpus,
+                           saving_pct(r->mig_gpus, r->one_per_gpu));
+        else
+            gp_sbuf_add(out, "<td class=\"num\">-</td>");
+        gp_sbuf_printf(out, "<td class=\"num\">%u / %u / %u</td></tr>\n", r->ts_infeasible,
+                       r->mps_infeasible, r->mig_infeasible);
     }
     gp_sbuf_add(out, "</table>\n</section>\n");
 }

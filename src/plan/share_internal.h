@@ -58,6 +58,30 @@ enum gp_err gp_study_pack(const struct gp_node_spec *spec, uint32_t n,
                           const struct gp_pod_spec *const *pods, size_t npods,
                           struct gp_study_trial *t, struct gp_diag *diag);
 
+/* The same, and when every pod is placed, per pod (npods entries each, in
+ * the order given): its speed (1 / slowdown) and the memory it may use as
+ * a fraction of its GPUs' (an MPS client's pinned-memory limit, a MIG
+ * instance's memory, on a time-sliced GPU what it declares, else 1). */
+enum gp_err gp_study_pack_pods(const struct gp_node_spec *spec, uint32_t n,
+                               const struct gp_pod_spec *const *pods, size_t npods,
+                               struct gp_study_trial *t, double *speed, double *mem_frac,
+                               struct gp_diag *diag);
+
+/* The latency of the services with a latencyLimit in an option (its pool
+ * spec on nodes nodes, the items of take): each checked at every peak that
+ * runs its pods (share_latency.c), o->latency and o->meets_limits in the
+ * arena. sv/item: the limited services and each one's Deployment item. */
+struct gp_study_limited {
+    const struct gp_service *svc;
+    size_t item;
+    struct gp_pack_service model; /* gp_study_pack_service */
+};
+enum gp_err gp_study_latency_check(const struct gp_workload *w, const struct gp_study_peak *peaks,
+                                   size_t npeaks, const struct gp_study_limited *lim, size_t nlim,
+                                   const struct gp_node_spec *spec, uint32_t nodes,
+                                   const bool *take, struct gp_study_option *o, struct gp_arena *a,
+                                   struct gp_diag *diag);
+
 /* The fewest nodes of spec, at least lo, that hold pods (the packing is
  * taken to hold more pods on more nodes); 0 when not even
  * GP_STUDY_MAX_NODES (or one node per pod) do. */

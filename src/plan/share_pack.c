@@ -1,7 +1,7 @@
 /* share_pack.c - the sharing study's packing (share_internal.h): a set of
  * pods placed one by one by the engine itself (best fit) onto n empty
- * nodes of a pool, the slowdown of each pod where it lands, and the fewest
- * nodes that hold a set. */
+ * nodes of a pool, the slowdown of each pod where it lands (and the memory
+ * it may use), and the fewest nodes that hold a set. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -60,9 +60,28 @@ static double slowdown(const struct gp_node *n, const struct gp_pod *p, const do
     return slow;
 }
 
-/* Busy GPUs and each bound pod's slowdown. */
-static enum gp_err measure(struct gp_engine *e, uint32_t n, struct gp_study_trial *t,
-                           struct gp_diag *diag)
+/* The memory a bound pod may use, as a fraction of its GPU's: an MPS
+ * client's pinned-memory limit, a MIG instance's memory, what it declares
+ * on a time-sliced GPU (nothing partitions it), else all of it. */
+static double mem_frac(const struct gp_node *n, const struct gp_pod *p)
+{
+    const struct gp_sharing_spec *s = n->spec.sharing;
+    double gpu = n->spec.gpu_mem_mib, m = gpu;
+    if (!s || !(gpu > 0) || p->pick.ngpus == 0)
+        return 1;
+    if (s->mode == GP_SHARE_MPS && s->mps.pinned_mem_mib > 0)
+        m = s->mps.pinned_mem_mib;
+    else if (s->mode == GP_SHARE_MIG && n->mig_model >= 0 && p->pick.mig_profile >= 0)
+        m = gp_mig_models[n->mig_model].profiles[p->pick.mig_profile].memory_mib;
+    else if (s->mode == GP_SHARE_TIMESLICE && p->spec.gpu_mem_mib > 0)
+        m = p->spec.gpu_mem_mib;
+    return m < gpu ? m / gpu : 1;
+}
+
+/* Busy GPUs and each bound pod's slowdown (and, per pod id, its speed and
+ * memory fraction where asked). */
+static enum gp_err measure(struct gp_engine *e, uint32_t n, struct gp_study_trial *t, double *speed,
+                           double *mem, size_t nout, struct gp_diag *diag)
 {
     double(*demand)[GP_MAX_GPUS_PER_NODE] = calloc(n ? n : 1, sizeof *demand);
     if (!demand)
@@ -89,6 +108,10 @@ static enum gp_err measure(struct gp_engine *e, uint32_t n, struct gp_study_tria
         if (p->state != GP_POD_BOUND)
             continue;
         double slow = slowdown(gp_engine_node(e, p->node), p, demand[p->node]);
+        if (speed && k < nout) {
+            speed[k] = 1 / slow;
+            mem[k] = mem_frac(gp_engine_node(e, p->node), p);
+        }
         t->pods++;
         t->slowdown_sum += slow;
         t->rate_sum += 1 / slow;
@@ -102,6 +125,14 @@ static enum gp_err measure(struct gp_engine *e, uint32_t n, struct gp_study_tria
 enum gp_err gp_study_pack(const struct gp_node_spec *spec, uint32_t n,
                           const struct gp_pod_spec *const *pods, size_t npods,
                           struct gp_study_trial *t, struct gp_diag *diag)
+{
+    return gp_study_pack_pods(spec, n, pods, npods, t, NULL, NULL, diag);
+}
+
+enum gp_err gp_study_pack_pods(const struct gp_node_spec *spec, uint32_t n,
+                               const struct gp_pod_spec *const *pods, size_t npods,
+                               struct gp_study_trial *t, double *speed, double *mem_frac,
+                               struct gp_diag *diag)
 {
     memset(t, 0, sizeof *t);
     struct gp_engine *e = gp_engine_new(gp_policy_find("best-fit"), 1);
@@ -120,6 +151,8 @@ enum gp_err gp_study_pack(const struct gp_node_spec *spec, uint32_t n,
         if ((err = gp_engine_pod_add(e, &one, 0, &id)) != GP_OK ||
             (err = gp_engine_schedule_pod(e, id, &d)) != GP_OK)
             break;
+        if (id != k) /* a fresh engine numbers pods in order; else no per-pod figures */
+            speed = mem_frac = NULL;
         if (d.kind != GP_DECISION_BIND) {
             t->all = false;
             t->failed = k;
@@ -134,7 +167,7 @@ enum gp_err gp_study_pack(const struct gp_node_spec *spec, uint32_t n,
         err = gp_diag_set(diag, err, "pool %s: the engine refused a node or pod: %s",
                           spec->pool ? spec->pool : "?", gp_strerror(err));
     else if (t->all)
-        err = measure(e, n, t, diag);
+        err = measure(e, n, t, speed, mem_frac, npods, diag);
     gp_engine_free(e);
     return err;
 }

@@ -2,7 +2,9 @@
  * and way of sharing, the fewest nodes that hold every peak of the
  * workload's timeline (share_peaks.c), with the pods the pool may not
  * take sized on the pools they may go to, packed by the engine itself
- * (share_pack.c); options ranked by the cost of the work they do. */
+ * (share_pack.c); options ranked by the cost of the work they do, those
+ * that leave a service past its latency limit (share_latency.c) after
+ * those that meet every one. */
 #include "plan/share_study.h"
 
 #include <math.h>
@@ -28,7 +30,9 @@ struct study {
     bool *gpu_pool;
     bool *may;
     enum gp_filter *refused_by;
-    bool *has_pods; /* per item: some peak runs a pod of it */
+    bool *has_pods;               /* per item: some peak runs a pod of it */
+    struct gp_study_limited *lim; /* the services with a latencyLimit */
+    size_t nlim;
     struct gp_arena *a;
     struct gp_diag *diag;
 };
@@ -98,6 +102,30 @@ static enum gp_err eligibility(struct study *s)
             if (!*may_at(s, i, q))
                 s->refused_by[i * np + q] = t.reason;
         }
+    }
+    return GP_OK;
+}
+
+/* The services with a latencyLimit whose Deployment runs on the timeline. */
+static enum gp_err limited(struct study *s)
+{
+    const struct gp_workload *w = s->w;
+    s->lim = gp_arena_alloc(s->a, (w->nservices ? w->nservices : 1) * sizeof *s->lim);
+    if (!s->lim)
+        return oom(s);
+    for (size_t j = 0; j < w->nservices; j++) {
+        const struct gp_service *v = &w->services[j];
+        if (!(v->latency_limit_s > 0) || !v->deployment)
+            continue;
+        for (size_t i = 0; i < w->nitems; i++)
+            if (w->items[i].kind == GP_ITEM_DEPLOYMENT && s->has_pods[i] && w->items[i].name &&
+                strcmp(w->items[i].name, v->deployment) == 0) {
+                struct gp_study_limited *l = &s->lim[s->nlim++];
+                l->svc = v;
+                l->item = i;
+                gp_study_pack_service(w, v, &l->model);
+                break;
+            }
     }
     return GP_OK;
 }
@@ -362,7 +390,8 @@ static enum gp_err study_option(struct study *s, size_t q, const struct gp_shari
         return err;
     o->slowdown_mean = o->pods ? o->slowdown_mean / o->pods : 1;
     o->work_usd_per_hour = rate_sum > 0 ? o->usd_per_hour * o->pods / rate_sum : 0;
-    return GP_OK;
+    return gp_study_latency_check(s->w, s->peaks, s->npeaks, s->lim, s->nlim, &spec, o->nodes, take,
+                                  o, s->a, s->diag);
 }
 
 /* Whether x and y differ beyond rounding (sums of slowdowns in another
@@ -372,15 +401,18 @@ static bool differ(double x, double y)
     return fabs(x - y) > 1e-9 * (fabs(x) > fabs(y) ? fabs(x) : fabs(y));
 }
 
-/* Whether a is a better setting of one mode than b: feasible, cheaper work,
- * then its pods slowed down less (the same work at less delay), fewer
- * nodes, then (tried in increasing order) fewer replicas. */
-static bool better(const struct gp_study_option *a, const struct gp_study_option *b)
+/* Whether a is a better setting of one mode than b: feasible, within every
+ * latency limit, cheaper work, then its pods slowed down less (the same
+ * work at less delay), fewer nodes, then (tried in increasing order) fewer
+ * replicas. */
+static bool better(const struct gp_study_option *a, const struct gp_study_option *b, bool limits)
 {
     if (a->feasible != b->feasible)
         return a->feasible;
     if (!a->feasible)
         return false;
+    if (limits && a->meets_limits != b->meets_limits)
+        return a->meets_limits;
     if (differ(a->work_usd_per_hour, b->work_usd_per_hour))
         return a->work_usd_per_hour < b->work_usd_per_hour;
     if (differ(a->slowdown_mean, b->slowdown_mean))
@@ -408,11 +440,15 @@ static bool rename_for(const struct study *s, const struct gp_pool_spec *p)
     return shared;
 }
 
-/* The best setting of a replicated mode (time-slicing or MPS). */
+/* The best setting of a replicated mode (time-slicing or MPS), and in
+ * *miss (*has_miss) the setting that would do the work cheaper but leaves
+ * a service past its latency limit, when there is one. */
 static enum gp_err study_replicated(struct study *s, size_t q, enum gp_share_mode mode,
                                     const uint32_t *replicas, size_t nr,
-                                    struct gp_study_option *best)
+                                    struct gp_study_option *best, struct gp_study_option *miss,
+                                    bool *has_miss)
 {
+    *has_miss = false;
     const struct gp_pool_spec *p = &s->c->pools[q];
     for (size_t i = 0; i < nr; i++) {
         struct gp_sharing_spec *sh = gp_arena_alloc(s->a, sizeof *sh);
@@ -435,9 +471,12 @@ static enum gp_err study_replicated(struct study *s, size_t q, enum gp_share_mod
         enum gp_err err = study_option(s, q, sh, &o);
         if (err != GP_OK)
             return err;
-        if (i == 0 || better(&o, best))
+        if (i == 0 || better(&o, best, true))
             *best = o;
+        if (i == 0 || better(&o, miss, false))
+            *miss = o;
     }
+    *has_miss = miss->feasible && !miss->meets_limits && best->replicas != miss->replicas;
     return GP_OK;
 }
 
@@ -457,13 +496,15 @@ static bool cheaper(const struct gp_study_option *a, const struct gp_study_optio
     return a->gpus < b->gpus;
 }
 
-/* The cheapest feasible option by the cost of its work (among isolated
- * modes only, if asked; ties as cheaper() says, then the first), or -1. */
-static int cheapest_of(const struct gp_study_option *o, size_t n, bool only_isolated)
+/* The cheapest feasible option by the cost of its work (within every
+ * latency limit, if asked; among isolated modes only, if asked; ties as
+ * cheaper() says, then the first), or -1. */
+static int cheapest_of(const struct gp_study_option *o, size_t n, bool only_isolated, bool limits)
 {
     int best = -1;
     for (size_t i = 0; i < n; i++)
-        if (o[i].feasible && (!only_isolated || gp_study_isolated(o[i].mode)) &&
+        if (o[i].feasible && (!limits || o[i].meets_limits) &&
+            (!only_isolated || gp_study_isolated(o[i].mode)) &&
             (best < 0 || cheaper(&o[i], &o[best])))
             best = (int)i;
     return best;
@@ -519,12 +560,21 @@ static enum gp_err pool_options(struct study *s, size_t q, struct gp_study_optio
     memset(ex, 0, sizeof *ex);
     ex->replicas = 1;
     enum gp_err err;
-    if ((err = study_option(s, q, ex, &o[(*k)++])) != GP_OK ||
-        (err = study_replicated(s, q, GP_SHARE_TIMESLICE, ts_replicas,
-                                sizeof ts_replicas / sizeof ts_replicas[0], &o[(*k)++])) != GP_OK ||
-        (err = study_replicated(s, q, GP_SHARE_MPS, mps_replicas,
-                                sizeof mps_replicas / sizeof mps_replicas[0], &o[(*k)++])) != GP_OK)
+    bool miss;
+    if ((err = study_option(s, q, ex, &o[(*k)++])) != GP_OK)
         return err;
+    /* a setting that would be cheaper but misses a latency limit is a row of
+     * its own, after the setting chosen */
+    if ((err = study_replicated(s, q, GP_SHARE_TIMESLICE, ts_replicas,
+                                sizeof ts_replicas / sizeof ts_replicas[0], &o[*k], &o[*k + 1],
+                                &miss)) != GP_OK)
+        return err;
+    *k += miss ? 2 : 1;
+    if ((err = study_replicated(s, q, GP_SHARE_MPS, mps_replicas,
+                                sizeof mps_replicas / sizeof mps_replicas[0], &o[*k], &o[*k + 1],
+                                &miss)) != GP_OK)
+        return err;
+    *k += miss ? 2 : 1;
     const struct gp_mig_model *m = gp_mig_model_find(p->gpu_model);
     if (!m)
         return GP_OK;
@@ -545,7 +595,7 @@ enum gp_err gp_study_sharing(const struct gp_cluster *cluster, const struct gp_w
 {
     struct study s = {.c = cluster, .w = w, .a = a, .diag = diag};
     memset(out, 0, sizeof *out);
-    out->cheapest = out->cheapest_isolated = -1;
+    out->cheapest = out->cheapest_isolated = out->cheapest_fit = -1;
     size_t max = 0;
     enum gp_err err = gp_study_peaks(w, runs, nruns, a, &s.peaks, &s.npeaks, &max, &out->runs,
                                      &out->cpu_only_runs, diag);
@@ -556,11 +606,11 @@ enum gp_err gp_study_sharing(const struct gp_cluster *cluster, const struct gp_w
     out->peak_pods = s.peaks[max].pods;
     out->peak_t_s = s.peaks[max].t_s;
     out->peaks = s.npeaks;
-    if ((err = eligibility(&s)) != GP_OK)
+    if ((err = eligibility(&s)) != GP_OK || (err = limited(&s)) != GP_OK)
         return err;
     size_t cap = 0;
     for (size_t q = 0; q < cluster->npools; q++)
-        cap += s.gpu_pool[q] ? 4 : 0;
+        cap += s.gpu_pool[q] ? 6 : 0; /* 4, and 2 settings that miss a latency limit */
     if (cap == 0)
         return gp_diag_set(diag, GP_EINVALID, "%s: no node pool with GPUs to study",
                            cluster->source ? cluster->source : "cluster");
@@ -575,7 +625,9 @@ enum gp_err gp_study_sharing(const struct gp_cluster *cluster, const struct gp_w
         return err;
     out->options = opts;
     out->noptions = k;
-    out->cheapest = cheapest_of(opts, k, false);
-    out->cheapest_isolated = cheapest_of(opts, k, true);
+    out->cheapest = cheapest_of(opts, k, false, true);
+    out->cheapest_isolated = cheapest_of(opts, k, true, true);
+    out->cheapest_fit = cheapest_of(opts, k, false, false);
+    out->nlimited = s.nlim;
     return GP_OK;
 }

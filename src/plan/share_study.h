@@ -17,8 +17,12 @@
  * counts; MIG is dynamic (the engine lays out each GPU for the pods).
  * Options are ranked by the cost of the work they do: a pod slowed down
  * s times (time-slicing's company, an MPS client's thread limit, a MIG
- * instance smaller than its demand) does 1/s of its work per hour. Pure
- * and deterministic; everything returned lives in the caller's arena. */
+ * instance smaller than its demand) does 1/s of its work per hour. An
+ * option that fits but leaves an InferenceService with a latencyLimit past
+ * it (its replicas' p99 at the service's peak load, slowed as placed:
+ * serve/pack.h's latency model) misses its limits and is not recommended.
+ * Pure and deterministic; everything returned lives in the caller's
+ * arena. */
 #ifndef GP_PLAN_SHARE_STUDY_H
 #define GP_PLAN_SHARE_STUDY_H
 
@@ -28,7 +32,9 @@
 
 #include "engine/sharing.h"
 #include "io/cluster.h"
+#include "io/service.h"
 #include "io/workload.h"
+#include "serve/pack.h"
 #include "util/arena.h"
 #include "util/err.h"
 
@@ -45,6 +51,19 @@ struct gp_study_forced {
     uint32_t replicas;
     uint32_t nodes, gpus, pods; /* pods: the most of them that run at once */
     double usd_per_hour;
+};
+
+/* One service with a latencyLimit in an option, at its worst peak. */
+struct gp_study_latency {
+    const char *service;
+    bool llm;
+    uint32_t replicas; /* its pods on the option's pool at that peak */
+    double speed;      /* their mean speed (1 / slowdown) */
+    double mem_frac;   /* their mean memory, as a fraction of a whole GPU's (LLM: KV cache) */
+    double p99_s;      /* plain: a request's p99; LLM: TTFT's; INFINITY: they cannot keep up */
+    double itl_s;      /* LLM: the inter-token latency at the batch */
+    double limit_s;
+    bool within;
 };
 
 struct gp_study_option {
@@ -72,6 +91,11 @@ struct gp_study_option {
     const char *isolation; /* one line: what the mode isolates and what not */
     const struct gp_study_forced *forced;
     size_t nforced;
+    /* services with a latencyLimit whose pods the pool takes (none when
+     * the workload has none): meets_limits when every one is within */
+    bool meets_limits;
+    const struct gp_study_latency *latency;
+    size_t nlatency;
 };
 
 /* A workload item whose pods may not go to every GPU pool. */
@@ -85,10 +109,12 @@ struct gp_study_constraint {
 struct gp_study {
     struct gp_study_option *options; /* every GPU pool x every mode, in pool order */
     size_t noptions;
-    /* lowest work_usd_per_hour (ties: lower slowdown_mean, fewer GPUs);
-     * -1 when none */
+    /* lowest work_usd_per_hour among the options that fit and meet every
+     * latency limit (ties: lower slowdown_mean, fewer GPUs); -1 when none */
     int cheapest;
     int cheapest_isolated;  /* the same among exclusive and MIG options; -1 */
+    int cheapest_fit;       /* the same among those that fit, limits or not; -1 */
+    size_t nlimited;        /* InferenceServices with a latencyLimit checked */
     size_t runs;            /* pod runs on the timeline (with GPUs) */
     uint32_t peak_pods;     /* the most pods with GPUs that run at once */
     double peak_t_s;        /* when first */
@@ -104,6 +130,12 @@ struct gp_study {
 enum gp_err gp_study_sharing(const struct gp_cluster *cluster, const struct gp_workload *w,
                              const struct gp_study_run *runs, size_t nruns, struct gp_arena *a,
                              struct gp_study *out, struct gp_diag *diag);
+
+/* Service s of w as serve/pack.h models it: its Deployment's pod template
+ * (compute demand, memory), its serving model, its peak load (a trace's
+ * busiest minute) and its limit (an LLM's latencyLimit bounds its TTFT). */
+void gp_study_pack_service(const struct gp_workload *w, const struct gp_service *s,
+                           struct gp_pack_service *out);
 
 /* Whether a mode isolates pods' memory and faults (exclusive GPUs, MIG). */
 bool gp_study_isolated(enum gp_share_mode mode);

@@ -141,6 +141,53 @@ if "$gp" sim --compare-sharing --cluster "$ex/cluster.yaml" --workload "$tmp/str
 else
     fail "stream: $(cat "$tmp/err")"
 fi
+# services with a latencyLimit decide (docs/sharing.md, "Services with a
+# latency limit"): five quarter-GPU models of 10 GiB, 100 rps alone, 50
+# offered, p99 within 100 ms, on one-H100 nodes. Time-slicing x6 holds all
+# five on one GPU (demand 1250: each at 0.8, p99 ln(100)/30 = 0.154 s): it
+# misses, and x4 (four a GPU at full speed, 0.092 s) on 2 nodes is
+# recommended
+{
+    for i in 1 2 3 4 5; do
+        cat <<EOF
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: m$i}
+spec:
+  replicas: 1
+  template:
+    metadata:
+      annotations: {gpuplane.io/gpu-milli: "250", gpuplane.io/gpu-memory: 10Gi}
+    spec:
+      containers:
+      - {name: m, image: m, resources: {requests: {cpu: "1", memory: 4Gi}}}
+---
+apiVersion: gpuplane.io/v1
+kind: InferenceService
+metadata: {name: m$i}
+spec: {deployment: m$i, requestsPerSecond: 100, load: {constant: 50}, latencyLimit: 100ms}
+---
+EOF
+    done
+} >"$tmp/limits.yaml"
+printf 'apiVersion: gpuplane.io/v1\nkind: Cluster\nmetadata: {name: c}\nspec:\n  nodePools:\n  - {name: h100, gpu: {model: H100-80GB, count: 1, memory: 80Gi}, cpu: "32", memory: 256Gi, count: 1, pricePerHour: 7}\n' >"$tmp/one.yaml"
+if "$gp" sim --compare-sharing --cluster "$tmp/one.yaml" --workload "$tmp/limits.yaml" \
+    --json "$tmp/limits.json" --report "$tmp/limits.html" >"$tmp/limits.txt" 2>"$tmp/err"; then
+    grep -qE '^h100 timeslice x6 +1 +1 +1 +7\.00 +5110 +8\.75 +1\.25x +1\.54 miss$' "$tmp/limits.txt" ||
+        fail "limits: no missing x6 row: $(grep 'timeslice' "$tmp/limits.txt")"
+    grep -qF '  misses a latency limit: m1: p99 0.154 s, over its 0.100 s limit (1 replica at 0.80x)' \
+        "$tmp/limits.txt" || fail "limits: no line for the service missed"
+    grep -q '^cheapest for the work: h100 timeslice x4, 2 GPUs on 2 nodes' "$tmp/limits.txt" ||
+        fail "limits: $(grep '^cheapest for the work' "$tmp/limits.txt")"
+    grep -qF 'h100 timeslice x6 costs less for the work ($8.75/hour) but misses m1' \
+        "$tmp/limits.txt" || fail "limits: no advice naming the cheaper option that misses"
+    grep -q '"meets_latency_limits": false' "$tmp/limits.json" &&
+        grep -q '"cheapest_fit": 2' "$tmp/limits.json" ||
+        fail "limits: JSON lacks the latency verdicts"
+    grep -qF '<b>missed</b>: m1: p99 0.154 s' "$tmp/limits.html" || fail "limits: HTML lacks the miss"
+else
+    fail "limits: $(cat "$tmp/err")"
+fi
 printf 'apiVersion: gpuplane.io/v1\nkind: Cluster\nmetadata: {name: c}\nspec:\n  nodePools:\n  - {name: cpu, cpu: "8", memory: 8Gi, count: 1}\n' >"$tmp/cpu.yaml"
 "$gp" sim --compare-sharing --cluster "$tmp/cpu.yaml" --workload "$ex/models.yaml" \
     --json "$tmp/cpu.json" 2>"$tmp/err"

@@ -4,7 +4,10 @@
  * one pool, the cost of the work ranking the options); on the shipped
  * example (40 small models on A100 and H100 pools) the relations that
  * must hold between the modes do; the timeline the study reads is the
- * simulator's own. */
+ * simulator's own; services with a latencyLimit decide by latency: a
+ * cheaper time-slicing setting that slows five models past their p99 is
+ * shown as missing and not recommended, and an LLM that MPS holds by
+ * memory misses its TTFT limit at half the SMs (and on MIG's 3g). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -420,6 +423,140 @@ static void test_timeline_is_the_simulators(void **state)
     gp_arena_free(&a);
 }
 
+/* A pool of one-H100 nodes at $7 an hour, for the latency cases. */
+static const char *one_gpu_yaml =
+    "apiVersion: gpuplane.io/v1\n"
+    "kind: Cluster\n"
+    "metadata: {name: t}\n"
+    "spec:\n"
+    "  nodePools:\n"
+    "  - {name: h100, gpu: {model: H100-80GB, count: 1, memory: 80Gi},"
+    " cpu: \"32\", memory: 256Gi, count: 1, pricePerHour: 7}\n";
+
+/* Five quarter-GPU models of 10 GiB, 100 rps alone, 50 offered, p99 within
+ * 100 ms (the case of docs/serve.md, "Dense packing"). */
+static void five_models(char *buf, size_t n)
+{
+    size_t len = 0;
+    for (int i = 1; i <= 5; i++)
+        len += (size_t)snprintf(
+            buf + len, n - len,
+            "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: m%d}\nspec:\n"
+            "  replicas: 1\n  template:\n    metadata:\n      annotations: "
+            "{gpuplane.io/gpu-milli: \"250\", gpuplane.io/gpu-memory: 10Gi}\n    spec:\n"
+            "      containers:\n      - {name: m, image: m, resources: {requests: {cpu: \"1\", "
+            "memory: 4Gi}}}\n---\napiVersion: gpuplane.io/v1\nkind: InferenceService\n"
+            "metadata: {name: m%d}\nspec: {deployment: m%d, requestsPerSecond: 100, load: "
+            "{constant: 50}, latencyLimit: 100ms}\n---\n",
+            i, i, i);
+}
+
+static const struct gp_study_option *find_setting(const struct gp_study *s, enum gp_share_mode mode,
+                                                  bool meets)
+{
+    for (size_t i = 0; i < s->noptions; i++)
+        if (s->options[i].mode == mode && s->options[i].feasible &&
+            s->options[i].meets_limits == meets)
+            return &s->options[i];
+    return NULL;
+}
+
+static void test_latency_decides(void **state)
+{
+    (void)state;
+    struct gp_arena a;
+    gp_arena_init(&a);
+    struct gp_study s;
+    char wl[8192];
+    five_models(wl, sizeof wl);
+    study(one_gpu_yaml, wl, 0, &a, &s);
+    assert_int_equal(s.nlimited, 5);
+    /* time-slicing x6 (or more) holds all five on one GPU: demands 1250, each
+     * at 0.8 (mu 80): M/M/1 at 50 rps, p99 ln(100) / (80 - 50) = 0.1535 s
+     * > 0.1 s. By fit alone it is the cheapest work, 7 x 5 / 4 = $8.75 */
+    const struct gp_study_option *miss = find_setting(&s, GP_SHARE_TIMESLICE, false);
+    assert_non_null(miss);
+    assert_int_equal(miss->nodes, 1);
+    assert_int_equal(miss->replicas, 6);
+    assert_true(near(miss->work_usd_per_hour, 8.75));
+    assert_int_equal(miss->nlatency, 5);
+    for (size_t i = 0; i < 5; i++) {
+        assert_false(miss->latency[i].within);
+        assert_int_equal(miss->latency[i].replicas, 1);
+        assert_true(fabs(miss->latency[i].speed - 0.8) < 1e-12);
+        assert_true(fabs(miss->latency[i].p99_s - log(100) / 30) < 1e-9);
+    }
+    /* x4 holds four per GPU (demand 1000: full speed, p99 ln(100) / 50 =
+     * 92 ms): 2 nodes, $14; it is the setting shown, and the cheapest that
+     * meets every limit (ties with MPS x3 and MIG at $14: the first) */
+    const struct gp_study_option *ok = find_setting(&s, GP_SHARE_TIMESLICE, true);
+    assert_non_null(ok);
+    assert_int_equal(ok->replicas, 4);
+    assert_int_equal(ok->nodes, 2);
+    assert_true(fabs(ok->latency[0].p99_s - log(100) / 50) < 1e-9);
+    assert_true(ok < miss); /* the chosen setting's row first */
+    assert_true(s.cheapest >= 0);
+    assert_ptr_equal(&s.options[s.cheapest], ok);
+    assert_int_equal(s.cheapest_fit, (int)(miss - s.options));
+    /* MIG: 250 milli of 10 GiB is a 2g.20gb (2 of 7 slices): full speed */
+    const struct gp_study_option *mig = find(&s, "h100", GP_SHARE_MIG);
+    assert_true(mig->meets_limits);
+    assert_true(fabs(mig->latency[0].p99_s - log(100) / 50) < 1e-9);
+    gp_arena_free(&a);
+}
+
+/* An LLM replica with round figures (test_serve_pack.c): ITL 10 ms, TTFT
+ * 0.1 + 0.01 N s for 100 tokens in, 10 out; 30 GiB, no compute share (a
+ * whole GPU's worth); 10 rps at peak, TTFT p99 within 200 ms. */
+static const char *llm_yaml =
+    "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: chat}\nspec:\n  replicas: 1\n"
+    "  template:\n    metadata:\n      annotations: {gpuplane.io/gpu-memory: 30Gi}\n    spec:\n"
+    "      containers:\n      - {name: m, image: m, resources: {requests: {cpu: \"1\", memory: "
+    "4Gi}}}\n---\napiVersion: gpuplane.io/v1\nkind: InferenceService\nmetadata: {name: chat}\n"
+    "spec:\n  deployment: chat\n  llm: {itlBaseSeconds: 0.01, itlPerBatchSeconds: 0, "
+    "ttftBaseSeconds: 0.1, ttftPerTokenSeconds: 0.0001, maxBatch: 64, inputTokens: 100, "
+    "outputTokens: 10}\n  load: {constant: 10}\n  latencyLimit: 200ms\n";
+
+static void test_llm_mps_fits_but_misses_ttft(void **state)
+{
+    (void)state;
+    struct gp_arena a;
+    gp_arena_init(&a);
+    struct gp_study s;
+    study(one_gpu_yaml, llm_yaml, 0, &a, &s);
+    assert_int_equal(s.nlimited, 1);
+    /* exclusive: N = 10 x 0.2 / 0.9 = 20/9, TTFT 0.1 + 0.01 x 20/9 = 0.1222 s */
+    const struct gp_study_option *x = find(&s, "h100", GP_SHARE_EXCLUSIVE);
+    assert_true(x->meets_limits);
+    assert_true(x->latency[0].llm);
+    assert_true(fabs(x->latency[0].p99_s - (0.1 + 0.2 / 9)) < 1e-9);
+    /* MPS x2: its 30 GiB fit the client's 40 GiB (x3's 26.7 GiB do not),
+     * but half the SMs for a whole GPU's demand run it at 0.5: as a
+     * full-speed replica offered 20 rps, N = 20 x 0.2 / 0.8 = 5, TTFT
+     * (0.1 + 0.05) / 0.5 = 0.30 s > 0.2 s; its KV cache is 40 of 80 GiB */
+    x = find(&s, "h100", GP_SHARE_MPS);
+    assert_true(x->feasible);
+    assert_int_equal(x->replicas, 2);
+    assert_false(x->meets_limits);
+    assert_true(fabs(x->latency[0].speed - 0.5) < 1e-12);
+    assert_true(fabs(x->latency[0].mem_frac - 0.5) < 1e-12);
+    assert_true(fabs(x->latency[0].p99_s - 0.30) < 1e-9);
+    assert_true(fabs(x->latency[0].itl_s - 0.02) < 1e-12);
+    /* MIG: 30 GiB is a 3g.40gb, 3 of 7 slices: speed 3/7, offered 70/3 rps,
+     * N = (70/3) x 0.2 / (1 - 0.7/3) = 6.087, TTFT (0.1 + 0.06087) x 7/3 =
+     * 0.3754 s: missed as well */
+    x = find(&s, "h100", GP_SHARE_MIG);
+    assert_true(x->feasible);
+    assert_false(x->meets_limits);
+    double n = (70.0 / 3) * 0.2 / (1 - 0.7 / 3);
+    assert_true(fabs(x->latency[0].p99_s - (0.1 + 0.01 * n) * 7 / 3) < 1e-9);
+    /* the recommendation meets the limit: exclusive or time-slicing alone */
+    assert_true(s.cheapest >= 0);
+    assert_true(s.options[s.cheapest].meets_limits);
+    assert_int_not_equal(s.options[s.cheapest].mode, GP_SHARE_MPS);
+    gp_arena_free(&a);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -430,6 +567,8 @@ int main(void)
         cmocka_unit_test(test_selector_sizes_elsewhere),
         cmocka_unit_test(test_work_ranks),
         cmocka_unit_test(test_timeline_is_the_simulators),
+        cmocka_unit_test(test_latency_decides),
+        cmocka_unit_test(test_llm_mps_fits_but_misses_ttft),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
