@@ -18,8 +18,9 @@
 
 struct agent_opts {
     const char *node, *kubeconfig, *context, *inventory, *nvml, *plugin_dir, *metrics_addr;
+    const char *cdi_dir, *driver_root;
     const char *time_slicing, *mps, *mig_strategy, *alloc_wait_s, *max_s;
-    bool no_api, rename_by_default, fail_gt_one, quiet, help;
+    bool no_api, no_cdi, rename_by_default, fail_gt_one, quiet, help;
 };
 
 static void agent_usage(FILE *f)
@@ -52,6 +53,12 @@ static void agent_usage(FILE *f)
                "  --mig-strategy S       none, single or mixed (default none)\n"
                "  --alloc-wait-s S       how long Allocate waits for its pod (default 2)\n"
                "  --metrics-addr ADDR    serve /metrics and /healthz on ADDR\n"
+               "  --cdi-dir DIR          write the node's CDI spec (gpuplane-nvidia.json) here,\n"
+               "                         at start and when the devices change (default\n"
+               "                         /var/run/cdi)\n"
+               "  --driver-root DIR      the driver's root for the CDI spec's host paths\n"
+               "                         (default /)\n"
+               "  --no-cdi               write no CDI spec\n"
                "  --max-s S              stop after S seconds\n"
                "  --quiet                no log lines\n"
                "  -h, --help             this help\n");
@@ -73,6 +80,9 @@ static const struct gp_opt agent_opt_table[] = {
     GP_OPT_STRING_AT("--mig-strategy", struct agent_opts, mig_strategy),
     GP_OPT_STRING_AT("--alloc-wait-s", struct agent_opts, alloc_wait_s),
     GP_OPT_STRING_AT("--metrics-addr", struct agent_opts, metrics_addr),
+    GP_OPT_STRING_AT("--cdi-dir", struct agent_opts, cdi_dir),
+    GP_OPT_STRING_AT("--driver-root", struct agent_opts, driver_root),
+    GP_OPT_FLAG_AT("--no-cdi", struct agent_opts, no_cdi),
     GP_OPT_STRING_AT("--max-s", struct agent_opts, max_s),
     GP_OPT_FLAG_AT("--quiet", struct agent_opts, quiet),
     GP_OPT_FLAG_AT("--help", struct agent_opts, help),
@@ -136,6 +146,11 @@ static enum gp_err check(const struct agent_opts *s, struct gp_node_agent_opts *
     o->nvml_path = s->nvml;
     o->plugin_dir = s->plugin_dir;
     o->metrics_addr = s->metrics_addr;
+    if (s->no_cdi && s->cdi_dir)
+        return gp_diag_set(d, GP_EUSAGE, "node agent: --cdi-dir and --no-cdi: one or the other");
+    o->cdi_dir = s->cdi_dir;
+    o->driver_root = s->driver_root;
+    o->no_cdi = s->no_cdi;
     o->quiet = s->quiet;
     return GP_OK;
 }

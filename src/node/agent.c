@@ -15,6 +15,8 @@
 #include "kube/client.h"
 #include "kube/httpd.h"
 #include "kube/metrics.h"
+#include "node/cdi.h"
+#include "node/events.h"
 #include "node/health.h"
 #include "node/inventory_file.h"
 #include "node/labels.h"
@@ -29,6 +31,7 @@ struct agent {
     pthread_mutex_t mu;
     struct gp_plugin *plugin;
     struct gp_kube_client *client, *event_client;
+    char node_uid[GP_NODE_UID_LEN]; /* the Node's metadata.uid, "" until read */
     struct gp_node_protocol proto;
     bool have_proto;
     struct gp_metrics *reg; /* nm's registry, once made */
@@ -43,7 +46,11 @@ struct agent {
     pthread_t xid_thread;
     bool xid_running;
     atomic_bool quit;
-    unsigned long health_changes;
+    unsigned long health_changes, cdi_writes, cdi_failures;
+    /* the CDI spec as last written (NULL: none yet, or it failed) */
+    char *cdi_spec;
+    bool cdi_failed; /* the last attempt failed: said once, retried */
+    struct gp_metric_series *m_cdi_writes, *m_cdi_failures;
     /* the inventory file as last read */
     struct timespec file_mtime;
     off_t file_size;
@@ -99,6 +106,10 @@ static enum gp_err metrics_init(struct agent *a, struct gp_diag *d)
          &a->m_streams},
         {"gpuplane_node_health_changes_total", "GPU health changes streamed", GP_METRIC_COUNTER,
          &a->m_health},
+        {"gpuplane_node_cdi_writes_total", "CDI specs written", GP_METRIC_COUNTER,
+         &a->m_cdi_writes},
+        {"gpuplane_node_cdi_failures_total", "CDI specs that could not be built or written",
+         GP_METRIC_COUNTER, &a->m_cdi_failures},
     };
     for (size_t i = 0; i < sizeof plain / sizeof plain[0]; i++) {
         struct gp_metric_def def = {
@@ -130,11 +141,10 @@ static void metrics_update(struct agent *a)
     struct {
         struct gp_metric_series *s;
         double v;
-    } c[] = {{a->m_alloc, (double)st.allocations},
-             {a->m_refused, (double)st.refusals},
-             {a->m_reg, (double)st.registrations},
-             {a->m_restarts, (double)st.restarts},
-             {a->m_health, (double)a->health_changes}};
+    } c[] = {{a->m_alloc, (double)st.allocations},        {a->m_refused, (double)st.refusals},
+             {a->m_reg, (double)st.registrations},        {a->m_restarts, (double)st.restarts},
+             {a->m_health, (double)a->health_changes},    {a->m_cdi_writes, (double)a->cdi_writes},
+             {a->m_cdi_failures, (double)a->cdi_failures}};
     for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
         double have = gp_metrics_value(c[i].s);
         if (c[i].v > have)
@@ -194,6 +204,19 @@ static void file_reread(struct agent *a)
               a->o->inventory_file);
 }
 
+/* The Node's uid for the Events' regarding (as the node controllers put
+ * it; docs/node.md, "Events on the Node"): read at start, and again before
+ * an Event while it is unknown (the Node may be registered after us). */
+static void node_uid_read(struct agent *a)
+{
+    if (!a->event_client || a->node_uid[0])
+        return;
+    struct gp_diag d;
+    if (gp_node_event_uid(a->event_client, a->o->node_name, a->node_uid, sizeof a->node_uid, &d) !=
+        GP_OK)
+        logf_(a, "%s (Events name the Node without its uid until it is read)", d.msg);
+}
+
 static void health_changed(struct agent *a, const struct gp_node_health_change *ch)
 {
     /* with a->mu held */
@@ -209,8 +232,9 @@ static void health_changed(struct agent *a, const struct gp_node_health_change *
     logf_(a, "%s", note);
     if (a->event_client) {
         struct gp_diag d;
-        if (gp_node_health_event(a->event_client, a->o->node_name, NULL, a->o->node_name, ch, gpu,
-                                 &d) != GP_OK)
+        node_uid_read(a);
+        if (gp_node_health_event(a->event_client, a->o->node_name, a->node_uid, a->o->node_name, ch,
+                                 gpu, &d) != GP_OK)
             logf_(a, "%s", d.msg);
     }
 }
@@ -274,6 +298,50 @@ static enum gp_err discover(struct agent *a, struct gp_diag *d)
     return GP_OK;
 }
 
+/* --- CDI ------------------------------------------------------------------ */
+
+/* The CDI spec for the GPUs served (node/cdi.h), written into the CDI
+ * directory when it differs from the one last written or the file is gone:
+ * built and validated (gp_node_cdi_write checks it again), written to a
+ * temporary beside it and renamed, so a runtime never reads half a spec. A
+ * failure is said once and counted, and tried again at the next change or
+ * rediscovery; it does not stop the plugin (NVIDIA_VISIBLE_DEVICES still
+ * works). The file is left when the agent stops (docs/node.md, "CDI"). */
+static void cdi_update(struct agent *a, const struct gp_node_inventory *inv)
+{
+    if (a->o->no_cdi)
+        return;
+    const char *dir = a->o->cdi_dir && *a->o->cdi_dir ? a->o->cdi_dir : GP_NODE_CDI_DIR;
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s", dir, GP_NODE_CDI_FILE);
+    struct gp_node_cdi_opts co = {.root = a->o->driver_root};
+    char *spec = NULL;
+    struct gp_diag d;
+    struct stat st;
+    enum gp_err e = gp_node_cdi_build(inv, &co, &spec, &d);
+    if (e == GP_OK && a->cdi_spec && strcmp(spec, a->cdi_spec) == 0 && stat(path, &st) == 0) {
+        free(spec); /* the same spec, still there */
+        return;
+    }
+    if (e == GP_OK && stat(dir, &st) != 0 && mkdir(dir, 0755) != 0 && stat(dir, &st) != 0)
+        e = gp_diag_set(&d, GP_EIO, "CDI: %s: cannot create the directory (--cdi-dir)", dir);
+    if (e == GP_OK)
+        e = gp_node_cdi_write(dir, spec, &d);
+    if (e != GP_OK) {
+        free(spec);
+        a->cdi_failures++;
+        if (!a->cdi_failed)
+            logf_(a, "%s (CDI spec not written; retried at the next change)", d.msg);
+        a->cdi_failed = true;
+        return;
+    }
+    free(a->cdi_spec);
+    a->cdi_spec = spec;
+    a->cdi_writes++;
+    a->cdi_failed = false;
+    logf_(a, "CDI: wrote %s (%zu GPUs)", path, inv->n_gpus);
+}
+
 /* GFD's labels (node/labels.h) patched onto the Node; a failure is said,
  * not fatal (the plugin serves all the same). */
 static void labels_apply(struct agent *a)
@@ -318,6 +386,7 @@ static enum gp_err start_api(struct agent *a, struct gp_diag *d)
         e = gp_kube_client_new(a->o->cfg, &co, &a->event_client, d);
     if (e != GP_OK)
         return e;
+    node_uid_read(a);
     gp_node_protocol_init(&a->proto, a->client, a->o->node_name);
     if (a->o->alloc_wait_s > 0)
         a->proto.wait_s = a->o->alloc_wait_s;
@@ -340,6 +409,7 @@ static void teardown(struct agent *a)
     gp_kube_client_free(a->client);
     gp_kube_client_free(a->event_client);
     gp_nvml_close(a->nv);
+    free(a->cdi_spec);
     pthread_mutex_destroy(&a->mu);
 }
 
@@ -376,11 +446,22 @@ enum gp_err gp_node_agent_run(const struct gp_node_agent_opts *o, struct gp_node
             gp_httpd_set_synced(a->httpd, true);
             char port[16];
             snprintf(port, sizeof port, "%u", gp_httpd_port(a->httpd));
+            if (o->metrics_port)
+                atomic_store(o->metrics_port, gp_httpd_port(a->httpd));
             logf_(a, "/metrics and /healthz on port %s", port);
         }
     }
-    if (e == GP_OK)
+    if (e == GP_OK) {
+        pthread_mutex_lock(&a->mu);
+        struct gp_node_inventory *inv = malloc(sizeof *inv);
+        if (inv)
+            *inv = a->inv;
+        pthread_mutex_unlock(&a->mu);
+        if (inv)
+            cdi_update(a, inv);
+        free(inv);
         labels_apply(a);
+    }
     if (e == GP_OK) {
         const char *names[GP_NODE_MAX_RESOURCES];
         size_t n = gp_plugin_resources(a->plugin, names, GP_NODE_MAX_RESOURCES);

@@ -3,11 +3,13 @@
  * serving them to the kubelet (plugin.h), health changes streamed to it
  * (XIDs through node/health.h), Allocate answered for the pod the
  * scheduler placed (protocol.h) when the API is at hand, and /metrics and
- * /healthz (kube/httpd.h). docs/node.md, "The agent". */
+ * /healthz (kube/httpd.h), and the node's CDI spec written (node/cdi.h).
+ * docs/node.md, "The agent". */
 #ifndef GP_NODE_AGENT_H
 #define GP_NODE_AGENT_H
 
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 
 #include "kube/kubeconfig.h"
@@ -22,10 +24,14 @@ struct gp_node_agent_opts {
     const char *plugin_dir;           /* NULL: /var/lib/kubelet/device-plugins */
     const struct gp_kube_config *cfg; /* NULL: no API (Allocate serves the kubelet's IDs) */
     const char *metrics_addr;         /* NULL: no HTTP endpoints */
+    const char *cdi_dir;              /* NULL: /var/run/cdi (node/cdi.h's GP_NODE_CDI_DIR) */
+    const char *driver_root;          /* the CDI spec's host paths under it; NULL: / */
+    bool no_cdi;                      /* write no CDI spec */
     double alloc_wait_s;              /* how long Allocate waits for its pod: 2 when 0 */
     double poll_s;                    /* the inventory file, the health tick: 0.2 when 0 */
     double max_s;                     /* stop after this long; 0: until *stop */
     volatile sig_atomic_t *stop;      /* set from a signal handler */
+    atomic_uint *metrics_port;        /* not NULL: set to /metrics' port once it listens */
     bool quiet;
 };
 

@@ -302,5 +302,8 @@ enum gp_err gp_node_cdi_write(const char *dir, const char *spec, struct gp_diag 
     struct stat st;
     if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
         return gp_diag_set(d, GP_ENOTFOUND, "CDI: %s is not a directory (--cdi-dir)", dir);
+    enum gp_err err = gp_node_cdi_validate(spec, d); /* never a spec CDI refuses */
+    if (err != GP_OK)
+        return err;
     return gp_fs_write_atomic(path, spec, strlen(spec), d);
 }

@@ -36,7 +36,10 @@ enum gp_err gp_node_cdi_build(const struct gp_node_inventory *inv, const struct 
                               char **out, struct gp_diag *d);
 
 /* Writes spec (the text of gp_node_cdi_build) to dir/GP_NODE_CDI_FILE
- * atomically; dir must exist. */
+ * atomically (a temporary beside it, fsync'd and renamed: a runtime reads
+ * the old spec or the new one, never half of one); dir must exist. The
+ * spec is checked by gp_node_cdi_validate first: GP_EINVALID and nothing
+ * written when it breaks a rule. */
 enum gp_err gp_node_cdi_write(const char *dir, const char *spec, struct gp_diag *d);
 
 /* Checks a CDI spec's JSON text against the spec's rules: cdiVersion a

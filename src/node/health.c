@@ -1,15 +1,13 @@
 /* health.c - GPU health from XIDs: the XID table (NVIDIA's XID catalog,
  * docs/node.md "Health"), the per-GPU state machine with time passed in,
- * and the change posted as an Event on the Node. */
+ * and the change posted as an Event on the Node (node/events.h). */
 #include "node/health.h"
 
-#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
-#include "kube/client.h"
+#include "node/events.h"
 
 /* The XIDs we classify by name, from the "Resolution Bucket (Immediate
  * Action)" of NVIDIA's XID catalog for Ampere and newer
@@ -349,52 +347,18 @@ void gp_node_health_note(const struct gp_node_health_change *ch, const struct gp
     }
 }
 
-/* RFC 3339 with microseconds, UTC: an Event's eventTime (MicroTime). */
-static void micro_time(char *buf, size_t n)
-{
-    struct timespec ts;
-    struct tm tm;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    gmtime_r(&ts.tv_sec, &tm);
-    char base[32];
-    strftime(base, sizeof base, "%Y-%m-%dT%H:%M:%S", &tm);
-    snprintf(buf, n, "%.19s.%06uZ", base, (unsigned)(ts.tv_nsec / 1000) % 1000000u);
-}
-
 enum gp_err gp_node_health_event(struct gp_kube_client *c, const char *node, const char *node_uid,
                                  const char *instance, const struct gp_node_health_change *ch,
                                  const struct gp_node_gpu *gpu, struct gp_diag *diag)
 {
     const char *type, *reason = gp_node_health_reason(ch, &type);
-    char note[512], name[320], t[40];
+    char note[512], tag[24];
     gp_node_health_note(ch, gpu, note, sizeof note);
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    snprintf(name, sizeof name, "%.240s.gpu%u.%llx", node, ch->gpu,
-             (unsigned long long)ts.tv_sec * 1000000000ull + (unsigned long long)ts.tv_nsec);
-    micro_time(t, sizeof t);
-    json_t *reg = json_pack("{s:s,s:s,s:s}", "apiVersion", "v1", "kind", "Node", "name", node);
-    if (node_uid && node_uid[0])
-        json_object_set_new(reg, "uid", json_string(node_uid));
-    json_t *ev =
-        json_pack("{s:s,s:s,s:{s:s,s:s},s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:o}", "apiVersion",
-                  "events.k8s.io/v1", "kind", "Event", "metadata", "name", name, "namespace",
-                  "default", "eventTime", t, "reportingController", "gpuplane.io/node-agent",
-                  "reportingInstance", instance && instance[0] ? instance : node, "action",
-                  ch->to == GP_NODE_HEALTHY ? "Recover" : "XID", "reason", reason, "note", note,
-                  "type", type, "regarding", reg);
-    if (!ev)
-        return gp_diag_set(diag, GP_ENOMEM, "out of memory building an Event");
-    char *body = json_dumps(ev, JSON_COMPACT);
-    json_decref(ev);
-    if (!body)
-        return gp_diag_set(diag, GP_ENOMEM, "out of memory building an Event");
-    const char *path = "/apis/events.k8s.io/v1/namespaces/default/events";
-    struct gp_kube_response r = {0};
-    enum gp_err err = gp_kube_request(c, "POST", path, body, "application/json", &r, diag);
-    free(body);
-    if (err == GP_OK)
-        err = gp_kube_status_err(r.status, r.body, "POST", path, diag);
-    gp_kube_response_free(&r);
-    return err;
+    snprintf(tag, sizeof tag, "gpu%u", ch->gpu);
+    struct gp_node_event ev = {.type = type,
+                               .reason = reason,
+                               .action = ch->to == GP_NODE_HEALTHY ? "Recover" : "XID",
+                               .note = note,
+                               .tag = tag};
+    return gp_node_event_post(c, node, node_uid, instance, &ev, diag);
 }

@@ -59,7 +59,9 @@ function writeJson(file, obj) {
 function startAgent(args, env = {}) {
   const bin = process.env.GPUPLANE;
   if (!bin) throw new Error('GPUPLANE is not set');
-  const p = spawn(bin, ['node', 'agent', ...args], {stdio: ['ignore', 'ignore', 'pipe'],
+  // the CDI spec into a scratch directory, never the host's /var/run/cdi
+  const cdi = args.includes('--cdi-dir') || args.includes('--no-cdi') ? [] : ['--cdi-dir', tmpdir('cdi')];
+  const p = spawn(bin, ['node', 'agent', ...cdi, ...args], {stdio: ['ignore', 'ignore', 'pipe'],
     env: Object.assign({}, process.env, env)});
   p.log = '';
   p.stderr.on('data', (d) => { p.log += d; if (process.env.GP_VERBOSE) process.stderr.write(d); });
