@@ -231,15 +231,24 @@ static void test_write_atomic(void **state)
     char dir[600], path[700];
     snprintf(dir, sizeof dir, "%s/cdi", root);
     struct gp_diag d = {""};
-    assert_int_equal(gp_node_cdi_write(dir, "{}\n", &d), GP_ENOTFOUND); /* no directory */
+#define SPEC(dev)                                                                                  \
+    "{\"cdiVersion\":\"0.5.0\",\"kind\":\"nvidia.com/gpu\",\"devices\":[{\"name\":\"" dev "\","    \
+    "\"containerEdits\":{\"deviceNodes\":[{\"path\":\"/dev/nvidia0\"}]}}]}\n"
+    assert_int_equal(gp_node_cdi_write(dir, SPEC("0"), &d), GP_ENOTFOUND); /* no directory */
     assert_int_equal(mkdir(dir, 0755), 0);
-    assert_int_equal(gp_node_cdi_write(dir, "{\"a\":1}\n", &d), GP_OK);
-    assert_int_equal(gp_node_cdi_write(dir, "{\"b\":2}\n", &d), GP_OK);
+    assert_int_equal(gp_node_cdi_write(dir, SPEC("a"), &d), GP_OK);
+    assert_int_equal(gp_node_cdi_write(dir, SPEC("b"), &d), GP_OK);
     snprintf(path, sizeof path, "%s/" GP_NODE_CDI_FILE, dir);
     char *text;
     size_t len;
     assert_int_equal(gp_fs_read(path, &text, &len, &d), GP_OK);
-    assert_string_equal(text, "{\"b\":2}\n");
+    assert_string_equal(text, SPEC("b"));
+    free(text);
+    /* a spec CDI refuses is never written: the one before stays */
+    assert_int_equal(gp_node_cdi_write(dir, SPEC("-bad"), &d), GP_EINVALID);
+    assert_int_equal(gp_node_cdi_write(dir, "{\"a\":1}\n", &d), GP_EINVALID);
+    assert_int_equal(gp_fs_read(path, &text, &len, &d), GP_OK);
+    assert_string_equal(text, SPEC("b"));
     free(text);
     /* nothing but the spec is left in the directory */
     char cmd[800];
