@@ -23,6 +23,8 @@
 #include "node/metrics.h"
 #include "node/nvml.h"
 #include "node/plugin.h"
+#include "node/podcount.h"
+#include "node/podseq.h"
 #include "node/protocol.h"
 
 struct agent {
@@ -33,6 +35,8 @@ struct agent {
     struct gp_kube_client *client, *event_client;
     char node_uid[GP_NODE_UID_LEN]; /* the Node's metadata.uid, "" until read */
     struct gp_node_protocol proto;
+    struct gp_node_podseq podseq; /* a pod's containers one Allocate at a time, over proto */
+    struct gp_node_podcount pods; /* the pods holding each GPU, for /metrics */
     bool have_proto;
     struct gp_metrics *reg; /* nm's registry, once made */
     struct gp_node_metrics nm;
@@ -152,7 +156,10 @@ static void metrics_update(struct agent *a)
     }
     gp_metrics_set(a->m_streams, (double)st.streams);
     pthread_mutex_lock(&a->mu);
-    gp_node_metrics_update(&a->nm, &a->inv, a->nv ? &a->health : NULL, NULL, 0);
+    unsigned pods[GP_NODE_MAX_GPUS] = {0};
+    if (a->have_proto)
+        gp_node_podcount_get(&a->pods, pods, GP_NODE_MAX_GPUS);
+    gp_node_metrics_update(&a->nm, &a->inv, a->nv ? &a->health : NULL, pods, GP_NODE_MAX_GPUS);
     pthread_mutex_unlock(&a->mu);
     struct gp_plugin_counts counts[GP_NODE_MAX_RESOURCES];
     size_t n = gp_plugin_counts(a->plugin, counts, GP_NODE_MAX_RESOURCES);
@@ -390,8 +397,10 @@ static enum gp_err start_api(struct agent *a, struct gp_diag *d)
     gp_node_protocol_init(&a->proto, a->client, a->o->node_name);
     if (a->o->alloc_wait_s > 0)
         a->proto.wait_s = a->o->alloc_wait_s;
+    gp_node_podseq_init(&a->podseq, &a->proto);
+    gp_node_podcount_init(&a->pods, a->o->node_name);
     a->have_proto = true;
-    return GP_OK;
+    return gp_node_podcount_start(&a->pods, a->o->cfg, d);
 }
 
 static void teardown(struct agent *a)
@@ -404,8 +413,11 @@ static void teardown(struct agent *a)
         gp_httpd_stop(a->httpd);
     if (a->have_nm)
         gp_node_metrics_free(&a->nm);
-    if (a->have_proto)
+    if (a->have_proto) {
+        gp_node_podcount_free(&a->pods);
+        gp_node_podseq_destroy(&a->podseq);
         gp_node_protocol_destroy(&a->proto);
+    }
     gp_kube_client_free(a->client);
     gp_kube_client_free(a->event_client);
     gp_nvml_close(a->nv);
@@ -428,9 +440,9 @@ enum gp_err gp_node_agent_run(const struct gp_node_agent_opts *o, struct gp_node
         e = discover(a, diag);
     struct gp_plugin_opts po = {.dir = o->plugin_dir, .quiet = o->quiet};
     if (e == GP_OK && a->have_proto) {
-        po.choice = gp_node_protocol_choice;
-        po.done = gp_node_protocol_done;
-        po.ctx = &a->proto;
+        po.choice = gp_node_podseq_choice;
+        po.done = gp_node_podseq_done;
+        po.ctx = &a->podseq;
     }
     pthread_mutex_lock(&a->mu);
     if (e == GP_OK)

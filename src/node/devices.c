@@ -196,6 +196,19 @@ static bool chosen(const struct gp_node_choice *c, unsigned nvml_index)
     return false;
 }
 
+/* One of the pod's GPUs (MIG devices are checked against these). */
+static bool pod_chosen(const struct gp_node_choice *c, unsigned nvml_index)
+{
+    if (!c || !c->set)
+        return false;
+    if (c->n_pod == 0)
+        return chosen(c, nvml_index);
+    for (size_t i = 0; i < c->n_pod; i++)
+        if (c->pod_index[i] == nvml_index)
+            return true;
+    return false;
+}
+
 /* NVLinks between GPU position g and the GPUs of mask (positions). */
 static unsigned links_to(const struct gp_node_inventory *inv, size_t g, const bool *in)
 {
@@ -393,20 +406,26 @@ enum gp_err gp_node_dev_allocate(const struct gp_node_resource *r,
                                r->devs[d].uuid, ids[i]);
         gpu_seen[g] = true;
         out->dev[out->n++] = (size_t)d;
+        memcpy(out->asked[out->n_asked++], r->devs[d].id, GP_NODE_DEV_ID_LEN);
     }
-    if (choice && choice->set) {
+    if (choice && choice->set && r->devs[out->dev[0]].mig >= 0) {
+        /* MIG devices: on the pod's GPUs, however many of each */
+        for (size_t i = 0; i < out->n; i++)
+            if (!pod_chosen(choice, inv->gpus[r->devs[out->dev[i]].gpu].index))
+                return gp_diag_set(diag, GP_EINVALID,
+                                   "%s: the kubelet's MIG devices for %s are not on the GPUs the "
+                                   "scheduler chose",
+                                   r->name, choice->pod);
+    } else if (choice && choice->set) {
+        const char *ctr = choice->container[0] ? " container " : "";
         if (choice->n != n_ids)
             return gp_diag_set(diag, GP_EINVALID,
-                               "%s: the scheduler chose %zu GPU(s) for %s, the kubelet asked %zu",
-                               r->name, choice->n, choice->pod, n_ids);
+                               "%s: the scheduler chose %zu GPU(s) for %s%s%s, the kubelet asked "
+                               "%zu",
+                               r->name, choice->n, choice->pod, ctr, choice->container, n_ids);
         bool match = true;
         for (size_t i = 0; i < out->n; i++)
             match &= chosen(choice, inv->gpus[r->devs[out->dev[i]].gpu].index);
-        if (!match && r->devs[out->dev[0]].mig >= 0)
-            return gp_diag_set(diag, GP_EINVALID,
-                               "%s: the kubelet's MIG devices for %s are not on the GPUs the "
-                               "scheduler chose",
-                               r->name, choice->pod);
         if (!match) {
             /* the scheduler booked these GPUs: the container gets them, a
              * device of each (the first replica when shared) */

@@ -65,13 +65,20 @@ bool gp_node_devset_health(struct gp_node_resource *r, const struct gp_node_inve
 /* The device of r with that ID; -1 when none. */
 long gp_node_dev_find(const struct gp_node_resource *r, const char *id);
 
-/* The scheduler's choice for the pod at hand: GPUs by NVML index
- * (gpuplane.io/gpus). */
+/* The scheduler's choice for the container at hand: GPUs by NVML index.
+ * For a pod of one container it is the pod's gpuplane.io/gpus; for a pod
+ * of several, the part of that list the container gets (node/podseq.h,
+ * docs/node.md "Pods of several containers"). MIG devices are checked
+ * against the pod's GPUs (pod_index, or index when n_pod is 0): a pod
+ * may hold several instances of one GPU. */
 struct gp_node_choice {
     bool set;
     size_t n;
     unsigned index[GP_NODE_MAX_GPUS];
-    char pod[320]; /* "ns/name" (63 + 1 + 253 characters at most), for messages */
+    size_t n_pod; /* 0: the same as index */
+    unsigned pod_index[GP_NODE_MAX_GPUS];
+    char pod[320];      /* "ns/name" (63 + 1 + 253 characters at most), for messages */
+    char container[64]; /* the container served; "" when the pod's spec was not read */
 };
 
 /* GetPreferredAllocation for one container: size devices of avail
@@ -88,7 +95,9 @@ size_t gp_node_dev_prefer(const struct gp_node_resource *r, const struct gp_node
 /* One container's Allocate answer. */
 struct gp_node_alloc {
     size_t n;
-    size_t dev[GP_NODE_ALLOC_MAX];                      /* device positions in r */
+    size_t dev[GP_NODE_ALLOC_MAX]; /* device positions in r */
+    size_t n_asked;                /* the kubelet's IDs, as asked */
+    char asked[GP_NODE_ALLOC_MAX][GP_NODE_DEV_ID_LEN];
     char visible[GP_NODE_ALLOC_MAX * GP_NODE_UUID_LEN]; /* NVIDIA_VISIBLE_DEVICES */
     bool mps;
     unsigned mps_thread_percent; /* CUDA_MPS_ACTIVE_THREAD_PERCENTAGE */
@@ -100,7 +109,7 @@ struct gp_node_alloc {
  * reason in diag): an unknown or duplicate ID (HAMi #1741), two replicas
  * of one GPU (NVIDIA #491), more than one shared device under
  * failRequestsGreaterThanOne, a choice the request cannot match (its size
- * differs, or MIG devices off the chosen GPUs). With a choice for whole
+ * differs, or MIG devices off the pod's GPUs). With a choice for whole
  * GPUs or replicas, the container gets the chosen GPUs whatever IDs the
  * kubelet picked (the scheduler is the one that books them). */
 enum gp_err gp_node_dev_allocate(const struct gp_node_resource *r,

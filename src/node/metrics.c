@@ -10,7 +10,7 @@ static const struct {
     {GP_NM_UTIL, "GPU utilisation over NVML's last sample period, percent", GP_METRIC_GAUGE},
     {GP_NM_MEM_USED, "GPU framebuffer memory in use, bytes", GP_METRIC_GAUGE},
     {GP_NM_MEM_TOTAL, "GPU framebuffer memory, bytes", GP_METRIC_GAUGE},
-    {GP_NM_PODS, "Pods the device plugin allocated on the GPU", GP_METRIC_GAUGE},
+    {GP_NM_PODS, "Pods holding the GPU or a replica of it (allocated, not ended)", GP_METRIC_GAUGE},
     {GP_NM_HEALTHY, "1 when the GPU is healthy, 0 while an XID keeps it out", GP_METRIC_GAUGE},
     {GP_NM_LAST_XID, "The last XID seen on the GPU, 0 for none", GP_METRIC_GAUGE},
     {GP_NM_XIDS_APP, "XIDs of the application class (ignored) seen on the GPU", GP_METRIC_COUNTER},

@@ -414,6 +414,63 @@ static void answer_fill(struct c_answer *x, const struct gp_node_resource *r)
     x->r.cdi_devices = x->cdip;
 }
 
+/* A device ID of container request i that an earlier one of the same
+ * AllocateRequest asked too; NULL when none. */
+static const char *dup_across(const V1beta1__AllocateRequest *req, size_t i)
+{
+    const V1beta1__ContainerAllocateRequest *q = req->container_requests[i];
+    for (size_t j = 0; j < i; j++) {
+        const V1beta1__ContainerAllocateRequest *o = req->container_requests[j];
+        for (size_t a = 0; a < q->n_devices_ids; a++)
+            for (size_t b = 0; b < o->n_devices_ids; b++)
+                if (strcmp(q->devices_ids[a], o->devices_ids[b]) == 0)
+                    return q->devices_ids[a];
+    }
+    return NULL;
+}
+
+/* One container request: the scheduler's choice for it (asked while a
+ * pod is found: *asking false once none was), its answer, the done
+ * callback. */
+static enum gp_err alloc_one(struct gp_plugin *p, size_t ri, const V1beta1__AllocateRequest *req,
+                             size_t i, bool *asking, struct c_answer *x, char *who, size_t who_n,
+                             struct gp_diag *d)
+{
+    const char *resname = p->set.res[ri].name;
+    const V1beta1__ContainerAllocateRequest *q = req->container_requests[i];
+    struct gp_node_choice ch = {.set = false};
+    enum gp_err e = GP_OK;
+    const char *dup = dup_across(req, i);
+    if (dup) /* HAMi #1741, across the containers of one request */
+        return gp_diag_set(d, GP_EINVALID, "%s: device ID \"%s\" asked for two containers", resname,
+                           dup);
+    if (*asking && p->o.choice) {
+        e = p->o.choice(p->o.ctx, resname, q->n_devices_ids, true, &ch, d);
+        *asking = ch.set;
+    }
+    if (e == GP_OK) {
+        pthread_mutex_lock(&p->mu);
+        const struct gp_node_resource *r = &p->set.res[ri];
+        e = gp_node_dev_allocate(r, &p->inv, (const char *const *)q->devices_ids, q->n_devices_ids,
+                                 &ch, &p->set.sharing, &x->a, d);
+        if (e == GP_OK)
+            answer_fill(x, r);
+        pthread_mutex_unlock(&p->mu);
+    }
+    if (p->o.done && ch.set) {
+        struct gp_diag dd;
+        enum gp_err de =
+            p->o.done(p->o.ctx, resname, &ch, e == GP_OK ? &x->a : NULL, e == GP_OK, &dd);
+        if (e == GP_OK && de != GP_OK) {
+            e = de;
+            *d = dd;
+        }
+    }
+    if (ch.set && i == 0)
+        snprintf(who, who_n, "%s%s%s", ch.pod, ch.container[0] ? " container " : "", ch.container);
+    return e;
+}
+
 /* Returns finish's answer: false when no completion will come. */
 static bool answer_alloc(struct call *c)
 {
@@ -428,37 +485,16 @@ static bool answer_alloc(struct call *c)
     V1beta1__ContainerAllocateResponse **rp = calloc(nc ? nc : 1, sizeof *rp);
     struct gp_diag d = {{0}};
     enum gp_err e = xs && rp ? GP_OK : gp_diag_set(&d, GP_ENOMEM, "out of memory");
-    struct gp_node_choice ch = {.set = false};
+    char who[400] = "(no pod asked)";
+    bool asking = true;
+    /* one Allocate at a time on the node: the kubelet sends one per
+     * container (devicemanager allocateContainerResources), each served
+     * with that container's part of the pod's GPUs (node/podseq.h) */
     pthread_mutex_lock(&p->alloc_mu);
-    size_t total = 0;
-    for (size_t i = 0; i < nc; i++)
-        total += req->container_requests[i]->n_devices_ids;
-    if (e == GP_OK && p->o.choice)
-        e = p->o.choice(p->o.ctx, resname, total, true, &ch, &d);
-    if (e == GP_OK && ch.set && nc != 1)
-        e = gp_diag_set(&d, GP_EUNSUPPORTED,
-                        "%s: %zu containers in one Allocate for %s; gpuplane serves one", resname,
-                        nc, ch.pod);
-    pthread_mutex_lock(&p->mu);
-    const struct gp_node_resource *r = &p->set.res[c->s->ri];
     for (size_t i = 0; i < nc && e == GP_OK; i++) {
-        const V1beta1__ContainerAllocateRequest *q = req->container_requests[i];
-        e = gp_node_dev_allocate(r, &p->inv, (const char *const *)q->devices_ids, q->n_devices_ids,
-                                 &ch, &p->set.sharing, &xs[i].a, &d);
-        if (e == GP_OK) {
-            answer_fill(&xs[i], r);
+        e = alloc_one(p, c->s->ri, req, i, &asking, &xs[i], who, sizeof who, &d);
+        if (e == GP_OK)
             rp[i] = &xs[i].r;
-        }
-    }
-    pthread_mutex_unlock(&p->mu);
-    if (p->o.done && ch.set) {
-        struct gp_diag dd;
-        enum gp_err de =
-            p->o.done(p->o.ctx, resname, &ch, e == GP_OK && nc ? &xs[0].a : NULL, e == GP_OK, &dd);
-        if (e == GP_OK && de != GP_OK) {
-            e = de;
-            d = dd;
-        }
     }
     pthread_mutex_unlock(&p->alloc_mu);
     pthread_mutex_lock(&p->mu);
@@ -468,8 +504,7 @@ static bool answer_alloc(struct call *c)
         p->st.refusals++;
     pthread_mutex_unlock(&p->mu);
     if (e == GP_OK)
-        gp_plugin_log(p, "%s: Allocate %s: %s", resname, ch.set ? ch.pod : "(no pod asked)",
-                      nc ? xs[0].a.visible : "");
+        gp_plugin_log(p, "%s: Allocate %s: %s", resname, who, nc ? xs[0].a.visible : "");
     else
         gp_plugin_log(p, "%s: Allocate refused: %s", resname, d.msg);
     grpc_byte_buffer *msg = NULL;

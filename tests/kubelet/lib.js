@@ -109,5 +109,77 @@ function skipWithoutModules() {
   }
 }
 
+// The API server double (tests/apidouble) on a free port.
+function startDouble() {
+  const bin = process.env.GP_APIDOUBLE;
+  if (!bin) throw new Error('GP_APIDOUBLE is not set');
+  const p = spawn(bin, ['--port', '0'], {stdio: ['ignore', 'pipe', 'inherit']});
+  return new Promise((res, rej) => {
+    let out = '';
+    p.stdout.on('data', (d) => {
+      out += d;
+      const m = /port (\d+)/.exec(out);
+      if (m) res({proc: p, port: Number(m[1])});
+    });
+    p.on('exit', (c) => rej(new Error('apidouble exited ' + c)));
+  });
+}
+
+// One HTTP request to the double: {status, body (parsed)}.
+function request(port, method, p, body, type = 'application/json') {
+  const http = require('http');
+  return new Promise((res, rej) => {
+    const data = body === undefined ? undefined : JSON.stringify(body);
+    const req = http.request({host: '127.0.0.1', port, method, path: p,
+      headers: data ? {'Content-Type': type, 'Content-Length': Buffer.byteLength(data)} : {}}, (r) => {
+      let s = '';
+      r.on('data', (d) => { s += d; });
+      r.on('end', () => res({status: r.statusCode, body: s ? JSON.parse(s) : null}));
+    });
+    req.on('error', rej);
+    if (data) req.write(data);
+    req.end();
+  });
+}
+
+// A kubeconfig for the double on port, written in dir.
+function kubeconfig(dir, port) {
+  const file = path.join(dir, 'kubeconfig');
+  fs.writeFileSync(file, `apiVersion: v1
+kind: Config
+clusters:
+- name: double
+  cluster: {server: "http://127.0.0.1:${port}"}
+users:
+- name: u
+  user: {token: "t"}
+contexts:
+- name: c
+  context: {cluster: double, user: u, namespace: default}
+current-context: c
+`);
+  return file;
+}
+
+// What the scheduler does for a pod it places on node (DESIGN.md section 7):
+// the annotations with phase allocating, then the Binding.
+async function place(port, name, node, gpus) {
+  const base = `/api/v1/namespaces/default/pods/${name}`;
+  const cur = await request(port, 'GET', base);
+  const patch = await request(port, 'PATCH', base, {metadata: {resourceVersion: cur.body.metadata.resourceVersion,
+    annotations: {'gpuplane.io/node': node, 'gpuplane.io/gpus': gpus, 'gpuplane.io/phase': 'allocating'}}},
+  'application/merge-patch+json');
+  if (patch.status !== 200) throw new Error('patch ' + patch.status);
+  const bind = await request(port, 'POST', base + '/binding', {apiVersion: 'v1', kind: 'Binding',
+    metadata: {name, namespace: 'default', uid: cur.body.metadata.uid},
+    target: {apiVersion: 'v1', kind: 'Node', name: node}});
+  if (bind.status !== 201) throw new Error('bind ' + bind.status);
+}
+
+async function phase(port, name) {
+  const p = await request(port, 'GET', `/api/v1/namespaces/default/pods/${name}`);
+  return p.body.metadata.annotations['gpuplane.io/phase'];
+}
+
 module.exports = {protoPath, tmpdir, uuid, inventory, writeJson, startAgent, stopAgent, check,
-  expectError, finish, sleep, skipWithoutModules};
+  expectError, finish, sleep, skipWithoutModules, startDouble, request, kubeconfig, place, phase};
