@@ -4,7 +4,9 @@
 # 25 LLMs on the presets of data/serving-models.json; diurnal loads with
 # spikes on some; HPA on half, the concurrency autoscaler with scale to
 # zero on the other half) on two autoscaled GPU pools. Prints the wall
-# time and the requests offered. Usage: bench/serve_week.sh [BUILD_DIR]
+# time and the requests offered. ROLLOUTS=1 gives every service three
+# rolling updates (days 1 and 3, the third 5 min after the second, over
+# it). Usage: bench/serve_week.sh [BUILD_DIR]
 set -euo pipefail
 build="${1:-build}"
 gp="$build/gpuplane"
@@ -71,6 +73,10 @@ spec:
   load: {$load}
   autoscaler: {$scaler}
 YAML
+    if [ -n "${ROLLOUTS:-}" ]; then
+        echo "  rollouts: [{at: 1d}, {at: 3d}, {at: 3d5m, maxSurge: 1, maxUnavailable: 0}]" \
+            >>"$tmp/services.yaml"
+    fi
 done
 [ -n "${DUMP:-}" ] && cp "$tmp"/*.yaml "$DUMP"/
 start=$(date +%s.%N)
@@ -87,4 +93,7 @@ cold = sum(x["cold_starts"] for x in s)
 print(f"services {len(s)}  requests {req / 1e6:.1f} M  cold starts {cold}  "
       f"worst p99 {max(x['p99_latency_s'] for x in s):.1f} s  "
       f"cost ${d['cost_usd']:.0f}  wall {float(sys.argv[3]) - float(sys.argv[2]):.2f} s")
+ro = [r["status"] for x in s for r in x.get("rollouts", [])]
+if ro:
+    print("rollouts " + ", ".join(f"{ro.count(k)} {k}" for k in sorted(set(ro))))
 PY

@@ -41,6 +41,8 @@ static json_t *series(const double *v, size_t n, int dec)
     return a;
 }
 
+#define GP_REPORT_ROLLOUT_MARKS 4 /* the first rollouts marked on a replica chart */
+
 static const char *const STATUS[] = {"complete", "progressing", "stalled", "not started",
                                      "superseded"};
 
@@ -304,10 +306,12 @@ void gp_report_services_html(struct gp_sbuf *o, const struct gp_sim_result *r)
         const struct gp_sim_service *s = &r->services[i];
         size_t k = s->n < n ? s->n : n;
         const char *nm = s->name ? s->name : "-";
-        struct gp_svg_marker mk[2];
+        struct gp_svg_marker mk[2 * GP_REPORT_ROLLOUT_MARKS];
         size_t nmk = 0;
-        const struct gp_sim_rollout *ro = &s->rollout;
-        if (s->has_rollout && ro->status != GP_ROLLOUT_NOT_STARTED) {
+        for (size_t q = 0; s->has_rollout && q < s->nrollouts && q < GP_REPORT_ROLLOUT_MARKS; q++) {
+            const struct gp_sim_rollout *ro = &s->rollouts[q];
+            if (ro->status == GP_ROLLOUT_NOT_STARTED)
+                continue;
             mk[nmk++] = (struct gp_svg_marker){ro->start_s / div, "rollout", "#6a4c93"};
             if (ro->status == GP_ROLLOUT_COMPLETE)
                 mk[nmk++] = (struct gp_svg_marker){(ro->start_s + ro->duration_s) / div,
