@@ -27,7 +27,15 @@
  *    cleanupUnhealthyReplicas, scaleDownOldReplicaSetsForRollingUpdate).
  * A ReplicaSet's pods follow its spec at once, the ones not available
  * removed first (the ReplicaSet controller's order). The caller says which
- * pods are available between syncs. Pure. */
+ * pods are available between syncs. Pure.
+ *
+ * The bounds, at the spec.replicas of each moment: after a reconcile at
+ * most spec.replicas + maxSurge pods; no available pod removed while that
+ * leaves fewer than spec.replicas - maxUnavailable available, but for a
+ * scale change's transient: after a scale-up the new floor holds only once
+ * the added pods are ready, and a scale-down's proportional scaling takes
+ * pods from every active set whatever their availability (each set's
+ * unavailable ones first). */
 #ifndef GP_SERVE_ROLLOUT_H
 #define GP_SERVE_ROLLOUT_H
 

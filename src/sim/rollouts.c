@@ -93,8 +93,9 @@ static void begin(struct run *r, struct svc_run *sv, size_t k)
 {
     const struct gp_service_rollout *spec = &sv->s->rollouts[k];
     int32_t replicas = sv->desired > 0 ? sv->desired : 0;
-    if (!sv->dep_on) {
-        gp_serve_deploy_init(&sv->dep, replicas, spec->max_surge, spec->max_unavailable);
+    if (!sv->dep_on) { /* one ReplicaSet, scaled to the count applied until now */
+        gp_serve_deploy_init(&sv->dep, (int32_t)sv->reps.len, spec->max_surge,
+                             spec->max_unavailable);
         for (size_t i = 0; i < sv->reps.len; i++)
             sv->reps.items[i].rev = 0;
         sv->dep_on = true;

@@ -232,6 +232,46 @@ static void test_overlapping(void **state)
     gp_arena_free(&a);
 }
 
+/* A scale-up at a rollout's start: 4 replicas (no model load) serve 60
+ * rps at 10 each; the HPA (rps per pod, target 10) at 15 s sees 15 per
+ * pod and asks for ceil(4 x 1.5) = 6; the rollout (surge 2, unavailable 0)
+ * begins then: the first template's set, annotated 4, makes it a scaling
+ * event, the one active set goes to 6, then the new one grows to 8 - 6 =
+ * 2, and none may go (8 - 6 - 2 unready = 0): 4 ready against the new
+ * count's floor of 6 for one reconcile (below_min_available_s 1). At 16
+ * all 8 are ready: 2 old go; 17: 2 new; 18: 2 old; 19: 2 new; 20: the last
+ * 2 old: complete in 5 s at 6, 8 pods at most; 4 + 2 + 6 binds. */
+static void test_scale_at_start(void **state)
+{
+    (void)state;
+    struct gp_arena a;
+    gp_arena_init(&a);
+    struct gp_sim_result r;
+    char m[2048];
+    struct gp_diag d = {""};
+    manifest(m, sizeof m, 4, "0s", "15s", "2", "0");
+    char *cut = strstr(m, "  load: ");
+    assert_non_null(cut);
+    snprintf(cut, sizeof m - (size_t)(cut - m),
+             "  load: {constant: 60}\n  autoscaler:\n    hpa: {minReplicas: 1, maxReplicas: 10, "
+             "metric: rps, target: 10}\n  rollout: {at: 15s, maxSurge: 2, maxUnavailable: 0}\n");
+    assert_int_equal(sim(1, m, 600, &a, &r, &d), GP_OK);
+    const struct gp_sim_service *s = &r.services[0];
+    const struct gp_sim_rollout *ro = &s->rollouts[0];
+    assert_int_equal(ro->status, GP_ROLLOUT_COMPLETE);
+    assert_true(ro->start_s == 15);
+    assert_true(ro->duration_s == 5);
+    assert_int_equal(ro->replicas, 6);
+    assert_int_equal(ro->replicas_low, 6);
+    assert_int_equal(ro->replicas_high, 6);
+    assert_int_equal(ro->min_ready, 4);
+    assert_int_equal(ro->max_pods, 8);
+    assert_true(ro->below_min_available_s == 1);
+    assert_int_equal(s->cold_starts, 12);
+    assert_true(s->replicas[s->n - 1] == 6);
+    gp_arena_free(&a);
+}
+
 /* Bad rollouts: out of order, the wrong types, both forms: one line
  * naming the field. */
 static void test_reader_rollouts(void **state)
@@ -398,6 +438,7 @@ int main(void)
         cmocka_unit_test(test_no_room_through_unavailable),
         cmocka_unit_test(test_reader),
         cmocka_unit_test(test_overlapping),
+        cmocka_unit_test(test_scale_at_start),
         cmocka_unit_test(test_reader_rollouts),
         cmocka_unit_test(test_property),
         cmocka_unit_test(test_property_autoscaled),
