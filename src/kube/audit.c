@@ -89,10 +89,30 @@ static const struct gp_pick *named_gpus(const struct gp_kube_sched *s, const str
  * nvidia.com/gpu.product); NULL for GPUs without MIG. */
 static const struct gp_mig_model *mig_model_of(const struct gp_kube_sched *s, const struct snode *n)
 {
+    if (n->info.mig) /* the MIG devices the node advertises */
+        return n->info.mig;
     const struct gp_node *e = s->e && n->eng != SP_NONE ? gp_engine_node(s->e, n->eng) : NULL;
     if (e && e->mig_model >= 0)
         return &gp_mig_models[e->mig_model];
     return n->spec.gpu_model ? gp_mig_model_find(n->spec.gpu_model) : NULL;
+}
+
+/* The profile of the MIG devices a pod that names no instance holds on a
+ * node advertising MIG devices: its nvidia.com/mig-<profile>, or under
+ * the single strategy its nvidia.com/gpu (each device an instance of the
+ * node's one profile); -1 when it holds none. */
+static int loose_profile(const struct snode *n, const struct spod *p)
+{
+    const struct gp_mig_model *m = n->info.mig;
+    if (!m || p->spec.gpu_count == 0)
+        return -1;
+    if (p->spec.mig_profile)
+        return gp_mig_profile_find(m, p->spec.mig_profile);
+    if (n->info.mig_single && p->spec.gpu_resource == GP_GPU_RES_GPU)
+        for (size_t q = 0; q < m->nprofiles; q++)
+            if (n->info.mig_cap[q])
+                return (int)q;
+    return -1;
 }
 
 /* The MIG instances p holds on node n (pick->mig_profile >= 0), or false. */
@@ -149,12 +169,13 @@ bool gp_ks_audit_node(struct gp_kube_sched *s, struct snode *n)
     uint32_t pods[GP_MAX_GPUS_PER_NODE] = {0}, whole[GP_MAX_GPUS_PER_NODE] = {0};
     const char *first[GP_MAX_GPUS_PER_NODE] = {0}, *second[GP_MAX_GPUS_PER_NODE] = {0};
     uint64_t loose_whole = 0, loose_milli = 0;
-    uint32_t count = n->obj ? n->spec.gpu_count : 0, gmem = n->obj ? n->spec.gpu_mem_mib : 0;
+    uint32_t count = n->obj ? n->info.gpus : 0, gmem = n->obj ? n->spec.gpu_mem_mib : 0;
     char msg[512] = "";
     bool memory = false, mig = false; /* the violation is GPU memory's, a MIG slice's */
     const struct gp_mig_model *mm = mig_model_of(s, n);
     uint32_t slices[GP_MAX_GPUS_PER_NODE] = {0};
     const char *slice_by[GP_MAX_GPUS_PER_NODE][GP_MIG_MAX_SLICES] = {{0}};
+    uint32_t devices[GP_MIG_MAX_PROFILES] = {0}; /* MIG devices booked, per profile */
     for (size_t i = 0; i < n->nbook; i++) {
         const struct spod *p = n->book[i];
         const struct gp_pod_spec *sp = &p->spec;
@@ -164,8 +185,14 @@ bool gp_ks_audit_node(struct gp_kube_sched *s, struct snode *n)
                 bool was = msg[0] != '\0';
                 audit_mig(p, n, mm, &mk, count, slices, slice_by, msg, sizeof msg);
                 mig = mig || (!was && msg[0]);
+                devices[mk.mig_profile] += mk.ngpus;
             }
             continue; /* MIG instances, not whole GPUs or shares */
+        }
+        int lp = loose_profile(n, p);
+        if (lp >= 0) { /* MIG devices the device plugin chose: only their number */
+            devices[lp] += sp->gpu_count;
+            continue;
         }
         if (sp->gpu_count == 0)
             continue;
@@ -215,6 +242,12 @@ bool gp_ks_audit_node(struct gp_kube_sched *s, struct snode *n)
             snprintf(msg, sizeof msg, "GPU %u of node %s has %u MiB of memory booked, %u exist", g,
                      n->name, mem[g], gmem);
     }
+    if (n->info.mig && empty > n->info.whole_gpus)
+        empty = n->info.whole_gpus; /* the GPUs in MIG mode hold no whole pod */
+    for (size_t q = 0; mm == n->info.mig && mm && q < mm->nprofiles && !msg[0]; q++)
+        if (devices[q] > n->info.mig_cap[q] && (mig = true))
+            snprintf(msg, sizeof msg, "node %s: %u nvidia.com/mig-%s booked, it has %u", n->name,
+                     devices[q], mm->profiles[q].name, n->info.mig_cap[q]);
     if (!msg[0] && loose_whole > empty)
         snprintf(msg, sizeof msg,
                  "node %s: pods that name no GPU hold %llu whole GPUs, %u are free of named ones",

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/sharing.h"
 #include "kube/objects.h"
 #include "util/units.h"
 
@@ -38,7 +39,32 @@ static const char *qty(const json_t *v, char *buf, size_t n)
 
 struct req {
     int64_t cpu_milli, mem_mib, gpus;
+    int64_t mig;         /* nvidia.com/mig-<profile> instances */
+    const char *profile; /* that profile (borrowed from the JSON); NULL: none */
 };
+
+/* nvidia.com/mig-<profile>: one profile per pod, as gpuplane places MIG
+ * instances (io/manifest_pod.c reads manifests the same way). */
+static enum gp_err mig_request(const char *k, const char *s, const char *where, struct req *r,
+                               struct gp_diag *d)
+{
+    const char *profile = k + strlen("nvidia.com/mig-");
+    int64_t n;
+    if (!profile[0] || !gp_units_uint(s, &n) || n > GP_MAX_GPUS_PER_NODE)
+        return gp_diag_set(d, GP_EINVALID,
+                           "%s.resources.requests.%s: not a number of MIG devices from 0 to %d",
+                           where, k, GP_MAX_GPUS_PER_NODE);
+    if (n == 0)
+        return GP_OK;
+    if (r->profile && strcmp(r->profile, profile) != 0)
+        return gp_diag_set(d, GP_EINVALID,
+                           "%s.resources.requests.%s: a second MIG profile in one pod (it asks "
+                           "for nvidia.com/mig-%s); gpuplane places one profile per pod",
+                           where, k, r->profile);
+    r->profile = profile;
+    r->mig = n;
+    return GP_OK;
+}
 
 static enum gp_err read_requests(const json_t *res, const char *where, struct req *r,
                                  struct gp_diag *d)
@@ -59,6 +85,11 @@ static enum gp_err read_requests(const json_t *res, const char *where, struct re
             ok = gp_units_mem_mib(s, &r->mem_mib);
         else if (ok && strcmp(k, "nvidia.com/gpu") == 0)
             ok = gp_units_uint(s, &r->gpus) && r->gpus <= GP_MAX_GPUS_PER_NODE;
+        else if (ok && strncmp(k, "nvidia.com/mig-", 15) == 0) {
+            enum gp_err err = mig_request(k, s, where, r, d);
+            if (err != GP_OK)
+                return err;
+        }
         if (!ok)
             return gp_diag_set(d, GP_EINVALID, "%s.resources.requests.%s: not a quantity", where,
                                k);
@@ -73,7 +104,7 @@ static enum gp_err pod_requests(const json_t *spec, struct req *total, struct gp
     char where[64];
     json_array_foreach(json_object_get(spec, "containers"), i, c)
     {
-        struct req r = {0, 0, 0};
+        struct req r = {0, 0, 0, 0, total->profile};
         snprintf(where, sizeof where, "spec.containers[%zu]", i);
         enum gp_err err = read_requests(json_object_get(c, "resources"), where, &r, d);
         if (err != GP_OK)
@@ -81,14 +112,18 @@ static enum gp_err pod_requests(const json_t *spec, struct req *total, struct gp
         total->cpu_milli += r.cpu_milli;
         total->mem_mib += r.mem_mib;
         total->gpus += r.gpus;
+        total->mig += r.mig;
+        total->profile = r.profile;
     }
     json_array_foreach(json_object_get(spec, "initContainers"), i, c)
     {
-        struct req r = {0, 0, 0};
+        struct req r = {0, 0, 0, 0, total->profile};
         snprintf(where, sizeof where, "spec.initContainers[%zu]", i);
         enum gp_err err = read_requests(json_object_get(c, "resources"), where, &r, d);
         if (err != GP_OK)
             return err;
+        total->mig = r.mig > total->mig ? r.mig : total->mig;
+        total->profile = r.profile;
         total->cpu_milli = r.cpu_milli > total->cpu_milli ? r.cpu_milli : total->cpu_milli;
         total->mem_mib = r.mem_mib > total->mem_mib ? r.mem_mib : total->mem_mib;
         total->gpus = r.gpus > total->gpus ? r.gpus : total->gpus;
@@ -96,6 +131,13 @@ static enum gp_err pod_requests(const json_t *spec, struct req *total, struct gp
     if (total->gpus > GP_MAX_GPUS_PER_NODE)
         return gp_diag_set(d, GP_EINVALID, "spec.containers: more than %d nvidia.com/gpu",
                            GP_MAX_GPUS_PER_NODE);
+    if (total->mig > GP_MAX_GPUS_PER_NODE)
+        return gp_diag_set(d, GP_EINVALID, "spec.containers: more than %d nvidia.com/mig-%s",
+                           GP_MAX_GPUS_PER_NODE, total->profile);
+    if (total->mig > 0 && total->gpus > 0)
+        return gp_diag_set(d, GP_EINVALID,
+                           "spec.containers: nvidia.com/gpu and nvidia.com/mig-%s in one pod",
+                           total->profile);
     return GP_OK;
 }
 
@@ -164,6 +206,11 @@ static enum gp_err pod_annotations(const json_t *ann, struct gp_arena *a, struct
     const char *mem = str(ann, "gpuplane.io/gpu-memory");
     const char *models = str(ann, "gpuplane.io/gpu-model");
     int64_t v;
+    if (s->mig_profile && (milli || mem))
+        return gp_diag_set(d, GP_EINVALID,
+                           "metadata.annotations.gpuplane.io/gpu-%s: cannot be combined with "
+                           "nvidia.com/mig-%s (a MIG instance's share is its profile's)",
+                           milli ? "milli" : "memory", s->mig_profile);
     if (milli) {
         if (!gp_units_uint(milli, &v) || v < 1 || v > GP_GPU_MILLI)
             return gp_diag_set(d, GP_EINVALID,
@@ -238,7 +285,7 @@ enum gp_err gp_kube_pod_read(const json_t *pod, struct gp_arena *a, struct gp_po
     info->ended = phase && (strcmp(phase, "Succeeded") == 0 || strcmp(phase, "Failed") == 0);
     info->group = str(json_object_get(meta, "labels"), "scheduling.x-k8s.io/pod-group");
 
-    struct req r = {0, 0, 0};
+    struct req r = {0, 0, 0, 0, NULL};
     enum gp_err err = pod_requests(spec, &r, d);
     if (err != GP_OK)
         return err;
@@ -249,6 +296,16 @@ enum gp_err gp_kube_pod_read(const json_t *pod, struct gp_arena *a, struct gp_po
     s->gpu_count = (uint32_t)r.gpus;
     s->gpu_milli = r.gpus ? GP_GPU_MILLI : 0;
     s->gpu_resource = GP_GPU_RES_GPU;
+    if (r.mig > 0) { /* as io/manifest_pod.c: the share is the profile's compute of 7 slices */
+        unsigned compute = 0;
+        uint32_t mem = 0;
+        gp_kube_mig_profile_info(r.profile, &compute, &mem);
+        s->mig_profile = gp_arena_strdup(a, r.profile);
+        s->gpu_count = (uint32_t)r.mig;
+        s->gpu_milli = compute >= 7 || compute == 0 ? GP_GPU_MILLI : compute * GP_GPU_MILLI / 7;
+        s->gpu_mem_mib = mem;
+        s->share_modes = 1u << GP_SHARE_MIG;
+    }
     json_t *prio = json_object_get(spec, "priority");
     s->priority = json_is_integer(prio) ? (int32_t)json_integer_value(prio) : 0;
     const char *pp = str(spec, "preemptionPolicy");
@@ -277,6 +334,7 @@ enum gp_err gp_kube_node_read(const json_t *node, struct gp_arena *a, struct gp_
                               struct gp_kube_node_info *info, struct gp_diag *d)
 {
     memset(s, 0, sizeof *s);
+    memset(info, 0, sizeof *info);
     const json_t *meta = json_object_get(node, "metadata"), *spec = json_object_get(node, "spec");
     const json_t *status = json_object_get(node, "status");
     info->name = str(meta, "name") ? str(meta, "name") : "";
@@ -330,7 +388,7 @@ enum gp_err gp_kube_node_read(const json_t *node, struct gp_arena *a, struct gp_
     }
     info->schedulable =
         !json_is_true(json_object_get(spec, "unschedulable")) && condition_true(status, "Ready");
-    return GP_OK;
+    return gp_kube_node_mig_read(node, a, s, info, d); /* objects_mig.c */
 }
 
 void gp_kube_pick_format(const struct gp_pick *pick, char *buf, size_t size)
@@ -378,6 +436,12 @@ static int cmp_str(const void *a, const void *b)
 
 void gp_kube_explain_text(const struct gp_explain *x, char *buf, size_t size)
 {
+    gp_kube_explain_text_as(x, GP_FILTER_COUNT, NULL, buf, size);
+}
+
+void gp_kube_explain_text_as(const struct gp_explain *x, enum gp_filter f_as, const char *text,
+                             char *buf, size_t size)
+{
     char items[GP_FILTER_COUNT][96];
     const char *sorted[GP_FILTER_COUNT];
     size_t n = 0;
@@ -385,7 +449,7 @@ void gp_kube_explain_text(const struct gp_explain *x, char *buf, size_t size)
         if (!x->rejected[f])
             continue;
         snprintf(items[n], sizeof items[n], "%u %s", x->rejected[f],
-                 gp_filter_text((enum gp_filter)f));
+                 f == (int)f_as && text ? text : gp_filter_text((enum gp_filter)f));
         sorted[n] = items[n];
         n++;
     }

@@ -58,14 +58,39 @@ enum gp_err gp_kube_pod_read(const json_t *pod, struct gp_arena *a, struct gp_po
 struct gp_kube_node_info {
     const char *name;
     bool schedulable; /* Ready and not cordoned (spec.unschedulable) */
+    /* GPUs as the API shows them (the audit's): whole ones (nvidia.com/gpu,
+     * not under MIG's single strategy) and MIG-enabled ones; gpus is both */
+    uint32_t gpus, whole_gpus, mig_gpus;
+    const struct gp_mig_model *mig;        /* the MIG-enabled GPUs' model; NULL: none */
+    bool mig_single;                       /* MIG's single strategy (devices as nvidia.com/gpu) */
+    uint16_t mig_cap[GP_MIG_MAX_PROFILES]; /* MIG devices advertised, per profile index */
+    /* why the engine gets none of its GPUs though it has MIG devices (the
+     * layout is changing, whole and MIG-enabled GPUs on one node, ...); NULL */
+    const char *mig_why;
 };
 
 /* Reads a node: status.allocatable (capacity when absent) cpu, memory and
  * nvidia.com/gpu; labels (GPU feature discovery's nvidia.com/gpu.product
  * as the GPU model, nvidia.com/gpu.memory in MiB per GPU, gpuplane.io/pool);
- * spec.taints. */
+ * spec.taints; its MIG layout (gp_kube_node_mig_read). */
 enum gp_err gp_kube_node_read(const json_t *node, struct gp_arena *a, struct gp_node_spec *spec,
                               struct gp_kube_node_info *info, struct gp_diag *diag);
+
+/* objects_mig.c: a node's MIG layout as NVIDIA's stack publishes it
+ * (docs/kube.md, "MIG from the API"), on a spec read with its whole GPUs:
+ * nvidia.com/mig.strategy mixed (nvidia.com/mig-<profile> devices in
+ * status.capacity, MIG-enabled GPUs nvidia.com/gpu.count less the whole
+ * GPUs) or single (nvidia.com/gpu devices of the profile
+ * nvidia.com/gpu.product ends with, "-MIG-1g.10gb"), the model that
+ * gpu.product names; the same instances on every MIG GPU, placed by the
+ * engine's rule, as spec->sharing (in the arena). A layout gpuplane cannot
+ * know (uneven, changing, whole and MIG GPUs side by side) leaves the spec
+ * no GPUs and says why in info->mig_why; info has the counts either way. */
+enum gp_err gp_kube_node_mig_read(const json_t *node, struct gp_arena *a, struct gp_node_spec *spec,
+                                  struct gp_kube_node_info *info, struct gp_diag *diag);
+/* The compute slices and memory of a MIG profile by name, from the first
+ * GPU model that has it; false when none has. */
+bool gp_kube_mig_profile_info(const char *profile, unsigned *compute, uint32_t *mem_mib);
 
 /* "0,3" from a pick (buf of at least 64 bytes). */
 void gp_kube_pick_format(const struct gp_pick *pick, char *buf, size_t size);
@@ -87,5 +112,14 @@ bool gp_kube_mig_parse(const char *s, const struct gp_mig_model *m, struct gp_pi
  * nvidia.com/gpu." - the reasons as "COUNT TEXT" sorted as strings
  * (kube-scheduler's FitError.Error, sortReasonsHistogram). */
 void gp_kube_explain_text(const struct gp_explain *x, char *buf, size_t size);
+/* The same with filter f's words replaced by text (f GP_FILTER_COUNT: none). */
+void gp_kube_explain_text_as(const struct gp_explain *x, enum gp_filter f, const char *text,
+                             char *buf, size_t size);
+/* The same for the pod at hand, in the resource it asks: a MIG request's
+ * refusals (no such MIG devices, none free, no GPUs) are kube-scheduler's
+ * "Insufficient nvidia.com/mig-1g.10gb"; whole GPUs refused by a node in
+ * MIG mode "Insufficient nvidia.com/gpu". */
+void gp_kube_explain_pod_text(const struct gp_explain *x, const struct gp_pod_spec *pod, char *buf,
+                              size_t size);
 
 #endif

@@ -376,8 +376,7 @@ static void engine_place(struct gp_kube_sched *s, struct spod *p, const char *na
     }
     struct gp_pick named;
     const struct gp_pick *pick = annotated_pick(s, p, n, &named);
-    enum gp_err err = gp_engine_pod_assign(s->e, p->eng, n->eng, pick);
-    gp_evlog_pod_assign(s->rec, p->eng, n->eng, pick, err);
+    enum gp_err err = gp_ks_assign(s, p, n->eng, pick); /* sched_mig.c; logged there */
     if (err != GP_OK && pick) {
         err = gp_engine_pod_assign(s->e, p->eng, n->eng, NULL);
         gp_evlog_pod_assign(s->rec, p->eng, n->eng, NULL, err);
@@ -661,9 +660,7 @@ enum gp_err gp_ks_rebuild(struct gp_kube_sched *s, struct gp_diag *d)
         if (!n || !pick || n->eng == SP_NONE || !n->info.schedulable ||
             gp_ks_engine_add(s, p) != GP_OK)
             continue;
-        enum gp_err aerr = gp_engine_pod_assign(s->e, p->eng, n->eng, pick);
-        gp_evlog_pod_assign(s->rec, p->eng, n->eng, pick, aerr);
-        if (aerr != GP_OK) {
+        if (gp_ks_assign(s, p, n->eng, pick) != GP_OK) { /* logged there */
             gp_ks_engine_drop(s, p);
             continue;
         }

@@ -157,6 +157,13 @@ void gp_ks_bind_dispatch(struct gp_kube_sched *s, struct spod *const *m, size_t 
 void gp_ks_bind_collect(struct gp_kube_sched *s, bool wait_all, size_t *bound);
 void gp_ks_bind_orphan(struct spod *p);
 
+/* sched_mig.c: the pod (pending in the engine) bound on engine node
+ * `node` at the GPUs of pick (NULL: the engine's choice), MIG instances
+ * included (gp_engine_pod_assign alone takes its own choice on a node
+ * that shares its GPUs); GP_ELIMIT when they are not free. */
+enum gp_err gp_ks_assign(struct gp_kube_sched *s, struct spod *p, uint32_t node,
+                         const struct gp_pick *pick);
+
 /* audit.c: the pod's booking brought up to date (its node audited before
  * and after), a node audited */
 void gp_ks_audit_pod(struct gp_kube_sched *s, struct spod *p, bool gone);

@@ -1,0 +1,258 @@
+/* objects_mig.c - MIG as NVIDIA's stack publishes it on the API's objects,
+ * read into the engine's MIG model (docs/kube.md, "MIG from the API"):
+ * a Node's layout from GPU feature discovery's labels and the device
+ * plugin's resources, a pod's nvidia.com/mig-<profile> request, and the
+ * words kube-scheduler would use for a MIG request that fits nowhere.
+ *
+ * Sources: NVIDIA's device plugin (github.com/NVIDIA/k8s-device-plugin,
+ * internal/rm and docs/gpu-feature-discovery/README.md: under the mixed
+ * strategy each MIG device is nvidia.com/mig-<profile> and a GPU not in
+ * MIG mode nvidia.com/gpu; under single every GPU is in MIG mode with one
+ * profile and each device is nvidia.com/gpu, GFD's gpu.product then ends
+ * "-MIG-<profile>" and gpu.count counts MIG devices), the GPU Operator's
+ * MIG page (docs.nvidia.com/datacenter/cloud-native/gpu-operator/latest/
+ * gpu-operator-mig.html: nvidia.com/mig.config names mig-parted's config,
+ * nvidia.com/mig.config.state says whether it is applied) and the label
+ * sets in ../shared/k8s/samples/nvidia-gfd/. */
+#include <stdio.h>
+#include <string.h>
+
+#include "engine/sharing.h"
+#include "kube/objects.h"
+#include "util/units.h"
+
+#define MIG_PREFIX "nvidia.com/mig-"
+
+static const char *str(const json_t *o, const char *k)
+{
+    return json_string_value(json_object_get(o, k));
+}
+
+static json_t *mut(const json_t *j)
+{
+    union {
+        const json_t *c;
+        json_t *m;
+    } u = {.c = j};
+    return u.m;
+}
+
+/* A count: the server writes quantities as strings; a number as written. */
+static bool count_of(const json_t *v, int64_t *out)
+{
+    if (json_is_integer(v)) {
+        *out = json_integer_value(v);
+        return *out >= 0;
+    }
+    return json_is_string(v) && gp_units_uint(json_string_value(v), out);
+}
+
+/* The layout every MIG-enabled GPU has: the instances per GPU from what
+ * the node advertises (cap[p] over gpus), placed by the engine's rule.
+ * False with why when they do not split evenly or cannot be placed. */
+static bool layout_of(const struct gp_mig_model *m, const uint16_t *cap, uint32_t gpus,
+                      struct gp_mig_layout *out, char *why, size_t n)
+{
+    struct gp_mig_counts per = {{0}};
+    for (size_t p = 0; p < m->nprofiles; p++) {
+        if (cap[p] % gpus) {
+            snprintf(why, n,
+                     "%u nvidia.com/mig-%s on %u MIG-enabled GPUs: not the same layout on "
+                     "every GPU",
+                     cap[p], m->profiles[p].name, gpus);
+            return false;
+        }
+        per.n[p] = (uint8_t)(cap[p] / gpus);
+    }
+    char reason[160];
+    if (!gp_mig_layout_from_counts(m, &per, out, reason, sizeof reason)) {
+        snprintf(why, n, "the MIG instances per GPU do not make a layout: %s", reason);
+        return false;
+    }
+    return true;
+}
+
+/* Mixed strategy: instances of each profile from the nvidia.com/mig-*
+ * resources; MIG-enabled GPUs are gpu.count less the whole GPUs. Returns
+ * the GPUs in MIG mode (0: none), or 0 with why set. */
+static uint32_t mixed(const json_t *labels, const json_t *res, const struct gp_mig_model *m,
+                      uint32_t whole, struct gp_kube_node_info *info, char *why, size_t n)
+{
+    const char *k;
+    json_t *v;
+    uint32_t total = 0;
+    json_object_foreach(mut(res), k, v)
+    {
+        if (strncmp(k, MIG_PREFIX, sizeof MIG_PREFIX - 1) != 0)
+            continue;
+        int64_t c;
+        if (!count_of(v, &c) || c > 0xffff) {
+            snprintf(why, n, "%s: not a number of MIG devices", k);
+            return 0;
+        }
+        int p = gp_mig_profile_by_resource(m, k);
+        if (p < 0) {
+            if (c > 0)
+                snprintf(why, n, "%s: not a MIG profile of %s", k, m->id);
+            if (c > 0)
+                return 0;
+            continue;
+        }
+        info->mig_cap[p] = (uint16_t)c;
+        total += (uint32_t)c;
+    }
+    if (total == 0)
+        return 0; /* no MIG device advertised: whole GPUs only */
+    int64_t count = 0;
+    const char *gc = str(labels, "nvidia.com/gpu.count");
+    if (!gc || !gp_units_uint(gc, &count) || count <= (int64_t)whole ||
+        count > GP_MAX_GPUS_PER_NODE) {
+        snprintf(why, n,
+                 "nvidia.com/gpu.count is \"%s\" with %u whole GPUs: how many GPUs are in MIG "
+                 "mode is not known",
+                 gc ? gc : "", whole);
+        return 0;
+    }
+    return (uint32_t)(count - whole);
+}
+
+/* Single strategy: every GPU in MIG mode with one profile, whose devices
+ * are nvidia.com/gpu; the GPUs are the devices over the instances per GPU
+ * (mig-parted's named config, else the profile's maximum). */
+static uint32_t single(const json_t *labels, const char *profile, uint32_t devices,
+                       const struct gp_mig_model *m, struct gp_kube_node_info *info, char *why,
+                       size_t n)
+{
+    int p = gp_mig_profile_find(m, profile);
+    if (p < 0) {
+        snprintf(why, n, "nvidia.com/gpu.product names the MIG profile \"%s\", not one of %s",
+                 profile, m->id);
+        return 0;
+    }
+    if (devices == 0)
+        return 0;
+    struct gp_mig_counts named;
+    bool enabled = false;
+    unsigned per = m->profiles[p].max_instances;
+    if (gp_mig_named_config(m, str(labels, "nvidia.com/mig.config"), &named, &enabled) && enabled &&
+        named.n[p] > 0)
+        per = named.n[p];
+    if (devices % per || devices / per > GP_MAX_GPUS_PER_NODE) {
+        snprintf(why, n, "%u MIG devices of %s are not whole GPUs of %u", devices, profile, per);
+        return 0;
+    }
+    info->mig_cap[p] = (uint16_t)devices;
+    return devices / per;
+}
+
+enum gp_err gp_kube_node_mig_read(const json_t *node, struct gp_arena *a, struct gp_node_spec *s,
+                                  struct gp_kube_node_info *info, struct gp_diag *d)
+{
+    const json_t *meta = json_object_get(node, "metadata");
+    const json_t *status = json_object_get(node, "status");
+    const json_t *labels = json_object_get(meta, "labels");
+    /* the layout: what the node has (capacity), unhealthy devices too */
+    const json_t *res = json_object_get(status, "capacity");
+    if (!res)
+        res = json_object_get(status, "allocatable");
+    info->whole_gpus = info->gpus = s->gpu_count;
+    const char *strategy = str(labels, "nvidia.com/mig.strategy");
+    const char *product = str(labels, "nvidia.com/gpu.product");
+    if (!strategy || !product ||
+        (strcmp(strategy, "mixed") != 0 && strcmp(strategy, "single") != 0))
+        return GP_OK;
+    bool is_single = strcmp(strategy, "single") == 0;
+    const char *suffix = strstr(product, "-MIG-");
+    char model_name[128];
+    snprintf(model_name, sizeof model_name, "%.*s",
+             (int)(suffix ? (size_t)(suffix - product) : strlen(product)), product);
+    const struct gp_mig_model *m = gp_mig_model_find(model_name);
+    if (!m || (is_single && !suffix))
+        return GP_OK; /* no MIG model, or MIG disabled (single, all-disabled): whole GPUs */
+    char why[256] = "";
+    uint32_t gpus = is_single ? single(labels, suffix + 5, s->gpu_count, m, info, why, sizeof why)
+                              : mixed(labels, res, m, s->gpu_count, info, why, sizeof why);
+    if (!gpus && !why[0])
+        return GP_OK;
+    info->mig = m;
+    info->mig_single = is_single;
+    info->whole_gpus = is_single ? 0 : s->gpu_count;
+    info->mig_gpus = gpus;
+    info->gpus = info->whole_gpus + gpus;
+    struct gp_mig_layout layout = {0};
+    const char *state = str(labels, "nvidia.com/mig.config.state");
+    if (!why[0] && info->whole_gpus > 0)
+        snprintf(why, sizeof why,
+                 "%u whole GPUs and %u in MIG mode: which GPU is which is not in the API",
+                 info->whole_gpus, gpus);
+    if (!why[0] && state && strcmp(state, "success") != 0)
+        snprintf(why, sizeof why, "nvidia.com/mig.config.state is \"%s\": the layout is changing",
+                 state);
+    if (!why[0])
+        layout_of(m, info->mig_cap, gpus, &layout, why, sizeof why);
+    if (why[0]) { /* counted by the audit, placed on by no one of ours */
+        info->mig_why = gp_arena_strdup(a, why);
+        s->gpu_count = 0;
+        s->sharing = NULL;
+        return info->mig_why ? GP_OK : gp_diag_set(d, GP_ENOMEM, "out of memory");
+    }
+    struct gp_sharing_spec *sh = gp_arena_alloc(a, sizeof *sh);
+    char *model = gp_arena_strdup(a, model_name);
+    if (!sh || !model)
+        return gp_diag_set(d, GP_ENOMEM, "out of memory");
+    memset(sh, 0, sizeof *sh);
+    sh->mode = GP_SHARE_MIG;
+    sh->replicas = 1;
+    sh->mig.strategy = is_single ? GP_MIG_SINGLE : GP_MIG_MIXED;
+    sh->mig.model = m;
+    sh->mig.config = str(labels, "nvidia.com/mig.config")
+                         ? gp_arena_strdup(a, str(labels, "nvidia.com/mig.config"))
+                         : NULL;
+    sh->mig.layout = layout;
+    s->sharing = sh;
+    s->gpu_count = gpus;
+    s->gpu_model = model;
+    if (is_single) /* gpu.memory is then a MIG device's */
+        s->gpu_mem_mib = 0;
+    return GP_OK;
+}
+
+/* --- pods ----------------------------------------------------------------- */
+
+bool gp_kube_mig_profile_info(const char *profile, unsigned *compute, uint32_t *mem_mib)
+{
+    for (size_t i = 0; i < gp_mig_nmodels; i++) {
+        int q = gp_mig_profile_find(&gp_mig_models[i], profile);
+        if (q >= 0) {
+            *compute = gp_mig_models[i].profiles[q].compute_slices;
+            *mem_mib = gp_mig_models[i].profiles[q].memory_mib;
+            return true;
+        }
+    }
+    return false;
+}
+
+void gp_kube_explain_pod_text(const struct gp_explain *x, const struct gp_pod_spec *pod, char *buf,
+                              size_t size)
+{
+    /* kube-scheduler's NodeResourcesFit says "Insufficient <resource>" for
+     * a node that does not advertise enough of the extended resource, 0
+     * included: a MIG request on a node without that profile, or whole
+     * GPUs on one whose GPUs are all in MIG mode (mixed strategy) */
+    struct gp_explain y = *x;
+    if (pod && pod->mig_profile) {
+        y.rejected[GP_FILTER_MIG] +=
+            y.rejected[GP_FILTER_SHARING] + y.rejected[GP_FILTER_GPU_COUNT];
+        y.rejected[GP_FILTER_SHARING] = y.rejected[GP_FILTER_GPU_COUNT] = 0;
+        char res[96];
+        snprintf(res, sizeof res, "Insufficient nvidia.com/mig-%.60s", pod->mig_profile);
+        gp_kube_explain_text_as(&y, GP_FILTER_MIG, res, buf, size);
+        return;
+    }
+    if (pod && pod->gpu_resource == GP_GPU_RES_GPU && pod->gpu_count > 0) {
+        y.rejected[GP_FILTER_GPU_COUNT] +=
+            y.rejected[GP_FILTER_SHARING] + y.rejected[GP_FILTER_MIG];
+        y.rejected[GP_FILTER_SHARING] = y.rejected[GP_FILTER_MIG] = 0;
+    }
+    gp_kube_explain_text_as(&y, GP_FILTER_COUNT, NULL, buf, size);
+}
