@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cli/cli.h"
@@ -12,6 +13,7 @@
 #include "cli/opts.h"
 #include "kube/kubeconfig.h"
 #include "node/agent.h"
+#include "node/config.h"
 #include "node/nvml.h"
 #include "util/arena.h"
 #include "util/units.h"
@@ -19,7 +21,7 @@
 struct agent_opts {
     const char *node, *kubeconfig, *context, *inventory, *nvml, *plugin_dir, *metrics_addr;
     const char *cdi_dir, *driver_root;
-    const char *time_slicing, *mps, *mig_strategy, *alloc_wait_s, *max_s;
+    const char *time_slicing, *mps, *mig_strategy, *alloc_wait_s, *max_s, *config_file;
     bool no_api, no_cdi, rename_by_default, fail_gt_one, quiet, help;
 };
 
@@ -51,6 +53,9 @@ static void agent_usage(FILE *f)
                "  --fail-requests-greater-than-one\n"
                "                         refuse a container asking more than one shared GPU\n"
                "  --mig-strategy S       none, single or mixed (default none)\n"
+               "  --config-file FILE     NVIDIA k8s-device-plugin's configuration file\n"
+               "                         (version v1: flags, sharing); flags given here\n"
+               "                         override it, as in NVIDIA's plugin\n"
                "  --alloc-wait-s S       how long Allocate waits for its pod (default 2)\n"
                "  --metrics-addr ADDR    serve /metrics and /healthz on ADDR\n"
                "  --cdi-dir DIR          write the node's CDI spec (gpuplane-nvidia.json) here,\n"
@@ -78,6 +83,7 @@ static const struct gp_opt agent_opt_table[] = {
     GP_OPT_FLAG_AT("--rename-by-default", struct agent_opts, rename_by_default),
     GP_OPT_FLAG_AT("--fail-requests-greater-than-one", struct agent_opts, fail_gt_one),
     GP_OPT_STRING_AT("--mig-strategy", struct agent_opts, mig_strategy),
+    GP_OPT_STRING_AT("--config-file", struct agent_opts, config_file),
     GP_OPT_STRING_AT("--alloc-wait-s", struct agent_opts, alloc_wait_s),
     GP_OPT_STRING_AT("--metrics-addr", struct agent_opts, metrics_addr),
     GP_OPT_STRING_AT("--cdi-dir", struct agent_opts, cdi_dir),
@@ -106,8 +112,8 @@ static enum gp_err number(const char *flag, const char *v, double lo, double *ou
     return GP_OK;
 }
 
-static enum gp_err check(const struct agent_opts *s, struct gp_node_agent_opts *o,
-                         struct gp_diag *d)
+static enum gp_err check(const struct agent_opts *s, const struct gp_node_config *cf,
+                         struct gp_node_agent_opts *o, struct gp_diag *d)
 {
     enum gp_err e;
     double ts = 0, mps = 0;
@@ -130,8 +136,19 @@ static enum gp_err check(const struct agent_opts *s, struct gp_node_agent_opts *
     o->sharing.rename_by_default = s->rename_by_default;
     /* failRequestsGreaterThanOne defaults to true for MPS (NVIDIA README) */
     o->sharing.fail_requests_greater_than_one = s->fail_gt_one || s->mps;
+    if (s->config_file && !s->time_slicing && !s->mps && cf->has_sharing) {
+        /* the file's sharing, the flags above it (config.go: command line
+         * first, then the file) */
+        o->sharing.mode = cf->mode;
+        o->sharing.replicas = cf->replicas;
+        o->sharing.rename_by_default = s->rename_by_default || cf->rename_by_default;
+        o->sharing.fail_requests_greater_than_one =
+            s->fail_gt_one || cf->fail_requests_greater_than_one;
+    }
     const char *ms = s->mig_strategy ? s->mig_strategy : "none";
-    if (strcmp(ms, "none") == 0)
+    if (!s->mig_strategy && cf->has_mig_strategy)
+        o->sharing.mig_strategy = cf->mig_strategy; /* the file's, no flag over it */
+    else if (strcmp(ms, "none") == 0)
         o->sharing.mig_strategy = GP_NODE_MIG_NONE;
     else if (strcmp(ms, "single") == 0)
         o->sharing.mig_strategy = GP_NODE_MIG_SINGLE;
@@ -149,7 +166,7 @@ static enum gp_err check(const struct agent_opts *s, struct gp_node_agent_opts *
     if (s->no_cdi && s->cdi_dir)
         return gp_diag_set(d, GP_EUSAGE, "node agent: --cdi-dir and --no-cdi: one or the other");
     o->cdi_dir = s->cdi_dir;
-    o->driver_root = s->driver_root;
+    o->driver_root = s->driver_root ? s->driver_root : cf->driver_root; /* nvidiaDriverRoot */
     o->no_cdi = s->no_cdi;
     o->quiet = s->quiet;
     return GP_OK;
@@ -169,13 +186,27 @@ int gp_node_cmd_agent(int argc, char **argv)
     }
     struct gp_node_agent_opts o;
     memset(&o, 0, sizeof o);
-    if ((e = check(&s, &o, &d)) != GP_OK)
+    struct gp_arena a;
+    gp_arena_init(&a);
+    /* NVIDIA's configuration file, the flags above over it */
+    struct gp_node_config cf;
+    memset(&cf, 0, sizeof cf);
+    if (s.config_file && (e = gp_node_config_read(s.config_file, &a, &cf, &d)) != GP_OK) {
+        gp_arena_free(&a);
         return gp_cli_fail(e, d.msg);
+    }
+    for (size_t i = 0; i < cf.n_warnings && !s.quiet; i++)
+        fprintf(stderr, "gpuplane node agent: warning: %s\n", cf.warnings[i]);
+    /* failOnInitError (default true): false keeps the agent waiting after
+     * a failed start instead of exiting (NVIDIA README, FAIL_ON_INIT_ERROR) */
+    bool fail_on_init = !cf.has_fail_on_init_error || cf.fail_on_init_error;
+    if ((e = check(&s, &cf, &o, &d)) != GP_OK) {
+        gp_arena_free(&a);
+        return gp_cli_fail(e, d.msg);
+    }
     char host[256] = "";
     gethostname(host, sizeof host - 1);
     o.node_name = s.node ? s.node : getenv("NODE_NAME") ? getenv("NODE_NAME") : host;
-    struct gp_arena a;
-    gp_arena_init(&a);
     struct gp_kube_config cfg;
     if (!s.no_api) {
         if ((e = gp_kube_config_find(s.kubeconfig, s.context, &a, &cfg, &d)) != GP_OK) {
@@ -192,6 +223,15 @@ int gp_node_cmd_agent(int argc, char **argv)
     gp_arena_free(&a);
     if (e != GP_OK) {
         fprintf(stderr, "gpuplane: %s\n", d.msg);
+        if (!fail_on_init && e != GP_EUSAGE) {
+            fprintf(stderr, "gpuplane node agent: failOnInitError is false: waiting, not "
+                            "serving (SIGTERM stops it)\n");
+            while (!agent_stop) {
+                struct timespec ts = {0, 100000000};
+                nanosleep(&ts, NULL);
+            }
+            return 0;
+        }
         return o.inventory_file ? gp_err_exit_code(e) : gp_nvml_exit_code(e);
     }
     if (!s.quiet)
