@@ -72,6 +72,29 @@ static void call(struct gp_kube_client *c, const char *method, const char *path,
     gp_kube_response_free(&r);
 }
 
+/* The double's own CPU seconds so far (GET /_control/stats: cpu_s). */
+static double double_cpu_s(struct gp_kube_client *c)
+{
+    struct gp_kube_response r;
+    struct gp_diag d = {""};
+    if (gp_kube_request(c, "GET", "/_control/stats", NULL, NULL, &r, &d) != GP_OK)
+        return -1;
+    json_t *doc = json_loadb(r.body, r.len, 0, NULL);
+    json_t *v = json_object_get(doc, "cpu_s");
+    double s = json_is_number(v) ? json_number_value(v) : -1;
+    json_decref(doc);
+    gp_kube_response_free(&r);
+    return s;
+}
+
+static double self_cpu_s(void)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
+           (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
+}
+
 static void make_cluster(struct gp_kube_client *c, unsigned nodes, unsigned pods)
 {
     char b[1024], path[128];
@@ -205,10 +228,12 @@ int main(int argc, char **argv)
         printf("each pod request answered %d ms late\n", latency_ms);
     }
     struct gp_kube_run_result res;
+    double sched0 = self_cpu_s(), double0 = double_cpu_s(c);
     if (gp_kube_run(&o, &res, &d) != GP_OK) {
         fprintf(stderr, "bench_kube: %s\n", d.msg);
         return 1;
     }
+    double sched_cpu = self_cpu_s() - sched0, double_cpu = double_cpu_s(c) - double0;
     double span = res.last_bind_s - res.synced_s;
     printf("end to end: %llu pods bound; informers synced at %.2f s, the last bind at %.2f s: "
            "%.0f pods/s (bound over the time from the sync to the last bind); %llu rollbacks, "
@@ -225,6 +250,11 @@ int main(int argc, char **argv)
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
     printf("scheduler process: peak RSS %ld MiB\n", ru.ru_maxrss / 1024);
+    double bound = res.stats.binds ? (double)res.stats.binds : 1;
+    printf("CPU over the whole run (lists, watches, binds): scheduler %.2f s (%.0f us a pod), the "
+           "double %.2f s (%.0f us a pod): the double's share %.0f %%\n",
+           sched_cpu, sched_cpu / bound * 1e6, double_cpu, double_cpu / bound * 1e6,
+           100 * double_cpu / (sched_cpu + double_cpu));
     gp_kube_client_free(c);
     kill(pid, SIGTERM);
     waitpid(pid, NULL, 0);

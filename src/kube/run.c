@@ -16,7 +16,10 @@ struct change {
     struct change *next;
     int kind;
     enum gp_kube_event_type type;
-    json_t *obj; /* owned: a deep copy, so that no object is shared between threads */
+    json_t *obj; /* a reference to the informer's object, which no thread modifies once
+                  * parsed: jansson's reference counts are atomic and read-only access
+                  * from several threads is safe (its "Thread safety" notes), so the
+                  * object is shared, not copied */
 };
 
 struct runq {
@@ -69,7 +72,11 @@ static void on_change(enum gp_kube_event_type type, const json_t *obj, const jso
     struct change *c = malloc(sizeof *c);
     if (!c)
         return;
-    *c = (struct change){NULL, f->kind, type, json_deep_copy(obj)};
+    union {
+        const json_t *c;
+        json_t *m;
+    } u = {.c = obj}; /* a reference taken, nothing modified */
+    *c = (struct change){NULL, f->kind, type, json_incref(u.m)};
     pthread_mutex_lock(&f->q->mu);
     if (f->q->tail)
         f->q->tail->next = c;

@@ -17,6 +17,7 @@
 #define MAX_BODY   ((size_t)3 << 20) /* the real server's request limit */
 #define MAX_SNAPS  64
 #define MAX_FAULTS 16
+#define WATCH_CVS  8 /* watchers wait on the condition of their resource's hash */
 
 struct object {
     char *res, *ns, *name; /* res: "pods", "scheduling.k8s.io/priorityclasses" */
@@ -66,9 +67,10 @@ struct auth {
 
 struct state {
     pthread_mutex_t mu;
-    pthread_cond_t cv;
-    long rv;        /* the last resourceVersion given */
-    long compacted; /* watches from before this are 410 */
+    pthread_cond_t cv;             /* the reaper's: broadcast when stopping */
+    pthread_cond_t wcv[WATCH_CVS]; /* a write to resource R wakes wcv[watch_cv(R)] only */
+    long rv;                       /* the last resourceVersion given */
+    long compacted;                /* watches from before this are 410 */
     struct object **objs;
     size_t nobjs, capobjs;
     struct object **table; /* by res/ns/name, chained; nbuckets a power of 2 */
@@ -106,6 +108,9 @@ struct route {
 
 /* store.c */
 void now_rfc3339(char *buf, size_t n);
+/* The condition a watch of res waits on (S.wcv). */
+pthread_cond_t *watch_cv(const char *res);
+void wake_all_watches(void);
 struct object *find(const char *res, const char *ns, const char *name);
 /* A new object (no version yet) in the index. */
 struct object *obj_new(const char *res, const char *ns, const char *name);

@@ -176,6 +176,35 @@ static char *watch_next(struct watch *w)
     return NULL;
 }
 
+/* Appends the lines that are ready to w->pending, up to about max bytes
+ * in all (several events in one chunk: one write, one wake-up of the
+ * reader, where a line a chunk costs both per event); stops where a
+ * drop fault cuts the stream (lock held). */
+static void watch_fill(struct watch *w, size_t max)
+{
+    while (w->plen - w->poff < max && !(w->drop_after >= 0 && w->sent >= w->drop_after)) {
+        char *line = watch_next(w);
+        if (!line)
+            return;
+        size_t n = strlen(line);
+        if (!w->pending) {
+            w->pending = line;
+            w->plen = n;
+            w->poff = 0;
+            continue;
+        }
+        char *b = realloc(w->pending, w->plen + n + 1);
+        if (!b) {
+            free(line);
+            return;
+        }
+        memcpy(b + w->plen, line, n + 1);
+        w->pending = b;
+        w->plen += n;
+        free(line);
+    }
+}
+
 static ssize_t watch_read(void *cls, uint64_t pos, char *buf, size_t max)
 {
     (void)pos;
@@ -190,12 +219,9 @@ static ssize_t watch_read(void *cls, uint64_t pos, char *buf, size_t max)
             pthread_mutex_unlock(&S.mu);
             return MHD_CONTENT_READER_END_WITH_ERROR; /* the connection drops mid-stream */
         }
-        w->pending = watch_next(w);
-        if (w->pending) {
-            w->plen = strlen(w->pending);
-            w->poff = 0;
+        watch_fill(w, max);
+        if (w->pending)
             break;
-        }
         struct timespec ts;
         clock_gettime(CLOCK_REALTIME, &ts);
         ts.tv_nsec += 20 * 1000000L;
@@ -203,7 +229,7 @@ static ssize_t watch_read(void *cls, uint64_t pos, char *buf, size_t max)
             ts.tv_sec++;
             ts.tv_nsec -= 1000000000L;
         }
-        pthread_cond_timedwait(&S.cv, &S.mu, &ts);
+        pthread_cond_timedwait(watch_cv(w->r.res), &S.mu, &ts);
     }
     pthread_mutex_unlock(&S.mu);
     size_t n = w->plen - w->poff < max ? w->plen - w->poff : max;

@@ -16,6 +16,7 @@
 #include "apidouble.h"
 
 struct state S = {.mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER};
+/* S.wcv is set up in main. */
 static struct auth AUTH;
 
 /* --- the server -------------------------------------------------------- */
@@ -232,6 +233,8 @@ int main(int argc, char **argv)
     const char *cert = NULL, *key = NULL, *client_ca = NULL, *tokens = NULL;
     S.bookmark_ms = 1000;
     S.grace_ms = -1;
+    for (size_t i = 0; i < WATCH_CVS; i++)
+        pthread_cond_init(&S.wcv[i], NULL);
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--port") == 0 && i + 1 < argc)
             port = atol(argv[++i]);
@@ -298,6 +301,7 @@ int main(int argc, char **argv)
     pthread_mutex_lock(&S.mu);
     S.stopping = 1;
     pthread_cond_broadcast(&S.cv);
+    wake_all_watches();
     pthread_mutex_unlock(&S.mu);
     pthread_join(reap, NULL);
     MHD_stop_daemon(d);
