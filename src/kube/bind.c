@@ -366,6 +366,7 @@ static void apply_member(struct gp_kube_sched *s, struct bind_member *m, size_t 
     case BO_ABANDONED:
         gp_ks_engine_drop(s, p);
         p->st = SP_BACKOFF;
+        s->maybe_backoff = true;
         p->retry_at = s->now_s;
         s->dirty = true;
         gp_ks_audit_pod(s, p, false);

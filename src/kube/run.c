@@ -274,12 +274,15 @@ static enum gp_err run_loop(const struct gp_kube_run_opts *o, struct run_state *
             next_metrics = now + 0.25;
             stale = false;
         }
-        struct gp_kube_sched_stats st = gp_kube_sched_stats(r->s);
-        if (o->stop_after_binds && st.binds >= o->stop_after_binds)
+        uint64_t binds, in_flight; /* the full stats walk every pod: only when they may stop */
+        gp_kube_sched_progress(r->s, &binds, &in_flight);
+        if (o->stop_after_binds && binds >= o->stop_after_binds)
             break;
-        if (o->stop_when_idle && st.binds > 0 && st.assumed == 0 && st.binds_in_flight == 0 &&
-            st.waiting_backoff == 0 && st.pending == st.unschedulable_now)
-            break;
+        if (o->stop_when_idle && binds > 0 && in_flight == 0) {
+            struct gp_kube_sched_stats st = gp_kube_sched_stats(r->s);
+            if (st.assumed == 0 && st.waiting_backoff == 0 && st.pending == st.unschedulable_now)
+                break;
+        }
         double until = fmin(next_lease, gp_kube_sched_next_retry_s(r->s));
         until = fmin(until, stale ? next_metrics : mono() + 1);
         changed = drain(&r->q, r->s, until);

@@ -669,6 +669,7 @@ enum gp_err gp_ks_rebuild(struct gp_kube_sched *s, struct gp_diag *d)
         p->pick = gp_engine_pod(s->e, p->eng)->pick;
         p->resume = true;
     }
+    s->maybe_backoff = s->maybe_resume = true; /* the next cycle looks */
     /* 3. every other pending pod of ours, tried again */
     for (size_t i = 0; i < s->npods; i++) {
         struct spod *p = s->pods[i];
@@ -705,6 +706,8 @@ void gp_kube_sched_set_leader(struct gp_kube_sched *s, bool leader)
 double gp_kube_sched_next_retry_s(const struct gp_kube_sched *s)
 {
     double t = INFINITY;
+    if (!s->maybe_backoff)
+        return t;
     for (size_t i = 0; i < s->npods; i++)
         if (s->pods[i]->st == SP_BACKOFF && s->pods[i]->retry_at < t)
             t = s->pods[i]->retry_at;
@@ -764,11 +767,14 @@ enum gp_err gp_kube_sched_cycle(struct gp_kube_sched *s, double now_s, size_t *b
         if ((err = gp_ks_rebuild(s, d)) != GP_OK)
             return err;
     }
-    for (size_t i = 0; i < s->npods; i++) {
+    bool backoff = false;
+    for (size_t i = 0; s->maybe_backoff && i < s->npods; i++) {
         struct spod *p = s->pods[i];
         if (p->st == SP_BACKOFF && p->retry_at <= s->now_s && gp_ks_engine_add(s, p) == GP_OK)
             p->st = SP_WAITING;
+        backoff |= p->st == SP_BACKOFF;
     }
+    s->maybe_backoff = backoff;
     gp_ks_resume(s, bound);
     struct gp_engine_totals t;
     gp_engine_totals(s->e, &t);
@@ -805,6 +811,12 @@ struct gp_kube_sched_stats gp_kube_sched_stats(const struct gp_kube_sched *s)
     st.engine_ids_held = (uint64_t)s->by_eng.nchunks << s->by_eng.shift;
     st.retired_specs = s->spent_specs;
     return st;
+}
+
+void gp_kube_sched_progress(const struct gp_kube_sched *s, uint64_t *binds, uint64_t *in_flight)
+{
+    *binds = s->st.binds;
+    *in_flight = s->in_flight;
 }
 
 void gp_kube_sched_set_metrics(struct gp_kube_sched *s, struct gp_kube_metrics *km)

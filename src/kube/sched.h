@@ -153,6 +153,9 @@ void gp_kube_sched_wait_binds(struct gp_kube_sched *s, size_t *bound);
 double gp_kube_sched_next_retry_s(const struct gp_kube_sched *s);
 
 struct gp_kube_sched_stats gp_kube_sched_stats(const struct gp_kube_sched *s);
+/* stats' binds and binds_in_flight alone, without its walk over every pod
+ * (for a loop that asks on every turn). */
+void gp_kube_sched_progress(const struct gp_kube_sched *s, uint64_t *binds, uint64_t *in_flight);
 
 struct gp_kube_metrics;
 /* The metrics (metrics.h) the scheduler keeps: bind latency as it binds;

@@ -118,6 +118,7 @@ void gp_ks_release(struct gp_kube_sched *s, struct spod *p)
 {
     gp_ks_engine_drop(s, p);
     p->st = SP_BACKOFF;
+    s->maybe_backoff = true;
     p->resume = false;
     p->attempts++;
     p->retry_at = s->now_s + gp_ks_backoff_s(s, p->attempts);
@@ -127,8 +128,12 @@ void gp_ks_release(struct gp_kube_sched *s, struct spod *p)
 
 void gp_ks_resume(struct gp_kube_sched *s, size_t *bound)
 {
+    if (!s->maybe_resume)
+        return;
+    bool waiting = false; /* a preemptor still waiting for its victims */
     for (size_t i = 0; i < s->npods; i++) {
         struct spod *p = s->pods[i];
+        waiting |= p->st == SP_PREEMPTING && (p->victims > 0 || p->job);
         if (p->st == SP_PREEMPTING && p->victims == 0 && !p->job) {
             p->st = SP_ASSUMED; /* the room is free now */
             gp_ks_audit_pod(s, p, false);
@@ -137,6 +142,7 @@ void gp_ks_resume(struct gp_kube_sched *s, size_t *bound)
             gp_ks_bind_dispatch(s, &p, 1, bound);
         }
     }
+    s->maybe_resume = waiting;
 }
 
 /* attempt_s: observed when the answer is new (an unschedulable pod given
@@ -208,6 +214,7 @@ enum gp_err gp_ks_write_decisions(struct gp_kube_sched *s, size_t n, double atte
             p->node = d->node;
             p->pick = d->pick;
             p->st = p->victims > 0 ? SP_PREEMPTING : SP_ASSUMED;
+            s->maybe_resume |= p->st == SP_PREEMPTING;
             gp_ks_audit_pod(s, p, false);
             break;
         case GP_DECISION_UNSCHEDULABLE:

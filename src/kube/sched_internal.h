@@ -97,6 +97,11 @@ struct gp_kube_sched {
     struct gp_decision *dec;
     size_t capdec;
     bool leader, dirty; /* dirty: rebuild before the next cycle */
+    /* hints, so that the scans run on every loop are skipped when they
+     * would find nothing: a pod may be SP_BACKOFF (maybe_backoff), or may
+     * wait for gp_ks_resume (PREEMPTING, or ASSUMED to resume); set where a
+     * pod becomes so and by every rebuild, cleared by a scan finding none */
+    bool maybe_backoff, maybe_resume;
     /* specs the engine was given and may still borrow (its request shapes
      * keep them): freed with the engine (sched.c, spec_retire) */
     struct gp_arena spent;
