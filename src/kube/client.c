@@ -30,6 +30,13 @@ struct gp_kube_client {
     struct gp_kube_bucket bucket;
     struct gp_rng rng;
     atomic_int cancelled;
+    /* the request headers, built once per content type and token (a
+     * request reuses them: no list made and freed per request) */
+    struct curl_slist *hdr[4]; /* none, JSON, merge patch, other (rebuilt when it differs) */
+    char *hdr_other;           /* the content type of hdr[3] */
+    char *hdr_token;           /* the token the lists were built with */
+    char *url;                 /* the last request's URL buffer */
+    size_t urlcap;
 };
 
 /* what a transfer writes into */
@@ -200,6 +207,11 @@ void gp_kube_client_free(struct gp_kube_client *c)
         return;
     if (c->curl)
         curl_easy_cleanup(c->curl);
+    for (size_t i = 0; i < 4; i++)
+        curl_slist_free_all(c->hdr[i]);
+    free(c->hdr_other);
+    free(c->hdr_token);
+    free(c->url);
     free(c->server);
     free(c->trust);
     free(c->token);
@@ -277,27 +289,81 @@ static size_t on_header(char *data, size_t size, size_t nmemb, void *ud)
     return n;
 }
 
+static struct curl_slist *headers_make(const char *content_type, const char *token)
+{
+    struct curl_slist *hdr = curl_slist_append(NULL, "Accept: application/json");
+    char line[4096];
+    if (hdr && content_type) {
+        snprintf(line, sizeof line, "Content-Type: %s", content_type);
+        struct curl_slist *n = curl_slist_append(hdr, line);
+        if (!n)
+            curl_slist_free_all(hdr);
+        hdr = n;
+    }
+    if (hdr && token) {
+        snprintf(line, sizeof line, "Authorization: Bearer %s", token);
+        struct curl_slist *n = curl_slist_append(hdr, line);
+        if (!n)
+            curl_slist_free_all(hdr);
+        hdr = n;
+    }
+    return hdr;
+}
+
+/* The headers of a request: Accept, the content type, the bearer token;
+ * kept on the client until the token changes. NULL: out of memory. */
+static struct curl_slist *headers(struct gp_kube_client *c, const char *content_type)
+{
+    if ((c->token == NULL) != (c->hdr_token == NULL) ||
+        (c->token && strcmp(c->token, c->hdr_token) != 0)) { /* a new token: new lists */
+        for (size_t i = 0; i < 4; i++) {
+            curl_slist_free_all(c->hdr[i]);
+            c->hdr[i] = NULL;
+        }
+        free(c->hdr_token);
+        c->hdr_token = c->token ? strdup(c->token) : NULL;
+        if (c->token && !c->hdr_token)
+            return NULL;
+    }
+    size_t k = !content_type                                               ? 0
+               : strcmp(content_type, "application/json") == 0             ? 1
+               : strcmp(content_type, "application/merge-patch+json") == 0 ? 2
+                                                                           : 3;
+    if (k == 3 && c->hdr[3] && strcmp(c->hdr_other, content_type) != 0) {
+        curl_slist_free_all(c->hdr[3]);
+        c->hdr[3] = NULL;
+    }
+    if (!c->hdr[k]) {
+        if (k == 3) {
+            free(c->hdr_other);
+            if (!(c->hdr_other = strdup(content_type)))
+                return NULL;
+        }
+        c->hdr[k] = headers_make(content_type, c->token);
+    }
+    return c->hdr[k];
+}
+
 /* One transfer: *code is the status (0 when none came). */
 static CURLcode perform(struct gp_kube_client *c, const char *method, const char *path,
                         const char *body, const char *content_type, double timeout_s,
                         struct sink *s, double *retry_after, long *code, char *errbuf)
 {
     CURL *h = c->curl;
-    char *url = malloc(strlen(c->server) + strlen(path) + 1);
-    if (!url)
-        return CURLE_OUT_OF_MEMORY;
+    size_t need = strlen(c->server) + strlen(path) + 1;
+    if (need > c->urlcap) {
+        char *u = realloc(c->url, need);
+        if (!u)
+            return CURLE_OUT_OF_MEMORY;
+        c->url = u;
+        c->urlcap = need;
+    }
+    char *url = c->url;
     strcpy(url, c->server);
     strcat(url, path);
-    struct curl_slist *hdr = curl_slist_append(NULL, "Accept: application/json");
-    char line[4096];
-    if (content_type) {
-        snprintf(line, sizeof line, "Content-Type: %s", content_type);
-        hdr = curl_slist_append(hdr, line);
-    }
-    if (c->token) {
-        snprintf(line, sizeof line, "Authorization: Bearer %s", c->token);
-        hdr = curl_slist_append(hdr, line);
-    }
+    struct curl_slist *hdr = headers(c, content_type);
+    if (!hdr)
+        return CURLE_OUT_OF_MEMORY;
     curl_easy_setopt(h, CURLOPT_URL, url);
     curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdr);
     curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, strcmp(method, "GET") == 0 ? NULL : method);
@@ -324,8 +390,6 @@ static CURLcode perform(struct gp_kube_client *c, const char *method, const char
     curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, code);
     curl_easy_setopt(h, CURLOPT_POSTFIELDS, NULL);
     curl_easy_setopt(h, CURLOPT_HTTPHEADER, NULL);
-    curl_slist_free_all(hdr);
-    free(url);
     return rc;
 }
 

@@ -227,6 +227,17 @@ void do_delete(const struct route *r, json_t *body, const char *grace_q, struct 
     answer_json(a, 200, last);
 }
 
+/* obj's member k replaced by a shallow copy of itself (an empty object when
+ * it is none), so that it can be changed without changing what it was
+ * shared with. */
+static json_t *fresh_child(json_t *obj, const char *k)
+{
+    json_t *v = json_object_get(obj, k);
+    json_t *c = json_is_object(v) ? json_copy(v) : json_object();
+    json_object_set_new(obj, k, c);
+    return c;
+}
+
 void do_binding(const struct route *r, json_t *body, struct answer *a)
 {
     struct object *o = target(r, a);
@@ -276,22 +287,18 @@ void do_binding(const struct route *r, json_t *body, struct answer *a)
                       r->name, r->name);
         return;
     }
-    json_t *next = json_deep_copy(o->cur);
-    json_object_set_new(json_object_get(next, "spec"), "nodeName", json_string(node));
+    /* the new version shares what it does not change with the old one
+     * (copied on write: a stored version is never modified, every write
+     * makes its own copy of what it changes) */
+    json_t *next = json_copy(o->cur);
+    json_t *nspec = fresh_child(next, "spec"), *nm = fresh_child(next, "metadata");
+    json_object_set_new(nspec, "nodeName", json_string(node));
     json_t *ann = json_object_get(meta, "annotations");
-    if (json_is_object(ann)) {
-        json_t *nm = json_object_get(next, "metadata");
-        if (!json_is_object(json_object_get(nm, "annotations")))
-            json_object_set_new(nm, "annotations", json_object());
-        json_object_update(json_object_get(nm, "annotations"), ann);
-    }
+    if (json_is_object(ann))
+        json_object_update(fresh_child(nm, "annotations"), ann);
     char ts[32];
     now_rfc3339(ts, sizeof ts);
-    json_t *st = json_object_get(next, "status");
-    if (!json_is_object(st)) {
-        st = json_object();
-        json_object_set_new(next, "status", st);
-    }
+    json_t *st = fresh_child(next, "status");
     json_object_set_new(st, "conditions",
                         json_pack("[{s:s,s:s,s:n,s:s}]", "type", "PodScheduled", "status", "True",
                                   "lastProbeTime", "lastTransitionTime", ts));
