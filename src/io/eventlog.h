@@ -149,6 +149,9 @@ void gp_evlog_reader_close(struct gp_evlog_reader *r);
  * warning (gp_evlog_reader_warning). */
 enum gp_err gp_evlog_reader_next(struct gp_evlog_reader *r, struct gp_evlog_event *ev,
                                  struct gp_diag *diag);
+/* A message kept to one line: control characters (a log's strings quoted
+ * in it may hold any) become '?'. */
+void gp_evlog_msg_clean(char *msg);
 /* The warning of the last read ("" when none); cleared by the next read. */
 const char *gp_evlog_reader_warning(const struct gp_evlog_reader *r);
 

@@ -158,6 +158,13 @@ struct gp_evlog_reader {
     char warning[600];
 };
 
+void gp_evlog_msg_clean(char *msg)
+{
+    for (; *msg; msg++)
+        if ((unsigned char)*msg < 0x20 || *msg == 0x7f)
+            *msg = '?';
+}
+
 enum gp_err gp_evlog_reader_open(FILE *f, const char *path, struct gp_evlog_reader **out,
                                  struct gp_diag *d)
 {
@@ -260,6 +267,7 @@ enum gp_err gp_evlog_reader_next(struct gp_evlog_reader *r, struct gp_evlog_even
             *d = pd;
             return err;
         }
+        gp_evlog_msg_clean(pd.msg);
         if (!ended || header_follows(r)) { /* torn: the end of a run that stopped mid-line */
             snprintf(r->warning, sizeof r->warning,
                      "%s:%zu: a torn line (the end of a run that stopped while writing it) "

@@ -301,6 +301,26 @@ static enum gp_err sharing_of(struct gp_evl_rd *r, const json_t *o, const char *
         s->mig.layout.inst[i].profile = (uint8_t)json_integer_value(pr);
         s->mig.layout.inst[i].start = (uint8_t)json_integer_value(st);
     }
+    /* what the Cluster spec's reader checks (io/cluster_sharing.c): the
+     * engine takes a sharing spec as valid */
+    bool replicated = s->mode == GP_SHARE_TIMESLICE || s->mode == GP_SHARE_MPS;
+    uint32_t most = s->mode == GP_SHARE_MPS ? GP_MPS_MAX_CLIENTS : GP_SHARE_MAX_REPLICAS;
+    if (replicated && (s->replicas < 1 || s->replicas > most)) {
+        char m[96];
+        snprintf(m, sizeof m, "expected 1 to %u replicas for mode %s", (unsigned)most,
+                 gp_share_mode_name(s->mode));
+        return gp_evl_bad(r, path_of(p, sizeof p, field, "replicas"), m);
+    }
+    if (!replicated)
+        s->replicas = 1;
+    if (s->mode == GP_SHARE_MIG && !s->mig.model)
+        return gp_evl_bad(r, path_of(p, sizeof p, field, "mig_model"), "missing (mode mig)");
+    char why[200];
+    if (s->mig.model && !gp_mig_layout_valid(s->mig.model, &s->mig.layout, why, sizeof why))
+        return gp_evl_bad(r, path_of(p, sizeof p, field, "mig_layout"), why);
+    if (s->mps.active_thread_pct > 100)
+        return gp_evl_bad(r, path_of(p, sizeof p, field, "mps_active_thread_pct"),
+                          "expected 0 to 100");
     *out = s;
     return GP_OK;
 }
@@ -330,6 +350,8 @@ enum gp_err gp_evl_node(struct gp_evl_rd *r, const json_t *o, struct gp_node_spe
             GP_OK ||
         (err = sharing_of(r, json_object_get(o, "sharing"), "node.sharing", &n->sharing)) != GP_OK)
         return err;
+    if (n->sharing && n->sharing->mode != GP_SHARE_EXCLUSIVE && n->gpu_count == 0)
+        return gp_evl_bad(r, "node.sharing", "sharing needs GPUs (gpu_count is 0)");
     const json_t *t;
     if ((err = array_of(r, o, f, "taints", &t)) != GP_OK)
         return err;

@@ -301,7 +301,9 @@ enum gp_err gp_replay_stream(FILE *f, const char *path, gp_replay_warn_fn warn_f
         err = any ? GP_OK : gp_diag_set(d, GP_EINVALID, "%s: no events (an empty log)", path);
         cycle_close(&p, 0);
     }
-    gp_engine_free(p.e); /* before the reader's arena: the engine borrows its specs */
+    if (err != GP_OK)
+        gp_evlog_msg_clean(d->msg); /* one line, whatever the log's strings hold */
+    gp_engine_free(p.e);            /* before the reader's arena: the engine borrows its specs */
     free(p.dec);
     gp_evlog_reader_close(rd);
     return err;

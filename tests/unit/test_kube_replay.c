@@ -339,6 +339,23 @@ static void test_bad_input(void **state)
                     &r, msg, warning),
         GP_EINVALID);
     assert_string_equal(msg, "F:7: pick.gpus: expected an array");
+    /* what the engine takes as valid, checked as the Cluster spec's reader
+     * checks it (the fuzz target found both) */
+    assert_int_equal(replay_text(HDR RESET QUEUE
+                                 "{\"ev\":\"node_add\",\"id\":0,\"node\":{\"name\":\"m\","
+                                 "\"sharing\":{\"mode\":\"mig\",\"mig_model\":\"A100-80GB\"}}}\n",
+                                 &r, msg, warning),
+                     GP_EINVALID);
+    assert_string_equal(msg, "F:4: node.sharing: sharing needs GPUs (gpu_count is 0)");
+    assert_int_equal(replay_text(HDR RESET QUEUE
+                                 "{\"ev\":\"node_add\",\"id\":0,\"node\":{\"name\":\"m\","
+                                 "\"gpu_count\":1,\"sharing\":{\"mode\":\"mig\"}}}\n",
+                                 &r, msg, warning),
+                     GP_EINVALID);
+    assert_string_equal(msg, "F:4: node.sharing.mig_model: missing (mode mig)");
+    /* a string of the log quoted in a message stays on one line */
+    assert_int_equal(replay_text(HDR "{\"ev\":\"a\\nb\"}\n", &r, msg, warning), GP_EINVALID);
+    assert_string_equal(msg, "F:2: ev: unknown event kind \"a?b\"");
     /* an unknown event kind */
     assert_int_equal(replay_text(HDR "{\"ev\":\"frobnicate\"}\n", &r, msg, warning), GP_EINVALID);
     assert_string_equal(msg, "F:2: ev: unknown event kind \"frobnicate\"");
