@@ -52,7 +52,9 @@ __attribute__((unused)) static void w_open_record(struct world *w, bool leader, 
 
 __attribute__((unused)) static void w_open(struct world *w, bool leader)
 {
-    w_open_record(w, leader, NULL);
+    /* GP_TEST_RECORD=FILE: every test's scheduler records into FILE (the
+     * runs appended), for `gpuplane sim --replay` (tests/CMakeLists.txt) */
+    w_open_record(w, leader, getenv("GP_TEST_RECORD"));
 }
 
 __attribute__((unused)) static long w_stat(struct world *w, const char *what);
