@@ -22,6 +22,7 @@ struct agent_opts {
     const char *node, *kubeconfig, *context, *inventory, *nvml, *plugin_dir, *metrics_addr;
     const char *cdi_dir, *driver_root;
     const char *time_slicing, *mps, *mig_strategy, *alloc_wait_s, *max_s, *config_file;
+    const char *rediscover_s;
     bool no_api, no_cdi, rename_by_default, fail_gt_one, quiet, help;
 };
 
@@ -64,6 +65,8 @@ static void agent_usage(FILE *f)
                "  --driver-root DIR      the driver's root for the CDI spec's host paths\n"
                "                         (default /)\n"
                "  --no-cdi               write no CDI spec\n"
+               "  --rediscover-s S       discover the GPUs through NVML again every S seconds\n"
+               "                         (default 60); NVML failing is retried with back-off\n"
                "  --max-s S              stop after S seconds\n"
                "  --quiet                no log lines\n"
                "  -h, --help             this help\n");
@@ -90,6 +93,7 @@ static const struct gp_opt agent_opt_table[] = {
     GP_OPT_STRING_AT("--driver-root", struct agent_opts, driver_root),
     GP_OPT_FLAG_AT("--no-cdi", struct agent_opts, no_cdi),
     GP_OPT_STRING_AT("--max-s", struct agent_opts, max_s),
+    GP_OPT_STRING_AT("--rediscover-s", struct agent_opts, rediscover_s),
     GP_OPT_FLAG_AT("--quiet", struct agent_opts, quiet),
     GP_OPT_FLAG_AT("--help", struct agent_opts, help),
     GP_OPT_FLAG_AT("-h", struct agent_opts, help),
@@ -120,7 +124,8 @@ static enum gp_err check(const struct agent_opts *s, const struct gp_node_config
     if ((e = number("--time-slicing", s->time_slicing, 1, &ts, d)) != GP_OK ||
         (e = number("--mps", s->mps, 1, &mps, d)) != GP_OK ||
         (e = number("--alloc-wait-s", s->alloc_wait_s, 0, &o->alloc_wait_s, d)) != GP_OK ||
-        (e = number("--max-s", s->max_s, 0, &o->max_s, d)) != GP_OK)
+        (e = number("--max-s", s->max_s, 0, &o->max_s, d)) != GP_OK ||
+        (e = number("--rediscover-s", s->rediscover_s, 0.05, &o->rediscover_s, d)) != GP_OK)
         return e;
     if (s->time_slicing && s->mps)
         return gp_diag_set(d, GP_EUSAGE,

@@ -22,6 +22,7 @@
 #include "node/labels.h"
 #include "node/metrics.h"
 #include "node/nvml.h"
+#include "node/nvwatch.h"
 #include "node/plugin.h"
 #include "node/podcount.h"
 #include "node/podseq.h"
@@ -44,12 +45,14 @@ struct agent {
     struct gp_httpd *httpd;
     struct gp_metric_series *m_alloc, *m_refused, *m_reg, *m_restarts, *m_streams, *m_health;
     struct gp_metric *m_devices, *m_healthy;
-    /* NVML */
-    struct gp_nvml *nv;
-    struct gp_node_health health;
-    pthread_t xid_thread;
-    bool xid_running;
-    atomic_bool quit;
+    struct gp_plugin_opts po; /* as started: the plugin restarted with them */
+    /* NVML (node/nvwatch.h) */
+    struct gp_node_nvwatch *watch;
+    struct gp_node_nvwatch_report rep;
+    struct gp_node_health health;     /* a copy, for /metrics */
+    struct gp_node_inventory scratch; /* the inventory before a change; the CDI's */
+    struct gp_metric_series *m_nvml_up, *m_nvml_failures, *m_nvml_retries, *m_discoveries,
+        *m_nvml_lost;
     unsigned long health_changes, cdi_writes, cdi_failures;
     /* the CDI spec as last written (NULL: none yet, or it failed) */
     char *cdi_spec;
@@ -114,6 +117,17 @@ static enum gp_err metrics_init(struct agent *a, struct gp_diag *d)
          &a->m_cdi_writes},
         {"gpuplane_node_cdi_failures_total", "CDI specs that could not be built or written",
          GP_METRIC_COUNTER, &a->m_cdi_failures},
+        {"gpuplane_node_nvml_up",
+         "1 while NVML answers, 0 while it fails (the last inventory served)", GP_METRIC_GAUGE,
+         &a->m_nvml_up},
+        {"gpuplane_node_nvml_failures_total", "times NVML failed while the agent ran",
+         GP_METRIC_COUNTER, &a->m_nvml_failures},
+        {"gpuplane_node_nvml_retries_total", "attempts to open NVML again after it failed",
+         GP_METRIC_COUNTER, &a->m_nvml_retries},
+        {"gpuplane_node_discoveries_total", "NVML discoveries that succeeded", GP_METRIC_COUNTER,
+         &a->m_discoveries},
+        {"gpuplane_node_gpus_lost", "GPUs served that NVML reports lost or no longer lists",
+         GP_METRIC_GAUGE, &a->m_nvml_lost},
     };
     for (size_t i = 0; i < sizeof plain / sizeof plain[0]; i++) {
         struct gp_metric_def def = {
@@ -155,11 +169,28 @@ static void metrics_update(struct agent *a)
             gp_metrics_inc(c[i].s, c[i].v - have);
     }
     gp_metrics_set(a->m_streams, (double)st.streams);
+    if (a->watch) {
+        struct gp_node_nvwatch_stats ws;
+        gp_node_nvwatch_stats(a->watch, &ws);
+        struct {
+            struct gp_metric_series *s;
+            double v;
+        } w[] = {{a->m_nvml_failures, (double)ws.failures},
+                 {a->m_nvml_retries, (double)ws.retries},
+                 {a->m_discoveries, (double)ws.discoveries}};
+        for (size_t i = 0; i < sizeof w / sizeof w[0]; i++) {
+            double have = gp_metrics_value(w[i].s);
+            if (w[i].v > have)
+                gp_metrics_inc(w[i].s, w[i].v - have);
+        }
+        gp_metrics_set(a->m_nvml_up, ws.up ? 1 : 0);
+        gp_metrics_set(a->m_nvml_lost, (double)ws.lost);
+    }
     pthread_mutex_lock(&a->mu);
     unsigned pods[GP_NODE_MAX_GPUS] = {0};
     if (a->have_proto)
         gp_node_podcount_get(&a->pods, pods, GP_NODE_MAX_GPUS);
-    gp_node_metrics_update(&a->nm, &a->inv, a->nv ? &a->health : NULL, pods, GP_NODE_MAX_GPUS);
+    gp_node_metrics_update(&a->nm, &a->inv, a->watch ? &a->health : NULL, pods, GP_NODE_MAX_GPUS);
     pthread_mutex_unlock(&a->mu);
     struct gp_plugin_counts counts[GP_NODE_MAX_RESOURCES];
     size_t n = gp_plugin_counts(a->plugin, counts, GP_NODE_MAX_RESOURCES);
@@ -224,16 +255,12 @@ static void node_uid_read(struct agent *a)
         logf_(a, "%s (Events name the Node without its uid until it is read)", d.msg);
 }
 
-static void health_changed(struct agent *a, const struct gp_node_health_change *ch)
+/* A health change said and posted (after the plugin was told). */
+static void health_changed(struct agent *a, const struct gp_node_inventory *inv,
+                           const struct gp_node_health_change *ch)
 {
-    /* with a->mu held */
-    gp_node_health_apply(&a->health, &a->inv);
-    gp_plugin_update(a->plugin, &a->inv);
     a->health_changes++;
-    const struct gp_node_gpu *gpu = NULL;
-    for (size_t g = 0; g < a->inv.n_gpus; g++)
-        if (a->inv.gpus[g].index == ch->gpu)
-            gpu = &a->inv.gpus[g];
+    const struct gp_node_gpu *gpu = ch->gpu < inv->n_gpus ? &inv->gpus[ch->gpu] : NULL;
     char note[512];
     gp_node_health_note(ch, gpu, note, sizeof note);
     logf_(a, "%s", note);
@@ -246,42 +273,80 @@ static void health_changed(struct agent *a, const struct gp_node_health_change *
     }
 }
 
-/* XID events from NVML, into the health state machine. */
-static void *xid_loop(void *arg)
+/* NVML failing or answering again, said and posted on the Node. */
+static void nvml_event(struct agent *a, bool up, const char *msg)
 {
-    struct agent *a = arg;
-    while (!atomic_load(&a->quit)) {
-        bool got = false;
-        struct gp_nvml_xid ev;
-        struct gp_diag d;
-        if (gp_nvml_events_wait(a->nv, 200, &got, &ev, &d) != GP_OK) {
-            /* NVML failing mid-run: say so, keep serving what we know */
-            logf_(a, "%s (XID events stopped; serving the last inventory)", d.msg);
-            break;
-        }
-        if (!got)
-            continue;
-        struct gp_node_health_change ch;
-        pthread_mutex_lock(&a->mu);
-        for (size_t g = 0; g < a->health.n_gpus; g++)
-            if (a->inv.gpus[g].index == ev.gpu_index &&
-                gp_node_health_xid(&a->health, (unsigned)g, ev.xid, now_s(), &ch))
-                health_changed(a, &ch);
-        pthread_mutex_unlock(&a->mu);
-    }
-    return NULL;
+    logf_(a, "%s", msg);
+    if (!a->event_client)
+        return;
+    struct gp_node_event ev = {.type = up ? "Normal" : "Warning",
+                               .reason = up ? "NVMLAvailable" : "NVMLUnavailable",
+                               .action = "Discover",
+                               .note = msg,
+                               .tag = "nvml"};
+    struct gp_diag d;
+    node_uid_read(a);
+    if (gp_node_event_post(a->event_client, a->o->node_name, a->node_uid, a->o->node_name, &ev,
+                           &d) != GP_OK)
+        logf_(a, "%s", d.msg);
 }
 
-static void health_tick(struct agent *a)
+static void cdi_update(struct agent *a, const struct gp_node_inventory *inv);
+static void labels_apply(struct agent *a);
+
+/* The device plugin started again on a new set of devices (the kubelet
+ * sees it register again); on failure the old set is served again. */
+static void plugin_restart(struct agent *a, const struct gp_node_inventory *old)
 {
-    if (!a->nv)
+    gp_plugin_stop(a->plugin);
+    a->plugin = NULL;
+    struct gp_diag d;
+    if (gp_plugin_start(&a->po, &a->inv, &a->o->sharing, &a->plugin, &d) == GP_OK) {
+        logf_(a, "devices changed: the device plugin serves %zu GPUs", a->inv.n_gpus);
         return;
-    struct gp_node_health_change ch[GP_NODE_MAX_GPUS];
+    }
+    logf_(a, "%s (the devices as they were are served)", d.msg);
+    if (gp_plugin_start(&a->po, old, &a->o->sharing, &a->plugin, &d) != GP_OK)
+        logf_(a, "%s", d.msg);
+}
+
+/* What NVML says since the last poll (node/nvwatch.h): health changes
+ * and new fields to the plugin, the devices re-advertised and the CDI
+ * spec rewritten when they changed, NVML failing or back as an Event. */
+static void nvml_poll(struct agent *a)
+{
+    if (!a->watch)
+        return;
+    struct gp_node_nvwatch_report *rep = &a->rep;
+    gp_node_nvwatch_poll(a->watch, now_s(), rep);
+    if (rep->went_down)
+        nvml_event(a, false, rep->msg);
+    if (rep->came_back)
+        nvml_event(a, true, rep->msg);
     pthread_mutex_lock(&a->mu);
-    size_t n = gp_node_health_tick(&a->health, now_s(), ch, GP_NODE_MAX_GPUS);
-    for (size_t i = 0; i < n; i++)
-        health_changed(a, &ch[i]);
+    gp_node_nvwatch_health(a->watch, &a->health); /* XID counts for /metrics */
     pthread_mutex_unlock(&a->mu);
+    if (rep->changed || rep->devices_changed) {
+        pthread_mutex_lock(&a->mu);
+        struct gp_node_inventory *old = &a->scratch;
+        *old = a->inv;
+        gp_node_nvwatch_inventory(a->watch, &a->inv);
+        if (rep->devices_changed && a->plugin)
+            plugin_restart(a, old);
+        else if (a->plugin)
+            gp_plugin_update(a->plugin, &a->inv);
+        pthread_mutex_unlock(&a->mu);
+    }
+    for (size_t i = 0; i < rep->n_changes; i++)
+        health_changed(a, &a->inv, &rep->changes[i]);
+    if (rep->dropped)
+        logf_(a, "%zu health changes not posted (too many at once)", rep->dropped);
+    if (rep->discovered) {
+        gp_node_nvwatch_present(a->watch, &a->scratch);
+        cdi_update(a, &a->scratch);
+    }
+    if (rep->devices_changed)
+        labels_apply(a); /* gpu.count and the MIG labels follow the devices */
 }
 
 static enum gp_err discover(struct agent *a, struct gp_diag *d)
@@ -290,18 +355,16 @@ static enum gp_err discover(struct agent *a, struct gp_diag *d)
         file_changed(a);
         return gp_node_inventory_read_file(a->o->inventory_file, &a->inv, d);
     }
-    enum gp_err e = gp_nvml_open(a->o->nvml_path, &a->nv, d);
-    if (e == GP_OK)
-        e = gp_node_discover(a->nv, &a->inv, d);
+    struct gp_node_nvwatch_opts wo = {.nvml_path = a->o->nvml_path, .period_s = a->o->rediscover_s};
+    enum gp_err e = gp_node_nvwatch_start(&wo, &a->watch, d);
     if (e != GP_OK)
         return e;
-    gp_node_health_init(&a->health, a->inv.n_gpus, NULL);
-    unsigned reg = 0;
-    struct gp_diag ed;
-    if (gp_nvml_events_open(a->nv, &reg, &ed) != GP_OK)
-        logf_(a, "%s (no XID events: health from discovery only)", ed.msg);
-    else if (pthread_create(&a->xid_thread, NULL, xid_loop, a) == 0)
-        a->xid_running = true;
+    gp_node_nvwatch_inventory(a->watch, &a->inv);
+    gp_node_nvwatch_health(a->watch, &a->health);
+    struct gp_node_nvwatch_stats st;
+    gp_node_nvwatch_stats(a->watch, &st);
+    if (st.lost_at_start)
+        logf_(a, "NVML: %zu GPUs lost at start are not served", st.lost_at_start);
     return GP_OK;
 }
 
@@ -405,9 +468,7 @@ static enum gp_err start_api(struct agent *a, struct gp_diag *d)
 
 static void teardown(struct agent *a)
 {
-    atomic_store(&a->quit, true);
-    if (a->xid_running)
-        pthread_join(a->xid_thread, NULL);
+    gp_node_nvwatch_stop(a->watch);
     gp_plugin_stop(a->plugin);
     if (a->httpd)
         gp_httpd_stop(a->httpd);
@@ -420,7 +481,6 @@ static void teardown(struct agent *a)
     }
     gp_kube_client_free(a->client);
     gp_kube_client_free(a->event_client);
-    gp_nvml_close(a->nv);
     free(a->cdi_spec);
     pthread_mutex_destroy(&a->mu);
 }
@@ -444,6 +504,7 @@ enum gp_err gp_node_agent_run(const struct gp_node_agent_opts *o, struct gp_node
         po.done = gp_node_podseq_done;
         po.ctx = &a->podseq;
     }
+    a->po = po;
     pthread_mutex_lock(&a->mu);
     if (e == GP_OK)
         e = gp_plugin_start(&po, &a->inv, &o->sharing, &a->plugin, diag);
@@ -466,7 +527,9 @@ enum gp_err gp_node_agent_run(const struct gp_node_agent_opts *o, struct gp_node
     if (e == GP_OK) {
         pthread_mutex_lock(&a->mu);
         struct gp_node_inventory *inv = malloc(sizeof *inv);
-        if (inv)
+        if (inv && a->watch)
+            gp_node_nvwatch_present(a->watch, inv);
+        else if (inv)
             *inv = a->inv;
         pthread_mutex_unlock(&a->mu);
         if (inv)
@@ -484,7 +547,7 @@ enum gp_err gp_node_agent_run(const struct gp_node_agent_opts *o, struct gp_node
     while (e == GP_OK && !(o->stop && *o->stop) && !(until > 0 && now_s() >= until)) {
         if (o->inventory_file && file_changed(a))
             file_reread(a);
-        health_tick(a);
+        nvml_poll(a);
         metrics_update(a);
         struct timespec ts = {(time_t)poll_s, (long)((poll_s - (double)(time_t)poll_s) * 1e9)};
         nanosleep(&ts, NULL);

@@ -4,6 +4,8 @@
  * (XIDs through node/health.h), Allocate answered for the pod the
  * scheduler placed (protocol.h) when the API is at hand, and /metrics and
  * /healthz (kube/httpd.h), and the node's CDI spec written (node/cdi.h).
+ * NVML is discovered again every rediscover_s and followed through
+ * failures (node/nvwatch.h).
  * docs/node.md, "The agent". */
 #ifndef GP_NODE_AGENT_H
 #define GP_NODE_AGENT_H
@@ -29,6 +31,7 @@ struct gp_node_agent_opts {
     bool no_cdi;                      /* write no CDI spec */
     double alloc_wait_s;              /* how long Allocate waits for its pod: 2 when 0 */
     double poll_s;                    /* the inventory file, the health tick: 0.2 when 0 */
+    double rediscover_s;              /* NVML discovery again (node/nvwatch.h): 60 when 0 */
     double max_s;                     /* stop after this long; 0: until *stop */
     volatile sig_atomic_t *stop;      /* set from a signal handler */
     atomic_uint *metrics_port;        /* not NULL: set to /metrics' port once it listens */

@@ -270,6 +270,24 @@ size_t gp_node_health_driver_reload(struct gp_node_health *h, double now_s,
     return n;
 }
 
+bool gp_node_health_back(struct gp_node_health *h, unsigned gpu, enum gp_node_health_cause cause,
+                         double now_s, struct gp_node_health_change *ch)
+{
+    if (gpu >= h->n_gpus)
+        return false;
+    return move(h, gpu, GP_NODE_HEALTHY, cause, 0, GP_XID_FATAL, now_s, ch);
+}
+
+void gp_node_health_grow(struct gp_node_health *h, size_t n_gpus)
+{
+    if (n_gpus > GP_NODE_MAX_GPUS)
+        n_gpus = GP_NODE_MAX_GPUS;
+    for (size_t g = h->n_gpus; g < n_gpus; g++)
+        memset(&h->gpus[g], 0, sizeof h->gpus[g]);
+    if (n_gpus > h->n_gpus)
+        h->n_gpus = n_gpus;
+}
+
 bool gp_node_health_ok(const struct gp_node_health *h, unsigned gpu)
 {
     return gpu < h->n_gpus && h->gpus[gpu].state == GP_NODE_HEALTHY;
@@ -319,6 +337,8 @@ static const char *cause_text(const struct gp_node_health_change *ch)
         return "the driver was reloaded";
     case GP_NODE_CAUSE_LOST:
         return "NVML reports the GPU lost";
+    case GP_NODE_CAUSE_BACK:
+        return "NVML reads it again";
     case GP_NODE_CAUSE_XID:
         break;
     }

@@ -51,6 +51,7 @@ enum gp_node_health_cause {
     GP_NODE_CAUSE_RESET,         /* a GPU reset was seen */
     GP_NODE_CAUSE_QUIET,         /* the quiet period passed without a recoverable XID */
     GP_NODE_CAUSE_DRIVER_RELOAD, /* the driver was reloaded */
+    GP_NODE_CAUSE_BACK,          /* NVML reads a GPU it had reported lost again */
 };
 
 struct gp_node_health_opts {
@@ -111,6 +112,17 @@ size_t gp_node_health_tick(struct gp_node_health *h, double now_s, struct gp_nod
                            size_t cap);
 size_t gp_node_health_driver_reload(struct gp_node_health *h, double now_s,
                                     struct gp_node_health_change *ch, size_t cap);
+
+/* back:   one GPU known to be good again: any unhealthy state -> HEALTHY
+ *         with the cause given: BACK (a GPU NVML had reported lost, or
+ *         that had gone from its list, answers again) or DRIVER_RELOAD
+ *         (NVML initialised again, for each GPU it lists: the agent's
+ *         per-GPU driver_reload, which leaves those still gone out).
+ * grow:   room for GPUs that appeared: those past the old count start
+ *         healthy; n_gpus is capped at GP_NODE_MAX_GPUS and never shrinks. */
+bool gp_node_health_back(struct gp_node_health *h, unsigned gpu, enum gp_node_health_cause cause,
+                         double now_s, struct gp_node_health_change *ch);
+void gp_node_health_grow(struct gp_node_health *h, size_t n_gpus);
 
 /* True when the GPU is healthy (false for an index out of range). */
 bool gp_node_health_ok(const struct gp_node_health *h, unsigned gpu);

@@ -348,7 +348,7 @@ static enum gp_err read_nvlinks(struct gp_nvml *nv, struct gp_node_inventory *in
             if (absent(rc) || rc == GP_NVML_ERROR_INVALID_ARGUMENT)
                 continue; /* no such link on this GPU */
             if (rc != GP_NVML_SUCCESS)
-                return fail(nv, diag, "nvmlDeviceGetNvLinkState", (int)i, rc);
+                return fail(nv, diag, "nvmlDeviceGetNvLinkState", (int)g->index, rc);
             if (active != GP_NVML_FEATURE_ENABLED)
                 continue;
             struct gp_nvml_pci_info pci = {0};
@@ -356,7 +356,7 @@ static enum gp_err read_nvlinks(struct gp_nvml *nv, struct gp_node_inventory *in
             if (absent(rc))
                 continue;
             if (rc != GP_NVML_SUCCESS)
-                return fail(nv, diag, "nvmlDeviceGetNvLinkRemotePciInfo_v2", (int)i, rc);
+                return fail(nv, diag, "nvmlDeviceGetNvLinkRemotePciInfo_v2", (int)g->index, rc);
             pci.bus_id[sizeof pci.bus_id - 1] = '\0';
             for (size_t j = 0; j < inv->n_gpus && j < 64; j++) /* an NVSwitch matches none */
                 if (j != i && same_bus(pci.bus_id, inv->gpus[j].pci_bus_id))
@@ -366,14 +366,16 @@ static enum gp_err read_nvlinks(struct gp_nvml *nv, struct gp_node_inventory *in
     return GP_OK;
 }
 
-enum gp_err gp_node_discover(struct gp_nvml *nv, struct gp_node_inventory *out,
-                             struct gp_diag *diag)
+enum gp_err gp_node_discover_lost(struct gp_nvml *nv, struct gp_node_inventory *out, uint64_t *lost,
+                                  struct gp_diag *diag)
 {
     struct gp_node_inventory *inv = calloc(1, sizeof *inv); /* ~60 KiB: not on the stack */
     struct gp_nvml_device **devs = calloc(GP_NODE_MAX_GPUS, sizeof *devs);
     enum gp_err err = GP_OK;
     int rc;
     nv->lost_gpu = -1;
+    if (lost)
+        *lost = 0;
     if (!inv || !devs) {
         err = gp_diag_set(diag, GP_ENOMEM, "out of memory");
         goto done;
@@ -402,21 +404,40 @@ enum gp_err gp_node_discover(struct gp_nvml *nv, struct gp_node_inventory *out,
     if (count > GP_NODE_MAX_GPUS)
         count = GP_NODE_MAX_GPUS;
     for (unsigned i = 0; i < count; i++) {
-        if ((rc = nv->c.nvmlDeviceGetHandleByIndex_v2(i, &devs[i])) != GP_NVML_SUCCESS) {
+        struct gp_node_gpu *g = &inv->gpus[inv->n_gpus];
+        memset(g, 0, sizeof *g);
+        struct gp_nvml_device *dev = NULL;
+        if ((rc = nv->c.nvmlDeviceGetHandleByIndex_v2(i, &dev)) != GP_NVML_SUCCESS)
             err = fail(nv, diag, "nvmlDeviceGetHandleByIndex_v2", (int)i, rc);
-            goto done;
+        else
+            err = read_gpu(nv, i, dev, g, diag);
+        if (err != GP_OK && lost && nv->lost_gpu == (int)i) {
+            *lost |= 1ull << i; /* fallen off the bus: the others are read all the same */
+            nv->lost_gpu = -1;
+            err = GP_OK;
+            continue;
         }
-        if ((err = read_gpu(nv, i, devs[i], &inv->gpus[i], diag)) != GP_OK)
+        if (err != GP_OK)
             goto done;
-        inv->n_gpus = i + 1;
+        devs[inv->n_gpus++] = dev;
     }
-    if ((err = read_nvlinks(nv, inv, devs, diag)) != GP_OK)
-        goto done;
+    if ((err = read_nvlinks(nv, inv, devs, diag)) != GP_OK) {
+        if (!lost || nv->lost_gpu < 0)
+            goto done;
+        *lost |= 1ull << (unsigned)nv->lost_gpu; /* lost between its read and its links */
+        err = GP_OK;
+    }
     *out = *inv;
 done:
     free(inv);
     free(devs);
     return err;
+}
+
+enum gp_err gp_node_discover(struct gp_nvml *nv, struct gp_node_inventory *out,
+                             struct gp_diag *diag)
+{
+    return gp_node_discover_lost(nv, out, NULL, diag);
 }
 
 int gp_nvml_lost_gpu(const struct gp_nvml *nv)
@@ -479,8 +500,9 @@ enum gp_err gp_nvml_events_wait(struct gp_nvml *nv, unsigned timeout_ms, bool *g
     int rc = OPT(nv, nvmlEventSetWait_v2, nv->events, &d, timeout_ms);
     if (rc == GP_NVML_ERROR_TIMEOUT)
         return GP_OK;
-    if (rc != GP_NVML_SUCCESS)
-        return fail(nv, diag, "nvmlEventSetWait_v2", -1, rc);
+    if (rc != GP_NVML_SUCCESS) /* not fail(): discovery may be running in another thread */
+        return gp_diag_set(diag, rc == GP_NVML_ERROR_GPU_IS_LOST ? GP_ENOTFOUND : GP_EIO,
+                           "NVML: nvmlEventSetWait_v2: %s", errstr(nv, rc));
     if (!(d.event_type & GP_NVML_EVENT_XID_CRITICAL))
         return GP_OK; /* not registered for: nothing to report */
     ev->gpu_index = UINT32_MAX;

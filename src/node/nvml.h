@@ -54,6 +54,14 @@ int gp_nvml_exit_code(enum gp_err err);
 enum gp_err gp_node_discover(struct gp_nvml *nv, struct gp_node_inventory *out,
                              struct gp_diag *diag);
 
+/* As gp_node_discover, but a GPU that answers GPU_IS_LOST (fallen off the
+ * bus) does not fail the discovery: its bit (1 << NVML index) is set in
+ * *lost and it is left out of *out (or, lost while its NVLinks were read,
+ * kept with what was read); the other GPUs are read as usual. Any other
+ * error fails it as gp_node_discover does. */
+enum gp_err gp_node_discover_lost(struct gp_nvml *nv, struct gp_node_inventory *out, uint64_t *lost,
+                                  struct gp_diag *diag);
+
 /* The index of the GPU that the last failed gp_node_discover found lost
  * (NVML's GPU_IS_LOST), for gp_node_health_lost; -1 when it failed
  * otherwise or named no GPU. */
@@ -77,8 +85,9 @@ struct gp_nvml_xid {
 };
 
 /* Waits up to timeout_ms for one XID event: GP_OK with *got true and *ev
- * filled, or *got false on the timeout; GP_EIO when the wait fails (a GPU
- * lost, NVML gone). */
+ * filled, or *got false on the timeout; GP_ENOTFOUND when the wait says a
+ * GPU is lost (which one is for a discovery to find), GP_EIO when it
+ * fails otherwise (NVML gone). Safe beside a discovery in another thread. */
 enum gp_err gp_nvml_events_wait(struct gp_nvml *nv, unsigned timeout_ms, bool *got,
                                 struct gp_nvml_xid *ev, struct gp_diag *diag);
 

@@ -3,14 +3,17 @@
  * and answers them from a text file named by $GPUPLANE_FAKE_NVML, read at
  * each nvmlInit_v2 (docs/node.md, "The fake NVML", has the format):
  * GPUs, MIG devices, NVLinks, utilisation, persistence, failures (init,
- * one call, every call after N, a GPU lost) and XIDs read from a file
- * the test appends to, which nvmlEventSetWait_v2 follows. */
+ * one call, every call after N, every call, a GPU lost) and XIDs read
+ * from a file the test appends to, which nvmlEventSetWait_v2 follows.
+ * With "live" the configuration is read again whenever the file changes,
+ * so a test can change what a running agent sees. */
 #include <ctype.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include "node/nvml_abi.h"
@@ -37,7 +40,7 @@ struct gp_nvml_gpu_instance {
 
 struct gp_nvml_event_set {
     unsigned long long registered; /* bit per GPU */
-    long offset;                   /* how far into the XID file */
+    long offset;                   /* how far into the XID file (its end at creation) */
 };
 
 struct fake_mig {
@@ -73,6 +76,9 @@ static struct {
     int fail_after_rc;
     char fail_call[64];
     int fail_call_rc;
+    int fail_all_rc; /* every call, nvmlInit_v2 too, returns it (NVML gone) */
+    int live;        /* read the configuration again when it changes */
+    struct stat conf_st;
     char xids[512];
     size_t n_gpus;
     struct fake_gpu gpus[MAX_GPUS];
@@ -246,11 +252,15 @@ static int load(void)
     F.calls = 0;
     F.fail_after = -1;
     F.fail_call[0] = '\0';
+    F.fail_all_rc = GP_NVML_SUCCESS;
+    F.live = 0;
     F.xids[0] = '\0';
     const char *path = getenv("GPUPLANE_FAKE_NVML");
     if (!path || !*path)
         return 0;
     FILE *f = fopen(path, "r");
+    if (f)
+        fstat(fileno(f), &F.conf_st);
     if (!f) {
         fprintf(stderr, "fakenvml: %s: %s\n", path, strerror(errno));
         return -1;
@@ -284,6 +294,10 @@ static int load(void)
             bad = sscanf(s, " %d", &F.init_rc) != 1;
         } else if (!strcmp(word, "fail-after")) {
             bad = sscanf(s, " %ld %d", &F.fail_after, &F.fail_after_rc) != 2;
+        } else if (!strcmp(word, "fail-all")) {
+            bad = sscanf(s, " %d", &F.fail_all_rc) != 1;
+        } else if (!strcmp(word, "live")) {
+            F.live = 1;
         } else if (!strcmp(word, "fail-call")) {
             bad = sscanf(s, " %63s %d", F.fail_call, &F.fail_call_rc) != 2;
         } else if (!strcmp(word, "xids")) {
@@ -319,10 +333,31 @@ static int load(void)
 
 /* --- the calls -------------------------------------------------------- */
 
+/* With "live": the configuration read again when its file is another
+ * (renamed over), or its size or time changed. */
+static void reload_if_changed(void)
+{
+    const char *path = getenv("GPUPLANE_FAKE_NVML");
+    struct stat st;
+    if (!F.live || !path || stat(path, &st) != 0)
+        return;
+    if (st.st_ino == F.conf_st.st_ino && st.st_size == F.conf_st.st_size &&
+        st.st_mtim.tv_sec == F.conf_st.st_mtim.tv_sec &&
+        st.st_mtim.tv_nsec == F.conf_st.st_mtim.tv_nsec)
+        return;
+    if (load() != 0) { /* a bad file: every call fails until it is good */
+        F.live = 1;
+        F.fail_all_rc = GP_NVML_ERROR_UNKNOWN;
+    }
+}
+
 /* Every call starts here: counts it and says whether it fails. */
 static int enter(const char *name)
 {
+    reload_if_changed();
     F.calls++;
+    if (F.fail_all_rc != GP_NVML_SUCCESS)
+        return F.fail_all_rc;
     if (F.fail_after >= 0 && F.calls > F.fail_after)
         return F.fail_after_rc;
     if (F.fail_call[0] && !strcmp(F.fail_call, name))
@@ -647,8 +682,14 @@ int nvmlEventSetCreate(struct gp_nvml_event_set **set)
 {
     BEGIN("nvmlEventSetCreate");
     *set = calloc(1, sizeof **set);
-    if (!*set)
+    if (!*set) {
         rc = 20; /* NVML_ERROR_MEMORY */
+        goto out;
+    }
+    /* events from now on, as NVML's: the XID file followed from its end */
+    struct stat st;
+    if (F.xids[0] && stat(F.xids, &st) == 0)
+        (*set)->offset = (long)st.st_size;
     END;
 }
 

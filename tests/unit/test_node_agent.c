@@ -2,7 +2,11 @@
  * the fake NVML (tests/fakenvml/) and the API server double: the CDI spec
  * it writes itself (at start, valid, atomically, left at stop), and the
  * Events of XIDs regarding the Node with the Node's uid (checked against
- * the published schema in the shared run). */
+ * the published schema in the shared run); NVML at run time: a GPU lost
+ * streamed unhealthy and back, NVML failing mid-run (the last inventory
+ * kept, a metric and an Event, back-off) and coming back with the GPUs
+ * read again (health restored where they are back, the CDI spec and the
+ * devices following). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -24,6 +28,7 @@
 #include "node/agent.h"
 #include "node/cdi.h"
 #include "node/nvml.h"
+#include "node/nvwatch.h"
 #include "shared_data.h"
 
 #define NODE "gpu-node-1"
@@ -55,13 +60,12 @@ static void sleep_s(double s)
     nanosleep(&ts, NULL);
 }
 
-static const char two_gpus[] =
-    "driver 535.104.05\n"
-    "cuda 12020\n"
-    "gpu name=\"NVIDIA A100-SXM4-80GB\" uuid=GPU-a0 pci=00000000:07:00.0 pciid=0x20B210DE "
-    "memory=81920 used=0 cc=8.0 util=0 persistence=1 mig=0\n"
-    "gpu name=\"NVIDIA A100-SXM4-80GB\" uuid=GPU-a1 pci=00000000:0F:00.0 pciid=0x20B210DE "
-    "memory=81920 used=0 cc=8.0 util=0 persistence=1 mig=0\n";
+#define HDR "driver 535.104.05\ncuda 12020\n"
+#define GPU_A(n, bus)                                                                              \
+    "gpu name=\"NVIDIA A100-SXM4-80GB\" uuid=GPU-a" #n " pci=00000000:" bus ":00.0 "               \
+    "pciid=0x20B210DE memory=81920 used=0 cc=8.0 util=0 persistence=1 mig=0\n"
+
+static const char two_gpus[] = HDR GPU_A(0, "07") GPU_A(1, "0F");
 
 static int setup(void **state)
 {
@@ -141,12 +145,12 @@ static void agent_start(struct run *r, double rediscover_s)
     r->o.metrics_addr = "127.0.0.1:0";
     r->o.metrics_port = &r->port;
     r->o.poll_s = 0.05;
+    r->o.rediscover_s = rediscover_s;
     r->o.max_s = 60;
     r->o.stop = &r->stop;
     r->o.quiet = true;
-    (void)rediscover_s;
     assert_int_equal(pthread_create(&r->th, NULL, agent_main, r), 0);
-    for (int i = 0; i < 400 && !atomic_load(&r->port); i++)
+    for (int i = 0; i < 1000 && !atomic_load(&r->port); i++)
         sleep_s(0.01);
     assert_true(atomic_load(&r->port) > 0);
 }
@@ -203,7 +207,7 @@ static const char *cdi_devices(void)
 static const char *wait_cdi(const char *want)
 {
     const char *got = "";
-    for (int i = 0; i < 400; i++) {
+    for (int i = 0; i < 1000; i++) {
         got = cdi_devices();
         if (!strcmp(got, want))
             break;
@@ -277,7 +281,7 @@ static const char *node_events(struct gp_kube_client *c)
 static const char *wait_events(struct gp_kube_client *c, const char *want)
 {
     const char *got = "";
-    for (int i = 0; i < 400; i++) {
+    for (int i = 0; i < 1000; i++) {
         got = node_events(c);
         if (strstr(got, want))
             break;
@@ -329,6 +333,164 @@ static void test_event_uid(void **state)
     gp_kube_client_free(c);
 }
 
+/* A metric's value on the agent's /metrics (the whole sample name, labels
+ * included), or -1 when it is not there. */
+static double metric(struct run *r, const char *sample)
+{
+    char server[64];
+    snprintf(server, sizeof server, "http://127.0.0.1:%u", atomic_load(&r->port));
+    struct gp_kube_config cfg = {.server = server, .ns = "default"};
+    struct gp_kube_client_opts o;
+    gp_kube_client_opts_default(&o);
+    o.qps = 0;
+    struct gp_kube_client *c;
+    struct gp_diag d = {""};
+    assert_int_equal(gp_kube_client_new(&cfg, &o, &c, &d), GP_OK);
+    struct gp_kube_response resp;
+    assert_int_equal(gp_kube_request(c, "GET", "/metrics", NULL, NULL, &resp, &d), GP_OK);
+    double v = -1;
+    size_t n = strlen(sample);
+    for (const char *p = resp.body; p && *p;) {
+        if (strncmp(p, sample, n) == 0 && p[n] == ' ') {
+            v = strtod(p + n + 1, NULL);
+            break;
+        }
+        p = strchr(p, '\n');
+        p = p ? p + 1 : NULL;
+    }
+    gp_kube_response_free(&resp);
+    gp_kube_client_free(c);
+    return v;
+}
+
+static double wait_metric(struct run *r, const char *sample, double want)
+{
+    double v = -1;
+    for (int i = 0; i < 1000; i++) {
+        if ((v = metric(r, sample)) == want)
+            break;
+        sleep_s(0.02);
+    }
+    return v;
+}
+
+/* How many times `what` is in the Node's Events. */
+static int count_events(struct gp_kube_client *c, const char *what)
+{
+    int n = 0;
+    for (const char *p = node_events(c); (p = strstr(p, what)) != NULL; p += strlen(what))
+        n++;
+    return n;
+}
+
+static int wait_count(struct gp_kube_client *c, const char *what, int want)
+{
+    int n = 0;
+    for (int i = 0; i < 1000 && (n = count_events(c, what)) < want; i++)
+        sleep_s(0.02);
+    return n;
+}
+
+static void live_conf(const char *gpus, const char *extra)
+{
+    char text[4096];
+    snprintf(text, sizeof text, "live\nxids %s\n%s%s", xids, gpus, extra);
+    write_file(conf, text);
+}
+
+/* A GPU that falls off the bus (the event wait answers GPU_IS_LOST, then
+ * discovery finds which): streamed unhealthy, counted lost, out of the CDI
+ * spec; NVML reading it again brings it back. */
+static void test_gpu_lost(void **state)
+{
+    (void)state;
+    struct gp_kube_client *c = kd_client();
+    kd_call(c, "POST", "/api/v1/nodes",
+            "{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"metadata\":{\"name\":\"" NODE "\"}}", 201);
+    live_conf(two_gpus, "");
+    struct run *r = calloc(1, sizeof *r);
+    agent_start(r, 0.1);
+    assert_string_equal(wait_cdi("0 GPU-a0 1 GPU-a1 all"), "0 GPU-a0 1 GPU-a1 all");
+    sleep_s(0.3);
+    append(xids, "lost 1\n");
+    assert_true(wait_metric(r, "gpuplane_node_gpus_lost", 1) == 1);
+    assert_int_equal(wait_count(c, "GPUUnhealthy", 1), 1);
+    assert_true(wait_metric(r, "gpuplane_node_gpu_healthy{gpu=\"GPU-a1\"}", 0) == 0);
+    assert_true(metric(r, "gpuplane_node_gpu_healthy{gpu=\"GPU-a0\"}") == 1);
+    assert_true(metric(r, "gpuplane_node_plugin_devices{resource=\"nvidia.com/gpu\"}") == 2);
+    assert_true(metric(r, "gpuplane_node_plugin_devices_healthy{resource=\"nvidia.com/gpu\"}") ==
+                1);
+    assert_string_equal(wait_cdi("0 GPU-a0 all"), "0 GPU-a0 all");
+    assert_true(metric(r, "gpuplane_node_nvml_up") == 1); /* one GPU lost is not NVML down */
+    live_conf(two_gpus, "");                              /* read again: GPU 1 answers */
+    assert_true(wait_metric(r, "gpuplane_node_gpus_lost", 0) == 0);
+    assert_true(wait_metric(r, "gpuplane_node_gpu_healthy{gpu=\"GPU-a1\"}", 1) == 1);
+    assert_int_equal(wait_count(c, "GPUHealthy", 1), 1);
+    assert_string_equal(wait_cdi("0 GPU-a0 1 GPU-a1 all"), "0 GPU-a0 1 GPU-a1 all");
+    agent_stop(r);
+    free(r);
+    gp_kube_client_free(c);
+}
+
+/* NVML failing mid-run: the last inventory served, nvml_up 0 and an
+ * Event, retried with back-off; back with GPU 1 gone and GPU 2 new: GPU 0
+ * (out for a recoverable XID) healthy again, GPU 1 unhealthy, GPU 2
+ * advertised, the CDI spec rewritten; XIDs followed again. */
+static void test_nvml_down_and_back(void **state)
+{
+    (void)state;
+    struct gp_kube_client *c = kd_client();
+    kd_call(c, "POST", "/api/v1/nodes",
+            "{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"metadata\":{\"name\":\"" NODE "\"}}", 201);
+    live_conf(two_gpus, "");
+    struct run *r = calloc(1, sizeof *r);
+    agent_start(r, 0.1);
+    assert_string_equal(wait_cdi("0 GPU-a0 1 GPU-a1 all"), "0 GPU-a0 1 GPU-a1 all");
+    sleep_s(0.3);
+    append(xids, "0 48\n"); /* recoverable: out until a reset, a quiet period or a reload */
+    assert_true(wait_metric(r, "gpuplane_node_gpu_healthy{gpu=\"GPU-a0\"}", 0) == 0);
+    live_conf(two_gpus, "fail-all 999\n");
+    assert_true(wait_metric(r, "gpuplane_node_nvml_up", 0) == 0);
+    assert_int_equal(wait_count(c, "NVMLUnavailable", 1), 1);
+    assert_true(metric(r, "gpuplane_node_nvml_failures_total") == 1);
+    /* the last inventory still served, health as it was */
+    assert_true(metric(r, "gpuplane_node_plugin_devices{resource=\"nvidia.com/gpu\"}") == 2);
+    assert_true(metric(r, "gpuplane_node_gpu_healthy{gpu=\"GPU-a1\"}") == 1);
+    assert_true(wait_metric(r, "gpuplane_node_nvml_retries_total", 2) == 2);
+    assert_true(metric(r, "gpuplane_node_nvml_up") == 0);
+    live_conf(HDR GPU_A(0, "07") GPU_A(2, "17"), "");
+    assert_true(wait_metric(r, "gpuplane_node_nvml_up", 1) == 1);
+    assert_int_equal(wait_count(c, "NVMLAvailable", 1), 1);
+    assert_true(wait_metric(r, "gpuplane_node_gpu_healthy{gpu=\"GPU-a0\"}", 1) == 1);
+    assert_true(metric(r, "gpuplane_node_gpu_healthy{gpu=\"GPU-a1\"}") == 0);
+    assert_true(metric(r, "gpuplane_node_gpu_healthy{gpu=\"GPU-a2\"}") == 1);
+    assert_true(metric(r, "gpuplane_node_gpus_lost") == 1);
+    assert_true(wait_metric(r, "gpuplane_node_plugin_devices{resource=\"nvidia.com/gpu\"}", 3) ==
+                3);
+    assert_true(metric(r, "gpuplane_node_plugin_devices_healthy{resource=\"nvidia.com/gpu\"}") ==
+                2);
+    assert_string_equal(wait_cdi("0 GPU-a0 1 GPU-a2 all"), "0 GPU-a0 1 GPU-a2 all");
+    /* XIDs followed again, on the new event set (GPU-a2 is NVML's GPU 1 now) */
+    sleep_s(0.3);
+    append(xids, "1 79\n");
+    assert_true(wait_metric(r, "gpuplane_node_gpu_healthy{gpu=\"GPU-a2\"}", 0) == 0);
+    assert_true(metric(r, "gpuplane_node_gpu_healthy{gpu=\"GPU-a0\"}") == 1);
+    agent_stop(r);
+    free(r);
+    gp_kube_client_free(c);
+}
+
+static void test_backoff(void **state)
+{
+    (void)state;
+    assert_true(gp_node_nvwatch_backoff_s(0, 1, 60) == 1);
+    assert_true(gp_node_nvwatch_backoff_s(1, 1, 60) == 2);
+    assert_true(gp_node_nvwatch_backoff_s(5, 1, 60) == 32);
+    assert_true(gp_node_nvwatch_backoff_s(6, 1, 60) == 60);
+    assert_true(gp_node_nvwatch_backoff_s(1000, 1, 60) == 60);
+    assert_true(gp_node_nvwatch_backoff_s(2, 0.1, 60) == 0.4);
+}
+
 #define SCHEMAS GP_SHARED_DIR "/k8s/schemas"
 
 int main(int argc, char **argv)
@@ -336,6 +498,9 @@ int main(int argc, char **argv)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_cdi_written, setup, teardown),
         cmocka_unit_test_setup_teardown(test_event_uid, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_gpu_lost, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_nvml_down_and_back, setup, teardown),
+        cmocka_unit_test(test_backoff),
     };
     if (gp_shared_mode(argc, argv)) { /* the Events checked against the published schemas */
         if (!gp_shared_have(SCHEMAS "/apis__events.k8s.io__v1_openapi.json"))
@@ -343,6 +508,7 @@ int main(int argc, char **argv)
         kd_schemas = SCHEMAS;
         const struct CMUnitTest schema_tests[] = {
             cmocka_unit_test_setup_teardown(test_event_uid, setup, teardown),
+            cmocka_unit_test_setup_teardown(test_nvml_down_and_back, setup, teardown),
         };
         return gp_shared_exit(cmocka_run_group_tests_name("schemas", schema_tests, NULL, NULL));
     }

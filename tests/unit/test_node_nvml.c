@@ -2,7 +2,9 @@
  * libnvidia-ml.so.1 (tests/fakenvml/): plain GPUs, NVLink peers, MIG
  * devices with and without their GPU instance's info, no driver, NVML
  * failing at init, at each call of a discovery in turn (the last good
- * inventory kept), a GPU lost, and XID events. */
+ * inventory kept), a GPU lost (failing a discovery, or skipped by
+ * gp_node_discover_lost), the fake's live configuration (NVML failing
+ * and back on a handle left open), and XID events. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -389,6 +391,70 @@ static void test_gpu_lost(void **state)
     gp_nvml_close(nv);
 }
 
+/* gp_node_discover_lost: a lost GPU skipped and named, the others read. */
+static void test_discover_lost(void **state)
+{
+    (void)state;
+    write_conf("driver 535.104.05\ncuda 12020\n"
+               "gpu name=\"NVIDIA L4\" uuid=GPU-aaaa pci=00000000:01:00.0 memory=23034\n"
+               "gpu name=\"NVIDIA L4\" uuid=GPU-bbbb pci=00000000:02:00.0 memory=23034 lost\n"
+               "gpu name=\"NVIDIA L4\" uuid=GPU-cccc pci=00000000:03:00.0 memory=23034\n");
+    static struct gp_node_inventory inv;
+    struct gp_diag d = {""};
+    struct gp_nvml *nv = NULL;
+    assert_int_equal(gp_nvml_open(GP_FAKENVML, &nv, &d), GP_OK);
+    uint64_t lost = 0;
+    assert_int_equal(gp_node_discover_lost(nv, &inv, &lost, &d), GP_OK);
+    assert_int_equal(lost, 2);
+    assert_int_equal(inv.n_gpus, 2);
+    assert_string_equal(inv.gpus[0].uuid, "GPU-aaaa");
+    assert_int_equal(inv.gpus[1].index, 2);
+    assert_string_equal(inv.gpus[1].uuid, "GPU-cccc");
+    /* another failure still fails it */
+    char text[1024];
+    snprintf(text, sizeof text, "%sfail-call nvmlDeviceGetName 999\n", two_l4);
+    write_conf(text);
+    gp_nvml_close(nv);
+    assert_int_equal(gp_nvml_open(GP_FAKENVML, &nv, &d), GP_OK);
+    assert_int_equal(gp_node_discover_lost(nv, &inv, &lost, &d), GP_EIO);
+    assert_int_equal(lost, 0);
+    assert_string_equal(inv.gpus[1].uuid, "GPU-cccc"); /* untouched */
+    gp_nvml_close(nv);
+}
+
+/* The fake's "live" configuration, read again when the file changes: NVML
+ * failing (fail-all) and answering again on a handle left open. */
+static void test_live_config(void **state)
+{
+    (void)state;
+    char text[1024], tmp[160];
+    snprintf(text, sizeof text, "live\n%s", two_l4);
+    write_conf(text);
+    static struct gp_node_inventory inv;
+    struct gp_diag d = {""};
+    struct gp_nvml *nv = NULL;
+    assert_int_equal(gp_nvml_open(GP_FAKENVML, &nv, &d), GP_OK);
+    assert_int_equal(gp_node_discover(nv, &inv, &d), GP_OK);
+    assert_int_equal(inv.n_gpus, 2);
+    snprintf(tmp, sizeof tmp, "%s.new", conf);
+    FILE *f = fopen(tmp, "w");
+    assert_non_null(f);
+    fprintf(f, "live\nfail-all 999\n%s", two_l4);
+    fclose(f);
+    assert_int_equal(rename(tmp, conf), 0);
+    assert_int_equal(gp_node_discover(nv, &inv, &d), GP_EIO);
+    assert_string_equal(d.msg, "NVML: nvmlSystemGetDriverVersion: Unknown Error");
+    f = fopen(tmp, "w");
+    assert_non_null(f);
+    fprintf(f, "live\n%.*s", (int)(strstr(two_l4, "gpu name=\"NVIDIA L4\" uuid=GPU-bbbb") - two_l4),
+            two_l4);
+    fclose(f);
+    assert_int_equal(rename(tmp, conf), 0);
+    assert_int_equal(gp_node_discover(nv, &inv, &d), GP_OK);
+    assert_int_equal(inv.n_gpus, 1); /* the file as it is now */
+    gp_nvml_close(nv);
+}
+
 static void test_xid_events(void **state)
 {
     (void)state;
@@ -423,7 +489,7 @@ static void test_xid_events(void **state)
     assert_int_equal(gp_nvml_events_wait(nv, 10, &got, &ev, &d), GP_OK);
     assert_false(got);
     append_xid("lost 0\n");
-    assert_int_equal(gp_nvml_events_wait(nv, 100, &got, &ev, &d), GP_EIO);
+    assert_int_equal(gp_nvml_events_wait(nv, 100, &got, &ev, &d), GP_ENOTFOUND);
     assert_string_equal(d.msg, "NVML: nvmlEventSetWait_v2: GPU is lost");
     gp_nvml_close(nv);
 }
@@ -437,6 +503,7 @@ int main(void)
         cmocka_unit_test(test_not_nvml),          cmocka_unit_test(test_init_fails),
         cmocka_unit_test(test_fail_each_call),    cmocka_unit_test(test_mid_run_failure),
         cmocka_unit_test(test_one_call_fails),    cmocka_unit_test(test_gpu_lost),
+        cmocka_unit_test(test_discover_lost),     cmocka_unit_test(test_live_config),
         cmocka_unit_test(test_xid_events),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
