@@ -632,7 +632,8 @@ enum gp_err gp_ks_rebuild(struct gp_kube_sched *s, struct gp_diag *d)
         s->pods[i]->eng = SP_NONE;
         s->pods[i]->node = SP_NONE;
     }
-    qsort(s->pods, s->npods, sizeof *s->pods, by_key);
+    if (s->npods) /* (qsort of no array: UBSan's null argument) */
+        qsort(s->pods, s->npods, sizeof *s->pods, by_key);
     for (size_t i = 0; i < s->npods; i++)
         json_object_set_new(s->pod_index, s->pods[i]->key, json_integer((json_int_t)i));
     /* 1. what the API shows on nodes, where it is */
