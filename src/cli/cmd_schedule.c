@@ -20,6 +20,7 @@ struct schedule_opts {
     const char *lease_namespace, *lease_name, *identity, *metrics_addr, *max_s, *leader_elect;
     const char *binders;
     const char *record, *record_max_mb;
+    const char *allocating_timeout;
     bool help, no_bind_events;
 };
 
@@ -52,6 +53,9 @@ static void schedule_usage(FILE *f)
                "  --no-bind-events       no Normal \"Scheduled\" Event per bind\n"
                "  --binders N            threads binding in parallel, each on a connection\n"
                "                         of its own (default 8; 0: one at a time)\n"
+               "  --allocating-timeout S a pod bound and left allocating this long (no node\n"
+               "                         agent served it): Warning Event, metric, phase\n"
+               "                         expired (default 120; 0: never)\n"
                "  --record FILE          append an event log of what reached the engine and\n"
                "                         what it decided (JSON Lines, docs/FORMATS.md);\n"
                "                         `gpuplane sim --replay FILE` replays it\n"
@@ -77,6 +81,7 @@ static const struct gp_opt schedule_opt_table[] = {
     GP_OPT_FLAG_AT("--no-bind-events", struct schedule_opts, no_bind_events),
     GP_OPT_STRING_AT("--binders", struct schedule_opts, binders),
     GP_OPT_STRING_AT("--record", struct schedule_opts, record),
+    GP_OPT_STRING_AT("--allocating-timeout", struct schedule_opts, allocating_timeout),
     GP_OPT_STRING_AT("--record-max-mb", struct schedule_opts, record_max_mb),
     GP_OPT_FLAG_AT("--help", struct schedule_opts, help),
     GP_OPT_FLAG_AT("-h", struct schedule_opts, help),
@@ -113,6 +118,9 @@ static enum gp_err check(const struct schedule_opts *s, struct gp_kube_run_opts 
         return gp_diag_set(d, GP_EUSAGE, "schedule: --binders: expected 0 to 64, got \"%s\"",
                            s->binders);
     o->sched.binders = (unsigned)binders;
+    if ((err = number("--allocating-timeout", s->allocating_timeout, &o->sched.allocating_timeout_s,
+                      d)) != GP_OK)
+        return err;
     double max_mb = 256;
     if ((err = number("--record-max-mb", s->record_max_mb, &max_mb, d)) != GP_OK)
         return err;

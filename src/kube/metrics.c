@@ -425,6 +425,10 @@ static const struct gp_metric_def km_defs[] = {
      GP_METRIC_COUNTER, "resource", gp_km_audit_names, 0, NULL, 0},
     {GP_KM_LEADER, "1 when this replica holds the leader Lease, else 0.", GP_METRIC_GAUGE, NULL,
      NULL, 0, NULL, 0},
+    {GP_KM_ALLOC_TIMEOUTS,
+     "Pods bound with gpuplane.io/phase still allocating past the timeout (no node agent "
+     "served their Allocate).",
+     GP_METRIC_COUNTER, NULL, NULL, 0, NULL, 0},
 };
 
 enum gp_err gp_kube_metrics_init(struct gp_kube_metrics *km, struct gp_diag *diag)
@@ -452,6 +456,7 @@ enum gp_err gp_kube_metrics_init(struct gp_kube_metrics *km, struct gp_diag *dia
     for (int i = 0; i < GP_KM_AUDIT_COUNT; i++)
         km->audit[i] = gp_metrics_series(mt[8], gp_km_audit_names[i]);
     km->leader = gp_metrics_series(mt[9], NULL);
+    km->allocation_timeouts = gp_metrics_series(mt[10], NULL);
     return GP_OK;
 }
 

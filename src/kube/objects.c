@@ -259,6 +259,7 @@ static enum gp_err pod_annotations(const json_t *ann, struct gp_arena *a, struct
     const char *gpus = str(ann, GP_KUBE_ANN_GPUS);
     info->has_pick = gpus && gp_kube_pick_parse(gpus, &info->pick);
     info->ann_mig = str(ann, GP_KUBE_ANN_MIG);
+    info->ann_phase = str(ann, GP_KUBE_ANN_PHASE);
     if (!info->group)
         info->group = str(ann, "scheduling.k8s.io/group-name");
     return GP_OK;
@@ -283,6 +284,15 @@ enum gp_err gp_kube_pod_read(const json_t *pod, struct gp_arena *a, struct gp_po
                         !json_is_null(json_object_get(meta, "deletionTimestamp"));
     const char *phase = str(status, "phase");
     info->ended = phase && (strcmp(phase, "Succeeded") == 0 || strcmp(phase, "Failed") == 0);
+    info->started = phase && strcmp(phase, "Running") == 0;
+    size_t ci;
+    json_t *cs;
+    json_array_foreach(json_object_get(status, "containerStatuses"), ci, cs)
+    {
+        const json_t *state = json_object_get(cs, "state");
+        info->started = info->started || json_object_get(state, "running") ||
+                        json_object_get(state, "terminated");
+    }
     info->group = str(json_object_get(meta, "labels"), "scheduling.x-k8s.io/pod-group");
 
     struct req r = {0, 0, 0, 0, NULL};

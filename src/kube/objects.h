@@ -41,6 +41,8 @@ struct gp_kube_pod_info {
     const char *ann_node;       /* gpuplane.io/node; NULL when absent */
     bool has_pick;              /* gpuplane.io/gpus read into pick */
     const char *ann_mig;        /* gpuplane.io/mig; NULL when absent (read with the node's model) */
+    const char *ann_phase;      /* gpuplane.io/phase; NULL when absent */
+    bool started; /* status.phase Running, or a container running or terminated: admitted */
     struct gp_pick pick;
     const char *group; /* the PodGroup it belongs to (label scheduling.x-k8s.io/pod-group
                           or annotation scheduling.k8s.io/group-name); NULL: none */

@@ -35,6 +35,7 @@ void gp_kube_sched_opts_default(struct gp_kube_sched_opts *o)
         .binders = 8,
         .seed = 1,
         .record_max_bytes = 256ull << 20,
+        .allocating_timeout_s = 120,
     };
 }
 
@@ -712,7 +713,8 @@ double gp_kube_sched_next_retry_s(const struct gp_kube_sched *s)
     for (size_t i = 0; i < s->npods; i++)
         if (s->pods[i]->st == SP_BACKOFF && s->pods[i]->retry_at < t)
             t = s->pods[i]->retry_at;
-    return t;
+    double a = gp_ks_allocations_next(s); /* sched_alloc.c */
+    return a < t ? a : t;
 }
 
 static double mono_s(void)
@@ -777,6 +779,7 @@ enum gp_err gp_kube_sched_cycle(struct gp_kube_sched *s, double now_s, size_t *b
     }
     s->maybe_backoff = backoff;
     gp_ks_resume(s, bound);
+    gp_ks_allocations(s); /* sched_alloc.c: pods left allocating */
     struct gp_engine_totals t;
     gp_engine_totals(s->e, &t);
     size_t cap = gp_engine_pending_count(s->e) + (size_t)t.pods_bound + 1;
@@ -848,6 +851,7 @@ void gp_kube_sched_metrics(struct gp_kube_sched *s)
     inc(km->audit[GP_KM_AUDIT_GPU], n.audit_gpu, o->audit_gpu);
     inc(km->audit[GP_KM_AUDIT_MEMORY], n.audit_memory, o->audit_memory);
     inc(km->audit[GP_KM_AUDIT_MIG], n.audit_mig, o->audit_mig);
+    inc(km->allocation_timeouts, n.allocation_timeouts, o->allocation_timeouts);
     gp_metrics_set(km->pending[GP_KM_QUEUE_ACTIVE], (double)(n.pending - n.unschedulable_now));
     gp_metrics_set(km->pending[GP_KM_QUEUE_BACKOFF], (double)n.waiting_backoff);
     gp_metrics_set(km->pending[GP_KM_QUEUE_UNSCHEDULABLE], (double)n.unschedulable_now);

@@ -57,6 +57,11 @@ struct gp_kube_sched_opts {
      * NULL: none. Rotated to FILE.1 at record_max_bytes (0: never). */
     const char *record_path;
     uint64_t record_max_bytes;
+    /* a pod of ours bound with gpuplane.io/phase still allocating and not
+     * started this long after it was seen so: a Warning AllocationTimeout
+     * Event, counted, and its phase written "expired", so that the node
+     * agent's protocol no longer counts it (sched_alloc.c; 120; 0: never) */
+    double allocating_timeout_s;
 };
 
 void gp_kube_sched_opts_default(struct gp_kube_sched_opts *o);
@@ -79,6 +84,7 @@ struct gp_kube_sched_stats {
     uint64_t audit_violations;        /* nodes found with a GPU or GPU memory booked twice */
     uint64_t audit_gpu, audit_memory; /* of which a GPU, GPU memory */
     uint64_t audit_mig;               /* of which a MIG slice */
+    uint64_t allocation_timeouts;     /* pods left allocating past allocating_timeout_s */
     uint64_t pending, waiting_backoff, assumed; /* now (assumed: binds in flight included) */
     uint64_t binds_in_flight;                   /* bind jobs handed to binders, not applied */
     uint64_t unschedulable_now;                 /* pending, and found to fit nowhere */

@@ -51,6 +51,8 @@ struct spod {
     struct spod *preemptor; /* SP_EVICTED: the pod it makes room for */
     char *last_message;     /* the Unschedulable message last written */
     struct bind_job *job;   /* ASSUMED: the bind job running for it (bind.c); NULL none */
+    double alloc_since;     /* seen bound and allocating since (sched_alloc.c); 0: not */
+    bool alloc_expired;     /* its allocating phase written "expired" */
     /* the audit's booking: the node it books in the API's view */
     struct snode *booked;
     size_t booked_slot;
@@ -168,6 +170,12 @@ void gp_ks_bind_orphan(struct spod *p);
  * that shares its GPUs); GP_ELIMIT when they are not free. */
 enum gp_err gp_ks_assign(struct gp_kube_sched *s, struct spod *p, uint32_t node,
                          const struct gp_pick *pick);
+
+/* sched_alloc.c: pods of ours bound and still allocating past the
+ * timeout reported and marked expired (leader only); the earliest time
+ * one is due (INFINITY: none). */
+void gp_ks_allocations(struct gp_kube_sched *s);
+double gp_ks_allocations_next(const struct gp_kube_sched *s);
 
 /* audit.c: the pod's booking brought up to date (its node audited before
  * and after), a node audited */

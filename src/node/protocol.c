@@ -41,6 +41,30 @@ static const char *ann(json_t *pod, const char *key)
     return json_string_value(json_object_get(a, key));
 }
 
+/* A pod the kubelet is done admitting, whatever its annotation says: it
+ * ended (a refused Allocate makes it Failed, reason
+ * UnexpectedAdmissionError) or a container of it started. Such a pod left
+ * at "allocating" is no Allocate's pod and must block none (docs/node.md,
+ * "Which pod an Allocate serves"). A pod the scheduler gave up on is
+ * "expired", not "allocating", and is not counted either. */
+static bool admitted(json_t *pod)
+{
+    json_t *st = json_object_get(pod, "status");
+    const char *phase = json_string_value(json_object_get(st, "phase"));
+    if (phase && (strcmp(phase, "Succeeded") == 0 || strcmp(phase, "Failed") == 0 ||
+                  strcmp(phase, "Running") == 0))
+        return true;
+    size_t i;
+    json_t *cs;
+    json_array_foreach(json_object_get(st, "containerStatuses"), i, cs)
+    {
+        json_t *state = json_object_get(cs, "state");
+        if (json_object_get(state, "running") || json_object_get(state, "terminated"))
+            return true;
+    }
+    return false;
+}
+
 /* One look: how many pods are allocating on the node (the first into
  * out); -1 when the API could not be asked. */
 static int look(struct gp_node_protocol *p, struct gp_node_choice *out, char *ns, size_t nsn,
@@ -71,7 +95,8 @@ static int look(struct gp_node_protocol *p, struct gp_node_choice *out, char *ns
         if (!node || strcmp(node, p->node) != 0 || !phase ||
             strcmp(phase, GP_NODE_PHASE_ALLOCATING) != 0 ||
             (json_object_get(meta, "deletionTimestamp") &&
-             !json_is_null(json_object_get(meta, "deletionTimestamp"))))
+             !json_is_null(json_object_get(meta, "deletionTimestamp"))) ||
+            admitted(pod))
             continue;
         const char *pns = json_string_value(json_object_get(meta, "namespace"));
         const char *pname = json_string_value(json_object_get(meta, "name"));

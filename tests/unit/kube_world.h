@@ -182,7 +182,7 @@ __attribute__((unused)) static const char *w_node_of(struct world *w, const char
     return node;
 }
 
-/* Every bound pod of ours names GPUs of its node, none named twice. */
+/* Every bound pod of ours not ended names GPUs of its node, none named twice. */
 __attribute__((unused)) static void w_check_distinct(struct world *w)
 {
     json_t *list = w_get(w, "/api/v1/pods");
@@ -196,8 +196,10 @@ __attribute__((unused)) static void w_check_distinct(struct world *w)
         json_t *ann = json_object_get(json_object_get(p, "metadata"), "annotations");
         const char *an = json_string_value(json_object_get(ann, GP_KUBE_ANN_NODE));
         const char *ag = json_string_value(json_object_get(ann, GP_KUBE_ANN_GPUS));
-        if (!n || !an || !ag || strcmp(n, an) != 0)
-            continue;
+        const char *ph = json_string_value(json_object_get(json_object_get(p, "status"), "phase"));
+        if (!n || !an || !ag || strcmp(n, an) != 0 ||
+            (ph && (strcmp(ph, "Succeeded") == 0 || strcmp(ph, "Failed") == 0)))
+            continue; /* an ended pod holds nothing, whatever its annotations say */
         struct gp_pick k;
         assert_true(gp_kube_pick_parse(ag, &k));
         for (unsigned g = 0; g < k.ngpus; g++) {

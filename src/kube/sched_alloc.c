@@ -1,0 +1,86 @@
+/* sched_alloc.c - pods left at gpuplane.io/phase=allocating (docs/kube.md,
+ * "Pods left allocating"). The node agent sets "allocated" once its
+ * Allocate served the pod; under the per-node protocol a pod that stays
+ * "allocating" would be counted by every later Allocate on its node. What
+ * Kubernetes does decides the rest: a kubelet that cannot admit a pod
+ * (the device plugin's Allocate refused or failed) makes it Failed with
+ * reason UnexpectedAdmissionError, and a Failed or deleted pod holds no
+ * device (kubelet pkg/kubelet/lifecycle, the device manager's
+ * podDevices: kube-scheduler too counts only pods not terminated), so the
+ * scheduler frees a pod's GPUs when the API says it failed or is gone,
+ * never on a timer. A pod of ours bound, not started, not ended and still
+ * allocating allocating_timeout_s after the scheduler saw it so is a
+ * decision that failed on the node: a Warning AllocationTimeout Event,
+ * the allocation_timeouts counter, and its phase written "expired" (with
+ * its resourceVersion as precondition, so an "allocated" written
+ * meanwhile wins), which the agent's protocol does not count: it blocks
+ * no other pod. The pod keeps its GPUs until it fails or goes. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "kube/sched_internal.h"
+
+#define PHASE_EXPIRED "expired"
+
+/* Bound by us at its node, not started, not ended, still allocating. */
+static bool allocating(const struct spod *p)
+{
+    const struct gp_kube_pod_info *in = &p->info;
+    return p->ours && in->node_name && !in->ended && !in->terminating && !in->started &&
+           in->ann_phase && strcmp(in->ann_phase, "allocating") == 0 && in->ann_node &&
+           strcmp(in->ann_node, in->node_name) == 0;
+}
+
+static void expire(struct gp_kube_sched *s, struct spod *p)
+{
+    char path[600], note[900];
+    snprintf(path, sizeof path, "/api/v1/namespaces/%s/pods/%s", p->info.ns, p->info.name);
+    json_t *body = json_pack("{s:{s:s,s:{s:s}}}", "metadata", "resourceVersion", p->info.rv,
+                             "annotations", GP_KUBE_ANN_PHASE, PHASE_EXPIRED);
+    long st = gp_ks_send(s->c, "PATCH", path, body, "application/merge-patch+json", NULL);
+    if (st != 200) { /* 409: it changed (allocated, started, failed); else try again in 1 s */
+        p->alloc_since += 1.0;
+        return;
+    }
+    p->alloc_expired = true;
+    s->st.allocation_timeouts++;
+    snprintf(note, sizeof note,
+             "gpuplane.io/phase still allocating %.0f s after the pod was bound to %s: no node "
+             "agent served its Allocate; it keeps its GPUs until it fails or is deleted",
+             s->o.allocating_timeout_s, p->info.node_name);
+    gp_ks_event(s, "Pod", p->info.ns, p->info.name, p->info.uid, "Warning", "AllocationTimeout",
+                "Allocating", note);
+}
+
+void gp_ks_allocations(struct gp_kube_sched *s)
+{
+    if (s->o.allocating_timeout_s <= 0)
+        return;
+    for (size_t i = 0; i < s->npods; i++) {
+        struct spod *p = s->pods[i];
+        if (!allocating(p)) {
+            p->alloc_since = 0;
+            continue;
+        }
+        if (p->alloc_since == 0)
+            p->alloc_since = s->now_s > 0 ? s->now_s : 1e-9;
+        else if (!p->alloc_expired && s->leader &&
+                 s->now_s - p->alloc_since >= s->o.allocating_timeout_s)
+            expire(s, p);
+    }
+}
+
+double gp_ks_allocations_next(const struct gp_kube_sched *s)
+{
+    double t = INFINITY;
+    if (s->o.allocating_timeout_s <= 0 || !s->leader)
+        return t;
+    for (size_t i = 0; i < s->npods; i++) {
+        const struct spod *p = s->pods[i];
+        if (p->alloc_since > 0 && !p->alloc_expired &&
+            p->alloc_since + s->o.allocating_timeout_s < t)
+            t = p->alloc_since + s->o.allocating_timeout_s;
+    }
+    return t;
+}

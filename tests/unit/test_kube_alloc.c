@@ -1,0 +1,172 @@
+/* test_kube_alloc.c - pods left at gpuplane.io/phase=allocating (issues 14
+ * and 16; kube/sched_alloc.c, node/protocol.c; docs/kube.md, "Pods left
+ * allocating"), against the API server double, the scheduler's audit
+ * clean after every cycle and no GPU named twice:
+ *  - the node agent refuses an Allocate: the kubelet makes the pod Failed
+ *    (UnexpectedAdmissionError), its GPU is freed and the pod waiting for
+ *    it placed; the agent's next Allocate finds the new pod, not the
+ *    Failed one still annotated allocating (it was refused as "2 pods
+ *    allocating" before);
+ *  - no agent answers: at the timeout, not before, a Warning
+ *    AllocationTimeout Event, the counter and its metric, the phase
+ *    written expired; the pod keeps its GPU (nothing else is given it)
+ *    until it is deleted; before the timeout the stale pod and the next
+ *    one on its node make the agent refuse, after it the next one is
+ *    served; a pod that runs is never timed out. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "kube_double.h"
+#include "kube_world.h"
+#include "kube/metrics.h"
+#include "node/protocol.h"
+
+static const char *phase_of(struct world *w, const char *pod)
+{
+    static char out[32];
+    json_t *p = w_pod_get(w, pod);
+    json_t *ann = json_object_get(json_object_get(p, "metadata"), "annotations");
+    const char *v = json_string_value(json_object_get(ann, GP_KUBE_ANN_PHASE));
+    snprintf(out, sizeof out, "%s", v ? v : "");
+    json_decref(p);
+    return out;
+}
+
+/* The kubelet's answer to a pod it cannot admit (pkg/kubelet: the pod
+ * Failed, reason UnexpectedAdmissionError). */
+static void kubelet_rejects(struct world *w, const char *pod)
+{
+    char path[160];
+    snprintf(path, sizeof path, "/api/v1/namespaces/default/pods/%s/status", pod);
+    kd_call(w->admin, "PATCH", path,
+            "{\"status\":{\"phase\":\"Failed\",\"reason\":\"UnexpectedAdmissionError\","
+            "\"message\":\"Pod was rejected: Allocate failed due to rpc error\"}}",
+            200);
+}
+
+/* The agent's choice for the next Allocate on node: the pod's "ns/name",
+ * or "refused" (more than one allocating), or "" (none). */
+static const char *agent_choice(struct world *w, const char *node)
+{
+    static char out[320];
+    struct gp_node_protocol pr;
+    gp_node_protocol_init(&pr, w->admin, node);
+    pr.wait_s = 0;
+    struct gp_node_choice c;
+    struct gp_diag d = {""};
+    enum gp_err err = gp_node_protocol_choice(&pr, "nvidia.com/gpu", 1, false, &c, &d);
+    gp_node_protocol_destroy(&pr);
+    snprintf(out, sizeof out, "%s", err == GP_ESTATE ? "refused" : c.set ? c.pod : "");
+    return out;
+}
+
+static void test_refused_allocate(void **state)
+{
+    (void)state;
+    struct world w;
+    w_open(&w, true);
+    w_node(&w, "n1", 1);
+    w_pod(&w, "p1", 1);
+    assert_int_equal(w_cycle(&w), 1);
+    assert_string_equal(w_node_of(&w, "p1", NULL), "n1");
+    assert_string_equal(phase_of(&w, "p1"), "allocating");
+    w_pod(&w, "p2", 1);
+    w.now += 1;
+    assert_int_equal(w_cycle(&w), 0); /* the one GPU is p1's */
+    assert_string_equal(agent_choice(&w, "n1"), "default/p1");
+    kubelet_rejects(&w, "p1"); /* the agent refused its Allocate */
+    w.now += 1;
+    assert_int_equal(w_cycle(&w), 1);
+    const char *gpus;
+    assert_string_equal(w_node_of(&w, "p2", &gpus), "n1");
+    assert_string_equal(gpus, "0");
+    w_check_distinct(&w);
+    /* p1 is still annotated allocating, but Failed: p2's Allocate is served */
+    assert_string_equal(phase_of(&w, "p1"), "allocating");
+    assert_string_equal(agent_choice(&w, "n1"), "default/p2");
+    assert_int_equal(gp_kube_sched_stats(w.s).allocation_timeouts, 0);
+    w_close(&w);
+}
+
+static void test_silent_agent(void **state)
+{
+    (void)state;
+    struct world w;
+    w_open(&w, true);
+    struct gp_kube_metrics km;
+    struct gp_diag d = {""};
+    assert_int_equal(gp_kube_metrics_init(&km, &d), GP_OK);
+    gp_kube_sched_set_metrics(w.s, &km);
+    w_node(&w, "n1", 3);
+    w_pod(&w, "q1", 1);
+    w_pod(&w, "r1", 1);
+    assert_int_equal(w_cycle(&w), 2);
+    /* r1 runs (its phase left allocating, say by another device plugin):
+     * never timed out, and no Allocate's pod */
+    kd_call(w.admin, "PATCH", "/api/v1/namespaces/default/pods/r1/status",
+            "{\"status\":{\"phase\":\"Running\"}}", 200);
+    double t0 = w.now;
+    w.now += 1;
+    assert_int_equal(w_cycle(&w), 0);
+    double due = gp_kube_sched_next_retry_s(w.s);
+    assert_true(due >= t0 + 120 && due <= t0 + 121);
+    assert_string_equal(agent_choice(&w, "n1"), "default/q1");
+    /* the next pod on the node while q1 is still allocating: the agent
+     * refuses (two allocating) rather than guess */
+    w.now = t0 + 50;
+    w_pod(&w, "q3", 1);
+    assert_int_equal(w_cycle(&w), 1);
+    assert_string_equal(agent_choice(&w, "n1"), "refused");
+    w.now = t0 + 119;
+    assert_int_equal(w_cycle(&w), 0);
+    assert_string_equal(w_events(&w, "AllocationTimeout", "q1"), "");
+    assert_int_equal(gp_kube_sched_stats(w.s).allocation_timeouts, 0);
+    w.now = t0 + 121;
+    assert_int_equal(w_cycle(&w), 0);
+    assert_string_equal(w_events(&w, "AllocationTimeout", "q1"),
+                        "gpuplane.io/phase still allocating 120 s after the pod was bound to n1: "
+                        "no node agent served its Allocate; it keeps its GPUs until it fails or "
+                        "is deleted");
+    assert_string_equal(phase_of(&w, "q1"), "expired");
+    assert_string_equal(phase_of(&w, "q3"), "allocating"); /* 71 s: not yet */
+    assert_string_equal(w_events(&w, "AllocationTimeout", "r1"), "");
+    assert_int_equal(gp_kube_sched_stats(w.s).allocation_timeouts, 1);
+    gp_kube_sched_metrics(w.s);
+    assert_true(gp_metrics_value(km.allocation_timeouts) == 1);
+    /* the expired pod blocks no one: q3's Allocate is served */
+    assert_string_equal(agent_choice(&w, "n1"), "default/q3");
+    /* q1 keeps its GPU: the three are q1's, r1's and q3's */
+    w_pod(&w, "q4", 1);
+    w.now += 1;
+    assert_int_equal(w_cycle(&w), 0);
+    assert_string_equal(w_node_of(&w, "q4", NULL), "");
+    /* once it is deleted, its GPU is free */
+    kd_call(w.admin, "DELETE", "/api/v1/namespaces/default/pods/q1?gracePeriodSeconds=0", NULL,
+            200);
+    w.now += 1;
+    assert_int_equal(w_cycle(&w), 1);
+    assert_string_equal(w_node_of(&w, "q4", NULL), "n1");
+    w_check_distinct(&w);
+    /* q3 and q4 time out in their turn, each once */
+    w.now += 200;
+    assert_int_equal(w_cycle(&w), 0);
+    w.now += 200;
+    assert_int_equal(w_cycle(&w), 0);
+    assert_int_equal(gp_kube_sched_stats(w.s).allocation_timeouts, 3);
+    gp_kube_sched_set_metrics(w.s, NULL);
+    gp_kube_metrics_free(&km);
+    w_close(&w);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_refused_allocate, kd_start, kd_stop),
+        cmocka_unit_test_setup_teardown(test_silent_agent, kd_start, kd_stop),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
