@@ -707,14 +707,13 @@ void gp_kube_sched_set_leader(struct gp_kube_sched *s, bool leader)
 
 double gp_kube_sched_next_retry_s(const struct gp_kube_sched *s)
 {
-    double t = INFINITY;
+    double t = gp_ks_allocations_next(s); /* sched_alloc.c: pods left allocating */
     if (!s->maybe_backoff)
         return t;
     for (size_t i = 0; i < s->npods; i++)
         if (s->pods[i]->st == SP_BACKOFF && s->pods[i]->retry_at < t)
             t = s->pods[i]->retry_at;
-    double a = gp_ks_allocations_next(s); /* sched_alloc.c */
-    return a < t ? a : t;
+    return t;
 }
 
 static double mono_s(void)

@@ -116,6 +116,9 @@ struct gp_kube_sched {
     struct gp_kube_metrics *km;
     struct gp_kube_sched_stats exported; /* what the metrics have counted */
     char audit_last[512];
+    /* sched_alloc.c: its last scan of the pods left allocating, and the
+     * earliest time one is due (0: none) */
+    double alloc_scan_s, alloc_next_s;
     struct gp_evlog *rec; /* --record's event log; NULL: none */
 };
 
