@@ -33,6 +33,7 @@ void gp_study_pack_service(const struct gp_workload *w, const struct gp_service 
     out->limit_s = s->latency_limit_s;
     out->demand_milli = t && t->gpu_count == 1 && t->gpu_milli > 0 ? t->gpu_milli : 1000;
     out->mem_mib = t ? t->gpu_mem_mib : 0;
+    out->gpus = t && !t->mig_profile && t->gpu_count > 1 ? t->gpu_count : 1;
     out->mig_profile = -1;
     if (!s->llm)
         return;

@@ -182,12 +182,18 @@ static bool service_ok(const struct packing *p, size_t i)
     return gp_serve_pack_within(s, t, itl);
 }
 
+/* A service whose replicas hold several GPUs each: not packed. */
+static bool whole(const struct gp_pack_service *s)
+{
+    return s->gpus > 1;
+}
+
 /* Whether every service with a replica on GPU k meets its limit. */
 static bool gpu_ok(const struct packing *p, uint32_t k)
 {
     for (size_t i = 0; i < p->n; i++) {
         const struct gp_pack_service *s = &p->s[i];
-        if (!s->feasible)
+        if (!s->feasible || whole(s))
             continue;
         bool on = false;
         for (uint32_t r = 0; r < s->replicas && !on; r++)
@@ -313,7 +319,7 @@ static uint32_t pack_mig(const struct gp_pack_gpu *g, struct gp_pack_service *s,
         }
     for (size_t k = 0; k < n; k++) {
         size_t i = w->order[k];
-        if (!s[i].feasible)
+        if (!s[i].feasible || whole(&s[i]))
             continue;
         for (uint32_t r = 0; r < s[i].replicas; r++) {
             uint32_t at = 0;
@@ -334,11 +340,23 @@ uint32_t gp_serve_pack(const struct gp_pack_gpu *g, struct gp_pack_service *s, s
 {
     *baseline = 0;
     size_t total = 0;
+    uint32_t alone_gpus = 0; /* the GPUs of replicas of several GPUs */
     bool mig = g->mode == GP_PACK_MIG && g->mig && w->layout;
     for (size_t i = 0; i < n; i++) {
         struct gp_pack_service *x = &s[i];
         double p99;
         x->mig_profile = -1;
+        w->first[i] = total;
+        w->order[i] = (uint32_t)i;
+        if (whole(x)) {
+            x->replicas = gp_serve_pack_replicas(x, 1, GP_PACK_MAX_REPLICAS, &p99);
+            x->feasible = x->replicas > 0;
+            x->p99_s = gp_serve_pack_latency(x, x->replicas, 1, 1, &x->itl_s);
+            x->speed = x->feasible ? 1 : 0;
+            alone_gpus += x->replicas * x->gpus;
+            *baseline += x->replicas * x->gpus;
+            continue;
+        }
         if (g->mode == GP_PACK_MIG) {
             x->mig_profile = mig ? mig_choose(g, x, GP_PACK_MAX_REPLICAS, &x->replicas, &p99) : -1;
             if (x->mig_profile < 0)
@@ -361,8 +379,6 @@ uint32_t gp_serve_pack(const struct gp_pack_gpu *g, struct gp_pack_service *s, s
         double alone;
         if (x->feasible)
             *baseline += gp_serve_pack_replicas(x, 1, GP_PACK_MAX_REPLICAS, &alone);
-        w->first[i] = total;
-        w->order[i] = (uint32_t)i;
         total += x->replicas;
     }
     for (size_t k = 0; k < total; k++)
@@ -370,13 +386,13 @@ uint32_t gp_serve_pack(const struct gp_pack_gpu *g, struct gp_pack_service *s, s
     if (g->mode == GP_PACK_MIG) {
         uint32_t used = mig ? pack_mig(g, s, n, w) : 0;
         for (size_t i = 0; i < n; i++)
-            if (s[i].feasible) {
+            if (s[i].feasible && !whole(&s[i])) {
                 unsigned p = (unsigned)s[i].mig_profile;
                 s[i].speed = mig_speed(g->mig, p, &s[i]);
                 s[i].p99_s = gp_serve_pack_latency(&s[i], s[i].replicas, s[i].speed,
                                                    mig_mem_frac(g, p), &s[i].itl_s);
             }
-        return used;
+        return used + alone_gpus;
     }
     /* insertion sort: stable, n is small */
     for (size_t i = 1; i < n; i++)
@@ -389,14 +405,14 @@ uint32_t gp_serve_pack(const struct gp_pack_gpu *g, struct gp_pack_service *s, s
     uint32_t used = 0;
     for (size_t k = 0; k < n; k++) {
         size_t i = w->order[k];
-        for (uint32_t r = 0; r < s[i].replicas; r++)
+        for (uint32_t r = 0; r < s[i].replicas && !whole(&s[i]); r++)
             place(&p, i, r, &used);
     }
     for (size_t i = 0; i < n; i++)
-        if (s[i].feasible) {
+        if (s[i].feasible && !whole(&s[i])) {
             s[i].speed = mean_speed(&p, i);
             s[i].p99_s = gp_serve_pack_latency(&s[i], s[i].replicas, s[i].speed, mem_frac(g, &s[i]),
                                                &s[i].itl_s);
         }
-    return used;
+    return used + alone_gpus;
 }

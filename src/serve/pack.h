@@ -35,7 +35,9 @@
  * the first GPU whose layout takes one more (gp_mig_add: the placements
  * the engine allows), else to a new GPU. Greedy first fits, not optima;
  * the baseline is one replica per GPU (exclusive GPUs: the replicas each
- * service needs at full speed). Pure: the caller owns every array. */
+ * service needs at full speed). A replica of several GPUs (a model split
+ * over them) shares none: it counts its GPUs whole, at full speed, in the
+ * packing as in the baseline. Pure: the caller owns every array. */
 #ifndef GP_SERVE_PACK_H
 #define GP_SERVE_PACK_H
 
@@ -68,6 +70,7 @@ struct gp_pack_service {
     const struct gp_serve_llm *llm; /* an LLM replica (as on a whole GPU); NULL: plain */
     double in_tokens, out_tokens;   /* LLM: a request's mean tokens */
     double itl_limit_s;             /* LLM: the inter-token latency to stay within; 0: none */
+    uint32_t gpus; /* GPUs a replica holds; above 1 they are its alone (not shared, full speed) */
     /* out */
     bool feasible;     /* its limit can be met at all on this GPU and mode */
     uint32_t replicas; /* the fewest that meet it (at full speed, or MPS's, or MIG's) */

@@ -87,6 +87,27 @@ static void test_fifth_breaks_the_limit(void **state)
     assert_true(s[5].speed == 1);
 }
 
+static void test_replicas_of_several_gpus(void **state)
+{
+    (void)state;
+    /* four quarter-GPU models share one GPU; a fifth split over 2 GPUs
+     * shares none: its one replica (92 ms at full speed) holds 2 whole
+     * GPUs, packed or not: 1 + 2 = 3 GPUs against 4 + 2 = 6 */
+    struct gp_pack_service s[5];
+    for (int i = 0; i < 5; i++)
+        s[i] = small(0.1);
+    s[4].gpus = 2;
+    s[4].demand_milli = 1000;
+    uint32_t base;
+    assert_int_equal(pack(&TS, s, 5, &base), 3);
+    assert_int_equal(base, 6);
+    assert_true(s[4].feasible);
+    assert_int_equal(s[4].replicas, 1);
+    assert_true(s[4].speed == 1);
+    for (int i = 0; i < 4; i++)
+        assert_true(s[i].speed == 1); /* the 2-GPU replica is no company */
+}
+
 static void test_memory(void **state)
 {
     (void)state;
@@ -307,6 +328,7 @@ int main(void)
         cmocka_unit_test(test_memory),
         cmocka_unit_test(test_mps),
         cmocka_unit_test(test_infeasible),
+        cmocka_unit_test(test_replicas_of_several_gpus),
         cmocka_unit_test(test_llm_mps_fits_but_misses_ttft),
         cmocka_unit_test(test_llm_kv_cache_per_share),
         cmocka_unit_test(test_mig),
