@@ -114,6 +114,22 @@ static int saving_pct(uint32_t gpus, uint32_t base)
     return base ? (int)lround(100.0 * (1.0 - (double)gpus / base)) : 0;
 }
 
+/* "2 (x4, -60 %)"; with services that cannot meet their limit there, how
+ * many instead of a saving (the GPUs then hold only the others):
+ * "0 (x2, 1 out)". setting 0: none written ("2 (-60 %)"). */
+static const char *cell(char *buf, size_t n, uint32_t gpus, uint32_t setting, uint32_t out,
+                        uint32_t base)
+{
+    char x[16] = "";
+    if (setting)
+        snprintf(x, sizeof x, "x%u, ", setting);
+    if (out)
+        snprintf(buf, n, "%u (%s%u out)", gpus, x, out);
+    else
+        snprintf(buf, n, "%u (%s-%d %%)", gpus, x, saving_pct(gpus, base));
+    return buf;
+}
+
 void gp_study_services_print(FILE *f, const struct gp_study_services *s)
 {
     if (!s || s->nrows == 0)
@@ -126,12 +142,14 @@ void gp_study_services_print(FILE *f, const struct gp_study_services *s)
     for (size_t i = 0; i < s->nrows; i++) {
         const struct gp_study_svc_row *r = &s->rows[i];
         char ts[48], mps[48];
-        snprintf(ts, sizeof ts, "%u (x%u, -%d %%)", r->ts_gpus, r->ts_replicas,
-                 saving_pct(r->ts_gpus, r->one_per_gpu));
-        snprintf(mps, sizeof mps, "%u (x%u, -%d %%)", r->mps_gpus, r->mps_clients,
-                 saving_pct(r->mps_gpus, r->one_per_gpu));
-        fprintf(f, "%-22.22s %12u %18s %18s\n", r->pool, r->one_per_gpu, ts, mps);
-        if (r->has_mig)
+        fprintf(
+            f, "%-22.22s %12u %18s %18s\n", r->pool, r->one_per_gpu,
+            cell(ts, sizeof ts, r->ts_gpus, r->ts_replicas, r->ts_infeasible, r->one_per_gpu),
+            cell(mps, sizeof mps, r->mps_gpus, r->mps_clients, r->mps_infeasible, r->one_per_gpu));
+        if (r->has_mig && r->mig_infeasible)
+            fprintf(f, "  MIG: %u %s (%u out), each service on the profile that needs least\n",
+                    r->mig_gpus, r->mig_gpus == 1 ? "GPU" : "GPUs", r->mig_infeasible);
+        else if (r->has_mig)
             fprintf(f, "  MIG: %u %s (-%d %%), each service on the profile that needs least\n",
                     r->mig_gpus, r->mig_gpus == 1 ? "GPU" : "GPUs",
                     saving_pct(r->mig_gpus, r->one_per_gpu));
@@ -186,15 +204,16 @@ void gp_study_services_html(struct gp_sbuf *out, const struct gp_study_services 
         const struct gp_study_svc_row *r = &s->rows[i];
         gp_sbuf_add(out, "<tr><th>");
         gp_sbuf_add_xml(out, r->pool);
-        gp_sbuf_printf(out,
-                       "</th><td class=\"num\">%u</td><td class=\"num\">%u (x%u, -%d %%)</td>"
-                       "<td class=\"num\">%u (x%u, -%d %%)</td>",
-                       r->one_per_gpu, r->ts_gpus, r->ts_replicas,
-                       saving_pct(r->ts_gpus, r->one_per_gpu), r->mps_gpus, r->mps_clients,
-                       saving_pct(r->mps_gpus, r->one_per_gpu));
+        char ts[48], mps[48], mig[48];
+        gp_sbuf_printf(
+            out, "</th><td class=\"num\">%u</td><td class=\"num\">%s</td><td class=\"num\">%s</td>",
+            r->one_per_gpu,
+            cell(ts, sizeof ts, r->ts_gpus, r->ts_replicas, r->ts_infeasible, r->one_per_gpu),
+            cell(mps, sizeof mps, r->mps_gpus, r->mps_clients, r->mps_infeasible, r->one_per_gpu));
         if (r->has_mig)
-            gp_sbuf_printf(out, "<td class=\"num\">%u (-%d %%)</td>", r->mig_gpus,
-                           saving_pct(r->mig_gpus, r->one_per_gpu));
+            gp_sbuf_printf(
+                out, "<td class=\"num\">%s</td>",
+                cell(mig, sizeof mig, r->mig_gpus, 0, r->mig_infeasible, r->one_per_gpu));
         else
             gp_sbuf_add(out, "<td class=\"num\">-</td>");
         gp_sbuf_printf(out, "<td class=\"num\">%u / %u / %u</td></tr>\n", r->ts_infeasible,

@@ -188,6 +188,42 @@ if "$gp" sim --compare-sharing --cluster "$tmp/one.yaml" --workload "$tmp/limits
 else
     fail "limits: $(cat "$tmp/err")"
 fi
+# an LLM (ITL 10 ms, TTFT 0.1 + 0.01 N s; 30 GiB, no compute share) at 10
+# rps within a TTFT p99 of 200 ms: alone N = 20/9, TTFT 0.122 s; MPS x2
+# holds its 30 GiB in a 40 GiB client but runs it at half the SMs: N = 5,
+# TTFT (0.1 + 0.05) / 0.5 = 0.300 s, missed; MIG's 3g.40gb (3/7): 0.375 s
+cat >"$tmp/llm.yaml" <<'EOF'
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: chat}
+spec:
+  replicas: 1
+  template:
+    metadata:
+      annotations: {gpuplane.io/gpu-memory: 30Gi}
+    spec:
+      containers:
+      - {name: m, image: m, resources: {requests: {cpu: "1", memory: 4Gi}}}
+---
+apiVersion: gpuplane.io/v1
+kind: InferenceService
+metadata: {name: chat}
+spec:
+  deployment: chat
+  llm: {itlBaseSeconds: 0.01, itlPerBatchSeconds: 0, ttftBaseSeconds: 0.1, ttftPerTokenSeconds: 0.0001, maxBatch: 64, inputTokens: 100, outputTokens: 10}
+  load: {constant: 10}
+  latencyLimit: 200ms
+EOF
+if "$gp" sim --compare-sharing --cluster "$tmp/one.yaml" --workload "$tmp/llm.yaml" \
+    >"$tmp/llm.txt" 2>"$tmp/err"; then
+    grep -qE '^h100 mps x2 .* 2\.00x +1\.50 miss$' "$tmp/llm.txt" &&
+        grep -qF '  misses a latency limit: chat: TTFT p99 0.300 s, over its 0.200 s limit (1 replica at 0.50x, ITL 20.0 ms, KV cache 50 %)' "$tmp/llm.txt" &&
+        grep -qF 'chat: TTFT p99 0.375 s, over its 0.200 s limit' "$tmp/llm.txt" &&
+        grep -q '^cheapest for the work: h100 exclusive' "$tmp/llm.txt" ||
+        fail "llm: $(cat "$tmp/llm.txt")"
+else
+    fail "llm: $(cat "$tmp/err")"
+fi
 printf 'apiVersion: gpuplane.io/v1\nkind: Cluster\nmetadata: {name: c}\nspec:\n  nodePools:\n  - {name: cpu, cpu: "8", memory: 8Gi, count: 1}\n' >"$tmp/cpu.yaml"
 "$gp" sim --compare-sharing --cluster "$tmp/cpu.yaml" --workload "$ex/models.yaml" \
     --json "$tmp/cpu.json" 2>"$tmp/err"
