@@ -67,7 +67,11 @@ printf 'flags:\n  failOnInitError: false\n' >"$tmp/wait.yaml"
 "$gp" node agent --no-api --no-cdi --inventory "$tmp/nope.json" --plugin-dir "$tmp/dp" --config-file "$tmp/wait.yaml" \
     >/dev/null 2>"$tmp/log" &
 pid=$!
-sleep 0.5
+for _ in $(seq 100); do # until it says it waits (slow under the sanitizers)
+    grep -q "waiting" "$tmp/log" && break
+    sleep 0.1
+done
+sleep 0.3
 kill -0 "$pid" 2>/dev/null || failed "failOnInitError false: the agent exited: $(cat "$tmp/log")"
 kill -TERM "$pid" 2>/dev/null
 wait "$pid"
