@@ -67,6 +67,28 @@ static bool gang_never_fits(const struct gp_engine *e, const struct group *g,
     return true;
 }
 
+/* gang_never_fits, kept in the gang while the nodes do not change
+ * (topo_ver) when its pending members are of one shape: then what it
+ * says depends on that shape and min(n, need) alone. */
+static bool gang_never_fits_kept(const struct gp_engine *e, struct group *g,
+                                 const uint32_t *members, size_t n, uint32_t need)
+{
+    uint32_t shape = pod_at(e, members[0])->shape;
+    for (size_t k = 1; k < n; k++)
+        if (pod_at(e, members[k])->shape != shape)
+            return gang_never_fits(e, g, members, n, need);
+    if (e->no_held_gang)
+        return gang_never_fits(e, g, members, n, need);
+    uint32_t kk = n < need ? (uint32_t)n : need;
+    if (g->never_ver != e->topo_ver + 1 || g->never_shape != shape || g->never_k != kk) {
+        g->never = gang_never_fits(e, g, members, n, need);
+        g->never_ver = e->topo_ver + 1;
+        g->never_shape = shape;
+        g->never_k = kk;
+    }
+    return g->never;
+}
+
 /* Places the members one after another, each where the policy likes best
  * given the members placed before it. Keeps them when at least `need` are
  * bound; otherwise takes every one back, so a gang never holds resources
@@ -76,6 +98,7 @@ static bool gang_try(struct gp_engine *e, const uint32_t *members, size_t n, uin
 {
     uint32_t placed = 0;
     size_t mark = e->resv_log.len;
+    uint64_t ver = e->state_ver;
     size_t nn = e->nodes.len;
     if (n > 1 && e->ngang_rej < nn) {
         uint8_t *r = realloc(e->gang_rej, nn);
@@ -118,6 +141,12 @@ static bool gang_try(struct gp_engine *e, const uint32_t *members, size_t n, uin
         }
     }
     gp_eng_resv_undo(e, mark);
+    /* the nodes, the pods bound, the projection and a node-local policy's
+     * own state are as before the attempt: so is the state's name, and
+     * what was remembered of it (a shape held back, the reservation)
+     * holds again. The names the attempt went through are never reused. */
+    if ((!e->policy || e->policy->node_local) && !e->no_held_gang)
+        e->state_ver = ver;
     return false;
 }
 
@@ -211,6 +240,36 @@ static const struct gp_decision *failed_gang_lookup(struct gp_engine *e, const s
     return NULL;
 }
 
+/* Whether gang g's attempt with these pending members is a function of
+ * the state, the reservation and the gang's class alone, so that it may be
+ * remembered when held back (struct held_gang): every member of one
+ * shape, held back by the reservation (resv_applies: its hint does not end
+ * it by the shadow time), placed by nothing but the nodes' own states
+ * (held_cacheable) - and the attempt gives the state its name back
+ * (gang_try: a node-local policy). */
+static bool held_class_ok(const struct gp_engine *e, const uint32_t *members, size_t n)
+{
+    if (!e->resv.on || n == 0 || !held_cacheable(e, pod_at(e, members[0])))
+        return false;
+    uint32_t shape = pod_at(e, members[0])->shape;
+    for (size_t k = 0; k < n; k++) {
+        const struct gp_pod *p = pod_at(e, members[k]);
+        if (p->shape != shape || !gp_eng_resv_applies(e, p))
+            return false;
+    }
+    return true;
+}
+
+static bool held_gang_hit(const struct gp_engine *e, const struct group *g, uint32_t shape,
+                          size_t n, uint32_t need)
+{
+    const struct held_gang *h = &e->held_gang;
+    return h->valid && h->state_ver == e->state_ver && h->resv_stamp == e->resv_stamp &&
+           h->shape == shape && h->n == n && h->need == need &&
+           gp_eng_str_eq(h->topology_key, g->spec.topology_key) &&
+           h->topology_required == g->spec.topology_required;
+}
+
 /* The domain a running gang's late members must join when its topology is
  * required: the label value of the node of a bound member; NULL when the
  * topology is not required or no member is bound. */
@@ -263,18 +322,37 @@ size_t gp_eng_place_gang(struct gp_engine *e, uint32_t gid, struct gp_decision *
     fail.quota_queue = GP_QUEUE_NONE;
     if (n >= need) {
         const struct gp_decision *known = failed_gang_lookup(e, g, members[0], need);
+        bool cls = !known && !e->no_held_gang && held_class_ok(e, members, n);
+        uint32_t shape = pod_at(e, members[0])->shape;
+        uint64_t binds = e->topo.binds;
         if (known) {
             fail = *known;
             why = known->gang;
+        } else if (cls && held_gang_hit(e, g, shape, n, need)) {
+            /* as the attempt of the gang like it: held back, the state as it was */
+            e->held = true;
+            e->topo.binds += e->held_gang.binds;
+            e->held_gang_hits++;
+            why = GP_GANG_NO_ROOM;
         } else if (gp_eng_gang_try_domains(e, g, members, n, need, out, &fail, &have_fail)) {
             return n;
+        } else if (e->held) {
+            /* held back by the reservation: its decisions are not given
+             * (gp_eng_try_pod), so whether it could ever fit is not asked */
+            why = GP_GANG_NO_ROOM;
+            if (cls) {
+                struct held_gang *h = &e->held_gang;
+                *h = (struct held_gang){
+                    true, e->state_ver, e->resv_stamp,        e->topo.binds - binds,    shape,
+                    need, (uint32_t)n,  g->spec.topology_key, g->spec.topology_required};
+            }
         } else {
-            why = gang_never_fits(e, g, members, n, need) ||
+            why = gang_never_fits_kept(e, g, members, n, need) ||
                           gp_eng_quota_never_fits(e, pod_at(e, members[0]), need)
                       ? GP_GANG_NEVER_FITS
                       : GP_GANG_NO_ROOM;
             fail.gang = why;
-            if (!e->held && e->nfailed_gangs < sizeof e->failed_gangs / sizeof e->failed_gangs[0]) {
+            if (e->nfailed_gangs < sizeof e->failed_gangs / sizeof e->failed_gangs[0]) {
                 struct failed_gang *f = &e->failed_gangs[e->nfailed_gangs++];
                 f->shape = pod_at(e, members[0])->shape;
                 f->topology_key = g->spec.topology_key;

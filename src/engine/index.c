@@ -33,6 +33,8 @@
  * it passes the filters but no valid pick exists (the scan counts it under
  * no filter and never chooses it). */
 #define WHY_NOPICK (GP_FILTER_COUNT + 1)
+/* ... and WHY_UNSEEN: not evaluated yet (counted nowhere) */
+#define WHY_UNSEEN (GP_FILTER_COUNT + 2)
 
 struct ranking {
     uint32_t shape; /* NONE: a free slot */
@@ -45,7 +47,8 @@ struct ranking {
     uint8_t *why;            /* per node */
     uint32_t *tree;          /* 2 x leaves: each subtree's winner; NONE: none */
     uint32_t rejected[GP_FILTER_COUNT];
-    uint32_t nan; /* candidates whose score is not a number */
+    uint32_t nan;    /* candidates whose score is not a number */
+    uint32_t nopick; /* nodes that pass the filters with no valid pick */
 };
 
 static inline uint32_t rank_win(const struct ranking *r, uint32_t a, uint32_t b)
@@ -67,6 +70,7 @@ void gp_eng_index_free(struct gp_engine *e)
     }
     free(x->rank);
     GP_VEC_FREE(&x->log);
+    GP_VEC_FREE(&x->out);
     free(x->seen);
     memset(x, 0, sizeof *x);
 }
@@ -105,6 +109,8 @@ static void rank_eval(struct gp_engine *e, struct ranking *r, uint32_t i, const 
         r->nan -= isnan(r->score[i]);
     else if (old <= GP_FILTER_COUNT)
         r->rejected[old - 1]--;
+    else if (old == WHY_NOPICK)
+        r->nopick--;
     enum gp_filter f;
     double score = 0;
     struct gp_pick pick;
@@ -119,6 +125,8 @@ static void rank_eval(struct gp_engine *e, struct ranking *r, uint32_t i, const 
         r->nan += isnan(score);
     } else if (why <= GP_FILTER_COUNT) {
         r->rejected[why - 1]++;
+    } else {
+        r->nopick++;
     }
     r->tree[r->leaves + i] = why == 0 ? i : NONE;
 }
@@ -128,8 +136,8 @@ static void rank_fill(struct gp_engine *e, struct ranking *r, const struct gp_po
 {
     size_t nn = e->nodes.len;
     memset(r->rejected, 0, sizeof r->rejected);
-    r->nan = 0;
-    memset(r->why, WHY_NOPICK, r->leaves); /* counts nothing before it is evaluated */
+    r->nan = r->nopick = 0;
+    memset(r->why, WHY_UNSEEN, r->leaves); /* counts nothing before it is evaluated */
     for (size_t i = 0; i < nn; i++)
         rank_eval(e, r, (uint32_t)i, p);
     for (size_t i = nn; i < r->leaves; i++)
@@ -139,6 +147,14 @@ static void rank_fill(struct gp_engine *e, struct ranking *r, const struct gp_po
     r->valid = true;
     r->synced = e->index.base + e->index.log.len;
     r->target_version = e->target_version;
+}
+
+/* Sets node i's leaf (i, or NONE: no candidate) and the winners above it. */
+static void rank_leaf(struct ranking *r, uint32_t i, uint32_t leaf)
+{
+    r->tree[r->leaves + i] = leaf;
+    for (size_t k = (r->leaves + i) / 2; k >= 1; k /= 2)
+        r->tree[k] = rank_win(r, r->tree[2 * k], r->tree[2 * k + 1]);
 }
 
 /* Replays the changes the ranking has not seen, each changed node once. */
@@ -281,6 +297,44 @@ bool gp_eng_index_place(struct gp_engine *e, const struct gp_pod *p, struct gp_d
         *best = &e->nodes.items[win];
     }
     memcpy(d->explain.rejected, r->rejected, sizeof r->rejected);
+    return true;
+}
+
+bool gp_eng_index_place_resv(struct gp_engine *e, const struct gp_pod *p, int64_t spare,
+                             struct gp_decision *d, struct gp_node **best, struct gp_pick *pick,
+                             uint32_t *held)
+{
+    struct ranking *r = rank_get(e, p);
+    if (!r || r->nan > 0 || (r->tree[1] == NONE && r->nopick > 0))
+        return false; /* the scan says whether a node without a pick is held back */
+    struct node_index *x = &e->index;
+    x->out.len = 0;
+    uint32_t win;
+    bool oom = false;
+    /* the candidates best first: each that would delay the head is taken
+     * off the tree, until one would not */
+    while ((win = r->tree[1]) != NONE && gp_eng_resv_loss(e, &e->nodes.items[win], p) > spare) {
+        if (GP_VEC_PUSH(&x->out, win) != 0) {
+            oom = true;
+            break;
+        }
+        rank_leaf(r, win, NONE);
+    }
+    for (size_t k = 0; k < x->out.len; k++) /* and put back */
+        rank_leaf(r, x->out.items[k], x->out.items[k]);
+    if (oom)
+        return false;
+    *held = (uint32_t)x->out.len;
+    *best = NULL;
+    if (win != NONE) { /* its pick, as the scan makes it */
+        enum gp_filter f;
+        double score;
+        if (!gp_eng_node_eval(e, &e->nodes.items[win], p, &f, &score, pick))
+            return false; /* cannot be: it is a candidate */
+        *best = &e->nodes.items[win];
+    }
+    memcpy(d->explain.rejected, r->rejected, sizeof r->rejected);
+    e->resv_index_hits++;
     return true;
 }
 

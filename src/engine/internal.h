@@ -41,6 +41,12 @@ struct group {
     uint64_t packs_ver;
     uint32_t packs_shape, packs_need;
     bool packs;
+    /* gang.c: whether min(pending, needed) = never_k members of shape
+     * never_shape (all its pending members) never fit, as of topo_ver
+     * never_ver - 1; 0: never asked */
+    uint64_t never_ver;
+    uint32_t never_shape, never_k;
+    bool never;
 };
 
 /* Pod ids in queue order, items[head..len) (pending.c). */
@@ -428,7 +434,8 @@ struct node_index {
     uint64_t clock; /* uses, for the least recently used */
     uint64_t *seen; /* per node: the replay that last saw it */
     size_t nseen;
-    uint64_t stamp; /* replays so far */
+    uint64_t stamp;       /* replays so far */
+    GP_VEC(uint32_t) out; /* gp_eng_index_place_resv: the leaves taken off */
 };
 
 /* order.c: where the last FIFO cycle's walk ended and the state it ran
@@ -471,6 +478,23 @@ struct gp_engine {
         struct gp_decision decision;
     } failed_gangs[16];
     uint32_t nfailed_gangs;
+    /* backfill: the last gang attempt held back by the reservation (gang.c),
+     * at state state_ver and reservation resv_stamp: a gang like it (same
+     * member shape, members pending and still needed, topology) is held
+     * back alike while both hold; binds: what its attempt added to
+     * topo.binds */
+    struct held_gang {
+        bool valid;
+        uint64_t state_ver, resv_stamp, binds;
+        uint32_t shape, need, n;
+        const char *topology_key;
+        bool topology_required;
+    } held_gang;
+    /* tests (test_held_gang.c): no gang held back from memory, no name
+     * given back, gang_never_fits asked every time; under a reservation,
+     * every node scanned; how often each answered */
+    bool no_held_gang, no_resv_index;
+    uint64_t held_gang_hits, resv_index_hits;
     GP_VEC(struct gp_shape) target;
     uint64_t target_version;
     int64_t next_seq;
@@ -483,7 +507,11 @@ struct gp_engine {
     double now_s; /* of the last cycle */
     enum gp_order order;
     bool backfill;
-    uint64_t state_ver;          /* bumped on every bind, release and node change */
+    /* a name for the state of the nodes and the pods bound: a new one
+     * (from state_ctr, never reused) on every bind, release and node
+     * change; a gang attempt taken back gives the state it restored its
+     * name back (gang.c), so what was remembered of it holds again */
+    uint64_t state_ver, state_ctr;
     uint64_t topo_ver;           /* bumped when a node or a queue is added or changed */
     GP_VEC(uint32_t) all;        /* FIFO, SJF: every pending pod, in the order */
     struct resv resv;            /* backfill: the head's reservation */
@@ -548,6 +576,12 @@ struct gp_engine {
     struct topo topo;
     GP_VEC(struct cand) cands; /* a placement that combines scores (prefer.c) */
 };
+
+/* The nodes or the pods bound changed: the state gets a new name. */
+static inline void gp_eng_state_bump(struct gp_engine *e)
+{
+    e->state_ver = ++e->state_ctr;
+}
 
 static inline struct pod_rec *pod_rec_at(const struct gp_engine *e, uint32_t id)
 {
@@ -729,6 +763,14 @@ void gp_eng_index_touch(struct gp_engine *e, uint32_t node);
  * d. False when the index cannot answer (place.c says when it may ask). */
 bool gp_eng_index_place(struct gp_engine *e, const struct gp_pod *p, struct gp_decision *d,
                         struct gp_node **best, struct gp_pick *pick);
+/* The same under the head's reservation (backfill): the best candidate
+ * that takes at most `spare` of the head's slots (gp_eng_resv_loss), as
+ * the scan chooses it; *held: how many better ones would take more (0:
+ * none). False when the index cannot answer, or p has no candidate at all
+ * (the scan then says whether p is held back). */
+bool gp_eng_index_place_resv(struct gp_engine *e, const struct gp_pod *p, int64_t spare,
+                             struct gp_decision *d, struct gp_node **best, struct gp_pick *pick,
+                             uint32_t *held);
 /* The explanation the scan would give for p when it fits nowhere; false
  * when p fits somewhere or the index cannot say. */
 bool gp_eng_index_explain(struct gp_engine *e, const struct gp_pod *p, struct gp_explain *out);

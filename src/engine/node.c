@@ -70,7 +70,7 @@ enum gp_err gp_engine_node_add(struct gp_engine *e, const struct gp_node_spec *s
     e->totals.mem_mib_total += spec->mem_mib;
     e->generation++;
     e->victim_gen++;
-    e->state_ver++;
+    gp_eng_state_bump(e);
     e->topo_ver++;
     if (out_id)
         *out_id = n.id;
@@ -84,7 +84,7 @@ enum gp_err gp_engine_node_drain(struct gp_engine *e, uint32_t id)
     e->nodes.items[id].state = GP_NODE_DRAINING;
     gp_eng_index_touch(e, id);
     e->victim_gen++;
-    e->state_ver++;
+    gp_eng_state_bump(e);
     e->topo_ver++;
     return GP_OK;
 }
@@ -99,7 +99,7 @@ enum gp_err gp_engine_node_remove(struct gp_engine *e, uint32_t id)
     gp_eng_topo_node_gone(e, n);
     n->state = GP_NODE_GONE;
     gp_eng_index_touch(e, id);
-    e->state_ver++;
+    gp_eng_state_bump(e);
     e->topo_ver++;
     e->totals.nodes_ready--;
     e->totals.gpus -= n->spec.gpu_count;
@@ -179,7 +179,7 @@ void gp_eng_commit(struct gp_engine *e, struct gp_pod *p, struct gp_node *n,
     p->state = GP_POD_BOUND;
     p->node = n->id;
     p->pick = *pick;
-    e->state_ver++;
+    gp_eng_state_bump(e);
     px_at(e, p->id)->bound_at_s = e->now_s;
     struct queue *q = &e->queues.items[p->spec.queue];
     px_at(e, p->id)->slot = (uint32_t)q->bound.len;
@@ -211,7 +211,7 @@ void gp_eng_release(struct gp_engine *e, struct gp_pod *p, bool grow)
     q->bound.items[slot] = last;
     px_at(e, last)->slot = slot;
     px_at(e, p->id)->slot = NONE;
-    e->state_ver++;
+    gp_eng_state_bump(e);
     gp_eng_queue_charge(e, p, n->model, -1);
     gp_eng_node_give(n, p, &p->pick);
     e->totals.gpu_milli_alloc -= p->gpu_milli_taken;

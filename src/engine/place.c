@@ -244,6 +244,8 @@ void gp_eng_place(struct gp_engine *e, struct gp_pod *p, struct gp_decision *d)
     /* a gang's member with a node-local policy: from the memo, when the
      * filters of the nodes it did not change stay as they were */
     struct gang_memo *m = &e->memo;
+    struct shape *sh = &e->shapes.items[p->shape];
+    bool held_cache = resv && !rej && held_cacheable(e, p);
     bool memo = m->shape != NONE && m->shape == p->shape && rej && !model_quota && !resv;
     if (memo && m->valid && memo_update(e, p)) {
         memcpy(d->explain.rejected, m->rejected, sizeof m->rejected);
@@ -259,17 +261,20 @@ void gp_eng_place(struct gp_engine *e, struct gp_pod *p, struct gp_decision *d)
         goto chosen;
     }
     /* backfill: a pod of a shape held back at this state is held again */
-    struct shape *sh = &e->shapes.items[p->shape];
-    bool held_cache = resv && !rej && held_cacheable(e, p);
     if (held_cache && sh->held_ver == e->state_ver && sh->held_stamp == e->resv_stamp) {
         d->explain = sh->held_explain;
         held = 1;
         goto chosen;
     }
-    /* a pod alone with a node-local policy: from the node index */
-    if (!e->no_index && !rej && !model_quota && !resv && !e->domain_key &&
-        (!e->policy || e->policy->node_local) && !topo &&
-        gp_eng_index_place(e, p, d, &best, &best_pick))
+    /* a pod alone with a node-local policy: from the node index (under the
+     * head's reservation, its candidates best first until one would not
+     * delay the head) */
+    bool indexable = !e->no_index && !rej && !model_quota && !e->domain_key &&
+                     (!e->policy || e->policy->node_local) && !topo;
+    if (indexable && !resv && gp_eng_index_place(e, p, d, &best, &best_pick))
+        goto chosen;
+    if (indexable && resv && !e->no_resv_index &&
+        gp_eng_index_place_resv(e, p, spare, d, &best, &best_pick, &held))
         goto chosen;
     for (size_t i = 0; i < e->nodes.len; i++) {
         if (rej && rej[i]) { /* it rejected an earlier member alike */

@@ -463,7 +463,7 @@ enum gp_err gp_engine_queue_set(struct gp_engine *e, const struct gp_queue_spec 
     }
     e->generation++; /* what fits, and what may be evicted, may have changed */
     e->victim_gen++;
-    e->state_ver++;
+    gp_eng_state_bump(e);
     e->topo_ver++;
     if (out_id)
         *out_id = id;
