@@ -84,6 +84,7 @@ void gp_engine_free(struct gp_engine *e)
     GP_VEC_FREE(&e->freeable);
     GP_VEC_FREE(&e->proj);
     GP_VEC_FREE(&e->proj_mark);
+    GP_VEC_FREE(&e->proj_slots);
     GP_VEC_FREE(&e->all);
     free(e->gang_rej);
     free(e->memo.score);

@@ -517,6 +517,7 @@ struct gp_engine {
     struct resv resv;            /* backfill: the head's reservation */
     GP_VEC(struct gp_node) proj; /* backfill: nodes as projected at the shadow time */
     GP_VEC(uint64_t) proj_mark;  /* proj[i] is valid when proj_mark[i] == proj_stamp */
+    GP_VEC(int64_t) proj_slots;  /* scratch of resv_compute: pods like the head per node */
     uint64_t proj_stamp;
     GP_VEC(struct pod_end) ends; /* backfill: scratch for the projection */
     /* backfill: the bound pods with a duration hint by expected end (bind
@@ -905,12 +906,15 @@ static inline enum gp_filter filter_own(const struct gp_engine *e, const struct 
     if (n->spec.ntaints && !gp_eng_taints_tolerated(n, p))
         return GP_FILTER_TAINT;
     uint32_t want = p->spec.gpu_count;
+    /* whole GPUs, one pod each (the default sharing mode): share.c's
+     * answers, inline */
+    bool exclusive = n->spec.sharing && n->spec.sharing->mode == GP_SHARE_EXCLUSIVE;
+    bool plain =
+        !p->spec.share_modes && !p->spec.mig_profile && p->spec.gpu_resource != GP_GPU_RES_SHARED;
     if (want > 0 && n->spec.gpu_count > 0) {
         if (!(p->model_mask >> n->model & 1))
             return GP_FILTER_GPU_MODEL;
-        if ((n->spec.sharing || p->spec.share_modes || p->spec.mig_profile ||
-             p->spec.gpu_resource == GP_GPU_RES_SHARED) &&
-            !gp_share_mode_ok(n, p))
+        if ((n->spec.sharing || !plain) && !(exclusive && plain) && !gp_share_mode_ok(n, p))
             return GP_FILTER_SHARING;
         if (!gp_eng_driver_ok(n, p))
             return GP_FILTER_DRIVER;
@@ -921,9 +925,14 @@ static inline enum gp_filter filter_own(const struct gp_engine *e, const struct 
         return GP_FILTER_MEMORY;
     if (want == 0)
         return GP_FILTER_COUNT;
+    uint32_t milli = p->spec.gpu_milli, mem = p->spec.gpu_mem_mib;
+    if (exclusive) { /* gp_share_filter: a fraction takes a whole GPU too */
+        if (n->gpus_whole_free < want)
+            return GP_FILTER_GPU_COUNT;
+        return mem > n->spec.gpu_mem_mib ? GP_FILTER_GPU_MEMORY : GP_FILTER_COUNT;
+    }
     if (n->spec.sharing)
         return gp_share_filter(n, p);
-    uint32_t milli = p->spec.gpu_milli, mem = p->spec.gpu_mem_mib;
     if (milli == GP_GPU_MILLI) {
         if (n->gpus_whole_free < want)
             return GP_FILTER_GPU_COUNT;

@@ -359,16 +359,17 @@ static void resv_compute(struct gp_engine *e, const struct gp_pod *p)
     r->ver = e->state_ver;
     r->shadow_s = INFINITY;
     r->spare = -1;
-    if (GP_VEC_RESERVE(&e->proj, nn) != 0 || GP_VEC_RESERVE(&e->proj_mark, nn) != 0)
+    if (GP_VEC_RESERVE(&e->proj, nn) != 0 || GP_VEC_RESERVE(&e->proj_mark, nn) != 0 ||
+        GP_VEC_RESERVE(&e->proj_slots, nn) != 0)
         return; /* out of memory: hold back everything else */
     while (e->proj_mark.len < nn)
         e->proj_mark.items[e->proj_mark.len++] = 0;
     e->proj.len = nn;
     e->proj_stamp++;
     e->resv_log.len = 0;
-    int64_t total = 0;
+    int64_t total = 0, *slots = e->proj_slots.items; /* per node, as projected so far */
     for (size_t i = 0; i < nn; i++)
-        total += head_slots(e, &e->nodes.items[i], p, need);
+        total += slots[i] = head_slots(e, &e->nodes.items[i], p, need);
     double shadow = e->now_s;
     if (total < need) {
         /* the bound pods' ends in order: from the heap, or listed and sorted */
@@ -389,9 +390,10 @@ static void resv_compute(struct gp_engine *e, const struct gp_pod *p)
                 *at = e->nodes.items[b->node];
                 e->proj_mark.items[b->node] = e->proj_stamp;
             }
-            int64_t before = head_slots(e, at, p, need);
             gp_eng_node_give(at, b, &b->pick);
-            total += head_slots(e, at, p, need) - before;
+            int64_t after = head_slots(e, at, p, need);
+            total += after - slots[b->node];
+            slots[b->node] = after;
             if (total >= need)
                 shadow = pe.end_s;
         }
