@@ -534,6 +534,8 @@ void gp_kube_sched_pod_change(enum gp_kube_event_type type, const json_t *obj, c
             return;
         if (p->st == SP_EVICTED && p->preemptor && p->preemptor->victims > 0)
             p->preemptor->victims--;
+        if (p->st == SP_EVICTED && s->nstopping > 0)
+            s->nstopping--;
         if (p->victims > 0 || p->st == SP_PREEMPTING)
             for (size_t i = 0; i < s->npods; i++) /* a preemptor's victims forget it */
                 if (s->pods[i]->preemptor == p)
@@ -552,6 +554,8 @@ void gp_kube_sched_pod_change(enum gp_kube_event_type type, const json_t *obj, c
         return;
     }
     if (in->ended || (in->terminating && !in->node_name)) {
+        if (p->st == SP_EVICTED && s->nstopping > 0)
+            s->nstopping--;      /* ended: its GPUs are free now */
         gp_ks_engine_drop(s, p); /* it holds nothing now */
         p->st = SP_DONE;
     } else if (in->node_name) {
@@ -637,7 +641,9 @@ enum gp_err gp_ks_rebuild(struct gp_kube_sched *s, struct gp_diag *d)
         qsort(s->pods, s->npods, sizeof *s->pods, by_key);
     for (size_t i = 0; i < s->npods; i++)
         json_object_set_new(s->pod_index, s->pods[i]->key, json_integer((json_int_t)i));
-    /* 1. what the API shows on nodes, where it is */
+    /* 1. what the API shows on nodes, where it is (a victim still
+     * stopping too: booked again, so no pod is left SP_EVICTED) */
+    s->nstopping = 0;
     for (size_t i = 0; i < s->npods; i++) {
         struct spod *p = s->pods[i];
         p->resume = false;

@@ -126,15 +126,37 @@ void gp_ks_release(struct gp_kube_sched *s, struct spod *p)
     gp_ks_audit_pod(s, p, false);
 }
 
+/* Whether a pod still stopping (evicted, not yet gone) holds a GPU of p's
+ * pick: the engine released it when it evicted it, but the GPU is the
+ * victim's until its deletion completes, as kube-scheduler too counts a
+ * victim's resources until it is gone. Any GPU in common counts, shared
+ * or not: the victim's share is free in the engine, not on the card. */
+static bool on_stopping(const struct gp_kube_sched *s, const struct spod *p)
+{
+    if (s->nstopping == 0 || p->node == SP_NONE)
+        return false;
+    for (size_t i = 0; i < s->npods; i++) {
+        const struct spod *v = s->pods[i];
+        if (v->st != SP_EVICTED || v->stop_node != p->node)
+            continue;
+        for (unsigned a = 0; a < v->stop_pick.ngpus; a++)
+            for (unsigned b = 0; b < p->pick.ngpus; b++)
+                if (v->stop_pick.gpu[a] == p->pick.gpu[b])
+                    return true;
+    }
+    return false;
+}
+
 void gp_ks_resume(struct gp_kube_sched *s, size_t *bound)
 {
     if (!s->maybe_resume)
         return;
-    bool waiting = false; /* a preemptor still waiting for its victims */
+    bool waiting = false; /* a pod still waiting for victims to go */
     for (size_t i = 0; i < s->npods; i++) {
         struct spod *p = s->pods[i];
-        waiting |= p->st == SP_PREEMPTING && (p->victims > 0 || p->job);
-        if (p->st == SP_PREEMPTING && p->victims == 0 && !p->job) {
+        bool held = p->st == SP_PREEMPTING && (p->victims > 0 || p->job || on_stopping(s, p));
+        waiting |= held;
+        if (p->st == SP_PREEMPTING && !held) {
             p->st = SP_ASSUMED; /* the room is free now */
             gp_ks_audit_pod(s, p, false);
             gp_ks_bind_dispatch(s, &p, 1, bound);
@@ -180,8 +202,11 @@ static void unschedulable(struct gp_kube_sched *s, struct spod *p, const struct 
 /* A victim deleted gracefully (its own terminationGracePeriodSeconds). */
 static void evict(struct gp_kube_sched *s, struct spod *v, struct spod *by)
 {
+    v->stop_node = v->node; /* its GPUs until it is gone (on_stopping) */
+    v->stop_pick = v->pick;
     gp_ks_engine_drop(s, v); /* the engine released it: forgotten */
     v->st = SP_EVICTED;
+    s->nstopping++;
     v->preemptor = by;
     if (by)
         by->victims++;
@@ -199,6 +224,14 @@ static void evict(struct gp_kube_sched *s, struct spod *v, struct spod *by)
 enum gp_err gp_ks_write_decisions(struct gp_kube_sched *s, size_t n, double attempt_s,
                                   size_t *bound)
 {
+    /* the evictions first, so that every placement of the cycle knows
+     * which GPUs victims still hold (on_stopping) */
+    for (size_t i = 0; i < n; i++) {
+        const struct gp_decision *d = &s->dec[i];
+        struct spod *p = gp_ks_by_eng(s, d->pod);
+        if (p && d->kind == GP_DECISION_EVICT)
+            evict(s, p, gp_ks_by_eng(s, d->by));
+    }
     for (size_t i = 0; i < n; i++) {
         const struct gp_decision *d = &s->dec[i];
         struct spod *p = gp_ks_by_eng(s, d->pod);
@@ -208,12 +241,13 @@ enum gp_err gp_ks_write_decisions(struct gp_kube_sched *s, size_t n, double atte
             gp_metrics_observe(s->km->scheduling_s, attempt_s);
         switch (d->kind) {
         case GP_DECISION_EVICT:
-            evict(s, p, gp_ks_by_eng(s, d->by));
-            break;
+            break; /* done above */
         case GP_DECISION_BIND:
             p->node = d->node;
             p->pick = d->pick;
-            p->st = p->victims > 0 ? SP_PREEMPTING : SP_ASSUMED;
+            /* a preemptor waits for its victims, and any pod placed on
+             * a GPU a victim still holds waits for that victim */
+            p->st = p->victims > 0 || on_stopping(s, p) ? SP_PREEMPTING : SP_ASSUMED;
             s->maybe_resume |= p->st == SP_PREEMPTING;
             gp_ks_audit_pod(s, p, false);
             break;

@@ -42,17 +42,19 @@ struct spod {
     struct gp_pod_spec spec;
     uint32_t eng; /* engine pod id, SP_NONE when not in the engine */
     enum sp_state st;
-    uint32_t node;          /* engine node, when bound in the engine */
-    struct gp_pick pick;    /* the engine's pick, when bound in the engine */
-    bool resume;            /* ASSUMED after a rebuild: annotated already, bind it */
-    unsigned attempts;      /* failed bind attempts in a row */
-    double retry_at;        /* SP_BACKOFF */
-    unsigned victims;       /* SP_PREEMPTING: victims not yet gone */
-    struct spod *preemptor; /* SP_EVICTED: the pod it makes room for */
-    char *last_message;     /* the Unschedulable message last written */
-    struct bind_job *job;   /* ASSUMED: the bind job running for it (bind.c); NULL none */
-    double alloc_since;     /* seen bound and allocating since (sched_alloc.c); 0: not */
-    bool alloc_expired;     /* its allocating phase written "expired" */
+    uint32_t node;            /* engine node, when bound in the engine */
+    struct gp_pick pick;      /* the engine's pick, when bound in the engine */
+    bool resume;              /* ASSUMED after a rebuild: annotated already, bind it */
+    unsigned attempts;        /* failed bind attempts in a row */
+    double retry_at;          /* SP_BACKOFF */
+    unsigned victims;         /* SP_PREEMPTING: victims not yet gone */
+    struct spod *preemptor;   /* SP_EVICTED: the pod it makes room for */
+    uint32_t stop_node;       /* SP_EVICTED: the engine node it runs on until gone */
+    struct gp_pick stop_pick; /* SP_EVICTED: the devices it holds until gone */
+    char *last_message;       /* the Unschedulable message last written */
+    struct bind_job *job;     /* ASSUMED: the bind job running for it (bind.c); NULL none */
+    double alloc_since;       /* seen bound and allocating since (sched_alloc.c); 0: not */
+    bool alloc_expired;       /* its allocating phase written "expired" */
     /* the audit's booking: the node it books in the API's view */
     struct snode *booked;
     size_t booked_slot;
@@ -104,6 +106,7 @@ struct gp_kube_sched {
      * wait for gp_ks_resume (PREEMPTING, or ASSUMED to resume); set where a
      * pod becomes so and by every rebuild, cleared by a scan finding none */
     bool maybe_backoff, maybe_resume;
+    size_t nstopping; /* pods evicted and not yet gone (at least: a scan checks) */
     /* specs the engine was given and may still borrow (its request shapes
      * keep them): freed with the engine (sched.c, spec_retire) */
     struct gp_arena spent;

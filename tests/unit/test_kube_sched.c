@@ -327,6 +327,39 @@ static void test_preempt(void **state)
     w_close(&w);
 }
 
+/* A victim's GPUs stay booked while it stops: a pod waiting beside the
+ * preemptor, placed by the same cycle on the victim's other GPU, is bound
+ * only once the victim is gone (kube-scheduler counts a victim's
+ * resources until its deletion completes). w_cycle's audit fails on the
+ * double booking otherwise. */
+static void test_preempt_bystander(void **state)
+{
+    (void)state;
+    struct world w;
+    w_open(&w, true);
+    kd_call(w.admin, "POST", "/_control/grace_ms", "{\"ms\":300}", 200);
+    w_node(&w, "n1", 2);
+    w_pod_full(&w, "low", 2, 0, "gpuplane", NULL);
+    assert_int_equal(w_cycle(&w), 1);
+    w_pod_full(&w, "wait", 1, 0, "gpuplane", NULL);
+    w.now += 1;
+    assert_int_equal(w_cycle(&w), 0); /* full, and no lower priority to evict */
+    w_pod_full(&w, "high", 1, 100, "gpuplane", NULL);
+    w.now += 1;
+    assert_int_equal(w_cycle(&w), 0);
+    assert_string_equal(w_node_of(&w, "wait", NULL), "");
+    assert_string_equal(w_node_of(&w, "high", NULL), "");
+    struct timespec ts = {0, 400 * 1000000L};
+    nanosleep(&ts, NULL);
+    for (int i = 0; i < 3; i++) {
+        w.now += 1;
+        w_cycle(&w);
+    }
+    assert_string_equal(w_node_of(&w, "high", NULL), "n1");
+    assert_string_equal(w_node_of(&w, "wait", NULL), "n1");
+    w_close(&w);
+}
+
 #define SCHEMAS GP_SHARED_DIR "/k8s/schemas"
 
 /* The check refuses what the real server refuses (and the probes count). */
@@ -591,6 +624,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup_teardown(test_mismatch_and_audit, kd_start, kd_stop),
         cmocka_unit_test_setup_teardown(test_foreign_and_leader, kd_start, kd_stop),
         cmocka_unit_test_setup_teardown(test_preempt, kd_start, kd_stop),
+        cmocka_unit_test_setup_teardown(test_preempt_bystander, kd_start, kd_stop),
         cmocka_unit_test_setup_teardown(test_gang, kd_start, kd_stop),
         cmocka_unit_test_setup_teardown(test_stream_bounded, kd_start, kd_stop),
         cmocka_unit_test_setup_teardown(test_latency_metrics, kd_start, kd_stop),
