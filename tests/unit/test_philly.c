@@ -335,7 +335,8 @@ static void test_real_jobs(void **state)
     if (err != GP_OK)
         fail_msg("%s", d.msg);
     fprintf(stderr, "parsed %zu Philly jobs (%zu bytes) in %.3f s\n", w.nitems, len, took);
-    assert_true(took < 5.0); /* about 0.05 s without sanitizers; a gross slowdown fails */
+    /* printed, not asserted: a loaded machine or a sanitizer build is no
+     * failure; the parser's speed is measured in bench/ */
     assert_int_equal(w.nitems, 82247);
     /* pods: num_gpus 1, 2, 4, 8; gangs (jobs of 8-GPU pods): 12 and 16
      * GPUs make 2 pods, 24 make 3, 32 make 4, 64 make 8, 128 make 16 */
