@@ -403,7 +403,7 @@ enum gp_err gp_yaml_string(struct gp_yaml *y, struct fy_node *n, const char **ou
 
 enum gp_err gp_yaml_expect(struct gp_yaml *y, struct fy_node *n, const char *want)
 {
-    const char *s;
+    const char *s = NULL;
     char q[80];
     enum gp_err err = gp_yaml_text(y, n, "a string", &s);
     if (err == GP_OK && strcmp(s, want) != 0)

@@ -86,7 +86,7 @@ static enum gp_err f_driver_root(struct gp_yaml *y, struct fy_node *v, void *obj
 static enum gp_err f_pass_specs(struct gp_yaml *y, struct fy_node *v, void *obj)
 {
     (void)obj;
-    bool b;
+    bool b = false;
     enum gp_err e = read_bool(y, v, &b);
     if (e == GP_OK && b)
         return gp_yaml_fail(y, v, GP_EINVALID,

@@ -92,6 +92,8 @@ static enum gp_err simulate(struct gp_plan *p, struct gp_plan_cand **batch, size
     struct gp_diag diags[BATCH];
     struct job jobs[BATCH];
     pthread_t tids[BATCH];
+    if (n == 0) /* nothing to run (and no jobs[0] for this thread) */
+        return GP_OK;
     for (size_t i = 0; i < n; i++) {
         memset(&clusters[i], 0, sizeof clusters[i]);
         enum gp_err err = gp_plan_cluster(p, batch[i], 1.0, a, &clusters[i], diag);

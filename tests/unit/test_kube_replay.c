@@ -55,7 +55,9 @@ static void warned(void *ctx, const char *line)
     snprintf(ctx, 600, "%s", line);
 }
 
-static char *slurp(const char *path, size_t *len)
+/* (not inlined: gcc 12 at -O3 takes the returned text for a pointer to
+ * the local `text` itself, -Wdangling-pointer) */
+__attribute__((noinline)) static char *slurp(const char *path, size_t *len)
 {
     char *text = NULL;
     struct gp_diag d = {""};
