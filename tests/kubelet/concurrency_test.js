@@ -13,44 +13,13 @@
 const fs = require('fs');
 const http = require('http');
 const path = require('path');
-const {spawn} = require('child_process');
 const lib = require('./lib');
 lib.skipWithoutModules();
 const {Kubelet, loadApi} = require('./kubelet');
-const {check, expectError, uuid} = lib;
+const {check, expectError, uuid, startDouble, request} = lib;
 
 const N_GPUS = 4, REPLICAS = 8, N_PODS = 24, NODE = 'n1';
 const api = loadApi(lib.protoPath());
-
-function startDouble() {
-  const bin = process.env.GP_APIDOUBLE;
-  if (!bin) throw new Error('GP_APIDOUBLE is not set');
-  const p = spawn(bin, ['--port', '0'], {stdio: ['ignore', 'pipe', 'inherit']});
-  return new Promise((res, rej) => {
-    let out = '';
-    p.stdout.on('data', (d) => {
-      out += d;
-      const m = /port (\d+)/.exec(out);
-      if (m) res({proc: p, port: Number(m[1])});
-    });
-    p.on('exit', (c) => rej(new Error('apidouble exited ' + c)));
-  });
-}
-
-function request(port, method, p, body, type = 'application/json') {
-  return new Promise((res, rej) => {
-    const data = body === undefined ? undefined : JSON.stringify(body);
-    const req = http.request({host: '127.0.0.1', port, method, path: p,
-      headers: data ? {'Content-Type': type, 'Content-Length': Buffer.byteLength(data)} : {}}, (r) => {
-      let s = '';
-      r.on('data', (d) => { s += d; });
-      r.on('end', () => res({status: r.statusCode, body: s ? JSON.parse(s) : null}));
-    });
-    req.on('error', rej);
-    if (data) req.write(data);
-    req.end();
-  });
-}
 
 function pod(name) {
   return {apiVersion: 'v1', kind: 'Pod',
