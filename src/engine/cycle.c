@@ -353,8 +353,9 @@ enum gp_err gp_engine_schedule_pod(struct gp_engine *e, uint32_t id, struct gp_d
     return GP_OK;
 }
 
-/* A driver's own placement (a pod bound before the engine knew it): the
- * pick must name distinct GPUs of the node that hold the pod now. */
+/* A driver's own placement (a pod bound before the engine knew it) on a
+ * node without a sharing spec: the pick must name distinct GPUs of the
+ * node that hold the pod now (share.c checks the other nodes). */
 static bool assign_fits(const struct gp_node *n, const struct gp_pod *p, const struct gp_pick *k)
 {
     if (k->ngpus != p->spec.gpu_count)
@@ -383,11 +384,14 @@ enum gp_err gp_engine_pod_assign(struct gp_engine *e, uint32_t id, uint32_t node
     if (p->state != GP_POD_PENDING || n->state == GP_NODE_GONE)
         return GP_ESTATE;
     struct gp_pick k;
-    if (pick && !n->spec.sharing) {
+    if (pick && n->spec.sharing) { /* replicas, clients or instances (share.c) */
+        if (gp_share_pick_named(n, p, pick, &k) != 0)
+            return GP_ELIMIT;
+    } else if (pick) {
         k = *pick;
         if (!assign_fits(n, p, &k))
             return GP_ELIMIT;
-    } else if (gp_engine_pick_default(n, p, &k) != 0) {
+    } else if (gp_engine_pick_default(n, p, &k) != 0) { /* only for a pod without a pick */
         return GP_ELIMIT;
     }
     gp_eng_pending_remove(e, id);

@@ -271,9 +271,13 @@ enum gp_err gp_engine_schedule_pod(struct gp_engine *e, uint32_t pod, struct gp_
 /* Binds a pending pod where the driver says (a pod another scheduler
  * placed, or one gpuplane bound before a restart): on `node` with `pick`,
  * or NULL for the default choice of GPUs. Only the GPUs are checked (cpu
- * and memory may go below zero: the kubelet admitted it). GP_ESTATE unless
- * the pod is pending and the node exists; GP_ELIMIT when the GPUs named
- * (or any GPUs) are not free: nothing changes then. */
+ * and memory may go below zero: the kubelet admitted it): on a node that
+ * shares its GPUs, by its sharing's rules (a free replica or MPS client
+ * on each named GPU, its memory and limits; free MIG instances of the
+ * pod's profile: gp_share_pick_named), else free shares of distinct GPUs.
+ * The named GPUs are booked, never another choice. GP_ESTATE unless the
+ * pod is pending and the node exists; GP_ELIMIT when the GPUs named (or
+ * any GPUs) are not free or a GPU is named twice: nothing changes then. */
 enum gp_err gp_engine_pod_assign(struct gp_engine *e, uint32_t pod, uint32_t node,
                                  const struct gp_pick *pick);
 

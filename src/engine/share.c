@@ -622,6 +622,96 @@ int gp_share_pick(const struct gp_node *n, const struct gp_pod *p, struct gp_pic
     return replica_pick(n, p, pick);
 }
 
+/* --- a pick the driver names ---------------------------------------------- */
+
+/* Time-slicing and MPS: one replica on each named GPU (distinct GPUs,
+ * checked by the caller), under the rules replica_pick and the filter
+ * place by: a free replica, the pod's declared memory in what the GPU has
+ * left (any when the pool oversubscribes) or, under MPS, in a client's
+ * pinned-memory limit, and a declared share within a client's thread
+ * limit. */
+static bool replica_named_fits(const struct gp_node *n, const struct gp_pod *p,
+                               const struct gp_pick *named)
+{
+    const struct gp_sharing_spec *s = n->spec.sharing;
+    bool over_ok = s->mode == GP_SHARE_TIMESLICE && s->oversubscribe;
+    if (s->mode == GP_SHARE_MPS && !is_whole(p) && s->mps.active_thread_pct > 0 &&
+        p->spec.gpu_milli > s->mps.active_thread_pct * (GP_GPU_MILLI / 100))
+        return false;
+    for (uint32_t i = 0; i < named->ngpus; i++) {
+        const struct gp_gpu *g = &n->gpu[named->gpu[i]];
+        if (g->pods >= s->replicas || (!over_ok && !replica_mem_fits(n, g->mem_free_mib, p)))
+            return false;
+    }
+    return true;
+}
+
+/* MIG: each named instance a free instance of the pod's profile in its
+ * GPU's layout (the pod runs there: no re-partition), none named twice;
+ * several may share a GPU, as mig_pick places them. */
+static bool mig_named_fits(const struct gp_node *n, const struct gp_pod *p,
+                           const struct gp_pick *named)
+{
+    int q = n->mig_model >= 0 ? pod_profile(n, p) : -1;
+    if (q < 0 || named->mig_profile != q)
+        return false;
+    for (uint32_t i = 0; i < named->ngpus; i++) {
+        uint32_t g = named->gpu[i], start = named->mig_start[i];
+        for (uint32_t j = 0; j < i; j++)
+            if (named->gpu[j] == g && named->mig_start[j] == start)
+                return false;
+        const struct gp_mig_gpu *mg = &n->mig[g];
+        bool found = false;
+        for (unsigned k = 0; k < mg->layout.n && !found; k++)
+            found = mg->layout.inst[k].profile == (unsigned)q &&
+                    mg->layout.inst[k].start == start && !(mg->held >> k & 1);
+        if (!found)
+            return false;
+    }
+    return true;
+}
+
+int gp_share_pick_named(const struct gp_node *n, const struct gp_pod *p,
+                        const struct gp_pick *named, struct gp_pick *pick)
+{
+    const struct gp_sharing_spec *s = n->spec.sharing;
+    if (named->ngpus != p->spec.gpu_count || named->ngpus > GP_MAX_GPUS_PER_NODE)
+        return -1;
+    uint32_t seen = 0;
+    for (uint32_t i = 0; i < named->ngpus; i++) {
+        uint32_t g = named->gpu[i];
+        if (g >= n->spec.gpu_count || (s->mode != GP_SHARE_MIG && (seen >> g & 1)))
+            return -1;
+        seen |= 1u << g;
+    }
+    bool ok = false;
+    switch (s->mode) {
+    case GP_SHARE_EXCLUSIVE: /* whole free GPUs, as gp_share_pick_whole takes them */
+        ok = p->spec.gpu_mem_mib <= n->spec.gpu_mem_mib;
+        for (uint32_t i = 0; i < named->ngpus && ok; i++)
+            ok = gpu_free(&n->gpu[named->gpu[i]]);
+        break;
+    case GP_SHARE_TIMESLICE:
+    case GP_SHARE_MPS:
+        ok = replica_named_fits(n, p, named);
+        break;
+    case GP_SHARE_MIG:
+        ok = mig_named_fits(n, p, named);
+        break;
+    }
+    if (!ok)
+        return -1;
+    memset(pick, 0, sizeof *pick); /* as gp_share_pick writes one */
+    pick->mig_profile = -1;
+    pick->ngpus = named->ngpus;
+    memcpy(pick->gpu, named->gpu, named->ngpus);
+    if (s->mode == GP_SHARE_MIG) {
+        pick->mig_profile = named->mig_profile;
+        memcpy(pick->mig_start, named->mig_start, named->ngpus);
+    }
+    return 0;
+}
+
 bool gp_share_empty_fits(const struct gp_node *n, const struct gp_pod *p)
 {
     const struct gp_sharing_spec *s = n->spec.sharing;

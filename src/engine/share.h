@@ -63,6 +63,18 @@ enum gp_filter gp_share_filter(const struct gp_node *n, const struct gp_pod *p);
  * it does not fit. */
 int gp_share_pick(const struct gp_node *n, const struct gp_pod *p, struct gp_pick *pick);
 
+/* The GPUs (or MIG instances) a driver names for the pod on such a node
+ * (a pod already running there: its device annotations read back after a
+ * restart), checked against the node's sharing by the rules
+ * gp_share_filter and gp_share_pick place by, so that a pick is accepted
+ * exactly when placement could have chosen it: one free replica (or MPS
+ * client) on each named GPU, the GPU's memory left, a client's limits;
+ * whole free GPUs on an exclusive pool; free instances of the pod's
+ * profile on MIG. A GPU named twice is refused (an instance, on MIG).
+ * Writes the pick as gp_share_pick would; 0, or -1 when refused. */
+int gp_share_pick_named(const struct gp_node *n, const struct gp_pod *p,
+                        const struct gp_pick *named, struct gp_pick *pick);
+
 /* Takes a picked pod's GPU resources from the node's GPUs (and MIG
  * layouts), or gives them back; the node summary is the caller's. take
  * returns true when the pod's declared GPU memory did not fit (a
