@@ -31,6 +31,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "io/podreq.h"
 #include "io/workload.h"
 #include "io/yaml_walk.h"
 
@@ -77,19 +78,16 @@ struct manifest_obj {
     const char *queue[2], *kueue[2], *vqueue[2];
     const char *group[2]; /* the PodGroup named by a label or annotation */
     uint32_t deadline_s;  /* Job spec.activeDeadlineSeconds; 0 = none */
-    /* the pod spec as Kubernetes computes its request: summed over the
-     * containers and the sidecars (init containers with restartPolicy
-     * Always), the largest need of an init container (itself and the
-     * sidecars started before it), the sidecars so far, the overhead */
-    int64_t cpu_milli, mem_mib, gpus;
-    int64_t init_cpu_milli, init_mem_mib, init_gpus;
-    int64_t side_cpu_milli, side_mem_mib, side_gpus;
+    /* the pod spec's request as Kubernetes computes it (io/podreq.h:
+     * app containers and sidecars summed, init containers' needs with the
+     * sidecars before them), cpu, memory, nvidia.com/gpu, gpu.shared and
+     * MIG instances; the overhead */
+    struct gp_podreq req;
     int64_t over_cpu_milli, over_mem_mib;
     struct fy_node *gpu_node; /* the last nvidia.com/gpu seen, for errors */
     const char *gpu_path;
-    /* shared replicas and MIG instances (of one profile), summed over the
-     * containers; where the last was written */
-    int64_t shared, mig;
+    /* the MIG profile of the instances (one per pod); where the last
+     * shared replica and MIG instance request was written */
     const char *mig_profile;
     struct fy_node *shared_node, *mig_node;
     const char *shared_path, *mig_path;

@@ -237,20 +237,24 @@ static enum gp_err read_container(struct gp_yaml *y, struct fy_node *item, struc
     return GP_OK;
 }
 
-static int64_t max64(int64_t a, int64_t b)
-{
-    return a > b ? a : b;
-}
-
 /* Each is at most 1e15 (units.h), so sums of int64 cannot overflow before
  * this check trips. */
 static enum gp_err check_total(struct gp_yaml *y, struct fy_node *item,
                                const struct manifest_obj *o)
 {
-    if (o->cpu_milli > 1e15 || o->mem_mib > 1e15 || o->gpus > 1e15 || o->side_cpu_milli > 1e15 ||
-        o->side_mem_mib > 1e15 || o->side_gpus > 1e15)
-        return gp_yaml_fail(y, item, GP_EINVALID, "the pod's total resources are too large");
+    for (int k = 0; k < GP_PODREQ_COUNT; k++)
+        if (o->req.sum[k] > 1e15 || o->req.side[k] > 1e15 || o->req.init[k] > 1e15)
+            return gp_yaml_fail(y, item, GP_EINVALID, "the pod's total resources are too large");
     return GP_OK;
+}
+
+static void need_vector(const struct need *n, int64_t v[GP_PODREQ_COUNT])
+{
+    v[GP_PODREQ_CPU_MILLI] = n->cpu_milli;
+    v[GP_PODREQ_MEM_MIB] = n->mem_mib;
+    v[GP_PODREQ_GPUS] = n->gpus;
+    v[GP_PODREQ_SHARED] = n->shared;
+    v[GP_PODREQ_MIG] = n->mig;
 }
 
 static enum gp_err container_item(struct gp_yaml *y, struct fy_node *item, size_t i, void *ctx)
@@ -261,19 +265,16 @@ static enum gp_err container_item(struct gp_yaml *y, struct fy_node *item, size_
     enum gp_err err = read_container(y, item, o, false, &n);
     if (err != GP_OK)
         return err;
-    o->shared += n.shared;
-    o->mig += n.mig;
-    o->cpu_milli += n.cpu_milli;
-    o->mem_mib += n.mem_mib;
-    o->gpus += n.gpus;
+    int64_t v[GP_PODREQ_COUNT];
+    need_vector(&n, v);
+    gp_podreq_app(&o->req, v);
     return check_total(y, item, o);
 }
 
-/* An init container, in order (Kubernetes' PodRequests): a sidecar runs
- * beside the app containers, so its request joins their sum, and every
- * init container started after it needs its own request and the
- * sidecars' so far; the pod needs the largest such need if that is more
- * than the sum. */
+/* An init container, in order: Kubernetes' PodRequests with sidecars
+ * (io/podreq.h), for every resource alike - a sidecar's GPUs, shared
+ * replicas and MIG instances run beside the app containers' and add to
+ * them. */
 static enum gp_err init_container_item(struct gp_yaml *y, struct fy_node *item, size_t i, void *ctx)
 {
     struct manifest_obj *o = ctx;
@@ -282,27 +283,9 @@ static enum gp_err init_container_item(struct gp_yaml *y, struct fy_node *item, 
     enum gp_err err = read_container(y, item, o, true, &n);
     if (err != GP_OK)
         return err;
-    /* an init container's shared GPU or MIG instance is the pod's anyway */
-    o->shared = o->shared > n.shared ? o->shared : n.shared;
-    o->mig = o->mig > n.mig ? o->mig : n.mig;
-    if (n.sidecar) {
-        o->cpu_milli += n.cpu_milli;
-        o->mem_mib += n.mem_mib;
-        o->gpus += n.gpus;
-        o->side_cpu_milli += n.cpu_milli;
-        o->side_mem_mib += n.mem_mib;
-        o->side_gpus += n.gpus;
-        n.cpu_milli = o->side_cpu_milli;
-        n.mem_mib = o->side_mem_mib;
-        n.gpus = o->side_gpus;
-    } else {
-        n.cpu_milli += o->side_cpu_milli;
-        n.mem_mib += o->side_mem_mib;
-        n.gpus += o->side_gpus;
-    }
-    o->init_cpu_milli = max64(o->init_cpu_milli, n.cpu_milli);
-    o->init_mem_mib = max64(o->init_mem_mib, n.mem_mib);
-    o->init_gpus = max64(o->init_gpus, n.gpus);
+    int64_t v[GP_PODREQ_COUNT];
+    need_vector(&n, v);
+    gp_podreq_init(&o->req, v, n.sidecar);
     return check_total(y, item, o);
 }
 
@@ -534,11 +517,14 @@ static enum gp_err finish_resources(struct gp_yaml *y, struct manifest_obj *o,
     struct gp_pod_spec *pod = &o->item.pod;
     char detail[160];
 
-    /* Kubernetes' PodRequests: the larger of the containers' sum and the
-     * largest init container's need, then the overhead */
-    pod->cpu_milli = max64(o->cpu_milli, o->init_cpu_milli) + o->over_cpu_milli;
-    pod->mem_mib = max64(o->mem_mib, o->init_mem_mib) + o->over_mem_mib;
-    int64_t gpus = max64(o->gpus, o->init_gpus);
+    /* Kubernetes' PodRequests (io/podreq.h): the larger of the app
+     * containers' and sidecars' sum and the largest init container's
+     * need, then the overhead */
+    pod->cpu_milli = gp_podreq_total(&o->req, GP_PODREQ_CPU_MILLI) + o->over_cpu_milli;
+    pod->mem_mib = gp_podreq_total(&o->req, GP_PODREQ_MEM_MIB) + o->over_mem_mib;
+    int64_t gpus = gp_podreq_total(&o->req, GP_PODREQ_GPUS);
+    int64_t shared = gp_podreq_total(&o->req, GP_PODREQ_SHARED);
+    int64_t mig = gp_podreq_total(&o->req, GP_PODREQ_MIG);
     if (gpus > GP_MAX_GPUS_PER_NODE) {
         snprintf(detail, sizeof detail,
                  " (the pod asks for %lld GPUs in all; a node has at most %d)", (long long)gpus,
@@ -550,14 +536,14 @@ static enum gp_err finish_resources(struct gp_yaml *y, struct manifest_obj *o,
     }
     pod->gpu_count = (uint32_t)gpus;
     pod->gpu_milli = gpus > 0 ? GP_GPU_MILLI : 0;
-    if ((o->mig > 0 || o->shared > 0) && gpus > 0)
+    if ((mig > 0 || shared > 0) && gpus > 0)
         return gp_manifest_fail_at(y, o->gpu_path, o->gpu_node, "cannot be combined with",
-                                   o->mig > 0 ? " nvidia.com/mig-* in one pod"
-                                              : " nvidia.com/gpu.shared in one pod");
-    if (o->mig > 0 && o->shared > 0)
+                                   mig > 0 ? " nvidia.com/mig-* in one pod"
+                                           : " nvidia.com/gpu.shared in one pod");
+    if (mig > 0 && shared > 0)
         return gp_manifest_fail_at(y, o->mig_path, o->mig_node, "cannot be combined with",
                                    " nvidia.com/gpu.shared in one pod");
-    if (o->mig > 0 && (h->has_gpu_milli || h->has_gpu_mem))
+    if (mig > 0 && (h->has_gpu_milli || h->has_gpu_mem))
         return gp_manifest_fail_at(
             y, o->mig_path, o->mig_node, "cannot be combined with",
             " the gpuplane.io/gpu-milli or gpu-memory annotations (a MIG instance's "
@@ -577,30 +563,36 @@ static enum gp_err finish_resources(struct gp_yaml *y, struct manifest_obj *o,
         if (pod->gpu_count == 0)
             pod->gpu_count = 1; /* a share of one GPU by memory alone: gpu_milli stays 0 */
     }
-    if (o->shared > 0) { /* replicas of renamed time-sliced or MPS GPUs */
-        if (o->shared > GP_MAX_GPUS_PER_NODE) {
+    if (shared > 0) { /* replicas of renamed time-sliced or MPS GPUs */
+        if (shared > GP_MAX_GPUS_PER_NODE) {
             snprintf(detail, sizeof detail, " (it asks for %lld in all; a pod takes at most %d)",
-                     (long long)o->shared, GP_MAX_GPUS_PER_NODE);
+                     (long long)shared, GP_MAX_GPUS_PER_NODE);
             return gp_manifest_fail_at(y, o->shared_path, o->shared_node,
                                        "too many replicas for one pod", detail);
         }
-        if (h->has_gpu_milli && o->shared > 1)
+        if (h->has_gpu_milli && shared > 1)
             return gp_manifest_fail_at(y, o->shared_path, o->shared_node,
                                        "more than one replica cannot be combined with",
                                        " gpuplane.io/gpu-milli (a share is part of one GPU)");
-        pod->gpu_count = (uint32_t)o->shared;
+        pod->gpu_count = (uint32_t)shared;
         if (!h->has_gpu_milli)
             pod->gpu_milli = GP_GPU_MILLI;
         pod->share_modes = 1u << GP_SHARE_TIMESLICE | 1u << GP_SHARE_MPS;
         pod->gpu_resource = GP_GPU_RES_SHARED;
     }
-    if (pod->gpu_count > 0 && gpus == 0 && o->shared == 0 && o->mig == 0)
+    if (pod->gpu_count > 0 && gpus == 0 && shared == 0 && mig == 0)
         pod->gpu_resource = GP_GPU_RES_NONE; /* a share by gpuplane's annotations alone */
-    if (o->mig > 0) { /* its share for quotas: the profile's compute of 7 slices */
+    if (mig > GP_MAX_GPUS_PER_NODE) {
+        snprintf(detail, sizeof detail, " (it asks for %lld in all; a pod takes at most %d)",
+                 (long long)mig, GP_MAX_GPUS_PER_NODE);
+        return gp_manifest_fail_at(y, o->mig_path, o->mig_node,
+                                   "too many MIG instances for one pod", detail);
+    }
+    if (mig > 0) { /* its share for quotas: the profile's compute of 7 slices */
         unsigned compute = 0;
         uint32_t mem = 0;
         mig_profile_known(o->mig_profile, &compute, &mem);
-        pod->gpu_count = (uint32_t)o->mig;
+        pod->gpu_count = (uint32_t)mig;
         pod->gpu_milli = compute >= 7 ? GP_GPU_MILLI : compute * GP_GPU_MILLI / 7;
         pod->gpu_mem_mib = mem;
         pod->mig_profile = o->mig_profile;

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "engine/sharing.h"
+#include "io/podreq.h"
 #include "kube/objects.h"
 #include "util/units.h"
 
@@ -66,39 +67,71 @@ static enum gp_err mig_request(const char *k, const char *s, const char *where, 
     return GP_OK;
 }
 
+static enum gp_err read_request(const char *k, const json_t *v, const char *where, struct req *r,
+                                struct gp_diag *d)
+{
+    char b[32];
+    const char *s = qty(v, b, sizeof b);
+    bool ok = s != NULL;
+    if (ok && strcmp(k, "cpu") == 0)
+        ok = gp_units_cpu_milli(s, &r->cpu_milli);
+    else if (ok && strcmp(k, "memory") == 0)
+        ok = gp_units_mem_mib(s, &r->mem_mib);
+    else if (ok && strcmp(k, "nvidia.com/gpu") == 0)
+        ok = gp_units_uint(s, &r->gpus) && r->gpus <= GP_MAX_GPUS_PER_NODE;
+    else if (ok && strncmp(k, "nvidia.com/mig-", 15) == 0)
+        return mig_request(k, s, where, r, d);
+    if (!ok)
+        return gp_diag_set(d, GP_EINVALID, "%s.resources.requests.%s: not a quantity", where, k);
+    return GP_OK;
+}
+
+/* A container's requests; a resource with a limit and no request is
+ * requested at its limit, per resource, as the API server's defaulting
+ * (SetDefaults_ResourceRequirements) writes it. The profile a MIG
+ * request names is borrowed from the JSON. */
 static enum gp_err read_requests(const json_t *res, const char *where, struct req *r,
                                  struct gp_diag *d)
 {
-    const json_t *rq = json_object_get(res, "requests");
-    if (!rq) /* requests default to the limits */
-        rq = json_object_get(res, "limits");
+    const json_t *rq = json_object_get(res, "requests"), *lim = json_object_get(res, "limits");
     const char *k;
     json_t *v;
-    char b[32];
     json_object_foreach(mut(rq), k, v)
     {
-        const char *s = qty(v, b, sizeof b);
-        bool ok = s != NULL;
-        if (ok && strcmp(k, "cpu") == 0)
-            ok = gp_units_cpu_milli(s, &r->cpu_milli);
-        else if (ok && strcmp(k, "memory") == 0)
-            ok = gp_units_mem_mib(s, &r->mem_mib);
-        else if (ok && strcmp(k, "nvidia.com/gpu") == 0)
-            ok = gp_units_uint(s, &r->gpus) && r->gpus <= GP_MAX_GPUS_PER_NODE;
-        else if (ok && strncmp(k, "nvidia.com/mig-", 15) == 0) {
-            enum gp_err err = mig_request(k, s, where, r, d);
-            if (err != GP_OK)
-                return err;
-        }
-        if (!ok)
-            return gp_diag_set(d, GP_EINVALID, "%s.resources.requests.%s: not a quantity", where,
-                               k);
+        enum gp_err err = read_request(k, v, where, r, d);
+        if (err != GP_OK)
+            return err;
+    }
+    json_object_foreach(mut(lim), k, v)
+    {
+        if (json_object_get(rq, k))
+            continue;
+        enum gp_err err = read_request(k, v, where, r, d);
+        if (err != GP_OK)
+            return err;
     }
     return GP_OK;
 }
 
+static void need_of(const struct req *r, int64_t v[GP_PODREQ_COUNT])
+{
+    v[GP_PODREQ_CPU_MILLI] = r->cpu_milli;
+    v[GP_PODREQ_MEM_MIB] = r->mem_mib;
+    v[GP_PODREQ_GPUS] = r->gpus;
+    v[GP_PODREQ_SHARED] = 0; /* nvidia.com/gpu.shared: not read from the API yet */
+    v[GP_PODREQ_MIG] = r->mig;
+}
+
+/* The pod's request as kube-scheduler computes it (k8s.io/component-helpers
+ * resource/helpers.go PodRequests, KEP-753's sidecars): the rule of
+ * io/podreq.h, the manifest reader's. A sidecar (an init container with
+ * restartPolicy: Always) runs beside the app containers, so its GPUs are
+ * the pod's for its whole life; spec.overhead is added last. */
 static enum gp_err pod_requests(const json_t *spec, struct req *total, struct gp_diag *d)
 {
+    struct gp_podreq acc;
+    memset(&acc, 0, sizeof acc);
+    int64_t v[GP_PODREQ_COUNT];
     size_t i;
     json_t *c;
     char where[64];
@@ -109,11 +142,9 @@ static enum gp_err pod_requests(const json_t *spec, struct req *total, struct gp
         enum gp_err err = read_requests(json_object_get(c, "resources"), where, &r, d);
         if (err != GP_OK)
             return err;
-        total->cpu_milli += r.cpu_milli;
-        total->mem_mib += r.mem_mib;
-        total->gpus += r.gpus;
-        total->mig += r.mig;
         total->profile = r.profile;
+        need_of(&r, v);
+        gp_podreq_app(&acc, v);
     }
     json_array_foreach(json_object_get(spec, "initContainers"), i, c)
     {
@@ -122,17 +153,33 @@ static enum gp_err pod_requests(const json_t *spec, struct req *total, struct gp
         enum gp_err err = read_requests(json_object_get(c, "resources"), where, &r, d);
         if (err != GP_OK)
             return err;
-        total->mig = r.mig > total->mig ? r.mig : total->mig;
         total->profile = r.profile;
-        total->cpu_milli = r.cpu_milli > total->cpu_milli ? r.cpu_milli : total->cpu_milli;
-        total->mem_mib = r.mem_mib > total->mem_mib ? r.mem_mib : total->mem_mib;
-        total->gpus = r.gpus > total->gpus ? r.gpus : total->gpus;
+        const char *rp = str(c, "restartPolicy");
+        need_of(&r, v);
+        gp_podreq_init(&acc, v, rp && strcmp(rp, "Always") == 0);
     }
+    total->cpu_milli = gp_podreq_total(&acc, GP_PODREQ_CPU_MILLI);
+    total->mem_mib = gp_podreq_total(&acc, GP_PODREQ_MEM_MIB);
+    total->gpus = gp_podreq_total(&acc, GP_PODREQ_GPUS);
+    total->mig = gp_podreq_total(&acc, GP_PODREQ_MIG);
+    const json_t *over = json_object_get(spec, "overhead"); /* RuntimeClass admission's */
+    char b[32];
+    int64_t x;
+    const char *q = qty(json_object_get(over, "cpu"), b, sizeof b);
+    if (q && !gp_units_cpu_milli(q, &x))
+        return gp_diag_set(d, GP_EINVALID, "spec.overhead.cpu: not a quantity");
+    total->cpu_milli += q ? x : 0;
+    q = qty(json_object_get(over, "memory"), b, sizeof b);
+    if (q && !gp_units_mem_mib(q, &x))
+        return gp_diag_set(d, GP_EINVALID, "spec.overhead.memory: not a quantity");
+    total->mem_mib += q ? x : 0;
     if (total->gpus > GP_MAX_GPUS_PER_NODE)
-        return gp_diag_set(d, GP_EINVALID, "spec.containers: more than %d nvidia.com/gpu",
+        return gp_diag_set(d, GP_EINVALID,
+                           "spec.containers: more than %d nvidia.com/gpu (sidecars included)",
                            GP_MAX_GPUS_PER_NODE);
     if (total->mig > GP_MAX_GPUS_PER_NODE)
-        return gp_diag_set(d, GP_EINVALID, "spec.containers: more than %d nvidia.com/mig-%s",
+        return gp_diag_set(d, GP_EINVALID,
+                           "spec.containers: more than %d nvidia.com/mig-%s (sidecars included)",
                            GP_MAX_GPUS_PER_NODE, total->profile);
     if (total->mig > 0 && total->gpus > 0)
         return gp_diag_set(d, GP_EINVALID,

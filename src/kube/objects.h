@@ -48,8 +48,10 @@ struct gp_kube_pod_info {
                           or annotation scheduling.k8s.io/group-name); NULL: none */
 };
 
-/* Reads a pod: requests summed over its containers (an init container's
- * larger request wins, as kube-scheduler computes it), nvidia.com/gpu,
+/* Reads a pod: its request as kube-scheduler computes it (PodRequests,
+ * io/podreq.h: app containers and sidecars summed, an init container's
+ * larger need with the sidecars before it winning, spec.overhead added),
+ * cpu, memory, nvidia.com/gpu,
  * gpuplane.io/gpu-milli and gpu-memory, gpu-model ("A|B"), nodeSelector,
  * tolerations, priority. GP_EINVALID (with the field in diag) for what
  * cannot be read. */
