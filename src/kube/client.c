@@ -20,7 +20,10 @@
 struct gp_kube_client {
     CURL *curl;
     struct gp_kube_client_opts o;
-    char *server;
+    char *server;                  /* the server's URL as the kubeconfig gives it (messages) */
+    char *base;                    /* what request URLs start with (server_name_set) */
+    char *host_hdr;                /* "Host: ..." of the server's URL when base differs */
+    struct curl_slist *connect_to; /* tls-server-name's redirection, or NULL */
     char *trust;      /* whom the server's certificate must be signed by, for messages */
     char *token;      /* the current bearer token, or NULL */
     char *token_file; /* or NULL */
@@ -136,6 +139,52 @@ static enum gp_err set_pem(CURL *curl, CURLoption file_opt, CURLoption blob_opt,
     return GP_OK;
 }
 
+/* The kubeconfig's tls-server-name: the name the server's certificate is
+ * checked against (and sent as SNI) in place of the URL's host, as
+ * client-go's TLSClientConfig.ServerName (k8s.io/client-go/rest/config.go)
+ * does. libcurl checks the URL's host, so requests go to
+ * https://NAME:PORT/..., the connection redirected to the server's own host
+ * and port with CURLOPT_CONNECT_TO (which changes where it connects, not
+ * the name TLS checks: curl's docs), and the Host header is the server
+ * URL's, as Go's client sends it. Plain http: nothing to do. */
+static enum gp_err server_name_set(struct gp_kube_client *c, const struct gp_kube_config *cfg,
+                                   struct gp_diag *diag)
+{
+    const char *name = cfg->tls_server_name, *srv = cfg->server;
+    if (!name || !name[0] || strncmp(srv, "https://", 8) != 0)
+        return GP_OK;
+    if (strpbrk(name, ":/[]@ \t\r\n?#%"))
+        return gp_diag_set(diag, GP_EINVALID,
+                           "%s: tls-server-name: \"%s\" is not a host name (no port, no scheme)",
+                           cfg->source ? cfg->source : "kubeconfig", name);
+    const char *auth = srv + 8, *path = auth + strcspn(auth, "/");
+    const char *colon = NULL; /* the port's, after an IPv6 address's ']' */
+    const char *close = auth[0] == '[' ? memchr(auth, ']', (size_t)(path - auth)) : NULL;
+    for (const char *p = close ? close : auth; p < path; p++)
+        if (*p == ':')
+            colon = p;
+    int hostlen = (int)((colon ? colon : path) - auth);
+    const char *port = colon ? colon + 1 : "443";
+    int portlen = colon ? (int)(path - colon - 1) : 3;
+    size_t n = strlen(srv) + strlen(name) + 32;
+    c->base = malloc(n);
+    c->host_hdr = malloc(n);
+    char *ct = malloc(n * 2);
+    if (!c->base || !c->host_hdr || !ct) {
+        free(ct);
+        return gp_diag_set(diag, GP_ENOMEM, "kube client: out of memory");
+    }
+    snprintf(c->base, n, "https://%s:%.*s%s", name, portlen, port, path);
+    snprintf(c->host_hdr, n, "Host: %.*s", (int)(path - auth), auth);
+    snprintf(ct, n * 2, "%s:%.*s:%.*s:%.*s", name, portlen, port, hostlen, auth, portlen, port);
+    c->connect_to = curl_slist_append(NULL, ct);
+    free(ct);
+    if (!c->connect_to)
+        return gp_diag_set(diag, GP_ENOMEM, "kube client: out of memory");
+    curl_easy_setopt(c->curl, CURLOPT_CONNECT_TO, c->connect_to);
+    return GP_OK;
+}
+
 enum gp_err gp_kube_client_new(const struct gp_kube_config *cfg,
                                const struct gp_kube_client_opts *opts, struct gp_kube_client **out,
                                struct gp_diag *diag)
@@ -192,7 +241,9 @@ enum gp_err gp_kube_client_new(const struct gp_kube_config *cfg,
         return gp_diag_set(diag, err, "%s: this libcurl cannot take PEM data in memory",
                            cfg->source ? cfg->source : "kubeconfig");
     }
-    err = token_refresh(c, diag);
+    err = server_name_set(c, cfg, diag);
+    if (err == GP_OK)
+        err = token_refresh(c, diag);
     if (err != GP_OK) {
         gp_kube_client_free(c);
         return err;
@@ -209,6 +260,9 @@ void gp_kube_client_free(struct gp_kube_client *c)
         curl_easy_cleanup(c->curl);
     for (size_t i = 0; i < 4; i++)
         curl_slist_free_all(c->hdr[i]);
+    curl_slist_free_all(c->connect_to);
+    free(c->base);
+    free(c->host_hdr);
     free(c->hdr_other);
     free(c->hdr_token);
     free(c->url);
@@ -289,10 +343,17 @@ static size_t on_header(char *data, size_t size, size_t nmemb, void *ud)
     return n;
 }
 
-static struct curl_slist *headers_make(const char *content_type, const char *token)
+static struct curl_slist *headers_make(const char *content_type, const char *token,
+                                       const char *host)
 {
     struct curl_slist *hdr = curl_slist_append(NULL, "Accept: application/json");
     char line[4096];
+    if (hdr && host) {
+        struct curl_slist *n = curl_slist_append(hdr, host);
+        if (!n)
+            curl_slist_free_all(hdr);
+        hdr = n;
+    }
     if (hdr && content_type) {
         snprintf(line, sizeof line, "Content-Type: %s", content_type);
         struct curl_slist *n = curl_slist_append(hdr, line);
@@ -339,7 +400,7 @@ static struct curl_slist *headers(struct gp_kube_client *c, const char *content_
             if (!(c->hdr_other = strdup(content_type)))
                 return NULL;
         }
-        c->hdr[k] = headers_make(content_type, c->token);
+        c->hdr[k] = headers_make(content_type, c->token, c->host_hdr);
     }
     return c->hdr[k];
 }
@@ -350,7 +411,8 @@ static CURLcode perform(struct gp_kube_client *c, const char *method, const char
                         struct sink *s, double *retry_after, long *code, char *errbuf)
 {
     CURL *h = c->curl;
-    size_t need = strlen(c->server) + strlen(path) + 1;
+    const char *base = c->base ? c->base : c->server;
+    size_t need = strlen(base) + strlen(path) + 1;
     if (need > c->urlcap) {
         char *u = realloc(c->url, need);
         if (!u)
@@ -359,7 +421,7 @@ static CURLcode perform(struct gp_kube_client *c, const char *method, const char
         c->urlcap = need;
     }
     char *url = c->url;
-    strcpy(url, c->server);
+    strcpy(url, base);
     strcat(url, path);
     struct curl_slist *hdr = headers(c, content_type);
     if (!hdr)

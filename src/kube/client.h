@@ -1,5 +1,6 @@
 /* client.h - the Kubernetes API client: HTTPS with libcurl, TLS verified
- * unless the kubeconfig says insecure-skip-tls-verify, a bearer token
+ * unless the kubeconfig says insecure-skip-tls-verify (against its
+ * tls-server-name when it names one, else the URL's host), a bearer token
  * (re-read when its file changes) or a client certificate; a connect
  * timeout and a timeout on every request; retries with exponential
  * back-off and seeded jitter on 429 (Retry-After honoured) and 5xx, never

@@ -2,9 +2,10 @@
 # mkcerts.sh DIR - a test CA and the certificates the TLS tests of
 # src/kube/ use, made at run time with the openssl CLI (nothing secret is
 # committed): ca.crt (the cluster's CA), server.crt for 127.0.0.1 and
-# localhost, client.crt (a user, CN gpuplane), and other-ca.crt with
-# other-client.crt (a CA the server does not trust). Keys are P-256,
-# valid one day. Exit 77 when openssl is absent (the tests skip).
+# localhost, named.crt for the name kube-api.gpuplane.test alone (no IP:
+# what tls-server-name is for), client.crt (a user, CN gpuplane), and
+# other-ca.crt with other-client.crt (a CA the server does not trust).
+# Keys are P-256, valid one day. Exit 77 when openssl is absent (the tests skip).
 set -eu
 dir=$1
 command -v openssl >/dev/null || exit 77
@@ -29,6 +30,8 @@ ca ca gpuplane-test-ca
 ca other-ca someone-elses-ca
 leaf server ca /CN=kube-apiserver \
     "$(printf 'subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth\nbasicConstraints=CA:FALSE')"
+leaf named ca /CN=kube-api \
+    "$(printf 'subjectAltName=DNS:kube-api.gpuplane.test\nextendedKeyUsage=serverAuth\nbasicConstraints=CA:FALSE')"
 leaf client ca "/O=gpuplane/CN=gpuplane" \
     "$(printf 'extendedKeyUsage=clientAuth\nbasicConstraints=CA:FALSE')"
 leaf other-client other-ca "/CN=intruder" \

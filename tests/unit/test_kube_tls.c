@@ -7,7 +7,8 @@
  * key as files and as data accepted, none or one from another CA refused
  * by the double (401); a bearer token accepted, a wrong one refused; the
  * in-cluster service account (token, ca.crt, namespace) over TLS, its token
- * re-read when it rotates. Skipped (77) without openssl. */
+ * re-read when it rotates; tls-server-name the name checked in place of
+ * the URL's host. Skipped (77) without openssl. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -293,6 +294,69 @@ static void test_tokens(void **state)
     gp_arena_free(&a);
 }
 
+/* tls-server-name: a second double whose certificate names only
+ * kube-api.gpuplane.test, reached at https://127.0.0.1:PORT: accepted
+ * with that name, refused without it or with another; and the first
+ * double (a certificate for 127.0.0.1) refused under that name, so the
+ * name checked is tls-server-name, not the URL's host. */
+static void test_tls_server_name(void **state)
+{
+    struct gp_arena a;
+    gp_arena_init(&a);
+    struct gp_kube_client *c;
+    struct gp_diag d = {""};
+    const char *ca = "    certificate-authority: ca.crt\n";
+    const char *tok = "    token: admin-token\n";
+    const char *named = "    certificate-authority: ca.crt\n"
+                        "    tls-server-name: kube-api.gpuplane.test\n";
+    /* the first double's certificate is for 127.0.0.1, not for the name */
+    assert_int_equal(client_of(named, tok, &a, &c, &d), GP_OK);
+    assert_int_equal(get_nodes(c, &d, NULL), 0);
+    assert_refused_line(&d, "or not for this host");
+    gp_kube_client_free(c);
+    /* the second double, on named.crt */
+    pid_t first_pid = kd_pid;
+    char first[sizeof kd_server];
+    memcpy(first, kd_server, sizeof first);
+    static char cert[128], key[128], tokens[128];
+    snprintf(cert, sizeof cert, "%s", path_of("named.crt"));
+    snprintf(key, sizeof key, "%s", path_of("named.key"));
+    snprintf(tokens, sizeof tokens, "%s", path_of("tokens"));
+    const char *extra[] = {"--tls-cert", cert, "--tls-key", key, "--tokens", tokens, NULL};
+    const char *saved[12];
+    memcpy(saved, kd_extra, sizeof saved);
+    memset(kd_extra, 0, sizeof kd_extra);
+    memcpy(kd_extra, extra, sizeof extra);
+    assert_int_equal(kd_start(state), 0);
+    assert_int_equal(client_of(named, tok, &a, &c, &d), GP_OK);
+    assert_int_equal(get_nodes(c, &d, NULL), 200);
+    assert_string_equal(last_user(c), "admin");
+    gp_kube_client_free(c);
+    /* without the name: 127.0.0.1 is checked, and the certificate lacks it */
+    assert_int_equal(client_of(ca, tok, &a, &c, &d), GP_OK);
+    assert_int_equal(get_nodes(c, &d, NULL), 0);
+    assert_refused_line(&d, "or not for this host");
+    gp_kube_client_free(c);
+    /* another name: refused too */
+    assert_int_equal(client_of("    certificate-authority: ca.crt\n"
+                               "    tls-server-name: other.gpuplane.test\n",
+                               tok, &a, &c, &d),
+                     GP_OK);
+    assert_int_equal(get_nodes(c, &d, NULL), 0);
+    assert_refused_line(&d, "or not for this host");
+    gp_kube_client_free(c);
+    /* not a host name: one line at the client's making */
+    struct gp_kube_config cfg = {.server = kd_server, .tls_server_name = "x:443", .source = "kc"};
+    assert_int_equal(gp_kube_client_new(&cfg, NULL, &c, &d), GP_EINVALID);
+    assert_string_equal(d.msg,
+                        "kc: tls-server-name: \"x:443\" is not a host name (no port, no scheme)");
+    assert_int_equal(kd_stop(state), 0);
+    memcpy(kd_extra, saved, sizeof saved);
+    kd_pid = first_pid;
+    memcpy(kd_server, first, sizeof first);
+    gp_arena_free(&a);
+}
+
 static void test_in_cluster_rotation(void **state)
 {
     (void)state;
@@ -346,7 +410,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_ca_file_and_data),    cmocka_unit_test(test_wrong_ca_refused),
         cmocka_unit_test(test_client_certificates), cmocka_unit_test(test_tokens),
-        cmocka_unit_test(test_in_cluster_rotation),
+        cmocka_unit_test(test_in_cluster_rotation), cmocka_unit_test(test_tls_server_name),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
