@@ -87,6 +87,37 @@ static void path_of(const struct bind_member *m, const char *sub, char *buf, siz
     snprintf(buf, n, "/api/v1/namespaces/%s/pods/%s%s", m->ns, m->name, sub);
 }
 
+/* A request with a JSON body (stolen): its status (0: no answer); the
+ * answer parsed into *ans only when the status is not `fast` (a 201
+ * Binding's Status is not read), and, with rv, the answer's
+ * metadata.resourceVersion read from its text (gp_kube_scan_rv; the whole
+ * parsed when the scan cannot say). */
+static long send_lean(struct gp_kube_client *c, const char *method, const char *path, json_t *body,
+                      const char *ctype, long fast, char *rv, size_t rvn, json_t **ans)
+{
+    char *text = json_dumps(body, JSON_COMPACT);
+    json_decref(body);
+    struct gp_kube_response r;
+    struct gp_diag d = {""};
+    enum gp_err err = text ? gp_kube_request(c, method, path, text, ctype, &r, &d) : GP_ENOMEM;
+    free(text);
+    *ans = NULL;
+    if (err != GP_OK)
+        return 0;
+    long st = r.status;
+    int scan = rv ? gp_kube_scan_rv(r.body, r.len, rv, rvn) : -1;
+    if (scan == 0)
+        rv[0] = '\0';
+    if (st != fast || (rv && scan < 0)) {
+        *ans = json_loadb(r.body, r.len, 0, NULL);
+        const char *v = rv ? gp_kube_meta(*ans, "resourceVersion") : NULL;
+        if (rv)
+            snprintf(rv, rvn, "%s", v ? v : "");
+    }
+    gp_kube_response_free(&r);
+    return st;
+}
+
 /* The annotation patch: 200 and the new resourceVersion in rv. */
 static long annotate(struct gp_kube_client *c, struct bind_member *m, char *rv, size_t rvn)
 {
@@ -99,9 +130,10 @@ static long annotate(struct gp_kube_client *c, struct bind_member *m, char *rv, 
     json_t *body =
         json_pack("{s:{s:s,s:o}}", "metadata", "resourceVersion", m->rv, "annotations", ann);
     json_t *ans;
-    long st = gp_ks_send(c, "PATCH", path, body, "application/merge-patch+json", &ans);
-    const char *new_rv = gp_kube_meta(ans, "resourceVersion");
-    if (st == 200 && new_rv)
+    char new_rv[64];
+    long st = send_lean(c, "PATCH", path, body, "application/merge-patch+json", 200, new_rv,
+                        sizeof new_rv, &ans);
+    if (st == 200 && new_rv[0])
         snprintf(rv, rvn, "%s", new_rv);
     else if (st == 200)
         st = 0; /* an answer without a version: as good as none */
@@ -126,7 +158,7 @@ static void bind(struct binder *b, struct bind_job *j, struct bind_member *m, co
                              "uid", m->uid, "resourceVersion", rv, "target", "apiVersion", "v1",
                              "kind", "Node", "name", m->node);
     json_t *ans;
-    m->bind_st = gp_ks_send(b->c, "POST", path, body, "application/json", &ans);
+    m->bind_st = send_lean(b->c, "POST", path, body, "application/json", 201, NULL, 0, &ans);
     const struct gp_kube_sched_opts *o = &b->s->o;
     if (m->bind_st == 201) {
         json_decref(ans);

@@ -143,3 +143,203 @@ fail:
     json_decref(doc);
     return err;
 }
+
+/* --- metadata.resourceVersion read without a tree ----------------------- */
+
+struct scan {
+    const char *p, *end;
+};
+
+static void scan_ws(struct scan *s)
+{
+    while (s->p < s->end && (*s->p == ' ' || *s->p == '\t' || *s->p == '\n' || *s->p == '\r'))
+        s->p++;
+}
+
+/* A string at s->p: its contents in [*b, *e) (escapes left as they are);
+ * *esc when it has any. Control characters, bad escapes and bad UTF-8 are
+ * refused, as jansson refuses them. */
+static bool scan_string(struct scan *s, const char **b, const char **e, bool *esc)
+{
+    if (s->p >= s->end || *s->p != '"')
+        return false;
+    *b = ++s->p;
+    *esc = false;
+    while (s->p < s->end) {
+        unsigned char ch = (unsigned char)*s->p;
+        if (ch == '"') {
+            *e = s->p++;
+            return true;
+        }
+        if (ch < 0x20)
+            return false;
+        if (ch >= 0x80) {
+            int more = ch >= 0xf0 && ch <= 0xf4  ? 3
+                       : ch >= 0xe0 && ch < 0xf0 ? 2
+                       : ch >= 0xc2 && ch < 0xe0 ? 1
+                                                 : -1;
+            if (more < 0 || s->end - s->p <= more)
+                return false;
+            for (int i = 1; i <= more; i++)
+                if (((unsigned char)s->p[i] & 0xc0) != 0x80)
+                    return false;
+            s->p += more + 1;
+            continue;
+        }
+        if (ch == '\\') {
+            *esc = true;
+            if (++s->p >= s->end)
+                return false;
+            if (*s->p == 'u') {
+                for (int i = 1; i <= 4; i++)
+                    if (s->p + i >= s->end || !s->p[i] ||
+                        !strchr("0123456789abcdefABCDEF", s->p[i]))
+                        return false;
+                s->p += 4;
+            } else if (!*s->p || !strchr("\"\\/bfnrt", *s->p)) {
+                return false;
+            }
+        }
+        s->p++;
+    }
+    return false;
+}
+
+static bool scan_value(struct scan *s, int depth);
+
+/* An object's members; in the document's own (depth 1) "metadata" is
+ * looked into, and in that (meta) "resourceVersion" kept: the last of each,
+ * as jansson keeps the last of duplicate keys. */
+static bool scan_object(struct scan *s, int depth, bool meta, const char **rv, size_t *rvlen,
+                        bool *rv_esc)
+{
+    s->p++; /* '{' */
+    scan_ws(s);
+    if (s->p < s->end && *s->p == '}') {
+        s->p++;
+        return true;
+    }
+    for (;;) {
+        const char *kb, *ke;
+        bool kesc;
+        scan_ws(s);
+        if (!scan_string(s, &kb, &ke, &kesc))
+            return false;
+        scan_ws(s);
+        if (s->p >= s->end || *s->p != ':')
+            return false;
+        s->p++;
+        scan_ws(s);
+        size_t kl = (size_t)(ke - kb);
+        if (depth == 1 && !kesc && kl == 8 && memcmp(kb, "metadata", 8) == 0) {
+            *rv = NULL; /* a later metadata replaces an earlier one */
+            if (s->p < s->end && *s->p == '{') {
+                if (!scan_object(s, 2, true, rv, rvlen, rv_esc))
+                    return false;
+            } else if (!scan_value(s, depth + 1)) {
+                return false;
+            }
+        } else if (meta && !kesc && kl == 15 && memcmp(kb, "resourceVersion", 15) == 0) {
+            *rv = NULL; /* not a string: none */
+            if (s->p < s->end && *s->p == '"') {
+                const char *vb, *ve;
+                if (!scan_string(s, &vb, &ve, rv_esc))
+                    return false;
+                *rv = vb;
+                *rvlen = (size_t)(ve - vb);
+            } else if (!scan_value(s, depth + 1)) {
+                return false;
+            }
+        } else if (!scan_value(s, depth + 1)) {
+            return false;
+        }
+        scan_ws(s);
+        if (s->p >= s->end)
+            return false;
+        if (*s->p == '}') {
+            s->p++;
+            return true;
+        }
+        if (*s->p != ',')
+            return false;
+        s->p++;
+    }
+}
+
+/* Any value, skipped (checked for its shape: strings closed and escaped
+ * right, brackets matched, literals and numbers made of their characters). */
+static bool scan_value(struct scan *s, int depth)
+{
+    if (depth > 512 || s->p >= s->end)
+        return false;
+    char ch = *s->p;
+    if (ch == '"') {
+        const char *b, *e;
+        bool esc;
+        return scan_string(s, &b, &e, &esc);
+    }
+    if (ch == '{') {
+        const char *rv = NULL;
+        size_t n;
+        bool esc;
+        return scan_object(s, depth, false, &rv, &n, &esc);
+    }
+    if (ch == '[') {
+        s->p++;
+        scan_ws(s);
+        if (s->p < s->end && *s->p == ']') {
+            s->p++;
+            return true;
+        }
+        for (;;) {
+            scan_ws(s);
+            if (!scan_value(s, depth + 1))
+                return false;
+            scan_ws(s);
+            if (s->p >= s->end)
+                return false;
+            if (*s->p == ']') {
+                s->p++;
+                return true;
+            }
+            if (*s->p != ',')
+                return false;
+            s->p++;
+        }
+    }
+    static const char *const lit[] = {"true", "false", "null"};
+    for (int i = 0; i < 3; i++) {
+        size_t n = strlen(lit[i]);
+        if ((size_t)(s->end - s->p) >= n && memcmp(s->p, lit[i], n) == 0) {
+            s->p += n;
+            return true;
+        }
+    }
+    const char *b = s->p;
+    while (s->p < s->end && *s->p && strchr("0123456789+-.eE", *s->p))
+        s->p++;
+    return s->p > b && (*b == '-' || (*b >= '0' && *b <= '9'));
+}
+
+int gp_kube_scan_rv(const char *text, size_t len, char *rv, size_t n)
+{
+    struct scan s = {text, text + len};
+    scan_ws(&s);
+    if (s.p >= s.end || *s.p != '{')
+        return -1;
+    const char *v = NULL;
+    size_t vl = 0;
+    bool esc = false;
+    if (!scan_object(&s, 1, false, &v, &vl, &esc))
+        return -1;
+    scan_ws(&s);
+    if (s.p != s.end)
+        return -1;
+    if (!v)
+        return 0;
+    if (esc || vl + 1 > n)
+        return -1; /* escaped or too long: the caller parses the whole */
+    memcpy(rv, v, vl);
+    rv[vl] = '\0';
+    return 1;
+}

@@ -61,4 +61,11 @@ void gp_kube_event_clear(struct gp_kube_event *ev);
 /* The metadata strings of an object (NULL when absent or not strings). */
 const char *gp_kube_meta(const json_t *obj, const char *field);
 
+/* metadata.resourceVersion of a JSON object's text, read without building
+ * a tree (an answer of which only that is needed: a patch's): 1 and the
+ * version in rv; 0 when the document has none (or not as a string); -1
+ * when the scan cannot say (not one well-formed object, an escape in the
+ * version, a version longer than n - 1): parse the whole then. */
+int gp_kube_scan_rv(const char *text, size_t len, char *rv, size_t n);
+
 #endif

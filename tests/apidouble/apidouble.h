@@ -26,11 +26,17 @@ struct object {
     double delete_at;      /* graceful deletion: when it goes (mono()); 0 none */
 };
 
+#define EVENT_TEXTS 4096   /* the last events whose object is kept as text too */
+#define LOG_MAX     100000 /* the request log keeps the last this many */
+
 struct event {
     long rv;
     const char *type;
     struct object *o;
     json_t *obj; /* the object as it was at rv */
+    char *text;  /* obj as compact JSON (made once: the write's answer and every watch's
+                  * line), for the last EVENT_TEXTS events; NULL before */
+    size_t tlen;
 };
 
 struct snapshot {
@@ -86,8 +92,8 @@ struct state {
     long bookmark_ms;
     long requests, watches, bindings, writes, schema_errors;
     long uid;
-    struct logged *log;
-    size_t nlog, caplog;
+    struct logged *log; /* a ring of LOG_MAX: the last requests, oldest at log_from */
+    size_t nlog, caplog, log_from;
     volatile sig_atomic_t stopping;
 };
 
@@ -117,8 +123,12 @@ struct object *obj_new(const char *res, const char *ns, const char *name);
 const char *kind_of(const char *res);
 void set_rv(json_t *obj, long rv);
 void record(struct object *o, const char *type, json_t *obj);
-void normalize(json_t *obj);
+/* The answer to a write: the object of the event just recorded (its text). */
+void answer_recorded(struct answer *a, unsigned status);
+/* RFC 7386 merge patch: a new value sharing what the patch leaves alone
+ * with target, which is not changed (stored versions are never modified). */
 json_t *merge_patch(json_t *target, json_t *patch);
+void normalize(json_t *obj);
 void answer_json(struct answer *a, unsigned status, json_t *doc);
 void answer_status(struct answer *a, unsigned code, const char *reason, const char *name,
                    const char *kind, const char *fmt, ...) __attribute__((format(printf, 6, 7)));

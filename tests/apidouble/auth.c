@@ -124,29 +124,41 @@ bool auth_check(const struct auth *au, struct MHD_Connection *c, char *user, siz
 
 void log_request(const char *user, const char *method, const char *url, bool watch)
 {
-    if (S.nlog == S.caplog) {
-        size_t cap = S.caplog ? S.caplog * 2 : 1024;
-        struct logged *l = realloc(S.log, cap * sizeof *l);
-        if (!l)
-            return;
-        S.log = l;
-        S.caplog = cap;
+    struct logged *e;
+    if (S.nlog == LOG_MAX) { /* full: the oldest goes (the log is bounded) */
+        e = &S.log[S.log_from];
+        S.log_from = (S.log_from + 1) % LOG_MAX;
+    } else {
+        if (S.nlog == S.caplog) {
+            size_t cap = S.caplog ? S.caplog * 2 : 1024;
+            cap = cap < LOG_MAX ? cap : LOG_MAX;
+            struct logged *l = realloc(S.log, cap * sizeof *l);
+            if (!l)
+                return;
+            S.log = l;
+            S.caplog = cap;
+        }
+        e = &S.log[S.nlog++];
+        e->path = NULL;
     }
-    struct logged *e = &S.log[S.nlog++];
     snprintf(e->method, sizeof e->method, "%s", method);
     snprintf(e->user, sizeof e->user, "%s", user);
     size_t n = strlen(url) + (watch ? 12 : 1);
-    e->path = malloc(n);
-    if (e->path)
-        snprintf(e->path, n, "%s%s", url, watch ? "?watch=true" : "");
+    char *p = realloc(e->path, n);
+    if (p)
+        snprintf(p, n, "%s%s", url, watch ? "?watch=true" : "");
+    else
+        free(e->path);
+    e->path = p;
 }
 
 json_t *log_json(void)
 {
     json_t *arr = json_array();
-    for (size_t i = 0; i < S.nlog; i++)
-        json_array_append_new(arr, json_pack("{s:s,s:s,s:s}", "user", S.log[i].user, "method",
-                                             S.log[i].method, "path",
-                                             S.log[i].path ? S.log[i].path : ""));
+    for (size_t k = 0; k < S.nlog; k++) {
+        const struct logged *e = &S.log[(S.log_from + k) % LOG_MAX];
+        json_array_append_new(arr, json_pack("{s:s,s:s,s:s}", "user", e->user, "method", e->method,
+                                             "path", e->path ? e->path : ""));
+    }
     return json_pack("{s:o}", "requests", arr);
 }

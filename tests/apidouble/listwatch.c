@@ -146,6 +146,29 @@ static char *event_line(const char *type, json_t *obj)
     return s;
 }
 
+/* An event's line from its object's text (made once, in record): the
+ * bytes event_line would make. */
+static char *event_line_text(const struct event *e)
+{
+    if (!e->text)
+        return event_line(e->type, e->obj);
+    size_t tn = strlen(e->type);
+    char *s = malloc(tn + e->tlen + 24);
+    if (!s)
+        return NULL;
+    char *p = s;
+    memcpy(p, "{\"type\":\"", 9);
+    p += 9;
+    memcpy(p, e->type, tn);
+    p += tn;
+    memcpy(p, "\",\"object\":", 11);
+    p += 11;
+    memcpy(p, e->text, e->tlen);
+    p += e->tlen;
+    memcpy(p, "}\n", 3);
+    return s;
+}
+
 /* The next line for w, or NULL (call with the lock held). */
 static char *watch_next(struct watch *w)
 {
@@ -159,7 +182,7 @@ static char *watch_next(struct watch *w)
         if (in_scope(e->o, &w->r)) {
             w->next++;
             w->sent++;
-            return event_line(e->type, e->obj);
+            return event_line_text(e);
         }
     }
     double now = mono();

@@ -126,11 +126,25 @@ void record(struct object *o, const char *type, json_t *obj)
         S.capevents = S.capevents ? S.capevents * 2 : 1024;
         S.events = realloc(S.events, S.capevents * sizeof *S.events);
     }
-    S.events[S.nevents++] = (struct event){rv, type, o, json_incref(obj)};
+    if (S.nevents >= EVENT_TEXTS) { /* the text of an event this old is made again if asked */
+        struct event *old = &S.events[S.nevents - EVENT_TEXTS];
+        free(old->text);
+        old->text = NULL;
+    }
+    char *text = json_dumps(obj, JSON_COMPACT);
+    S.events[S.nevents++] =
+        (struct event){rv, type, o, json_incref(obj), text, text ? strlen(text) : 0};
     json_decref(o->cur);
     o->cur = strcmp(type, "DELETED") == 0 ? NULL : json_incref(obj);
     json_decref(obj);
     pthread_cond_broadcast(watch_cv(o->res)); /* the watches of this resource, no others */
+}
+
+void answer_recorded(struct answer *a, unsigned status)
+{
+    struct event *e = &S.events[S.nevents - 1];
+    a->status = status;
+    a->body = e->text ? strdup(e->text) : json_dumps(e->obj, JSON_COMPACT);
 }
 
 /* Quantities given as numbers become strings, as the server writes them. */
@@ -167,29 +181,23 @@ void normalize(json_t *obj)
     }
 }
 
-/* RFC 7386 merge patch of target (modified in place or replaced). */
+/* RFC 7386 merge patch: a new value, target left as it is (copied on
+ * write: what the patch leaves alone is shared with target). */
 json_t *merge_patch(json_t *target, json_t *patch)
 {
-    if (!json_is_object(patch)) {
-        json_decref(target);
+    if (!json_is_object(patch))
         return json_deep_copy(patch);
-    }
-    if (!json_is_object(target)) {
-        json_decref(target);
-        target = json_object();
-    }
+    json_t *out = json_is_object(target) ? json_copy(target) : json_object();
     const char *k;
     json_t *v;
     json_object_foreach(patch, k, v)
     {
-        if (json_is_null(v)) {
-            json_object_del(target, k);
-        } else {
-            json_t *t = json_incref(json_object_get(target, k));
-            json_object_set_new(target, k, merge_patch(t, v));
-        }
+        if (json_is_null(v))
+            json_object_del(out, k);
+        else
+            json_object_set_new(out, k, merge_patch(json_object_get(out, k), v));
     }
-    return target;
+    return out;
 }
 
 /* --- answers ----------------------------------------------------------- */

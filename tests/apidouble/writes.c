@@ -15,6 +15,17 @@
 
 /* --- writes ------------------------------------------------------------ */
 
+/* obj's member k replaced by a shallow copy of itself (an empty object when
+ * it is none), so that it can be changed without changing what it was
+ * shared with. */
+static json_t *fresh_child(json_t *obj, const char *k)
+{
+    json_t *v = json_object_get(obj, k);
+    json_t *c = json_is_object(v) ? json_copy(v) : json_object();
+    json_object_set_new(obj, k, c);
+    return c;
+}
+
 void do_create(const struct route *r, json_t *body, struct answer *a)
 {
     json_t *meta = json_object_get(body, "metadata");
@@ -60,8 +71,8 @@ void do_create(const struct route *r, json_t *body, struct answer *a)
     if (strcmp(r->res, "pods") == 0) /* status is the server's to write */
         json_object_set_new(obj, "status", json_pack("{s:s}", "phase", "Pending"));
     normalize(obj);
-    record(o, "ADDED", json_incref(obj));
-    answer_json(a, 201, obj);
+    record(o, "ADDED", obj);
+    answer_recorded(a, 201);
 }
 
 /* The stored object for a write, or an answer (404). */
@@ -111,14 +122,17 @@ void do_update(const struct route *r, json_t *body, bool patch, struct answer *a
     if (!o || stale(r, o, body, !patch, a))
         return;
     json_t *old = o->cur;
-    json_t *next = patch ? merge_patch(json_deep_copy(old), body) : json_deep_copy(body);
+    /* a patch's new version shares what it leaves alone with the old one;
+     * whatever is changed below is a fresh copy (stored versions are never
+     * modified; normalize changes only numbers, which no stored version has) */
+    json_t *next = patch ? merge_patch(old, body) : json_deep_copy(body);
     if (!json_is_object(next)) {
         json_decref(next);
         answer_status(a, 400, "BadRequest", NULL, NULL, "the body is not an object");
         return;
     }
     bool status_only = strcmp(r->sub, "status") == 0;
-    json_t *keep = status_only ? json_deep_copy(old) : next;
+    json_t *keep = status_only ? json_copy(old) : next;
     if (status_only) {
         json_object_set(keep, "status", json_object_get(next, "status"));
         json_decref(next);
@@ -128,11 +142,7 @@ void do_update(const struct route *r, json_t *body, bool patch, struct answer *a
         json_object_del(keep, "status");
     }
     /* identity is the server's */
-    json_t *m = json_object_get(keep, "metadata"), *om = json_object_get(old, "metadata");
-    if (!json_is_object(m)) {
-        m = json_object();
-        json_object_set_new(keep, "metadata", m);
-    }
+    json_t *m = fresh_child(keep, "metadata"), *om = json_object_get(old, "metadata");
     const char *fixed[] = {"name", "namespace", "uid", "creationTimestamp"};
     for (size_t i = 0; i < 4; i++)
         if (json_object_get(om, fixed[i]))
@@ -144,8 +154,8 @@ void do_update(const struct route *r, json_t *body, bool patch, struct answer *a
         return;
     }
     normalize(keep);
-    record(o, "MODIFIED", json_incref(keep));
-    answer_json(a, 200, keep);
+    record(o, "MODIFIED", keep);
+    answer_recorded(a, 200);
 }
 
 /* Ends a graceful deletion whose time has come (lock held). */
@@ -214,8 +224,8 @@ void do_delete(const struct route *r, json_t *body, const char *grace_q, struct 
                 S.graceful++;
             o->delete_at = mono() + wait;
         }
-        record(o, "MODIFIED", json_incref(next));
-        answer_json(a, 200, next);
+        record(o, "MODIFIED", next);
+        answer_recorded(a, 200);
         return;
     }
     if (o->delete_at > 0) {
@@ -223,19 +233,8 @@ void do_delete(const struct route *r, json_t *body, const char *grace_q, struct 
         S.graceful--;
     }
     json_t *last = json_deep_copy(o->cur);
-    record(o, "DELETED", json_incref(last));
-    answer_json(a, 200, last);
-}
-
-/* obj's member k replaced by a shallow copy of itself (an empty object when
- * it is none), so that it can be changed without changing what it was
- * shared with. */
-static json_t *fresh_child(json_t *obj, const char *k)
-{
-    json_t *v = json_object_get(obj, k);
-    json_t *c = json_is_object(v) ? json_copy(v) : json_object();
-    json_object_set_new(obj, k, c);
-    return c;
+    record(o, "DELETED", last);
+    answer_recorded(a, 200);
 }
 
 void do_binding(const struct route *r, json_t *body, struct answer *a)

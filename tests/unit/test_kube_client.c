@@ -5,7 +5,8 @@
  * 410 Status in a 200 stream, a dropped watch, 429 with Retry-After
  * honoured (the wait measured), 5xx retried, other 4xx not, the response
  * cap, Binding 201 then 409, a stale update 409; and the pure rules
- * (token bucket, back-off, Retry-After, the line cutter). */
+ * (token bucket, back-off, Retry-After, the line cutter, the
+ * resourceVersion read from an answer's text without a tree). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -379,13 +380,79 @@ static void test_lines(void **state)
     gp_kube_event_clear(&ev);
 }
 
+/* gp_kube_scan_rv agrees with jansson: what it finds is what
+ * gp_kube_meta finds in the parsed document; it finds nothing only where
+ * the document has no version; and wherever jansson refuses the text it
+ * answers -1 (the caller parses then), on every cut of a real answer too. */
+static void check_scan(const char *text, size_t len)
+{
+    char rv[64];
+    int got = gp_kube_scan_rv(text, len, rv, sizeof rv);
+    json_t *doc = json_loadb(text, len, 0, NULL);
+    const char *want = json_is_object(doc) ? gp_kube_meta(doc, "resourceVersion") : NULL;
+    if (!doc && got != -1)
+        fail_msg("scan said %d of text jansson refuses: %.*s", got, (int)len, text);
+    if (got == 1 && (!want || strcmp(want, rv) != 0))
+        fail_msg("scan found \"%s\", jansson %s: %.*s", rv, want ? want : "none", (int)len, text);
+    if (got == 0 && want)
+        fail_msg("scan found none, jansson \"%s\": %.*s", want, (int)len, text);
+    json_decref(doc);
+}
+
+static void test_scan_rv(void **state)
+{
+    (void)state;
+    static const char *const docs[] = {
+        "{\"kind\":\"Pod\",\"metadata\":{\"name\":\"a\",\"resourceVersion\":\"42\"}}",
+        "{\"spec\":{\"metadata\":{\"resourceVersion\":\"9\"}},\"metadata\":{\"name\":\"a\"}}",
+        "{\"metadata\":{\"resourceVersion\":\"1\",\"resourceVersion\":\"2\"}}",
+        "{\"metadata\":{\"resourceVersion\":\"1\"},\"metadata\":{\"name\":\"b\"}}",
+        "{\"metadata\":{\"resourceVersion\":7}}",
+        " { \"a\" : [ 1 , -2.5e3 , true , null , { } , [ ] , \"\\u00e9\\n\" ] ,"
+        " \"metadata\" : { \"resourceVersion\" : \"77\" } } ",
+        "{\"a\":\"\xc3\xa9\",\"metadata\":{\"resourceVersion\":\"5\"}}",
+        "{\"metadata\":{\"resourceVersion\":\"5\"}} x",
+        "{\"metadata\":{\"resourceVersion\":\"5\"}",
+        "{\"a\":\"\\x\",\"metadata\":{\"resourceVersion\":\"5\"}}",
+        "{\"a\":\"\xff\",\"metadata\":{\"resourceVersion\":\"5\"}}",
+        "{\"a\":\"\x01\",\"metadata\":{\"resourceVersion\":\"5\"}}",
+        "{\"a\":tru,\"metadata\":{\"resourceVersion\":\"5\"}}",
+        "{\"a\":1,,\"metadata\":{\"resourceVersion\":\"5\"}}",
+        "[{\"metadata\":{\"resourceVersion\":\"5\"}}]",
+        "{}",
+        "",
+    };
+    for (size_t i = 0; i < sizeof docs / sizeof *docs; i++)
+        check_scan(docs[i], strlen(docs[i]));
+    char rv[64];
+    assert_int_equal(gp_kube_scan_rv(docs[0], strlen(docs[0]), rv, sizeof rv), 1);
+    assert_string_equal(rv, "42");
+    assert_int_equal(gp_kube_scan_rv(docs[1], strlen(docs[1]), rv, sizeof rv), 0);
+    assert_int_equal(gp_kube_scan_rv(docs[2], strlen(docs[2]), rv, sizeof rv), 1);
+    assert_string_equal(rv, "2"); /* the last, as jansson keeps it */
+    assert_int_equal(gp_kube_scan_rv(docs[0], strlen(docs[0]), rv, 2), -1); /* too long */
+    /* a pod as the double answers a patch, cut at every length */
+    const char *pod =
+        "{\"metadata\":{\"name\":\"pod-000001\",\"namespace\":\"default\",\"annotations\":{"
+        "\"gpuplane.io/node\":\"node-00001\",\"gpuplane.io/gpus\":\"0\"},\"uid\":\"00000000-"
+        "0000-4000-8000-000000000002\",\"creationTimestamp\":\"2026-12-01T23:00:00Z\","
+        "\"resourceVersion\":\"100002\"},\"spec\":{\"schedulerName\":\"gpuplane\",\"containers\":"
+        "[{\"name\":\"c\",\"image\":\"x\",\"resources\":{\"requests\":{\"cpu\":\"1\"}}}]},"
+        "\"status\":{\"phase\":\"Pending\"},\"kind\":\"Pod\",\"apiVersion\":\"v1\"}";
+    size_t n = strlen(pod);
+    for (size_t cut = 0; cut <= n; cut++)
+        check_scan(pod, cut);
+    assert_int_equal(gp_kube_scan_rv(pod, n, rv, sizeof rv), 1);
+    assert_string_equal(rv, "100002");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_list_paginated), cmocka_unit_test(test_watch),
         cmocka_unit_test(test_retries),        cmocka_unit_test(test_binding),
         cmocka_unit_test(test_bucket),         cmocka_unit_test(test_backoff),
-        cmocka_unit_test(test_lines),
+        cmocka_unit_test(test_lines),          cmocka_unit_test(test_scan_rv),
     };
     return cmocka_run_group_tests(tests, kd_start, kd_stop);
 }
