@@ -158,6 +158,51 @@ static void audit_mig(const struct spod *p, const struct snode *n, const struct 
     }
 }
 
+/* A node whose GPUs the device plugin shares by time-slicing or MPS
+ * (n->info.replicas per GPU, objects_share.c): a pod that names GPUs
+ * holds a replica of each (nvidia.com/gpu: 1 is one replica, not a whole
+ * GPU), one that names none its gpu_count replicas anywhere. No GPU may
+ * hold more pods than its replicas nor more declared GPU memory than it
+ * has, nor the node more replicas than it advertises. */
+static void audit_replicas(const struct gp_kube_sched *s, const struct snode *n, char *msg,
+                           size_t size, bool *memory)
+{
+    uint32_t r = n->info.replicas, count = n->info.gpus, gmem = n->spec.gpu_mem_mib;
+    uint32_t pods[GP_MAX_GPUS_PER_NODE] = {0};
+    uint64_t mem[GP_MAX_GPUS_PER_NODE] = {0}, held = 0;
+    const char *first[GP_MAX_GPUS_PER_NODE] = {0};
+    for (size_t i = 0; i < n->nbook; i++) {
+        const struct spod *p = n->book[i];
+        const struct gp_pick *k = named_gpus(s, p, n);
+        held += p->spec.gpu_count;
+        if (!k || k->ngpus != p->spec.gpu_count)
+            continue;
+        for (uint32_t j = 0; j < k->ngpus; j++) {
+            uint32_t x = k->gpu[j];
+            if ((x >= count || x >= GP_MAX_GPUS_PER_NODE) && !msg[0])
+                snprintf(msg, size, "pod %s books GPU %u of node %s, which has %u", p->key, x,
+                         n->name, count);
+            if (x >= count || x >= GP_MAX_GPUS_PER_NODE)
+                continue;
+            mem[x] += p->spec.gpu_mem_mib;
+            if (pods[x]++ == 0)
+                first[x] = p->key;
+        }
+    }
+    for (uint32_t g = 0; g < count && g < GP_MAX_GPUS_PER_NODE && !msg[0]; g++) {
+        if (pods[g] > r)
+            snprintf(msg, size,
+                     "GPU %u of node %s is booked by %u pods (%s and others), it has %u replicas",
+                     g, n->name, pods[g], first[g], r);
+        else if (gmem && mem[g] > gmem && (*memory = true))
+            snprintf(msg, size, "GPU %u of node %s has %llu MiB of memory booked, %u exist", g,
+                     n->name, (unsigned long long)mem[g], gmem);
+    }
+    if (!msg[0] && held > (uint64_t)count * r)
+        snprintf(msg, size, "node %s: %llu replicas booked, it has %u", n->name,
+                 (unsigned long long)held, count * r);
+}
+
 bool gp_ks_audit_node(struct gp_kube_sched *s, struct snode *n)
 {
     s->st.audit_runs++;
@@ -176,7 +221,9 @@ bool gp_ks_audit_node(struct gp_kube_sched *s, struct snode *n)
     uint32_t slices[GP_MAX_GPUS_PER_NODE] = {0};
     const char *slice_by[GP_MAX_GPUS_PER_NODE][GP_MIG_MAX_SLICES] = {{0}};
     uint32_t devices[GP_MIG_MAX_PROFILES] = {0}; /* MIG devices booked, per profile */
-    for (size_t i = 0; i < n->nbook; i++) {
+    if (n->info.replicas > 1) /* time-slicing, MPS: replicas, not whole GPUs or shares */
+        audit_replicas(s, n, msg, sizeof msg, &memory);
+    for (size_t i = 0; n->info.replicas < 2 && i < n->nbook; i++) {
         const struct spod *p = n->book[i];
         const struct gp_pod_spec *sp = &p->spec;
         struct gp_pick mk;

@@ -410,7 +410,8 @@ enum gp_err gp_kube_node_read(const json_t *node, struct gp_arena *a, struct gp_
                            info->name);
     const char *gpus = qty(json_object_get(alloc, "nvidia.com/gpu"), b, sizeof b);
     int64_t n = 0;
-    if (gpus && (!gp_units_uint(gpus, &n) || n > GP_MAX_GPUS_PER_NODE))
+    if (gpus && (!gp_units_uint(gpus, &n) ||
+                 n > (int64_t)GP_MAX_GPUS_PER_NODE * gp_kube_node_replicas(node)))
         return gp_diag_set(d, GP_EINVALID,
                            "node %s: status.allocatable.nvidia.com/gpu: \"%s\" is not a number "
                            "of GPUs from 0 to %d",
@@ -445,7 +446,8 @@ enum gp_err gp_kube_node_read(const json_t *node, struct gp_arena *a, struct gp_
     }
     info->schedulable =
         !json_is_true(json_object_get(spec, "unschedulable")) && condition_true(status, "Ready");
-    return gp_kube_node_mig_read(node, a, s, info, d); /* objects_mig.c */
+    enum gp_err err = gp_kube_node_mig_read(node, a, s, info, d);             /* objects_mig.c */
+    return err == GP_OK ? gp_kube_node_share_read(node, a, s, info, d) : err; /* objects_share.c */
 }
 
 void gp_kube_pick_format(const struct gp_pick *pick, char *buf, size_t size)

@@ -71,12 +71,16 @@ struct gp_kube_node_info {
     /* why the engine gets none of its GPUs though it has MIG devices (the
      * layout is changing, whole and MIG-enabled GPUs on one node, ...); NULL */
     const char *mig_why;
+    /* time-slicing or MPS: the replicas of each GPU (>= 2; gpus counts
+     * GPUs, not replicas); 0 when the node does not share its GPUs so */
+    uint32_t replicas;
 };
 
 /* Reads a node: status.allocatable (capacity when absent) cpu, memory and
  * nvidia.com/gpu; labels (GPU feature discovery's nvidia.com/gpu.product
  * as the GPU model, nvidia.com/gpu.memory in MiB per GPU, gpuplane.io/pool);
- * spec.taints; its MIG layout (gp_kube_node_mig_read). */
+ * spec.taints; its MIG layout (gp_kube_node_mig_read); its time-sliced
+ * or MPS replicas (gp_kube_node_share_read). */
 enum gp_err gp_kube_node_read(const json_t *node, struct gp_arena *a, struct gp_node_spec *spec,
                               struct gp_kube_node_info *info, struct gp_diag *diag);
 
@@ -92,6 +96,19 @@ enum gp_err gp_kube_node_read(const json_t *node, struct gp_arena *a, struct gp_
  * no GPUs and says why in info->mig_why; info has the counts either way. */
 enum gp_err gp_kube_node_mig_read(const json_t *node, struct gp_arena *a, struct gp_node_spec *spec,
                                   struct gp_kube_node_info *info, struct gp_diag *diag);
+/* objects_share.c: a node whose GPUs the device plugin shares by
+ * time-slicing or MPS (docs/kube.md, "Time-slicing and MPS from the
+ * API"), on a spec read with nvidia.com/gpu as its GPUs: GFD's
+ * nvidia.com/gpu.replicas (>= 2) and nvidia.com/gpu.sharing-strategy
+ * (time-slicing, or absent; mps) make the spec's GPUs nvidia.com/gpu over
+ * the replicas, its model gpu.product less "-SHARED", and spec->sharing
+ * that mode (in the arena); info->replicas set. Nothing changes for other
+ * nodes (MIG ones included). gp_kube_node_replicas: those replicas, 1
+ * when the node does not share its GPUs so. */
+enum gp_err gp_kube_node_share_read(const json_t *node, struct gp_arena *a,
+                                    struct gp_node_spec *spec, struct gp_kube_node_info *info,
+                                    struct gp_diag *diag);
+uint32_t gp_kube_node_replicas(const json_t *node);
 /* The compute slices and memory of a MIG profile by name, from the first
  * GPU model that has it; false when none has. */
 bool gp_kube_mig_profile_info(const char *profile, unsigned *compute, uint32_t *mem_mib);

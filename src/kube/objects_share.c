@@ -1,0 +1,90 @@
+/* objects_share.c - a Node whose GPUs NVIDIA's device plugin shares by
+ * time-slicing or MPS, read into the engine's sharing model (docs/kube.md,
+ * "Time-slicing and MPS from the API"): the plugin advertises each GPU
+ * `replicas` times as nvidia.com/gpu, so the node's GPUs are its
+ * nvidia.com/gpu over GFD's nvidia.com/gpu.replicas, and its
+ * nvidia.com/gpu.sharing-strategy says which way.
+ *
+ * Sources: NVIDIA's device plugin README (github.com/NVIDIA/k8s-device-plugin,
+ * shared access to GPUs: 8 GPUs with replicas 10 are advertised as 80
+ * nvidia.com/gpu; under MPS each client gets 100 / replicas % of the
+ * threads and the GPU's memory / replicas; docs/sharing.md), GFD's labels
+ * (internal/lm/resource.go: gpu.replicas, gpu.sharing-strategy
+ * time-slicing | mps | none, gpu.product with "-SHARED" on shared GPUs that
+ * are not renamed) and the GPU Operator's time-slicing page, quoted in
+ * ../shared/k8s/samples/quoted-nvidia-docs.md section 3 (gpu.count=4,
+ * gpu.replicas=4, nvidia.com/gpu: 16). */
+#include <stdio.h>
+#include <string.h>
+
+#include "engine/sharing.h"
+#include "kube/objects.h"
+#include "util/units.h"
+
+static const char *str(const json_t *o, const char *k)
+{
+    return json_string_value(json_object_get(o, k));
+}
+
+/* The mode GFD's labels give: time-slicing or MPS; -1 when the node's
+ * GPUs are not shared that way (the label none, an unknown strategy, MIG). */
+static int labelled_mode(const json_t *labels)
+{
+    const char *mig = str(labels, "nvidia.com/mig.strategy");
+    if (mig && (strcmp(mig, "mixed") == 0 || strcmp(mig, "single") == 0))
+        return -1; /* MIG devices: objects_mig.c */
+    const char *strategy = str(labels, "nvidia.com/gpu.sharing-strategy");
+    if (!strategy || strcmp(strategy, "time-slicing") == 0) /* older GFD: replicas alone */
+        return GP_SHARE_TIMESLICE;
+    return strcmp(strategy, "mps") == 0 ? GP_SHARE_MPS : -1;
+}
+
+uint32_t gp_kube_node_replicas(const json_t *node)
+{
+    const json_t *labels = json_object_get(json_object_get(node, "metadata"), "labels");
+    const char *r = str(labels, "nvidia.com/gpu.replicas");
+    int64_t n;
+    int mode = labelled_mode(labels);
+    if (!r || mode < 0 || !gp_units_uint(r, &n) || n < 2)
+        return 1;
+    int64_t max = mode == GP_SHARE_MPS ? GP_MPS_MAX_CLIENTS : GP_SHARE_MAX_REPLICAS;
+    return n > max ? 1 : (uint32_t)n;
+}
+
+enum gp_err gp_kube_node_share_read(const json_t *node, struct gp_arena *a, struct gp_node_spec *s,
+                                    struct gp_kube_node_info *info, struct gp_diag *d)
+{
+    uint32_t replicas = gp_kube_node_replicas(node);
+    if (replicas < 2 || info->mig || info->mig_why || s->gpu_count == 0)
+        return GP_OK;
+    const json_t *labels = json_object_get(json_object_get(node, "metadata"), "labels");
+    struct gp_sharing_spec *sh = gp_arena_alloc(a, sizeof *sh);
+    if (!sh)
+        return gp_diag_set(d, GP_ENOMEM, "out of memory");
+    memset(sh, 0, sizeof *sh);
+    sh->mode = (enum gp_share_mode)labelled_mode(labels);
+    sh->replicas = replicas;
+    /* nvidia.com/gpu.shared (renameByDefault: true) is not read: such a
+     * node has no nvidia.com/gpu, so s->gpu_count is 0 above. The plugin's
+     * failRequestsGreaterThanOne is not in the API: its default (false)
+     * for time-slicing, always true under MPS. */
+    sh->fail_requests_greater_than_one = sh->mode == GP_SHARE_MPS;
+    if (sh->mode == GP_SHARE_MPS) {
+        sh->mps.active_thread_pct = 100 / replicas;
+        sh->mps.pinned_mem_mib = s->gpu_mem_mib / replicas;
+    }
+    /* whole GPUs only: a replica missing (its GPU unhealthy) takes the
+     * GPU's others with it, as the plugin's health is per GPU */
+    s->gpu_count /= replicas;
+    s->sharing = sh;
+    if (s->gpu_model) { /* "Tesla-T4-SHARED" is a Tesla-T4 */
+        char *model = gp_arena_strdup(a, s->gpu_model);
+        if (!model)
+            return gp_diag_set(d, GP_ENOMEM, "out of memory");
+        model[gp_sharing_gfd_model_len(model)] = '\0';
+        s->gpu_model = model;
+    }
+    info->gpus = info->whole_gpus = s->gpu_count;
+    info->replicas = replicas;
+    return GP_OK;
+}

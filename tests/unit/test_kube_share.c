@@ -1,0 +1,224 @@
+/* test_kube_share.c - time-sliced and MPS nodes from the API
+ * (kube/objects.h, gp_kube_node_share_read; docs/kube.md, "Time-slicing
+ * and MPS from the API") and a restart on them, against the API server
+ * double with the audit clean after every cycle:
+ *  - the reader alone: a node as the GPU Operator's time-slicing page
+ *    shows it (gpu.count=4, gpu.replicas=4, nvidia.com/gpu: 16,
+ *    Tesla-T4-SHARED), MPS's client limits, 8 GPUs x 4 replicas, nodes
+ *    that do not share their GPUs so left as they were;
+ *  - a restart (issue 14 item 4) on a node of 2 GPUs x 4 replicas: pods
+ *    found bound on GPU 1 by their gpuplane.io/gpus are booked on GPU 1
+ *    (the next pod packs there too), and after the restart a
+ *    half-finished decision on GPU 0 is resumed there, the new pods fill
+ *    the free replicas, none is given twice, and the node full refuses
+ *    the next; booking them at the engine's own choice (GPU 0) fails it;
+ *  - the audit counts replicas: a fifth pod planted on a GPU of four
+ *    replicas is one violation. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "kube_double.h"
+#include "kube_world.h"
+#include "engine/sharing.h"
+
+/* A node of `gpus` GPUs, each advertised `replicas` times as
+ * nvidia.com/gpu, with GFD's labels for `strategy` ("time-slicing",
+ * "mps"). */
+static void w_shared_node(struct world *w, const char *name, unsigned gpus, unsigned replicas,
+                          const char *strategy)
+{
+    char b[1024];
+    snprintf(b, sizeof b,
+             "{\"metadata\":{\"name\":\"%s\",\"labels\":{\"nvidia.com/gpu.product\":"
+             "\"NVIDIA-A100-SXM4-80GB-SHARED\",\"nvidia.com/gpu.memory\":\"81920\","
+             "\"nvidia.com/gpu.count\":\"%u\",\"nvidia.com/gpu.replicas\":\"%u\","
+             "\"nvidia.com/gpu.sharing-strategy\":\"%s\"}},\"spec\":{}}",
+             name, gpus, replicas, strategy);
+    kd_call(w->admin, "POST", "/api/v1/nodes", b, 201);
+    snprintf(b, sizeof b,
+             "{\"status\":{\"capacity\":{\"cpu\":\"64\",\"memory\":\"512Gi\",\"nvidia.com/gpu\":"
+             "\"%u\",\"pods\":\"110\"},\"allocatable\":{\"cpu\":\"64\",\"memory\":\"512Gi\","
+             "\"nvidia.com/gpu\":\"%u\",\"pods\":\"110\"},\"conditions\":[{\"type\":\"Ready\","
+             "\"status\":\"True\"}]}}",
+             gpus * replicas, gpus * replicas);
+    char path[128];
+    snprintf(path, sizeof path, "/api/v1/nodes/%s/status", name);
+    kd_call(w->admin, "PATCH", path, b, 200);
+}
+
+/* A pod of one replica that gpuplane placed before (its annotations name
+ * node and GPUs), bound there or, with bound false, not yet (the
+ * scheduler died between the patch and the Binding). */
+static void w_placed(struct world *w, const char *pod, const char *node, const char *gpus,
+                     bool bound)
+{
+    char meta[256];
+    snprintf(meta, sizeof meta,
+             ",\"annotations\":{\"gpuplane.io/node\":\"%s\",\"gpuplane.io/gpus\":\"%s\","
+             "\"gpuplane.io/phase\":\"%s\"}",
+             node, gpus, bound ? "allocated" : "allocating");
+    w_pod_full(w, pod, 1, 0, "gpuplane", meta);
+    if (bound)
+        w_bind(w, pod, node);
+}
+
+static void assert_on(struct world *w, const char *pod, const char *node, const char *gpus)
+{
+    const char *g;
+    assert_string_equal(w_node_of(w, pod, &g), node);
+    assert_string_equal(g, gpus);
+}
+
+static json_t *node_json(const char *labels, unsigned allocatable)
+{
+    char b[1024];
+    snprintf(b, sizeof b,
+             "{\"metadata\":{\"name\":\"n\",\"labels\":{%s}},\"spec\":{},\"status\":"
+             "{\"allocatable\":{\"cpu\":\"8\",\"memory\":\"64Gi\",\"nvidia.com/gpu\":\"%u\"},"
+             "\"conditions\":[{\"type\":\"Ready\",\"status\":\"True\"}]}}",
+             labels, allocatable);
+    json_t *j = json_loads(b, 0, NULL);
+    assert_non_null(j);
+    return j;
+}
+
+static enum gp_err read_node(const char *labels, unsigned allocatable, struct gp_arena *a,
+                             struct gp_node_spec *s, struct gp_kube_node_info *info)
+{
+    json_t *j = node_json(labels, allocatable);
+    struct gp_diag d = {""};
+    enum gp_err err = gp_kube_node_read(j, a, s, info, &d);
+    json_decref(j);
+    return err;
+}
+
+static void test_readers(void **state)
+{
+    (void)state;
+    struct gp_arena a;
+    gp_arena_init(&a);
+    struct gp_node_spec s;
+    struct gp_kube_node_info info;
+    /* the GPU Operator's page: 4 T4s, 4 replicas, nvidia.com/gpu: 16 */
+    assert_int_equal(read_node("\"nvidia.com/gpu.count\":\"4\",\"nvidia.com/gpu.product\":"
+                               "\"Tesla-T4-SHARED\",\"nvidia.com/gpu.replicas\":\"4\"",
+                               16, &a, &s, &info),
+                     GP_OK);
+    assert_int_equal(s.gpu_count, 4);
+    assert_string_equal(s.gpu_model, "Tesla-T4");
+    assert_non_null(s.sharing);
+    assert_int_equal(s.sharing->mode, GP_SHARE_TIMESLICE);
+    assert_int_equal(s.sharing->replicas, 4);
+    assert_false(s.sharing->fail_requests_greater_than_one);
+    assert_int_equal(info.gpus, 4);
+    assert_int_equal(info.replicas, 4);
+    /* MPS: the plugin's default client limits */
+    assert_int_equal(
+        read_node("\"nvidia.com/gpu.product\":\"NVIDIA-A100-SXM4-80GB-SHARED\","
+                  "\"nvidia.com/gpu.memory\":\"81920\",\"nvidia.com/gpu.replicas\":\"4\","
+                  "\"nvidia.com/gpu.sharing-strategy\":\"mps\"",
+                  8, &a, &s, &info),
+        GP_OK);
+    assert_int_equal(s.gpu_count, 2);
+    assert_int_equal(s.sharing->mode, GP_SHARE_MPS);
+    assert_int_equal(s.sharing->mps.active_thread_pct, 25);
+    assert_int_equal(s.sharing->mps.pinned_mem_mib, 20480);
+    assert_true(s.sharing->fail_requests_greater_than_one);
+    /* 8 GPUs x 4: more nvidia.com/gpu than a node has GPUs */
+    assert_int_equal(read_node("\"nvidia.com/gpu.replicas\":\"4\","
+                               "\"nvidia.com/gpu.sharing-strategy\":\"time-slicing\"",
+                               32, &a, &s, &info),
+                     GP_OK);
+    assert_int_equal(s.gpu_count, 8);
+    /* not shared so: whole GPUs as before */
+    const char *plain[] = {
+        "\"nvidia.com/gpu.replicas\":\"1\",\"nvidia.com/gpu.sharing-strategy\":\"none\"",
+        "\"nvidia.com/gpu.replicas\":\"4\",\"nvidia.com/gpu.sharing-strategy\":\"none\"",
+        "\"nvidia.com/gpu.product\":\"A100-SHARED\"",
+    };
+    for (size_t i = 0; i < sizeof plain / sizeof plain[0]; i++) {
+        assert_int_equal(read_node(plain[i], 4, &a, &s, &info), GP_OK);
+        assert_int_equal(s.gpu_count, 4);
+        assert_null(s.sharing);
+        assert_int_equal(info.replicas, 0);
+    }
+    assert_int_equal(read_node("\"nvidia.com/gpu.replicas\":\"1\"", 32, &a, &s, &info),
+                     GP_EINVALID); /* 32 GPUs */
+    gp_arena_free(&a);
+}
+
+static void restart(const char *strategy)
+{
+    struct world a;
+    w_open(&a, true);
+    w_shared_node(&a, "ts", 2, 4, strategy);
+    /* three pods a gpuplane before placed on GPU 1, and a new one */
+    w_placed(&a, "b1", "ts", "1", true);
+    w_placed(&a, "b2", "ts", "1", true);
+    w_placed(&a, "b3", "ts", "1", true);
+    w_pod(&a, "p1", 1);
+    assert_int_equal(w_cycle(&a), 1);
+    /* booked where their annotations say: GPU 1, the fullest with a
+     * free replica, takes the new pod (at the engine's own choice they
+     * would be on GPU 0, and p1 with them) */
+    assert_on(&a, "p1", "ts", "1");
+    w_close(&a);
+    /* the restart: GPU 1's four replicas are taken */
+    struct world b;
+    w_open(&b, true);
+    w_placed(&b, "half", "ts", "0", false);
+    w_pod(&b, "q1", 1);
+    w_pod(&b, "q2", 1);
+    assert_int_equal(w_cycle(&b), 3);
+    assert_on(&b, "half", "ts", "0"); /* resumed at its GPU */
+    assert_on(&b, "q1", "ts", "0");
+    assert_on(&b, "q2", "ts", "0");
+    for (int i = 1; i <= 3; i++) {
+        char name[8];
+        snprintf(name, sizeof name, "b%d", i);
+        assert_on(&b, name, "ts", "1"); /* untouched */
+    }
+    assert_int_equal(gp_kube_sched_stats(b.s).resumed, 1);
+    /* one replica left, on GPU 0 */
+    w_pod(&b, "q3", 1);
+    w_pod(&b, "q4", 1);
+    assert_int_equal(w_cycle(&b), 1);
+    assert_on(&b, "q3", "ts", "0");
+    assert_string_equal(w_node_of(&b, "q4", NULL), "");
+    assert_non_null(strstr(w_events(&b, "FailedScheduling", "q4"), "0/1 nodes are available"));
+    /* a fifth pod planted on GPU 1 by hand: the audit counts replicas */
+    w_placed(&b, "x", "ts", "1", true);
+    w_sync(&b);
+    assert_int_equal(gp_kube_sched_audit_all(b.s), 1);
+    assert_int_equal(gp_kube_sched_stats(b.s).audit_violations, 1);
+    assert_string_equal(
+        gp_kube_sched_audit_last(b.s),
+        "GPU 1 of node ts is booked by 5 pods (default/b1 and others), it has 4 replicas");
+    w_close(&b);
+}
+
+static void test_restart_timeslice(void **state)
+{
+    (void)state;
+    restart("time-slicing");
+}
+
+static void test_restart_mps(void **state)
+{
+    (void)state;
+    restart("mps");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_readers),
+        cmocka_unit_test_setup_teardown(test_restart_timeslice, kd_start, kd_stop),
+        cmocka_unit_test_setup_teardown(test_restart_mps, kd_start, kd_stop),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
