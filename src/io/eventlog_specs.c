@@ -110,61 +110,78 @@ static enum gp_err array_of(struct gp_evl_rd *r, const json_t *o, const char *ba
     return GP_OK;
 }
 
-static void *alloc(struct gp_evl_rd *r, size_t n, size_t size)
+/* An array of the log's: each item read by read into its place (size
+ * bytes) of an array in the arena; absent is no items unless required; not
+ * an array (or absent and required) is "FIELD: WHAT". */
+struct items_how {
+    const char *what;
+    bool required;
+    size_t size;
+    enum gp_err (*read)(struct gp_evl_rd *r, const json_t *e, const char *field, void *item);
+};
+
+/* The array v read as how says (NULL for no items), its size in *n, the
+ * error in *err (GP_OK or the first item's that did not read). */
+static void *items_of(struct gp_evl_rd *r, const json_t *v, const char *field,
+                      const struct items_how *how, size_t *n, enum gp_err *err)
 {
-    return n ? gp_arena_alloc(r->a, n * size) : NULL;
+    *n = 0;
+    *err = GP_OK;
+    if (!v && !how->required)
+        return NULL;
+    if (!json_is_array(v)) {
+        *err = gp_evl_bad(r, field, how->what);
+        return NULL;
+    }
+    size_t k = json_array_size(v);
+    char *mem = k ? gp_arena_alloc(r->a, k * how->size) : NULL;
+    if (k && !mem) {
+        *err = gp_diag_set(r->d, GP_ENOMEM, "out of memory");
+        return NULL;
+    }
+    for (size_t i = 0; i < k && *err == GP_OK; i++)
+        *err = how->read(r, json_array_get(v, i), field, mem + i * how->size);
+    if (*err != GP_OK)
+        return NULL;
+    *n = k;
+    return mem;
 }
+
+static enum gp_err string_item(struct gp_evl_rd *r, const json_t *e, const char *field, void *s)
+{
+    return str_item(r, e, field, s);
+}
+
+static const struct items_how strings_how = {"expected an array of strings", false,
+                                             sizeof(const char *), string_item};
 
 static enum gp_err strings(struct gp_evl_rd *r, const json_t *v, const char *field,
                            const char *const **out, size_t *n)
 {
-    *out = NULL;
-    *n = 0;
-    if (!v)
-        return GP_OK;
-    if (!json_is_array(v))
-        return gp_evl_bad(r, field, "expected an array of strings");
-    size_t k = json_array_size(v);
-    const char **s = alloc(r, k, sizeof *s);
-    if (k && !s)
-        return gp_diag_set(r->d, GP_ENOMEM, "out of memory");
-    for (size_t i = 0; i < k; i++) {
-        enum gp_err err = str_item(r, json_array_get(v, i), field, &s[i]);
-        if (err != GP_OK)
-            return err;
-    }
-    *out = s;
-    *n = k;
-    return GP_OK;
+    enum gp_err err;
+    *out = items_of(r, v, field, &strings_how, n, &err);
+    return err;
 }
 
-/* [[key, value], ...] */
+/* [key, value] */
+static enum gp_err kv_item(struct gp_evl_rd *r, const json_t *e, const char *field, void *item)
+{
+    struct gp_kv *kv = item;
+    if (!json_is_array(e) || json_array_size(e) != 2)
+        return gp_evl_bad(r, field, "expected an array of [key, value]");
+    enum gp_err err = str_item(r, json_array_get(e, 0), field, &kv->key);
+    return err != GP_OK ? err : str_item(r, json_array_get(e, 1), field, &kv->value);
+}
+
+static const struct items_how kv_how = {"expected an array of [key, value]", false,
+                                        sizeof(struct gp_kv), kv_item};
+
 static enum gp_err kv_of(struct gp_evl_rd *r, const json_t *v, const char *field,
                          const struct gp_kv **out, size_t *n)
 {
-    *out = NULL;
-    *n = 0;
-    if (!v)
-        return GP_OK;
-    if (!json_is_array(v))
-        return gp_evl_bad(r, field, "expected an array of [key, value]");
-    size_t k = json_array_size(v);
-    struct gp_kv *kv = alloc(r, k, sizeof *kv);
-    if (k && !kv)
-        return gp_diag_set(r->d, GP_ENOMEM, "out of memory");
-    for (size_t i = 0; i < k; i++) {
-        json_t *e = json_array_get(v, i);
-        if (!json_is_array(e) || json_array_size(e) != 2)
-            return gp_evl_bad(r, field, "expected an array of [key, value]");
-        enum gp_err err = str_item(r, json_array_get(e, 0), field, &kv[i].key);
-        if (err == GP_OK)
-            err = str_item(r, json_array_get(e, 1), field, &kv[i].value);
-        if (err != GP_OK)
-            return err;
-    }
-    *out = kv;
-    *n = k;
-    return GP_OK;
+    enum gp_err err;
+    *out = items_of(r, v, field, &kv_how, n, &err);
+    return err;
 }
 
 static enum gp_err get_kv(struct gp_evl_rd *r, const json_t *o, const char *base, const char *key,
@@ -190,6 +207,20 @@ static enum gp_err name_item(struct gp_evl_rd *r, const json_t *v, const char *f
     return GP_OK;
 }
 
+/* n integers of v, each 0 to below - 1, into out; "FIELD: WHAT" when one is
+ * not. */
+static enum gp_err small_ints(struct gp_evl_rd *r, const json_t *v, const char *field,
+                              json_int_t below, const char *what, uint8_t *out, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        json_t *e = json_array_get(v, i);
+        if (!json_is_integer(e) || json_integer_value(e) < 0 || json_integer_value(e) >= below)
+            return gp_evl_bad(r, field, what);
+        out[i] = (uint8_t)json_integer_value(e);
+    }
+    return GP_OK;
+}
+
 /* --- the engine's types ---------------------------------------------------- */
 
 enum gp_err gp_evl_pick(struct gp_evl_rd *r, const json_t *o, const char *field, struct gp_pick *p)
@@ -210,35 +241,22 @@ enum gp_err gp_evl_pick(struct gp_evl_rd *r, const json_t *o, const char *field,
     if (json_array_size(g) > GP_MAX_GPUS_PER_NODE)
         return gp_evl_bad(r, path_of(p2, sizeof p2, field, "gpus"), "more than 16 GPUs");
     p->ngpus = (uint8_t)json_array_size(g);
-    for (unsigned i = 0; i < p->ngpus; i++) {
-        json_t *v = json_array_get(g, i);
-        if (!json_is_integer(v) || json_integer_value(v) < 0 ||
-            json_integer_value(v) >= GP_MAX_GPUS_PER_NODE)
-            return gp_evl_bad(r, path_of(p2, sizeof p2, field, "gpus"),
-                              "expected GPU indexes 0 to 15");
-        p->gpu[i] = (uint8_t)json_integer_value(v);
-    }
     int64_t mp, rc;
-    if ((err = gp_evl_int(r, o, field, "mig_profile", -1, GP_MIG_MAX_PROFILES - 1, false, &mp)) !=
+    if ((err = small_ints(r, g, path_of(p2, sizeof p2, field, "gpus"), GP_MAX_GPUS_PER_NODE,
+                          "expected GPU indexes 0 to 15", p->gpu, p->ngpus)) != GP_OK ||
+        (err = gp_evl_int(r, o, field, "mig_profile", -1, GP_MIG_MAX_PROFILES - 1, false, &mp)) !=
             GP_OK ||
         (err = gp_evl_int(r, o, field, "reconfigured", 0, UINT16_MAX, false, &rc)) != GP_OK)
         return err;
     p->mig_profile = json_object_get(o, "mig_profile") ? (int8_t)mp : -1;
     p->reconfigured = (uint16_t)rc;
-    if (p->mig_profile != -1) {
-        if (!s || json_array_size(s) != p->ngpus)
-            return gp_evl_bad(r, path_of(p2, sizeof p2, field, "mig_start"),
-                              "expected one start a GPU");
-        for (unsigned i = 0; i < p->ngpus; i++) {
-            json_t *v = json_array_get(s, i);
-            if (!json_is_integer(v) || json_integer_value(v) < 0 ||
-                json_integer_value(v) >= GP_MIG_MAX_SLICES)
-                return gp_evl_bad(r, path_of(p2, sizeof p2, field, "mig_start"),
-                                  "expected memory slices 0 to 7");
-            p->mig_start[i] = (uint8_t)json_integer_value(v);
-        }
-    }
-    return GP_OK;
+    if (p->mig_profile == -1)
+        return GP_OK;
+    path_of(p2, sizeof p2, field, "mig_start");
+    if (!s || json_array_size(s) != p->ngpus)
+        return gp_evl_bad(r, p2, "expected one start a GPU");
+    return small_ints(r, s, p2, GP_MIG_MAX_SLICES, "expected memory slices 0 to 7", p->mig_start,
+                      p->ngpus);
 }
 
 static enum gp_err sharing_of(struct gp_evl_rd *r, const json_t *o, const char *field,
@@ -252,7 +270,6 @@ static enum gp_err sharing_of(struct gp_evl_rd *r, const json_t *o, const char *
     struct gp_sharing_spec *s = gp_arena_alloc(r->a, sizeof *s);
     if (!s)
         return gp_diag_set(r->d, GP_ENOMEM, "out of memory");
-    memset(s, 0, sizeof *s);
     char p[160];
     int mode;
     enum gp_err err = name_item(r, json_object_get(o, "mode"), path_of(p, sizeof p, field, "mode"),
@@ -325,6 +342,25 @@ static enum gp_err sharing_of(struct gp_evl_rd *r, const json_t *o, const char *
     return GP_OK;
 }
 
+/* [key, value, effect] */
+static enum gp_err taint_item(struct gp_evl_rd *r, const json_t *e, const char *field, void *item)
+{
+    struct gp_taint *t = item;
+    int eff;
+    enum gp_err err;
+    if (!json_is_array(e) || json_array_size(e) != 3)
+        return gp_evl_bad(r, field, "expected [key, value, effect]");
+    if ((err = str_item(r, json_array_get(e, 0), field, &t->key)) != GP_OK ||
+        (err = str_item(r, json_array_get(e, 1), field, &t->value)) != GP_OK ||
+        (err = name_item(r, json_array_get(e, 2), field, &gp_evl_effects, &eff)) != GP_OK)
+        return err;
+    t->effect = (enum gp_taint_effect)eff;
+    return GP_OK;
+}
+
+static const struct items_how taints_how = {"expected an array", false, sizeof(struct gp_taint),
+                                            taint_item};
+
 enum gp_err gp_evl_node(struct gp_evl_rd *r, const json_t *o, struct gp_node_spec *n)
 {
     static const char *const f = "node";
@@ -352,60 +388,38 @@ enum gp_err gp_evl_node(struct gp_evl_rd *r, const json_t *o, struct gp_node_spe
         return err;
     if (n->sharing && n->sharing->mode != GP_SHARE_EXCLUSIVE && n->gpu_count == 0)
         return gp_evl_bad(r, "node.sharing", "sharing needs GPUs (gpu_count is 0)");
-    const json_t *t;
-    if ((err = array_of(r, o, f, "taints", &t)) != GP_OK)
-        return err;
-    size_t k = json_array_size(t);
-    struct gp_taint *ts = alloc(r, k, sizeof *ts);
-    if (k && !ts)
-        return gp_diag_set(r->d, GP_ENOMEM, "out of memory");
-    for (size_t i = 0; i < k; i++) {
-        json_t *e = json_array_get(t, i);
-        int eff;
-        if (!json_is_array(e) || json_array_size(e) != 3)
-            return gp_evl_bad(r, "node.taints", "expected [key, value, effect]");
-        if ((err = str_item(r, json_array_get(e, 0), "node.taints", &ts[i].key)) != GP_OK ||
-            (err = str_item(r, json_array_get(e, 1), "node.taints", &ts[i].value)) != GP_OK ||
-            (err = name_item(r, json_array_get(e, 2), "node.taints", &gp_evl_effects, &eff)) !=
-                GP_OK)
-            return err;
-        ts[i].effect = (enum gp_taint_effect)eff;
-    }
-    n->taints = ts;
-    n->ntaints = k;
-    return GP_OK;
+    n->taints =
+        items_of(r, json_object_get(o, "taints"), "node.taints", &taints_how, &n->ntaints, &err);
+    return err;
 }
 
 /* --- a pod's affinity and spreading ---------------------------------------- */
 
+/* [key, op, values] */
+static enum gp_err expr_item(struct gp_evl_rd *r, const json_t *e, const char *field, void *item)
+{
+    struct gp_match_expr *x = item;
+    int op;
+    enum gp_err err;
+    if (!json_is_array(e) || json_array_size(e) != 3)
+        return gp_evl_bad(r, field, "expected an array of [key, op, values]");
+    if ((err = str_item(r, json_array_get(e, 0), field, &x->key)) != GP_OK ||
+        (err = name_item(r, json_array_get(e, 1), field, &gp_evl_match_ops, &op)) != GP_OK ||
+        (err = strings(r, json_array_get(e, 2), field, &x->values, &x->nvalues)) != GP_OK)
+        return err;
+    x->op = (enum gp_match_op)op;
+    return GP_OK;
+}
+
+static const struct items_how exprs_how = {"expected an array of [key, op, values]", true,
+                                           sizeof(struct gp_match_expr), expr_item};
+
 static enum gp_err exprs_of(struct gp_evl_rd *r, const json_t *v, const char *field,
                             const struct gp_match_expr **out, size_t *n)
 {
-    *out = NULL;
-    *n = 0;
-    if (!json_is_array(v))
-        return gp_evl_bad(r, field, "expected an array of [key, op, values]");
-    size_t k = json_array_size(v);
-    struct gp_match_expr *x = alloc(r, k, sizeof *x);
-    if (k && !x)
-        return gp_diag_set(r->d, GP_ENOMEM, "out of memory");
-    for (size_t i = 0; i < k; i++) {
-        json_t *e = json_array_get(v, i);
-        int op;
-        if (!json_is_array(e) || json_array_size(e) != 3)
-            return gp_evl_bad(r, field, "expected an array of [key, op, values]");
-        enum gp_err err = str_item(r, json_array_get(e, 0), field, &x[i].key);
-        if (err == GP_OK)
-            err = name_item(r, json_array_get(e, 1), field, &gp_evl_match_ops, &op);
-        if (err == GP_OK)
-            err = strings(r, json_array_get(e, 2), field, &x[i].values, &x[i].nvalues);
-        if (err != GP_OK)
-            return err;
-        x[i].op = (enum gp_match_op)op;
-    }
-    *out = x;
-    *n = k;
-    return GP_OK;
+    enum gp_err err;
+    *out = items_of(r, v, field, &exprs_how, n, &err);
+    return err;
 }
 
 static enum gp_err weight_of(struct gp_evl_rd *r, const json_t *o, const char *field, int32_t *w)
@@ -416,33 +430,29 @@ static enum gp_err weight_of(struct gp_evl_rd *r, const json_t *o, const char *f
     return err;
 }
 
+static enum gp_err node_term_item(struct gp_evl_rd *r, const json_t *e, const char *field,
+                                  void *item)
+{
+    struct gp_node_term *t = item;
+    enum gp_err err;
+    if (!json_is_object(e))
+        return gp_evl_bad(r, field, "expected an array of terms");
+    if ((err = exprs_of(r, json_object_get(e, "labels"), field, &t->labels, &t->nlabels)) !=
+            GP_OK ||
+        (err = exprs_of(r, json_object_get(e, "fields"), field, &t->fields, &t->nfields)) != GP_OK)
+        return err;
+    return weight_of(r, e, field, &t->weight);
+}
+
+static const struct items_how node_terms_how = {"expected an array of terms", true,
+                                                sizeof(struct gp_node_term), node_term_item};
+
 static enum gp_err node_terms_of(struct gp_evl_rd *r, const json_t *v, const char *field,
                                  const struct gp_node_term **out, size_t *n)
 {
-    *out = NULL;
-    *n = 0;
-    if (!json_is_array(v))
-        return gp_evl_bad(r, field, "expected an array of terms");
-    size_t k = json_array_size(v);
-    struct gp_node_term *t = alloc(r, k, sizeof *t);
-    if (k && !t)
-        return gp_diag_set(r->d, GP_ENOMEM, "out of memory");
-    for (size_t i = 0; i < k; i++) {
-        json_t *e = json_array_get(v, i);
-        if (!json_is_object(e))
-            return gp_evl_bad(r, field, "expected an array of terms");
-        enum gp_err err =
-            exprs_of(r, json_object_get(e, "labels"), field, &t[i].labels, &t[i].nlabels);
-        if (err == GP_OK)
-            err = exprs_of(r, json_object_get(e, "fields"), field, &t[i].fields, &t[i].nfields);
-        if (err == GP_OK)
-            err = weight_of(r, e, field, &t[i].weight);
-        if (err != GP_OK)
-            return err;
-    }
-    *out = t;
-    *n = k;
-    return GP_OK;
+    enum gp_err err;
+    *out = items_of(r, v, field, &node_terms_how, n, &err);
+    return err;
 }
 
 static enum gp_err selector_of(struct gp_evl_rd *r, const json_t *v, const char *field,
@@ -459,36 +469,56 @@ static enum gp_err selector_of(struct gp_evl_rd *r, const json_t *v, const char 
                         : exprs_of(r, json_object_get(v, "exprs"), field, &s->exprs, &s->nexprs);
 }
 
+static enum gp_err pod_term_item(struct gp_evl_rd *r, const json_t *e, const char *field,
+                                 void *item)
+{
+    struct gp_pod_term *t = item;
+    enum gp_err err;
+    if (!json_is_object(e))
+        return gp_evl_bad(r, field, "expected an array of terms");
+    if ((err = selector_of(r, json_object_get(e, "selector"), field, &t->selector)) != GP_OK ||
+        (err = strings(r, json_object_get(e, "namespaces"), field, &t->namespaces,
+                       &t->nnamespaces)) != GP_OK ||
+        (err = selector_of(r, json_object_get(e, "ns_selector"), field, &t->ns_selector)) !=
+            GP_OK ||
+        (err = gp_evl_str(r, e, field, "topology_key", false, &t->topology_key)) != GP_OK)
+        return err;
+    return weight_of(r, e, field, &t->weight);
+}
+
+static const struct items_how pod_terms_how = {"expected an array of terms", true,
+                                               sizeof(struct gp_pod_term), pod_term_item};
+
 static enum gp_err pod_terms_of(struct gp_evl_rd *r, const json_t *v, const char *field,
                                 const struct gp_pod_term **out, size_t *n)
 {
-    *out = NULL;
-    *n = 0;
-    if (!json_is_array(v))
-        return gp_evl_bad(r, field, "expected an array of terms");
-    size_t k = json_array_size(v);
-    struct gp_pod_term *t = alloc(r, k, sizeof *t);
-    if (k && !t)
-        return gp_diag_set(r->d, GP_ENOMEM, "out of memory");
-    for (size_t i = 0; i < k; i++) {
-        json_t *e = json_array_get(v, i);
-        if (!json_is_object(e))
-            return gp_evl_bad(r, field, "expected an array of terms");
-        enum gp_err err;
-        if ((err = selector_of(r, json_object_get(e, "selector"), field, &t[i].selector)) !=
-                GP_OK ||
-            (err = strings(r, json_object_get(e, "namespaces"), field, &t[i].namespaces,
-                           &t[i].nnamespaces)) != GP_OK ||
-            (err = selector_of(r, json_object_get(e, "ns_selector"), field, &t[i].ns_selector)) !=
-                GP_OK ||
-            (err = gp_evl_str(r, e, field, "topology_key", false, &t[i].topology_key)) != GP_OK ||
-            (err = weight_of(r, e, field, &t[i].weight)) != GP_OK)
-            return err;
-    }
-    *out = t;
-    *n = k;
+    enum gp_err err;
+    *out = items_of(r, v, field, &pod_terms_how, n, &err);
+    return err;
+}
+
+static enum gp_err spread_item(struct gp_evl_rd *r, const json_t *e, const char *f, void *item)
+{
+    struct gp_spread *s = item;
+    int64_t skew, mind;
+    enum gp_err err;
+    if (!json_is_object(e))
+        return gp_evl_bad(r, f, "spread: expected an array of objects");
+    if ((err = gp_evl_int(r, e, f, "max_skew", INT32_MIN, INT32_MAX, false, &skew)) != GP_OK ||
+        (err = gp_evl_int(r, e, f, "min_domains", INT32_MIN, INT32_MAX, false, &mind)) != GP_OK ||
+        (err = gp_evl_str(r, e, f, "topology_key", false, &s->topology_key)) != GP_OK ||
+        (err = get_bool(r, e, f, "schedule_anyway", &s->schedule_anyway)) != GP_OK ||
+        (err = get_bool(r, e, f, "ignore_affinity", &s->ignore_affinity)) != GP_OK ||
+        (err = get_bool(r, e, f, "honor_taints", &s->honor_taints)) != GP_OK ||
+        (err = selector_of(r, json_object_get(e, "selector"), f, &s->selector)) != GP_OK)
+        return err;
+    s->max_skew = (int32_t)skew;
+    s->min_domains = (int32_t)mind;
     return GP_OK;
 }
+
+static const struct items_how spread_how = {"spread: expected an array", true,
+                                            sizeof(struct gp_spread), spread_item};
 
 static enum gp_err constraints_of(struct gp_evl_rd *r, const json_t *o,
                                   const struct gp_pod_constraints **out)
@@ -502,7 +532,6 @@ static enum gp_err constraints_of(struct gp_evl_rd *r, const json_t *o,
     struct gp_pod_constraints *c = gp_arena_alloc(r->a, sizeof *c);
     if (!c)
         return gp_diag_set(r->d, GP_ENOMEM, "out of memory");
-    memset(c, 0, sizeof *c);
     enum gp_err err;
     if ((err = node_terms_of(r, json_object_get(o, "node_required"), f, &c->node_required,
                              &c->nnode_required)) != GP_OK ||
@@ -516,64 +545,42 @@ static enum gp_err constraints_of(struct gp_evl_rd *r, const json_t *o,
         (err = pod_terms_of(r, json_object_get(o, "anti_preferred"), f, &c->anti_preferred,
                             &c->nanti_preferred)) != GP_OK)
         return err;
-    json_t *sp = json_object_get(o, "spread");
-    if (!json_is_array(sp))
-        return gp_evl_bad(r, f, "spread: expected an array");
-    size_t k = json_array_size(sp);
-    struct gp_spread *s = alloc(r, k, sizeof *s);
-    if (k && !s)
-        return gp_diag_set(r->d, GP_ENOMEM, "out of memory");
-    for (size_t i = 0; i < k; i++) {
-        json_t *e = json_array_get(sp, i);
-        int64_t skew, mind;
-        if (!json_is_object(e))
-            return gp_evl_bad(r, f, "spread: expected an array of objects");
-        if ((err = gp_evl_int(r, e, f, "max_skew", INT32_MIN, INT32_MAX, false, &skew)) != GP_OK ||
-            (err = gp_evl_int(r, e, f, "min_domains", INT32_MIN, INT32_MAX, false, &mind)) !=
-                GP_OK ||
-            (err = gp_evl_str(r, e, f, "topology_key", false, &s[i].topology_key)) != GP_OK ||
-            (err = get_bool(r, e, f, "schedule_anyway", &s[i].schedule_anyway)) != GP_OK ||
-            (err = get_bool(r, e, f, "ignore_affinity", &s[i].ignore_affinity)) != GP_OK ||
-            (err = get_bool(r, e, f, "honor_taints", &s[i].honor_taints)) != GP_OK ||
-            (err = selector_of(r, json_object_get(e, "selector"), f, &s[i].selector)) != GP_OK)
-            return err;
-        s[i].max_skew = (int32_t)skew;
-        s[i].min_domains = (int32_t)mind;
-    }
-    c->spread = s;
-    c->nspread = k;
+    c->spread = items_of(r, json_object_get(o, "spread"), f, &spread_how, &c->nspread, &err);
+    if (err != GP_OK)
+        return err;
     *out = c;
     return GP_OK;
 }
 
+/* [key, value, exists, effect] */
+static enum gp_err toleration_item(struct gp_evl_rd *r, const json_t *e, const char *f, void *item)
+{
+    struct gp_toleration *t = item;
+    json_t *eff = json_array_get(e, 3);
+    enum gp_err err;
+    if (!json_is_array(e) || json_array_size(e) != 4 || !json_is_boolean(json_array_get(e, 2)))
+        return gp_evl_bad(r, f, "expected [key, value, exists, effect]");
+    if ((err = str_item(r, json_array_get(e, 0), f, &t->key)) != GP_OK ||
+        (err = str_item(r, json_array_get(e, 1), f, &t->value)) != GP_OK)
+        return err;
+    t->op_exists = json_is_true(json_array_get(e, 2));
+    t->any_effect = json_is_string(eff) && json_string_value(eff)[0] == '\0';
+    int x = 0;
+    if (!t->any_effect && (err = name_item(r, eff, f, &gp_evl_effects, &x)) != GP_OK)
+        return err;
+    t->effect = (enum gp_taint_effect)x;
+    return GP_OK;
+}
+
+static const struct items_how tolerations_how = {"expected an array", false,
+                                                 sizeof(struct gp_toleration), toleration_item};
+
 static enum gp_err tolerations_of(struct gp_evl_rd *r, const json_t *o, struct gp_pod_spec *p)
 {
-    static const char *const f = "pod.tolerations";
-    const json_t *t;
-    enum gp_err err = array_of(r, o, "pod", "tolerations", &t);
-    if (err != GP_OK)
-        return err;
-    size_t k = json_array_size(t);
-    struct gp_toleration *ts = alloc(r, k, sizeof *ts);
-    if (k && !ts)
-        return gp_diag_set(r->d, GP_ENOMEM, "out of memory");
-    for (size_t i = 0; i < k; i++) {
-        json_t *e = json_array_get(t, i), *eff = json_array_get(e, 3);
-        if (!json_is_array(e) || json_array_size(e) != 4 || !json_is_boolean(json_array_get(e, 2)))
-            return gp_evl_bad(r, f, "expected [key, value, exists, effect]");
-        if ((err = str_item(r, json_array_get(e, 0), f, &ts[i].key)) != GP_OK ||
-            (err = str_item(r, json_array_get(e, 1), f, &ts[i].value)) != GP_OK)
-            return err;
-        ts[i].op_exists = json_is_true(json_array_get(e, 2));
-        ts[i].any_effect = json_is_string(eff) && json_string_value(eff)[0] == '\0';
-        int x = 0;
-        if (!ts[i].any_effect && (err = name_item(r, eff, f, &gp_evl_effects, &x)) != GP_OK)
-            return err;
-        ts[i].effect = (enum gp_taint_effect)x;
-    }
-    p->tolerations = ts;
-    p->ntolerations = k;
-    return GP_OK;
+    enum gp_err err;
+    p->tolerations = items_of(r, json_object_get(o, "tolerations"), "pod.tolerations",
+                              &tolerations_how, &p->ntolerations, &err);
+    return err;
 }
 
 enum gp_err gp_evl_pod(struct gp_evl_rd *r, const json_t *o, struct gp_pod_spec *p)
@@ -634,6 +641,26 @@ static enum gp_err quota_of(struct gp_evl_rd *r, const json_t *o, const char *ke
     return GP_OK;
 }
 
+/* [model, guaranteed, borrow_limit, limited] */
+static enum gp_err model_item(struct gp_evl_rd *r, const json_t *e, const char *f, void *item)
+{
+    struct gp_model_quota *m = item;
+    enum gp_err err = GP_OK;
+    if (!json_is_array(e) || json_array_size(e) != 4 || !json_is_integer(json_array_get(e, 1)) ||
+        !json_is_integer(json_array_get(e, 2)) || !json_is_boolean(json_array_get(e, 3)) ||
+        (err = str_item(r, json_array_get(e, 0), f, &m->model)) != GP_OK)
+        return err != GP_OK
+                   ? err
+                   : gp_evl_bad(r, f, "expected [model, guaranteed, borrow_limit, limited]");
+    m->gpu_milli.guaranteed = json_integer_value(json_array_get(e, 1));
+    m->gpu_milli.borrow_limit = json_integer_value(json_array_get(e, 2));
+    m->gpu_milli.limited = json_is_true(json_array_get(e, 3));
+    return GP_OK;
+}
+
+static const struct items_how models_how = {"expected an array", false,
+                                            sizeof(struct gp_model_quota), model_item};
+
 enum gp_err gp_evl_queue(struct gp_evl_rd *r, const json_t *o, struct gp_queue_spec *q)
 {
     static const char *const f = "queue";
@@ -642,7 +669,6 @@ enum gp_err gp_evl_queue(struct gp_evl_rd *r, const json_t *o, struct gp_queue_s
         return gp_evl_bad(r, f, o ? "expected an object" : "missing");
     enum gp_err err;
     GP_EVL_U32(r, o, f, "parent", false, q->parent);
-    const json_t *m;
     if ((err = gp_evl_str(r, o, f, "name", true, &q->name)) != GP_OK ||
         (err = gp_evl_real(r, o, f, "weight", false, &q->weight)) != GP_OK ||
         (err = quota_of(r, o, "gpu_milli", &q->gpu_milli)) != GP_OK ||
@@ -650,29 +676,11 @@ enum gp_err gp_evl_queue(struct gp_evl_rd *r, const json_t *o, struct gp_queue_s
         (err = quota_of(r, o, "mem_mib", &q->mem_mib)) != GP_OK ||
         (err = get_bool(r, o, f, "no_preempt_within", &q->no_preempt_within)) != GP_OK ||
         (err = get_bool(r, o, f, "not_reclaimable", &q->not_reclaimable)) != GP_OK ||
-        (err = gp_evl_real(r, o, f, "min_runtime_s", false, &q->min_runtime_s)) != GP_OK ||
-        (err = array_of(r, o, f, "models", &m)) != GP_OK)
+        (err = gp_evl_real(r, o, f, "min_runtime_s", false, &q->min_runtime_s)) != GP_OK)
         return err;
-    size_t k = json_array_size(m);
-    struct gp_model_quota *mq = alloc(r, k, sizeof *mq);
-    if (k && !mq)
-        return gp_diag_set(r->d, GP_ENOMEM, "out of memory");
-    for (size_t i = 0; i < k; i++) {
-        json_t *e = json_array_get(m, i);
-        if (!json_is_array(e) || json_array_size(e) != 4 ||
-            !json_is_integer(json_array_get(e, 1)) || !json_is_integer(json_array_get(e, 2)) ||
-            !json_is_boolean(json_array_get(e, 3)) ||
-            (err = str_item(r, json_array_get(e, 0), "queue.models", &mq[i].model)) != GP_OK)
-            return err != GP_OK ? err
-                                : gp_evl_bad(r, "queue.models",
-                                             "expected [model, guaranteed, borrow_limit, limited]");
-        mq[i].gpu_milli.guaranteed = json_integer_value(json_array_get(e, 1));
-        mq[i].gpu_milli.borrow_limit = json_integer_value(json_array_get(e, 2));
-        mq[i].gpu_milli.limited = json_is_true(json_array_get(e, 3));
-    }
-    q->models = mq;
-    q->nmodels = k;
-    return GP_OK;
+    q->models =
+        items_of(r, json_object_get(o, "models"), "queue.models", &models_how, &q->nmodels, &err);
+    return err;
 }
 
 enum gp_err gp_evl_group(struct gp_evl_rd *r, const json_t *o, struct gp_group_spec *g)

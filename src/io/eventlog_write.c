@@ -82,27 +82,34 @@ static void set_str(json_t *o, const char *k, const char *v)
         json_object_set_new(o, k, json_string(v));
 }
 
-/* [[key, value], ...] (kept in order; a value may be null) */
-static json_t *kv_json(const struct gp_kv *kv, size_t n)
+/* [item(v[0]), ..., item(v[n - 1])]: an array of the engine's as JSON, in
+ * order, each item by its writer */
+static json_t *array_json(const void *v, size_t n, size_t size, json_t *(*item)(const void *))
 {
     json_t *a = json_array();
     for (size_t i = 0; i < n; i++)
-        json_array_append_new(a, json_pack("[s?,s?]", kv[i].key, kv[i].value));
+        json_array_append_new(a, item((const char *)v + i * size));
     return a;
+}
+#define ARRAY_JSON(v, n, item) array_json(v, n, sizeof *(v), item)
+
+/* [key, value] (a value may be null) */
+static json_t *kv_json(const void *item)
+{
+    const struct gp_kv *kv = item;
+    return json_pack("[s?,s?]", kv->key, kv->value);
 }
 
 static void set_kv(json_t *o, const char *k, const struct gp_kv *kv, size_t n)
 {
     if (n)
-        json_object_set_new(o, k, kv_json(kv, n));
+        json_object_set_new(o, k, ARRAY_JSON(kv, n, kv_json));
 }
 
-static json_t *strings_json(const char *const *v, size_t n)
+static json_t *string_json(const void *item)
 {
-    json_t *a = json_array();
-    for (size_t i = 0; i < n; i++)
-        json_array_append_new(a, v[i] ? json_string(v[i]) : json_null());
-    return a;
+    const char *const *s = item;
+    return *s ? json_string(*s) : json_null();
 }
 
 /* mig: the MIG fields written (a pick of the engine on a node without MIG
@@ -149,6 +156,13 @@ static json_t *sharing_json(const struct gp_sharing_spec *s)
     return o;
 }
 
+/* [key, value, effect] */
+static json_t *taint_json(const void *item)
+{
+    const struct gp_taint *t = item;
+    return json_pack("[s?,s?,s]", t->key, t->value, name_of(&gp_evl_effects, t->effect));
+}
+
 static json_t *node_json(const struct gp_node_spec *n)
 {
     json_t *o = json_object();
@@ -161,13 +175,8 @@ static json_t *node_json(const struct gp_node_spec *n)
     set_int(o, "gpu_mem_mib", n->gpu_mem_mib);
     set_int(o, "nvlink_gpus", n->nvlink_gpus);
     set_kv(o, "labels", n->labels, n->nlabels);
-    if (n->ntaints) {
-        json_t *a = json_array();
-        for (size_t i = 0; i < n->ntaints; i++)
-            json_array_append_new(a, json_pack("[s?,s?,s]", n->taints[i].key, n->taints[i].value,
-                                               name_of(&gp_evl_effects, n->taints[i].effect)));
-        json_object_set_new(o, "taints", a);
-    }
+    if (n->ntaints)
+        json_object_set_new(o, "taints", ARRAY_JSON(n->taints, n->ntaints, taint_json));
     set_real(o, "price_per_hour_usd", n->price_per_hour_usd);
     if (n->sharing)
         json_object_set_new(o, "sharing", sharing_json(n->sharing));
@@ -175,69 +184,72 @@ static json_t *node_json(const struct gp_node_spec *n)
     return o;
 }
 
-static json_t *exprs_json(const struct gp_match_expr *x, size_t n)
+/* [key, op, values] */
+static json_t *expr_json(const void *item)
 {
-    json_t *a = json_array();
-    for (size_t i = 0; i < n; i++)
-        json_array_append_new(a,
-                              json_pack("[s?,s,o]", x[i].key, name_of(&gp_evl_match_ops, x[i].op),
-                                        strings_json(x[i].values, x[i].nvalues)));
-    return a;
+    const struct gp_match_expr *x = item;
+    return json_pack("[s?,s,o]", x->key, name_of(&gp_evl_match_ops, x->op),
+                     ARRAY_JSON(x->values, x->nvalues, string_json));
 }
 
-static json_t *node_terms_json(const struct gp_node_term *t, size_t n)
+static json_t *node_term_json(const void *item)
 {
-    json_t *a = json_array();
-    for (size_t i = 0; i < n; i++)
-        json_array_append_new(
-            a, json_pack("{s:o,s:o,s:i}", "labels", exprs_json(t[i].labels, t[i].nlabels), "fields",
-                         exprs_json(t[i].fields, t[i].nfields), "weight", (json_int_t)t[i].weight));
-    return a;
+    const struct gp_node_term *t = item;
+    return json_pack("{s:o,s:o,s:i}", "labels", ARRAY_JSON(t->labels, t->nlabels, expr_json),
+                     "fields", ARRAY_JSON(t->fields, t->nfields, expr_json), "weight",
+                     (json_int_t)t->weight);
 }
 
 static json_t *selector_json(const struct gp_label_selector *s)
 {
     if (!s->set)
         return json_null();
-    return json_pack("{s:o,s:o}", "labels", kv_json(s->labels, s->nlabels), "exprs",
-                     exprs_json(s->exprs, s->nexprs));
+    return json_pack("{s:o,s:o}", "labels", ARRAY_JSON(s->labels, s->nlabels, kv_json), "exprs",
+                     ARRAY_JSON(s->exprs, s->nexprs, expr_json));
 }
 
-static json_t *pod_terms_json(const struct gp_pod_term *t, size_t n)
+static json_t *pod_term_json(const void *item)
 {
-    json_t *a = json_array();
-    for (size_t i = 0; i < n; i++)
-        json_array_append_new(
-            a, json_pack("{s:o,s:o,s:o,s:s?,s:i}", "selector", selector_json(&t[i].selector),
-                         "namespaces", strings_json(t[i].namespaces, t[i].nnamespaces),
-                         "ns_selector", selector_json(&t[i].ns_selector), "topology_key",
-                         t[i].topology_key, "weight", (json_int_t)t[i].weight));
-    return a;
+    const struct gp_pod_term *t = item;
+    return json_pack("{s:o,s:o,s:o,s:s?,s:i}", "selector", selector_json(&t->selector),
+                     "namespaces", ARRAY_JSON(t->namespaces, t->nnamespaces, string_json),
+                     "ns_selector", selector_json(&t->ns_selector), "topology_key", t->topology_key,
+                     "weight", (json_int_t)t->weight);
+}
+
+static json_t *spread_json(const void *item)
+{
+    const struct gp_spread *s = item;
+    return json_pack("{s:i,s:s?,s:b,s:o,s:i,s:b,s:b}", "max_skew", (json_int_t)s->max_skew,
+                     "topology_key", s->topology_key, "schedule_anyway", s->schedule_anyway,
+                     "selector", selector_json(&s->selector), "min_domains",
+                     (json_int_t)s->min_domains, "ignore_affinity", s->ignore_affinity,
+                     "honor_taints", s->honor_taints);
 }
 
 static json_t *constraints_json(const struct gp_pod_constraints *c)
 {
     json_t *o = json_object();
-    json_object_set_new(o, "node_required", node_terms_json(c->node_required, c->nnode_required));
+    json_object_set_new(o, "node_required",
+                        ARRAY_JSON(c->node_required, c->nnode_required, node_term_json));
     json_object_set_new(o, "node_preferred",
-                        node_terms_json(c->node_preferred, c->nnode_preferred));
-    json_object_set_new(o, "affinity", pod_terms_json(c->affinity, c->naffinity));
+                        ARRAY_JSON(c->node_preferred, c->nnode_preferred, node_term_json));
+    json_object_set_new(o, "affinity", ARRAY_JSON(c->affinity, c->naffinity, pod_term_json));
     json_object_set_new(o, "affinity_preferred",
-                        pod_terms_json(c->affinity_preferred, c->naffinity_preferred));
-    json_object_set_new(o, "anti", pod_terms_json(c->anti, c->nanti));
-    json_object_set_new(o, "anti_preferred", pod_terms_json(c->anti_preferred, c->nanti_preferred));
-    json_t *sp = json_array();
-    for (size_t i = 0; i < c->nspread; i++) {
-        const struct gp_spread *s = &c->spread[i];
-        json_array_append_new(sp, json_pack("{s:i,s:s?,s:b,s:o,s:i,s:b,s:b}", "max_skew",
-                                            (json_int_t)s->max_skew, "topology_key",
-                                            s->topology_key, "schedule_anyway", s->schedule_anyway,
-                                            "selector", selector_json(&s->selector), "min_domains",
-                                            (json_int_t)s->min_domains, "ignore_affinity",
-                                            s->ignore_affinity, "honor_taints", s->honor_taints));
-    }
-    json_object_set_new(o, "spread", sp);
+                        ARRAY_JSON(c->affinity_preferred, c->naffinity_preferred, pod_term_json));
+    json_object_set_new(o, "anti", ARRAY_JSON(c->anti, c->nanti, pod_term_json));
+    json_object_set_new(o, "anti_preferred",
+                        ARRAY_JSON(c->anti_preferred, c->nanti_preferred, pod_term_json));
+    json_object_set_new(o, "spread", ARRAY_JSON(c->spread, c->nspread, spread_json));
     return o;
+}
+
+/* [key, value, exists, effect] ("" for any effect) */
+static json_t *toleration_json(const void *item)
+{
+    const struct gp_toleration *t = item;
+    return json_pack("[s?,s?,b,s]", t->key, t->value, t->op_exists,
+                     t->any_effect ? "" : name_of(&gp_evl_effects, t->effect));
 }
 
 static json_t *pod_json(const struct gp_pod_spec *p)
@@ -251,18 +263,12 @@ static json_t *pod_json(const struct gp_pod_spec *p)
     set_int(o, "gpu_mem_mib", p->gpu_mem_mib);
     set_int(o, "queue", p->queue);
     if (p->ngpu_models)
-        json_object_set_new(o, "gpu_models", strings_json(p->gpu_models, p->ngpu_models));
+        json_object_set_new(o, "gpu_models",
+                            ARRAY_JSON(p->gpu_models, p->ngpu_models, string_json));
     set_kv(o, "node_selector", p->node_selector, p->nnode_selector);
-    if (p->ntolerations) {
-        json_t *a = json_array();
-        for (size_t i = 0; i < p->ntolerations; i++) {
-            const struct gp_toleration *t = &p->tolerations[i];
-            json_array_append_new(
-                a, json_pack("[s?,s?,b,s]", t->key, t->value, t->op_exists,
-                             t->any_effect ? "" : name_of(&gp_evl_effects, t->effect)));
-        }
-        json_object_set_new(o, "tolerations", a);
-    }
+    if (p->ntolerations)
+        json_object_set_new(o, "tolerations",
+                            ARRAY_JSON(p->tolerations, p->ntolerations, toleration_json));
     set_int(o, "priority", p->priority);
     set_bool(o, "preempt_never", p->preempt_never);
     set_int(o, "group", p->group);
@@ -287,6 +293,14 @@ static void quota_set(json_t *o, const char *k, const struct gp_quota *q)
                                       (json_int_t)q->borrow_limit, q->limited));
 }
 
+/* [model, guaranteed, borrow_limit, limited] */
+static json_t *model_json(const void *item)
+{
+    const struct gp_model_quota *m = item;
+    return json_pack("[s?,I,I,b]", m->model, (json_int_t)m->gpu_milli.guaranteed,
+                     (json_int_t)m->gpu_milli.borrow_limit, m->gpu_milli.limited);
+}
+
 static json_t *queue_json(const struct gp_queue_spec *q)
 {
     json_t *o = json_object();
@@ -296,19 +310,21 @@ static json_t *queue_json(const struct gp_queue_spec *q)
     quota_set(o, "gpu_milli", &q->gpu_milli);
     quota_set(o, "cpu_milli", &q->cpu_milli);
     quota_set(o, "mem_mib", &q->mem_mib);
-    if (q->nmodels) {
-        json_t *a = json_array();
-        for (size_t i = 0; i < q->nmodels; i++) {
-            const struct gp_quota *m = &q->models[i].gpu_milli;
-            json_array_append_new(a, json_pack("[s?,I,I,b]", q->models[i].model,
-                                               (json_int_t)m->guaranteed,
-                                               (json_int_t)m->borrow_limit, m->limited));
-        }
-        json_object_set_new(o, "models", a);
-    }
+    if (q->nmodels)
+        json_object_set_new(o, "models", ARRAY_JSON(q->models, q->nmodels, model_json));
     set_bool(o, "no_preempt_within", q->no_preempt_within);
     set_bool(o, "not_reclaimable", q->not_reclaimable);
     set_real(o, "min_runtime_s", q->min_runtime_s);
+    return o;
+}
+
+static json_t *group_json(const struct gp_group_spec *g)
+{
+    json_t *o = json_object();
+    set_str(o, "name", g->name);
+    set_int(o, "min_member", g->min_member);
+    set_str(o, "topology_key", g->topology_key);
+    set_bool(o, "topology_required", g->topology_required);
     return o;
 }
 
@@ -518,7 +534,7 @@ void gp_evlog_reset(struct gp_evlog *w, const char *policy, uint64_t seed)
     put(w, json_pack("{s:s,s:s,s:I}", "ev", "reset", "policy", policy, "seed", (json_int_t)seed));
 }
 
-/* {"ev": ev, "id": id} or {"ev": ev, "err": "..."} with `key`: body */
+/* {"ev": ev, "id": id} or {"ev": ev, "err": "..."} */
 static json_t *call(const char *ev, enum gp_err err, uint32_t id)
 {
     json_t *o = json_pack("{s:s}", "ev", ev);
@@ -529,24 +545,25 @@ static json_t *call(const char *ev, enum gp_err err, uint32_t id)
     return o;
 }
 
+/* o (a call) written with `key`: spec (both stolen) */
+static void put_spec(struct gp_evlog *w, json_t *o, const char *key, json_t *spec)
+{
+    json_object_set_new(o, key, spec);
+    put(w, o);
+}
+
 void gp_evlog_queue_set(struct gp_evlog *w, const struct gp_queue_spec *q, enum gp_err err,
                         uint32_t id)
 {
-    if (!engine_event(w))
-        return;
-    json_t *o = call("queue_set", err, id);
-    json_object_set_new(o, "queue", queue_json(q));
-    put(w, o);
+    if (engine_event(w))
+        put_spec(w, call("queue_set", err, id), "queue", queue_json(q));
 }
 
 void gp_evlog_node_add(struct gp_evlog *w, const struct gp_node_spec *n, enum gp_err err,
                        uint32_t id)
 {
-    if (!engine_event(w))
-        return;
-    json_t *o = call("node_add", err, id);
-    json_object_set_new(o, "node", node_json(n));
-    put(w, o);
+    if (engine_event(w))
+        put_spec(w, call("node_add", err, id), "node", node_json(n));
 }
 
 void gp_evlog_node_drain(struct gp_evlog *w, uint32_t node)
@@ -558,15 +575,8 @@ void gp_evlog_node_drain(struct gp_evlog *w, uint32_t node)
 void gp_evlog_group_add(struct gp_evlog *w, const struct gp_group_spec *g, enum gp_err err,
                         uint32_t id)
 {
-    if (!engine_event(w))
-        return;
-    json_t *o = call("group_add", err, id), *b = json_object();
-    set_str(b, "name", g->name);
-    set_int(b, "min_member", g->min_member);
-    set_str(b, "topology_key", g->topology_key);
-    set_bool(b, "topology_required", g->topology_required);
-    json_object_set_new(o, "group", b);
-    put(w, o);
+    if (engine_event(w))
+        put_spec(w, call("group_add", err, id), "group", group_json(g));
 }
 
 void gp_evlog_pod_add(struct gp_evlog *w, const struct gp_pod_spec *p, double t_s, enum gp_err err,
@@ -576,8 +586,7 @@ void gp_evlog_pod_add(struct gp_evlog *w, const struct gp_pod_spec *p, double t_
         return;
     json_t *o = call("pod_add", err, id);
     json_object_set_new(o, "t", json_real(t_s));
-    json_object_set_new(o, "pod", pod_json(p));
-    put(w, o);
+    put_spec(w, o, "pod", pod_json(p));
 }
 
 void gp_evlog_pod_assign(struct gp_evlog *w, uint32_t pod, uint32_t node,
