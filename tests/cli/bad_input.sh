@@ -8,9 +8,7 @@ src="${GP_SRC:?}"
 bad="$src/tests/data/bad"
 good_cluster="$src/examples/cluster-mixed.yaml"
 good_workload="$src/examples/workload-mixed.yaml"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fails=0
+. "$src/tests/cli/lib/common.sh"
 
 # expect NAME PATTERN ARGS... : exit 2, one stderr line matching PATTERN, no outputs
 expect() {

@@ -8,13 +8,7 @@ set -uo pipefail
 gp="${GPUPLANE:?}"
 src="${GP_SRC:?}"
 golden="$src/tests/golden"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fails=0
-failed() {
-    echo "FAIL $*"
-    fails=$((fails + 1))
-}
+. "$src/tests/cli/lib/common.sh"
 
 # golden NAME RC ARGS...: compat ARGS exits RC and prints tests/golden/NAME
 golden() {

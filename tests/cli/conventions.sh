@@ -10,14 +10,8 @@ src="${GP_SRC:?}"
 cluster="$src/examples/cluster-mixed.yaml"
 workload="$src/examples/workload-mixed.yaml"
 fx="$src/tests/data/packing"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+. "$src/tests/cli/lib/common.sh"
 cd "$tmp" || exit 1
-fails=0
-fail() {
-    echo "FAIL $*"
-    fails=$((fails + 1))
-}
 commands="sim packing render providers compat"
 version=$("$gp" --version)
 

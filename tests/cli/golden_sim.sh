@@ -9,9 +9,7 @@ golden="$src/tests/golden"
 # relative paths: the input names are part of the JSON, the same in every clone
 cd "$src"
 data="tests/data/sim"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fails=0
+. "$src/tests/cli/lib/common.sh"
 
 # case NAME ARGS... : runs gpuplane sim ARGS --json --csv and compares
 case_() {

@@ -6,9 +6,7 @@
 set -uo pipefail
 gp="${GPUPLANE:?}"
 src="${GP_SRC:?}"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fails=0
+. "$src/tests/cli/lib/common.sh"
 GPUPLANE="$gp" GPUPLANE_NVML="$tmp/none/libnvidia-ml.so.1" bash "$src/scripts/gpu-smoke.sh" \
     >"$tmp/out" 2>&1
 rc=$?

@@ -10,10 +10,8 @@ gp="${GPUPLANE:?}"
 src="${GP_SRC:?}"
 cluster="$src/examples/cluster-mixed.yaml"
 workload="$src/examples/workload-mixed.yaml"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+. "$src/tests/cli/lib/common.sh"
 cd "$tmp" || exit 1
-fails=0
 
 # expect NAME PATTERN CMD...: exit 2 within 60 s, one stderr line matching PATTERN
 expect() {

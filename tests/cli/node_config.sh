@@ -7,13 +7,7 @@
 # failOnInitError false waiting after a failed start instead of exiting.
 set -uo pipefail
 gp="${GPUPLANE:?}"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fails=0
-failed() {
-    echo "FAIL $*"
-    fails=$((fails + 1))
-}
+. "${GP_SRC:?}/tests/cli/lib/common.sh"
 
 cat >"$tmp/inv.json" <<'JSON'
 {"driver": "535.104.05", "cuda": 12020,

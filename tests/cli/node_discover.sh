@@ -10,13 +10,7 @@ fake="${GP_FAKENVML:-}"
     echo "no fake NVML built"
     exit 77
 }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fails=0
-failed() {
-    echo "FAIL $*"
-    fails=$((fails + 1))
-}
+. "${GP_SRC:?}/tests/cli/lib/common.sh"
 
 cat >"$tmp/nvml.conf" <<'CONF'
 driver 535.104.05

@@ -9,15 +9,9 @@
 set -uo pipefail
 gp="${GPUPLANE:?}"
 src="${GP_SRC:?}"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+. "$src/tests/cli/lib/common.sh"
 export GPUPLANE_NVML="$tmp/no-such/libnvidia-ml.so.1"
 export PATH="/usr/local/bin:/usr/bin:/bin"
-fails=0
-failed() {
-    echo "FAIL $*"
-    fails=$((fails + 1))
-}
 
 # doctor NAME RC ARGS...: the doctor exits RC; its output in $tmp/NAME
 doctor() {

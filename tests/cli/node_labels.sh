@@ -12,14 +12,9 @@ if [ -z "$fake" ] || [ ! -f "$fake" ] || [ ! -x "$double" ] || ! command -v pyth
     echo "SKIP: needs the fake NVML (GP_FAKENVML), $double and python3"
     exit 77
 fi
-tmp=$(mktemp -d)
+. "${GP_SRC:?}/tests/cli/lib/common.sh"
 dpid=
 trap '[ -n "$dpid" ] && kill "$dpid" 2>/dev/null; rm -rf "$tmp"' EXIT
-fails=0
-failed() {
-    echo "FAIL $*"
-    fails=$((fails + 1))
-}
 cat >"$tmp/fake.conf" <<'CONF'
 driver 550.54.15
 cuda 12040

@@ -12,10 +12,8 @@ gp="${GPUPLANE:?}"
 src="${GP_SRC:?}"
 cluster="$src/examples/cluster-mixed.yaml"
 workload="$src/examples/workload-mixed.yaml"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+. "$src/tests/cli/lib/common.sh"
 cd "$tmp" || exit 1
-fails=0
 # Never hand a path in the machine's /dev to a binary that may be broken
 # while running as root (it could replace it): root uses private device
 # nodes made here, others the real ones (which they cannot replace).
@@ -26,10 +24,6 @@ if [ "$(id -u)" -eq 0 ]; then
 else
     devnull=/dev/null devfull=/dev/full stdout_link=/dev/stdout
 fi
-fail() {
-    echo "FAIL $*"
-    fails=$((fails + 1))
-}
 ok() { echo "ok   $*"; }
 sim() { "$gp" sim --cluster "$cluster" --workload "$workload" --quiet "$@"; }
 no_temporaries() { # no .*.gpuplane-* left in the directory $1

@@ -9,14 +9,7 @@ set -uo pipefail
 gp="${GPUPLANE:?}"
 src="${GP_SRC:?}"
 fx="$src/tests/data/packing"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fails=0
-
-fail() {
-    echo "FAIL $*"
-    fails=$((fails + 1))
-}
+. "$src/tests/cli/lib/common.sh"
 
 base=(--data "$fx" --expected "$fx/expected" --workloads default,gpushare40
       --policies best-fit,fgd,random --seeds 1-3)

@@ -17,8 +17,7 @@ if [ ! -r "$data/openb_node_list_gpu_node.csv" ] || [ ! -r "$expected/analysis_a
     echo "skipped: no openb trace or FGD results under $shared/data"
     exit 77
 fi
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+. "${GP_SRC:?}/tests/cli/lib/common.sh"
 
 if ! "$gp" packing --data "$data" --expected "$expected" \
     --workloads default,gpushare40,multigpu50 --policies best-fit,fgd --seeds 42-43 \

@@ -11,13 +11,7 @@ set -uo pipefail
 gp="${GPUPLANE:?}"
 src="${GP_SRC:?}"
 data="$src/tests/data/plan"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fails=0
-failed() {
-    echo "FAIL $*"
-    fails=$((fails + 1))
-}
+. "$src/tests/cli/lib/common.sh"
 
 # plan NAME WORKLOAD LIMITS: runs the plan with the test offers into NAME.json
 plan() {

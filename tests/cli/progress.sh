@@ -9,8 +9,7 @@ if ! command -v script >/dev/null 2>&1; then
     exit 77
 fi
 cd "$src"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+. "$src/tests/cli/lib/common.sh"
 args="--cluster examples/cluster-mixed.yaml --workload examples/workload-mixed.yaml --quiet --json $tmp/out.json"
 GPUPLANE_PROGRESS_DELAY=0 script -qec "$gp sim $args" /dev/null </dev/null >"$tmp/tty.txt" 2>&1
 if ! tr '\r' '\n' <"$tmp/tty.txt" | grep -q 'simulating \[#*.*\] 100%'; then

@@ -12,13 +12,7 @@ src="${GP_SRC:?}"
 golden="$src/tests/golden"
 bad="$src/tests/data/offers"
 cd "$src"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fails=0
-failed() {
-    echo "FAIL $*"
-    fails=$((fails + 1))
-}
+. "$src/tests/cli/lib/common.sh"
 today=2026-12-01
 
 # golden NAME ARGS...: the output of `providers ARGS` is tests/golden/NAME

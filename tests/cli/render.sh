@@ -10,13 +10,7 @@ src="${GP_SRC:?}"
 golden="$src/tests/golden"
 bad="$src/tests/data/bad"
 cd "$src"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fails=0
-failed() {
-    echo "FAIL $*"
-    fails=$((fails + 1))
-}
+. "$src/tests/cli/lib/common.sh"
 
 # --- the example against the golden files ---------------------------------
 if ! "$gp" render --cluster examples/cluster-sharing.yaml --out "$tmp/out" >"$tmp/wrote" \

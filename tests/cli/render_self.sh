@@ -9,13 +9,7 @@ set -uo pipefail
 gp="${GPUPLANE:?}"
 src="${GP_SRC:?}"
 golden="$src/tests/golden/deploy-self.yaml"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fails=0
-failed() {
-    echo "FAIL $*"
-    fails=$((fails + 1))
-}
+. "$src/tests/cli/lib/common.sh"
 
 "$gp" render --self >"$tmp/stream" 2>"$tmp/err" || failed "render --self: $(cat "$tmp/err")"
 [ -s "$tmp/err" ] && failed "render --self wrote to stderr: $(cat "$tmp/err")"

@@ -5,8 +5,7 @@
 set -uo pipefail
 gp="${GPUPLANE:?}"
 src="${GP_SRC:?}"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+. "$src/tests/cli/lib/common.sh"
 cat >"$tmp/zero.yaml" <<'YAML'
 apiVersion: gpuplane.io/v1
 kind: Cluster

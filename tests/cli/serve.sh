@@ -9,9 +9,7 @@ set -uo pipefail
 gp="${GPUPLANE:?}"
 src="${GP_SRC:?}"
 cd "$src"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fails=0
+. "$src/tests/cli/lib/common.sh"
 data=tests/data/serve
 
 # bad NAME EXPECTED SED: the Azure manifest edited by SED must fail with

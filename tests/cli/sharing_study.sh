@@ -8,13 +8,7 @@ gp="${GPUPLANE:?}"
 src="${GP_SRC:?}"
 golden="$src/tests/golden"
 cd "$src" # relative paths: the workload's name is part of the output
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fails=0
-fail() {
-    echo "FAIL $*"
-    fails=$((fails + 1))
-}
+. "$src/tests/cli/lib/common.sh"
 
 ex=examples/renters-question
 if ! "$gp" sim --compare-sharing --cluster "$ex/cluster.yaml" --workload "$ex/models.yaml" \

@@ -9,13 +9,7 @@
 # field, exit 2 and nothing on stdout.
 set -uo pipefail
 gp="${GPUPLANE:?}"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fails=0
-failed() {
-    echo "FAIL $*"
-    fails=$((fails + 1))
-}
+. "${GP_SRC:?}/tests/cli/lib/common.sh"
 
 log() { # the lines of a small log: one node of 4 GPUs, one pod of 1
     cat <<'EOF'

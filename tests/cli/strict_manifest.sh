@@ -9,9 +9,7 @@ set -uo pipefail
 gp="${GPUPLANE:?}"
 src="${GP_SRC:?}"
 cluster="$src/examples/cluster-mixed.yaml"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fails=0
+. "$src/tests/cli/lib/common.sh"
 
 job() { # job NAME CONTAINER-LINES... : a Job whose one container has the lines
     local name="$1"

@@ -8,9 +8,7 @@
 # summary, the JSON and the report with the reason in numbers.
 set -uo pipefail
 gp="${GPUPLANE:?}"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fails=0
+. "${GP_SRC:?}/tests/cli/lib/common.sh"
 fail() {
     echo "FAIL: $*"
     fails=$((fails + 1))

@@ -18,9 +18,7 @@ if [ "${GP_SANITIZE:-0}" = 1 ]; then
     exit 77
 fi
 cd "$src"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fails=0
+. "$src/tests/cli/lib/common.sh"
 
 # check NAME ARGS... : gpuplane sim ARGS under memcheck
 check() {
