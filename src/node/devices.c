@@ -209,6 +209,100 @@ static bool pod_chosen(const struct gp_node_choice *c, unsigned nvml_index)
     return false;
 }
 
+enum gp_err gp_node_choice_mig_parse(const char *s, struct gp_node_choice *c, struct gp_diag *diag)
+{
+    c->n_mig = 0;
+    c->mig_profile[0] = '\0';
+    const char *colon = strchr(s, ':');
+    size_t plen = colon ? (size_t)(colon - s) : 0;
+    if (!colon || plen == 0 || plen >= sizeof c->mig_profile)
+        return gp_diag_set(diag, GP_EINVALID,
+                           "gpuplane.io/mig is \"%.200s\", not PROFILE:GPU@SLICE,...", s);
+    memcpy(c->mig_profile, s, plen);
+    c->mig_profile[plen] = '\0';
+    const char *q = colon + 1;
+    for (;;) {
+        char *end;
+        unsigned long g = strtoul(q, &end, 10), st;
+        bool ok = end != q && *end == '@' && *q >= '0' && *q <= '9';
+        if (ok) {
+            q = end + 1;
+            st = strtoul(q, &end, 10);
+            ok = end != q && *q >= '0' && *q <= '9' && (*end == ',' || *end == '\0') &&
+                 g < GP_NODE_MAX_GPUS && st < 64;
+        }
+        if (!ok)
+            return gp_diag_set(diag, GP_EINVALID,
+                               "gpuplane.io/mig is \"%.200s\", not PROFILE:GPU@SLICE,...", s);
+        for (size_t i = 0; i < c->n_mig; i++)
+            if (c->mig_gpu[i] == g && c->mig_start[i] == st)
+                return gp_diag_set(diag, GP_EINVALID,
+                                   "gpuplane.io/mig \"%.200s\" names instance %lu@%lu twice", s, g,
+                                   st);
+        bool listed = false;
+        for (size_t i = 0; i < c->n; i++)
+            listed |= c->index[i] == g;
+        if (!listed)
+            return gp_diag_set(diag, GP_EINVALID,
+                               "gpuplane.io/mig \"%.200s\" names GPU %lu, which gpuplane.io/gpus "
+                               "does not",
+                               s, g);
+        if (c->n_mig == GP_NODE_ALLOC_MAX)
+            return gp_diag_set(diag, GP_ELIMIT, "gpuplane.io/mig names more than %d instances",
+                               GP_NODE_ALLOC_MAX);
+        c->mig_gpu[c->n_mig] = (unsigned)g;
+        c->mig_start[c->n_mig++] = (unsigned)st;
+        if (*end == '\0')
+            return GP_OK;
+        q = end + 1;
+    }
+}
+
+/* The position in the choice's MIG instances of d's instance (its GPU's
+ * index, its first slice, its profile); -1 when it is none of them or
+ * its placement is unknown (size 0: NVML refused the GPU instance info). */
+static long mig_pick(const struct gp_node_choice *c, const struct gp_node_inventory *inv,
+                     const struct gp_node_dev *d)
+{
+    if (!c || !c->set || d->mig < 0)
+        return -1;
+    const struct gp_node_gpu *gpu = &inv->gpus[d->gpu];
+    const struct gp_node_mig *m = &gpu->migs[d->mig];
+    if (m->size == 0 || strcmp(m->profile, c->mig_profile) != 0)
+        return -1;
+    for (size_t i = 0; i < c->n_mig; i++)
+        if (c->mig_gpu[i] == gpu->index && c->mig_start[i] == m->start)
+            return (long)i;
+    return -1;
+}
+
+/* MIG devices for a choice that names instances: must first, then each
+ * chosen instance the kubelet has available, in the annotation's order
+ * (one replica of each when shared); nothing else. */
+static size_t prefer_mig(const struct gp_node_resource *r, const struct gp_node_inventory *inv,
+                         const bool *av, const bool *mu, size_t size,
+                         const struct gp_node_choice *choice, size_t *out)
+{
+    size_t k = 0;
+    bool inst[GP_NODE_ALLOC_MAX] = {false};
+    for (size_t i = 0; i < r->n && k < size; i++)
+        if (mu[i]) {
+            long c = mig_pick(choice, inv, &r->devs[i]);
+            if (c >= 0 && inst[c])
+                continue;
+            out[k++] = i;
+            if (c >= 0)
+                inst[c] = true;
+        }
+    for (size_t c = 0; c < choice->n_mig && k < size; c++)
+        for (size_t i = 0; i < r->n && !inst[c]; i++)
+            if (av[i] && !mu[i] && mig_pick(choice, inv, &r->devs[i]) == (long)c) {
+                out[k++] = i;
+                inst[c] = true;
+            }
+    return k;
+}
+
 /* NVLinks between GPU position g and the GPUs of mask (positions). */
 static unsigned links_to(const struct gp_node_inventory *inv, size_t g, const bool *in)
 {
@@ -305,6 +399,10 @@ size_t gp_node_dev_prefer(const struct gp_node_resource *r, const struct gp_node
         k = prefer_whole(r, inv, gav, gmu, size, out);
         goto done;
     }
+    if (choice && choice->set && choice->n_mig > 0 && r->n > 0 && r->devs[0].mig >= 0) {
+        k = prefer_mig(r, inv, av, mu, size, choice, out);
+        goto done;
+    }
     /* replicas or MIG devices, or a choice: must first, then the chosen
      * GPUs, then the GPUs with the most replicas still available; one
      * device per GPU */
@@ -391,6 +489,7 @@ enum gp_err gp_node_dev_allocate(const struct gp_node_resource *r,
                            "resources is 1",
                            r->name, n_ids);
     bool gpu_seen[GP_NODE_MAX_GPUS] = {false};
+    bool mig_seen[GP_NODE_MAX_GPUS][GP_NODE_MAX_MIGS] = {{false}};
     for (size_t i = 0; i < n_ids; i++) {
         long d = gp_node_dev_find(r, ids[i]);
         if (d < 0)
@@ -404,12 +503,44 @@ enum gp_err gp_node_dev_allocate(const struct gp_node_resource *r,
             return gp_diag_set(diag, GP_EINVALID,
                                "%s: two replicas of GPU %s for one container (\"%s\")", r->name,
                                r->devs[d].uuid, ids[i]);
+        int m = r->devs[d].mig;
+        if (r->shared && m >= 0 && mig_seen[g][m]) /* #491, for a MIG device's replicas */
+            return gp_diag_set(diag, GP_EINVALID,
+                               "%s: two replicas of MIG device %s for one container (\"%s\")",
+                               r->name, r->devs[d].uuid, ids[i]);
         gpu_seen[g] = true;
+        if (m >= 0 && m < GP_NODE_MAX_MIGS)
+            mig_seen[g][m] = true;
         out->dev[out->n++] = (size_t)d;
         memcpy(out->asked[out->n_asked++], r->devs[d].id, GP_NODE_DEV_ID_LEN);
     }
-    if (choice && choice->set && r->devs[out->dev[0]].mig >= 0) {
-        /* MIG devices: on the pod's GPUs, however many of each */
+    if (choice && choice->set && r->devs[out->dev[0]].mig >= 0 && choice->n_mig > 0) {
+        /* MIG devices: exactly the instances the scheduler chose (it books
+         * their memory slices); never swapped for them as whole GPUs are,
+         * since the kubelet names another instance when it holds the chosen
+         * one for another container, or when it ignored the preference */
+        for (size_t i = 0; i < out->n; i++) {
+            const struct gp_node_dev *x = &r->devs[out->dev[i]];
+            const struct gp_node_gpu *gpu = &inv->gpus[x->gpu];
+            const struct gp_node_mig *m = &gpu->migs[x->mig];
+            if (m->size == 0)
+                return gp_diag_set(diag, GP_EINVALID,
+                                   "%s: the placement of MIG device %s on GPU %u is unknown "
+                                   "(NVML gave no GPU instance info: run the agent as root), so "
+                                   "it cannot be matched to the instances the scheduler chose for "
+                                   "%s",
+                                   r->name, x->uuid, gpu->index, choice->pod);
+            if (mig_pick(choice, inv, x) < 0)
+                return gp_diag_set(diag, GP_EINVALID,
+                                   "%s: the kubelet's MIG device %s (%s at GPU %u slice %u) for %s "
+                                   "is not one of the instances the scheduler chose (%s:%zu "
+                                   "instance(s))",
+                                   r->name, x->uuid, m->profile, gpu->index, m->start, choice->pod,
+                                   choice->mig_profile, choice->n_mig);
+        }
+    } else if (choice && choice->set && r->devs[out->dev[0]].mig >= 0) {
+        /* MIG devices, no instances named: on the pod's GPUs, however many
+         * of each */
         for (size_t i = 0; i < out->n; i++)
             if (!pod_chosen(choice, inv->gpus[r->devs[out->dev[i]].gpu].index))
                 return gp_diag_set(diag, GP_EINVALID,

@@ -79,14 +79,29 @@ struct gp_node_choice {
     unsigned pod_index[GP_NODE_MAX_GPUS];
     char pod[320];      /* "ns/name" (63 + 1 + 253 characters at most), for messages */
     char container[64]; /* the container served; "" when the pod's spec was not read */
+    /* The MIG instances the scheduler chose for the pod (gpuplane.io/mig,
+     * docs/kube.md "Annotations": "1g.10gb:0@0,0@1"), each a GPU index and
+     * the instance's first memory slice; n_mig 0 when the pod names none
+     * (its MIG devices are then only checked against its GPUs). */
+    size_t n_mig;
+    char mig_profile[32];
+    unsigned mig_gpu[GP_NODE_ALLOC_MAX], mig_start[GP_NODE_ALLOC_MAX];
 };
+
+/* The MIG instances of gpuplane.io/mig ("1g.10gb:0@0,0@1,3@6") into c,
+ * whose index[0..n-1] already holds the pod's gpuplane.io/gpus.
+ * GP_EINVALID with a one-line diag: not PROFILE:GPU@SLICE,..., an
+ * instance named twice, more than GP_NODE_ALLOC_MAX of them, a GPU that
+ * gpuplane.io/gpus does not name. */
+enum gp_err gp_node_choice_mig_parse(const char *s, struct gp_node_choice *c, struct gp_diag *diag);
 
 /* GetPreferredAllocation for one container: size devices of avail
  * including must. With a choice: replicas on the chosen GPUs (one per
- * GPU). Otherwise whole GPUs the most NVLinked together (then the lowest
- * indexes) and, for replicas, distinct GPUs with the most free replicas.
- * Never two replicas of one GPU. out receives device positions in r;
- * returns how many (less than size when avail cannot give it). */
+ * GPU); MIG devices of a choice with instances: those instances only
+ * (in the annotation's order; fewer when the kubelet has not them all). Otherwise whole GPUs the
+ * most NVLinked together (then the lowest indexes) and, for replicas, distinct GPUs with the most
+ * free replicas. Never two replicas of one GPU. out receives device positions in r; returns how
+ * many (less than size when avail cannot give it). */
 size_t gp_node_dev_prefer(const struct gp_node_resource *r, const struct gp_node_inventory *inv,
                           const char *const *avail, size_t n_avail, const char *const *must,
                           size_t n_must, size_t size, const struct gp_node_choice *choice,
@@ -107,11 +122,14 @@ struct gp_node_alloc {
 
 /* Allocate for one container's device IDs. Refused (GP_EINVALID, the
  * reason in diag): an unknown or duplicate ID (HAMi #1741), two replicas
- * of one GPU (NVIDIA #491), more than one shared device under
- * failRequestsGreaterThanOne, a choice the request cannot match (its size
- * differs, or MIG devices off the pod's GPUs). With a choice for whole
+ * of one GPU or of one MIG device (NVIDIA #491), more than one shared
+ * device under failRequestsGreaterThanOne, a choice the request cannot
+ * match (its size differs; MIG devices that are not the instances the
+ * scheduler chose, or, when it named none, off the pod's GPUs; a MIG
+ * device whose placement NVML did not give). With a choice for whole
  * GPUs or replicas, the container gets the chosen GPUs whatever IDs the
- * kubelet picked (the scheduler is the one that books them). */
+ * kubelet picked (the scheduler is the one that books them); MIG devices
+ * are never swapped (docs/node.md, "Which pod an Allocate serves"). */
 enum gp_err gp_node_dev_allocate(const struct gp_node_resource *r,
                                  const struct gp_node_inventory *inv, const char *const *ids,
                                  size_t n_ids, const struct gp_node_choice *choice,

@@ -1,6 +1,6 @@
 /* protocol.c - finding the pod an Allocate serves (the one pod with
- * gpuplane.io/phase=allocating on this node) and marking it allocated
- * (protocol.h). */
+ * gpuplane.io/phase=allocating on this node), with the GPUs and MIG
+ * instances the scheduler chose, and marking it allocated (protocol.h). */
 #include "node/protocol.h"
 
 #include <stdio.h>
@@ -118,6 +118,14 @@ static int look(struct gp_node_protocol *p, struct gp_node_choice *out, char *ns
         out->n = pick.ngpus;
         for (size_t g = 0; g < pick.ngpus; g++)
             out->index[g] = pick.gpu[g];
+        /* the exact MIG instances (docs/kube.md, "Annotations") */
+        const char *mig = ann(pod, GP_KUBE_ANN_MIG);
+        struct gp_diag md;
+        if (mig && gp_node_choice_mig_parse(mig, out, &md) != GP_OK) {
+            gp_diag_set(diag, GP_EINVALID, "pod %s: %s", first, md.msg);
+            json_decref(list);
+            return -1;
+        }
     }
     json_decref(list);
     if (n > 1)

@@ -3,8 +3,9 @@
  * NVIDIA's names under each sharing mode and MIG strategy, NVLink-aligned
  * preferences, the refusals (duplicates, two replicas of one GPU,
  * failRequestsGreaterThanOne, a choice that does not match), the
- * scheduler's choice winning over the kubelet's IDs, MPS limits, and the
- * inventory file's bad input. */
+ * scheduler's choice winning over the kubelet's IDs, MPS limits, the
+ * exact MIG instances of gpuplane.io/mig, and the inventory file's bad
+ * input. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -183,6 +184,109 @@ static void test_allocate(void **state)
     gp_node_devset_free(&s);
 }
 
+/* Two A100s in MIG mode, each 1g.10gb at slices 0, 1, 2 (MIG-<g>-<slice>),
+ * the placement NVML gives (start, size). */
+static void mig_inv(struct gp_node_inventory *inv)
+{
+    inv_make(inv, 2);
+    for (unsigned g = 0; g < 2; g++) {
+        struct gp_node_gpu *x = &inv->gpus[g];
+        x->mig_capable = x->mig_enabled = true;
+        x->n_migs = 3;
+        for (unsigned m = 0; m < 3; m++) {
+            snprintf(x->migs[m].uuid, GP_NODE_UUID_LEN, "MIG-%u-%u", g, m);
+            snprintf(x->migs[m].profile, sizeof x->migs[m].profile, "1g.10gb");
+            x->migs[m].start = m;
+            x->migs[m].size = 1;
+            x->migs[m].memory_mib = 9728;
+        }
+    }
+}
+
+static void test_mig_exact(void **state)
+{
+    (void)state;
+    struct gp_node_inventory inv;
+    mig_inv(&inv);
+    struct gp_node_sharing sh = {.replicas = 1, .mig_strategy = GP_NODE_MIG_MIXED};
+    struct gp_node_devset s;
+    struct gp_diag d;
+    struct gp_node_alloc a;
+    assert_int_equal(gp_node_devset_build(&inv, &sh, &s, &d), GP_OK);
+    assert_int_equal(s.n_resources, 1);
+    const struct gp_node_resource *r = &s.res[0];
+    assert_string_equal(r->name, "nvidia.com/mig-1g.10gb");
+
+    /* the annotation read: its instances, and the bad ones refused */
+    struct gp_node_choice ch = {.set = true, .n = 2, .index = {1, 0}, .pod = "default/m"};
+    assert_int_equal(gp_node_choice_mig_parse("1g.10gb:1@2,0@1", &ch, &d), GP_OK);
+    assert_int_equal(ch.n_mig, 2);
+    assert_string_equal(ch.mig_profile, "1g.10gb");
+    assert_int_equal(ch.mig_gpu[0], 1);
+    assert_int_equal(ch.mig_start[0], 2);
+    struct gp_node_choice bad = ch;
+    assert_int_equal(gp_node_choice_mig_parse("1g.10gb:1@2,1@2", &bad, &d), GP_EINVALID);
+    assert_string_equal(d.msg, "gpuplane.io/mig \"1g.10gb:1@2,1@2\" names instance 1@2 twice");
+    assert_int_equal(gp_node_choice_mig_parse("1g.10gb:3@0", &bad, &d), GP_EINVALID);
+    assert_non_null(strstr(d.msg, "names GPU 3, which gpuplane.io/gpus does not"));
+    const char *junk[] = {"1g.10gb",      ":0@0",        "1g.10gb:0@",
+                          "1g.10gb:0@0,", "1g.10gb:x@0", "1g.10gb:0@0;1@1"};
+    for (size_t i = 0; i < sizeof junk / sizeof junk[0]; i++) {
+        assert_int_equal(gp_node_choice_mig_parse(junk[i], &bad, &d), GP_EINVALID);
+        assert_non_null(strstr(d.msg, "not PROFILE:GPU@SLICE"));
+    }
+
+    /* exactly the chosen instances are answered, by MIG UUID */
+    const char *right[] = {"MIG-1-2", "MIG-0-1"};
+    assert_int_equal(gp_node_dev_allocate(r, &inv, right, 2, &ch, &sh, &a, &d), GP_OK);
+    assert_string_equal(a.visible, "MIG-1-2,MIG-0-1");
+    /* another instance of the same GPU is refused (the GPU alone matched
+     * before), never swapped for the chosen one */
+    const char *other[] = {"MIG-1-0", "MIG-0-1"};
+    assert_int_equal(gp_node_dev_allocate(r, &inv, other, 2, &ch, &sh, &a, &d), GP_EINVALID);
+    assert_string_equal(d.msg, "nvidia.com/mig-1g.10gb: the kubelet's MIG device MIG-1-0 "
+                               "(1g.10gb at GPU 1 slice 0) for default/m is not one of the "
+                               "instances the scheduler chose (1g.10gb:2 instance(s))");
+    const char *dup[] = {"MIG-1-2", "MIG-1-2"};
+    assert_int_equal(gp_node_dev_allocate(r, &inv, dup, 2, &ch, &sh, &a, &d), GP_EINVALID);
+    assert_non_null(strstr(d.msg, "asked twice"));
+
+    /* the preference is the chosen instances the kubelet has, nothing else */
+    const char *avail[] = {"MIG-0-0", "MIG-0-1", "MIG-0-2", "MIG-1-0", "MIG-1-1", "MIG-1-2"};
+    size_t out[8];
+    assert_int_equal(gp_node_dev_prefer(r, &inv, avail, 6, NULL, 0, 2, &ch, out), 2);
+    assert_string_equal(r->devs[out[0]].id, "MIG-1-2");
+    assert_string_equal(r->devs[out[1]].id, "MIG-0-1");
+    const char *most[] = {"MIG-0-0", "MIG-0-2", "MIG-1-0", "MIG-1-2"};
+    assert_int_equal(gp_node_dev_prefer(r, &inv, most, 4, NULL, 0, 2, &ch, out), 1);
+    assert_string_equal(r->devs[out[0]].id, "MIG-1-2");
+
+    /* a profile other than the annotation's is no chosen instance */
+    struct gp_node_choice other_prof = ch;
+    snprintf(other_prof.mig_profile, sizeof other_prof.mig_profile, "2g.20gb");
+    assert_int_equal(gp_node_dev_allocate(r, &inv, right, 2, &other_prof, &sh, &a, &d),
+                     GP_EINVALID);
+
+    /* no placement from NVML: it cannot be matched, so it is refused */
+    inv.gpus[1].migs[2].size = 0;
+    assert_int_equal(gp_node_dev_allocate(r, &inv, right, 2, &ch, &sh, &a, &d), GP_EINVALID);
+    assert_non_null(strstr(d.msg, "placement of MIG device MIG-1-2 on GPU 1 is unknown"));
+    inv.gpus[1].migs[2].size = 1;
+    gp_node_devset_free(&s);
+
+    /* time-sliced MIG devices: two replicas of one instance refused */
+    sh.mode = GP_NODE_SHARE_TIME_SLICING;
+    sh.replicas = 2;
+    assert_int_equal(gp_node_devset_build(&inv, &sh, &s, &d), GP_OK);
+    const char *two[] = {"MIG-0-1::0", "MIG-0-1::1"};
+    assert_int_equal(gp_node_dev_allocate(&s.res[0], &inv, two, 2, NULL, &sh, &a, &d), GP_EINVALID);
+    assert_non_null(strstr(d.msg, "two replicas of MIG device MIG-0-1"));
+    const char *rep[] = {"MIG-1-2::1", "MIG-0-1::0"};
+    assert_int_equal(gp_node_dev_allocate(&s.res[0], &inv, rep, 2, &ch, &sh, &a, &d), GP_OK);
+    assert_string_equal(a.visible, "MIG-1-2,MIG-0-1");
+    gp_node_devset_free(&s);
+}
+
 static void test_health(void **state)
 {
     (void)state;
@@ -230,7 +334,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_names),          cmocka_unit_test(test_prefer),
         cmocka_unit_test(test_allocate),       cmocka_unit_test(test_health),
-        cmocka_unit_test(test_inventory_file),
+        cmocka_unit_test(test_inventory_file), cmocka_unit_test(test_mig_exact),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
