@@ -50,7 +50,7 @@ struct agent {
     struct gp_node_nvwatch *watch;
     struct gp_node_nvwatch_report rep;
     struct gp_node_health health;     /* a copy, for /metrics */
-    struct gp_node_inventory scratch; /* the inventory before a change; the CDI's */
+    struct gp_node_inventory scratch; /* the GPUs NVML lists now: the CDI spec's */
     struct gp_metric_series *m_nvml_up, *m_nvml_failures, *m_nvml_retries, *m_discoveries,
         *m_nvml_lost;
     unsigned long health_changes, cdi_writes, cdi_failures;
@@ -214,7 +214,14 @@ static bool file_changed(struct agent *a)
     return ch;
 }
 
-/* The file read again: same GPUs (by UUID, in order) or it is ignored. */
+static void cdi_update(struct agent *a, const struct gp_node_inventory *inv);
+static void labels_apply(struct agent *a);
+static void devices_update(struct agent *a);
+
+/* The file read again: the same GPUs (by UUID, in order) get their new
+ * health; other GPUs or MIG devices are a new device set, updated in
+ * place as NVML's are ("NVML at run time"), the CDI spec and the labels
+ * following. */
 static void file_reread(struct agent *a)
 {
     struct gp_node_inventory inv;
@@ -226,8 +233,17 @@ static void file_reread(struct agent *a)
     pthread_mutex_lock(&a->mu);
     bool same = inv.n_gpus == a->inv.n_gpus;
     for (size_t g = 0; same && g < inv.n_gpus; g++)
-        same = strcmp(inv.gpus[g].uuid, a->inv.gpus[g].uuid) == 0;
-    if (same) {
+        same = strcmp(inv.gpus[g].uuid, a->inv.gpus[g].uuid) == 0 &&
+               inv.gpus[g].mig_enabled == a->inv.gpus[g].mig_enabled &&
+               inv.gpus[g].n_migs == a->inv.gpus[g].n_migs;
+    for (size_t g = 0; same && g < inv.n_gpus; g++)
+        for (size_t m = 0; same && m < inv.gpus[g].n_migs; m++)
+            same = strcmp(inv.gpus[g].migs[m].uuid, a->inv.gpus[g].migs[m].uuid) == 0 &&
+                   strcmp(inv.gpus[g].migs[m].profile, a->inv.gpus[g].migs[m].profile) == 0;
+    if (!same) {
+        a->inv = inv;
+        devices_update(a);
+    } else {
         for (size_t g = 0; g < inv.n_gpus; g++) {
             if (inv.gpus[g].healthy != a->inv.gpus[g].healthy)
                 a->health_changes++;
@@ -237,9 +253,10 @@ static void file_reread(struct agent *a)
         gp_plugin_update(a->plugin, &a->inv);
     }
     pthread_mutex_unlock(&a->mu);
-    if (!same)
-        logf_(a, "%s: other GPUs than at start; restart the agent to serve them",
-              a->o->inventory_file);
+    if (!same) {
+        cdi_update(a, &inv);
+        labels_apply(a);
+    }
 }
 
 /* The Node's uid for the Events' regarding (as the node controllers put
@@ -291,23 +308,20 @@ static void nvml_event(struct agent *a, bool up, const char *msg)
         logf_(a, "%s", d.msg);
 }
 
-static void cdi_update(struct agent *a, const struct gp_node_inventory *inv);
-static void labels_apply(struct agent *a);
-
-/* The device plugin started again on a new set of devices (the kubelet
- * sees it register again); on failure the old set is served again. */
-static void plugin_restart(struct agent *a, const struct gp_node_inventory *old)
+/* A new set of devices, updated in place (plugin.h, gp_plugin_set_devices:
+ * the resources that remain stream their new lists without registering
+ * again); a set the plugin refuses leaves the old one served, its
+ * inventory with it. */
+static void devices_update(struct agent *a)
 {
-    gp_plugin_stop(a->plugin);
-    a->plugin = NULL;
     struct gp_diag d;
-    if (gp_plugin_start(&a->po, &a->inv, &a->o->sharing, &a->plugin, &d) == GP_OK) {
-        logf_(a, "devices changed: the device plugin serves %zu GPUs", a->inv.n_gpus);
+    if (gp_plugin_set_devices(a->plugin, &a->inv, &d) == GP_OK) {
+        logf_(a, "devices changed: the device plugin serves %zu GPUs (updated in place)",
+              a->inv.n_gpus);
         return;
     }
     logf_(a, "%s (the devices as they were are served)", d.msg);
-    if (gp_plugin_start(&a->po, old, &a->o->sharing, &a->plugin, &d) != GP_OK)
-        logf_(a, "%s", d.msg);
+    gp_plugin_update(a->plugin, &a->inv); /* their health, at least */
 }
 
 /* What NVML says since the last poll (node/nvwatch.h): health changes
@@ -328,11 +342,9 @@ static void nvml_poll(struct agent *a)
     pthread_mutex_unlock(&a->mu);
     if (rep->changed || rep->devices_changed) {
         pthread_mutex_lock(&a->mu);
-        struct gp_node_inventory *old = &a->scratch;
-        *old = a->inv;
         gp_node_nvwatch_inventory(a->watch, &a->inv);
         if (rep->devices_changed && a->plugin)
-            plugin_restart(a, old);
+            devices_update(a);
         else if (a->plugin)
             gp_plugin_update(a->plugin, &a->inv);
         pthread_mutex_unlock(&a->mu);

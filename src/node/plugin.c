@@ -1,7 +1,8 @@
 /* plugin.c - the device plugin's servers: started on their sockets,
  * registered with the kubelet (Registration.Register on kubelet.sock),
  * restarted and registered again when the kubelet restarts, fed new
- * health; the calls themselves are plugin_rpc.c's. */
+ * health and new device sets (updated in place); the calls themselves
+ * are plugin_rpc.c's. */
 #include <sys/stat.h>
 #include <errno.h>
 #include <stdarg.h>
@@ -191,6 +192,11 @@ static void restart_all(struct gp_plugin *p)
     for (size_t i = 0; i < p->set.n_resources; i++) {
         struct srv *s = &p->srv[i];
         struct gp_diag d;
+        pthread_mutex_lock(&p->mu);
+        bool skip = !s->running || s->retiring; /* a free slot, or one going */
+        pthread_mutex_unlock(&p->mu);
+        if (skip)
+            continue;
         srv_stop(s);
         if (srv_start(s, &d) != GP_OK)
             gp_plugin_log(p, "%s", d.msg);
@@ -200,10 +206,78 @@ static void restart_all(struct gp_plugin *p)
     }
 }
 
+/* The socket path of slot i; false when too long for sun_path. */
+static bool srv_path(struct gp_plugin *p, size_t i, struct gp_diag *diag)
+{
+    char path[PATH_MAX];
+    int n = snprintf(path, sizeof path, "%s/%s", p->dir, p->set.res[i].socket);
+    if (n < 0 || (size_t)n >= sizeof path || (size_t)n >= 108) { /* sun_path */
+        gp_diag_set(diag, GP_EINVALID, "device plugin socket path too long: %s/%s", p->dir,
+                    p->set.res[i].socket);
+        return false;
+    }
+    memcpy(p->srv[i].path, path, (size_t)n + 1);
+    return true;
+}
+
+/* A device-set change's server work (gp_plugin_set_devices), in the
+ * monitor thread: the servers of resources left with no devices stopped
+ * once their empty list had time to go out, then the new resources given
+ * a free slot and a server (registered by the loop below). */
+static void apply_changes(struct gp_plugin *p)
+{
+    double now = gp_plugin_now_s();
+    for (size_t i = 0; i < p->set.n_resources; i++) {
+        struct srv *s = &p->srv[i];
+        pthread_mutex_lock(&p->mu);
+        bool due = s->retiring && !s->closing && now >= s->retire_at_s;
+        s->closing |= due; /* a change from now on makes it a new resource */
+        pthread_mutex_unlock(&p->mu);
+        if (!due)
+            continue;
+        gp_plugin_log(p, "%s: no devices left, its server stopped (%s)", p->set.res[i].name,
+                      s->path);
+        srv_stop(s);
+        pthread_mutex_lock(&p->mu);
+        free(p->set.res[i].devs);
+        memset(&p->set.res[i], 0, sizeof p->set.res[i]);
+        s->retiring = s->closing = false;
+        pthread_mutex_unlock(&p->mu);
+    }
+    pthread_mutex_lock(&p->mu);
+    while (p->n_adds > 0) {
+        size_t i = 0;
+        while (i < p->set.n_resources && (p->set.res[i].name[0] || p->srv[i].running))
+            i++;
+        if (i == GP_NODE_MAX_RESOURCES)
+            break; /* every slot taken: again once one is free */
+        if (i == p->set.n_resources)
+            p->set.n_resources++;
+        p->set.res[i] = p->adds[0];
+        gp_node_devset_health(&p->set.res[i], &p->inv);
+        p->n_adds--;
+        memmove(&p->adds[0], &p->adds[1], p->n_adds * sizeof p->adds[0]);
+        struct srv *s = &p->srv[i];
+        s->p = p;
+        s->ri = i;
+        s->retiring = s->closing = false;
+        pthread_mutex_unlock(&p->mu);
+        struct gp_diag d;
+        if (!srv_path(p, i, &d) || srv_start(s, &d) != GP_OK)
+            gp_plugin_log(p, "%s", d.msg);
+        else
+            gp_plugin_log(p, "%s: a new resource (%zu devices), serving it on %s",
+                          p->set.res[i].name, p->set.res[i].n, s->path);
+        pthread_mutex_lock(&p->mu);
+    }
+    pthread_mutex_unlock(&p->mu);
+}
+
 static void *monitor(void *arg)
 {
     struct gp_plugin *p = arg;
     while (!atomic_load(&p->quit)) {
+        apply_changes(p);
         struct stat st;
         bool there = stat(p->kubelet, &st) == 0;
         if (there && p->kubelet_seen &&
@@ -239,9 +313,10 @@ static void *monitor(void *arg)
                     s->registered = true;
                     pthread_mutex_lock(&p->mu);
                     p->st.registrations++;
+                    size_t n = p->set.res[i].n;
                     pthread_mutex_unlock(&p->mu);
-                    gp_plugin_log(p, "registered %s (%zu devices) on %s", p->set.res[i].name,
-                                  p->set.res[i].n, s->path);
+                    gp_plugin_log(p, "registered %s (%zu devices) on %s", p->set.res[i].name, n,
+                                  s->path);
                 } else {
                     gp_plugin_log(p, "%s", d.msg);
                     s->next_register_s = now + 1.0;
@@ -297,10 +372,8 @@ enum gp_err gp_plugin_start(const struct gp_plugin_opts *o, const struct gp_node
         struct srv *s = &p->srv[i];
         s->p = p;
         s->ri = i;
-        int n = snprintf(s->path, sizeof s->path, "%s/%s", p->dir, p->set.res[i].socket);
-        if (n < 0 || (size_t)n >= sizeof s->path || (size_t)n >= 108) { /* sun_path */
-            e = gp_diag_set(diag, GP_EINVALID, "device plugin socket path too long: %s/%s", p->dir,
-                            p->set.res[i].socket);
+        if (!srv_path(p, i, diag)) {
+            e = GP_EINVALID;
             goto fail_servers;
         }
         if ((e = srv_start(s, diag)) != GP_OK)
@@ -335,10 +408,88 @@ void gp_plugin_stop(struct gp_plugin *p)
         srv_stop(&p->srv[i]);
     grpc_shutdown();
     gp_node_devset_free(&p->set);
+    for (size_t i = 0; i < p->n_adds; i++)
+        free(p->adds[i].devs);
     pthread_mutex_destroy(&p->mu);
     pthread_cond_destroy(&p->cv);
     pthread_mutex_destroy(&p->alloc_mu);
     free(p);
+}
+
+/* Whether two device lists say the same to the kubelet (IDs, health). */
+static bool same_list(const struct gp_node_resource *a, const struct gp_node_resource *b)
+{
+    if (a->n != b->n)
+        return false;
+    for (size_t i = 0; i < a->n; i++)
+        if (strcmp(a->devs[i].id, b->devs[i].id) != 0 || a->devs[i].healthy != b->devs[i].healthy)
+            return false;
+    return true;
+}
+
+enum gp_err gp_plugin_set_devices(struct gp_plugin *p, const struct gp_node_inventory *inv,
+                                  struct gp_diag *diag)
+{
+    struct gp_node_devset *next = malloc(sizeof *next);
+    if (!next)
+        return gp_diag_set(diag, GP_ENOMEM, "out of memory");
+    pthread_mutex_lock(&p->mu);
+    struct gp_node_sharing sh = p->set.sharing;
+    pthread_mutex_unlock(&p->mu);
+    enum gp_err e = gp_node_devset_build(inv, &sh, next, diag);
+    if (e != GP_OK) {
+        free(next);
+        return e;
+    }
+    double now = gp_plugin_now_s();
+    pthread_mutex_lock(&p->mu);
+    p->inv = *inv;
+    for (size_t i = 0; i < p->n_adds; i++) /* an earlier change not served yet: this one wins */
+        free(p->adds[i].devs);
+    p->n_adds = 0;
+    bool kept[GP_NODE_MAX_RESOURCES] = {false};
+    for (size_t k = 0; k < next->n_resources; k++) {
+        struct gp_node_resource *nr = &next->res[k];
+        gp_node_devset_health(nr, inv);
+        long slot = -1;
+        for (size_t i = 0; i < p->set.n_resources && slot < 0; i++)
+            if (p->set.res[i].name[0] && !p->srv[i].closing &&
+                strcmp(p->set.res[i].name, nr->name) == 0)
+                slot = (long)i;
+        if (slot < 0) { /* a new resource: a server of its own (apply_changes) */
+            p->adds[p->n_adds++] = *nr;
+            nr->devs = NULL;
+            continue;
+        }
+        /* the same resource: its new list on the streams open, in place */
+        struct gp_node_resource *r = &p->set.res[slot];
+        kept[slot] = true;
+        p->srv[slot].retiring = false;
+        if (!same_list(r, nr))
+            p->srv[slot].gen++;
+        free(r->devs);
+        r->devs = nr->devs;
+        r->n = nr->n;
+        nr->devs = NULL;
+    }
+    for (size_t i = 0; i < p->set.n_resources; i++) {
+        struct srv *s = &p->srv[i];
+        if (kept[i] || !p->set.res[i].name[0] || s->retiring)
+            continue;
+        /* gone: an empty list (the kubelet sets its capacity to 0), then
+         * its server stops (the kubelet drops a stopped resource after
+         * its endpointStopGracePeriod) */
+        free(p->set.res[i].devs);
+        p->set.res[i].devs = NULL;
+        p->set.res[i].n = 0;
+        s->gen++;
+        s->retiring = true;
+        s->retire_at_s = now + 1.0;
+    }
+    pthread_mutex_unlock(&p->mu);
+    gp_node_devset_free(next);
+    free(next);
+    return GP_OK;
 }
 
 void gp_plugin_update(struct gp_plugin *p, const struct gp_node_inventory *inv)
@@ -364,8 +515,11 @@ void gp_plugin_get_stats(struct gp_plugin *p, struct gp_plugin_stats *st)
 size_t gp_plugin_resources(struct gp_plugin *p, const char **names, size_t max)
 {
     size_t n = 0;
+    pthread_mutex_lock(&p->mu);
     for (size_t i = 0; i < p->set.n_resources && n < max; i++)
-        names[n++] = p->set.res[i].name;
+        if (p->set.res[i].name[0] && !p->srv[i].retiring)
+            names[n++] = p->set.res[i].name;
+    pthread_mutex_unlock(&p->mu);
     return n;
 }
 
@@ -373,12 +527,15 @@ size_t gp_plugin_counts(struct gp_plugin *p, struct gp_plugin_counts *out, size_
 {
     size_t n = 0;
     pthread_mutex_lock(&p->mu);
-    for (size_t i = 0; i < p->set.n_resources && n < max; i++, n++) {
+    for (size_t i = 0; i < p->set.n_resources && n < max; i++) {
+        if (!p->set.res[i].name[0])
+            continue;
         out[n].name = p->set.res[i].name;
         out[n].devices = p->set.res[i].n;
         out[n].healthy = 0;
         for (size_t k = 0; k < p->set.res[i].n; k++)
             out[n].healthy += p->set.res[i].devs[k].healthy;
+        n++;
     }
     pthread_mutex_unlock(&p->mu);
     return n;

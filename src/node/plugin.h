@@ -78,6 +78,19 @@ void gp_plugin_stop(struct gp_plugin *p);
  * changed are streamed to every ListAndWatch. */
 void gp_plugin_update(struct gp_plugin *p, const struct gp_node_inventory *inv);
 
+/* A new device set (GPUs added or gone, a MIG layout changed), updated in
+ * place as the kubelet's device manager takes it (each ListAndWatch
+ * response replaces the resource's devices: kubelet
+ * pkg/kubelet/cm/devicemanager/manager.go, genericDeviceUpdateCallback):
+ * a resource that remains streams its new list on the open streams, with
+ * no new registration; a resource that appears gets a server and a
+ * Register of its own; one whose devices are all gone streams an empty
+ * list (its capacity 0 at once) and its server stops a second later.
+ * GP_EINVALID when the new set cannot be built (gp_node_devset_build's
+ * refusals): the old one is served on. */
+enum gp_err gp_plugin_set_devices(struct gp_plugin *p, const struct gp_node_inventory *inv,
+                                  struct gp_diag *diag);
+
 void gp_plugin_get_stats(struct gp_plugin *p, struct gp_plugin_stats *st);
 /* Each resource's devices and how many are healthy, for /metrics. */
 struct gp_plugin_counts {

@@ -1,5 +1,6 @@
 /* plugin_internal.h - what plugin.c (servers, registration, the watching
- * thread) and plugin_rpc.c (the DevicePlugin calls) share. */
+ * thread, device-set changes) and plugin_rpc.c (the DevicePlugin calls)
+ * share. */
 #ifndef GP_NODE_PLUGIN_INTERNAL_H
 #define GP_NODE_PLUGIN_INTERNAL_H
 
@@ -33,6 +34,9 @@ struct srv {
     bool registered;
     double next_register_s; /* monotonic: the next try */
     /* guarded by p->mu */
+    bool retiring;        /* its resource has no devices left: stopped at retire_at_s */
+    double retire_at_s;   /* after its empty list was streamed (monotonic) */
+    bool closing;         /* being stopped: its slot is freed next */
     unsigned long gen;    /* bumped on every change of the device list */
     struct call *streams; /* open ListAndWatch calls */
     unsigned workers;     /* Allocate threads not yet done with the queue */
@@ -46,7 +50,13 @@ struct gp_plugin {
     pthread_cond_t cv;        /* workers leaving */
     pthread_mutex_t alloc_mu; /* one Allocate at a time on the node */
     struct gp_node_inventory inv;
+    /* set.res[i] is srv[i]'s resource, a slot that keeps its place while
+     * its server runs; a slot with name "" is free. Slots are made and
+     * freed by the monitor thread only (a device-set change queues the
+     * new resources in adds); their device lists change under mu. */
     struct gp_node_devset set;
+    size_t n_adds; /* resources of a device-set change waiting for a server */
+    struct gp_node_resource adds[GP_NODE_MAX_RESOURCES];
     struct srv srv[GP_NODE_MAX_RESOURCES];
     pthread_t monitor;
     atomic_bool quit;
