@@ -45,7 +45,8 @@ static pid_t start_double(char *server, size_t n)
     if (pid == 0) {
         dup2(fd[1], 1);
         close(fd[0]);
-        execl(GP_APIDOUBLE, GP_APIDOUBLE, "--port", "0", "--bookmark-ms", "1000", (char *)NULL);
+        execl(GP_APIDOUBLE, GP_APIDOUBLE, "--port", "0", "--bookmark-ms", "1000", "--auto-allocate",
+              "0", (char *)NULL);
         _exit(127);
     }
     close(fd[1]);

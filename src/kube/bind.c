@@ -28,16 +28,23 @@ enum bind_outcome {
     BO_FAILED,    /* taken back: what was written cleared (unknown: maybe not) */
     BO_GONE,      /* 404 on the patch: the pod is gone */
     BO_ABANDONED, /* no longer the leader: left for a leader's rebuild */
+    BO_ANNOTATED, /* annotated only: it waits for its node's slot (a gang's member) */
+    BO_UNSURE,    /* the Binding may have gone through and the pod could not be read:
+                   * kept as it is (annotations, assumption, slot), asked again later */
 };
 
 struct bind_member {
     struct spod *p; /* the scheduling thread's; NULL once its record went */
     const char *key, *ns, *name, *uid, *rv, *node, *gpus, *mig; /* copies, in the job */
-    bool annotate; /* false: annotated already (resumed after a rebuild) */
+    bool annotate; /* false: annotated already (resumed after a rebuild, or waiting) */
+    bool bind;     /* false: annotated only, its node's slot being taken (sched_slot.c) */
+    bool check;    /* only read back: maybe bound (BO_UNSURE before) */
     /* the result, written by whoever runs the job */
     enum bind_outcome out;
     long patch_st, bind_st; /* -1: not sent */
     bool unknown;           /* a clearing got no answer: the annotations may remain */
+    bool unbound;           /* read back not bound anywhere */
+    char rv_out[64];        /* BO_ANNOTATED: the version its patch made */
     json_t *got;            /* the pod read back after a Binding without an answer */
     double bind_s;          /* the patch's start to the Binding's answer */
 };
@@ -147,8 +154,49 @@ static const char *status_message(const json_t *st)
     return m ? m : "no answer";
 }
 
-/* The Binding; on anything but 201 the pod is read back when no answer
- * came (it may have been bound), and the decision taken back otherwise. */
+/* The pod read back after a Binding that may have gone through: bound at
+ * m->node (BO_BOUND), bound elsewhere (BO_FAILED, its annotations left:
+ * never cleared on a pod that may be bound), not bound (BO_FAILED, its
+ * annotations cleared with the version read as the precondition, so that
+ * a Binding landing meanwhile keeps them), gone or another pod of the
+ * name (BO_GONE), or not readable (BO_UNSURE: left as it is, asked
+ * again after a back-off). */
+static void settle(struct binder *b, struct bind_member *m)
+{
+    char get[600];
+    path_of(m, "", get, sizeof get);
+    json_t *now;
+    long gs = gp_ks_send(b->c, "GET", get, NULL, NULL, &now);
+    const char *uid = gp_kube_meta(now, "uid");
+    if (gs == 404 || (gs == 200 && uid && strcmp(uid, m->uid) != 0)) {
+        json_decref(now);
+        m->out = BO_GONE;
+        return;
+    }
+    if (gs != 200 || !now) {
+        json_decref(now);
+        m->out = BO_UNSURE;
+        return;
+    }
+    m->got = now;
+    const char *nn = json_string_value(json_object_get(json_object_get(now, "spec"), "nodeName"));
+    if (nn && strcmp(nn, m->node) == 0) {
+        m->out = BO_BOUND;
+        return;
+    }
+    m->out = BO_FAILED;
+    if (!nn || !nn[0]) {
+        m->unbound = true;
+        m->unknown =
+            !gp_ks_clear_annotations(b->c, m->ns, m->name, gp_kube_meta(now, "resourceVersion"));
+    }
+}
+
+/* The Binding. Only a refusal (a 4xx but 409 and 429) proves that it did
+ * not go through: no answer, a 5xx or 429 (the client retries a POST on
+ * those, and an attempt before may have been applied) and a 409 (what
+ * such a retry gets) have the pod read back (settle). A refused one is
+ * taken back, its annotations cleared from the version it was bound with. */
 static void bind(struct binder *b, struct bind_job *j, struct bind_member *m, const char *rv)
 {
     char path[600];
@@ -172,24 +220,15 @@ static void bind(struct binder *b, struct bind_job *j, struct bind_member *m, co
         }
         return;
     }
-    if (m->bind_st == 0) { /* it may have been bound: ask */
-        char get[600];
-        path_of(m, "", get, sizeof get);
-        json_t *now;
-        long gs = gp_ks_send(b->c, "GET", get, NULL, NULL, &now);
-        if (gs == 200 && now) {
-            const char *nn =
-                json_string_value(json_object_get(json_object_get(now, "spec"), "nodeName"));
-            m->got = now;
-            if (nn && strcmp(nn, m->node) == 0) {
-                m->out = BO_BOUND;
-                json_decref(ans);
-                return;
-            }
-        } else {
-            json_decref(now);
-        }
+    long st = m->bind_st;
+    bool refused = st >= 400 && st < 500 && st != 409 && st != 429;
+    if (refused) {
+        m->out = BO_FAILED;
+        m->unknown = !gp_ks_clear_annotations(b->c, m->ns, m->name, rv);
     } else {
+        settle(b, m);
+    }
+    if (m->out == BO_FAILED && st != 0) {
         char note[1200];
         snprintf(note, sizeof note, "Binding rejected: %s", status_message(ans));
         j->events +=
@@ -197,8 +236,6 @@ static void bind(struct binder *b, struct bind_job *j, struct bind_member *m, co
                              m->name, m->uid, "Warning", "FailedScheduling", "Scheduling", note);
     }
     json_decref(ans);
-    m->out = BO_FAILED;
-    m->unknown = !gp_ks_clear_annotations(b->c, m->ns, m->name);
 }
 
 /* A job: every member annotated, then (all written) every member bound;
@@ -213,7 +250,7 @@ static void job_run(struct binder *b, struct bind_job *j)
         struct bind_member *m = &j->m[i];
         snprintf(rvs[i], sizeof rvs[i], "%s", m->rv);
         m->patch_st = m->bind_st = -1;
-        if (failed < j->n || !m->annotate)
+        if (failed < j->n || !m->annotate || m->check)
             continue;
         if (!leading(b->s)) {
             failed = i;
@@ -231,7 +268,12 @@ static void job_run(struct binder *b, struct bind_job *j)
             m->out = i == failed && m->patch_st == 404 ? BO_GONE : BO_FAILED;
             /* cleared where it was (or may have been) written */
             if (m->out == BO_FAILED && (m->patch_st == 200 || m->patch_st == 0 || !m->annotate))
-                m->unknown = !gp_ks_clear_annotations(b->c, m->ns, m->name);
+                m->unknown = !gp_ks_clear_annotations(b->c, m->ns, m->name, NULL);
+        } else if (m->check) {
+            settle(b, m);
+        } else if (!m->bind) {
+            m->out = BO_ANNOTATED;
+            snprintf(m->rv_out, sizeof m->rv_out, "%s", rvs[i]);
         } else {
             bind(b, j, m, rvs[i]);
             m->bind_s = mono_s() - t0;
@@ -342,8 +384,11 @@ void gp_kube_sched_stop_binders(struct gp_kube_sched *s)
         for (struct bind_job *j = lists[l], *next; j; j = next) {
             next = j->next;
             for (size_t i = 0; i < j->n; i++)
-                if (j->m[i].p)
+                if (j->m[i].p) {
                     j->m[i].p->job = NULL;
+                    j->m[i].p->binding = NULL;
+                    gp_ks_slot_update(s, j->m[i].p, false);
+                }
             s->in_flight--;
             job_free(j);
         }
@@ -371,7 +416,7 @@ static void apply_member(struct gp_kube_sched *s, struct bind_member *m, size_t 
     if (m->out == BO_BOUND) {
         s->st.binds++;
         (*bound)++;
-        if (s->km)
+        if (s->km && !m->check)
             gp_metrics_observe(s->km->bind_s, m->bind_s);
     }
     if (m->unknown)
@@ -379,14 +424,39 @@ static void apply_member(struct gp_kube_sched *s, struct bind_member *m, size_t 
     if (!p)
         return;
     p->job = NULL;
-    if (m->got)
+    struct snode *at = p->binding ? p->binding : gp_ks_node_get(s, m->node, false);
+    p->binding = NULL;
+    /* a patch answered 200 proves the pod unbound then; a Binding that
+     * went (or may have gone) through holds its node's slot until the API
+     * shows the pod there (sched_slot.c) */
+    if (m->patch_st == 200 || m->unbound)
+        p->bound_to = NULL;
+    if (m->out == BO_BOUND || m->out == BO_UNSURE)
+        p->bound_to = at;
+    /* the pod read back, when the informer brought nothing newer since
+     * the job was made (else it is the older one; and once cleared, the
+     * clearing is newer: the informer brings both) */
+    if (m->got && !m->unbound && p->info.rv && strcmp(p->info.rv, m->rv) == 0)
         gp_kube_sched_pod_change(GP_KUBE_MODIFIED, m->got, NULL, s);
-    if (p->st != SP_ASSUMED)
-        return; /* it changed meanwhile (deleted, ended, bound elsewhere) */
+    if (p->st != SP_ASSUMED) { /* it changed meanwhile (deleted, ended, bound elsewhere) */
+        gp_ks_slot_update(s, p, false);
+        return;
+    }
     switch (m->out) {
     case BO_BOUND:
         p->st = SP_BOUND;
         p->attempts = 0;
+        p->resume_rv[0] = '\0';
+        break;
+    case BO_ANNOTATED: /* its decision is durable: bound once its node's slot frees */
+        p->resume = true;
+        snprintf(p->resume_rv, sizeof p->resume_rv, "%s", m->rv_out);
+        gp_ks_slot_wait(s, p);
+        break;
+    case BO_UNSURE: /* kept: its GPUs stay booked and its node's slot held */
+        p->attempts++;
+        p->recheck_at = s->now_s + gp_ks_backoff_s(s, p->attempts);
+        s->maybe_resume = s->maybe_recheck = true;
         break;
     case BO_FAILED:
         gp_ks_release(s, p);
@@ -404,6 +474,7 @@ static void apply_member(struct gp_kube_sched *s, struct bind_member *m, size_t 
         gp_ks_audit_pod(s, p, false);
         break;
     }
+    gp_ks_slot_update(s, p, false);
 }
 
 static void apply(struct gp_kube_sched *s, struct bind_job *j, size_t *bound)
@@ -462,7 +533,8 @@ static const char *put(char **cur, const char *v)
 
 /* The job of pods m[0..k) (all ASSUMED, their engine picks set), with
  * copies of what its requests need. */
-static struct bind_job *job_make(struct gp_kube_sched *s, struct spod *const *m, size_t k)
+static struct bind_job *job_make(struct gp_kube_sched *s, struct spod *const *m, size_t k,
+                                 const bool *bind_now)
 {
     char gpus[GP_KS_GANG_MAX][64], mig[GP_KS_GANG_MAX][128];
     const char *node[GP_KS_GANG_MAX];
@@ -474,8 +546,9 @@ static struct bind_job *job_make(struct gp_kube_sched *s, struct spod *const *m,
         gp_kube_pick_format(&p->pick, gpus[i], sizeof gpus[i]);
         gp_kube_mig_format(&p->pick, nd->mig_model >= 0 ? &gp_mig_models[nd->mig_model] : NULL,
                            mig[i], sizeof mig[i]);
+        const char *rv = p->resume_rv[0] ? p->resume_rv : p->info.rv;
         bytes += strlen(p->key) + strlen(p->info.ns) + strlen(p->info.name) + strlen(p->info.uid) +
-                 strlen(p->info.rv) + strlen(node[i]) + strlen(gpus[i]) + strlen(mig[i]) + 8;
+                 strlen(rv) + strlen(node[i]) + strlen(gpus[i]) + strlen(mig[i]) + 8;
     }
     struct bind_job *j = calloc(1, sizeof *j + k * sizeof j->m[0] + bytes);
     if (!j)
@@ -490,14 +563,17 @@ static struct bind_job *job_make(struct gp_kube_sched *s, struct spod *const *m,
         b->ns = put(&cur, p->info.ns);
         b->name = put(&cur, p->info.name);
         b->uid = put(&cur, p->info.uid);
-        b->rv = put(&cur, p->info.rv);
+        b->rv = put(&cur, p->resume_rv[0] ? p->resume_rv : p->info.rv);
         b->node = put(&cur, node[i]);
         b->gpus = put(&cur, gpus[i]);
         b->mig = put(&cur, mig[i]);
-        b->annotate = !p->resume;
-        if (p->resume)
+        b->check = p->recheck_at > 0;
+        b->annotate = !p->resume && !b->check;
+        b->bind = bind_now[i];
+        if (p->resume && !b->check && b->bind)
             s->st.resumed++;
         p->resume = false;
+        p->recheck_at = 0;
         p->job = j;
     }
     return j;
@@ -507,11 +583,30 @@ void gp_ks_bind_dispatch(struct gp_kube_sched *s, struct spod *const *m, size_t 
 {
     if (k == 0)
         return;
-    struct bind_job *j = job_make(s, m, k);
+    /* which members are bound now: those whose node's slot is free, one
+     * per node (a re-check only reads) */
+    bool now[GP_KS_GANG_MAX];
+    struct snode *at[GP_KS_GANG_MAX];
+    for (size_t i = 0; i < k; i++) {
+        at[i] = gp_ks_slot_node(s, m[i]);
+        bool taken = false;
+        for (size_t e = 0; e < i && at[i]; e++)
+            taken |= now[e] && at[e] == at[i];
+        now[i] = m[i]->recheck_at > 0 || (!taken && gp_ks_slot_free(s, m[i]));
+    }
+    if (k == 1 && !now[0]) { /* waits, not annotated yet (or annotated before) */
+        gp_ks_slot_wait(s, m[0]);
+        return;
+    }
+    struct bind_job *j = job_make(s, m, k, now);
     if (!j) { /* out of memory: taken back, tried after a back-off */
         for (size_t i = 0; i < k; i++)
             gp_ks_release(s, m[i]);
         return;
+    }
+    for (size_t i = 0; i < k; i++) {
+        m[i]->binding = now[i] && !j->m[i].check ? at[i] : NULL;
+        gp_ks_slot_update(s, m[i], false);
     }
     s->in_flight++;
     struct gp_ks_pool *q = s->pool;

@@ -429,6 +429,9 @@ static const struct gp_metric_def km_defs[] = {
      "Pods bound with gpuplane.io/phase still allocating past the timeout (no node agent "
      "served their Allocate).",
      GP_METRIC_COUNTER, NULL, NULL, 0, NULL, 0},
+    {GP_KM_SLOT_WAITING,
+     "Pods decided and waiting for their node's allocating slot (one pod allocating per node).",
+     GP_METRIC_GAUGE, NULL, NULL, 0, NULL, 0},
 };
 
 enum gp_err gp_kube_metrics_init(struct gp_kube_metrics *km, struct gp_diag *diag)
@@ -457,6 +460,7 @@ enum gp_err gp_kube_metrics_init(struct gp_kube_metrics *km, struct gp_diag *dia
         km->audit[i] = gp_metrics_series(mt[8], gp_km_audit_names[i]);
     km->leader = gp_metrics_series(mt[9], NULL);
     km->allocation_timeouts = gp_metrics_series(mt[10], NULL);
+    km->slot_waiting = gp_metrics_series(mt[11], NULL);
     return GP_OK;
 }
 

@@ -110,6 +110,7 @@ const char *gp_metrics_format_value(double v, char buf[32]);
 #define GP_KM_AUDIT_VIOLATIONS "gpuplane_scheduler_audit_violations_total"
 #define GP_KM_LEADER           "gpuplane_scheduler_leader"
 #define GP_KM_ALLOC_TIMEOUTS   "gpuplane_scheduler_allocation_timeouts_total"
+#define GP_KM_SLOT_WAITING     "gpuplane_scheduler_allocating_slot_waiting_pods"
 
 /* decisions_total{result}: one per scheduling attempt's outcome. */
 enum gp_km_result {
@@ -166,6 +167,8 @@ struct gp_kube_metrics {
     struct gp_metric_series *audit[GP_KM_AUDIT_COUNT];   /* inc */
     struct gp_metric_series *leader;                     /* set: 1 leader, 0 not */
     struct gp_metric_series *allocation_timeouts; /* inc: pods left allocating (sched_alloc.c) */
+    struct gp_metric_series
+        *slot_waiting; /* set: pods waiting for their node's slot (sched_slot.c) */
 };
 
 enum gp_err gp_kube_metrics_init(struct gp_kube_metrics *km, struct gp_diag *diag);

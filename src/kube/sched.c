@@ -130,6 +130,7 @@ void gp_kube_sched_free(struct gp_kube_sched *s)
     json_decref(s->group_index);
     free(s->pods);
     free(s->nodes);
+    free(s->kick);
     gp_idtab_free(&s->by_eng);
     free(s->dec);
     json_decref(s->pod_index);
@@ -542,6 +543,7 @@ void gp_kube_sched_pod_change(enum gp_kube_event_type type, const json_t *obj, c
                     s->pods[i]->preemptor = NULL;
         gp_ks_engine_drop(s, p);
         gp_ks_audit_pod(s, p, true);
+        gp_ks_slot_update(s, p, true);
         pod_remove(s, p);
         return;
     }
@@ -551,6 +553,7 @@ void gp_kube_sched_pod_change(enum gp_kube_event_type type, const json_t *obj, c
     const struct gp_kube_pod_info *in = &p->info;
     if (!s->e) { /* before the first rebuild: the rebuild places it */
         gp_ks_audit_pod(s, p, false);
+        gp_ks_slot_update(s, p, false);
         return;
     }
     if (in->ended || (in->terminating && !in->node_name)) {
@@ -594,6 +597,7 @@ void gp_kube_sched_pod_change(enum gp_kube_event_type type, const json_t *obj, c
             p->st = SP_WAITING;
     }
     gp_ks_audit_pod(s, p, false);
+    gp_ks_slot_update(s, p, false);
 }
 
 /* --- rebuild ----------------------------------------------------------- */
@@ -625,6 +629,7 @@ enum gp_err gp_ks_rebuild(struct gp_kube_sched *s, struct gp_diag *d)
         return gp_diag_set(d, GP_ENOMEM, "out of memory (the engine)");
     s->dirty = false;
     s->st.rebuilds++;
+    gp_ks_slot_reset(s); /* recomputed below */
     for (size_t i = 0; i < s->ngroups; i++)
         s->groups[i].eng = 0;
     for (size_t i = 0; i < s->nnodes; i++) {
@@ -696,8 +701,10 @@ enum gp_err gp_ks_rebuild(struct gp_kube_sched *s, struct gp_diag *d)
             p->st = SP_WAITING;
         }
     }
-    for (size_t i = 0; i < s->npods; i++)
+    for (size_t i = 0; i < s->npods; i++) {
         gp_ks_audit_pod(s, s->pods[i], false);
+        gp_ks_slot_update(s, s->pods[i], false);
+    }
     return GP_OK;
 }
 
@@ -714,11 +721,15 @@ void gp_kube_sched_set_leader(struct gp_kube_sched *s, bool leader)
 double gp_kube_sched_next_retry_s(const struct gp_kube_sched *s)
 {
     double t = gp_ks_allocations_next(s); /* sched_alloc.c: pods left allocating */
-    if (!s->maybe_backoff)
+    if (!s->maybe_backoff && !s->maybe_recheck)
         return t;
-    for (size_t i = 0; i < s->npods; i++)
-        if (s->pods[i]->st == SP_BACKOFF && s->pods[i]->retry_at < t)
-            t = s->pods[i]->retry_at;
+    for (size_t i = 0; i < s->npods; i++) {
+        const struct spod *p = s->pods[i];
+        if (p->st == SP_BACKOFF && p->retry_at < t)
+            t = p->retry_at;
+        if (p->st == SP_ASSUMED && p->recheck_at > 0 && p->recheck_at < t)
+            t = p->recheck_at; /* maybe bound: asked about again (bind.c) */
+    }
     return t;
 }
 
@@ -784,7 +795,8 @@ enum gp_err gp_kube_sched_cycle(struct gp_kube_sched *s, double now_s, size_t *b
     }
     s->maybe_backoff = backoff;
     gp_ks_resume(s, bound);
-    gp_ks_allocations(s); /* sched_alloc.c: pods left allocating */
+    gp_ks_allocations(s);     /* sched_alloc.c: pods left allocating */
+    gp_ks_slot_run(s, bound); /* sched_slot.c: nodes whose allocating slot freed */
     struct gp_engine_totals t;
     gp_engine_totals(s->e, &t);
     size_t cap = gp_engine_pending_count(s->e) + (size_t)t.pods_bound + 1;
@@ -819,6 +831,7 @@ struct gp_kube_sched_stats gp_kube_sched_stats(const struct gp_kube_sched *s)
     st.engine_pods_held = s->e ? gp_engine_pods_held(s->e) : 0;
     st.engine_ids_held = (uint64_t)s->by_eng.nchunks << s->by_eng.shift;
     st.retired_specs = s->spent_specs;
+    st.slot_waiting = s->slot_waiting;
     return st;
 }
 
@@ -861,6 +874,7 @@ void gp_kube_sched_metrics(struct gp_kube_sched *s)
     gp_metrics_set(km->pending[GP_KM_QUEUE_BACKOFF], (double)n.waiting_backoff);
     gp_metrics_set(km->pending[GP_KM_QUEUE_UNSCHEDULABLE], (double)n.unschedulable_now);
     gp_metrics_set(km->leader, s->leader ? 1 : 0);
+    gp_metrics_set(km->slot_waiting, (double)n.slot_waiting);
     *o = n;
     if (!s->e)
         return;

@@ -93,6 +93,9 @@ struct gp_kube_sched_stats {
     uint64_t engine_pods_held; /* pod records the engine holds (whole chunks) */
     uint64_t engine_ids_held;  /* engine ids the scheduler maps (whole chunks) */
     uint64_t retired_specs;    /* specs kept for the engine's shapes until the next rebuild */
+    /* decided and waiting for their node's allocating slot (one pod
+     * allocating per node: sched_slot.c), now */
+    uint64_t slot_waiting;
 };
 
 struct gp_kube_sched;

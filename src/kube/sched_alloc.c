@@ -14,7 +14,10 @@
  * the allocation_timeouts counter, and its phase written "expired" (with
  * its resourceVersion as precondition, so an "allocated" written
  * meanwhile wins), which the agent's protocol does not count: it blocks
- * no other pod. The pod keeps its GPUs until it fails or goes. */
+ * no other pod. The pod keeps its GPUs until it fails or goes. Another
+ * scheduler's pod (another gpuplane replica) allocating that long is no
+ * longer counted for its node's allocating slot (sched_slot.c); it is not
+ * written: that scheduler's own timeout does so. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -23,13 +26,17 @@
 
 #define PHASE_EXPIRED "expired"
 
-/* Bound by us at its node, not started, not ended, still allocating. */
-static bool allocating(const struct spod *p)
+/* Allocating in the API's view, by the agent's rule: not started, not
+ * ended, not being deleted, annotated allocating for the node it is bound
+ * to; or another scheduler's pod annotated allocating and not bound yet
+ * (another replica writing its decision: sched_slot.c counts both). */
+static bool api_allocating(const struct spod *p)
 {
     const struct gp_kube_pod_info *in = &p->info;
-    return p->ours && in->node_name && !in->ended && !in->terminating && !in->started &&
-           in->ann_phase && strcmp(in->ann_phase, "allocating") == 0 && in->ann_node &&
-           strcmp(in->ann_node, in->node_name) == 0;
+    if (!p->obj || in->ended || in->terminating || in->started || !in->ann_phase ||
+        strcmp(in->ann_phase, "allocating") != 0 || !in->ann_node)
+        return false;
+    return in->node_name ? strcmp(in->ann_node, in->node_name) == 0 : !p->ours;
 }
 
 static void expire(struct gp_kube_sched *s, struct spod *p)
@@ -65,15 +72,23 @@ void gp_ks_allocations(struct gp_kube_sched *s)
     double next = 0;
     for (size_t i = 0; i < s->npods; i++) {
         struct spod *p = s->pods[i];
-        if (!allocating(p)) {
+        if (!api_allocating(p)) {
             p->alloc_since = 0;
+            if (!p->ours && p->alloc_expired) { /* counted again if it ever allocates again */
+                p->alloc_expired = false;
+                gp_ks_slot_update(s, p, false);
+            }
             continue;
         }
-        if (p->alloc_since == 0)
+        if (p->alloc_since == 0) {
             p->alloc_since = s->now_s > 0 ? s->now_s : 1e-9;
-        else if (!p->alloc_expired && s->leader &&
-                 s->now_s - p->alloc_since >= s->o.allocating_timeout_s)
-            expire(s, p);
+        } else if (!p->alloc_expired && s->now_s - p->alloc_since >= s->o.allocating_timeout_s) {
+            if (!p->ours) /* another scheduler's: its node's slot no longer held for it */
+                p->alloc_expired = true;
+            else if (s->leader) /* ours: bound (ours not bound are no allocation) */
+                expire(s, p);
+            gp_ks_slot_update(s, p, false);
+        }
         double due = p->alloc_since + s->o.allocating_timeout_s;
         if (!p->alloc_expired && (next == 0 || due < next))
             next = due;

@@ -104,12 +104,16 @@ void gp_ks_event(struct gp_kube_sched *s, const char *kind, const char *ns, cons
         s->st.events++;
 }
 
-bool gp_ks_clear_annotations(struct gp_kube_client *c, const char *ns, const char *name)
+bool gp_ks_clear_annotations(struct gp_kube_client *c, const char *ns, const char *name,
+                             const char *rv)
 {
     char path[600];
     snprintf(path, sizeof path, "/api/v1/namespaces/%s/pods/%s", ns, name);
-    json_t *body = json_pack("{s:{s:{s:n,s:n,s:n}}}", "metadata", "annotations", GP_KUBE_ANN_NODE,
-                             GP_KUBE_ANN_GPUS, GP_KUBE_ANN_PHASE);
+    json_t *body =
+        json_pack("{s:{s:{s:n,s:n,s:n,s:n}}}", "metadata", "annotations", GP_KUBE_ANN_NODE,
+                  GP_KUBE_ANN_GPUS, GP_KUBE_ANN_PHASE, GP_KUBE_ANN_MIG);
+    if (rv)
+        json_object_set_new(json_object_get(body, "metadata"), "resourceVersion", json_string(rv));
     long st = gp_ks_send(c, "PATCH", path, body, "application/merge-patch+json", NULL);
     return st != 0 && st != 429 && st < 500;
 }
@@ -120,10 +124,13 @@ void gp_ks_release(struct gp_kube_sched *s, struct spod *p)
     p->st = SP_BACKOFF;
     s->maybe_backoff = true;
     p->resume = false;
+    p->resume_rv[0] = '\0';
+    p->recheck_at = 0;
     p->attempts++;
     p->retry_at = s->now_s + gp_ks_backoff_s(s, p->attempts);
     s->st.rollbacks++;
     gp_ks_audit_pod(s, p, false);
+    gp_ks_slot_update(s, p, false);
 }
 
 /* Whether a pod still stopping (evicted, not yet gone) holds a GPU of p's
@@ -151,7 +158,7 @@ void gp_ks_resume(struct gp_kube_sched *s, size_t *bound)
 {
     if (!s->maybe_resume)
         return;
-    bool waiting = false; /* a pod still waiting for victims to go */
+    bool waiting = false, recheck = false; /* a pod still waiting for victims, a re-check */
     for (size_t i = 0; i < s->npods; i++) {
         struct spod *p = s->pods[i];
         bool held = p->st == SP_PREEMPTING && (p->victims > 0 || p->job || on_stopping(s, p));
@@ -160,11 +167,18 @@ void gp_ks_resume(struct gp_kube_sched *s, size_t *bound)
             p->st = SP_ASSUMED; /* the room is free now */
             gp_ks_audit_pod(s, p, false);
             gp_ks_bind_dispatch(s, &p, 1, bound);
-        } else if (p->st == SP_ASSUMED && p->resume && !p->job) {
-            gp_ks_bind_dispatch(s, &p, 1, bound);
+        } else if (p->st == SP_ASSUMED && !p->job && !p->wait_on && p->recheck_at > 0) {
+            /* maybe bound (bind.c, BO_UNSURE): asked about again */
+            if (p->recheck_at <= s->now_s)
+                gp_ks_bind_dispatch(s, &p, 1, bound);
+            else
+                waiting = recheck = true;
+        } else if (p->st == SP_ASSUMED && p->resume && !p->job && !p->wait_on) {
+            gp_ks_bind_dispatch(s, &p, 1, bound); /* its node's slot permitting */
         }
     }
     s->maybe_resume = waiting;
+    s->maybe_recheck = recheck;
 }
 
 /* attempt_s: observed when the answer is new (an unschedulable pod given
@@ -195,8 +209,8 @@ static void unschedulable(struct gp_kube_sched *s, struct spod *p, const struct 
     }
     gp_ks_event(s, "Pod", p->info.ns, p->info.name, p->info.uid, "Warning", "FailedScheduling",
                 "Scheduling", msg);
-    if (p->info.ann_node) /* a decision of before: not a booking */
-        gp_ks_clear_annotations(s->c, p->info.ns, p->info.name);
+    if (p->info.ann_node && !p->bound_to) /* a decision of before: not a booking */
+        gp_ks_clear_annotations(s->c, p->info.ns, p->info.name, NULL);
 }
 
 /* A victim deleted gracefully (its own terminationGracePeriodSeconds). */

@@ -54,7 +54,18 @@ struct spod {
     char *last_message;       /* the Unschedulable message last written */
     struct bind_job *job;     /* ASSUMED: the bind job running for it (bind.c); NULL none */
     double alloc_since;       /* seen bound and allocating since (sched_alloc.c); 0: not */
-    bool alloc_expired;       /* its allocating phase written "expired" */
+    bool alloc_expired;       /* its allocating phase written "expired" (another scheduler's
+                               * pod: past the timeout, no longer counted) */
+    /* the node's one allocating slot (sched_slot.c) */
+    struct snode *slot; /* the node whose slot it holds now; NULL: none */
+    struct snode
+        *binding; /* its bind job binds it there (set at dispatch, cleared with the result) */
+    struct snode *bound_to; /* its Binding answered 201, or maybe went through (no answer, the
+                             * pod unreadable), and the API does not show it bound yet */
+    struct snode *wait_on;  /* ASSUMED, waiting for that node's slot */
+    struct spod *wait_prev, *wait_next;
+    double recheck_at;  /* ASSUMED and maybe bound: when it is asked about again; 0: never */
+    char resume_rv[64]; /* annotated by a gang's job and waiting: the version the patch made */
     /* the audit's booking: the node it books in the API's view */
     struct snode *booked;
     size_t booked_slot;
@@ -71,6 +82,11 @@ struct snode {
     struct spod **book; /* pods booked on it (audit) */
     size_t nbook, capbook;
     bool violating;
+    /* sched_slot.c: the pods holding its allocating slot (1 at most by
+     * gpuplane's doing), the decisions waiting for it, oldest first */
+    unsigned slot_n;
+    struct spod *wait_head, *wait_tail;
+    bool kicked; /* in s->kick */
 };
 
 /* A PodGroup (scheduling.x-k8s.io or Volcano): a gang. */
@@ -123,6 +139,12 @@ struct gp_kube_sched {
      * earliest time one is due (0: none) */
     double alloc_scan_s, alloc_next_s;
     struct gp_evlog *rec; /* --record's event log; NULL: none */
+    /* sched_slot.c: nodes whose slot may have freed with pods waiting for
+     * it; pods waiting; a pod may be due for a re-check (recheck_at) */
+    struct snode **kick;
+    size_t nkick, capkick;
+    size_t slot_waiting;
+    bool maybe_recheck;
 };
 
 /* sched.c */
@@ -143,8 +165,11 @@ double gp_ks_backoff_s(const struct gp_kube_sched *s, unsigned attempts);
 /* A request on client c (body stolen): the status, 0 for no answer. */
 long gp_ks_send(struct gp_kube_client *c, const char *method, const char *path, json_t *body,
                 const char *ctype, json_t **out);
-/* gpuplane's device annotations removed; false when no answer came. */
-bool gp_ks_clear_annotations(struct gp_kube_client *c, const char *ns, const char *name);
+/* gpuplane's device annotations removed (with rv, when not NULL, as the
+ * precondition: only from the version seen unbound); false when no
+ * answer came. */
+bool gp_ks_clear_annotations(struct gp_kube_client *c, const char *ns, const char *name,
+                             const char *rv);
 /* A decision taken back once what it wrote is cleared: the engine's
  * assumption released, the pod backed off. */
 void gp_ks_release(struct gp_kube_sched *s, struct spod *p);
@@ -182,6 +207,23 @@ enum gp_err gp_ks_assign(struct gp_kube_sched *s, struct spod *p, uint32_t node,
  * one is due (INFINITY: none). */
 void gp_ks_allocations(struct gp_kube_sched *s);
 double gp_ks_allocations_next(const struct gp_kube_sched *s);
+
+/* sched_slot.c: one pod allocating per node (DESIGN.md section 7). A
+ * pod holds its node's slot from the dispatch of the job that binds it
+ * until the API shows it allocated, ended, started, being deleted, gone,
+ * or expired; pods of other schedulers (another gpuplane replica) bound or
+ * annotated allocating hold it too. gp_ks_slot_update: p's holding and
+ * waiting brought up to date (after any change of p; gone: its record
+ * goes); gp_ks_slot_free: whether p may be bound at its engine node now;
+ * gp_ks_slot_wait: p (ASSUMED) waits for it; gp_ks_slot_run: the waiting
+ * pods of nodes whose slot freed dispatched; gp_ks_slot_reset: all of it
+ * forgotten (a rebuild), then recomputed by gp_ks_slot_update. */
+struct snode *gp_ks_slot_node(struct gp_kube_sched *s, const struct spod *p);
+void gp_ks_slot_update(struct gp_kube_sched *s, struct spod *p, bool gone);
+bool gp_ks_slot_free(struct gp_kube_sched *s, const struct spod *p);
+void gp_ks_slot_wait(struct gp_kube_sched *s, struct spod *p);
+void gp_ks_slot_run(struct gp_kube_sched *s, size_t *bound);
+void gp_ks_slot_reset(struct gp_kube_sched *s);
 
 /* audit.c: the pod's booking brought up to date (its node audited before
  * and after), a node audited */

@@ -169,6 +169,12 @@ bool auth_check(const struct auth *au, struct MHD_Connection *c, char *user, siz
 void log_request(const char *user, const char *method, const char *url, bool watch);
 json_t *log_json(void); /* {"requests":[{"user","method","path"}...]} */
 
+/* autoalloc.c: the agent's "allocated" patch after a Binding (-1: off) */
+void autoalloc_set(long ms);
+void autoalloc_bound(struct object *o);
+void autoalloc_run(void);
+long autoalloc_count(void);
+
 /* control.c */
 void do_control(const char *what, const char *method, json_t *body, struct answer *a);
 struct fault take_fault(const char *url, bool watch);

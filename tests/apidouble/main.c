@@ -204,6 +204,7 @@ static void *reaper(void *arg)
     pthread_mutex_lock(&S.mu);
     while (!S.stopping) {
         finish_deletions(false);
+        autoalloc_run();
         struct timespec ts;
         clock_gettime(CLOCK_REALTIME, &ts);
         ts.tv_nsec += 10 * 1000000L;
@@ -222,6 +223,7 @@ static void usage(void)
     fprintf(stderr, "usage: apidouble [--port N] [--bookmark-ms MS] [--schemas DIR]\n"
                     "                 [--tls-cert PEM --tls-key PEM [--client-ca PEM]] "
                     "[--tokens FILE]\n"
+                    "                 [--auto-allocate MS]\n"
                     "  serves on 127.0.0.1 (port 0: any free port); prints \"port N\" once "
                     "listening; SIGTERM stops it\n");
     exit(2);
@@ -251,6 +253,8 @@ int main(int argc, char **argv)
             client_ca = argv[++i];
         else if (strcmp(argv[i], "--tokens") == 0 && i + 1 < argc)
             tokens = argv[++i];
+        else if (strcmp(argv[i], "--auto-allocate") == 0 && i + 1 < argc)
+            autoalloc_set(atol(argv[++i]));
         else
             usage();
     }

@@ -303,5 +303,6 @@ void do_binding(const struct route *r, json_t *body, struct answer *a)
                                   "lastProbeTime", "lastTransitionTime", ts));
     record(o, "MODIFIED", next);
     S.bindings++;
+    autoalloc_bound(o); /* --auto-allocate: the agent's patch */
     answer_status(a, 201, "", NULL, NULL, "%s", "");
 }

@@ -3,7 +3,15 @@
  * scheduler fed by informers that are synced by re-listing (deterministic:
  * a re-list delivers exactly what changed), cycles at a test clock, and
  * checks of what the API holds: where each pod is bound and which GPUs its
- * annotations name. Include after kube_double.h. */
+ * annotations name. Include after kube_double.h.
+ *
+ * The double plays the node agent's part (its --auto-allocate, through
+ * /_control/auto_allocate): a pod bound with gpuplane.io/phase allocating
+ * is marked allocated w_auto_allocate_ms after its Binding (0: at once;
+ * -1: never, set before w_open, for tests of the agent's side), so that
+ * the next pod on its node may be bound (one pod allocating per node,
+ * kube/sched_slot.c); w_cycle runs cycles while they bind pods that
+ * waited for their node's slot. */
 #ifndef GP_TEST_KUBE_WORLD_H
 #define GP_TEST_KUBE_WORLD_H
 
@@ -14,6 +22,8 @@
 #include "kube/informer.h"
 #include "kube/objects.h"
 #include "kube/sched.h"
+
+__attribute__((unused)) static long w_auto_allocate_ms = 0;
 
 struct world {
     struct gp_kube_client *admin, *c, *ic;
@@ -48,6 +58,9 @@ __attribute__((unused)) static void w_open_record(struct world *w, bool leader, 
                      GP_OK);
     gp_kube_sched_set_leader(w->s, leader);
     w->now = 100;
+    char b[64];
+    snprintf(b, sizeof b, "{\"ms\":%ld}", w_auto_allocate_ms);
+    kd_call(w->admin, "POST", "/_control/auto_allocate", b, 200);
 }
 
 __attribute__((unused)) static void w_open(struct world *w, bool leader)
@@ -79,17 +92,21 @@ __attribute__((unused)) static void w_sync(struct world *w)
     assert_int_equal(gp_kube_informer_list(w->pods, &d), GP_OK);
 }
 
-/* Synced, one cycle, the audit checked: the pods bound. */
+/* Synced, one cycle, the audit checked, and again while that bound pods
+ * and pods still wait for their node's slot: the pods bound. */
 __attribute__((unused)) static size_t w_cycle(struct world *w)
 {
-    w_sync(w);
-    size_t bound;
-    struct gp_diag d = {""};
-    assert_int_equal(gp_kube_sched_cycle(w->s, w->now, &bound, &d), GP_OK);
-    w_sync(w);
-    if (gp_kube_sched_audit_all(w->s) != 0 || gp_kube_sched_stats(w->s).audit_violations != 0)
-        fail_msg("audit: %s", gp_kube_sched_audit_last(w->s));
-    return bound;
+    size_t total = 0, bound;
+    do {
+        w_sync(w);
+        struct gp_diag d = {""};
+        assert_int_equal(gp_kube_sched_cycle(w->s, w->now, &bound, &d), GP_OK);
+        w_sync(w);
+        if (gp_kube_sched_audit_all(w->s) != 0 || gp_kube_sched_stats(w->s).audit_violations != 0)
+            fail_msg("audit: %s", gp_kube_sched_audit_last(w->s));
+        total += bound;
+    } while (bound > 0 && gp_kube_sched_stats(w->s).slot_waiting > 0);
+    return total;
 }
 
 __attribute__((unused)) static void w_node(struct world *w, const char *name, unsigned gpus)

@@ -10,9 +10,10 @@
  *  - no agent answers: at the timeout, not before, a Warning
  *    AllocationTimeout Event, the counter and its metric, the phase
  *    written expired; the pod keeps its GPU (nothing else is given it)
- *    until it is deleted; before the timeout the stale pod and the next
- *    one on its node make the agent refuse, after it the next one is
- *    served; a pod that runs is never timed out. */
+ *    until it is deleted; before the timeout the next pod on its node
+ *    waits for the node's allocating slot (kube/sched_slot.c: the agent
+ *    would refuse two), after it the next one is bound and served; a pod
+ *    that runs is never timed out and holds no slot. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -103,60 +104,71 @@ static void test_silent_agent(void **state)
     gp_kube_sched_set_metrics(w.s, &km);
     w_node(&w, "n1", 3);
     w_pod(&w, "q1", 1);
-    w_pod(&w, "r1", 1);
-    assert_int_equal(w_cycle(&w), 2);
-    /* r1 runs (its phase left allocating, say by another device plugin):
-     * never timed out, and no Allocate's pod */
-    kd_call(w.admin, "PATCH", "/api/v1/namespaces/default/pods/r1/status",
-            "{\"status\":{\"phase\":\"Running\"}}", 200);
+    assert_int_equal(w_cycle(&w), 1);
     double t0 = w.now;
+    /* the next pod on the node waits while q1 is allocating (one pod
+     * allocating per node): decided, not annotated, not bound */
+    w_pod(&w, "r1", 1);
     w.now += 1;
     assert_int_equal(w_cycle(&w), 0);
+    assert_int_equal(gp_kube_sched_stats(w.s).slot_waiting, 1);
+    assert_string_equal(w_node_of(&w, "r1", NULL), "");
+    assert_string_equal(phase_of(&w, "r1"), "");
     double due = gp_kube_sched_next_retry_s(w.s);
     assert_true(due >= t0 + 120 && due <= t0 + 121);
     assert_string_equal(agent_choice(&w, "n1"), "default/q1");
-    /* the next pod on the node while q1 is still allocating: the agent
-     * refuses (two allocating) rather than guess */
-    w.now = t0 + 50;
-    w_pod(&w, "q3", 1);
-    assert_int_equal(w_cycle(&w), 1);
-    assert_string_equal(agent_choice(&w, "n1"), "refused");
     w.now = t0 + 119;
     assert_int_equal(w_cycle(&w), 0);
     assert_string_equal(w_events(&w, "AllocationTimeout", "q1"), "");
     assert_int_equal(gp_kube_sched_stats(w.s).allocation_timeouts, 0);
+    gp_kube_sched_metrics(w.s);
+    assert_true(gp_metrics_value(km.slot_waiting) == 1);
+    /* q1 expires: the slot is free, r1 is bound in the same cycle */
     w.now = t0 + 121;
-    assert_int_equal(w_cycle(&w), 0);
+    assert_int_equal(w_cycle(&w), 1);
     assert_string_equal(w_events(&w, "AllocationTimeout", "q1"),
                         "gpuplane.io/phase still allocating 120 s after the pod was bound to n1: "
                         "no node agent served its Allocate; it keeps its GPUs until it fails or "
                         "is deleted");
     assert_string_equal(phase_of(&w, "q1"), "expired");
-    assert_string_equal(phase_of(&w, "q3"), "allocating"); /* 71 s: not yet */
-    assert_string_equal(w_events(&w, "AllocationTimeout", "r1"), "");
+    assert_string_equal(w_node_of(&w, "r1", NULL), "n1");
     assert_int_equal(gp_kube_sched_stats(w.s).allocation_timeouts, 1);
     gp_kube_sched_metrics(w.s);
     assert_true(gp_metrics_value(km.allocation_timeouts) == 1);
-    /* the expired pod blocks no one: q3's Allocate is served */
+    assert_true(gp_metrics_value(km.slot_waiting) == 0);
+    /* the expired pod blocks no one: r1's Allocate is served */
+    assert_string_equal(agent_choice(&w, "n1"), "default/r1");
+    /* r1 runs (its phase left allocating, say by another device plugin):
+     * never timed out, no Allocate's pod, and it holds no slot */
+    kd_call(w.admin, "PATCH", "/api/v1/namespaces/default/pods/r1/status",
+            "{\"status\":{\"phase\":\"Running\"}}", 200);
+    w_pod(&w, "q3", 1);
+    w.now += 1;
+    assert_int_equal(w_cycle(&w), 1);
     assert_string_equal(agent_choice(&w, "n1"), "default/q3");
     /* q1 keeps its GPU: the three are q1's, r1's and q3's */
     w_pod(&w, "q4", 1);
     w.now += 1;
     assert_int_equal(w_cycle(&w), 0);
     assert_string_equal(w_node_of(&w, "q4", NULL), "");
-    /* once it is deleted, its GPU is free */
+    assert_int_equal(gp_kube_sched_stats(w.s).slot_waiting, 0); /* no GPU: not decided */
+    /* once q1 is deleted its GPU is free; q4 then waits for q3's slot */
     kd_call(w.admin, "DELETE", "/api/v1/namespaces/default/pods/q1?gracePeriodSeconds=0", NULL,
             200);
     w.now += 1;
+    assert_int_equal(w_cycle(&w), 0);
+    assert_int_equal(gp_kube_sched_stats(w.s).slot_waiting, 1);
+    /* q3 and q4 time out in their turn, each once; q4 bound when q3 did */
+    w.now += 200;
     assert_int_equal(w_cycle(&w), 1);
     assert_string_equal(w_node_of(&w, "q4", NULL), "n1");
     w_check_distinct(&w);
-    /* q3 and q4 time out in their turn, each once */
-    w.now += 200;
+    w.now += 1; /* q4 seen allocating from here */
     assert_int_equal(w_cycle(&w), 0);
     w.now += 200;
     assert_int_equal(w_cycle(&w), 0);
     assert_int_equal(gp_kube_sched_stats(w.s).allocation_timeouts, 3);
+    assert_string_equal(w_events(&w, "AllocationTimeout", "r1"), "");
     gp_kube_sched_set_metrics(w.s, NULL);
     gp_kube_metrics_free(&km);
     w_close(&w);
@@ -164,6 +176,7 @@ static void test_silent_agent(void **state)
 
 int main(void)
 {
+    w_auto_allocate_ms = -1; /* no agent unless the test plays it */
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_refused_allocate, kd_start, kd_stop),
         cmocka_unit_test_setup_teardown(test_silent_agent, kd_start, kd_stop),

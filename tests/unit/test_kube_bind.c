@@ -166,7 +166,9 @@ static void test_parallel_failures(void **state)
     check_booked(&w);
     int api_bound = 0, stale = 0;
     api_count(&w, &api_bound, &stale);
-    assert_true(gp_kube_sched_stats(w.s).rollbacks >= 9);
+    /* (one bind per node at a time: the first cycle's binds are the four
+     * nodes' first pods, kube/sched_slot.c) */
+    assert_true(gp_kube_sched_stats(w.s).rollbacks >= 1);
     assert_int_equal(stale, 0); /* every decision taken back was cleared before it was let go */
     for (int round = 0; round < 30; round++) {
         w.now += 1;
@@ -182,8 +184,10 @@ static void test_parallel_failures(void **state)
     assert_int_equal(w_stat(&w, "bindings"), 18); /* each pod bound once */
     assert_int_equal(st.binds, 18);
     assert_true(st.bind_conflicts >= 6);
-    assert_true(st.patch_conflicts >= 3);
-    assert_true(st.rollbacks >= 9);
+    /* a touched pod's patch conflicts when it is its node's first pod;
+     * the others wait for their node's slot, and are seen afresh meanwhile */
+    assert_true(st.patch_conflicts <= 3);
+    assert_true(st.rollbacks >= 7); /* six 409s, a 500 past the client's retries */
     assert_int_equal(st.binds_in_flight, 0);
     assert_int_equal(st.assumed, 0);
     assert_int_equal(st.pending, 9); /* 27 pods alive, 18 bound: the others queued */

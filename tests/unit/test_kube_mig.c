@@ -194,7 +194,7 @@ static void test_mixed(void **state)
     assert_true(strcmp(ab, "1g.10gb:0@2 1g.10gb:0@3") == 0 ||
                 strcmp(ab, "1g.10gb:0@3 1g.10gb:0@2") == 0);
     assert_string_equal(ann_of(&w, "a", GP_KUBE_ANN_GPUS), "0");
-    assert_string_equal(ann_of(&w, "a", GP_KUBE_ANN_PHASE), "allocating");
+    assert_string_equal(ann_of(&w, "a", GP_KUBE_ANN_PHASE), "allocated"); /* the double as agent */
     assert_string_equal(ann_of(&w, "g", GP_KUBE_ANN_MIG), "");
     assert_int_equal(check_slices(&w, h100()), 4);
     assert_string_equal(condition_of(&w, "lacks"),

@@ -1,0 +1,175 @@
+/* sched_slot.c - at most one pod allocating per node (DESIGN.md section 7;
+ * docs/kube.md, "One pod allocating per node"; the agent's side is
+ * node/protocol.c, docs/node.md "Which pod an Allocate serves"). The
+ * kubelet's Allocate names devices, never the pod, so the node agent
+ * takes the one pod of its node at gpuplane.io/phase=allocating and
+ * refuses when it finds two. A node has one slot: a pod holds it
+ *  - from the dispatch of the bind job that binds it until its result,
+ *  - from a Binding answered 201 (or one that may have gone through, the
+ *    pod unreadable: bind.c BO_UNSURE) until the API shows the pod bound,
+ *  - while the API shows it bound there with the phase "allocating" for
+ *    that node, not started, not ended, not being deleted (the agent's own
+ *    rule), whoever bound it: after a restart or a leader change, and
+ *    another replica's pods, are counted so;
+ *  - while the API shows another scheduler's pod (another gpuplane
+ *    replica) annotated allocating for that node and not bound yet: it is
+ *    being bound.
+ * A pod of another scheduler stops counting --allocating-timeout after it
+ * was first seen so (sched_alloc.c); ours is then written "expired".
+ * A decision for a node whose slot is taken waits, ASSUMED (the engine's
+ * assumption kept, so its GPUs stay booked) and not annotated, in the
+ * node's queue, oldest first; when the slot frees the node is kicked and
+ * the next cycle dispatches its first waiting pod. A waiting pod that
+ * is deleted, changes or is taken back leaves the queue; a rebuild forgets
+ * the queues (a decision not annotated is not durable: decided again). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "kube/sched_internal.h"
+
+struct snode *gp_ks_slot_node(struct gp_kube_sched *s, const struct spod *p)
+{
+    if (!s->e || p->node == SP_NONE)
+        return NULL;
+    const struct gp_node *n = gp_engine_node(s->e, p->node);
+    return n ? gp_ks_node_get(s, n->spec.name, false) : NULL;
+}
+
+/* The node whose slot p holds now, or NULL. */
+static struct snode *holding(struct gp_kube_sched *s, const struct spod *p)
+{
+    const struct gp_kube_pod_info *in = &p->info;
+    if (!p->obj || in->ended || in->terminating)
+        return NULL;
+    if (!in->node_name && p->binding)
+        return p->binding;
+    if (!in->node_name && p->bound_to)
+        return p->bound_to;
+    if (in->started || p->alloc_expired || !in->ann_phase ||
+        strcmp(in->ann_phase, "allocating") != 0 || !in->ann_node)
+        return NULL;
+    /* bound: where its annotation says; not bound: another scheduler's
+     * decision being written (ours not in flight is no decision now) */
+    if (in->node_name ? strcmp(in->node_name, in->ann_node) != 0 : p->ours)
+        return NULL;
+    return gp_ks_node_get(s, in->ann_node, true);
+}
+
+static void kick(struct gp_kube_sched *s, struct snode *n)
+{
+    if (n->kicked || !n->wait_head)
+        return;
+    if (s->nkick == s->capkick) {
+        size_t cap = s->capkick ? s->capkick * 2 : 64;
+        struct snode **v = realloc(s->kick, cap * sizeof *v);
+        if (!v)
+            return; /* kicked again by its next change */
+        s->kick = v;
+        s->capkick = cap;
+    }
+    s->kick[s->nkick++] = n;
+    n->kicked = true;
+}
+
+static void unwait(struct gp_kube_sched *s, struct spod *p)
+{
+    struct snode *n = p->wait_on;
+    if (p->wait_prev)
+        p->wait_prev->wait_next = p->wait_next;
+    else
+        n->wait_head = p->wait_next;
+    if (p->wait_next)
+        p->wait_next->wait_prev = p->wait_prev;
+    else
+        n->wait_tail = p->wait_prev;
+    p->wait_prev = p->wait_next = NULL;
+    p->wait_on = NULL;
+    s->slot_waiting--;
+    if (n->slot_n == 0)
+        kick(s, n);
+}
+
+void gp_ks_slot_update(struct gp_kube_sched *s, struct spod *p, bool gone)
+{
+    if (p->info.node_name || gone)
+        p->bound_to = NULL; /* the API shows where it is: its view holds from now */
+    struct snode *want = gone ? NULL : holding(s, p);
+    if (want != p->slot) {
+        if (p->slot && --p->slot->slot_n == 0)
+            kick(s, p->slot);
+        if (want)
+            want->slot_n++;
+        p->slot = want;
+    }
+    if (p->wait_on && (gone || p->st != SP_ASSUMED || p->job || p->eng == SP_NONE ||
+                       gp_ks_slot_node(s, p) != p->wait_on))
+        unwait(s, p);
+}
+
+bool gp_ks_slot_free(struct gp_kube_sched *s, const struct spod *p)
+{
+    struct snode *n = gp_ks_slot_node(s, p);
+    if (!n)
+        return true; /* no record of the node: nothing known to hold it */
+    unsigned mine = p->slot == n ? 1 : 0;
+    return n->slot_n == mine && (!n->wait_head || n->wait_head == p);
+}
+
+void gp_ks_slot_wait(struct gp_kube_sched *s, struct spod *p)
+{
+    struct snode *n = gp_ks_slot_node(s, p);
+    if (p->wait_on == n)
+        return;
+    if (p->wait_on)
+        unwait(s, p);
+    if (!n)
+        return;
+    p->wait_on = n;
+    p->wait_prev = n->wait_tail;
+    p->wait_next = NULL;
+    if (n->wait_tail)
+        n->wait_tail->wait_next = p;
+    else
+        n->wait_head = p;
+    n->wait_tail = p;
+    s->slot_waiting++;
+    if (n->slot_n == 0)
+        kick(s, n); /* free already (a gang's member annotated meanwhile) */
+}
+
+void gp_ks_slot_run(struct gp_kube_sched *s, size_t *bound)
+{
+    while (s->nkick > 0) {
+        struct snode *n = s->kick[--s->nkick];
+        n->kicked = false;
+        /* the dispatch takes the pod out of the queue (its job set); a
+         * bind done at once and failed frees the slot for the next one */
+        while (n->wait_head && gp_ks_slot_free(s, n->wait_head)) {
+            struct spod *p = n->wait_head;
+            gp_ks_bind_dispatch(s, &p, 1, bound);
+            if (p->wait_on == n)
+                break; /* not dispatched after all: left waiting */
+        }
+    }
+}
+
+void gp_ks_slot_reset(struct gp_kube_sched *s)
+{
+    for (size_t i = 0; i < s->nnodes; i++) {
+        struct snode *n = s->nodes[i];
+        n->slot_n = 0;
+        n->wait_head = n->wait_tail = NULL;
+        n->kicked = false;
+    }
+    for (size_t i = 0; i < s->npods; i++) {
+        struct spod *p = s->pods[i];
+        p->slot = p->wait_on = NULL;
+        p->wait_prev = p->wait_next = NULL;
+        p->binding = NULL; /* no bind is in flight at a rebuild */
+        p->recheck_at = 0;
+        p->resume_rv[0] = '\0';
+    }
+    s->nkick = 0;
+    s->slot_waiting = 0;
+    s->maybe_recheck = false;
+}
