@@ -56,13 +56,13 @@ void gp_engine_free(struct gp_engine *e)
     GP_VEC_FREE(&e->nodes);
     gp_eng_pods_free(e);
     for (size_t i = 0; i < e->queues.len; i++) {
-        GP_VEC_FREE(&e->queues.items[i].pending);
+        gp_olist_free(&e->queues.items[i].pending);
         GP_VEC_FREE(&e->queues.items[i].bound);
         gp_eng_walk_free(e, &e->queues.items[i]);
     }
     for (size_t i = 0; i < e->shapes.len; i++) {
-        gp_eng_plist_free(&e->shapes.items[i].pend);
-        gp_eng_plist_free(&e->shapes.items[i].fresh);
+        gp_olist_free(&e->shapes.items[i].pend);
+        gp_olist_free(&e->shapes.items[i].fresh);
     }
     GP_VEC_FREE(&e->queues);
     GP_VEC_FREE(&e->shapes);
@@ -85,7 +85,7 @@ void gp_engine_free(struct gp_engine *e)
     GP_VEC_FREE(&e->proj);
     GP_VEC_FREE(&e->proj_mark);
     GP_VEC_FREE(&e->proj_slots);
-    GP_VEC_FREE(&e->all);
+    gp_olist_free(&e->all);
     free(e->gang_rej);
     free(e->memo.score);
     free(e->memo.pick);
@@ -247,7 +247,7 @@ size_t gp_engine_schedule(struct gp_engine *e, double now_s, size_t budget, stru
     }
     for (size_t i = 0; i < e->queues.len; i++) {
         struct queue *q = &e->queues.items[i];
-        q->cursor = q->keep = 0;
+        q->cursor = 0;
         /* by shape (pending.c), when nothing but room decides */
         q->walk = gp_eng_walk_fast(e, q, budget) && gp_eng_walk_begin(e, q) == GP_OK;
         if (!q->walk && q->lists)
@@ -266,12 +266,12 @@ size_t gp_engine_schedule(struct gp_engine *e, double now_s, size_t budget, stru
             stop = !gp_eng_walk_step(e, q, out, cap, &ndec, &tried, &full, &changed);
             continue;
         }
-        uint32_t *items = q->pending.items;
-        size_t i = q->cursor, k = q->keep, len = q->pending.len;
+        const struct gp_olist *l = &q->pending;
+        size_t i = q->cursor, len = gp_olist_len(l);
         bool may_preempt = e->preempt && q->may_preempt;
         changed = false;
         while (i < len && !changed) {
-            uint32_t id = items[i];
+            uint32_t id = gp_olist_at(l, i);
             struct gp_pod *p = pod_at(e, id);
             if (p->state != GP_POD_PENDING) { /* a gang member placed earlier in this cycle */
                 i++;
@@ -283,58 +283,23 @@ size_t gp_engine_schedule(struct gp_engine *e, double now_s, size_t budget, stru
             }
             i++;
             if (p->tried_gen == pod_gen(e, p) && !(may_preempt && !p->spec.preempt_never &&
-                                                   px_at(e, id)->preempt_gen != e->victim_gen)) {
-                items[k++] = id; /* not until the cluster changes */
-                continue;
-            }
-            if (gp_eng_try_pod(e, p, out, cap, &ndec, &tried, &full, &changed))
-                items[k++] = id;
+                                                   px_at(e, id)->preempt_gen != e->victim_gen))
+                continue; /* not until the cluster changes */
+            gp_eng_try_pod(e, p, out, cap, &ndec, &tried, &full, &changed);
         }
         q->cursor = i;
-        q->keep = k;
     }
 compact:
-    /* the rest of each list stays as it was; pods bound meanwhile leave */
-    e->npending = 0;
-    /* FIFO, SJF: the queues' lists were not walked; the pods bound leave
-     * them once they are half of them */
-    bool lazy = e->order != GP_ORDER_FAIR;
-    for (size_t k = 0; lazy && k < ndec; k++)
-        if (out[k].kind == GP_DECISION_BIND)
-            e->queues.items[pod_at(e, out[k].pod)->spec.queue].npend--;
     for (size_t i = 0; i < e->queues.len; i++) {
         struct queue *q = &e->queues.items[i];
-        if (lazy) {
-            if (q->pending.len > 2 * q->npend + 64) {
-                e->pods.compacted = true;
-                q->compactions++;
-                size_t k = 0;
-                for (size_t j = 0; j < q->pending.len; j++)
-                    if (pod_at(e, q->pending.items[j])->state == GP_POD_PENDING)
-                        q->pending.items[k++] = q->pending.items[j];
-                q->pending.len = k;
-            }
-            e->npending += q->npend;
-            continue;
-        }
         if (q->walk) {
             gp_eng_walk_end(e, q);
             q->walk = false;
-            e->npending += q->npend;
-            continue;
+        } else if (q->lists && e->order == GP_ORDER_FAIR) {
+            gp_eng_walk_drop(e, q); /* the plain walk changed what they say */
         }
-        if (q->lists) /* ordered cycles: the plain walk changed them */
-            gp_eng_walk_drop(e, q);
-        size_t k = q->keep;
-        e->pods.compacted = true;
-        q->compactions++;
-        for (size_t j = q->cursor; j < q->pending.len; j++)
-            if (pod_at(e, q->pending.items[j])->state == GP_POD_PENDING)
-                q->pending.items[k++] = q->pending.items[j];
-        q->pending.len = k;
-        q->npend = k;
-        e->npending += k;
     }
+    gp_eng_pending_tidy(e, out, ndec); /* the pods bound leave the pending lists */
     return ndec;
 }
 

@@ -18,6 +18,7 @@
 #include "engine/share.h"
 #include "util/idtab.h"
 #include "util/kheap.h"
+#include "util/olist.h"
 #include "util/vec.h"
 
 #define NONE UINT32_MAX
@@ -49,12 +50,6 @@ struct group {
     bool never;
 };
 
-/* Pod ids in queue order, items[head..len) (pending.c). */
-struct plist {
-    uint32_t *items;
-    size_t head, len, cap;
-};
-
 /* A pod's place in the engine's order (FIFO: seq; SJF: duration hint, then
  * seq; FAIR inside a queue: priority, then seq), as plain values that stay
  * true once the pod is gone. */
@@ -65,11 +60,11 @@ struct okey {
 
 /* One list of pod ids the ordered walk by shape merges (order.c): a
  * shape's pending pods or only its fresh ones (shape set), or a queue's
- * gang members (shape NONE), from items[at] on. */
+ * gang members (shape NONE), from rank `at` on. */
 struct ostream {
-    const struct plist *l;
+    const struct gp_olist *l;
     size_t at;
-    struct okey key; /* of the pod at items[at] */
+    struct okey key; /* of the pod at rank at */
     uint32_t shape;
     bool fresh;
 };
@@ -84,7 +79,9 @@ struct stream {
 };
 
 /* A queue: its quota as caps, its use, its pending pods in order and its
- * bound pods. Use counts the queue's own pods and its descendants'. */
+ * bound pods. Use counts the queue's own pods and its descendants'.
+ * Pod lists in the engine's order are util/olist.h's B+ trees (pending.c,
+ * gp_eng_plist_*): an arrival or a departure costs O(log n). */
 struct queue {
     struct gp_queue_spec spec;
     uint32_t parent; /* NONE: top level */
@@ -94,23 +91,25 @@ struct queue {
     int64_t used[NRES];
     uint8_t guaranteed_res[NRES]; /* the resources with a guarantee */
     uint32_t nguaranteed_res;
-    bool capped;              /* a finite cap on gpu, cpu or memory, here or above */
-    bool model_capped;        /* a finite per-model cap, here or above */
-    bool guaranteed;          /* a guarantee here or above */
-    bool may_preempt;         /* its pods may evict others */
-    bool avail;               /* the cycle: pods left to try here or below */
-    GP_VEC(uint32_t) pending; /* pod ids: priority, then age */
-    GP_VEC(uint32_t) bound;   /* its own bound pods, in no order */
-    size_t cursor, keep;      /* the cycle's walk over pending */
-    size_t npend;             /* its pending pods (pending may hold bound ones too) */
-    uint64_t ver;             /* bumped whenever its use changes */
-    uint64_t compactions;     /* of `pending`: each drops every pod not pending (pods.c) */
+    bool capped;       /* a finite cap on gpu, cpu or memory, here or above */
+    bool model_capped; /* a finite per-model cap, here or above */
+    bool guaranteed;   /* a guarantee here or above */
+    bool may_preempt;  /* its pods may evict others */
+    bool avail;        /* the cycle: pods left to try here or below */
+    /* its pending pods in the order (priority, then age), and until the
+     * end of a cycle the pods that cycle bound (gp_eng_pending_bound) */
+    struct gp_olist pending;
+    GP_VEC(uint32_t) bound; /* its own bound pods, in no order */
+    size_t cursor;          /* the cycle's walk over pending: the next rank */
+    size_t npend;           /* its pending pods */
+    uint64_t ver;           /* bumped whenever its use changes */
+    uint64_t compactions;   /* of `pending`: each drops every pod not pending (pods.c) */
     /* pending.c: its pending pods by shape (the shapes listed in `shapes`)
      * and its gang members, when `lists`; the walk's heap in a cycle where
      * `walk` is on */
     bool lists, walk;
     GP_VEC(uint32_t) shapes;
-    struct plist gangs;
+    struct gp_olist gangs;
     GP_VEC(struct stream) heap;
     /* ordered cycles (FIFO, SJF, backfill): a pod of this subtree hit this
      * queue's cap; with backfill, that pod's reservation of the quota */
@@ -160,7 +159,7 @@ struct shape {
     uint32_t placed;
     /* pending.c: its pending pods, those of them that never had a
      * decision, and whether it is on its queue's list of shapes */
-    struct plist pend, fresh;
+    struct gp_olist pend, fresh;
     bool listed;
     /* place.c, backfill: a pod of this shape was held back by the
      * reservation at state_ver held_ver and reservation held_stamp, with
@@ -513,7 +512,7 @@ struct gp_engine {
      * name back (gang.c), so what was remembered of it holds again */
     uint64_t state_ver, state_ctr;
     uint64_t topo_ver;           /* bumped when a node or a queue is added or changed */
-    GP_VEC(uint32_t) all;        /* FIFO, SJF: every pending pod, in the order */
+    struct gp_olist all;         /* FIFO, SJF: every pending pod, in the order */
     struct resv resv;            /* backfill: the head's reservation */
     GP_VEC(struct gp_node) proj; /* backfill: nodes as projected at the shadow time */
     GP_VEC(uint64_t) proj_mark;  /* proj[i] is valid when proj_mark[i] == proj_stamp */
@@ -787,6 +786,11 @@ void gp_eng_release(struct gp_engine *e, struct gp_pod *p, bool grow);
 
 /* ---- queue.c: pending lists, quotas, fair share --------------------------- */
 void gp_eng_pending_remove(struct gp_engine *e, uint32_t pod);
+/* After a cycle that wrote out[0..ndec): the pods it bound leave their
+ * queues' pending lists, which then hold pending pods alone (a compaction
+ * of every queue's list, pods.c), and the pending counts follow. (The line
+ * of FIFO and SJF drops them in order.c.) */
+void gp_eng_pending_tidy(struct gp_engine *e, const struct gp_decision *out, size_t ndec);
 void gp_eng_queue_charge(struct gp_engine *e, const struct gp_pod *p, uint32_t model, int sign);
 uint32_t gp_eng_quota_blocks(const struct gp_engine *e, const struct gp_pod *p, int64_t times);
 bool gp_eng_quota_never_fits(const struct gp_engine *e, const struct gp_pod *p, uint32_t need);
@@ -825,14 +829,17 @@ void gp_eng_walk_remove(struct gp_engine *e, uint32_t pod);
  * the walk next runs on q. */
 void gp_eng_walk_drop(struct gp_engine *e, struct queue *q);
 void gp_eng_walk_free(struct gp_engine *e, struct queue *q);
-void gp_eng_plist_free(struct plist *l);
+/* Lists of pod ids in the engine's order (util/olist.h): pod in at its
+ * place (GP_ENOMEM: the list as it was), out (false: it was not there). */
+enum gp_err gp_eng_plist_insert(const struct gp_engine *e, struct gp_olist *l, uint32_t pod);
+bool gp_eng_plist_remove(const struct gp_engine *e, struct gp_olist *l, uint32_t pod);
 /* The ordered walk's lists of q (FIFO, SJF): fresh pods are those without a
  * decision (pod_x.decided); made when missing. */
 enum gp_err gp_eng_walk_lists(struct gp_engine *e, struct queue *q);
 /* Pod `pod` had its first decision: no longer fresh. */
 void gp_eng_walk_decided(struct gp_engine *e, uint32_t pod);
-/* The first position of l whose pod comes after the pod of key k. */
-size_t gp_eng_plist_after(const struct gp_engine *e, const struct plist *l, struct okey k);
+/* The first rank of l whose pod comes after the pod of key k. */
+size_t gp_eng_plist_after(const struct gp_engine *e, const struct gp_olist *l, struct okey k);
 /* Whether a cycle with this budget walks q by shape. */
 bool gp_eng_walk_fast(const struct gp_engine *e, const struct queue *q, size_t budget);
 /* Before a cycle's first pick of queues: q's heap of lists. */

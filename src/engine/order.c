@@ -606,8 +606,8 @@ void gp_eng_lazy_write(struct gp_engine *e, struct shape *s)
     s->lazy_gen = UINT64_MAX;
     if (g != e->generation)
         return; /* a generation ago: nothing reads it */
-    for (size_t j = s->pend.head; j < s->pend.len; j++) {
-        struct gp_pod *p = pod_at(e, s->pend.items[j]);
+    for (size_t j = 0; j < gp_olist_len(&s->pend); j++) {
+        struct gp_pod *p = pod_at(e, gp_olist_at(&s->pend, j));
         if (okey_before(s->lazy_until, okey_of(e, p)))
             break;
         struct pod_x *x = px_of(p);
@@ -650,9 +650,9 @@ static bool by_shape_ok(struct gp_engine *e, size_t budget)
 static bool ostream_at(const struct gp_engine *e, struct ostream *t, size_t at)
 {
     t->at = at;
-    if (at >= t->l->len)
+    if (at >= gp_olist_len(t->l))
         return false;
-    t->key = okey_of(e, pod_at(e, t->l->items[at]));
+    t->key = okey_of(e, pod_at(e, gp_olist_at(t->l, at)));
     return true;
 }
 
@@ -699,7 +699,7 @@ static enum gp_err streams_begin(struct gp_engine *e, struct okey k)
         for (size_t j = 0; j < q->shapes.len; j++) {
             uint32_t id = q->shapes.items[j];
             struct shape *s = &e->shapes.items[id];
-            if (s->pend.head == s->pend.len) { /* no pod left: off the queue's list */
+            if (gp_olist_len(&s->pend) == 0) { /* no pod left: off the queue's list */
                 s->listed = false;
                 continue;
             }
@@ -750,23 +750,10 @@ static bool held_again(struct gp_engine *e, struct gp_pod *p, const struct shape
 }
 
 /* Pod b was bound by the walk by shape: off the line (e->all, in the
- * order, where every other pod is pending). */
+ * order). */
 static void line_drop(struct gp_engine *e, const struct gp_pod *b)
 {
-    struct okey k = okey_of(e, b);
-    size_t lo = 0, hi = e->all.len;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (okey_before(okey_of(e, pod_at(e, e->all.items[mid])), k))
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    if (lo < e->all.len && e->all.items[lo] == b->id) {
-        memmove(e->all.items + lo, e->all.items + lo + 1,
-                (e->all.len - lo - 1) * sizeof *e->all.items);
-        e->all.len--;
-    }
+    gp_eng_plist_remove(e, &e->all, b->id);
 }
 
 /* Whether a pending pod comes after key k (the walk stopped at it). */
@@ -774,11 +761,11 @@ static bool pending_after(const struct gp_engine *e, struct okey k)
 {
     for (size_t i = 0; i < e->queues.len; i++) {
         const struct queue *q = &e->queues.items[i];
-        if (gp_eng_plist_after(e, &q->gangs, k) < q->gangs.len)
+        if (gp_eng_plist_after(e, &q->gangs, k) < gp_olist_len(&q->gangs))
             return true;
         for (size_t j = 0; j < q->shapes.len; j++) {
-            const struct plist *l = &e->shapes.items[q->shapes.items[j]].pend;
-            if (gp_eng_plist_after(e, l, k) < l->len)
+            const struct gp_olist *l = &e->shapes.items[q->shapes.items[j]].pend;
+            if (gp_eng_plist_after(e, l, k) < gp_olist_len(l))
                 return true;
         }
     }
@@ -803,7 +790,7 @@ static bool walk_by_shape(struct gp_engine *e, const struct gp_pod *from, struct
     bool whole = true;
     while (e->ostreams.len > 0) {
         struct ostream *t = &e->ostreams.items[0];
-        uint32_t id = t->l->items[t->at];
+        uint32_t id = gp_olist_at(t->l, t->at);
         struct gp_pod *p = pod_at(e, id);
         struct okey k = t->key;
         if (p->state == GP_POD_PENDING) {
@@ -822,7 +809,7 @@ static bool walk_by_shape(struct gp_engine *e, const struct gp_pod *from, struct
         }
         /* past p: the list lost p, or (a gang bound) members before it */
         bool left;
-        if (t->at < t->l->len && t->l->items[t->at] == id)
+        if (gp_olist_at(t->l, t->at) == id)
             left = ostream_at(e, t, t->at + 1);
         else
             left = ostream_at(e, t, gp_eng_plist_after(e, t->l, k));
@@ -870,7 +857,7 @@ static void mark_set(struct gp_engine *e, struct walk_mark *m, bool ok)
     m->victim_gen = e->victim_gen;
     m->topo_ver = e->topo_ver;
     m->pend_ver = e->pend_ver;
-    m->len = e->all.len;
+    m->len = gp_olist_len(&e->all);
     m->resv_on = e->resv.on;
 }
 
@@ -878,14 +865,15 @@ static bool mark_holds(const struct gp_engine *e, const struct walk_mark *m, siz
 {
     return m->valid && budget == 0 && !e->no_walk && m->gen == e->generation &&
            m->state_ver == e->state_ver && m->victim_gen == e->victim_gen &&
-           m->topo_ver == e->topo_ver && m->pend_ver == e->pend_ver && m->len <= e->all.len;
+           m->topo_ver == e->topo_ver && m->pend_ver == e->pend_ver &&
+           m->len <= gp_olist_len(&e->all);
 }
 
-/* The line (FIFO's or SJF's list) as a cycle walks it: items[i..len) to
- * go, the pods that stay kept at items[0..k). */
+/* The line (FIFO's or SJF's list) as a cycle walks it: ranks [i, len) to
+ * go. The pods the cycle binds stay on it until the walk is done. */
 struct line {
-    uint32_t *items;
-    size_t i, k, len;
+    const struct gp_olist *l;
+    size_t i, len;
     bool settled; /* every pod left was tried at this generation (mark_set) */
 };
 
@@ -898,7 +886,7 @@ static const struct gp_pod *line_walk(struct gp_engine *e, struct line *ln, bool
                                       bool *changed)
 {
     while (ln->i < ln->len && !*stop) {
-        uint32_t id = ln->items[ln->i];
+        uint32_t id = gp_olist_at(ln->l, ln->i);
         struct gp_pod *p = pod_at(e, id);
         if (p->state != GP_POD_PENDING) { /* a gang member placed earlier in this cycle */
             ln->i++;
@@ -908,7 +896,6 @@ static const struct gp_pod *line_walk(struct gp_engine *e, struct line *ln, bool
             break;
         ln->i++;
         if (order_step(e, p, out, cap, ndec, tried, full, stop, changed)) {
-            ln->items[ln->k++] = id;
             ln->settled &=
                 p->tried_gen == pod_gen(e, p) &&
                 !(e->preempt && e->queues.items[p->spec.queue].may_preempt && !e->resv.on &&
@@ -931,19 +918,19 @@ size_t gp_eng_schedule_ordered(struct gp_engine *e, size_t budget, struct gp_dec
     bool full = false, stop = false;
     for (size_t i = 0; i < e->queues.len; i++) {
         struct queue *q = &e->queues.items[i];
-        q->cursor = q->keep = 0;
+        q->cursor = 0;
         q->qblocked = q->qresv = false;
     }
     e->resv.on = false;
     e->resv_log.len = 0;
     e->qblocked_any = false;
     if (e->order != GP_ORDER_FAIR) { /* one list, in the order */
-        struct line ln = {e->all.items, 0, 0, e->all.len, true};
+        struct line ln = {&e->all, 0, gp_olist_len(&e->all), true};
         size_t len = ln.len;
         bool changed = false, by_shape = false, whole;
         struct walk_mark *m = &e->fifo_mark;
         if (mark_holds(e, m, budget)) { /* the pods walked last time would do as they did */
-            ln.i = ln.k = m->len;
+            ln.i = m->len;
             e->resv.on = m->resv_on;
         } else {
             by_shape = by_shape_ok(e, budget);
@@ -951,38 +938,22 @@ size_t gp_eng_schedule_ordered(struct gp_engine *e, size_t budget, struct gp_dec
         const struct gp_pod *from =
             line_walk(e, &ln, by_shape, budget, out, cap, &ndec, &tried, &full, &stop, &changed);
         whole = ln.i == len && !stop && !full;
-        if (from && ln.i < len) {
-            /* the line closed up (every pod on it pending, in the order);
-             * the walk by shape takes off it the pods it binds */
-            memmove(ln.items + ln.k, ln.items + ln.i, (len - ln.i) * sizeof *ln.items);
-            len = ln.len = e->all.len = ln.k + (len - ln.i);
-            ln.i = ln.k;
+        if (from && ln.i < len) { /* the walk by shape takes off the line the pods it binds */
             enum gp_err err;
             whole = walk_by_shape(e, from, out, cap, &ndec, &tried, &full, &stop, &changed,
                                   &ln.settled, &err);
             if (err == GP_OK) {
-                len = ln.len = ln.i = ln.k = e->all.len;
+                len = ln.len = ln.i = gp_olist_len(&e->all);
             } else { /* out of memory: the rest along the line */
                 lazy_write_all(e);
                 line_walk(e, &ln, false, budget, out, cap, &ndec, &tried, &full, &stop, &changed);
                 whole = ln.i == len && !stop && !full;
             }
         }
-        /* the rest stays as it was: every pod there is pending but gang
-         * members bound with a gang tried before the walk stopped */
-        bool gang_bound = false;
-        for (size_t j = 0; j < ndec && !gang_bound && ln.i < len; j++)
-            gang_bound = out[j].kind == GP_DECISION_BIND && pod_at(e, out[j].pod)->spec.group;
-        if (gang_bound) {
-            for (; ln.i < len; ln.i++)
-                if (pod_at(e, ln.items[ln.i])->state == GP_POD_PENDING)
-                    ln.items[ln.k++] = ln.items[ln.i];
-        } else if (ln.i < len) { /* moved up, not read: a stopped line costs its head */
-            if (ln.k < ln.i)
-                memmove(ln.items + ln.k, ln.items + ln.i, (len - ln.i) * sizeof *ln.items);
-            ln.k += len - ln.i;
-        }
-        e->all.len = ln.k;
+        /* the pods bound leave the line: every pod on it is pending */
+        for (size_t j = 0; j < ndec; j++)
+            if (out[j].kind == GP_DECISION_BIND)
+                line_drop(e, pod_at(e, out[j].pod));
         mark_set(e, m, whole && ln.settled && budget == 0);
     }
     /* FAIR: the queue pick_queue chooses, until something is bound or
@@ -993,8 +964,8 @@ size_t gp_eng_schedule_ordered(struct gp_engine *e, size_t budget, struct gp_dec
             break;
         struct queue *q = &e->queues.items[cur];
         bool changed = false;
-        while (q->cursor < q->pending.len && !changed && !stop) {
-            uint32_t id = q->pending.items[q->cursor];
+        while (q->cursor < gp_olist_len(&q->pending) && !changed && !stop) {
+            uint32_t id = gp_olist_at(&q->pending, q->cursor);
             struct gp_pod *p = pod_at(e, id);
             if (p->state != GP_POD_PENDING) {
                 q->cursor++;
@@ -1005,8 +976,7 @@ size_t gp_eng_schedule_ordered(struct gp_engine *e, size_t budget, struct gp_dec
                 break;
             }
             q->cursor++;
-            if (order_step(e, p, out, cap, &ndec, &tried, &full, &stop, &changed))
-                q->pending.items[q->keep++] = id;
+            order_step(e, p, out, cap, &ndec, &tried, &full, &stop, &changed);
         }
     }
     e->resv.on = false; /* outside a cycle nothing is held back */

@@ -22,9 +22,13 @@
  * It is used for the queues of a fair cycle without backfill, budget or
  * preemption whose pods no quota can stop (gp_eng_walk_fast); the others
  * take the plain walk, after which their lists are dropped, and made again
- * from the queue's pending list when the walk is next used for them. A
- * queue's pending list (cycle.c's) keeps its order; pods bound by this
- * walk leave it when they are more than half of it. */
+ * from the queue's pending list when the walk is next used for them. The
+ * pods it binds leave the queue's pending list at the cycle's end (queue.c,
+ * gp_eng_pending_tidy).
+ *
+ * Every list here (a shape's, the gang members', and the queues' and the
+ * line's of queue.c and order.c) is a util/olist.h B+ tree of pod ids kept
+ * in the engine's order: a pod goes in or out in O(log n) comparisons. */
 #include "engine/internal.h"
 
 #include <stdlib.h>
@@ -36,74 +40,54 @@ static inline bool before(const struct gp_engine *e, uint32_t a, uint32_t b)
     return order_before(e, pod_at(e, a), pod_at(e, b));
 }
 
-/* ---- sorted lists of pod ids, items[head..len) ----------------------------- */
+/* ---- lists of pod ids in the engine's order -----------------------------------
+ * util/olist.h's B+ trees, searched through the pods' keys: a pod's place
+ * is the number of pods of the list that go before it. */
 
-static enum gp_err plist_insert(const struct gp_engine *e, struct plist *l, uint32_t pod)
+struct key_probe {
+    const struct gp_engine *e;
+    struct okey k;
+};
+
+/* Pod id goes before the probe's key. */
+static bool goes_before(const void *ctx, uint32_t id)
 {
-    size_t lo = l->head, hi = l->len;
-    while (lo < hi) { /* the first position whose pod `pod` goes before */
-        size_t mid = lo + (hi - lo) / 2;
-        if (before(e, pod, l->items[mid]))
-            hi = mid;
-        else
-            lo = mid + 1;
-    }
-    if (lo == l->head && l->head > 0) { /* in front: the room before the head */
-        l->items[--l->head] = pod;
-        return GP_OK;
-    }
-    if (l->len == l->cap) {
-        if (l->head > l->len / 2) { /* half of it is room before the head: move down */
-            memmove(l->items, l->items + l->head, (l->len - l->head) * sizeof *l->items);
-            lo -= l->head;
-            l->len -= l->head;
-            l->head = 0;
-        } else {
-            size_t cap = l->cap ? 2 * l->cap : 8;
-            uint32_t *items = realloc(l->items, cap * sizeof *items);
-            if (!items)
-                return GP_ENOMEM;
-            l->items = items;
-            l->cap = cap;
-        }
-    }
-    memmove(l->items + lo + 1, l->items + lo, (l->len - lo) * sizeof *l->items);
-    l->items[lo] = pod;
-    l->len++;
-    return GP_OK;
+    const struct key_probe *b = ctx;
+    return okey_before(okey_of(b->e, pod_at(b->e, id)), b->k);
 }
 
-static void plist_remove(const struct gp_engine *e, struct plist *l, uint32_t pod)
+/* Pod id does not come after the probe's key. */
+static bool not_after(const void *ctx, uint32_t id)
 {
-    if (l->head < l->len && l->items[l->head] == pod) {
-        l->head++;
-    } else {
-        size_t lo = l->head, hi = l->len;
-        while (lo < hi) { /* the first position not before `pod` */
-            size_t mid = lo + (hi - lo) / 2;
-            if (before(e, l->items[mid], pod))
-                lo = mid + 1;
-            else
-                hi = mid;
-        }
-        if (lo == l->len || l->items[lo] != pod)
-            return;
-        memmove(l->items + lo, l->items + lo + 1, (l->len - lo - 1) * sizeof *l->items);
-        l->len--;
-    }
-    if (l->head == l->len)
-        l->head = l->len = 0;
+    const struct key_probe *b = ctx;
+    return !okey_before(b->k, okey_of(b->e, pod_at(b->e, id)));
 }
 
-static bool plist_empty(const struct plist *l)
+enum gp_err gp_eng_plist_insert(const struct gp_engine *e, struct gp_olist *l, uint32_t pod)
 {
-    return l->head == l->len;
+    struct key_probe b = {e, okey_of(e, pod_at(e, pod))};
+    return gp_olist_insert_at(l, gp_olist_count(l, not_after, &b), pod) == 0 ? GP_OK : GP_ENOMEM;
 }
 
-void gp_eng_plist_free(struct plist *l)
+bool gp_eng_plist_remove(const struct gp_engine *e, struct gp_olist *l, uint32_t pod)
 {
-    free(l->items);
-    memset(l, 0, sizeof *l);
+    struct key_probe b = {e, okey_of(e, pod_at(e, pod))};
+    size_t r = gp_olist_count(l, goes_before, &b);
+    if (gp_olist_at(l, r) != pod)
+        return false;
+    gp_olist_remove_at(l, r);
+    return true;
+}
+
+size_t gp_eng_plist_after(const struct gp_engine *e, const struct gp_olist *l, struct okey k)
+{
+    struct key_probe b = {e, k};
+    return gp_olist_count(l, not_after, &b);
+}
+
+static bool plist_empty(const struct gp_olist *l)
+{
+    return gp_olist_len(l) == 0;
 }
 
 /* ---- membership -------------------------------------------------------------- */
@@ -115,16 +99,16 @@ enum gp_err gp_eng_walk_add(struct gp_engine *e, uint32_t pod)
     if (!q->lists)
         return GP_OK;
     if (p->spec.group)
-        return plist_insert(e, &q->gangs, pod);
+        return gp_eng_plist_insert(e, &q->gangs, pod);
     struct shape *s = &e->shapes.items[p->shape];
     if (!s->listed) {
         if (GP_VEC_PUSH(&q->shapes, p->shape) != 0)
             return GP_ENOMEM;
         s->listed = true;
     }
-    enum gp_err err = plist_insert(e, &s->pend, pod);
-    if (err == GP_OK && (err = plist_insert(e, &s->fresh, pod)) != GP_OK)
-        plist_remove(e, &s->pend, pod);
+    enum gp_err err = gp_eng_plist_insert(e, &s->pend, pod);
+    if (err == GP_OK && (err = gp_eng_plist_insert(e, &s->fresh, pod)) != GP_OK)
+        gp_eng_plist_remove(e, &s->pend, pod);
     return err;
 }
 
@@ -135,12 +119,12 @@ void gp_eng_walk_remove(struct gp_engine *e, uint32_t pod)
     if (!q->lists)
         return;
     if (p->spec.group) {
-        plist_remove(e, &q->gangs, pod);
+        gp_eng_plist_remove(e, &q->gangs, pod);
         return;
     }
     struct shape *s = &e->shapes.items[p->shape];
-    plist_remove(e, &s->pend, pod);
-    plist_remove(e, &s->fresh, pod);
+    gp_eng_plist_remove(e, &s->pend, pod);
+    gp_eng_plist_remove(e, &s->fresh, pod);
 }
 
 void gp_eng_walk_drop(struct gp_engine *e, struct queue *q)
@@ -148,12 +132,12 @@ void gp_eng_walk_drop(struct gp_engine *e, struct queue *q)
     for (size_t i = 0; i < q->shapes.len; i++) {
         struct shape *s = &e->shapes.items[q->shapes.items[i]];
         gp_eng_lazy_write(e, s); /* before its list goes */
-        s->pend.head = s->pend.len = 0;
-        s->fresh.head = s->fresh.len = 0;
+        gp_olist_free(&s->pend);
+        gp_olist_free(&s->fresh);
         s->listed = false;
     }
     q->shapes.len = 0;
-    q->gangs.head = q->gangs.len = 0;
+    gp_olist_free(&q->gangs);
     q->lists = false;
 }
 
@@ -164,15 +148,15 @@ static enum gp_err lists_build(struct gp_engine *e, struct queue *q)
 {
     q->lists = true;
     bool ordered = e->order != GP_ORDER_FAIR;
-    for (size_t i = 0; i < q->pending.len; i++) {
-        uint32_t id = q->pending.items[i];
+    for (size_t i = 0; i < gp_olist_len(&q->pending); i++) {
+        uint32_t id = gp_olist_at(&q->pending, i);
         if (pod_at(e, id)->state != GP_POD_PENDING)
             continue;
         enum gp_err err = gp_eng_walk_add(e, id);
         if (err == GP_OK && !pod_at(e, id)->spec.group &&
             (ordered ? px_at(e, id)->decided
                      : pod_at(e, id)->tried_gen != UINT64_MAX)) /* it had a decision */
-            plist_remove(e, &e->shapes.items[pod_at(e, id)->shape].fresh, id);
+            gp_eng_plist_remove(e, &e->shapes.items[pod_at(e, id)->shape].fresh, id);
         if (err != GP_OK) {
             gp_eng_walk_drop(e, q);
             return err;
@@ -190,34 +174,13 @@ void gp_eng_walk_decided(struct gp_engine *e, uint32_t pod)
 {
     const struct gp_pod *p = pod_at(e, pod);
     if (!p->spec.group && e->queues.items[p->spec.queue].lists)
-        plist_remove(e, &e->shapes.items[p->shape].fresh, pod);
-}
-
-size_t gp_eng_plist_after(const struct gp_engine *e, const struct plist *l, struct okey k)
-{
-    /* galloping from the head: the walk mostly starts near it */
-    size_t lo = l->head, step = 1, hi = lo;
-    while (hi < l->len && !okey_before(k, okey_of(e, pod_at(e, l->items[hi])))) {
-        lo = hi + 1;
-        hi = lo + step;
-        step *= 2;
-    }
-    if (hi > l->len)
-        hi = l->len;
-    while (lo < hi) { /* the first in [lo, hi) that comes after k */
-        size_t mid = lo + (hi - lo) / 2;
-        if (okey_before(k, okey_of(e, pod_at(e, l->items[mid]))))
-            hi = mid;
-        else
-            lo = mid + 1;
-    }
-    return lo;
+        gp_eng_plist_remove(e, &e->shapes.items[p->shape].fresh, pod);
 }
 
 void gp_eng_walk_free(struct gp_engine *e, struct queue *q)
 {
     (void)e;
-    gp_eng_plist_free(&q->gangs);
+    gp_olist_free(&q->gangs);
     GP_VEC_FREE(&q->shapes);
     GP_VEC_FREE(&q->heap);
 }
@@ -234,9 +197,9 @@ bool gp_eng_walk_fast(const struct gp_engine *e, const struct queue *q, size_t b
 static uint32_t stream_pod(const struct gp_engine *e, const struct queue *q, const struct stream *t)
 {
     if (t->shape == NONE)
-        return q->gangs.items[t->at];
+        return gp_olist_at(&q->gangs, t->at);
     const struct shape *s = &e->shapes.items[t->shape];
-    return t->fresh ? s->fresh.items[s->fresh.head] : s->pend.items[s->pend.head];
+    return gp_olist_at(t->fresh ? &s->fresh : &s->pend, 0);
 }
 
 static bool stream_before(const struct gp_engine *e, const struct queue *q, const struct stream *a,
@@ -292,7 +255,7 @@ enum gp_err gp_eng_walk_begin(struct gp_engine *e, struct queue *q)
     }
     q->shapes.len = k;
     if (!plist_empty(&q->gangs)) {
-        struct stream t = {NONE, q->gangs.head, false};
+        struct stream t = {NONE, 0, false};
         if (GP_VEC_PUSH(&q->heap, t) != 0)
             return GP_ENOMEM;
     }
@@ -308,7 +271,7 @@ static void stream_next(struct gp_engine *e, struct queue *q)
     struct stream *t = &q->heap.items[0];
     bool left;
     if (t->shape == NONE) {
-        left = ++t->at < q->gangs.len;
+        left = ++t->at < gp_olist_len(&q->gangs);
     } else {
         const struct shape *s = &e->shapes.items[t->shape];
         left = !plist_empty(t->fresh ? &s->fresh : &s->pend);
@@ -322,21 +285,11 @@ static void stream_next(struct gp_engine *e, struct queue *q)
 void gp_eng_walk_end(struct gp_engine *e, struct queue *q)
 {
     q->heap.len = 0;
-    size_t k = 0; /* gang members bound in this cycle leave */
-    for (size_t i = q->gangs.head; i < q->gangs.len; i++)
-        if (pod_at(e, q->gangs.items[i])->state == GP_POD_PENDING)
-            q->gangs.items[k++] = q->gangs.items[i];
-    q->gangs.head = 0;
-    q->gangs.len = k;
-    if (q->pending.len > 2 * q->npend + 64) { /* the pods bound meanwhile leave */
-        e->pods.compacted = true;
-        q->compactions++;
-        k = 0;
-        for (size_t i = 0; i < q->pending.len; i++)
-            if (pod_at(e, q->pending.items[i])->state == GP_POD_PENDING)
-                q->pending.items[k++] = q->pending.items[i];
-        q->pending.len = k;
-    }
+    for (size_t i = 0; i < gp_olist_len(&q->gangs);) /* gang members bound in this cycle leave */
+        if (pod_at(e, gp_olist_at(&q->gangs, i))->state != GP_POD_PENDING)
+            gp_olist_remove_at(&q->gangs, i);
+        else
+            i++;
 }
 
 bool gp_eng_walk_step(struct gp_engine *e, struct queue *q, struct gp_decision *out, size_t cap,
@@ -361,9 +314,9 @@ bool gp_eng_walk_step(struct gp_engine *e, struct queue *q, struct gp_decision *
             struct shape *s = &e->shapes.items[t->shape];
             bool stays = gp_eng_try_pod(e, p, out, cap, ndec, tried, full, changed);
             if (!stays)
-                plist_remove(e, &s->pend, id);
-            plist_remove(e, &s->fresh, id); /* tried, or placed and tried before */
-            if (stays && !t->fresh)         /* it failed: the shape's fresh pods only, from here */
+                gp_eng_plist_remove(e, &s->pend, id);
+            gp_eng_plist_remove(e, &s->fresh, id); /* tried, or placed and tried before */
+            if (stays && !t->fresh) /* it failed: the shape's fresh pods only, from here */
                 t->fresh = true;
             stream_next(e, q);
         }

@@ -11,11 +11,11 @@
  * queues' bound lists, FIFO's and SJF's list) or skips it by its state
  * (the immature list reads `gone` as ended); a gang's member list drops
  * it here. The one exception is a queue's pending list, which keeps the
- * pods bound from it until it is compacted (cycle.c, pending.c) and finds
- * pods by a binary search on their order, which must read their records:
- * an ended pod still in it waits (`listed`) until a compaction has
- * dropped it (a pod knows the count of its list's compactions when it was
- * bound from it). */
+ * pods bound from it until the cycle's end (a compaction: queue.c's
+ * gp_eng_pending_tidy) and finds pods by a search on their order, which
+ * must read their records: an ended pod still in it waits (`listed`)
+ * until a compaction has dropped it (a pod knows the count of its list's
+ * compactions when it was bound from it). */
 #include "engine/internal.h"
 
 #include <stdlib.h>

@@ -1,56 +1,30 @@
 /* queue.c - pods entering and leaving the queues, and the queues: each
  * queue's pending list in the engine's order (and FIFO's and SJF's one
- * list), the interned request shapes, quotas (declared, charged on bind
- * and release, tested), and the fair share that picks the queue a cycle
- * takes its next pod from. */
+ * list; B+ trees, pending.c's gp_eng_plist_*), the pods a cycle bound
+ * taken off them at its end, the interned request shapes, quotas
+ * (declared, charged on bind and release, tested), and the fair share
+ * that picks the queue a cycle takes its next pod from. */
 #include "engine/internal.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* The engine's order (internal.h's order_before: FAIR inside a queue,
- * higher priority first, then older (lower seq) first; FIFO by age alone;
- * SJF by duration hint, then age). */
-static int pod_before(const struct gp_engine *e, const struct gp_pod *a, const struct gp_pod *b)
-{
-    return order_before(e, a, b);
-}
-
+/* A new pod joins its queue's pending list and, under FIFO and SJF, the
+ * line, each at its place in the engine's order (internal.h's
+ * order_before: FAIR inside a queue, higher priority first, then older
+ * (lower seq) first; FIFO by age alone; SJF by duration hint, then age):
+ * O(log n) (util/olist.h). */
 static enum gp_err pending_insert(struct gp_engine *e, uint32_t pod)
 {
     const struct gp_pod *p = pod_at(e, pod);
     struct queue *q = &e->queues.items[p->spec.queue];
-    if (GP_VEC_RESERVE(&q->pending, q->pending.len + 1) != 0)
+    if (gp_eng_plist_insert(e, &q->pending, pod) != GP_OK)
         return GP_ENOMEM;
-    if (e->order != GP_ORDER_FAIR) { /* one list over every queue */
-        if (GP_VEC_RESERVE(&e->all, e->all.len + 1) != 0)
-            return GP_ENOMEM;
-        size_t lo = 0, hi = e->all.len;
-        while (lo < hi) {
-            size_t mid = lo + (hi - lo) / 2;
-            if (pod_before(e, p, pod_at(e, e->all.items[mid])))
-                hi = mid;
-            else
-                lo = mid + 1;
-        }
-        memmove(&e->all.items[lo + 1], &e->all.items[lo],
-                (e->all.len - lo) * sizeof e->all.items[0]);
-        e->all.items[lo] = pod;
-        e->all.len++;
+    if (e->order != GP_ORDER_FAIR && gp_eng_plist_insert(e, &e->all, pod) != GP_OK) {
+        gp_eng_plist_remove(e, &q->pending, pod);
+        return GP_ENOMEM;
     }
-    size_t lo = 0, hi = q->pending.len;
-    while (lo < hi) { /* first position whose pod p goes before */
-        size_t mid = lo + (hi - lo) / 2;
-        if (pod_before(e, p, pod_at(e, q->pending.items[mid])))
-            hi = mid;
-        else
-            lo = mid + 1;
-    }
-    memmove(&q->pending.items[lo + 1], &q->pending.items[lo],
-            (q->pending.len - lo) * sizeof q->pending.items[0]);
-    q->pending.items[lo] = pod;
-    q->pending.len++;
     q->npend++;
     e->npending++;
     if (gp_eng_walk_add(e, pod) != GP_OK)
@@ -61,33 +35,35 @@ static enum gp_err pending_insert(struct gp_engine *e, uint32_t pod)
 void gp_eng_pending_remove(struct gp_engine *e, uint32_t pod)
 {
     e->pend_ver++;
-    for (size_t i = e->all.len; i-- > 0;) {
-        if (e->all.items[i] == pod) {
-            memmove(&e->all.items[i], &e->all.items[i + 1],
-                    (e->all.len - i - 1) * sizeof e->all.items[0]);
-            e->all.len--;
-            break;
-        }
-    }
+    if (e->order != GP_ORDER_FAIR)
+        gp_eng_plist_remove(e, &e->all, pod);
     const struct gp_pod *p = pod_at(e, pod);
     struct queue *q = &e->queues.items[p->spec.queue];
     gp_eng_walk_remove(e, pod);
-    size_t lo = 0, hi = q->pending.len;
-    while (lo < hi) { /* the list is in order, the bound pods it may hold too */
-        size_t mid = lo + (hi - lo) / 2;
-        if (pod_before(e, pod_at(e, q->pending.items[mid]), p))
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    if (lo < q->pending.len && q->pending.items[lo] == pod) {
-        memmove(&q->pending.items[lo], &q->pending.items[lo + 1],
-                (q->pending.len - lo - 1) * sizeof q->pending.items[0]);
-        q->pending.len--;
+    if (gp_eng_plist_remove(e, &q->pending, pod)) {
         px_at(e, pod)->listed_at = 0;
         q->npend--;
         e->npending--;
     }
+}
+
+void gp_eng_pending_tidy(struct gp_engine *e, const struct gp_decision *out, size_t ndec)
+{
+    for (size_t k = 0; k < ndec; k++) {
+        if (out[k].kind != GP_DECISION_BIND)
+            continue;
+        uint32_t id = out[k].pod;
+        if (gp_eng_plist_remove(e, &e->queues.items[pod_at(e, id)->spec.queue].pending, id))
+            px_at(e, id)->listed_at = 0; /* off the list (pods.c) */
+    }
+    e->npending = 0;
+    for (size_t i = 0; i < e->queues.len; i++) {
+        struct queue *q = &e->queues.items[i];
+        q->compactions++; /* a pod bound outside a cycle is not on it either */
+        q->npend = gp_olist_len(&q->pending);
+        e->npending += q->npend;
+    }
+    e->pods.compacted = true;
 }
 
 static uint64_t str_hash(uint64_t h, const char *s)
@@ -243,7 +219,7 @@ enum gp_err gp_engine_pod_add(struct gp_engine *e, const struct gp_pod_spec *spe
         .slot = NONE, .cons = NONE, .preempt_gen = UINT64_MAX, .blk = BLK_NONE, .blk_queue = NONE};
     struct queue *q = &e->queues.items[spec->queue];
     /* a queue's bound pods are some of its live ones: commit never grows */
-    if (GP_VEC_RESERVE(&q->bound, q->pending.len + q->bound.len + 1) != 0)
+    if (GP_VEC_RESERVE(&q->bound, gp_olist_len(&q->pending) + q->bound.len + 1) != 0)
         return GP_ENOMEM;
     struct pod_rec *rec = gp_idtab_add(&e->pods.tab, NULL);
     if (!rec)
@@ -456,9 +432,11 @@ enum gp_err gp_engine_queue_set(struct gp_engine *e, const struct gp_queue_spec 
      * (pending.c gives none to pods that had one and fail alike) */
     for (size_t i = 0; i < e->queues.len; i++) {
         struct queue *x = &e->queues.items[i];
-        for (size_t j = 0; j < x->pending.len; j++)
-            if (pod_at(e, x->pending.items[j])->state == GP_POD_PENDING)
-                pod_at(e, x->pending.items[j])->tried_gen = UINT64_MAX;
+        for (size_t j = 0; j < gp_olist_len(&x->pending); j++) {
+            struct gp_pod *p = pod_at(e, gp_olist_at(&x->pending, j));
+            if (p->state == GP_POD_PENDING)
+                p->tried_gen = UINT64_MAX;
+        }
         gp_eng_walk_drop(e, x);
     }
     e->generation++; /* what fits, and what may be evicted, may have changed */
@@ -496,8 +474,8 @@ enum gp_err gp_engine_queue_usage(const struct gp_engine *e, uint32_t id,
     out->mem_mib = q->used[R_MEM];
     out->pods_bound = (uint32_t)q->bound.len;
     out->pods_pending = 0;
-    for (size_t i = 0; i < q->pending.len; i++)
-        out->pods_pending += pod_at(e, q->pending.items[i])->state == GP_POD_PENDING;
+    for (size_t i = 0; i < gp_olist_len(&q->pending); i++)
+        out->pods_pending += pod_at(e, gp_olist_at(&q->pending, i))->state == GP_POD_PENDING;
     return GP_OK;
 }
 
@@ -543,7 +521,7 @@ static void queue_key(const struct gp_engine *e, const struct queue *q, int *tie
 
 static bool queue_left(const struct queue *q)
 {
-    return q->walk ? q->heap.len > 0 : q->cursor < q->pending.len;
+    return q->walk ? q->heap.len > 0 : q->cursor < gp_olist_len(&q->pending);
 }
 
 /* The queue whose next pod the cycle tries: from the top of the tree, the
@@ -598,20 +576,24 @@ size_t gp_engine_pending_count(const struct gp_engine *e)
     return e->npending;
 }
 
+/* The pending pods of list l after the n found so far, into out[n..cap). */
+static size_t list_pending(const struct gp_engine *e, const struct gp_olist *l, uint32_t *out,
+                           size_t cap, size_t n)
+{
+    for (size_t i = 0; i < gp_olist_len(l); i++) {
+        uint32_t id = gp_olist_at(l, i);
+        if (pod_at(e, id)->state == GP_POD_PENDING && n++ < cap)
+            out[n - 1] = id;
+    }
+    return n;
+}
+
 size_t gp_engine_pending(const struct gp_engine *e, uint32_t *out, size_t cap)
 {
+    if (e->order != GP_ORDER_FAIR) /* one list over every queue */
+        return list_pending(e, &e->all, out, cap, 0);
     size_t n = 0;
-    if (e->order != GP_ORDER_FAIR) {
-        for (size_t i = 0; i < e->all.len; i++)
-            if (pod_at(e, e->all.items[i])->state == GP_POD_PENDING && n++ < cap)
-                out[n - 1] = e->all.items[i];
-        return n;
-    }
-    for (size_t q = 0; q < e->queues.len; q++) {
-        const struct queue *qu = &e->queues.items[q];
-        for (size_t i = 0; i < qu->pending.len; i++)
-            if (pod_at(e, qu->pending.items[i])->state == GP_POD_PENDING && n++ < cap)
-                out[n - 1] = qu->pending.items[i];
-    }
+    for (size_t q = 0; q < e->queues.len; q++)
+        n = list_pending(e, &e->queues.items[q].pending, out, cap, n);
     return n;
 }
