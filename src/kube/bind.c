@@ -94,16 +94,65 @@ static void path_of(const struct bind_member *m, const char *sub, char *buf, siz
     snprintf(buf, n, "/api/v1/namespaces/%s/pods/%s%s", m->ns, m->name, sub);
 }
 
-/* A request with a JSON body (stolen): its status (0: no answer); the
+/* Appends s as a JSON string to *p, escaped as jansson's json_dumps
+ * escapes it (quote, backslash, \b \f \n \r \t; other control characters \u00XX;
+ * everything else as it is): the bodies below are the bytes json_pack and
+ * json_dumps made, without building a tree for a fixed shape. *p has room
+ * for 6 bytes per byte of s and 2 more. */
+static void put_str(char **p, const char *s)
+{
+    char *o = *p;
+    *o++ = '"';
+    for (const unsigned char *c = (const unsigned char *)s; *c; c++) {
+        static const char hex[] = "0123456789ABCDEF";
+        const char *esc = *c == '"'    ? "\\\""
+                          : *c == '\\' ? "\\\\"
+                          : *c == '\b' ? "\\b"
+                          : *c == '\f' ? "\\f"
+                          : *c == '\n' ? "\\n"
+                          : *c == '\r' ? "\\r"
+                          : *c == '\t' ? "\\t"
+                                       : NULL;
+        if (esc) {
+            *o++ = esc[0];
+            *o++ = esc[1];
+        } else if (*c < 0x20) {
+            memcpy(o, "\\u00", 4);
+            o[4] = hex[*c >> 4];
+            o[5] = hex[*c & 15];
+            o += 6;
+        } else {
+            *o++ = (char)*c;
+        }
+    }
+    *o++ = '"';
+    *p = o;
+}
+
+static void put_raw(char **p, const char *s)
+{
+    size_t n = strlen(s);
+    memcpy(*p, s, n);
+    *p += n;
+}
+
+/* A body of up to n strings and the fixed text between them: room for all. */
+static char *body_alloc(const char *const *v, size_t n)
+{
+    size_t need = 256;
+    for (size_t i = 0; i < n; i++)
+        need += 6 * strlen(v[i]) + 2;
+    return malloc(need);
+}
+
+/* A request with a JSON body (text, freed): its status (0: no answer); the
  * answer parsed into *ans only when the status is not `fast` (a 201
  * Binding's Status is not read), and, with rv, the answer's
  * metadata.resourceVersion read from its text (gp_kube_scan_rv; the whole
  * parsed when the scan cannot say). */
-static long send_lean(struct gp_kube_client *c, const char *method, const char *path, json_t *body,
+static long send_lean(struct gp_kube_client *c, const char *method, const char *path, char *text,
                       const char *ctype, long fast, char *rv, size_t rvn, json_t **ans)
 {
-    char *text = json_dumps(body, JSON_COMPACT);
-    json_decref(body);
     struct gp_kube_response r;
     struct gp_diag d = {""};
     enum gp_err err = text ? gp_kube_request(c, method, path, text, ctype, &r, &d) : GP_ENOMEM;
@@ -130,12 +179,23 @@ static long annotate(struct gp_kube_client *c, struct bind_member *m, char *rv, 
 {
     char path[600];
     path_of(m, "", path, sizeof path);
-    json_t *ann = json_pack("{s:s,s:s,s:s}", GP_KUBE_ANN_NODE, m->node, GP_KUBE_ANN_GPUS, m->gpus,
-                            GP_KUBE_ANN_PHASE, "allocating");
-    if (m->mig[0])
-        json_object_set_new(ann, GP_KUBE_ANN_MIG, json_string(m->mig));
-    json_t *body =
-        json_pack("{s:{s:s,s:o}}", "metadata", "resourceVersion", m->rv, "annotations", ann);
+    const char *v[] = {m->rv, m->node, m->gpus, m->mig};
+    char *body = body_alloc(v, 4), *p = body;
+    if (body) { /* {"metadata":{"resourceVersion":RV,"annotations":{...}}} */
+        put_raw(&p, "{\"metadata\":{\"resourceVersion\":");
+        put_str(&p, m->rv);
+        put_raw(&p, ",\"annotations\":{\"" GP_KUBE_ANN_NODE "\":");
+        put_str(&p, m->node);
+        put_raw(&p, ",\"" GP_KUBE_ANN_GPUS "\":");
+        put_str(&p, m->gpus);
+        put_raw(&p, ",\"" GP_KUBE_ANN_PHASE "\":\"allocating\"");
+        if (m->mig[0]) {
+            put_raw(&p, ",\"" GP_KUBE_ANN_MIG "\":");
+            put_str(&p, m->mig);
+        }
+        put_raw(&p, "}}}");
+        *p = '\0';
+    }
     json_t *ans;
     char new_rv[64];
     long st = send_lean(c, "PATCH", path, body, "application/merge-patch+json", 200, new_rv,
@@ -201,10 +261,22 @@ static void bind(struct binder *b, struct bind_job *j, struct bind_member *m, co
 {
     char path[600];
     path_of(m, "/binding", path, sizeof path);
-    json_t *body = json_pack("{s:s,s:s,s:{s:s,s:s,s:s,s:s},s:{s:s,s:s,s:s}}", "apiVersion", "v1",
-                             "kind", "Binding", "metadata", "name", m->name, "namespace", m->ns,
-                             "uid", m->uid, "resourceVersion", rv, "target", "apiVersion", "v1",
-                             "kind", "Node", "name", m->node);
+    const char *v[] = {m->name, m->ns, m->uid, rv, m->node};
+    char *body = body_alloc(v, 5), *p = body;
+    if (body) {
+        put_raw(&p, "{\"apiVersion\":\"v1\",\"kind\":\"Binding\",\"metadata\":{\"name\":");
+        put_str(&p, m->name);
+        put_raw(&p, ",\"namespace\":");
+        put_str(&p, m->ns);
+        put_raw(&p, ",\"uid\":");
+        put_str(&p, m->uid);
+        put_raw(&p, ",\"resourceVersion\":");
+        put_str(&p, rv);
+        put_raw(&p, "},\"target\":{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"name\":");
+        put_str(&p, m->node);
+        put_raw(&p, "}}");
+        *p = '\0';
+    }
     json_t *ans;
     m->bind_st = send_lean(b->c, "POST", path, body, "application/json", 201, NULL, 0, &ans);
     const struct gp_kube_sched_opts *o = &b->s->o;

@@ -50,7 +50,10 @@ struct snapshot *snap_new(const struct route *r)
     qsort(v, n, sizeof *v, by_key);
     s->items = json_array();
     for (size_t i = 0; i < n; i++) {
-        json_t *it = json_deep_copy(v[i]->cur);
+        /* a shallow copy: only its own members change (kind, apiVersion);
+         * what is below them is shared with the stored version, which is
+         * never modified */
+        json_t *it = json_copy(v[i]->cur);
         json_object_del(it, "kind"); /* items of a list carry no kind */
         json_object_del(it, "apiVersion");
         json_array_append_new(s->items, it);
