@@ -408,8 +408,8 @@ static void test_scan_rv(void **state)
         "{\"metadata\":{\"resourceVersion\":\"1\",\"resourceVersion\":\"2\"}}",
         "{\"metadata\":{\"resourceVersion\":\"1\"},\"metadata\":{\"name\":\"b\"}}",
         "{\"metadata\":{\"resourceVersion\":7}}",
-        " { \"a\" : [ 1 , -2.5e3 , true , null , { } , [ ] , \"\\u00e9\\n\" ] ,"
-        " \"metadata\" : { \"resourceVersion\" : \"77\" } } ",
+        (" { \"a\" : [ 1 , -2.5e3 , true , null , { } , [ ] , \"\\u00e9\\n\" ] ,"
+         " \"metadata\" : { \"resourceVersion\" : \"77\" } } "),
         "{\"a\":\"\xc3\xa9\",\"metadata\":{\"resourceVersion\":\"5\"}}",
         "{\"metadata\":{\"resourceVersion\":\"5\"}} x",
         "{\"metadata\":{\"resourceVersion\":\"5\"}",
