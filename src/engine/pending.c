@@ -66,11 +66,20 @@ static bool not_after(const void *ctx, uint32_t id)
 enum gp_err gp_eng_plist_insert(const struct gp_engine *e, struct gp_olist *l, uint32_t pod)
 {
     struct key_probe b = {e, okey_of(e, pod_at(e, pod))};
-    return gp_olist_insert_at(l, gp_olist_count(l, not_after, &b), pod) == 0 ? GP_OK : GP_ENOMEM;
+    size_t n = gp_olist_len(l), r;
+    if (n == 0 || not_after(&b, gp_olist_last(l)))
+        r = n; /* at the end, as most arrivals are */
+    else
+        r = gp_olist_count(l, not_after, &b);
+    return gp_olist_insert_at(l, r, pod) == 0 ? GP_OK : GP_ENOMEM;
 }
 
 bool gp_eng_plist_remove(const struct gp_engine *e, struct gp_olist *l, uint32_t pod)
 {
+    if (gp_olist_first(l) == pod) { /* the front, as most departures are */
+        gp_olist_remove_at(l, 0);
+        return true;
+    }
     struct key_probe b = {e, okey_of(e, pod_at(e, pod))};
     size_t r = gp_olist_count(l, goes_before, &b);
     if (gp_olist_at(l, r) != pod)
@@ -199,7 +208,7 @@ static uint32_t stream_pod(const struct gp_engine *e, const struct queue *q, con
     if (t->shape == NONE)
         return gp_olist_at(&q->gangs, t->at);
     const struct shape *s = &e->shapes.items[t->shape];
-    return gp_olist_at(t->fresh ? &s->fresh : &s->pend, 0);
+    return gp_olist_first(t->fresh ? &s->fresh : &s->pend);
 }
 
 static bool stream_before(const struct gp_engine *e, const struct queue *q, const struct stream *a,

@@ -299,6 +299,21 @@ uint32_t gp_olist_at(const struct gp_olist *l, size_t i)
     return x->id[r];
 }
 
+uint32_t gp_olist_first(const struct gp_olist *l)
+{
+    return l->root ? l->root->id[0] : UINT32_MAX;
+}
+
+uint32_t gp_olist_last(const struct gp_olist *l)
+{
+    const struct ol_node *x = l->root;
+    if (!x)
+        return UINT32_MAX;
+    while (!is_leaf(x))
+        x = x->kid[x->n - 1];
+    return x->id[x->n - 1];
+}
+
 /* The first of x's n entries whose id is not below. */
 static uint32_t first_not_below(const struct ol_node *x, bool (*below)(const void *, uint32_t),
                                 const void *ctx)

@@ -49,6 +49,11 @@ static inline size_t gp_olist_len(const struct gp_olist *l)
 /* The id at rank i; UINT32_MAX when i >= len. */
 uint32_t gp_olist_at(const struct gp_olist *l, size_t i);
 
+/* The first and the last id in O(1) and O(log n) (an inner node keeps
+ * its children's first ids); UINT32_MAX when empty. */
+uint32_t gp_olist_first(const struct gp_olist *l);
+uint32_t gp_olist_last(const struct gp_olist *l);
+
 /* Inserts id at rank i (<= len): the ids from rank i on move up one.
  * Returns 0, or -1 when out of memory or i > len (the sequence is then as
  * it was). */

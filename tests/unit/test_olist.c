@@ -82,6 +82,8 @@ static void check_same(const struct gp_olist *l, const struct world *w)
     for (size_t i = 0; i < w->n; i++)
         assert_int_equal(gp_olist_at(l, i), w->model[i]);
     assert_int_equal(gp_olist_at(l, w->n), UINT32_MAX);
+    assert_int_equal(gp_olist_first(l), w->n ? w->model[0] : UINT32_MAX);
+    assert_int_equal(gp_olist_last(l), w->n ? w->model[w->n - 1] : UINT32_MAX);
 }
 
 /* One seeded run: `phases` times up to `high` ids and back down to `low`. */
