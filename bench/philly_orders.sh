@@ -6,6 +6,10 @@
 #   capped  the same, each VC capped at its Helios size (philly_vc.csv)
 #   small   64 nodes of 8 GPUs (512 GPUs), one queue per VC
 # Usage: bench/philly_orders.sh [BUILD_DIR] [SETUP...]   (default: build, all)
+# With PHILLY_JSON_DIR set, each run's JSON is kept there as
+# SETUP-ORDER-BACKFILL.json, the temporary directory's path in it written
+# TMP (to compare two builds byte for byte: run it for each into its own
+# directory, then `diff -r` them).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${1:-$root/build}
@@ -21,6 +25,8 @@ vcs="$shared/helios-artifact/philly_vc.csv"
 [ -f "$shared/pollux-osdi21/philly.csv" ] || { echo "no Philly data under $shared" >&2; exit 2; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
+keep=${PHILLY_JSON_DIR:-}
+[ -z "$keep" ] || mkdir -p "$keep"
 cat >"$tmp/small.yaml" <<'YAML'
 apiVersion: gpuplane.io/v1
 kind: Cluster
@@ -55,6 +61,7 @@ for setup in "${setups[@]}"; do
             "$gp" sim --cluster "$cluster" --workload "$jobs" "${extra[@]}" --order "$order" \
                 "${flag[@]}" --json "$out" --quiet --no-progress
             end=$(date +%s.%N)
+            [ -z "$keep" ] || sed "s|$tmp/|TMP/|g" "$out" >"$keep/$(basename "$out")"
             python3 - "$out" "$order" "$bf" "$start" "$end" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))
