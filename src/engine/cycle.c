@@ -85,6 +85,7 @@ void gp_engine_free(struct gp_engine *e)
     GP_VEC_FREE(&e->proj);
     GP_VEC_FREE(&e->proj_mark);
     GP_VEC_FREE(&e->proj_slots);
+    gp_eng_resv_free(e);
     gp_olist_free(&e->all);
     free(e->gang_rej);
     free(e->memo.score);

@@ -20,7 +20,11 @@
  * states and the shape: a node-local policy (or none), no filter outside
  * filter_fit (gp_eng_pod_indexable), no per-model quota, reservation, gang
  * domain or gang rejections (place.c checks); a score that is not a number
- * sends the shape back to the scan, as the tree cannot order it. */
+ * sends the shape back to the scan, as the tree cannot order it.
+ *
+ * Every node also has a version, a new number from one clock on each of
+ * its changes (gp_eng_node_ver): what is remembered of a node elsewhere
+ * (the backfill reservation's memory, resv.c) holds while it is the same. */
 #include "engine/internal.h"
 
 #include <math.h>
@@ -72,6 +76,7 @@ void gp_eng_index_free(struct gp_engine *e)
     GP_VEC_FREE(&x->log);
     GP_VEC_FREE(&x->out);
     free(x->seen);
+    free(x->ver);
     memset(x, 0, sizeof *x);
 }
 
@@ -266,9 +271,27 @@ static void log_compact(struct node_index *x, size_t nn)
     x->base = keep;
 }
 
+/* Node `node` gets a new version (room for it made as nodes are added). */
+static void ver_bump(struct node_index *x, uint32_t node)
+{
+    if (node >= x->nver) {
+        size_t n = x->nver ? x->nver : 64;
+        while (n <= node)
+            n *= 2;
+        uint64_t *ver = realloc(x->ver, n * sizeof *ver);
+        if (!ver)
+            return; /* out of memory: this node's version stays unknown (0) */
+        memset(ver + x->nver, 0, (n - x->nver) * sizeof *ver);
+        x->ver = ver;
+        x->nver = n;
+    }
+    x->ver[node] = ++x->ver_clock;
+}
+
 void gp_eng_index_touch(struct gp_engine *e, uint32_t node)
 {
     struct node_index *x = &e->index;
+    ver_bump(x, node);
     if (x->nrank == 0)
         return; /* no ranking to tell */
     if (x->log.len >= 2 * e->nodes.len + 64)

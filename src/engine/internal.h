@@ -258,9 +258,33 @@ struct resv {
 /* An undo record of the projection, for a gang attempt taken back. */
 struct resv_undo {
     uint32_t node;
-    bool projected; /* the node had a projection before */
+    bool projected; /* the node had a projection of its own (e->proj) before */
     int64_t spare;
-    struct gp_node before;
+    struct gp_node before; /* that projection, when it had one */
+};
+
+/* One bound pod released on a node's projection: the pods like the head
+ * that fit the node once it and every pod before it in the node's
+ * sequence are released. */
+struct resv_step {
+    uint32_t pod;
+    int64_t slots;
+};
+
+/* What the reservation remembers of one node from one computation to the
+ * next (resv.c, "the incremental reservation"): while the node is
+ * unchanged (its version, index.c) and the head's key is the same
+ * (e->rcache_epoch), slots0 is how many pods like the head fit it as it
+ * is, and seq the releases an earlier walk made on it, in its order, with
+ * the slots after each; `copy` is the node with every pod of seq released
+ * (when copy_ok). m: how many of seq the current computation released. */
+struct resv_node {
+    uint64_t epoch, ver;
+    int64_t slots0;
+    uint32_t m;
+    bool copy_ok;
+    GP_VEC(struct resv_step) seq;
+    struct gp_node copy;
 };
 
 /* A bound pod's expected end, for the projection. */
@@ -435,6 +459,11 @@ struct node_index {
     size_t nseen;
     uint64_t stamp;       /* replays so far */
     GP_VEC(uint32_t) out; /* gp_eng_index_place_resv: the leaves taken off */
+    /* per node: its version, a new number from ver_clock on every change
+     * (gp_eng_index_touch); 0 when unknown (out of memory) */
+    uint64_t *ver;
+    size_t nver;
+    uint64_t ver_clock;
 };
 
 /* order.c: where the last FIFO cycle's walk ended and the state it ran
@@ -516,11 +545,24 @@ struct gp_engine {
     struct resv resv;            /* backfill: the head's reservation */
     GP_VEC(struct gp_node) proj; /* backfill: nodes as projected at the shadow time */
     GP_VEC(uint64_t) proj_mark;  /* proj[i] is valid when proj_mark[i] == proj_stamp */
-    GP_VEC(int64_t) proj_slots;  /* scratch of resv_compute: pods like the head per node */
+    GP_VEC(int64_t) proj_slots;  /* pods like the head per node, as projected (resv.c) */
+    GP_VEC(uint64_t) proj_ver;   /* the node's version its proj_slots entry was counted at */
     uint64_t proj_stamp;
+    /* backfill: the incremental reservation (resv.c): per node what the
+     * last computations found, valid for the head's key (its shape, the
+     * pods needed, whether its label filters apply) of rcache_epoch;
+     * tests: no_resv_incr makes every computation from scratch,
+     * resv_check compares each with one from scratch (resv_mismatches);
+     * resv_incr_hits counts the nodes and releases taken from memory */
+    GP_VEC(struct resv_node) rnodes;
+    uint64_t rcache_epoch;
+    uint32_t rcache_shape, rcache_need;
+    uint8_t rcache_lf;
+    bool no_resv_incr, resv_check;
+    uint64_t resv_incr_hits, resv_mismatches;
     GP_VEC(struct pod_end) ends; /* backfill: scratch for the projection */
     /* backfill: the bound pods with a duration hint by expected end (bind
-     * time + hint), kept on every bind and release (order.c); ends_oom:
+     * time + hint), kept on every bind and release (resv.c); ends_oom:
      * an entry could not be added, the ends are listed and sorted again */
     struct gp_kheap end_heap;
     bool ends_oom;
@@ -758,6 +800,12 @@ bool gp_eng_node_eval(struct gp_engine *e, struct gp_node *n, const struct gp_po
 /* ---- index.c: the node index ---------------------------------------------- */
 /* Node `node` changed (a bind, a release, added, drained, removed). */
 void gp_eng_index_touch(struct gp_engine *e, uint32_t node);
+/* Node `node`'s version: a number no other state of any node had; 0 when
+ * not known. */
+static inline uint64_t gp_eng_node_ver(const struct gp_engine *e, uint32_t node)
+{
+    return node < e->index.nver ? e->index.ver[node] : 0;
+}
 /* p's placement from its shape's ranking, as the scan of gp_eng_place()
  * makes it: *best (NULL: none fits) with its pick, and the explanation in
  * d. False when the index cannot answer (place.c says when it may ask). */
@@ -866,21 +914,33 @@ size_t gp_eng_preempt(struct gp_engine *e, struct gp_pod *p, uint32_t gid, struc
                       size_t room, bool *full);
 
 /* ---- order.c: ordered cycles (FIFO, SJF) and backfill --------------------- */
+/* Writes into the pods shape s passed over in a walk by shape what the
+ * walk over the whole line would have (their tried_gen and blk). */
+void gp_eng_lazy_write(struct gp_engine *e, struct shape *s);
+size_t gp_eng_schedule_ordered(struct gp_engine *e, size_t budget, struct gp_decision *out,
+                               size_t cap);
+
+/* ---- resv.c: backfill's reservation of room -------------------------------- */
 void gp_eng_ends_init(struct gp_engine *e);
 /* Pod p was bound (sign 1) or released (-1): its expected end in or out. */
 void gp_eng_ends_charge(struct gp_engine *e, const struct gp_pod *p, int sign);
 /* Bound pod p's bind time was set back (a victim restored). */
 void gp_eng_ends_rebound(struct gp_engine *e, const struct gp_pod *p);
-/* Writes into the pods shape s passed over in a walk by shape what the
- * walk over the whole line would have (their tried_gen and blk). */
-void gp_eng_lazy_write(struct gp_engine *e, struct shape *s);
+/* Lists into e->ends the expected ends of the bound pods of queue x's
+ * subtree (NONE: of every queue), sorted. False when out of memory. */
+bool gp_eng_ends_list(struct gp_engine *e, uint32_t x);
+/* How many pods like u fit node n as it is (up to cap). */
+int64_t gp_eng_head_slots(const struct gp_engine *e, const struct gp_node *n,
+                          const struct gp_pod *u, int64_t cap);
+/* Head p, of which `need` pods must fit, does not fit for lack of room:
+ * its reservation (kept when the head and the state are the same). */
+void gp_eng_resv_compute(struct gp_engine *e, const struct gp_pod *p, uint32_t need);
 bool gp_eng_resv_applies(const struct gp_engine *e, const struct gp_pod *p);
 int64_t gp_eng_resv_loss(const struct gp_engine *e, const struct gp_node *n,
                          const struct gp_pod *p);
 void gp_eng_resv_take(struct gp_engine *e, const struct gp_node *n, const struct gp_pod *p);
 void gp_eng_resv_undo(struct gp_engine *e, size_t mark);
-size_t gp_eng_schedule_ordered(struct gp_engine *e, size_t budget, struct gp_decision *out,
-                               size_t cap);
+void gp_eng_resv_free(struct gp_engine *e);
 
 /* ---- cycle.c: the cycle and the engine's tables --------------------------- */
 int gp_eng_model_intern(struct gp_engine *e, const char *name);

@@ -1,114 +1,13 @@
 /* order.c - ordered cycles (FIFO, SJF, and any order with backfill): what
  * a pod that does not fit holds up (the rest of the line, its quota's
- * subtree, or nothing), and EASY backfilling: the head's reservation of
- * room at its shadow time (a projection of the nodes as the bound pods
- * end) and of quota. docs/ARCHITECTURE.md, "Queue orders and backfill". */
+ * subtree, or nothing), and EASY backfilling around it: the head's
+ * reservation of quota here, of room in resv.c; past the head, the walk
+ * by shape. docs/ARCHITECTURE.md, "Queue orders and backfill". */
 #include "engine/internal.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* How many pods like u fit node n as it is (up to cap): the node filters
- * without quotas, and for whole GPUs the free whole GPUs, cpu and memory;
- * a share is taken again and again on a copy. */
-static int64_t head_slots(const struct gp_engine *e, const struct gp_node *n,
-                          const struct gp_pod *u, int64_t cap)
-{
-    if (filter_fit(e, n, u) != GP_FILTER_COUNT)
-        return 0;
-    int64_t k = cap;
-    if (u->spec.cpu_milli > 0 && n->cpu_free_milli / u->spec.cpu_milli < k)
-        k = n->cpu_free_milli / u->spec.cpu_milli;
-    if (u->spec.mem_mib > 0 && n->mem_free_mib / u->spec.mem_mib < k)
-        k = n->mem_free_mib / u->spec.mem_mib;
-    if (u->spec.gpu_count == 0)
-        return k;
-    if (u->spec.gpu_milli == GP_GPU_MILLI)
-        return (int64_t)(n->gpus_whole_free / u->spec.gpu_count) < k
-                   ? (int64_t)(n->gpus_whole_free / u->spec.gpu_count)
-                   : k;
-    struct gp_node c = *n;
-    struct gp_pick pick;
-    int64_t got = 0;
-    while (got < k && filter_fit(e, &c, u) == GP_FILTER_COUNT &&
-           gp_engine_pick_default(&c, u, &pick) == 0) {
-        gp_eng_node_take(&c, u, &pick);
-        got++;
-    }
-    return got;
-}
-
-/* Node i as projected at the shadow time (the node itself when no
- * release or backfilled pod touched it). */
-static const struct gp_node *proj_get(const struct gp_engine *e, uint32_t i)
-{
-    return i < e->proj_mark.len && e->proj_mark.items[i] == e->proj_stamp ? &e->proj.items[i]
-                                                                          : &e->nodes.items[i];
-}
-
-/* Does the reservation hold pod p back? Not the head (or its gang), nor a
- * pod whose hint says it ends by the shadow time. */
-bool gp_eng_resv_applies(const struct gp_engine *e, const struct gp_pod *p)
-{
-    const struct resv *r = &e->resv;
-    if (!r->on || p->id == r->head || (r->group && p->spec.group == r->group))
-        return false;
-    double h = p->spec.duration_hint_s;
-    return !(h > 0 && e->now_s + h <= r->shadow_s);
-}
-
-/* How many of the head's slots at the shadow time pod p takes on node n. */
-int64_t gp_eng_resv_loss(const struct gp_engine *e, const struct gp_node *n, const struct gp_pod *p)
-{
-    const struct gp_pod *u = pod_at(e, e->resv.head);
-    const struct gp_node *at = proj_get(e, n->id);
-    int64_t before = head_slots(e, at, u, e->resv.need);
-    if (before == 0)
-        return 0;
-    struct gp_node c = *at;
-    struct gp_pick pick;
-    if (gp_engine_pick_default(&c, p, &pick) != 0)
-        return before; /* cannot tell: count the node lost */
-    gp_eng_node_take(&c, p, &pick);
-    return before - head_slots(e, &c, u, e->resv.need);
-}
-
-/* Pod p, held back by the reservation, was bound on node n: the
- * projection loses what it takes (logged, for a gang attempt taken back). */
-void gp_eng_resv_take(struct gp_engine *e, const struct gp_node *n, const struct gp_pod *p)
-{
-    if (n->id >= e->proj.len)
-        return; /* no projection (out of memory): nothing to follow */
-    int64_t loss = gp_eng_resv_loss(e, n, p);
-    bool projected = proj_get(e, n->id) != n;
-    struct resv_undo u = {n->id, projected, e->resv.spare, *proj_get(e, n->id)};
-    if (GP_VEC_PUSH(&e->resv_log, u) != 0) {
-        e->resv.spare = -1; /* out of memory: hold back everything else */
-        return;
-    }
-    if (!projected) {
-        e->proj.items[n->id] = *n;
-        e->proj_mark.items[n->id] = e->proj_stamp;
-    }
-    struct gp_node *at = &e->proj.items[n->id];
-    struct gp_pick pick;
-    if (gp_engine_pick_default(at, p, &pick) == 0)
-        gp_eng_node_take(at, p, &pick);
-    e->resv.spare -= loss;
-}
-
-/* Takes back the projection changes logged since `mark`. */
-void gp_eng_resv_undo(struct gp_engine *e, size_t mark)
-{
-    while (e->resv_log.len > mark) {
-        const struct resv_undo *u = &e->resv_log.items[--e->resv_log.len];
-        e->resv.spare = u->spare;
-        e->proj.items[u->node] = u->before;
-        if (!u->projected)
-            e->proj_mark.items[u->node] = e->proj_stamp - 1;
-    }
-}
 
 /* Pods like p that must be placed together: a gang's members still
  * needed, else 1. */
@@ -155,7 +54,7 @@ static bool gang_packs_empty(const struct gp_engine *e, const struct group *g,
         if (key && !v)
             continue;
         node_emptied(n, &c);
-        uint64_t k = (uint64_t)head_slots(e, &c, p, need);
+        uint64_t k = (uint64_t)gp_eng_head_slots(e, &c, p, need);
         if (k == 0)
             continue;
         if (!key) {
@@ -224,186 +123,6 @@ static void classify(struct gp_engine *e, const struct gp_decision *d)
     x->blk = fits ? BLK_ROOM : BLK_NONE;
 }
 
-static int pod_end_cmp(const void *pa, const void *pb)
-{
-    const struct pod_end *a = pa, *b = pb;
-    if (a->end_s != b->end_s)
-        return a->end_s < b->end_s ? -1 : 1;
-    return a->pod < b->pod ? -1 : a->pod > b->pod;
-}
-
-/* Lists the expected ends (bind time + duration hint, not before now) of
- * the bound pods of queue x's subtree (NONE: of every queue), sorted.
- * Pods without a hint never end. False when out of memory. */
-static bool ends_list(struct gp_engine *e, uint32_t x)
-{
-    e->ends.len = 0;
-    for (size_t i = 0; i < e->queues.len; i++) {
-        uint32_t y = (uint32_t)i;
-        while (x != NONE && y != NONE && y != x)
-            y = e->queues.items[y].parent;
-        if (x != NONE && y != x)
-            continue;
-        const struct queue *q = &e->queues.items[i];
-        for (size_t k = 0; k < q->bound.len; k++) {
-            const struct gp_pod *p = pod_at(e, q->bound.items[k]);
-            if (!(p->spec.duration_hint_s > 0))
-                continue;
-            struct pod_end pe = {px_at(e, p->id)->bound_at_s + p->spec.duration_hint_s, p->id};
-            if (pe.end_s < e->now_s)
-                pe.end_s = e->now_s; /* overdue: it may end any moment */
-            if (GP_VEC_PUSH(&e->ends, pe) != 0)
-                return false;
-        }
-    }
-    if (e->ends.len > 1)
-        qsort(e->ends.items, e->ends.len, sizeof e->ends.items[0], pod_end_cmp);
-    return true;
-}
-
-/* ---- the bound pods' expected ends, kept in order ------------------------- */
-
-static void end_moved(void *ctx, uint32_t id, size_t pos)
-{
-    px_at(ctx, id)->end_at = (uint32_t)pos + 1;
-}
-
-void gp_eng_ends_init(struct gp_engine *e)
-{
-    gp_kheap_init(&e->end_heap, end_moved, e);
-}
-
-void gp_eng_ends_charge(struct gp_engine *e, const struct gp_pod *p, int sign)
-{
-    if (!e->backfill || !(p->spec.duration_hint_s > 0))
-        return;
-    struct pod_x *x = px_at(e, p->id);
-    if (sign > 0) {
-        if (gp_kheap_push(&e->end_heap, x->bound_at_s + p->spec.duration_hint_s, p->id) != GP_OK)
-            e->ends_oom = true; /* from now on listed and sorted */
-    } else if (x->end_at) {
-        gp_kheap_remove(&e->end_heap, x->end_at - 1);
-        x->end_at = 0;
-    }
-}
-
-void gp_eng_ends_rebound(struct gp_engine *e, const struct gp_pod *p)
-{
-    const struct pod_x *x = pxc_of(p);
-    if (x->end_at)
-        gp_kheap_rekey(&e->end_heap, x->end_at - 1, x->bound_at_s + p->spec.duration_hint_s);
-}
-
-/* The ends of every queue's bound pods in the order ends_list sorts them,
- * one at a time from the heap: the overdue ones (and those due now) first,
- * as ends at now in pod order, then the others as the heap has them. */
-struct ends_walk {
-    size_t at; /* next of e->ends, the overdue ones */
-    bool have; /* `next`: the first end after now, taken from the heap */
-    struct gp_kheap_item next;
-};
-
-static bool ends_walk_begin(struct gp_engine *e, struct ends_walk *w)
-{
-    *w = (struct ends_walk){0};
-    e->ends.len = 0;
-    gp_kheap_walk_begin(&e->end_heap);
-    struct gp_kheap_item it;
-    while (gp_kheap_walk_next(&e->end_heap, &it)) {
-        if (it.key > e->now_s) {
-            w->have = true;
-            w->next = it;
-            break;
-        }
-        struct pod_end pe = {e->now_s, it.id};
-        if (GP_VEC_PUSH(&e->ends, pe) != 0)
-            return false;
-    }
-    if (e->end_heap.walk_oom)
-        return false;
-    if (e->ends.len > 1)
-        qsort(e->ends.items, e->ends.len, sizeof e->ends.items[0], pod_end_cmp);
-    return true;
-}
-
-static bool ends_walk_next(struct gp_engine *e, struct ends_walk *w, struct pod_end *out)
-{
-    if (w->at < e->ends.len) {
-        *out = e->ends.items[w->at++];
-        return true;
-    }
-    if (!w->have)
-        return false;
-    *out = (struct pod_end){w->next.key, w->next.id};
-    w->have = gp_kheap_walk_next(&e->end_heap, &w->next);
-    return true;
-}
-
-/* The head p does not fit for lack of room: its reservation (kept from an
- * earlier cycle when nothing changed since). Counts, on every node, the
- * pods like p that fit; then releases the bound pods on a projection of
- * the nodes in the order of their expected ends until `need` fit. */
-static void resv_compute(struct gp_engine *e, const struct gp_pod *p)
-{
-    struct resv *r = &e->resv;
-    r->on = true;
-    if (r->valid && r->head == p->id && r->ver == e->state_ver)
-        return;
-    uint32_t need = pod_need(e, p);
-    size_t nn = e->nodes.len;
-    e->resv_stamp++;
-    r->valid = true;
-    r->head = p->id;
-    r->group = p->spec.group;
-    r->need = need;
-    r->ver = e->state_ver;
-    r->shadow_s = INFINITY;
-    r->spare = -1;
-    if (GP_VEC_RESERVE(&e->proj, nn) != 0 || GP_VEC_RESERVE(&e->proj_mark, nn) != 0 ||
-        GP_VEC_RESERVE(&e->proj_slots, nn) != 0)
-        return; /* out of memory: hold back everything else */
-    while (e->proj_mark.len < nn)
-        e->proj_mark.items[e->proj_mark.len++] = 0;
-    e->proj.len = nn;
-    e->proj_stamp++;
-    e->resv_log.len = 0;
-    int64_t total = 0, *slots = e->proj_slots.items; /* per node, as projected so far */
-    for (size_t i = 0; i < nn; i++)
-        total += slots[i] = head_slots(e, &e->nodes.items[i], p, need);
-    double shadow = e->now_s;
-    if (total < need) {
-        /* the bound pods' ends in order: from the heap, or listed and sorted */
-        struct ends_walk w;
-        bool heap = !e->ends_oom;
-        if (heap ? !ends_walk_begin(e, &w) : !ends_list(e, NONE))
-            return;
-        shadow = INFINITY;
-        struct pod_end pe;
-        for (size_t k = 0; shadow == INFINITY; k++) {
-            if (heap ? !ends_walk_next(e, &w, &pe) : k == e->ends.len)
-                break;
-            if (!heap)
-                pe = e->ends.items[k];
-            const struct gp_pod *b = pod_at(e, pe.pod);
-            struct gp_node *at = &e->proj.items[b->node];
-            if (e->proj_mark.items[b->node] != e->proj_stamp) {
-                *at = e->nodes.items[b->node];
-                e->proj_mark.items[b->node] = e->proj_stamp;
-            }
-            gp_eng_node_give(at, b, &b->pick);
-            int64_t after = head_slots(e, at, p, need);
-            total += after - slots[b->node];
-            slots[b->node] = after;
-            if (total >= need)
-                shadow = pe.end_s;
-        }
-        if (heap && e->end_heap.walk_oom && shadow == INFINITY)
-            return; /* out of memory: hold back everything else */
-    }
-    r->shadow_s = shadow;
-    r->spare = total - need;
-}
-
 /* The head p hit the cap of queue x: its reservation of the quota (kept
  * when the subtree's use has not changed since). */
 static void qresv_compute(struct gp_engine *e, uint32_t x, const struct gp_pod *p)
@@ -424,7 +143,7 @@ static void qresv_compute(struct gp_engine *e, uint32_t x, const struct gp_pod *
     double shadow = e->now_s;
     if (!fits) {
         shadow = INFINITY;
-        if (ends_list(e, x))
+        if (gp_eng_ends_list(e, x))
             for (size_t i = 0; i < e->ends.len && shadow == INFINITY; i++) {
                 int64_t got[NBASIC];
                 pod_request(pod_at(e, e->ends.items[i].pod), got);
@@ -506,7 +225,7 @@ static void block(struct gp_engine *e, const struct gp_pod *p, bool *stop)
         if (!e->backfill)
             *stop = true;
         else if (!e->resv.on)
-            resv_compute(e, p);
+            gp_eng_resv_compute(e, p, pod_need(e, p));
     }
 }
 
