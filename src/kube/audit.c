@@ -72,15 +72,18 @@ void gp_ks_audit_pod(struct gp_kube_sched *s, struct spod *p, bool gone)
         gp_ks_audit_node(s, want);
 }
 
-/* The GPUs p holds on node n by name, or NULL when it names none. */
-static const struct gp_pick *named_gpus(const struct gp_kube_sched *s, const struct spod *p,
-                                        const struct snode *n)
+/* The GPUs p holds on node n by name (the node's GPU indexes: an engine
+ * pick of a split node's part mapped, sched_mig.c), or NULL when it names
+ * none. */
+static const struct gp_pick *named_gpus(struct gp_kube_sched *s, const struct spod *p,
+                                        const struct snode *n, struct gp_pick *buf)
 {
-    if (!p->info.node_name && p->st == SP_ASSUMED)
-        return &p->pick;
+    if (!p->info.node_name && p->st == SP_ASSUMED) {
+        gp_ks_pick_to_node(s, p->node, &p->pick, buf);
+        return buf;
+    }
     if (p->ours && p->info.has_pick && p->info.ann_node && strcmp(p->info.ann_node, n->name) == 0)
         return &p->info.pick;
-    (void)s;
     return NULL;
 }
 
@@ -116,15 +119,17 @@ static int loose_profile(const struct snode *n, const struct spod *p)
 }
 
 /* The MIG instances p holds on node n (pick->mig_profile >= 0), or false. */
-static bool mig_booked(const struct gp_kube_sched *s, const struct spod *p, const struct snode *n,
+static bool mig_booked(struct gp_kube_sched *s, const struct spod *p, const struct snode *n,
                        const struct gp_mig_model *m, struct gp_pick *pick)
 {
     if (!p->info.node_name && p->st == SP_ASSUMED) {
         /* the engine's pick is on MIG instances only on a MIG node of the
          * engine (elsewhere its mig fields mean nothing) */
         const struct gp_node *e = s->e && p->node != SP_NONE ? gp_engine_node(s->e, p->node) : NULL;
-        *pick = p->pick;
-        return e && e->mig_model >= 0 && pick->mig_profile >= 0;
+        if (!e || e->mig_model < 0 || p->pick.mig_profile < 0)
+            return false;
+        gp_ks_pick_to_node(s, p->node, &p->pick, pick);
+        return true;
     }
     return m && p->ours && p->info.ann_mig && p->info.ann_node &&
            strcmp(p->info.ann_node, n->name) == 0 && gp_kube_mig_parse(p->info.ann_mig, m, pick);
@@ -164,8 +169,8 @@ static void audit_mig(const struct spod *p, const struct snode *n, const struct 
  * GPU), one that names none its gpu_count replicas anywhere. No GPU may
  * hold more pods than its replicas nor more declared GPU memory than it
  * has, nor the node more replicas than it advertises. */
-static void audit_replicas(const struct gp_kube_sched *s, const struct snode *n, char *msg,
-                           size_t size, bool *memory)
+static void audit_replicas(struct gp_kube_sched *s, const struct snode *n, char *msg, size_t size,
+                           bool *memory)
 {
     uint32_t r = n->info.replicas, count = n->info.gpus, gmem = n->spec.gpu_mem_mib;
     uint32_t pods[GP_MAX_GPUS_PER_NODE] = {0};
@@ -173,7 +178,8 @@ static void audit_replicas(const struct gp_kube_sched *s, const struct snode *n,
     const char *first[GP_MAX_GPUS_PER_NODE] = {0};
     for (size_t i = 0; i < n->nbook; i++) {
         const struct spod *p = n->book[i];
-        const struct gp_pick *k = named_gpus(s, p, n);
+        struct gp_pick kb;
+        const struct gp_pick *k = named_gpus(s, p, n, &kb);
         held += p->spec.gpu_count;
         if (!k || k->ngpus != p->spec.gpu_count)
             continue;
@@ -243,7 +249,8 @@ bool gp_ks_audit_node(struct gp_kube_sched *s, struct snode *n)
         }
         if (sp->gpu_count == 0)
             continue;
-        const struct gp_pick *k = named_gpus(s, p, n);
+        struct gp_pick kb;
+        const struct gp_pick *k = named_gpus(s, p, n, &kb);
         if (!k || k->ngpus != sp->gpu_count) {
             if (sp->gpu_milli == GP_GPU_MILLI)
                 loose_whole += sp->gpu_count;
@@ -267,14 +274,23 @@ bool gp_ks_audit_node(struct gp_kube_sched *s, struct snode *n)
                 second[x] = p->key;
         }
     }
+    uint32_t in_mig = 0; /* a split node's GPUs in MIG mode (objects.h, info.split) */
+    for (uint32_t i = 0; n->info.split && i < n->info.mig_gpus; i++)
+        in_mig |= 1u << n->info.mig_index[i];
     uint32_t empty = 0;
     uint64_t total = loose_whole * GP_GPU_MILLI + loose_milli;
     for (uint32_t g = 0; g < count && g < GP_MAX_GPUS_PER_NODE; g++) {
-        empty += pods[g] == 0 && slices[g] == 0;
+        empty += pods[g] == 0 && slices[g] == 0 && !(in_mig >> g & 1); /* whole pods go there */
         total += milli[g] + (slices[g] ? GP_GPU_MILLI : 0); /* a MIG GPU is not free for others */
         if (msg[0])
             continue;
-        if (whole[g] && slices[g] && (mig = true))
+        if (n->info.split && pods[g] && (in_mig >> g & 1) && (mig = true))
+            snprintf(msg, sizeof msg, "GPU %u of node %s is in MIG mode and booked whole by %s", g,
+                     n->name, first[g]);
+        else if (n->info.split && slices[g] && !(in_mig >> g & 1) && (mig = true))
+            snprintf(msg, sizeof msg, "GPU %u of node %s is not in MIG mode and has MIG instances",
+                     g, n->name);
+        else if (whole[g] && slices[g] && (mig = true))
             snprintf(msg, sizeof msg,
                      "GPU %u of node %s is booked whole by %s and has MIG instances", g, n->name,
                      first[g]);

@@ -615,8 +615,10 @@ static struct bind_job *job_make(struct gp_kube_sched *s, struct spod *const *m,
         const struct spod *p = m[i];
         const struct gp_node *nd = gp_engine_node(s->e, p->node);
         node[i] = nd->spec.name;
-        gp_kube_pick_format(&p->pick, gpus[i], sizeof gpus[i]);
-        gp_kube_mig_format(&p->pick, nd->mig_model >= 0 ? &gp_mig_models[nd->mig_model] : NULL,
+        struct gp_pick named; /* in the node's GPU indexes (sched_mig.c) */
+        gp_ks_pick_to_node(s, p->node, &p->pick, &named);
+        gp_kube_pick_format(&named, gpus[i], sizeof gpus[i]);
+        gp_kube_mig_format(&named, nd->mig_model >= 0 ? &gp_mig_models[nd->mig_model] : NULL,
                            mig[i], sizeof mig[i]);
         const char *rv = p->resume_rv[0] ? p->resume_rv : p->info.rv;
         bytes += strlen(p->key) + strlen(p->info.ns) + strlen(p->info.name) + strlen(p->info.uid) +

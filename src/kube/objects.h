@@ -69,12 +69,32 @@ struct gp_kube_node_info {
     bool mig_single;                       /* MIG's single strategy (devices as nvidia.com/gpu) */
     uint16_t mig_cap[GP_MIG_MAX_PROFILES]; /* MIG devices advertised, per profile index */
     /* why the engine gets none of its GPUs though it has MIG devices (the
-     * layout is changing, whole and MIG-enabled GPUs on one node, ...); NULL */
+     * layout is changing, uneven, ...); NULL */
     const char *mig_why;
     /* time-slicing or MPS: the replicas of each GPU (>= 2; gpus counts
      * GPUs, not replicas); 0 when the node does not share its GPUs so */
     uint32_t replicas;
+    /* whole and MIG-enabled GPUs side by side (mixed strategy): the node is
+     * placed on as two parts, spec its whole GPUs and mig_spec its MIG
+     * GPUs, part GPU i being the node's GPU whole_index[i] or mig_index[i]
+     * (gpuplane's node agent labels which GPUs are in MIG mode,
+     * GP_KUBE_LABEL_MIG_GPUS; without the label: whole GPUs first, the
+     * rule of docs/kube.md), its CPU and memory shared out between them in
+     * proportion to their GPUs */
+    bool split;
+    bool split_labelled; /* the indexes come from GP_KUBE_LABEL_MIG_GPUS */
+    struct gp_node_spec mig_spec;
+    uint8_t whole_index[GP_MAX_GPUS_PER_NODE], mig_index[GP_MAX_GPUS_PER_NODE];
 };
+
+/* The node label gpuplane's node agent (node/labels.c) puts on a node of
+ * the mixed strategy with a GPU in MIG mode: those GPUs' indexes joined by
+ * '.' ("1.3": a label value holds no comma). */
+#define GP_KUBE_LABEL_MIG_GPUS "gpuplane.io/mig-gpus"
+
+/* "1.3" into mask (bit i: GPU i); false when it is not distinct indexes
+ * below 16 joined by '.'. */
+bool gp_kube_mig_gpus_parse(const char *s, uint32_t *mask);
 
 /* Reads a node: status.allocatable (capacity when absent) cpu, memory and
  * nvidia.com/gpu; labels (GPU feature discovery's nvidia.com/gpu.product
@@ -91,9 +111,11 @@ enum gp_err gp_kube_node_read(const json_t *node, struct gp_arena *a, struct gp_
  * GPUs) or single (nvidia.com/gpu devices of the profile
  * nvidia.com/gpu.product ends with, "-MIG-1g.10gb"), the model that
  * gpu.product names; the same instances on every MIG GPU, placed by the
- * engine's rule, as spec->sharing (in the arena). A layout gpuplane cannot
- * know (uneven, changing, whole and MIG GPUs side by side) leaves the spec
- * no GPUs and says why in info->mig_why; info has the counts either way. */
+ * engine's rule, as spec->sharing (in the arena); whole GPUs beside them
+ * split the node in two (info->split, info->mig_spec). A layout gpuplane
+ * cannot know (uneven, changing, a GP_KUBE_LABEL_MIG_GPUS that disagrees
+ * with the counts) leaves the spec no GPUs and says why in info->mig_why;
+ * info has the counts either way. */
 enum gp_err gp_kube_node_mig_read(const json_t *node, struct gp_arena *a, struct gp_node_spec *spec,
                                   struct gp_kube_node_info *info, struct gp_diag *diag);
 /* objects_share.c: a node whose GPUs the device plugin shares by

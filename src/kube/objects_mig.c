@@ -1,8 +1,10 @@
 /* objects_mig.c - MIG as NVIDIA's stack publishes it on the API's objects,
  * read into the engine's MIG model (docs/kube.md, "MIG from the API"):
  * a Node's layout from GPU feature discovery's labels and the device
- * plugin's resources, a pod's nvidia.com/mig-<profile> request, and the
- * words kube-scheduler would use for a MIG request that fits nowhere.
+ * plugin's resources (whole GPUs beside MIG ones split in two parts, by
+ * the indexes gpuplane's node agent labels in MIG mode or by a rule), a pod's
+ * nvidia.com/mig-<profile> request, and the words kube-scheduler would use for a MIG request that
+ * fits nowhere.
  *
  * Sources: NVIDIA's device plugin (github.com/NVIDIA/k8s-device-plugin,
  * internal/rm and docs/gpu-feature-discovery/README.md: under the mixed
@@ -145,6 +147,62 @@ static uint32_t single(const json_t *labels, const char *profile, uint32_t devic
     return devices / per;
 }
 
+bool gp_kube_mig_gpus_parse(const char *s, uint32_t *mask)
+{
+    *mask = 0;
+    for (const char *p = s;;) {
+        unsigned g = 0;
+        size_t digits = 0;
+        for (; *p >= '0' && *p <= '9' && digits < 3; p++, digits++)
+            g = g * 10 + (unsigned)(*p - '0');
+        if (!digits || g >= GP_MAX_GPUS_PER_NODE || (*mask >> g & 1) || (*p != '.' && *p))
+            return false;
+        *mask |= 1u << g;
+        if (!*p++)
+            return true;
+    }
+}
+
+static unsigned bits(uint32_t m)
+{
+    unsigned n = 0;
+    for (; m; m &= m - 1)
+        n++;
+    return n;
+}
+
+/* Which GPU is which on a node of whole and MIG-enabled GPUs: the indexes
+ * gpuplane's node agent labels in MIG mode, else (NVIDIA's own device
+ * plugin, which publishes no such thing) the whole GPUs first and the MIG
+ * ones after them. The rule only keeps gpuplane's bookkeeping apart - the
+ * plugin picks the devices of the resource a pod asks, whatever index the
+ * annotations name - so no index is ever booked as both kinds. */
+static void split_indexes(const json_t *labels, struct gp_kube_node_info *info, char *why, size_t n)
+{
+    uint32_t total = info->whole_gpus + info->mig_gpus, mask;
+    const char *l = str(labels, GP_KUBE_LABEL_MIG_GPUS);
+    if (l) {
+        if (!gp_kube_mig_gpus_parse(l, &mask) || bits(mask) != info->mig_gpus || mask >> total) {
+            snprintf(why, n,
+                     "%s is \"%.40s\": not %u distinct GPU indexes below %u (nvidia.com/gpu.count "
+                     "less nvidia.com/gpu)",
+                     GP_KUBE_LABEL_MIG_GPUS, l, info->mig_gpus, total);
+            return;
+        }
+        info->split_labelled = true;
+    } else {
+        mask = ((1u << info->mig_gpus) - 1) << info->whole_gpus;
+    }
+    uint32_t w = 0, m = 0;
+    for (uint32_t g = 0; g < total; g++) {
+        if (mask >> g & 1)
+            info->mig_index[m++] = (uint8_t)g;
+        else
+            info->whole_index[w++] = (uint8_t)g;
+    }
+    info->split = true;
+}
+
 enum gp_err gp_kube_node_mig_read(const json_t *node, struct gp_arena *a, struct gp_node_spec *s,
                                   struct gp_kube_node_info *info, struct gp_diag *d)
 {
@@ -182,9 +240,7 @@ enum gp_err gp_kube_node_mig_read(const json_t *node, struct gp_arena *a, struct
     struct gp_mig_layout layout = {0};
     const char *state = str(labels, "nvidia.com/mig.config.state");
     if (!why[0] && info->whole_gpus > 0)
-        snprintf(why, sizeof why,
-                 "%u whole GPUs and %u in MIG mode: which GPU is which is not in the API",
-                 info->whole_gpus, gpus);
+        split_indexes(labels, info, why, sizeof why);
     if (!why[0] && state && strcmp(state, "success") != 0)
         snprintf(why, sizeof why, "nvidia.com/mig.config.state is \"%s\": the layout is changing",
                  state);
@@ -192,6 +248,7 @@ enum gp_err gp_kube_node_mig_read(const json_t *node, struct gp_arena *a, struct
         layout_of(m, info->mig_cap, gpus, &layout, why, sizeof why);
     if (why[0]) { /* counted by the audit, placed on by no one of ours */
         info->mig_why = gp_arena_strdup(a, why);
+        info->split = false;
         s->gpu_count = 0;
         s->sharing = NULL;
         return info->mig_why ? GP_OK : gp_diag_set(d, GP_ENOMEM, "out of memory");
@@ -209,6 +266,20 @@ enum gp_err gp_kube_node_mig_read(const json_t *node, struct gp_arena *a, struct
                          ? gp_arena_strdup(a, str(labels, "nvidia.com/mig.config"))
                          : NULL;
     sh->mig.layout = layout;
+    if (info->split) { /* the MIG part; spec keeps the whole GPUs */
+        struct gp_node_spec *ms = &info->mig_spec;
+        *ms = *s;
+        ms->sharing = sh;
+        ms->gpu_count = gpus;
+        ms->gpu_model = model;
+        /* CPU and memory in proportion to the GPUs: the parts together
+         * never offer more than the node has */
+        ms->cpu_milli = s->cpu_milli * gpus / info->gpus;
+        ms->mem_mib = s->mem_mib * gpus / info->gpus;
+        s->cpu_milli -= ms->cpu_milli;
+        s->mem_mib -= ms->mem_mib;
+        return GP_OK;
+    }
     s->sharing = sh;
     s->gpu_count = gpus;
     s->gpu_model = model;

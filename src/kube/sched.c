@@ -201,7 +201,7 @@ struct snode *gp_ks_node_get(struct gp_kube_sched *s, const char *name, bool cre
     }
     gp_arena_init(&n->arena);
     n->arena.block_size = 2048;
-    n->eng = SP_NONE;
+    n->eng = n->eng_mig = SP_NONE;
     json_object_set_new(s->node_index, name, json_integer((json_int_t)s->nnodes));
     s->nodes[s->nnodes++] = n;
     return n;
@@ -351,7 +351,8 @@ static const struct gp_pick *annotated_pick(struct gp_kube_sched *s, const struc
     const struct gp_kube_pod_info *in = &p->info;
     if (!p->ours || !in->ann_node || strcmp(in->ann_node, n->name) != 0)
         return NULL;
-    const struct gp_node *e = n->eng != SP_NONE ? gp_engine_node(s->e, n->eng) : NULL;
+    uint32_t part = gp_ks_part(n, &p->spec);
+    const struct gp_node *e = part != SP_NONE ? gp_engine_node(s->e, part) : NULL;
     if (in->ann_mig && e && e->mig_model >= 0)
         return gp_kube_mig_parse(in->ann_mig, &gp_mig_models[e->mig_model], pick) ? pick : NULL;
     if (!in->has_pick)
@@ -378,10 +379,11 @@ static void engine_place(struct gp_kube_sched *s, struct spod *p, const char *na
     }
     struct gp_pick named;
     const struct gp_pick *pick = annotated_pick(s, p, n, &named);
-    enum gp_err err = gp_ks_assign(s, p, n->eng, pick); /* sched_mig.c; logged there */
+    uint32_t part = gp_ks_part(n, &p->spec);          /* sched_mig.c: n->eng unless split */
+    enum gp_err err = gp_ks_assign(s, p, part, pick); /* sched_mig.c; logged there */
     if (err != GP_OK && pick) {
-        err = gp_engine_pod_assign(s->e, p->eng, n->eng, NULL);
-        gp_evlog_pod_assign(s->rec, p->eng, n->eng, NULL, err);
+        err = gp_engine_pod_assign(s->e, p->eng, part, NULL);
+        gp_evlog_pod_assign(s->rec, p->eng, part, NULL, err);
     }
     if (err != GP_OK) {
         gp_ks_engine_drop(s, p);
@@ -389,7 +391,7 @@ static void engine_place(struct gp_kube_sched *s, struct spod *p, const char *na
         return;
     }
     const struct gp_pod *ep = gp_engine_pod(s->e, p->eng);
-    p->node = n->eng;
+    p->node = part;
     p->pick = ep->pick;
     p->st = SP_BOUND;
 }
@@ -417,21 +419,6 @@ static uint64_t node_print(const json_t *obj, bool schedulable)
     free(text);
     json_decref(v);
     return h;
-}
-
-static enum gp_err engine_node_add(struct gp_kube_sched *s, struct snode *n)
-{
-    uint32_t id;
-    enum gp_err err = gp_engine_node_add(s->e, &n->spec, &id);
-    gp_evlog_node_add(s->rec, &n->spec, err, id);
-    if (err != GP_OK)
-        return err;
-    n->eng = id;
-    if (!n->info.schedulable) {
-        gp_engine_node_drain(s->e, id);
-        gp_evlog_node_drain(s->rec, id);
-    }
-    return GP_OK;
 }
 
 void gp_kube_sched_node_change(enum gp_kube_event_type type, const json_t *obj, const json_t *old,
@@ -479,7 +466,7 @@ void gp_kube_sched_node_change(enum gp_kube_event_type type, const json_t *obj, 
         n->info = info;
         n->info.name = n->spec.name;
         n->print = print;
-        if (!s->e || s->dirty || known || n->nbook > 0 || engine_node_add(s, n) != GP_OK)
+        if (!s->e || s->dirty || known || n->nbook > 0 || gp_ks_node_add(s, n) != GP_OK)
             s->dirty = true;
     }
     gp_ks_audit_node(s, n);
@@ -634,8 +621,8 @@ enum gp_err gp_ks_rebuild(struct gp_kube_sched *s, struct gp_diag *d)
         s->groups[i].eng = 0;
     for (size_t i = 0; i < s->nnodes; i++) {
         struct snode *n = s->nodes[i];
-        n->eng = SP_NONE;
-        if (n->obj && engine_node_add(s, n) != GP_OK)
+        n->eng = n->eng_mig = SP_NONE;
+        if (n->obj && gp_ks_node_add(s, n) != GP_OK)
             return gp_diag_set(d, GP_ENOMEM, "out of memory (node %s)", n->name);
     }
     for (size_t i = 0; i < s->npods; i++) {
@@ -673,12 +660,13 @@ enum gp_err gp_ks_rebuild(struct gp_kube_sched *s, struct gp_diag *d)
         if (!n || !pick || n->eng == SP_NONE || !n->info.schedulable ||
             gp_ks_engine_add(s, p) != GP_OK)
             continue;
-        if (gp_ks_assign(s, p, n->eng, pick) != GP_OK) { /* logged there */
+        uint32_t part = gp_ks_part(n, &p->spec);
+        if (gp_ks_assign(s, p, part, pick) != GP_OK) { /* logged there */
             gp_ks_engine_drop(s, p);
             continue;
         }
         p->st = SP_ASSUMED;
-        p->node = n->eng;
+        p->node = part;
         p->pick = gp_engine_pod(s->e, p->eng)->pick;
         p->resume = true;
     }

@@ -188,7 +188,7 @@ static void unschedulable(struct gp_kube_sched *s, struct spod *p, const struct 
                           double attempt_s)
 {
     char msg[1024];
-    gp_kube_explain_pod_text(&d->explain, &p->spec, msg, sizeof msg);
+    gp_ks_explain_text(s, &d->explain, &p->spec, msg, sizeof msg); /* sched_mig.c */
     if (d->gang == GP_GANG_MEMBERS)
         snprintf(msg, sizeof msg, "pod group has fewer members than its minMember");
     if (p->last_message && strcmp(p->last_message, msg) == 0)

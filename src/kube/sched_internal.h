@@ -79,6 +79,7 @@ struct snode {
     struct gp_kube_node_info info;
     uint64_t print;     /* a hash of what the engine reads of it */
     uint32_t eng;       /* engine node id, SP_NONE when not in the engine */
+    uint32_t eng_mig;   /* info.split: its MIG part's engine node (sched_mig.c); else SP_NONE */
     struct spod **book; /* pods booked on it (audit) */
     size_t nbook, capbook;
     bool violating;
@@ -145,6 +146,7 @@ struct gp_kube_sched {
     size_t nkick, capkick;
     size_t slot_waiting;
     bool maybe_recheck;
+    bool any_split; /* a node was ever split in two parts (sched_mig.c) */
 };
 
 /* sched.c */
@@ -202,6 +204,19 @@ void gp_ks_bind_orphan(struct spod *p);
  * free. */
 enum gp_err gp_ks_assign(struct gp_kube_sched *s, struct spod *p, uint32_t node,
                          const struct gp_pick *pick);
+/* A node of whole and MIG GPUs side by side (info.split) is two engine
+ * nodes of the same name: n->eng its whole GPUs, n->eng_mig its MIG GPUs,
+ * each numbering its GPUs from 0. gp_ks_part: the one a pod of spec goes
+ * to (n->eng for any other node); gp_ks_node_add: n added (both parts);
+ * gp_ks_pick_to_node: a pick on engine node `node` in the node's GPU
+ * indexes (what the annotations and the audit name); gp_ks_explain_text:
+ * gp_kube_explain_pod_text with each split node counted once. */
+uint32_t gp_ks_part(const struct snode *n, const struct gp_pod_spec *spec);
+enum gp_err gp_ks_node_add(struct gp_kube_sched *s, struct snode *n);
+void gp_ks_pick_to_node(struct gp_kube_sched *s, uint32_t node, const struct gp_pick *pick,
+                        struct gp_pick *out);
+void gp_ks_explain_text(const struct gp_kube_sched *s, const struct gp_explain *x,
+                        const struct gp_pod_spec *pod, char *buf, size_t size);
 
 /* sched_alloc.c: pods of ours bound and still allocating past the
  * timeout reported and marked expired (leader only); the earliest time

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "kube/client.h"
+#include "kube/objects.h"
 
 #define P "nvidia.com/"
 
@@ -280,6 +281,23 @@ static void mig_mixed(struct lset *s, const struct gp_node_sharing *sh, const st
     }
 }
 
+/* gpuplane's own label beside GFD's under the mixed strategy: which GPUs
+ * (NVML indexes, '.'-joined: a label value holds no comma) are in MIG
+ * mode, so that the scheduler can tell a node's whole GPUs from its MIG
+ * ones, which GFD's counts alone do not (kube/objects_mig.c; docs/node.md,
+ * docs/kube.md). None when no GPU is. */
+static void mig_gpus_label(struct lset *s, const struct gp_node_inventory *inv)
+{
+    char v[GP_NODE_LABEL_VALUE_LEN];
+    size_t o = 0;
+    v[0] = '\0';
+    for (size_t i = 0; i < inv->n_gpus && o + 8 < sizeof v; i++)
+        if (inv->gpus[i].mig_enabled)
+            o += (size_t)snprintf(v + o, sizeof v - o, "%s%u", o ? "." : "", inv->gpus[i].index);
+    if (o)
+        set(s, GP_KUBE_LABEL_MIG_GPUS, "%s", v);
+}
+
 static int by_key(const void *a, const void *b)
 {
     return strcmp(((const struct gp_node_label *)a)->key, ((const struct gp_node_label *)b)->key);
@@ -362,6 +380,8 @@ enum gp_err gp_node_labels_build(const struct gp_node_inventory *inv,
             mig_single(&s, inv, sh, &p);
         else
             mig_mixed(&s, sh, &p);
+        if (sh->mig_strategy == GP_NODE_MIG_MIXED)
+            mig_gpus_label(&s, inv);
     }
     if (o && o->pci_class) {
         const char *mode = strcmp(o->pci_class, "0x030000") == 0   ? "graphics"
@@ -402,6 +422,8 @@ bool gp_node_labels_owned(const char *key)
     for (size_t i = 0; i < sizeof exact / sizeof exact[0]; i++)
         if (strcmp(key, exact[i]) == 0)
             return true;
+    if (strcmp(key, GP_KUBE_LABEL_MIG_GPUS) == 0)
+        return true;
     return strncmp(key, P "cuda.", strlen(P "cuda.")) == 0 ||
            strncmp(key, P "mig-", strlen(P "mig-")) == 0;
 }

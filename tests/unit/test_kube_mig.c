@@ -12,9 +12,16 @@
  *    ("Insufficient nvidia.com/mig-1g.10gb");
  *  - the single strategy (all-1g.10gb: nvidia.com/gpu counts MIG devices):
  *    seven pods on seven instances, the eighth Insufficient nvidia.com/gpu;
- *  - a node with whole and MIG-enabled GPUs side by side: counted, never
- *    placed on (which GPU is which is not in the API), other schedulers'
- *    pods there audited by their numbers;
+ *  - a node with whole and MIG-enabled GPUs side by side (four H100s, GPUs
+ *    1 and 2 in all-1g.10gb): placed on as two parts, whole-GPU pods on
+ *    the whole GPUs and MIG pods on the MIG ones, by the GPU indexes
+ *    gpuplane's node agent labels (node/labels.c builds the label from the
+ *    inventory) or, without the label (NVIDIA's own plugin), by the rule
+ *    (whole GPUs first); counted once in kube-scheduler's words; a
+ *    restart reads both kinds back; the audit names a whole booking on a
+ *    GPU in MIG mode;
+ *  - the same with an uneven MIG layout: counted, never placed on, other
+ *    schedulers' pods there audited by their numbers;
  *  - a node whose layout is being applied (mig.config.state pending);
  *  - the readers alone: the sample label sets, uneven layouts, requests.
  * Its "shared" run reads the mixed node's labels whole from
@@ -30,6 +37,7 @@
 #include "shared_data.h"
 #include "kube_world.h"
 #include "engine/sharing.h"
+#include "node/labels.h"
 
 #define GFD_DIR GP_SHARED_DIR "/k8s/samples/nvidia-gfd"
 
@@ -259,9 +267,171 @@ static void test_single(void **state)
     w_close(&w);
 }
 
-/* Whole and MIG-enabled GPUs on one node (mixed): the API does not say
- * which GPU is in MIG mode, so gpuplane names none there; other
- * schedulers' pods are audited by their numbers. */
+/* The label gpuplane's node agent puts on four H100s whose GPUs 1 and 2
+ * are in MIG mode with seven 1g.10gb each (node/labels.c from the
+ * inventory, the mixed strategy). */
+static const char *agent_mig_gpus(void)
+{
+    static struct gp_node_inventory inv;
+    static struct gp_node_labels out;
+    memset(&inv, 0, sizeof inv);
+    snprintf(inv.driver_version, sizeof inv.driver_version, "550.54.15");
+    inv.cuda_driver_version = 12040;
+    inv.n_gpus = 4;
+    for (unsigned i = 0; i < 4; i++) {
+        struct gp_node_gpu *g = &inv.gpus[i];
+        g->index = i;
+        snprintf(g->name, sizeof g->name, "NVIDIA H100 80GB HBM3");
+        g->memory_mib = 81559;
+        g->cc_major = 9;
+        g->mig_capable = true;
+        g->mig_enabled = i == 1 || i == 2;
+        for (unsigned k = 0; g->mig_enabled && k < 7; k++) {
+            struct gp_node_mig *m = &g->migs[g->n_migs++];
+            snprintf(m->profile, sizeof m->profile, "1g.10gb");
+            m->memory_mib = 9984;
+            m->gi_slices = m->ci_slices = 1;
+        }
+    }
+    const struct gp_node_sharing sh = {GP_NODE_SHARE_NONE, 1, false, false, GP_NODE_MIG_MIXED};
+    struct gp_diag d = {""};
+    assert_int_equal(gp_node_labels_build(&inv, &sh, NULL, &out, &d), GP_OK);
+    assert_string_equal(gp_node_labels_get(&out, "nvidia.com/mig-1g.10gb.count"), "14");
+    assert_string_equal(gp_node_labels_get(&out, "nvidia.com/gpu.count"), "4");
+    const char *v = gp_node_labels_get(&out, GP_KUBE_LABEL_MIG_GPUS);
+    assert_non_null(v);
+    assert_true(
+        gp_node_labels_owned(GP_KUBE_LABEL_MIG_GPUS)); /* removed when it no longer applies */
+    /* single and none strategies: no such label */
+    const struct gp_node_sharing single = {GP_NODE_SHARE_NONE, 1, false, false, GP_NODE_MIG_NONE};
+    static struct gp_node_labels other;
+    assert_int_equal(gp_node_labels_build(&inv, &single, NULL, &other, &d), GP_OK);
+    assert_null(gp_node_labels_get(&other, GP_KUBE_LABEL_MIG_GPUS));
+    return v;
+}
+
+/* The GPU indexes in the pods' annotations: whole-GPU pods' gpuplane.io/gpus
+ * and MIG pods' gpuplane.io/mig GPUs, as masks (bit g: GPU g). */
+static void kinds(struct world *w, uint32_t *whole, uint32_t *mig)
+{
+    *whole = *mig = 0;
+    json_t *list = w_get(w, "/api/v1/pods");
+    size_t i;
+    json_t *p;
+    json_array_foreach(json_object_get(list, "items"), i, p)
+    {
+        json_t *ann = json_object_get(json_object_get(p, "metadata"), "annotations");
+        const char *g = json_string_value(json_object_get(ann, GP_KUBE_ANN_GPUS));
+        const char *m = json_string_value(json_object_get(ann, GP_KUBE_ANN_MIG));
+        struct gp_pick pick;
+        if (m) {
+            assert_true(gp_kube_mig_parse(m, h100(), &pick));
+            for (unsigned k = 0; k < pick.ngpus; k++)
+                *mig |= 1u << pick.gpu[k];
+        } else if (g) {
+            assert_true(gp_kube_pick_parse(g, &pick));
+            for (unsigned k = 0; k < pick.ngpus; k++) {
+                if (*whole >> pick.gpu[k] & 1)
+                    fail_msg("GPU %u named whole twice", pick.gpu[k]);
+                *whole |= 1u << pick.gpu[k];
+            }
+        }
+    }
+    json_decref(list);
+}
+
+#define SPLIT_RES "\"nvidia.com/gpu\":\"2\",\"nvidia.com/mig-1g.10gb\":\"14\""
+
+/* Four H100s, two whole and two in MIG mode (all-1g.10gb): labelled, the
+ * GPUs the agent says (1 and 2 in MIG mode); not, the rule (0 and 1
+ * whole). */
+static void split_case(bool labelled)
+{
+    struct world w;
+    w_open(&w, true);
+    json_t *l = mixed_labels();
+    json_object_set_new(l, "nvidia.com/gpu.count", json_string("4"));
+    if (labelled)
+        json_object_set_new(l, GP_KUBE_LABEL_MIG_GPUS, json_string(agent_mig_gpus()));
+    mig_node(&w, "sx", l, SPLIT_RES);
+    uint32_t want_whole = labelled ? 0x9 : 0x3, want_mig = labelled ? 0x6 : 0xc;
+    char name[16];
+    res_pod(&w, "w1", "gpuplane", "\"nvidia.com/gpu\":\"1\"");
+    res_pod(&w, "w2", "gpuplane", "\"nvidia.com/gpu\":\"1\"");
+    for (int i = 1; i <= 14; i++) {
+        snprintf(name, sizeof name, "m%d", i);
+        res_pod(&w, name, "gpuplane", "\"nvidia.com/mig-1g.10gb\":\"1\"");
+    }
+    assert_int_equal(w_cycle(&w), 16);
+    uint32_t whole, mig;
+    kinds(&w, &whole, &mig);
+    assert_int_equal(whole, want_whole);
+    assert_int_equal(mig, want_mig);
+    assert_int_equal(check_slices(&w, h100()), 14);
+    /* full on both kinds: counted as one node, in the resource asked */
+    res_pod(&w, "w3", "gpuplane", "\"nvidia.com/gpu\":\"1\"");
+    res_pod(&w, "m15", "gpuplane", "\"nvidia.com/mig-1g.10gb\":\"1\"");
+    w.now += 1;
+    assert_int_equal(w_cycle(&w), 0);
+    assert_string_equal(condition_of(&w, "w3"),
+                        "0/1 nodes are available: 1 Insufficient nvidia.com/gpu.");
+    assert_string_equal(condition_of(&w, "m15"),
+                        "0/1 nodes are available: 1 Insufficient nvidia.com/mig-1g.10gb.");
+    /* a restart reads both kinds back; a deleted pod's GPU or instance
+     * goes to the next of its kind, and only that one */
+    gp_kube_sched_set_leader(w.s, false);
+    gp_kube_sched_set_leader(w.s, true);
+    char w1[16];
+    snprintf(w1, sizeof w1, "%s", ann_of(&w, "w1", GP_KUBE_ANN_GPUS));
+    kd_call(w.admin, "DELETE", "/api/v1/namespaces/default/pods/w1?gracePeriodSeconds=0", NULL,
+            200);
+    kd_call(w.admin, "DELETE", "/api/v1/namespaces/default/pods/m1?gracePeriodSeconds=0", NULL,
+            200);
+    w.now += 1;
+    assert_int_equal(w_cycle(&w), 2);
+    assert_string_equal(ann_of(&w, "w3", GP_KUBE_ANN_GPUS), w1);
+    assert_string_equal(w_node_of(&w, "m15", NULL), "sx");
+    kinds(&w, &whole, &mig);
+    assert_int_equal(whole, want_whole);
+    assert_int_equal(mig, want_mig);
+    assert_int_equal(check_slices(&w, h100()), 14);
+    assert_int_equal(gp_kube_sched_stats(w.s).audit_violations, 0);
+    /* a pod of ours annotated whole on a GPU in MIG mode (a scheduler that
+     * mapped no index) and bound: the audit names it */
+    unsigned g = labelled ? 1 : 2;
+    char b[1024];
+    snprintf(b, sizeof b,
+             "{\"metadata\":{\"name\":\"bad\",\"annotations\":{\"gpuplane.io/node\":\"sx\","
+             "\"gpuplane.io/gpus\":\"%u\"}},\"spec\":{\"schedulerName\":\"gpuplane\","
+             "\"priority\":0,\"containers\":[{\"name\":\"c\",\"image\":\"x\",\"resources\":{"
+             "\"limits\":{\"nvidia.com/gpu\":\"1\"}}}]}}",
+             g);
+    kd_call(w.admin, "POST", "/api/v1/namespaces/default/pods", b, 201);
+    w_bind(&w, "bad", "sx");
+    w_sync(&w);
+    assert_int_equal(gp_kube_sched_audit_all(w.s), 1);
+    char want[128];
+    snprintf(want, sizeof want, "GPU %u of node sx is in MIG mode and booked whole by default/bad",
+             g);
+    assert_string_equal(gp_kube_sched_audit_last(w.s), want);
+    w_close(&w);
+}
+
+static void test_split_labelled(void **state)
+{
+    (void)state;
+    split_case(true);
+}
+
+static void test_split_rule(void **state)
+{
+    (void)state;
+    split_case(false);
+}
+
+/* Whole and MIG-enabled GPUs on one node (mixed) whose MIG GPUs do not
+ * share one layout (14 x 1g.10gb on 4 GPUs): gpuplane names none there;
+ * other schedulers' pods are audited by their numbers. */
 static void test_whole_and_mig(void **state)
 {
     (void)state;
@@ -372,6 +542,48 @@ static void test_readers(void **state)
     assert_int_equal(read_node(pend, MIXED_RES, &a, &s, &in), GP_OK);
     assert_string_equal(in.mig_why,
                         "nvidia.com/mig.config.state is \"pending\": the layout is changing");
+    /* whole and MIG GPUs side by side: two parts, by the agent's label */
+    json_t *sp = mixed_labels();
+    json_object_set_new(sp, "nvidia.com/gpu.count", json_string("4"));
+    json_object_set_new(sp, GP_KUBE_LABEL_MIG_GPUS, json_string("3.0"));
+    assert_int_equal(read_node(sp, SPLIT_RES, &a, &s, &in), GP_OK);
+    assert_null(in.mig_why);
+    assert_true(in.split);
+    assert_true(in.split_labelled);
+    assert_null(s.sharing);
+    assert_int_equal(s.gpu_count, 2);
+    assert_int_equal(in.mig_spec.gpu_count, 2);
+    assert_int_equal(in.mig_spec.sharing->mode, GP_SHARE_MIG);
+    assert_int_equal(in.mig_spec.sharing->mig.layout.n, 7);
+    assert_int_equal(in.whole_index[0], 1);
+    assert_int_equal(in.whole_index[1], 2);
+    assert_int_equal(in.mig_index[0], 0);
+    assert_int_equal(in.mig_index[1], 3);
+    /* 8 CPUs and 64Gi shared out by GPUs, 2 and 2 */
+    assert_int_equal(s.cpu_milli, 4000);
+    assert_int_equal(in.mig_spec.cpu_milli, 4000);
+    assert_int_equal(s.mem_mib + in.mig_spec.mem_mib, 64 * 1024);
+    /* without the label: whole GPUs first */
+    sp = mixed_labels();
+    json_object_set_new(sp, "nvidia.com/gpu.count", json_string("4"));
+    assert_int_equal(read_node(sp, SPLIT_RES, &a, &s, &in), GP_OK);
+    assert_true(in.split);
+    assert_false(in.split_labelled);
+    assert_int_equal(in.whole_index[1], 1);
+    assert_int_equal(in.mig_index[0], 2);
+    /* a label that disagrees with the counts, or does not read */
+    const char *bad[] = {"0.1.2", "1.1", "1.4", "1,2", "", "1.", "01.2x"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        sp = mixed_labels();
+        json_object_set_new(sp, "nvidia.com/gpu.count", json_string("4"));
+        json_object_set_new(sp, GP_KUBE_LABEL_MIG_GPUS, json_string(bad[i]));
+        assert_int_equal(read_node(sp, SPLIT_RES, &a, &s, &in), GP_OK);
+        assert_non_null(in.mig_why);
+        assert_false(in.split);
+        assert_int_equal(s.gpu_count, 0);
+    }
+    assert_string_equal(in.mig_why, "gpuplane.io/mig-gpus is \"01.2x\": not 2 distinct GPU "
+                                    "indexes below 4 (nvidia.com/gpu.count less nvidia.com/gpu)");
     /* more instances than a GPU holds */
     assert_int_equal(read_node(mixed_labels(), "\"nvidia.com/mig-3g.40gb\":\"3\"", &a, &s, &in),
                      GP_OK);
@@ -432,6 +644,8 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup_teardown(test_mixed, kd_start, kd_stop),
         cmocka_unit_test_setup_teardown(test_single, kd_start, kd_stop),
         cmocka_unit_test_setup_teardown(test_whole_and_mig, kd_start, kd_stop),
+        cmocka_unit_test_setup_teardown(test_split_labelled, kd_start, kd_stop),
+        cmocka_unit_test_setup_teardown(test_split_rule, kd_start, kd_stop),
     };
     if (gp_shared_mode(argc, argv)) {
         if (!gp_shared_have(GFD_DIR "/h100-mig-mixed-node-labels.json"))
