@@ -16,6 +16,7 @@
 #include "kube/httpd.h"
 #include "kube/metrics.h"
 #include "node/cdi.h"
+#include "node/devices.h"
 #include "node/events.h"
 #include "node/health.h"
 #include "node/inventory_file.h"
@@ -517,6 +518,32 @@ enum gp_err gp_node_agent_run(const struct gp_node_agent_opts *o, struct gp_node
         po.ctx = &a->podseq;
     }
     a->po = po;
+    /* The CDI spec and GFD's labels before the kubelet hears of a device:
+     * an Allocate answered with a CDI name whose spec is not written yet
+     * fails the container, and a scheduler that sees the capacity should
+     * see gpu.replicas with it (docs/node.md, "Start-up order"). A
+     * sharing configuration the plugin would refuse is said first, alone. */
+    if (e == GP_OK) {
+        struct gp_node_devset *ds = calloc(1, sizeof *ds);
+        e = ds ? gp_node_devset_build(&a->inv, &o->sharing, ds, diag)
+               : gp_diag_set(diag, GP_ENOMEM, "out of memory");
+        if (e == GP_OK)
+            gp_node_devset_free(ds);
+        free(ds);
+    }
+    if (e == GP_OK) {
+        pthread_mutex_lock(&a->mu);
+        struct gp_node_inventory *inv = malloc(sizeof *inv);
+        if (inv && a->watch)
+            gp_node_nvwatch_present(a->watch, inv);
+        else if (inv)
+            *inv = a->inv;
+        pthread_mutex_unlock(&a->mu);
+        if (inv)
+            cdi_update(a, inv);
+        free(inv);
+        labels_apply(a);
+    }
     pthread_mutex_lock(&a->mu);
     if (e == GP_OK)
         e = gp_plugin_start(&po, &a->inv, &o->sharing, &a->plugin, diag);
@@ -535,19 +562,6 @@ enum gp_err gp_node_agent_run(const struct gp_node_agent_opts *o, struct gp_node
                 atomic_store(o->metrics_port, gp_httpd_port(a->httpd));
             logf_(a, "/metrics and /healthz on port %s", port);
         }
-    }
-    if (e == GP_OK) {
-        pthread_mutex_lock(&a->mu);
-        struct gp_node_inventory *inv = malloc(sizeof *inv);
-        if (inv && a->watch)
-            gp_node_nvwatch_present(a->watch, inv);
-        else if (inv)
-            *inv = a->inv;
-        pthread_mutex_unlock(&a->mu);
-        if (inv)
-            cdi_update(a, inv);
-        free(inv);
-        labels_apply(a);
     }
     if (e == GP_OK) {
         const char *names[GP_NODE_MAX_RESOURCES];
