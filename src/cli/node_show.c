@@ -217,7 +217,8 @@ int gp_node_cmd_labels(int argc, char **argv)
         return gp_nvml_exit_code(err);
     }
     char *machine = machine_type(o.root);
-    struct gp_node_label_opts lo = {machine, NULL, o.no_timestamp ? -1 : (long long)time(NULL)};
+    struct gp_node_label_opts lo = {machine, NULL, o.no_timestamp ? -1 : (long long)time(NULL),
+                                    false};
     static struct gp_node_labels l;
     err = gp_node_labels_build(&show_inv, &sh, &lo, &l, &d);
     free(machine);

@@ -92,6 +92,14 @@ struct gp_kube_node_info {
  * '.' ("1.3": a label value holds no comma). */
 #define GP_KUBE_LABEL_MIG_GPUS "gpuplane.io/mig-gpus"
 
+/* The node label gpuplane's node agent (node/labels.c) puts on every node
+ * it serves: the version of the per-node protocol it speaks (DESIGN.md
+ * section 7; docs/node.md). The scheduler keeps one pod allocating at a
+ * time only on nodes that carry it (kube/sched_slot.c): elsewhere no one
+ * marks a pod allocated, and it binds as kube-scheduler does. */
+#define GP_KUBE_LABEL_AGENT    "gpuplane.io/agent"
+#define GP_KUBE_AGENT_PROTOCOL "1"
+
 /* "1.3" into mask (bit i: GPU i); false when it is not distinct indexes
  * below 16 joined by '.'. */
 bool gp_kube_mig_gpus_parse(const char *s, uint32_t *mask);

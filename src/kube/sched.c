@@ -453,8 +453,11 @@ void gp_kube_sched_node_change(enum gp_kube_event_type type, const json_t *obj, 
     }
     uint64_t print = node_print(obj, info.schedulable);
     bool known = n->obj != NULL, changed = print != n->print;
+    bool agent = gp_ks_node_agent(n);
     json_decref(n->obj);
     n->obj = json_incref(mut(obj));
+    if (agent != gp_ks_node_agent(n))
+        gp_ks_slot_node_changed(s, n); /* sched_slot.c: its agent came or went */
     if (known && !changed) {
         gp_arena_free(&a);
     } else {

@@ -29,14 +29,19 @@
 /* Allocating in the API's view, by the agent's rule: not started, not
  * ended, not being deleted, annotated allocating for the node it is bound
  * to; or another scheduler's pod annotated allocating and not bound yet
- * (another replica writing its decision: sched_slot.c counts both). */
-static bool api_allocating(const struct spod *p)
+ * (another replica writing its decision: sched_slot.c counts both); on a
+ * node labelled as served by gpuplane's agent (GP_KUBE_LABEL_AGENT). */
+static bool api_allocating(struct gp_kube_sched *s, const struct spod *p)
 {
     const struct gp_kube_pod_info *in = &p->info;
     if (!p->obj || in->ended || in->terminating || in->started || !in->ann_phase ||
         strcmp(in->ann_phase, "allocating") != 0 || !in->ann_node)
         return false;
-    return in->node_name ? strcmp(in->ann_node, in->node_name) == 0 : !p->ours;
+    if (in->node_name ? strcmp(in->ann_node, in->node_name) != 0 : p->ours)
+        return false;
+    /* only where gpuplane's agent serves the protocol: elsewhere no one
+     * ever marks it, and nothing waits for it (sched_slot.c) */
+    return gp_ks_node_agent(gp_ks_node_get(s, in->ann_node, false));
 }
 
 static void expire(struct gp_kube_sched *s, struct spod *p)
@@ -72,7 +77,7 @@ void gp_ks_allocations(struct gp_kube_sched *s)
     double next = 0;
     for (size_t i = 0; i < s->npods; i++) {
         struct spod *p = s->pods[i];
-        if (!api_allocating(p)) {
+        if (!api_allocating(s, p)) {
             p->alloc_since = 0;
             if (!p->ours && p->alloc_expired) { /* counted again if it ever allocates again */
                 p->alloc_expired = false;

@@ -236,6 +236,13 @@ double gp_ks_allocations_next(const struct gp_kube_sched *s);
  * forgotten (a rebuild), then recomputed by gp_ks_slot_update. */
 struct snode *gp_ks_slot_node(struct gp_kube_sched *s, const struct spod *p);
 void gp_ks_slot_update(struct gp_kube_sched *s, struct spod *p, bool gone);
+/* Only nodes whose agent serves the per-node protocol have a slot
+ * (gp_ks_node_agent: the label GP_KUBE_LABEL_AGENT; gp_ks_slot_node is
+ * NULL elsewhere); gp_ks_slot_node_changed: n's label may have come or
+ * gone (the holdings counted again, its waiting pods dispatched when it
+ * has no slot any more). */
+bool gp_ks_node_agent(const struct snode *n);
+void gp_ks_slot_node_changed(struct gp_kube_sched *s, struct snode *n);
 bool gp_ks_slot_free(struct gp_kube_sched *s, const struct spod *p);
 void gp_ks_slot_wait(struct gp_kube_sched *s, struct spod *p);
 void gp_ks_slot_run(struct gp_kube_sched *s, size_t *bound);

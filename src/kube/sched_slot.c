@@ -21,13 +21,33 @@
  * node's queue, oldest first; when the slot frees the node is kicked and
  * the next cycle dispatches its first waiting pod. A waiting pod that
  * is deleted, changes or is taken back leaves the queue; a rebuild forgets
- * the queues (a decision not annotated is not durable: decided again). */
+ * the queues (a decision not annotated is not durable: decided again).
+ *
+ * Only a node whose agent says it serves the protocol has a slot (its
+ * label GP_KUBE_LABEL_AGENT): on any other (NVIDIA's own device plugin, a
+ * node pool the agent is not rolled onto yet) no one marks a pod
+ * allocated, and a slot would let one pod in per --allocating-timeout;
+ * there pods are bound as kube-scheduler binds them, side by side, the
+ * kubelet's device manager choosing the devices. A node whose label comes
+ * or goes is seen by gp_ks_slot_node_changed: the holdings counted again,
+ * the pods waiting for a slot that no longer exists dispatched. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "kube/sched_internal.h"
 
-struct snode *gp_ks_slot_node(struct gp_kube_sched *s, const struct spod *p)
+bool gp_ks_node_agent(const struct snode *n)
+{
+    const json_t *labels =
+        n && n->obj ? json_object_get(json_object_get(n->obj, "metadata"), "labels") : NULL;
+    const char *v = json_string_value(json_object_get(labels, GP_KUBE_LABEL_AGENT));
+    /* any version: one this scheduler does not know is still an agent
+     * that marks its pods (waiting is the safe side) */
+    return v && v[0];
+}
+
+/* The scheduler's record of p's engine node, agent or not; NULL: none. */
+static struct snode *engine_node(struct gp_kube_sched *s, const struct spod *p)
 {
     if (!s->e || p->node == SP_NONE)
         return NULL;
@@ -35,8 +55,14 @@ struct snode *gp_ks_slot_node(struct gp_kube_sched *s, const struct spod *p)
     return n ? gp_ks_node_get(s, n->spec.name, false) : NULL;
 }
 
-/* The node whose slot p holds now, or NULL. */
-static struct snode *holding(struct gp_kube_sched *s, const struct spod *p)
+struct snode *gp_ks_slot_node(struct gp_kube_sched *s, const struct spod *p)
+{
+    struct snode *n = engine_node(s, p);
+    return gp_ks_node_agent(n) ? n : NULL;
+}
+
+/* The node whose slot p would hold now, agent or not, or NULL. */
+static struct snode *holding_any(struct gp_kube_sched *s, const struct spod *p)
 {
     const struct gp_kube_pod_info *in = &p->info;
     if (!p->obj || in->ended || in->terminating)
@@ -53,6 +79,13 @@ static struct snode *holding(struct gp_kube_sched *s, const struct spod *p)
     if (in->node_name ? strcmp(in->node_name, in->ann_node) != 0 : p->ours)
         return NULL;
     return gp_ks_node_get(s, in->ann_node, true);
+}
+
+/* The node whose slot p holds now, or NULL: only an agent's node has one. */
+static struct snode *holding(struct gp_kube_sched *s, const struct spod *p)
+{
+    struct snode *n = holding_any(s, p);
+    return gp_ks_node_agent(n) ? n : NULL;
 }
 
 static void kick(struct gp_kube_sched *s, struct snode *n)
@@ -89,10 +122,9 @@ static void unwait(struct gp_kube_sched *s, struct spod *p)
         kick(s, n);
 }
 
-void gp_ks_slot_update(struct gp_kube_sched *s, struct spod *p, bool gone)
+/* p's holding brought up to date. */
+static void hold(struct gp_kube_sched *s, struct spod *p, bool gone)
 {
-    if (p->info.node_name || gone)
-        p->bound_to = NULL; /* the API shows where it is: its view holds from now */
     struct snode *want = gone ? NULL : holding(s, p);
     if (want != p->slot) {
         if (p->slot && --p->slot->slot_n == 0)
@@ -101,9 +133,34 @@ void gp_ks_slot_update(struct gp_kube_sched *s, struct spod *p, bool gone)
             want->slot_n++;
         p->slot = want;
     }
+}
+
+void gp_ks_slot_update(struct gp_kube_sched *s, struct spod *p, bool gone)
+{
+    if (p->info.node_name || gone)
+        p->bound_to = NULL; /* the API shows where it is: its view holds from now */
+    hold(s, p, gone);
+    /* (its engine node's, agent or not: a waiting pod whose node lost its
+     * agent is dispatched from the queue by gp_ks_slot_node_changed, not
+     * left out of it undispatched) */
     if (p->wait_on && (gone || p->st != SP_ASSUMED || p->job || p->eng == SP_NONE ||
-                       gp_ks_slot_node(s, p) != p->wait_on))
+                       engine_node(s, p) != p->wait_on))
         unwait(s, p);
+}
+
+void gp_ks_slot_node_changed(struct gp_kube_sched *s, struct snode *n)
+{
+    /* the pods holding or that would hold its slot, counted again: with
+     * the label they hold it (a Binding in flight, a pod bound and not
+     * marked yet: the agent's own rule counts them too), without it none
+     * does */
+    for (size_t i = 0; i < s->npods; i++) {
+        struct spod *p = s->pods[i];
+        if (p->slot == n || holding_any(s, p) == n)
+            hold(s, p, false);
+    }
+    if (n->slot_n == 0)
+        kick(s, n); /* its waiting pods: bound now if it has no slot any more */
 }
 
 bool gp_ks_slot_free(struct gp_kube_sched *s, const struct spod *p)
@@ -118,12 +175,16 @@ bool gp_ks_slot_free(struct gp_kube_sched *s, const struct spod *p)
 void gp_ks_slot_wait(struct gp_kube_sched *s, struct spod *p)
 {
     struct snode *n = gp_ks_slot_node(s, p);
+    if (!n) { /* no slot there (no agent): an annotated decision is resumed */
+        if (p->wait_on)
+            unwait(s, p);
+        s->maybe_resume = s->maybe_resume || p->resume;
+        return;
+    }
     if (p->wait_on == n)
         return;
     if (p->wait_on)
         unwait(s, p);
-    if (!n)
-        return;
     p->wait_on = n;
     p->wait_prev = n->wait_tail;
     p->wait_next = NULL;

@@ -438,8 +438,11 @@ static void labels_apply(struct agent *a)
             machine[strcspn(machine, "\n")] = '\0';
         fclose(f);
     }
+    /* with the API at hand the agent serves the per-node protocol: labelled
+     * so, the scheduler keeps one pod allocating at a time here */
     struct gp_node_label_opts lo = {.machine = machine[0] ? machine : NULL,
-                                    .timestamp_s = (long long)time(NULL)};
+                                    .timestamp_s = (long long)time(NULL),
+                                    .agent = a->have_proto};
     struct gp_node_labels *l = malloc(sizeof *l);
     struct gp_diag d;
     size_t changes = 0;

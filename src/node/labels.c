@@ -391,6 +391,8 @@ enum gp_err gp_node_labels_build(const struct gp_node_inventory *inv,
     }
     if (o && o->timestamp_s >= 0)
         set(&s, P "gfd.timestamp", "%lld", o->timestamp_s);
+    if (o && o->agent) /* the scheduler waits for this agent's marks here (kube/sched_slot.c) */
+        set(&s, GP_KUBE_LABEL_AGENT, "%s", GP_KUBE_AGENT_PROTOCOL);
     if (s.full)
         return gp_diag_set(d, GP_EINVALID,
                            "node labels: more than %d labels, or a key or value too long",
@@ -422,7 +424,7 @@ bool gp_node_labels_owned(const char *key)
     for (size_t i = 0; i < sizeof exact / sizeof exact[0]; i++)
         if (strcmp(key, exact[i]) == 0)
             return true;
-    if (strcmp(key, GP_KUBE_LABEL_MIG_GPUS) == 0)
+    if (strcmp(key, GP_KUBE_LABEL_MIG_GPUS) == 0 || strcmp(key, GP_KUBE_LABEL_AGENT) == 0)
         return true;
     return strncmp(key, P "cuda.", strlen(P "cuda.")) == 0 ||
            strncmp(key, P "mig-", strlen(P "mig-")) == 0;

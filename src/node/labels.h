@@ -35,12 +35,15 @@ struct gp_node_label_opts {
     const char *machine;   /* DMI product_name (/sys/class/dmi/id/product_name); NULL: "unknown" */
     const char *pci_class; /* the first GPU's PCI class ("0x030200"); NULL: no gpu.mode label */
     long long timestamp_s; /* gfd.timestamp; < 0: none (GFD's noTimestamp) */
+    /* gpuplane's own label beside GFD's: the agent serves the per-node
+     * protocol (GP_KUBE_LABEL_AGENT, its version) */
+    bool agent;
 };
 
-/* The label set of a node: GFD's labels for inv under sh. An inventory with
- * no GPU has none. Errors (GP_EINVALID, one line in d): a driver version
- * not X.Y[.Z], MPS asked for on a node with a MIG-enabled GPU, more labels
- * than fit. */
+/* The label set of a node: GFD's labels for inv under sh, and gpuplane's
+ * (GP_KUBE_LABEL_AGENT with o->agent). An inventory with no GPU has none. Errors (GP_EINVALID, one
+ * line in d): a driver version not X.Y[.Z], MPS asked for on a node with a MIG-enabled GPU, more
+ * labels than fit. */
 enum gp_err gp_node_labels_build(const struct gp_node_inventory *inv,
                                  const struct gp_node_sharing *sh,
                                  const struct gp_node_label_opts *o, struct gp_node_labels *out,
@@ -50,8 +53,10 @@ enum gp_err gp_node_labels_build(const struct gp_node_inventory *inv,
 const char *gp_node_labels_get(const struct gp_node_labels *l, const char *key);
 
 /* Whether key is one the agent owns (sets, and removes when it no longer
- * applies): GFD's labels, not the GPU Operator's (gpu.deploy.*,
- * gpu.present, mig.config, mig.config.state) nor NFD's. */
+ * applies): GFD's labels and gpuplane's own (gpuplane.io/mig-gpus,
+ * gpuplane.io/agent), not the GPU Operator's (gpu.deploy.*, gpu.present,
+ * mig.config, mig.config.state) nor NFD's, nor gpuplane.io/pool (the
+ * operator's). */
 bool gp_node_labels_owned(const char *key);
 
 /* The JSON merge patch (RFC 7386) of metadata.labels that turns a Node

@@ -6,12 +6,12 @@
  * annotations name. Include after kube_double.h.
  *
  * The double plays the node agent's part (its --auto-allocate, through
- * /_control/auto_allocate): a pod bound with gpuplane.io/phase allocating
- * is marked allocated w_auto_allocate_ms after its Binding (0: at once;
- * -1: never, set before w_open, for tests of the agent's side), so that
- * the next pod on its node may be bound (one pod allocating per node,
- * kube/sched_slot.c); w_cycle runs cycles while they bind pods that
- * waited for their node's slot. */
+ * /_control/auto_allocate; w_node labels its nodes as the agent's,
+ * GP_KUBE_LABEL_AGENT, w_node_agent makes either kind): a pod bound with gpuplane.io/phase
+ * allocating is marked allocated w_auto_allocate_ms after its Binding (0: at once; -1: never, set
+ * before w_open, for tests of the agent's side), so that the next pod on its node may be bound (one
+ * pod allocating per node, kube/sched_slot.c); w_cycle runs cycles while they bind pods that waited
+ * for their node's slot. */
 #ifndef GP_TEST_KUBE_WORLD_H
 #define GP_TEST_KUBE_WORLD_H
 
@@ -109,13 +109,17 @@ __attribute__((unused)) static size_t w_cycle(struct world *w)
     return total;
 }
 
-__attribute__((unused)) static void w_node(struct world *w, const char *name, unsigned gpus)
+/* A node of `gpus` whole GPUs; agent: labelled as served by gpuplane's
+ * node agent (GP_KUBE_LABEL_AGENT: one pod allocating at a time there,
+ * the part the double plays), else by another device plugin. */
+__attribute__((unused)) static void w_node_agent(struct world *w, const char *name, unsigned gpus,
+                                                 bool agent)
 {
     char b[512];
     snprintf(b, sizeof b,
              "{\"metadata\":{\"name\":\"%s\",\"labels\":{\"nvidia.com/gpu.product\":"
-             "\"NVIDIA-A100-SXM4-80GB\",\"nvidia.com/gpu.memory\":\"81920\"}},\"spec\":{}}",
-             name);
+             "\"NVIDIA-A100-SXM4-80GB\",\"nvidia.com/gpu.memory\":\"81920\"%s}},\"spec\":{}}",
+             name, agent ? ",\"" GP_KUBE_LABEL_AGENT "\":\"" GP_KUBE_AGENT_PROTOCOL "\"" : "");
     kd_call(w->admin, "POST", "/api/v1/nodes", b, 201);
     snprintf(b, sizeof b,
              "{\"status\":{\"capacity\":{\"cpu\":\"64\",\"memory\":\"512Gi\",\"nvidia.com/gpu\":"
@@ -126,6 +130,11 @@ __attribute__((unused)) static void w_node(struct world *w, const char *name, un
     char path[128];
     snprintf(path, sizeof path, "/api/v1/nodes/%s/status", name);
     kd_call(w->admin, "PATCH", path, b, 200);
+}
+
+__attribute__((unused)) static void w_node(struct world *w, const char *name, unsigned gpus)
+{
+    w_node_agent(w, name, gpus, true);
 }
 
 /* A pod asking `gpus` GPUs (0 with milli > 0: a share), with extra

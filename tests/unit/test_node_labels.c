@@ -13,6 +13,7 @@
 #include <stdlib.h>
 
 #include "kube_double.h"
+#include "kube/objects.h"
 #include "node/labels.h"
 #include "shared_data.h"
 
@@ -113,7 +114,7 @@ static void test_golden_mig_single(void **state)
     h100(1); /* mig.config all-disabled */
     struct gp_node_sharing sh = no_sharing;
     sh.mig_strategy = GP_NODE_MIG_SINGLE;
-    struct gp_node_label_opts o = {"PIO-4124GS-TNR-01-NC24B", NULL, 1715703041};
+    struct gp_node_label_opts o = {"PIO-4124GS-TNR-01-NC24B", NULL, 1715703041, false};
     build(&sh, &o);
     golden(GFD "h100-mig-single-node-labels.json");
 }
@@ -129,7 +130,7 @@ static void test_golden_mig_mixed(void **state)
     add_mig(&inv.gpus[0], 3);
     struct gp_node_sharing sh = no_sharing;
     sh.mig_strategy = GP_NODE_MIG_MIXED;
-    struct gp_node_label_opts o = {"PIO-4124GS-TNR-01-NC24B", NULL, 1715709242};
+    struct gp_node_label_opts o = {"PIO-4124GS-TNR-01-NC24B", NULL, 1715709242, false};
     build(&sh, &o);
     golden(GFD "h100-mig-mixed-node-labels.json");
 }
@@ -144,7 +145,7 @@ static void test_regex_lists_keys(void **state)
     add_mig(&inv.gpus[0], 1);
     struct gp_node_sharing sh = no_sharing;
     sh.mig_strategy = GP_NODE_MIG_MIXED;
-    struct gp_node_label_opts o = {"DGX H100", "0x030200", 1715709242};
+    struct gp_node_label_opts o = {"DGX H100", "0x030200", 1715709242, false};
     build(&sh, &o);
     expect("nvidia.com/gpu.machine", "DGX-H100");
     expect("nvidia.com/gpu.mode", "compute");
@@ -304,6 +305,30 @@ static void test_patch_body(void **state)
     assert_int_equal(gp_node_labels_patch_body("[1]", &out, &body, &n, &d), GP_EPARSE);
 }
 
+/* gpuplane's own label: the agent serving the per-node protocol
+ * (kube/sched_slot.c waits for its marks only where it is), owned, so an
+ * agent that no longer serves it removes it. */
+static void test_agent_label(void **state)
+{
+    (void)state;
+    t4s();
+    build(&no_sharing, NULL);
+    assert_null(gp_node_labels_get(&out, GP_KUBE_LABEL_AGENT));
+    struct gp_node_label_opts o = {.timestamp_s = -1, .agent = true};
+    build(&no_sharing, &o);
+    expect(GP_KUBE_LABEL_AGENT, GP_KUBE_AGENT_PROTOCOL);
+    assert_true(gp_node_labels_owned(GP_KUBE_LABEL_AGENT));
+    assert_false(gp_node_labels_owned("gpuplane.io/pool"));
+    build(&no_sharing, NULL);
+    char *body;
+    size_t n;
+    struct gp_diag d = {""};
+    assert_int_equal(
+        gp_node_labels_patch_body("{\"gpuplane.io/agent\":\"1\"}", &out, &body, &n, &d), GP_OK);
+    assert_non_null(strstr(body, "\"gpuplane.io/agent\":null"));
+    free(body);
+}
+
 static void test_apply_double(void **state)
 {
     (void)state;
@@ -351,6 +376,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_bad_input),
         cmocka_unit_test(test_sanitise),
         cmocka_unit_test(test_patch_body),
+        cmocka_unit_test(test_agent_label),
         cmocka_unit_test_setup_teardown(test_apply_double, kd_start, kd_stop),
     };
     const struct CMUnitTest shared[] = {
