@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kube/jload.h"
+
 struct gp_kube_informer {
     struct gp_kube_client *c;
     char *path;
@@ -113,7 +115,7 @@ static enum gp_err list_page(struct gp_kube_informer *inf, const char *cont, jso
     if (err != GP_OK)
         return err;
     err = gp_kube_status_err(r.status, r.body, "GET", path, diag);
-    json_t *doc = err == GP_OK ? json_loadb(r.body, r.len, 0, NULL) : NULL;
+    json_t *doc = err == GP_OK ? gp_kube_jload(r.body, r.len, 0, NULL) : NULL;
     gp_kube_response_free(&r);
     if (err != GP_OK)
         return err;

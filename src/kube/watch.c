@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kube/jload.h"
+
 void gp_kube_lines_init(struct gp_kube_lines *l, size_t max_line)
 {
     l->buf = NULL;
@@ -91,7 +93,7 @@ enum gp_err gp_kube_event_parse(const char *line, size_t len, struct gp_kube_eve
 {
     memset(ev, 0, sizeof *ev);
     json_error_t jerr;
-    json_t *doc = json_loadb(line, len, JSON_REJECT_DUPLICATES, &jerr);
+    json_t *doc = gp_kube_jload(line, len, JSON_REJECT_DUPLICATES, &jerr);
     if (!doc)
         return gp_diag_set(diag, GP_EPARSE, "watch event: column %d: %s", jerr.column, jerr.text);
     json_t *type = json_object_get(doc, "type"), *obj = json_object_get(doc, "object");

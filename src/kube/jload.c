@@ -1,0 +1,274 @@
+/* jload.c - the lean JSON scanner (see jload.h): a subset of JSON read
+ * straight into jansson's values, everything else left to json_loadb. */
+#include "kube/jload.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define JL_MAX_DEPTH 64
+
+struct jl {
+    const char *p, *end;
+    char *tmp; /* a string's bytes with its escapes undone */
+    size_t tmpcap;
+    int depth;
+};
+
+static void jl_ws(struct jl *s)
+{
+    while (s->p < s->end && (*s->p == ' ' || *s->p == '\n' || *s->p == '\r' || *s->p == '\t'))
+        s->p++;
+}
+
+static bool jl_tmp_fit(struct jl *s, size_t n)
+{
+    if (n <= s->tmpcap)
+        return true;
+    size_t cap = s->tmpcap ? s->tmpcap : 256;
+    while (cap < n)
+        cap *= 2;
+    char *t = realloc(s->tmp, cap);
+    if (!t)
+        return false;
+    s->tmp = t;
+    s->tmpcap = cap;
+    return true;
+}
+
+/* The escapes undone into s->tmp from b (the string's first byte) to its
+ * closing quote; false for a \u escape, a byte outside printable ASCII or
+ * no closing quote. */
+static bool jl_unescape(struct jl *s, const char *b, const char **out, size_t *n)
+{
+    size_t len = 0;
+    for (const char *q = b; q < s->end; q++) {
+        unsigned char c = (unsigned char)*q;
+        if (c == '"') {
+            *out = s->tmp;
+            *n = len;
+            s->p = q + 1;
+            return true;
+        }
+        if (c < 0x20 || c >= 0x80)
+            return false;
+        if (!jl_tmp_fit(s, len + 1))
+            return false;
+        if (c == '\\') {
+            if (++q >= s->end)
+                return false;
+            switch (*q) {
+            case '"':
+            case '\\':
+            case '/':
+                c = (unsigned char)*q;
+                break;
+            case 'b':
+                c = '\b';
+                break;
+            case 'f':
+                c = '\f';
+                break;
+            case 'n':
+                c = '\n';
+                break;
+            case 'r':
+                c = '\r';
+                break;
+            case 't':
+                c = '\t';
+                break;
+            default:
+                return false; /* \u (jansson's) or a bad escape (jansson's verdict) */
+            }
+        }
+        s->tmp[len++] = (char)c;
+    }
+    return false;
+}
+
+/* A string at s->p (its opening quote): its bytes in [*out, *out + *n),
+ * pointing into the text, or into s->tmp when it had escapes (and *esc). */
+static bool jl_string(struct jl *s, const char **out, size_t *n, bool *esc)
+{
+    const char *b = ++s->p;
+    for (const char *q = b; q < s->end; q++) {
+        unsigned char c = (unsigned char)*q;
+        if (c == '"') {
+            *out = b;
+            *n = (size_t)(q - b);
+            *esc = false;
+            s->p = q + 1;
+            return true;
+        }
+        if (c == '\\') {
+            *esc = true;
+            return jl_unescape(s, b, out, n);
+        }
+        if (c < 0x20 || c >= 0x80)
+            return false;
+    }
+    return false;
+}
+
+/* An integer as jansson reads one (json_integer); NULL for a fraction, an
+ * exponent, a leading zero, more than 18 digits or no digit. */
+static json_t *jl_number(struct jl *s)
+{
+    const char *q = s->p;
+    bool neg = q < s->end && *q == '-';
+    if (neg)
+        q++;
+    if (q >= s->end || *q < '0' || *q > '9')
+        return NULL;
+    if (*q == '0' && q + 1 < s->end && q[1] >= '0' && q[1] <= '9')
+        return NULL;
+    uint64_t v = 0;
+    int nd = 0;
+    while (q < s->end && *q >= '0' && *q <= '9') {
+        if (++nd > 18)
+            return NULL;
+        v = v * 10 + (uint64_t)(*q - '0');
+        q++;
+    }
+    if (q < s->end && (*q == '.' || *q == 'e' || *q == 'E'))
+        return NULL;
+    s->p = q;
+    return json_integer(neg ? -(json_int_t)v : (json_int_t)v);
+}
+
+static json_t *jl_value(struct jl *s);
+
+static json_t *jl_object(struct jl *s)
+{
+    json_t *o = json_object();
+    if (!o)
+        return NULL;
+    s->p++; /* '{' */
+    jl_ws(s);
+    if (s->p < s->end && *s->p == '}') {
+        s->p++;
+        return o;
+    }
+    for (;;) {
+        const char *k;
+        size_t kl;
+        bool esc;
+        if (s->p >= s->end || *s->p != '"' || !jl_string(s, &k, &kl, &esc) || esc)
+            break; /* an escaped key: s->tmp is the value's next */
+        jl_ws(s);
+        if (s->p >= s->end || *s->p != ':')
+            break;
+        s->p++;
+        jl_ws(s);
+        json_t *v = jl_value(s);
+        size_t before = json_object_size(o);
+        if (!v || json_object_setn_new_nocheck(o, k, kl, v) != 0 || json_object_size(o) == before)
+            break; /* a duplicate key: jansson's rule (last wins, or refused) */
+        jl_ws(s);
+        if (s->p >= s->end)
+            break;
+        if (*s->p == '}') {
+            s->p++;
+            return o;
+        }
+        if (*s->p != ',')
+            break;
+        s->p++;
+        jl_ws(s);
+    }
+    json_decref(o);
+    return NULL;
+}
+
+static json_t *jl_array(struct jl *s)
+{
+    json_t *a = json_array();
+    if (!a)
+        return NULL;
+    s->p++; /* '[' */
+    jl_ws(s);
+    if (s->p < s->end && *s->p == ']') {
+        s->p++;
+        return a;
+    }
+    for (;;) {
+        if (json_array_append_new(a, jl_value(s)) != 0)
+            break; /* NULL appended: refused, nothing kept */
+        jl_ws(s);
+        if (s->p >= s->end)
+            break;
+        if (*s->p == ']') {
+            s->p++;
+            return a;
+        }
+        if (*s->p != ',')
+            break;
+        s->p++;
+        jl_ws(s);
+    }
+    json_decref(a);
+    return NULL;
+}
+
+static bool jl_word(struct jl *s, const char *w, size_t n)
+{
+    if ((size_t)(s->end - s->p) < n || memcmp(s->p, w, n) != 0)
+        return false;
+    s->p += n;
+    return true;
+}
+
+static json_t *jl_value(struct jl *s)
+{
+    if (s->p >= s->end)
+        return NULL;
+    switch (*s->p) {
+    case '"': {
+        const char *b;
+        size_t n;
+        bool esc;
+        return jl_string(s, &b, &n, &esc) ? json_stringn_nocheck(b, n) : NULL;
+    }
+    case '{':
+    case '[': {
+        if (++s->depth > JL_MAX_DEPTH)
+            return NULL;
+        json_t *v = *s->p == '{' ? jl_object(s) : jl_array(s);
+        s->depth--;
+        return v;
+    }
+    case 't':
+        return jl_word(s, "true", 4) ? json_true() : NULL;
+    case 'f':
+        return jl_word(s, "false", 5) ? json_false() : NULL;
+    case 'n':
+        return jl_word(s, "null", 4) ? json_null() : NULL;
+    default:
+        return jl_number(s);
+    }
+}
+
+json_t *gp_kube_jload_lean(const char *text, size_t len)
+{
+    struct jl s = {text, text + len, NULL, 0, 0};
+    jl_ws(&s);
+    json_t *v = NULL;
+    if (s.p < s.end && (*s.p == '{' || *s.p == '['))
+        v = jl_value(&s);
+    jl_ws(&s);
+    if (v && s.p != s.end) { /* text after the document: jansson's verdict */
+        json_decref(v);
+        v = NULL;
+    }
+    free(s.tmp);
+    return v;
+}
+
+json_t *gp_kube_jload(const char *text, size_t len, size_t flags, json_error_t *err)
+{
+    /* integers read as reals are jansson's alone */
+    json_t *v = flags & JSON_DECODE_INT_AS_REAL ? NULL : gp_kube_jload_lean(text, len);
+    return v ? v : json_loadb(text, len, flags, err);
+}

@@ -1,0 +1,30 @@
+/* jload.h - JSON text read into a jansson tree without jansson's parser
+ * where that is safe: the API server's objects (ASCII strings with plain
+ * escapes, integers, objects and arrays) are read by a scanner of our own
+ * that builds the same tree jansson would build, about a fifth of
+ * jansson's instructions (its parser reads through a stream a byte at a
+ * time); anything else is left to jansson, which gives the verdict and the
+ * error message. */
+#ifndef GP_KUBE_JLOAD_H
+#define GP_KUBE_JLOAD_H
+
+#include <stddef.h>
+
+#include <jansson.h>
+
+/* The document in text[0, len), an object or an array, as a new reference:
+ * the tree json_loadb(text, len, flags) would give (members in the text's
+ * order), or NULL when the scanner cannot say. It cannot say for text
+ * outside its subset: a string with a byte >= 0x80, a \u escape or an
+ * escaped key; a number with a fraction, an exponent or more than 18
+ * digits; a duplicate key; nesting deeper than 64; and for every text
+ * jansson refuses. So a tree it gives is always jansson's tree, and NULL
+ * means: ask jansson. */
+json_t *gp_kube_jload_lean(const char *text, size_t len);
+
+/* gp_kube_jload_lean, then json_loadb(text, len, flags, err) when it cannot
+ * say: the same answer as json_loadb, err set only on that path (NULL
+ * allowed). flags: json_loadb's (JSON_REJECT_DUPLICATES, ...). */
+json_t *gp_kube_jload(const char *text, size_t len, size_t flags, json_error_t *err);
+
+#endif

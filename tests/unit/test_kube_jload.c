@@ -1,0 +1,212 @@
+/* test_kube_jload.c - the lean JSON scanner (kube/jload.c): what it reads
+ * is jansson's tree, members in the same order; what it cannot say (a
+ * \u escape, a byte over 0x7f, an escaped key, a real, an integer of 19
+ * digits, a duplicate key, deep nesting, text jansson refuses) it leaves
+ * to jansson, so gp_kube_jload answers as json_loadb does, duplicates
+ * refused under JSON_REJECT_DUPLICATES included; and a watch event read
+ * through it is the same event. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "kube/jload.h"
+#include "kube/watch.h"
+
+/* The scanner's tree is jansson's, key for key in the same order. */
+static void same_order(json_t *a, json_t *b)
+{
+    assert_int_equal(json_typeof(a), json_typeof(b));
+    if (json_is_object(a)) {
+        assert_int_equal(json_object_size(a), json_object_size(b));
+        void *ia = json_object_iter(a), *ib = json_object_iter(b);
+        for (; ia && ib; ia = json_object_iter_next(a, ia), ib = json_object_iter_next(b, ib)) {
+            assert_string_equal(json_object_iter_key(ia), json_object_iter_key(ib));
+            same_order(json_object_iter_value(ia), json_object_iter_value(ib));
+        }
+        assert_null(ia);
+        assert_null(ib);
+    } else if (json_is_array(a)) {
+        assert_int_equal(json_array_size(a), json_array_size(b));
+        for (size_t i = 0; i < json_array_size(a); i++)
+            same_order(json_array_get(a, i), json_array_get(b, i));
+    } else {
+        assert_true(json_equal(a, b));
+    }
+}
+
+static void read_as_jansson(const char *text)
+{
+    json_t *lean = gp_kube_jload_lean(text, strlen(text));
+    json_t *ref = json_loadb(text, strlen(text), JSON_REJECT_DUPLICATES, NULL);
+    if (!lean)
+        fail_msg("the scanner could not say: %s", text);
+    assert_non_null(ref);
+    same_order(lean, ref);
+    json_decref(lean);
+    json_decref(ref);
+}
+
+static void test_subset_read(void **state)
+{
+    (void)state;
+    read_as_jansson("{}");
+    read_as_jansson("[]");
+    read_as_jansson(
+        " \t\r\n{ \"a\" : [ 1 , -2 , 0 , -0 , 123456789012345678 , -123456789012345678 ] ,"
+        "\"b\":{\"c\":null,\"d\":true,\"e\":false,\"\":\"\"}, \"z\":[[],{}] } \n");
+    read_as_jansson("{\"esc\":\"a\\\"b\\\\c\\/d\\be\\ff\\ng\\rh\\ti\",\"plain\":\"x y~!\"}");
+    read_as_jansson("{\"type\":\"MODIFIED\",\"object\":{\"kind\":\"Pod\",\"metadata\":{\"name\":"
+                    "\"p\",\"namespace\":\"default\",\"resourceVersion\":\"12\",\"annotations\":{"
+                    "\"gpuplane.io/node\":\"n1\",\"gpuplane.io/gpus\":\"0,3\"}},\"spec\":{"
+                    "\"nodeName\":\"n1\",\"priority\":7,\"containers\":[{\"name\":\"c\"}]}}}");
+    /* the order of the text, not a sorted one */
+    json_t *v = gp_kube_jload_lean("{\"z\":1,\"a\":2,\"m\":3}", 19);
+    assert_non_null(v);
+    assert_string_equal(json_object_iter_key(json_object_iter(v)), "z");
+    assert_int_equal(json_integer_value(json_object_get(v, "m")), 3);
+    json_decref(v);
+}
+
+/* Outside the subset: the scanner gives nothing, gp_kube_jload jansson's
+ * answer (a tree, or NULL with jansson's message). */
+static void left_to_jansson(const char *text, bool jansson_reads)
+{
+    size_t n = strlen(text);
+    json_t *lean = gp_kube_jload_lean(text, n);
+    if (lean)
+        fail_msg("the scanner read what is jansson's: %s", text);
+    json_error_t err;
+    json_t *v = gp_kube_jload(text, n, JSON_REJECT_DUPLICATES, &err);
+    json_t *ref = json_loadb(text, n, JSON_REJECT_DUPLICATES, NULL);
+    assert_int_equal(v != NULL, jansson_reads);
+    assert_int_equal(ref != NULL, jansson_reads);
+    if (v)
+        assert_true(json_equal(v, ref));
+    else
+        assert_true(err.text[0] != '\0');
+    json_decref(v);
+    json_decref(ref);
+}
+
+static void test_outside_subset(void **state)
+{
+    (void)state;
+    left_to_jansson("{\"a\":\"\\u00e9\"}", true);
+    left_to_jansson("{\"a\":\"caf\xc3\xa9\"}", true);
+    left_to_jansson("{\"\\u0061\":1}", true);
+    left_to_jansson("{\"a\\\"\":1}", true); /* an escaped key */
+    left_to_jansson("{\"a\":1.5}", true);
+    left_to_jansson("{\"a\":1e3}", true);
+    left_to_jansson("{\"a\":1234567890123456789}", true);
+    left_to_jansson("[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[["
+                    "]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]",
+                    true);
+    /* what jansson refuses, refused */
+    left_to_jansson("{\"a\":1,\"a\":2}", false); /* a duplicate under JSON_REJECT_DUPLICATES */
+    left_to_jansson("{\"a\":\"caf\xc3\"}", false);
+    left_to_jansson("{\"a\":\"\xed\xa0\x80\"}", false); /* a surrogate in UTF-8 */
+    left_to_jansson("{\"a\":\"x\ty\"}", false);         /* a control character */
+    left_to_jansson("{\"a\":\"\\x\"}", false);
+    left_to_jansson("{\"a\":\"\\u12\"}", false);
+    left_to_jansson("{\"a\":01}", false);
+    left_to_jansson("{\"a\":-}", false);
+    left_to_jansson("{\"a\":+1}", false);
+    left_to_jansson("{\"a\":tru}", false);
+    left_to_jansson("{\"a\":truex}", false);
+    left_to_jansson("{\"a\":1,}", false);
+    left_to_jansson("[1,]", false);
+    left_to_jansson("{\"a\" 1}", false);
+    left_to_jansson("{\"a\":1", false);
+    left_to_jansson("{\"a\":\"x", false);
+    left_to_jansson("{a:1}", false);
+    left_to_jansson("{} {}", false);
+    left_to_jansson("{}x", false);
+    left_to_jansson("\"top\"", false); /* not an object or array (no JSON_DECODE_ANY) */
+    left_to_jansson("7", false);
+    left_to_jansson("", false);
+    left_to_jansson("   ", false);
+    static const char nul[] = "{\"a\":\"x\0y\"}";
+    json_t *v = gp_kube_jload(nul, sizeof nul - 1, 0, NULL);
+    assert_null(v);
+    assert_null(gp_kube_jload_lean(nul, sizeof nul - 1));
+}
+
+/* Without JSON_REJECT_DUPLICATES the last of a key wins, jansson's rule. */
+static void test_duplicate_without_flag(void **state)
+{
+    (void)state;
+    const char *t = "{\"a\":1,\"b\":{\"c\":2,\"c\":3},\"a\":4}";
+    assert_null(gp_kube_jload_lean(t, strlen(t)));
+    json_t *v = gp_kube_jload(t, strlen(t), 0, NULL), *ref = json_loadb(t, strlen(t), 0, NULL);
+    assert_non_null(v);
+    assert_true(json_equal(v, ref));
+    assert_int_equal(json_integer_value(json_object_get(v, "a")), 4);
+    json_decref(v);
+    json_decref(ref);
+    /* integers as reals: jansson's alone */
+    v = gp_kube_jload("[5]", 3, JSON_DECODE_INT_AS_REAL, NULL);
+    assert_true(json_is_real(json_array_get(v, 0)));
+    json_decref(v);
+}
+
+/* The text is read to its length only: a document cut short is not read
+ * past its end (the NUL after it is no part of it). */
+static void test_length_bound(void **state)
+{
+    (void)state;
+    const char *t = "{\"a\":[1,2],\"b\":\"xy\"}";
+    for (size_t n = 0; n < strlen(t); n++) {
+        char *cut = malloc(n ? n : 1); /* no terminator: ASan sees a read past n */
+        memcpy(cut, t, n);
+        json_t *v = gp_kube_jload_lean(cut, n);
+        assert_null(v);
+        free(cut);
+    }
+}
+
+/* A watch event read through the scanner: its fields as before, and an
+ * event the scanner leaves to jansson read the same way. */
+static void test_watch_event(void **state)
+{
+    (void)state;
+    const char *lines[] = {
+        "{\"type\":\"MODIFIED\",\"object\":{\"metadata\":{\"name\":\"p\",\"namespace\":\"ns\","
+        "\"resourceVersion\":\"41\"}}}",
+        "{\"type\":\"MODIFIED\",\"object\":{\"metadata\":{\"name\":\"p\",\"namespace\":\"ns\","
+        "\"resourceVersion\":\"41\",\"annotations\":{\"x\":\"caf\xc3\xa9\"}}}}",
+    };
+    for (size_t i = 0; i < 2; i++) {
+        struct gp_kube_event ev;
+        struct gp_diag d = {""};
+        assert_int_equal(gp_kube_event_parse(lines[i], strlen(lines[i]), &ev, &d), GP_OK);
+        assert_int_equal(ev.type, GP_KUBE_MODIFIED);
+        assert_string_equal(ev.name, "p");
+        assert_string_equal(ev.ns, "ns");
+        assert_string_equal(ev.rv, "41");
+        gp_kube_event_clear(&ev);
+    }
+    const char *dup = "{\"type\":\"ADDED\",\"type\":\"DELETED\",\"object\":{\"metadata\":{"
+                      "\"name\":\"p\",\"resourceVersion\":\"1\"}}}";
+    struct gp_kube_event ev;
+    struct gp_diag d = {""};
+    assert_int_equal(gp_kube_event_parse(dup, strlen(dup), &ev, &d), GP_EPARSE);
+    assert_non_null(strstr(d.msg, "duplicate"));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_subset_read),
+        cmocka_unit_test(test_outside_subset),
+        cmocka_unit_test(test_duplicate_without_flag),
+        cmocka_unit_test(test_length_bound),
+        cmocka_unit_test(test_watch_event),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
