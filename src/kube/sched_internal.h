@@ -199,9 +199,8 @@ void gp_ks_bind_orphan(struct spod *p);
 
 /* sched_mig.c: the pod (pending in the engine) bound on engine node
  * `node` at the GPUs of pick (NULL: the engine's choice), MIG instances
- * included (through placeholders; gp_engine_pod_assign books time-sliced
- * and MPS replicas at the GPUs named itself); GP_ELIMIT when they are not
- * free. */
+ * included (gp_engine_pod_assign books a named pick itself, checked by
+ * placement's rules); GP_ELIMIT when they are not free. */
 enum gp_err gp_ks_assign(struct gp_kube_sched *s, struct spod *p, uint32_t node,
                          const struct gp_pick *pick);
 /* A node of whole and MIG GPUs side by side (info.split) is two engine
