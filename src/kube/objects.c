@@ -42,6 +42,7 @@ struct req {
     int64_t cpu_milli, mem_mib, gpus;
     int64_t mig;         /* nvidia.com/mig-<profile> instances */
     const char *profile; /* that profile (borrowed from the JSON); NULL: none */
+    int64_t shared;      /* nvidia.com/gpu.shared: replicas of renamed shared GPUs */
 };
 
 /* nvidia.com/mig-<profile>: one profile per pod, as gpuplane places MIG
@@ -79,6 +80,8 @@ static enum gp_err read_request(const char *k, const json_t *v, const char *wher
         ok = gp_units_mem_mib(s, &r->mem_mib);
     else if (ok && strcmp(k, "nvidia.com/gpu") == 0)
         ok = gp_units_uint(s, &r->gpus) && r->gpus <= GP_MAX_GPUS_PER_NODE;
+    else if (ok && strcmp(k, "nvidia.com/gpu.shared") == 0)
+        ok = gp_units_uint(s, &r->shared) && r->shared <= GP_MAX_GPUS_PER_NODE;
     else if (ok && strncmp(k, "nvidia.com/mig-", 15) == 0)
         return mig_request(k, s, where, r, d);
     if (!ok)
@@ -118,7 +121,7 @@ static void need_of(const struct req *r, int64_t v[GP_PODREQ_COUNT])
     v[GP_PODREQ_CPU_MILLI] = r->cpu_milli;
     v[GP_PODREQ_MEM_MIB] = r->mem_mib;
     v[GP_PODREQ_GPUS] = r->gpus;
-    v[GP_PODREQ_SHARED] = 0; /* nvidia.com/gpu.shared: not read from the API yet */
+    v[GP_PODREQ_SHARED] = r->shared;
     v[GP_PODREQ_MIG] = r->mig;
 }
 
@@ -137,7 +140,7 @@ static enum gp_err pod_requests(const json_t *spec, struct req *total, struct gp
     char where[64];
     json_array_foreach(json_object_get(spec, "containers"), i, c)
     {
-        struct req r = {0, 0, 0, 0, total->profile};
+        struct req r = {0, 0, 0, 0, total->profile, 0};
         snprintf(where, sizeof where, "spec.containers[%zu]", i);
         enum gp_err err = read_requests(json_object_get(c, "resources"), where, &r, d);
         if (err != GP_OK)
@@ -148,7 +151,7 @@ static enum gp_err pod_requests(const json_t *spec, struct req *total, struct gp
     }
     json_array_foreach(json_object_get(spec, "initContainers"), i, c)
     {
-        struct req r = {0, 0, 0, 0, total->profile};
+        struct req r = {0, 0, 0, 0, total->profile, 0};
         snprintf(where, sizeof where, "spec.initContainers[%zu]", i);
         enum gp_err err = read_requests(json_object_get(c, "resources"), where, &r, d);
         if (err != GP_OK)
@@ -162,6 +165,7 @@ static enum gp_err pod_requests(const json_t *spec, struct req *total, struct gp
     total->mem_mib = gp_podreq_total(&acc, GP_PODREQ_MEM_MIB);
     total->gpus = gp_podreq_total(&acc, GP_PODREQ_GPUS);
     total->mig = gp_podreq_total(&acc, GP_PODREQ_MIG);
+    total->shared = gp_podreq_total(&acc, GP_PODREQ_SHARED);
     const json_t *over = json_object_get(spec, "overhead"); /* RuntimeClass admission's */
     char b[32];
     int64_t x;
@@ -185,6 +189,18 @@ static enum gp_err pod_requests(const json_t *spec, struct req *total, struct gp
         return gp_diag_set(d, GP_EINVALID,
                            "spec.containers: nvidia.com/gpu and nvidia.com/mig-%s in one pod",
                            total->profile);
+    /* as io/manifest_pod.c: replicas of renamed time-sliced or MPS GPUs,
+     * alone (a node advertises either them or whole GPUs) */
+    if (total->shared > GP_MAX_GPUS_PER_NODE)
+        return gp_diag_set(d, GP_EINVALID,
+                           "spec.containers: more than %d nvidia.com/gpu.shared (sidecars "
+                           "included)",
+                           GP_MAX_GPUS_PER_NODE);
+    if (total->shared > 0 && (total->gpus > 0 || total->mig > 0))
+        return gp_diag_set(d, GP_EINVALID,
+                           "spec.containers: nvidia.com/gpu.shared and %s%s in one pod",
+                           total->gpus > 0 ? "nvidia.com/gpu" : "nvidia.com/mig-",
+                           total->gpus > 0 ? "" : total->profile);
     return GP_OK;
 }
 
@@ -342,7 +358,7 @@ enum gp_err gp_kube_pod_read(const json_t *pod, struct gp_arena *a, struct gp_po
     }
     info->group = str(json_object_get(meta, "labels"), "scheduling.x-k8s.io/pod-group");
 
-    struct req r = {0, 0, 0, 0, NULL};
+    struct req r = {0, 0, 0, 0, NULL, 0};
     enum gp_err err = pod_requests(spec, &r, d);
     if (err != GP_OK)
         return err;
@@ -353,6 +369,12 @@ enum gp_err gp_kube_pod_read(const json_t *pod, struct gp_arena *a, struct gp_po
     s->gpu_count = (uint32_t)r.gpus;
     s->gpu_milli = r.gpus ? GP_GPU_MILLI : 0;
     s->gpu_resource = GP_GPU_RES_GPU;
+    if (r.shared > 0) { /* as io/manifest_pod.c: replicas of renamed shared GPUs */
+        s->gpu_count = (uint32_t)r.shared;
+        s->gpu_milli = GP_GPU_MILLI;
+        s->share_modes = 1u << GP_SHARE_TIMESLICE | 1u << GP_SHARE_MPS;
+        s->gpu_resource = GP_GPU_RES_SHARED;
+    }
     if (r.mig > 0) { /* as io/manifest_pod.c: the share is the profile's compute of 7 slices */
         unsigned compute = 0;
         uint32_t mem = 0;

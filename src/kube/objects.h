@@ -51,7 +51,8 @@ struct gp_kube_pod_info {
 /* Reads a pod: its request as kube-scheduler computes it (PodRequests,
  * io/podreq.h: app containers and sidecars summed, an init container's
  * larger need with the sidecars before it winning, spec.overhead added),
- * cpu, memory, nvidia.com/gpu,
+ * cpu, memory, nvidia.com/gpu, nvidia.com/gpu.shared (replicas of renamed
+ * time-sliced or MPS GPUs, gpu_resource GP_GPU_RES_SHARED), nvidia.com/mig-*,
  * gpuplane.io/gpu-milli and gpu-memory, gpu-model ("A|B"), nodeSelector,
  * tolerations, priority. GP_EINVALID (with the field in diag) for what
  * cannot be read. */
@@ -131,10 +132,12 @@ enum gp_err gp_kube_node_mig_read(const json_t *node, struct gp_arena *a, struct
  * API"), on a spec read with nvidia.com/gpu as its GPUs: GFD's
  * nvidia.com/gpu.replicas (>= 2) and nvidia.com/gpu.sharing-strategy
  * (time-slicing, or absent; mps) make the spec's GPUs nvidia.com/gpu over
- * the replicas, its model gpu.product less "-SHARED", and spec->sharing
- * that mode (in the arena); info->replicas set. Nothing changes for other
- * nodes (MIG ones included). gp_kube_node_replicas: those replicas, 1
- * when the node does not share its GPUs so. */
+ * the replicas - or, renamed (renameByDefault: true, no nvidia.com/gpu),
+ * nvidia.com/gpu.shared over them -, its model gpu.product less
+ * "-SHARED", and spec->sharing that mode (in the arena); info->replicas
+ * set. Nothing changes for other nodes (MIG ones included).
+ * gp_kube_node_replicas: those replicas, 1 when the node does not share
+ * its GPUs so. */
 enum gp_err gp_kube_node_share_read(const json_t *node, struct gp_arena *a,
                                     struct gp_node_spec *spec, struct gp_kube_node_info *info,
                                     struct gp_diag *diag);

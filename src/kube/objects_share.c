@@ -13,7 +13,11 @@
  * time-slicing | mps | none, gpu.product with "-SHARED" on shared GPUs that
  * are not renamed) and the GPU Operator's time-slicing page, quoted in
  * ../shared/k8s/samples/quoted-nvidia-docs.md section 3 (gpu.count=4,
- * gpu.replicas=4, nvidia.com/gpu: 16). */
+ * gpu.replicas=4, nvidia.com/gpu: 16). With renameByDefault: true the
+ * plugin advertises the replicas as nvidia.com/gpu.shared instead and no
+ * nvidia.com/gpu (README, "With renameByDefault=true ... nvidia.com/gpu.shared";
+ * ../shared/notes/k8s-api-wire.md section 3), and gpu.product has no
+ * "-SHARED" (internal/lm/resource.go: the suffix only when not renamed). */
 #include <stdio.h>
 #include <string.h>
 
@@ -51,23 +55,65 @@ uint32_t gp_kube_node_replicas(const json_t *node)
     return n > max ? 1 : (uint32_t)n;
 }
 
+/* The node's nvidia.com/gpu.shared (allocatable, else capacity, as
+ * objects.c reads nvidia.com/gpu): *n, 0 when absent. */
+static enum gp_err shared_count(const json_t *node, const char *name, uint32_t replicas, int64_t *n,
+                                struct gp_diag *d)
+{
+    const json_t *status = json_object_get(node, "status");
+    const json_t *alloc = json_object_get(status, "allocatable");
+    if (!alloc)
+        alloc = json_object_get(status, "capacity");
+    const json_t *v = json_object_get(alloc, "nvidia.com/gpu.shared");
+    char b[32];
+    const char *q = json_is_string(v) ? json_string_value(v) : NULL;
+    if (json_is_integer(v)) {
+        snprintf(b, sizeof b, "%" JSON_INTEGER_FORMAT, json_integer_value(v));
+        q = b;
+    }
+    *n = 0;
+    if (q && (!gp_units_uint(q, n) || *n > (int64_t)GP_MAX_GPUS_PER_NODE * replicas))
+        return gp_diag_set(d, GP_EINVALID,
+                           "node %s: status.allocatable.nvidia.com/gpu.shared: \"%s\" is not a "
+                           "number of replicas from 0 to %u (%d GPUs of %u replicas)",
+                           name, q, GP_MAX_GPUS_PER_NODE * replicas, GP_MAX_GPUS_PER_NODE,
+                           replicas);
+    return GP_OK;
+}
+
 enum gp_err gp_kube_node_share_read(const json_t *node, struct gp_arena *a, struct gp_node_spec *s,
                                     struct gp_kube_node_info *info, struct gp_diag *d)
 {
     uint32_t replicas = gp_kube_node_replicas(node);
-    if (replicas < 2 || info->mig || info->mig_why || s->gpu_count == 0)
+    if (replicas < 2 || info->mig || info->mig_why)
         return GP_OK;
     const json_t *labels = json_object_get(json_object_get(node, "metadata"), "labels");
+    /* renamed: the replicas are nvidia.com/gpu.shared, and the node has
+     * no nvidia.com/gpu (a node showing both is read by its
+     * nvidia.com/gpu, as the plugin never advertises both) */
+    int64_t shared = 0;
+    enum gp_err err = shared_count(node, info->name, replicas, &shared, d);
+    if (err != GP_OK)
+        return err;
+    bool renamed = s->gpu_count == 0 && shared > 0;
+    if (renamed) {
+        const char *product = str(labels, "nvidia.com/gpu.product");
+        s->gpu_count = (uint32_t)shared;
+        s->gpu_model = gp_arena_strdup(a, product ? product : "unknown");
+        if (!s->gpu_model)
+            return gp_diag_set(d, GP_ENOMEM, "out of memory");
+    }
+    if (s->gpu_count == 0)
+        return GP_OK;
     struct gp_sharing_spec *sh = gp_arena_alloc(a, sizeof *sh);
     if (!sh)
         return gp_diag_set(d, GP_ENOMEM, "out of memory");
     memset(sh, 0, sizeof *sh);
     sh->mode = (enum gp_share_mode)labelled_mode(labels);
     sh->replicas = replicas;
-    /* nvidia.com/gpu.shared (renameByDefault: true) is not read: such a
-     * node has no nvidia.com/gpu, so s->gpu_count is 0 above. The plugin's
-     * failRequestsGreaterThanOne is not in the API: its default (false)
-     * for time-slicing, always true under MPS. */
+    sh->rename_by_default = renamed;
+    /* The plugin's failRequestsGreaterThanOne is not in the API: its
+     * default (false) for time-slicing, always true under MPS. */
     sh->fail_requests_greater_than_one = sh->mode == GP_SHARE_MPS;
     if (sh->mode == GP_SHARE_MPS) {
         sh->mps.active_thread_pct = 100 / replicas;

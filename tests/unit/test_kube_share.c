@@ -13,7 +13,13 @@
  *    the free replicas, none is given twice, and the node full refuses
  *    the next; booking them at the engine's own choice (GPU 0) fails it;
  *  - the audit counts replicas: a fifth pod planted on a GPU of four
- *    replicas is one violation. */
+ *    replicas is one violation;
+ *  - renamed replicas (renameByDefault: true): a node advertising
+ *    nvidia.com/gpu.shared and no nvidia.com/gpu read as its GPUs and
+ *    replicas, pods asking nvidia.com/gpu.shared as io/manifest_pod.c
+ *    reads them, eight such pods filling a node of 2 GPUs x 4 replicas,
+ *    one asking nvidia.com/gpu refused there ("Insufficient
+ *    nvidia.com/gpu": the node has none). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -26,28 +32,51 @@
 #include "engine/sharing.h"
 
 /* A node of `gpus` GPUs, each advertised `replicas` times as
- * nvidia.com/gpu, with GFD's labels for `strategy` ("time-slicing",
- * "mps"). */
-static void w_shared_node(struct world *w, const char *name, unsigned gpus, unsigned replicas,
-                          const char *strategy)
+ * nvidia.com/gpu (renamed: as nvidia.com/gpu.shared, renameByDefault:
+ * true, with nvidia.com/gpu 0), with GFD's labels for `strategy`
+ * ("time-slicing", "mps"); extra: more labels (",\"k\":\"v\"") or "". */
+static void w_shared_node_as(struct world *w, const char *name, unsigned gpus, unsigned replicas,
+                             const char *strategy, bool renamed, const char *extra)
 {
-    char b[1024];
+    char b[1024], res[96];
     snprintf(b, sizeof b,
              "{\"metadata\":{\"name\":\"%s\",\"labels\":{\"nvidia.com/gpu.product\":"
-             "\"NVIDIA-A100-SXM4-80GB-SHARED\",\"nvidia.com/gpu.memory\":\"81920\","
+             "\"NVIDIA-A100-SXM4-80GB%s\",\"nvidia.com/gpu.memory\":\"81920\","
              "\"nvidia.com/gpu.count\":\"%u\",\"nvidia.com/gpu.replicas\":\"%u\","
-             "\"nvidia.com/gpu.sharing-strategy\":\"%s\"}},\"spec\":{}}",
-             name, gpus, replicas, strategy);
+             "\"nvidia.com/gpu.sharing-strategy\":\"%s\"%s}},\"spec\":{}}",
+             name, renamed ? "" : "-SHARED", gpus, replicas, strategy, extra);
     kd_call(w->admin, "POST", "/api/v1/nodes", b, 201);
+    if (renamed)
+        snprintf(res, sizeof res, "\"nvidia.com/gpu\":\"0\",\"nvidia.com/gpu.shared\":\"%u\"",
+                 gpus * replicas);
+    else
+        snprintf(res, sizeof res, "\"nvidia.com/gpu\":\"%u\"", gpus * replicas);
     snprintf(b, sizeof b,
-             "{\"status\":{\"capacity\":{\"cpu\":\"64\",\"memory\":\"512Gi\",\"nvidia.com/gpu\":"
-             "\"%u\",\"pods\":\"110\"},\"allocatable\":{\"cpu\":\"64\",\"memory\":\"512Gi\","
-             "\"nvidia.com/gpu\":\"%u\",\"pods\":\"110\"},\"conditions\":[{\"type\":\"Ready\","
-             "\"status\":\"True\"}]}}",
-             gpus * replicas, gpus * replicas);
+             "{\"status\":{\"capacity\":{\"cpu\":\"64\",\"memory\":\"512Gi\",%s,\"pods\":"
+             "\"110\"},\"allocatable\":{\"cpu\":\"64\",\"memory\":\"512Gi\",%s,\"pods\":\"110\"},"
+             "\"conditions\":[{\"type\":\"Ready\",\"status\":\"True\"}]}}",
+             res, res);
     char path[128];
     snprintf(path, sizeof path, "/api/v1/nodes/%s/status", name);
     kd_call(w->admin, "PATCH", path, b, 200);
+}
+
+static void w_shared_node(struct world *w, const char *name, unsigned gpus, unsigned replicas,
+                          const char *strategy)
+{
+    w_shared_node_as(w, name, gpus, replicas, strategy, false, "");
+}
+
+/* A pod of gpuplane's asking n of resource res. */
+static void w_pod_res(struct world *w, const char *name, const char *res, unsigned n)
+{
+    char b[1024];
+    snprintf(b, sizeof b,
+             "{\"metadata\":{\"name\":\"%s\"},\"spec\":{\"schedulerName\":\"gpuplane\","
+             "\"containers\":[{\"name\":\"c\",\"image\":\"x\",\"resources\":{\"requests\":{"
+             "\"cpu\":\"1\",\"%s\":\"%u\"},\"limits\":{\"%s\":\"%u\"}}}]}}",
+             name, res, n, res, n);
+    kd_call(w->admin, "POST", "/api/v1/namespaces/default/pods", b, 201);
 }
 
 /* A pod of one replica that gpuplane placed before (its annotations name
@@ -73,17 +102,25 @@ static void assert_on(struct world *w, const char *pod, const char *node, const 
     assert_string_equal(g, gpus);
 }
 
-static json_t *node_json(const char *labels, unsigned allocatable)
+/* A node with labels and, in allocatable, `gpus` (JSON members). */
+static json_t *node_json_res(const char *labels, const char *gpus)
 {
     char b[1024];
     snprintf(b, sizeof b,
              "{\"metadata\":{\"name\":\"n\",\"labels\":{%s}},\"spec\":{},\"status\":"
-             "{\"allocatable\":{\"cpu\":\"8\",\"memory\":\"64Gi\",\"nvidia.com/gpu\":\"%u\"},"
+             "{\"allocatable\":{\"cpu\":\"8\",\"memory\":\"64Gi\",%s},"
              "\"conditions\":[{\"type\":\"Ready\",\"status\":\"True\"}]}}",
-             labels, allocatable);
+             labels, gpus);
     json_t *j = json_loads(b, 0, NULL);
     assert_non_null(j);
     return j;
+}
+
+static json_t *node_json(const char *labels, unsigned allocatable)
+{
+    char res[64];
+    snprintf(res, sizeof res, "\"nvidia.com/gpu\":\"%u\"", allocatable);
+    return node_json_res(labels, res);
 }
 
 static enum gp_err read_node(const char *labels, unsigned allocatable, struct gp_arena *a,
@@ -151,6 +188,82 @@ static void test_readers(void **state)
     gp_arena_free(&a);
 }
 
+static enum gp_err read_node_res(const char *labels, const char *gpus, struct gp_arena *a,
+                                 struct gp_node_spec *s, struct gp_kube_node_info *info,
+                                 struct gp_diag *d)
+{
+    json_t *j = node_json_res(labels, gpus);
+    enum gp_err err = gp_kube_node_read(j, a, s, info, d);
+    json_decref(j);
+    return err;
+}
+
+#define T4_RENAMED                                                                                 \
+    "\"nvidia.com/gpu.count\":\"4\",\"nvidia.com/gpu.product\":\"Tesla-T4\","                      \
+    "\"nvidia.com/gpu.replicas\":\"4\",\"nvidia.com/gpu.sharing-strategy\":\"time-slicing\""
+
+/* renameByDefault: true - the replicas as nvidia.com/gpu.shared, no
+ * nvidia.com/gpu (NVIDIA's device plugin README); the pods asking it. */
+static void test_renamed_readers(void **state)
+{
+    (void)state;
+    struct gp_arena a;
+    gp_arena_init(&a);
+    struct gp_node_spec s;
+    struct gp_kube_node_info info;
+    struct gp_diag d = {""};
+    static const char *const shapes[] = {
+        "\"nvidia.com/gpu\":\"0\",\"nvidia.com/gpu.shared\":\"16\"", /* a plugin renamed since */
+        "\"nvidia.com/gpu.shared\":\"16\"",
+    };
+    for (size_t i = 0; i < 2; i++) {
+        assert_int_equal(read_node_res(T4_RENAMED, shapes[i], &a, &s, &info, &d), GP_OK);
+        assert_int_equal(s.gpu_count, 4);
+        assert_string_equal(s.gpu_model, "Tesla-T4");
+        assert_non_null(s.sharing);
+        assert_int_equal(s.sharing->mode, GP_SHARE_TIMESLICE);
+        assert_int_equal(s.sharing->replicas, 4);
+        assert_true(s.sharing->rename_by_default);
+        assert_int_equal(info.gpus, 4);
+        assert_int_equal(info.replicas, 4);
+    }
+    /* not renamed: nvidia.com/gpu as before */
+    assert_int_equal(read_node_res(T4_RENAMED, "\"nvidia.com/gpu\":\"16\"", &a, &s, &info, &d),
+                     GP_OK);
+    assert_false(s.sharing->rename_by_default);
+    /* no replicas labelled: nvidia.com/gpu.shared is no GPU of gpuplane's */
+    assert_int_equal(read_node_res("\"nvidia.com/gpu.product\":\"Tesla-T4\"",
+                                   "\"nvidia.com/gpu.shared\":\"16\"", &a, &s, &info, &d),
+                     GP_OK);
+    assert_int_equal(s.gpu_count, 0);
+    assert_int_equal(
+        read_node_res(T4_RENAMED, "\"nvidia.com/gpu.shared\":\"x\"", &a, &s, &info, &d),
+        GP_EINVALID);
+    assert_string_equal(d.msg, "node n: status.allocatable.nvidia.com/gpu.shared: \"x\" is not a "
+                               "number of replicas from 0 to 64 (16 GPUs of 4 replicas)");
+    /* pods: nvidia.com/gpu.shared as io/manifest_pod.c reads it */
+    json_t *pod = json_loads(
+        "{\"metadata\":{\"name\":\"p\",\"namespace\":\"default\"},\"spec\":{\"containers\":[{"
+        "\"name\":\"c\",\"resources\":{\"limits\":{\"nvidia.com/gpu.shared\":\"2\"}}}]}}",
+        0, NULL);
+    struct gp_pod_spec ps;
+    struct gp_kube_pod_info pi;
+    assert_int_equal(gp_kube_pod_read(pod, &a, &ps, &pi, &d), GP_OK);
+    assert_int_equal(ps.gpu_count, 2);
+    assert_int_equal(ps.gpu_milli, 1000);
+    assert_int_equal(ps.gpu_resource, GP_GPU_RES_SHARED);
+    json_decref(pod);
+    pod = json_loads("{\"metadata\":{\"name\":\"p\"},\"spec\":{\"containers\":[{\"name\":\"c\","
+                     "\"resources\":{\"limits\":{\"nvidia.com/gpu.shared\":\"1\",\"nvidia.com/"
+                     "gpu\":\"1\"}}}]}}",
+                     0, NULL);
+    assert_int_equal(gp_kube_pod_read(pod, &a, &ps, &pi, &d), GP_EINVALID);
+    assert_string_equal(d.msg,
+                        "spec.containers: nvidia.com/gpu.shared and nvidia.com/gpu in one pod");
+    json_decref(pod);
+    gp_arena_free(&a);
+}
+
 static void restart(const char *strategy)
 {
     struct world a;
@@ -201,6 +314,39 @@ static void restart(const char *strategy)
     w_close(&b);
 }
 
+/* A node whose plugin renames its replicas: pods asking
+ * nvidia.com/gpu.shared fill its replicas, a pod asking nvidia.com/gpu
+ * is refused in kube-scheduler's words (the node has none). */
+static void test_renamed(void **state)
+{
+    (void)state;
+    struct world w;
+    w_open(&w, true);
+    w_shared_node_as(&w, "rn", 2, 4, "time-slicing", true, "");
+    for (int i = 0; i < 8; i++) {
+        char name[8];
+        snprintf(name, sizeof name, "s%d", i);
+        w_pod_res(&w, name, "nvidia.com/gpu.shared", 1);
+    }
+    w_pod(&w, "whole", 1);
+    assert_int_equal(w_cycle(&w), 8);
+    unsigned on[2] = {0, 0};
+    for (int i = 0; i < 8; i++) {
+        char name[8];
+        const char *g;
+        snprintf(name, sizeof name, "s%d", i);
+        assert_string_equal(w_node_of(&w, name, &g), "rn");
+        assert_true(strcmp(g, "0") == 0 || strcmp(g, "1") == 0);
+        on[g[0] - '0']++;
+    }
+    assert_int_equal(on[0], 4); /* four replicas of each GPU */
+    assert_int_equal(on[1], 4);
+    assert_string_equal(w_node_of(&w, "whole", NULL), "");
+    assert_string_equal(w_events(&w, "FailedScheduling", "whole"),
+                        "0/1 nodes are available: 1 Insufficient nvidia.com/gpu.");
+    w_close(&w);
+}
+
 static void test_restart_timeslice(void **state)
 {
     (void)state;
@@ -217,6 +363,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_readers),
+        cmocka_unit_test(test_renamed_readers),
+        cmocka_unit_test_setup_teardown(test_renamed, kd_start, kd_stop),
         cmocka_unit_test_setup_teardown(test_restart_timeslice, kd_start, kd_stop),
         cmocka_unit_test_setup_teardown(test_restart_mps, kd_start, kd_stop),
     };
