@@ -5,7 +5,10 @@
  * threads, the annotation patch and the Binding per pod); pods bound per
  * second = pods whose nodeName went from empty to set, over the time from
  * the scheduler's start (and from its first bind) to the last bind. Then
- * the engine alone on the same shapes: decisions per second.
+ * the engine alone on the same shapes: decisions per second. The nodes
+ * are labelled as served by gpuplane's agent (gpuplane.io/agent), whose
+ * "allocated" mark the double plays (--auto-allocate), so the scheduler
+ * keeps one pod allocating per node as on a real cluster of such nodes.
  *
  *   bench_kube [--nodes 5000] [--pods 50000] [--binders 8] [--bind-events] [--engine-only]
  *
@@ -102,7 +105,8 @@ static void make_cluster(struct gp_kube_client *c, unsigned nodes, unsigned pods
     for (unsigned i = 0; i < nodes; i++) {
         snprintf(b, sizeof b,
                  "{\"metadata\":{\"name\":\"node-%05u\",\"labels\":{\"nvidia.com/gpu.product\":"
-                 "\"NVIDIA-A100-SXM4-80GB\",\"nvidia.com/gpu.memory\":\"81920\"}},\"spec\":{}}",
+                 "\"NVIDIA-A100-SXM4-80GB\",\"nvidia.com/gpu.memory\":\"81920\",\"gpuplane.io/"
+                 "agent\":\"1\"}},\"spec\":{}}",
                  i);
         call(c, "POST", "/api/v1/nodes", b, 201);
         snprintf(path, sizeof path, "/api/v1/nodes/node-%05u/status", i);
