@@ -19,7 +19,11 @@
  * trip and etcd write take time (the double's delay fault, which holds no
  * lock while it waits).
  *
- * The double's path is compiled in (GP_APIDOUBLE). */
+ * --double PATH: this double's program in place of the one built beside
+ * (GP_APIDOUBLE, compiled in), to compare two builds of it with the same
+ * bench; --double-wrap "CMD ARGS": the double started under CMD (split at
+ * spaces), e.g. "valgrind --tool=callgrind --callgrind-out-file=F" to
+ * profile it while the bench drives it. */
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,8 +43,20 @@ static double mono(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-static pid_t start_double(char *server, size_t n)
+static pid_t start_double(const char *prog, const char *wrap, char *server, size_t n)
 {
+    char *argv[40], *words = strdup(wrap ? wrap : "");
+    size_t argc = 0;
+    for (char *save, *t = strtok_r(words, " ", &save); t && argc < 32;
+         t = strtok_r(NULL, " ", &save))
+        argv[argc++] = t;
+    static char port_flag[] = "--port", zero[] = "0", bm[] = "--bookmark-ms", bm_ms[] = "1000",
+                auto_alloc[] = "--auto-allocate", auto_ms[] = "0";
+    char *prog_copy = strdup(prog);
+    char *tail[] = {prog_copy, port_flag, zero, bm, bm_ms, auto_alloc, auto_ms};
+    for (size_t i = 0; i < sizeof tail / sizeof *tail; i++)
+        argv[argc++] = tail[i];
+    argv[argc] = NULL;
     int fd[2];
     if (pipe(fd) != 0)
         return -1;
@@ -48,10 +64,11 @@ static pid_t start_double(char *server, size_t n)
     if (pid == 0) {
         dup2(fd[1], 1);
         close(fd[0]);
-        execl(GP_APIDOUBLE, GP_APIDOUBLE, "--port", "0", "--bookmark-ms", "1000", "--auto-allocate",
-              "0", (char *)NULL);
+        execvp(argv[0], argv);
         _exit(127);
     }
+    free(words);
+    free(prog_copy);
     close(fd[1]);
     FILE *f = fdopen(fd[0], "r");
     unsigned port = 0;
@@ -173,6 +190,7 @@ int main(int argc, char **argv)
     unsigned nodes = 5000, pods = 50000;
     bool events = false, engine = false;
     int binders = -1, latency_ms = 0;
+    const char *double_prog = GP_APIDOUBLE, *double_wrap = NULL;
     setvbuf(stdout, NULL, _IOLBF, 0);
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--nodes") == 0 && i + 1 < argc)
@@ -183,6 +201,10 @@ int main(int argc, char **argv)
             binders = atoi(argv[++i]);
         else if (strcmp(argv[i], "--latency-ms") == 0 && i + 1 < argc)
             latency_ms = atoi(argv[++i]);
+        else if (strcmp(argv[i], "--double") == 0 && i + 1 < argc)
+            double_prog = argv[++i];
+        else if (strcmp(argv[i], "--double-wrap") == 0 && i + 1 < argc)
+            double_wrap = argv[++i];
         else if (strcmp(argv[i], "--bind-events") == 0)
             events = true;
         else if (strcmp(argv[i], "--engine-only") == 0)
@@ -190,7 +212,7 @@ int main(int argc, char **argv)
         else {
             fprintf(stderr, "usage: bench_kube [--nodes N] [--pods M] [--binders N] [--latency-ms "
                             "N] [--bind-events] "
-                            "[--engine-only]\n");
+                            "[--engine-only] [--double PATH] [--double-wrap \"CMD ARGS\"]\n");
             return 2;
         }
     }
@@ -199,7 +221,7 @@ int main(int argc, char **argv)
         return 0;
     }
     char server[64];
-    pid_t pid = start_double(server, sizeof server);
+    pid_t pid = start_double(double_prog, double_wrap, server, sizeof server);
     if (pid < 0)
         return 1;
     struct gp_kube_config cfg = {.server = server, .ns = "default"};

@@ -1,8 +1,9 @@
 /* apidouble.h - the kube-apiserver double's shared state and the
  * functions its files give one another (docs/kube.md): store.c (objects,
  * resourceVersions, answers, routes), listwatch.c (lists and watches),
+ * fields.c (field selectors),
  * writes.c (create, update, patch, delete, binding), control.c (faults and
- * /_control/), main.c (the HTTP server). One mutex (S.mu) guards it all. */
+ * /_control/), jsonout.c (JSON text), main.c (the HTTP server). One mutex (S.mu) guards it all. */
 #ifndef GP_APIDOUBLE_H
 #define GP_APIDOUBLE_H
 
@@ -13,6 +14,8 @@
 
 #include <jansson.h>
 #include <microhttpd.h>
+
+#include "jsonout.h"
 
 #define MAX_BODY   ((size_t)3 << 20) /* the real server's request limit */
 #define MAX_SNAPS  64
@@ -33,9 +36,11 @@ struct event {
     long rv;
     const char *type;
     struct object *o;
-    json_t *obj; /* the object as it was at rv */
-    char *text;  /* obj as compact JSON (made once: the write's answer and every watch's
-                  * line), for the last EVENT_TEXTS events; NULL before */
+    json_t *obj;  /* the object as it was at rv */
+    json_t *prev; /* as it was before (NULL for ADDED): a field selector's watch tells
+                   * from the two whether the object came into its view or left it */
+    char *text;   /* obj as compact JSON (made once: the write's answer and every watch's
+                   * line), for the last EVENT_TEXTS events; NULL before */
     size_t tlen;
 };
 
@@ -106,6 +111,18 @@ struct answer {
     long late_ms; /* wait this long after the request was applied, before answering */
 };
 
+#define FSEL_MAX 8 /* terms in a field selector */
+
+/* A field selector (fields.c): every term must hold. */
+struct fsel {
+    struct fsel_term {
+        char label[64], value[256];
+        bool neq;          /* != */
+        const void *field; /* the kind's field (fields.c) */
+    } t[FSEL_MAX];
+    size_t n; /* 0: everything */
+};
+
 struct route {
     char res[160], ns[256], name[256], sub[32];
     char api_version[96];
@@ -137,12 +154,20 @@ const char *plural_kind(const struct route *r);
 void qualified(const struct route *r, char *b, size_t n);
 bool in_scope(const struct object *o, const struct route *r);
 
+/* fields.c */
+/* sel (the fieldSelector parameter; NULL or "" for none) for resource res
+ * into fs; false with the server's 400 answer in a. */
+bool fsel_parse(const char *sel, const char *res, struct fsel *fs, struct answer *a);
+/* Whether obj (NULL: none) has what fs asks. */
+bool fsel_match(const struct fsel *fs, json_t *obj);
+
 /* listwatch.c */
 double mono(void);
-struct snapshot *snap_new(const struct route *r);
-void do_list(const struct route *r, long limit, const char *cont, struct answer *a);
-struct MHD_Response *do_watch(const struct route *r, const char *rv_s, bool bookmarks,
-                              long timeout_s, long drop_after);
+struct snapshot *snap_new(const struct route *r, const struct fsel *fs);
+void do_list(const struct route *r, const struct fsel *fs, long limit, const char *cont,
+             struct answer *a);
+struct MHD_Response *do_watch(const struct route *r, const struct fsel *fs, const char *rv_s,
+                              bool bookmarks, long timeout_s, long drop_after);
 
 /* writes.c */
 void do_create(const struct route *r, json_t *body, struct answer *a);

@@ -27,7 +27,7 @@ bool in_scope(const struct object *o, const struct route *r)
     return strcmp(o->res, r->res) == 0 && (!r->namespaced || strcmp(o->ns, r->ns) == 0);
 }
 
-struct snapshot *snap_new(const struct route *r)
+struct snapshot *snap_new(const struct route *r, const struct fsel *fs)
 {
     struct snapshot *s = NULL;
     for (size_t i = 0; i < MAX_SNAPS && !s; i++)
@@ -45,7 +45,7 @@ struct snapshot *snap_new(const struct route *r)
     struct object **v = malloc((S.nobjs + 1) * sizeof *v);
     size_t n = 0;
     for (size_t i = 0; i < S.nobjs; i++)
-        if (S.objs[i]->cur && in_scope(S.objs[i], r))
+        if (S.objs[i]->cur && in_scope(S.objs[i], r) && (!fs->n || fsel_match(fs, S.objs[i]->cur)))
             v[n++] = S.objs[i];
     qsort(v, n, sizeof *v, by_key);
     s->items = json_array();
@@ -67,7 +67,8 @@ struct snapshot *snap_new(const struct route *r)
     return s;
 }
 
-void do_list(const struct route *r, long limit, const char *cont, struct answer *a)
+void do_list(const struct route *r, const struct fsel *fs, long limit, const char *cont,
+             struct answer *a)
 {
     struct snapshot *s = NULL;
     size_t from = 0;
@@ -89,7 +90,7 @@ void do_list(const struct route *r, long limit, const char *cont, struct answer 
         }
         from = off;
     } else {
-        s = snap_new(r);
+        s = snap_new(r, fs);
     }
     size_t total = json_array_size(s->items);
     size_t to = limit > 0 && from + (size_t)limit < total ? from + (size_t)limit : total;
@@ -120,6 +121,7 @@ void do_list(const struct route *r, long limit, const char *cont, struct answer 
 
 struct watch {
     struct route r;
+    struct fsel fs;
     size_t next;     /* the next event to look at */
     json_t *initial; /* ADDED events still to send (a watch without a resourceVersion) */
     size_t ninitial;
@@ -140,7 +142,7 @@ double mono(void)
 static char *event_line(const char *type, json_t *obj)
 {
     json_t *ev = json_pack("{s:s,s:O}", "type", type, "object", obj);
-    char *s = json_dumps(ev, JSON_COMPACT);
+    char *s = json_text(ev, NULL);
     json_decref(ev);
     size_t n = strlen(s);
     s = realloc(s, n + 2);
@@ -172,6 +174,33 @@ static char *event_line_text(const struct event *e)
     return s;
 }
 
+/* An event as a watch with a field selector sees it, as the watch cache's
+ * cacheWatcher.convertToWatchEvent (k8s.io/apiserver/pkg/storage/cacher):
+ * ADDED when the object comes into the selector's view, MODIFIED while it
+ * stays in it, DELETED with the version before (at the event's
+ * resourceVersion) when it leaves it or is deleted; NULL when the watch
+ * sees neither version. */
+static char *selected_line(const struct watch *w, const struct event *e)
+{
+    bool now = strcmp(e->type, "DELETED") != 0 && fsel_match(&w->fs, e->obj);
+    bool before = e->prev && fsel_match(&w->fs, e->prev);
+    if (now) {
+        if (before || strcmp(e->type, "MODIFIED") != 0)
+            return event_line_text(e);
+        return event_line("ADDED", e->obj);
+    }
+    if (!before)
+        return NULL;
+    if (strcmp(e->type, "DELETED") == 0) /* its object is the last version at this rv */
+        return event_line_text(e);
+    json_t *last = json_copy(e->prev); /* the version before, at this event's resourceVersion */
+    json_object_set_new(last, "metadata", json_copy(json_object_get(e->prev, "metadata")));
+    set_rv(last, e->rv);
+    char *line = event_line("DELETED", last);
+    json_decref(last);
+    return line;
+}
+
 /* The next line for w, or NULL (call with the lock held). */
 static char *watch_next(struct watch *w)
 {
@@ -182,10 +211,18 @@ static char *watch_next(struct watch *w)
     }
     for (; w->next < S.nevents; w->next++) {
         struct event *e = &S.events[w->next];
-        if (in_scope(e->o, &w->r)) {
+        if (!in_scope(e->o, &w->r))
+            continue;
+        if (!w->fs.n) {
             w->next++;
             w->sent++;
             return event_line_text(e);
+        }
+        char *line = selected_line(w, e);
+        if (line) {
+            w->next++;
+            w->sent++;
+            return line;
         }
     }
     double now = mono();
@@ -277,18 +314,19 @@ static void watch_free(void *cls)
 }
 
 /* Starts a watch (lock held); sets *resp or answers a. */
-struct MHD_Response *do_watch(const struct route *r, const char *rv_s, bool bookmarks,
-                              long timeout_s, long drop_after)
+struct MHD_Response *do_watch(const struct route *r, const struct fsel *fs, const char *rv_s,
+                              bool bookmarks, long timeout_s, long drop_after)
 {
     struct watch *w = calloc(1, sizeof *w);
     w->r = *r;
+    w->fs = *fs;
     w->bookmarks = bookmarks;
     w->drop_after = drop_after;
     w->deadline = mono() + (timeout_s > 0 ? (double)timeout_s : 1800);
     w->next_bookmark = mono() + (double)S.bookmark_ms / 1000;
     long rv = rv_s && rv_s[0] ? strtol(rv_s, NULL, 10) : 0;
     if (rv == 0) { /* the current state as ADDED events, then changes */
-        struct snapshot *s = snap_new(r);
+        struct snapshot *s = snap_new(r, fs);
         w->initial = json_incref(s->items);
         json_decref(s->items);
         free(s->res);

@@ -1,5 +1,5 @@
 /* main.c - the API server double's HTTP server (libmicrohttpd, a thread
- * per connection, 127.0.0.1 only): bodies read and parsed, faults applied,
+ * per connection waiting in poll(2), 127.0.0.1 only): bodies read and parsed, faults applied,
  * requests routed to lists, watches and writes; "port N" printed once
  * listening; SIGTERM stops it. */
 #include <netinet/in.h>
@@ -7,6 +7,7 @@
 #include <unistd.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <malloc.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -75,16 +76,22 @@ static void route_request(struct MHD_Connection *c, const char *url, const char 
         return;
     }
     bool get = strcmp(method, "GET") == 0;
+    struct fsel fs;
+    if (!r.item && get &&
+        !fsel_parse(MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "fieldSelector"), r.res,
+                    &fs, a))
+        return;
     if (!r.item && get && is_watch) {
         const char *rv = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "resourceVersion");
         const char *bm =
             MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "allowWatchBookmarks");
         const char *to = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "timeoutSeconds");
-        *stream = do_watch(&r, rv, bm && strcmp(bm, "true") == 0, to ? atol(to) : 0, f.drop_after);
+        *stream =
+            do_watch(&r, &fs, rv, bm && strcmp(bm, "true") == 0, to ? atol(to) : 0, f.drop_after);
     } else if (!r.item && get) {
         const char *lim = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "limit");
         const char *cont = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "continue");
-        do_list(&r, lim ? atol(lim) : 0, cont, a);
+        do_list(&r, &fs, lim ? atol(lim) : 0, cont, a);
     } else if (!r.item && strcmp(method, "POST") == 0) {
         do_create(&r, body, a);
     } else if (r.item && get && !r.sub[0]) {
@@ -235,6 +242,12 @@ int main(int argc, char **argv)
     const char *cert = NULL, *key = NULL, *client_ca = NULL, *tokens = NULL;
     S.bookmark_ms = 1000;
     S.grace_ms = -1;
+    /* the store only grows (every version is kept for watches): heaps grown
+     * 16 MiB at a time and never trimmed, where glibc's defaults grew each
+     * thread's arena 128 KiB at a time (an mprotect each) and gave memory
+     * back only to fault it in again */
+    mallopt(M_TOP_PAD, 16 << 20);
+    mallopt(M_TRIM_THRESHOLD, 256 << 20);
     for (size_t i = 0; i < WATCH_CVS; i++)
         pthread_cond_init(&S.wcv[i], NULL);
     for (int i = 1; i < argc; i++) {
@@ -272,7 +285,8 @@ int main(int argc, char **argv)
     sa.sin_family = AF_INET;
     sa.sin_port = htons((uint16_t)port);
     sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION;
+    /* poll(2) rather than select(2): no FD_SETSIZE bound on connections */
+    unsigned flags = MHD_USE_POLL_INTERNAL_THREAD | MHD_USE_THREAD_PER_CONNECTION;
     struct MHD_Daemon *d;
     if (AUTH.cert_pem && AUTH.ca_pem) /* HTTPS asking for a client certificate */
         d = MHD_start_daemon(flags | MHD_USE_TLS, 0, NULL, NULL, on_request, NULL,

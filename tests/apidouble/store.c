@@ -131,10 +131,10 @@ void record(struct object *o, const char *type, json_t *obj)
         free(old->text);
         old->text = NULL;
     }
-    char *text = json_dumps(obj, JSON_COMPACT);
-    S.events[S.nevents++] =
-        (struct event){rv, type, o, json_incref(obj), text, text ? strlen(text) : 0};
-    json_decref(o->cur);
+    size_t tlen = 0;
+    char *text = json_text(obj, &tlen);
+    /* the version before passes to the event (no copy) */
+    S.events[S.nevents++] = (struct event){rv, type, o, json_incref(obj), o->cur, text, tlen};
     o->cur = strcmp(type, "DELETED") == 0 ? NULL : json_incref(obj);
     json_decref(obj);
     pthread_cond_broadcast(watch_cv(o->res)); /* the watches of this resource, no others */
@@ -144,7 +144,7 @@ void answer_recorded(struct answer *a, unsigned status)
 {
     struct event *e = &S.events[S.nevents - 1];
     a->status = status;
-    a->body = e->text ? strdup(e->text) : json_dumps(e->obj, JSON_COMPACT);
+    a->body = e->text ? strdup(e->text) : json_text(e->obj, NULL);
 }
 
 /* Quantities given as numbers become strings, as the server writes them. */
@@ -205,7 +205,7 @@ json_t *merge_patch(json_t *target, json_t *patch)
 void answer_json(struct answer *a, unsigned status, json_t *doc)
 {
     a->status = status;
-    a->body = json_dumps(doc, JSON_COMPACT);
+    a->body = json_text(doc, NULL);
     json_decref(doc);
 }
 
