@@ -35,7 +35,10 @@ grep -q gfd.timestamp "$tmp/labels" && failed "labels: a timestamp with --no-tim
 
 "$double" --port 0 >"$tmp/port" &
 dpid=$!
-for _ in $(seq 50); do [ -s "$tmp/port" ] && break; sleep 0.1; done
+# its port line, waited for at most 60 s (a sanitizer build on a loaded
+# machine starts slowly)
+deadline=$((SECONDS + 60))
+while [ ! -s "$tmp/port" ] && [ "$SECONDS" -lt "$deadline" ] && kill -0 "$dpid" 2>/dev/null; do sleep 0.1; done
 port=$(sed -n 's/^port \([0-9]*\).*/\1/p' "$tmp/port")
 [ -n "$port" ] || { echo "FAIL the double did not start"; exit 1; }
 cat >"$tmp/kubeconfig" <<KC

@@ -53,9 +53,12 @@ fi
 
 # --- a FIFO and a character device are written in place -------------------
 mkfifo pipe.json
-timeout 20 cat pipe.json >from-pipe.json &
+# bounded generously (a sanitizer build on a loaded machine may take long
+# before it opens the FIFO): a reader gone early would leave the run
+# blocked in open() for good
+timeout 120 cat pipe.json >from-pipe.json &
 reader=$!
-sim --json pipe.json
+timeout 120 "$gp" sim --cluster "$cluster" --workload "$workload" --quiet --json pipe.json
 wait "$reader"
 if [ -p pipe.json ] && cmp -s from-pipe.json ref.json && no_temporaries .; then
     ok "a FIFO is written in place and stays a FIFO"
@@ -217,9 +220,12 @@ cp killed/out.json killed/out.orig
 # exists; status is the run's exit status, saw 1 if the temporary was seen
 kill_run() {
     "$gp" sim --cluster "$cluster" --workload slow.yaml --quiet --horizon 60d --json killed/out.json &
-    local pid=$! i
+    local pid=$!
     saw=0
-    for i in $(seq 1 200); do
+    # until its temporary exists (at most 120 s: the sanitizer build under
+    # load starts slowly), or the run has ended
+    local deadline=$((SECONDS + 120))
+    while [ "$SECONDS" -lt "$deadline" ] && kill -0 "$pid" 2>/dev/null; do
         if ls -a killed | grep -q '\.gpuplane-'; then
             saw=1
             break

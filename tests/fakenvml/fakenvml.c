@@ -678,6 +678,32 @@ int nvmlDeviceGetPersistenceMode(struct gp_nvml_device *device, int *mode)
     END;
 }
 
+/* The event sets created on this XID file so far, counted in XIDS.sets
+ * (absent: none; renamed into place, so read whole or not at all) once
+ * each set follows the file, so that a test appends an XID only after a
+ * set is there to see it instead of sleeping and hoping (a line appended
+ * before the set exists is before its start, never reported). Lock held. */
+static void count_event_set(void)
+{
+    char path[560], tmp[600];
+    snprintf(path, sizeof path, "%s.sets", F.xids);
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    long created = 0;
+    FILE *f = fopen(path, "r");
+    if (f) {
+        if (fscanf(f, "%ld", &created) != 1)
+            created = 0;
+        fclose(f);
+    }
+    created++;
+    f = fopen(tmp, "w");
+    if (!f)
+        return;
+    fprintf(f, "%ld\n", created);
+    if (fclose(f) != 0 || rename(tmp, path) != 0)
+        remove(tmp);
+}
+
 int nvmlEventSetCreate(struct gp_nvml_event_set **set)
 {
     BEGIN("nvmlEventSetCreate");
@@ -690,6 +716,8 @@ int nvmlEventSetCreate(struct gp_nvml_event_set **set)
     struct stat st;
     if (F.xids[0] && stat(F.xids, &st) == 0)
         (*set)->offset = (long)st.st_size;
+    if (F.xids[0])
+        count_event_set();
     END;
 }
 

@@ -125,7 +125,7 @@ current-context: c
           target: {apiVersion: 'v1', kind: 'Node', name: NODE}});
         if (bind.status !== 201) throw new Error('bind ' + bind.status);
         admit(name); // the kubelet sees the pod bound
-        const until = Date.now() + 10000;
+        const until = Date.now() + lib.WAIT_MS;
         for (;;) {
           const p = await request(port, 'GET', `/api/v1/namespaces/default/pods/${name}`);
           if (p.body.metadata.annotations['gpuplane.io/phase'] === 'allocated') break;
@@ -171,10 +171,11 @@ current-context: c
     const scrape = () => new Promise((res) => http.get({host: '127.0.0.1', port: Number(mport[1]), path: '/metrics'},
       (r) => { let b = ''; r.on('data', (d) => { b += d; }); r.on('end', () => res(b)); }));
     let metrics = '';
-    for (let i = 0; mport && i < 40; i++) { // the agent updates them every 0.2 s
-      metrics = await scrape();
-      if (new RegExp(`^gpuplane_node_allocations_total ${N_PODS + 1}$`, 'm').test(metrics)) break;
-      await lib.sleep(100);
+    if (mport) { // the agent updates them every 0.2 s
+      await lib.waitUntil(async () => {
+        metrics = await scrape();
+        return new RegExp(`^gpuplane_node_allocations_total ${N_PODS + 1}$`, 'm').test(metrics);
+      }, 'the allocations counted in /metrics', lib.WAIT_MS, 100).catch(() => {});
     }
     check(new RegExp(`^gpuplane_node_allocations_total ${N_PODS + 1}$`, 'm').test(metrics) &&
       /^gpuplane_node_allocate_refusals_total 1$/m.test(metrics) &&

@@ -10,6 +10,7 @@ const fs = require('fs');
 const path = require('path');
 const grpc = require('@grpc/grpc-js');
 const protoLoader = require('@grpc/proto-loader');
+const {WAIT_MS} = require('./lib');
 
 function loadApi(protoPath) {
   const def = protoLoader.loadSync(protoPath, {keepCase: true, longs: String, defaults: true});
@@ -51,8 +52,8 @@ class Kubelet {
     try { fs.unlinkSync(this.sock); } catch (e) { /* gone */ }
   }
 
-  // Resolves once pred(registrations) holds (or rejects after ms).
-  waitRegistrations(pred, ms = 10000) {
+  // Resolves once pred(registrations) holds (or rejects after ms: lib.WAIT_MS).
+  waitRegistrations(pred, ms = WAIT_MS) {
     return new Promise((res, rej) => {
       const check = () => { if (pred(this.registrations)) { res(this.registrations); return true; } return false; };
       if (check()) return;
@@ -67,7 +68,7 @@ class Kubelet {
 }
 
 function unary(client, method, req) {
-  return new Promise((res, rej) => client[method](req, {deadline: Date.now() + 15000},
+  return new Promise((res, rej) => client[method](req, {deadline: Date.now() + WAIT_MS},
     (err, resp) => err ? rej(err) : res(resp)));
 }
 
@@ -92,7 +93,7 @@ class Plugin {
     });
     stream.on('error', () => { w.ended = true; w.waiters = w.waiters.filter((f) => !f()); });
     stream.on('end', () => { w.ended = true; w.waiters = w.waiters.filter((f) => !f()); });
-    w.waitFor = (pred, ms = 10000) => new Promise((res, rej) => {
+    w.waitFor = (pred, ms = WAIT_MS) => new Promise((res, rej) => {
       const check = () => {
         const last = w.lists[w.lists.length - 1];
         if (last && pred(last)) { res(last); return true; }

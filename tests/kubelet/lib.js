@@ -55,14 +55,45 @@ function writeJson(file, obj) {
   fs.renameSync(tmp, file);
 }
 
+// Every process a test starts (agents, the double), killed when the test's
+// process exits however it exits (a failed check, an exception, an early
+// process.exit): none is left behind holding a socket or ctest's output.
+const children = new Set();
+function track(p) {
+  children.add(p);
+  p.on('exit', () => children.delete(p));
+  return p;
+}
+process.on('exit', () => {
+  for (const p of children) {
+    try { p.kill('SIGKILL'); } catch (e) { /* gone already */ }
+  }
+});
+for (const sig of ['SIGTERM', 'SIGINT', 'SIGHUP']) process.on(sig, () => process.exit(1));
+
+// Deadlines for what the agent must do: generous for the sanitizer build on
+// a loaded 2-core machine (ctest's TIMEOUT bounds the whole test).
+const WAIT_MS = 30000;
+
+// Resolves once pred() (sync or async) holds, polling every stepMs; rejects
+// naming what after ms.
+async function waitUntil(pred, what, ms = WAIT_MS, stepMs = 50) {
+  const until = Date.now() + ms;
+  for (;;) {
+    if (await pred()) return;
+    if (Date.now() > until) throw new Error(`not within ${ms} ms: ${what}`);
+    await sleep(stepMs);
+  }
+}
+
 // The agent on dir's sockets; resolves once it is running.
 function startAgent(args, env = {}) {
   const bin = process.env.GPUPLANE;
   if (!bin) throw new Error('GPUPLANE is not set');
   // the CDI spec into a scratch directory, never the host's /var/run/cdi
   const cdi = args.includes('--cdi-dir') || args.includes('--no-cdi') ? [] : ['--cdi-dir', tmpdir('cdi')];
-  const p = spawn(bin, ['node', 'agent', ...cdi, ...args], {stdio: ['ignore', 'ignore', 'pipe'],
-    env: Object.assign({}, process.env, env)});
+  const p = track(spawn(bin, ['node', 'agent', ...cdi, ...args], {stdio: ['ignore', 'ignore', 'pipe'],
+    env: Object.assign({}, process.env, env)}));
   p.log = '';
   p.stderr.on('data', (d) => { p.log += d; if (process.env.GP_VERBOSE) process.stderr.write(d); });
   p.done = new Promise((res) => p.on('exit', (code, sig) => res({code, sig})));
@@ -113,7 +144,7 @@ function skipWithoutModules() {
 function startDouble() {
   const bin = process.env.GP_APIDOUBLE;
   if (!bin) throw new Error('GP_APIDOUBLE is not set');
-  const p = spawn(bin, ['--port', '0'], {stdio: ['ignore', 'pipe', 'inherit']});
+  const p = track(spawn(bin, ['--port', '0'], {stdio: ['ignore', 'pipe', 'inherit']}));
   return new Promise((res, rej) => {
     let out = '';
     p.stdout.on('data', (d) => {
@@ -182,4 +213,5 @@ async function phase(port, name) {
 }
 
 module.exports = {protoPath, tmpdir, uuid, inventory, writeJson, startAgent, stopAgent, check,
-  expectError, finish, sleep, skipWithoutModules, startDouble, request, kubeconfig, place, phase};
+  expectError, finish, sleep, skipWithoutModules, startDouble, request, kubeconfig, place, phase,
+  WAIT_MS, waitUntil};

@@ -127,7 +127,7 @@ const sorted = (gs) => gs.map((g) => uuid(g)).sort();
     const mport = Number(/metrics and \/healthz on port (\d+)/.exec(agent.log)[1]);
     const counts = async (want) => {
       let last = '';
-      for (let i = 0; i < 50; i++) { // the agent updates them every 0.2 s
+      await lib.waitUntil(async () => { // the agent updates them every 0.2 s
         const m = await new Promise((res) => require('http').get({host: '127.0.0.1', port: mport, path: '/metrics'},
           (r) => { let b = ''; r.on('data', (x) => { b += x; }); r.on('end', () => res(b)); }));
         last = [0, 1, 2, 3].map((g) => {
@@ -135,9 +135,8 @@ const sorted = (gs) => gs.map((g) => uuid(g)).sort();
           const x = re.exec(m);
           return x ? Number(x[1]) : -1;
         });
-        if (JSON.stringify(last) === JSON.stringify(want)) return last;
-        await lib.sleep(100);
-      }
+        return JSON.stringify(last) === JSON.stringify(want);
+      }, 'pods allocated per GPU ' + JSON.stringify(want), lib.WAIT_MS, 100).catch(() => {});
       return last;
     };
     let c = await counts([1, 2, 1, 1]);

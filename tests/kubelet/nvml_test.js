@@ -45,6 +45,10 @@ ${extra}`);
     const l = await w.waitFor((x) => x.length === 2);
     check(l[0].ID === 'GPU-f0' && l[1].ID === 'GPU-f1' && l.every((d) => d.health === 'Healthy'),
       'NVML: the two GPUs the driver lists, by UUID, Healthy', l);
+    // the agent's XID event set made (the fake counts them in xids.sets): a
+    // line appended before it exists is never reported
+    const sets = () => { try { return Number(fs.readFileSync(xids + '.sets', 'utf8')); } catch (e) { return 0; } };
+    await lib.waitUntil(() => sets() >= 1, 'the agent\'s XID event set created');
     fs.appendFileSync(xids, '0 13\n');
     await lib.sleep(600);
     check(w.lists[w.lists.length - 1].every((d) => d.health === 'Healthy'),

@@ -60,6 +60,29 @@ static void sleep_s(double s)
     nanosleep(&ts, NULL);
 }
 
+/* Waits (at most 30 s) until the fake NVML has created `n` XID event sets
+ * on this test's XID file (xids.sets, tests/fakenvml): an XID appended
+ * before the agent's set exists is never reported, so a fixed sleep here
+ * fails on a slow machine. */
+static void wait_event_sets(long n)
+{
+    char path[300];
+    snprintf(path, sizeof path, "%s.sets", xids);
+    long have = 0;
+    for (int i = 0; i < 1500; i++) {
+        FILE *f = fopen(path, "r");
+        if (f) {
+            if (fscanf(f, "%ld", &have) != 1)
+                have = 0;
+            fclose(f);
+        }
+        if (have >= n)
+            return;
+        sleep_s(0.02);
+    }
+    fail_msg("the agent's XID event set %ld not created within 30 s (%ld so far)", n, have);
+}
+
 #define HDR "driver 535.104.05\ncuda 12020\n"
 #define GPU_A(n, bus)                                                                              \
     "gpu name=\"NVIDIA A100-SXM4-80GB\" uuid=GPU-a" #n " pci=00000000:" bus ":00.0 "               \
@@ -323,7 +346,7 @@ static void test_event_uid(void **state)
     append(conf, line);
     struct run *r = calloc(1, sizeof *r);
     agent_start(r, 0);
-    sleep_s(0.3); /* the XID thread registered */
+    wait_event_sets(1); /* the XID thread registered */
     append(xids, "1 79\n");
     char want[128];
     snprintf(want, sizeof want, "GPUUnhealthy|%s", uid);
@@ -411,7 +434,7 @@ static void test_gpu_lost(void **state)
     struct run *r = calloc(1, sizeof *r);
     agent_start(r, 0.1);
     assert_string_equal(wait_cdi("0 GPU-a0 1 GPU-a1 all"), "0 GPU-a0 1 GPU-a1 all");
-    sleep_s(0.3);
+    wait_event_sets(1);
     append(xids, "lost 1\n");
     assert_true(wait_metric(r, "gpuplane_node_gpus_lost", 1) == 1);
     assert_int_equal(wait_count(c, "GPUUnhealthy", 1), 1);
@@ -446,7 +469,7 @@ static void test_nvml_down_and_back(void **state)
     struct run *r = calloc(1, sizeof *r);
     agent_start(r, 0.1);
     assert_string_equal(wait_cdi("0 GPU-a0 1 GPU-a1 all"), "0 GPU-a0 1 GPU-a1 all");
-    sleep_s(0.3);
+    wait_event_sets(1);
     append(xids, "0 48\n"); /* recoverable: out until a reset, a quiet period or a reload */
     assert_true(wait_metric(r, "gpuplane_node_gpu_healthy{gpu=\"GPU-a0\"}", 0) == 0);
     live_conf(two_gpus, "fail-all 999\n");
@@ -471,7 +494,7 @@ static void test_nvml_down_and_back(void **state)
                 2);
     assert_string_equal(wait_cdi("0 GPU-a0 1 GPU-a2 all"), "0 GPU-a0 1 GPU-a2 all");
     /* XIDs followed again, on the new event set (GPU-a2 is NVML's GPU 1 now) */
-    sleep_s(0.3);
+    wait_event_sets(2); /* the set made again once NVML is back */
     append(xids, "1 79\n");
     assert_true(wait_metric(r, "gpuplane_node_gpu_healthy{gpu=\"GPU-a2\"}", 0) == 0);
     assert_true(metric(r, "gpuplane_node_gpu_healthy{gpu=\"GPU-a0\"}") == 1);

@@ -39,6 +39,9 @@ static int teardown(void **state)
     (void)state;
     unlink(conf);
     unlink(xids);
+    char sets[160]; /* the fake's count of event sets (tests/fakenvml) */
+    snprintf(sets, sizeof sets, "%s.sets", xids);
+    unlink(sets);
     rmdir(dir);
     return 0;
 }
