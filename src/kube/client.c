@@ -1,6 +1,9 @@
 /* client.c - HTTP(S) requests to the API server with libcurl: the
  * credentials of a struct gp_kube_config, timeouts, retries, the size cap
- * and the token bucket (see client.h). */
+ * and the token bucket (see client.h). A request's exchange is written and
+ * read by http1.c over a kept connection libcurl opened; watch streams,
+ * and every request when opts.curl_http is set, go through libcurl's own
+ * HTTP layer. */
 #include "kube/client.h"
 
 #include <stdatomic.h>
@@ -13,6 +16,7 @@
 
 #include <curl/curl.h>
 
+#include "kube/http1.h"
 #include "kube/retry.h"
 #include "util/fs.h"
 #include "util/rng.h"
@@ -40,6 +44,11 @@ struct gp_kube_client {
     char *hdr_token;           /* the token the lists were built with */
     char *url;                 /* the last request's URL buffer */
     size_t urlcap;
+    /* requests by http1.c: its connections' handles copied from tmpl */
+    CURL *tmpl;
+    struct gp_http1 *h1;  /* NULL: opts.curl_http */
+    char *h1_host;        /* the Host header's value */
+    size_t h1_prefix_len; /* the path of the server's URL, before each request's */
 };
 
 /* what a transfer writes into */
@@ -70,6 +79,7 @@ void gp_kube_client_opts_default(struct gp_kube_client_opts *o)
     o->qps = 50;
     o->burst = 100;
     o->seed = 1;
+    o->curl_http = false;
 }
 
 void gp_kube_response_free(struct gp_kube_response *r)
@@ -185,6 +195,30 @@ static enum gp_err server_name_set(struct gp_kube_client *c, const struct gp_kub
     return GP_OK;
 }
 
+static int on_progress(void *ud, curl_off_t dt, curl_off_t dn, curl_off_t ut, curl_off_t un);
+
+/* http1.c's side: a copy of the configured handle its connections' are
+ * made from (cancel seen while connecting), the Host header's value (the
+ * server URL's host and port, or tls-server-name's redirection's) and the
+ * server URL's path, which every request's path follows. */
+static enum gp_err h1_set(struct gp_kube_client *c, struct gp_diag *diag)
+{
+    const char *base = c->base ? c->base : c->server;
+    const char *auth = strstr(base, "://");
+    auth = auth ? auth + 3 : base;
+    size_t alen = strcspn(auth, "/?#");
+    c->h1_prefix_len = strlen(auth + alen);
+    c->tmpl = curl_easy_duphandle(c->curl);
+    c->h1_host = c->host_hdr ? strdup(c->host_hdr + 6) : strndup(auth, alen);
+    if (c->tmpl) {
+        curl_easy_setopt(c->tmpl, CURLOPT_NOPROGRESS, 0L);
+        curl_easy_setopt(c->tmpl, CURLOPT_XFERINFOFUNCTION, on_progress);
+        curl_easy_setopt(c->tmpl, CURLOPT_XFERINFODATA, c);
+        c->h1 = gp_http1_new(c->tmpl, base);
+    }
+    return c->h1 && c->h1_host ? GP_OK : gp_diag_set(diag, GP_ENOMEM, "kube client: out of memory");
+}
+
 enum gp_err gp_kube_client_new(const struct gp_kube_config *cfg,
                                const struct gp_kube_client_opts *opts, struct gp_kube_client **out,
                                struct gp_diag *diag)
@@ -227,7 +261,6 @@ enum gp_err gp_kube_client_new(const struct gp_kube_config *cfg,
     curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
     curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L);
     curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, (long)(c->o.connect_timeout_s * 1000));
-    curl_easy_setopt(h, CURLOPT_USERAGENT, "gpuplane/" GP_VERSION);
     enum gp_err err = set_pem(h, CURLOPT_CAINFO, CURLOPT_CAINFO_BLOB, &cfg->ca);
     if (err == GP_OK && (cfg->cert.file || cfg->cert.data)) {
         curl_easy_setopt(h, CURLOPT_SSLCERTTYPE, "PEM");
@@ -242,6 +275,8 @@ enum gp_err gp_kube_client_new(const struct gp_kube_config *cfg,
                            cfg->source ? cfg->source : "kubeconfig");
     }
     err = server_name_set(c, cfg, diag);
+    if (err == GP_OK && !c->o.curl_http)
+        err = h1_set(c, diag);
     if (err == GP_OK)
         err = token_refresh(c, diag);
     if (err != GP_OK) {
@@ -256,6 +291,10 @@ void gp_kube_client_free(struct gp_kube_client *c)
 {
     if (!c)
         return;
+    gp_http1_free(c->h1);
+    if (c->tmpl)
+        curl_easy_cleanup(c->tmpl);
+    free(c->h1_host);
     if (c->curl)
         curl_easy_cleanup(c->curl);
     for (size_t i = 0; i < 4; i++)
@@ -281,6 +320,11 @@ void gp_kube_client_cancel(struct gp_kube_client *c)
 const char *gp_kube_client_server(const struct gp_kube_client *c)
 {
     return c->server;
+}
+
+unsigned long gp_kube_client_connects(const struct gp_kube_client *c)
+{
+    return c->h1 ? gp_http1_connects(c->h1) : 0;
 }
 
 static size_t on_write(char *data, size_t size, size_t nmemb, void *ud)
@@ -348,6 +392,12 @@ static struct curl_slist *headers_make(const char *content_type, const char *tok
 {
     struct curl_slist *hdr = curl_slist_append(NULL, "Accept: application/json");
     char line[4096];
+    if (hdr) { /* in the list, not CURLOPT_USERAGENT: libcurl formats that anew per request */
+        struct curl_slist *n = curl_slist_append(hdr, "User-Agent: gpuplane/" GP_VERSION);
+        if (!n)
+            curl_slist_free_all(hdr);
+        hdr = n;
+    }
     if (hdr && host) {
         struct curl_slist *n = curl_slist_append(hdr, host);
         if (!n)
@@ -426,6 +476,22 @@ static CURLcode perform(struct gp_kube_client *c, const char *method, const char
     struct curl_slist *hdr = headers(c, content_type);
     if (!hdr)
         return CURLE_OUT_OF_MEMORY;
+    if (c->h1 && !s->lines) { /* the exchange by http1.c */
+        struct gp_http1_req rq = {.method = method,
+                                  .target = url + strlen(base) - c->h1_prefix_len,
+                                  .host = c->h1_host,
+                                  .hdr = hdr,
+                                  .body = body,
+                                  .body_len = body ? strlen(body) : 0,
+                                  .timeout_s = timeout_s,
+                                  .cancelled = &c->cancelled,
+                                  .on_body = on_write,
+                                  .body_ud = s,
+                                  .on_header = on_header,
+                                  .header_ud = retry_after};
+        *retry_after = -1;
+        return gp_http1_exchange(c->h1, &rq, code, errbuf);
+    }
     curl_easy_setopt(h, CURLOPT_URL, url);
     curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdr);
     curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, strcmp(method, "GET") == 0 ? NULL : method);

@@ -1,4 +1,6 @@
-/* client.h - the Kubernetes API client: HTTPS with libcurl, TLS verified
+/* client.h - the Kubernetes API client: HTTPS with libcurl (requests
+ * written and read by http1.c over a kept connection libcurl opened;
+ * watches by libcurl's HTTP), TLS verified
  * unless the kubeconfig says insecure-skip-tls-verify (against its
  * tls-server-name when it names one, else the URL's host), a bearer token
  * (re-read when its file changes) or a client certificate; a connect
@@ -30,6 +32,9 @@ struct gp_kube_client_opts {
     size_t max_line_bytes;     /* 16 MiB: one watch event */
     double qps, burst;         /* 50 and 100 (client-go's defaults are 5 and 10); qps 0: none */
     uint64_t seed;             /* the jitter's seed */
+    bool curl_http;            /* false: requests written and read by http1.c over a kept
+                                * connection libcurl opened; true: through libcurl's HTTP
+                                * (watch streams always are) */
 };
 
 void gp_kube_client_opts_default(struct gp_kube_client_opts *o);
@@ -82,5 +87,8 @@ enum gp_err gp_kube_status_err(long status, const char *body, const char *method
 
 /* The server's base URL ("https://host:port"). */
 const char *gp_kube_client_server(const struct gp_kube_client *c);
+
+/* The connections http1.c opened so far (0 with opts.curl_http). */
+unsigned long gp_kube_client_connects(const struct gp_kube_client *c);
 
 #endif
