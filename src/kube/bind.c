@@ -373,13 +373,15 @@ static void *binder_main(void *arg)
         job_run(b, j);
         pthread_mutex_lock(&q->mu);
         j->next = NULL;
+        bool first = !q->done; /* results waiting: the scheduling thread was woken for them */
         if (q->done_tail)
             q->done_tail->next = j;
         else
             q->done = j;
         q->done_tail = j;
-        pthread_cond_broadcast(&q->done_cv);
-        if (q->wake) {
+        if (first)
+            pthread_cond_broadcast(&q->done_cv);
+        if (first && q->wake) {
             pthread_mutex_unlock(&q->mu);
             q->wake(q->wake_ctx);
             pthread_mutex_lock(&q->mu);

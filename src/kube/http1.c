@@ -129,9 +129,12 @@ static CURLcode wait_fd(const struct gp_http1 *x, short ev, double deadline,
     }
 }
 
-/* More bytes into in[len..): *got of them (0: the connection ended). */
-static CURLcode fill(struct gp_http1 *x, double deadline, const atomic_int *cancelled, size_t *got,
-                     char *errbuf)
+/* More bytes into in[len..): *got of them (0: the connection ended).
+ * wait_first: nothing can have come yet (the request just sent, nothing
+ * held): the socket waited for before a read, not after one that would
+ * find nothing. */
+static CURLcode fill(struct gp_http1 *x, double deadline, const atomic_int *cancelled,
+                     bool wait_first, size_t *got, char *errbuf)
 {
     if (x->pos > 0 && x->pos == x->len)
         x->pos = x->len = 0;
@@ -147,6 +150,11 @@ static CURLcode fill(struct gp_http1 *x, double deadline, const atomic_int *canc
             x->in = b;
             x->cap *= 2;
         }
+    }
+    if (wait_first) {
+        CURLcode rc = wait_fd(x, POLLIN, deadline, cancelled, errbuf);
+        if (rc != CURLE_OK)
+            return rc;
     }
     for (;;) {
         size_t n = 0;
@@ -425,7 +433,7 @@ static CURLcode answer_read(struct gp_http1 *x, const struct gp_http1_req *rq, d
         if (x->len - x->pos > HEAD_MAX)
             return fail(errbuf, CURLE_WEIRD_SERVER_REPLY, "an answer's head too long");
         size_t got;
-        CURLcode rc = fill(x, deadline, rq->cancelled, &got, errbuf);
+        CURLcode rc = fill(x, deadline, rq->cancelled, *none && x->len == 0, &got, errbuf);
         if (rc != CURLE_OK)
             return rc;
         if (got == 0)
@@ -454,7 +462,7 @@ static CURLcode answer_read(struct gp_http1 *x, const struct gp_http1_req *rq, d
         if (r == -2)
             return fail(errbuf, CURLE_WRITE_ERROR, "the answer's body was refused");
         size_t got;
-        CURLcode rc = fill(x, deadline, rq->cancelled, &got, errbuf);
+        CURLcode rc = fill(x, deadline, rq->cancelled, false, &got, errbuf);
         if (rc != CURLE_OK)
             return rc;
         if (got == 0 && b.mode == BM_EOF)
