@@ -3,8 +3,9 @@
  * annotation patch (the pod's resourceVersion a precondition) then the
  * Binding (uid and the patched resourceVersion preconditions), and on a
  * failure the annotations cleared before anything else; jobs are carried
- * out by a pool of binder threads, each on a client of its own (several
- * connections), or on the scheduling thread itself when there is no pool.
+ * out by a pool of binder threads, each on a client of its own (a kept
+ * HTTP/1.1 connection each, written and read by http1.c), or on the
+ * scheduling thread itself when there is no pool.
  * A job's own requests stay in order; jobs run side by side. A binder
  * never touches the engine or the scheduler's records: it works on copies
  * of the strings it needs and hands its result back through a queue, and
