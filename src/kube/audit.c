@@ -163,22 +163,37 @@ static void audit_mig(const struct spod *p, const struct snode *n, const struct 
     }
 }
 
+/* A split node's GPUs in MIG mode (objects.h, info.split), bit g GPU g. */
+static uint32_t in_mig_mask(const struct snode *n)
+{
+    uint32_t in_mig = 0;
+    for (uint32_t i = 0; n->info.split && i < n->info.mig_gpus; i++)
+        in_mig |= 1u << n->info.mig_index[i];
+    return in_mig;
+}
+
 /* A node whose GPUs the device plugin shares by time-slicing or MPS
  * (n->info.replicas per GPU, objects_share.c): a pod that names GPUs
  * holds a replica of each (nvidia.com/gpu: 1 is one replica, not a whole
  * GPU), one that names none its gpu_count replicas anywhere. No GPU may
  * hold more pods than its replicas nor more declared GPU memory than it
- * has, nor the node more replicas than it advertises. */
-static void audit_replicas(struct gp_kube_sched *s, const struct snode *n, char *msg, size_t size,
-                           bool *memory)
+ * has, nor the node more replicas than it advertises. On a node of whole
+ * GPUs time-sliced beside MIG ones (objects_mig.c) these are the whole
+ * GPUs' replicas: MIG pods are audited by their slices, and a replica
+ * named on a GPU in MIG mode is a MIG violation. */
+static void audit_replicas(struct gp_kube_sched *s, const struct snode *n,
+                           const struct gp_mig_model *mm, char *msg, size_t size, bool *memory,
+                           bool *mig)
 {
     uint32_t r = n->info.replicas, count = n->info.gpus, gmem = n->spec.gpu_mem_mib;
-    uint32_t pods[GP_MAX_GPUS_PER_NODE] = {0};
+    uint32_t pods[GP_MAX_GPUS_PER_NODE] = {0}, in_mig = in_mig_mask(n);
     uint64_t mem[GP_MAX_GPUS_PER_NODE] = {0}, held = 0;
     const char *first[GP_MAX_GPUS_PER_NODE] = {0};
     for (size_t i = 0; i < n->nbook; i++) {
         const struct spod *p = n->book[i];
         struct gp_pick kb;
+        if (mig_booked(s, p, n, mm, &kb) || loose_profile(n, p) >= 0)
+            continue; /* MIG devices, not replicas */
         const struct gp_pick *k = named_gpus(s, p, n, &kb);
         held += p->spec.gpu_count;
         if (!k || k->ngpus != p->spec.gpu_count)
@@ -190,6 +205,9 @@ static void audit_replicas(struct gp_kube_sched *s, const struct snode *n, char 
                          n->name, count);
             if (x >= count || x >= GP_MAX_GPUS_PER_NODE)
                 continue;
+            if ((in_mig >> x & 1) && !msg[0] && (*mig = true))
+                snprintf(msg, size, "GPU %u of node %s is in MIG mode and booked whole by %s", x,
+                         n->name, p->key);
             mem[x] += p->spec.gpu_mem_mib;
             if (pods[x]++ == 0)
                 first[x] = p->key;
@@ -204,9 +222,10 @@ static void audit_replicas(struct gp_kube_sched *s, const struct snode *n, char 
             snprintf(msg, size, "GPU %u of node %s has %llu MiB of memory booked, %u exist", g,
                      n->name, (unsigned long long)mem[g], gmem);
     }
-    if (!msg[0] && held > (uint64_t)count * r)
+    uint32_t whole = n->info.mig ? n->info.whole_gpus : count;
+    if (!msg[0] && held > (uint64_t)whole * r)
         snprintf(msg, size, "node %s: %llu replicas booked, it has %u", n->name,
-                 (unsigned long long)held, count * r);
+                 (unsigned long long)held, whole * r);
 }
 
 bool gp_ks_audit_node(struct gp_kube_sched *s, struct snode *n)
@@ -228,8 +247,8 @@ bool gp_ks_audit_node(struct gp_kube_sched *s, struct snode *n)
     const char *slice_by[GP_MAX_GPUS_PER_NODE][GP_MIG_MAX_SLICES] = {{0}};
     uint32_t devices[GP_MIG_MAX_PROFILES] = {0}; /* MIG devices booked, per profile */
     if (n->info.replicas > 1) /* time-slicing, MPS: replicas, not whole GPUs or shares */
-        audit_replicas(s, n, msg, sizeof msg, &memory);
-    for (size_t i = 0; n->info.replicas < 2 && i < n->nbook; i++) {
+        audit_replicas(s, n, mm, msg, sizeof msg, &memory, &mig);
+    for (size_t i = 0; i < n->nbook; i++) {
         const struct spod *p = n->book[i];
         const struct gp_pod_spec *sp = &p->spec;
         struct gp_pick mk;
@@ -247,7 +266,7 @@ bool gp_ks_audit_node(struct gp_kube_sched *s, struct snode *n)
             devices[lp] += sp->gpu_count;
             continue;
         }
-        if (sp->gpu_count == 0)
+        if (sp->gpu_count == 0 || n->info.replicas > 1) /* replicas: audit_replicas */
             continue;
         struct gp_pick kb;
         const struct gp_pick *k = named_gpus(s, p, n, &kb);
@@ -274,9 +293,7 @@ bool gp_ks_audit_node(struct gp_kube_sched *s, struct snode *n)
                 second[x] = p->key;
         }
     }
-    uint32_t in_mig = 0; /* a split node's GPUs in MIG mode (objects.h, info.split) */
-    for (uint32_t i = 0; n->info.split && i < n->info.mig_gpus; i++)
-        in_mig |= 1u << n->info.mig_index[i];
+    uint32_t in_mig = in_mig_mask(n);
     uint32_t empty = 0;
     uint64_t total = loose_whole * GP_GPU_MILLI + loose_milli;
     for (uint32_t g = 0; g < count && g < GP_MAX_GPUS_PER_NODE; g++) {

@@ -73,7 +73,8 @@ struct gp_kube_node_info {
      * layout is changing, uneven, ...); NULL */
     const char *mig_why;
     /* time-slicing or MPS: the replicas of each GPU (>= 2; gpus counts
-     * GPUs, not replicas); 0 when the node does not share its GPUs so */
+     * GPUs, not replicas; beside MIG GPUs, of each whole GPU); 0 when the
+     * node does not share its GPUs so */
     uint32_t replicas;
     /* whole and MIG-enabled GPUs side by side (mixed strategy): the node is
      * placed on as two parts, spec its whole GPUs and mig_spec its MIG
@@ -121,10 +122,12 @@ enum gp_err gp_kube_node_read(const json_t *node, struct gp_arena *a, struct gp_
  * nvidia.com/gpu.product ends with, "-MIG-1g.10gb"), the model that
  * gpu.product names; the same instances on every MIG GPU, placed by the
  * engine's rule, as spec->sharing (in the arena); whole GPUs beside them
- * split the node in two (info->split, info->mig_spec). A layout gpuplane
- * cannot know (uneven, changing, a GP_KUBE_LABEL_MIG_GPUS that disagrees
- * with the counts) leaves the spec no GPUs and says why in info->mig_why;
- * info has the counts either way. */
+ * split the node in two (info->split, info->mig_spec), the whole part
+ * time-sliced as gp_kube_node_share_read reads it when GFD's gpu.replicas
+ * (nvidia.com/gpu's) says so. A layout gpuplane cannot know (uneven,
+ * changing, a GP_KUBE_LABEL_MIG_GPUS that disagrees with the counts, MPS
+ * beside MIG devices, MIG devices time-sliced) leaves the spec no GPUs
+ * and says why in info->mig_why; info has the counts either way. */
 enum gp_err gp_kube_node_mig_read(const json_t *node, struct gp_arena *a, struct gp_node_spec *spec,
                                   struct gp_kube_node_info *info, struct gp_diag *diag);
 /* objects_share.c: a node whose GPUs the device plugin shares by
@@ -135,9 +138,10 @@ enum gp_err gp_kube_node_mig_read(const json_t *node, struct gp_arena *a, struct
  * the replicas - or, renamed (renameByDefault: true, no nvidia.com/gpu),
  * nvidia.com/gpu.shared over them -, its model gpu.product less
  * "-SHARED", and spec->sharing that mode (in the arena); info->replicas
- * set. Nothing changes for other nodes (MIG ones included).
- * gp_kube_node_replicas: those replicas, 1 when the node does not share
- * its GPUs so. */
+ * set. Nothing changes for other nodes (MIG ones included: objects_mig.c
+ * calls it for the whole part). Under the mixed MIG strategy the replicas
+ * are nvidia.com/gpu's. gp_kube_node_replicas: those replicas, 1 when the
+ * node does not share its GPUs so. */
 enum gp_err gp_kube_node_share_read(const json_t *node, struct gp_arena *a,
                                     struct gp_node_spec *spec, struct gp_kube_node_info *info,
                                     struct gp_diag *diag);

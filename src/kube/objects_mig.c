@@ -93,6 +93,14 @@ static uint32_t mixed(const json_t *labels, const json_t *res, const struct gp_m
             return 0;
         }
         int p = gp_mig_profile_by_resource(m, k);
+        char rk[96];
+        snprintf(rk, sizeof rk, "%.80s.replicas", k); /* GFD's, per MIG profile */
+        int64_t rep = 1;
+        if (p >= 0 && c > 0 && str(labels, rk) && gp_units_uint(str(labels, rk), &rep) && rep > 1) {
+            snprintf(why, n, "%s is %lld: MIG devices time-sliced are not read", rk,
+                     (long long)rep);
+            return 0;
+        }
         if (p < 0) {
             if (c > 0)
                 snprintf(why, n, "%s: not a MIG profile of %s", k, m->id);
@@ -221,20 +229,36 @@ enum gp_err gp_kube_node_mig_read(const json_t *node, struct gp_arena *a, struct
         return GP_OK;
     bool is_single = strcmp(strategy, "single") == 0;
     const char *suffix = strstr(product, "-MIG-");
+    /* the model: gpu.product less "-MIG-<profile>" (single), or less
+     * "-SHARED" (mixed, the whole GPUs time-sliced: GFD labels them last,
+     * so their product wins, node/labels.c) */
     char model_name[128];
     snprintf(model_name, sizeof model_name, "%.*s",
-             (int)(suffix ? (size_t)(suffix - product) : strlen(product)), product);
+             (int)(suffix ? (size_t)(suffix - product) : gp_sharing_gfd_model_len(product)),
+             product);
     const struct gp_mig_model *m = gp_mig_model_find(model_name);
     if (!m || (is_single && !suffix))
         return GP_OK; /* no MIG model, or MIG disabled (single, all-disabled): whole GPUs */
     char why[256] = "";
+    /* mixed: GFD's gpu.replicas and gpu.sharing-strategy are the whole
+     * GPUs' (nvidia.com/gpu), as the device plugin replicates each
+     * resource its config names on its own (DP api/config/v1/replicas.go);
+     * nvidia.com/gpu counts their replicas */
+    uint32_t r = is_single ? 1 : gp_kube_node_replicas(node);
+    uint32_t whole = s->gpu_count / r;
     uint32_t gpus = is_single ? single(labels, suffix + 5, s->gpu_count, m, info, why, sizeof why)
-                              : mixed(labels, res, m, s->gpu_count, info, why, sizeof why);
+                              : mixed(labels, res, m, whole, info, why, sizeof why);
     if (!gpus && !why[0])
-        return GP_OK;
+        return GP_OK; /* whole GPUs only: objects_share.c reads their sharing */
+    const char *mode = str(labels, "nvidia.com/gpu.sharing-strategy");
+    if (!why[0] && r > 1 && mode && strcmp(mode, "mps") == 0) /* docs/sharing.md, "MPS" */
+        snprintf(why, sizeof why,
+                 "nvidia.com/gpu.sharing-strategy is mps beside MIG devices: NVIDIA's device "
+                 "plugin refuses MPS with MIG");
     info->mig = m;
     info->mig_single = is_single;
-    info->whole_gpus = is_single ? 0 : s->gpu_count;
+    info->whole_gpus = is_single ? 0 : whole;
+    info->replicas = r > 1 ? r : 0;
     info->mig_gpus = gpus;
     info->gpus = info->whole_gpus + gpus;
     struct gp_mig_layout layout = {0};
@@ -278,7 +302,13 @@ enum gp_err gp_kube_node_mig_read(const json_t *node, struct gp_arena *a, struct
         ms->mem_mib = s->mem_mib * gpus / info->gpus;
         s->cpu_milli -= ms->cpu_milli;
         s->mem_mib -= ms->mem_mib;
-        return GP_OK;
+        if (r < 2)
+            return GP_OK;
+        /* the whole part time-sliced as any such node (objects_share.c):
+         * its GPUs nvidia.com/gpu over the replicas, its model less
+         * "-SHARED" */
+        struct gp_kube_node_info whole_info = {0};
+        return gp_kube_node_share_read(node, a, s, &whole_info, d);
     }
     s->sharing = sh;
     s->gpu_count = gpus;

@@ -35,8 +35,10 @@ static const char *str(const json_t *o, const char *k)
 static int labelled_mode(const json_t *labels)
 {
     const char *mig = str(labels, "nvidia.com/mig.strategy");
-    if (mig && (strcmp(mig, "mixed") == 0 || strcmp(mig, "single") == 0))
-        return -1; /* MIG devices: objects_mig.c */
+    if (mig && strcmp(mig, "single") == 0)
+        return -1; /* MIG devices as nvidia.com/gpu: objects_mig.c */
+    /* mixed: the replicas are nvidia.com/gpu's, the whole GPUs' (MIG
+     * devices beside them: objects_mig.c) */
     const char *strategy = str(labels, "nvidia.com/gpu.sharing-strategy");
     if (!strategy || strcmp(strategy, "time-slicing") == 0) /* older GFD: replicas alone */
         return GP_SHARE_TIMESLICE;

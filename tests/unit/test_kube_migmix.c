@@ -1,0 +1,322 @@
+/* test_kube_migmix.c - MIG nodes beyond one layout of whole GPUs
+ * (kube/objects_mig.c, kube/sched_mig.c; docs/kube.md, "Whole and MIG GPUs
+ * on one node"), against the API server double with the audit clean
+ * after every cycle:
+ *  - whole GPUs time-sliced beside MIG ones (four H100s, GPUs 1 and 2 in
+ *    all-1g.10gb, the others 4 replicas each: GFD's gpu.replicas and
+ *    gpu.sharing-strategy are nvidia.com/gpu's, the labels built by
+ *    gpuplane's node agent from that inventory): replicas on the whole
+ *    GPUs, instances on the MIG ones, a restart that reads both back, the
+ *    audit naming a replica booked on a GPU in MIG mode;
+ *  - the readers: MPS beside MIG devices and MIG devices time-sliced
+ *    refused with their reason (NVIDIA's device plugin refuses the first),
+ *    a mixed node with no MIG device time-sliced as any such node. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "kube_double.h"
+#include "kube_world.h"
+#include "engine/sharing.h"
+#include "node/labels.h"
+
+static const struct gp_mig_model *h100(void)
+{
+    const struct gp_mig_model *m = gp_mig_model_find("NVIDIA-H100-80GB-HBM3");
+    assert_non_null(m);
+    return m;
+}
+
+/* Four H100s, GPUs 1 and 2 in MIG mode with seven 1g.10gb each. */
+static void inventory(struct gp_node_inventory *inv)
+{
+    memset(inv, 0, sizeof *inv);
+    snprintf(inv->driver_version, sizeof inv->driver_version, "550.54.15");
+    inv->cuda_driver_version = 12040;
+    inv->n_gpus = 4;
+    for (unsigned i = 0; i < 4; i++) {
+        struct gp_node_gpu *g = &inv->gpus[i];
+        g->index = i;
+        snprintf(g->name, sizeof g->name, "NVIDIA H100 80GB HBM3");
+        g->memory_mib = 81559;
+        g->cc_major = 9;
+        g->mig_capable = true;
+        g->mig_enabled = i == 1 || i == 2;
+        for (unsigned k = 0; g->mig_enabled && k < 7; k++) {
+            struct gp_node_mig *m = &g->migs[g->n_migs++];
+            snprintf(m->profile, sizeof m->profile, "1g.10gb");
+            m->memory_mib = 9984;
+            m->gi_slices = m->ci_slices = 1;
+            m->start = k;
+            m->size = 1;
+        }
+    }
+}
+
+/* The labels gpuplane's node agent builds for inv under sh, as a JSON
+ * object. */
+static json_t *agent_labels(const struct gp_node_inventory *inv, const struct gp_node_sharing *sh)
+{
+    static struct gp_node_labels out;
+    struct gp_diag d = {""};
+    assert_int_equal(gp_node_labels_build(inv, sh, NULL, &out, &d), GP_OK);
+    json_t *l = json_object();
+    for (size_t i = 0; i < out.n; i++)
+        json_object_set_new(l, out.items[i].key, json_string(out.items[i].value));
+    return l;
+}
+
+/* A node with these labels (stolen) and these extended resources (JSON
+ * "\"nvidia.com/mig-1g.10gb\":\"2\",..." in capacity and allocatable). */
+static void mig_node(struct world *w, const char *name, json_t *labels, const char *res)
+{
+    json_t *n = json_pack("{s:{s:s,s:o},s:{}}", "metadata", "name", name, "labels", labels, "spec");
+    char *text = json_dumps(n, JSON_COMPACT);
+    json_decref(n);
+    kd_call(w->admin, "POST", "/api/v1/nodes", text, 201);
+    free(text);
+    char b[1024], path[128];
+    snprintf(b, sizeof b,
+             "{\"status\":{\"capacity\":{\"cpu\":\"64\",\"memory\":\"512Gi\",\"pods\":\"110\",%s},"
+             "\"allocatable\":{\"cpu\":\"64\",\"memory\":\"512Gi\",\"pods\":\"110\",%s},"
+             "\"conditions\":[{\"type\":\"Ready\",\"status\":\"True\"}]}}",
+             res, res);
+    snprintf(path, sizeof path, "/api/v1/nodes/%s/status", name);
+    kd_call(w->admin, "PATCH", path, b, 200);
+}
+
+/* A pod of gpuplane's asking `res` ("\"nvidia.com/mig-1g.10gb\":\"1\""). */
+static void res_pod(struct world *w, const char *name, const char *res)
+{
+    char b[1024];
+    snprintf(b, sizeof b,
+             "{\"metadata\":{\"name\":\"%s\"},\"spec\":{\"schedulerName\":\"gpuplane\","
+             "\"priority\":0,\"containers\":[{\"name\":\"c\",\"image\":\"x\",\"resources\":{"
+             "\"requests\":{\"cpu\":\"1\",\"memory\":\"1Gi\",%s},\"limits\":{%s}}}]}}",
+             name, res, res);
+    kd_call(w->admin, "POST", "/api/v1/namespaces/default/pods", b, 201);
+}
+
+static const char *condition_of(struct world *w, const char *pod)
+{
+    static char out[512];
+    json_t *p = w_pod_get(w, pod);
+    json_t *c = json_array_get(json_object_get(json_object_get(p, "status"), "conditions"), 0);
+    const char *m = json_string_value(json_object_get(c, "message"));
+    snprintf(out, sizeof out, "%s", m ? m : "");
+    json_decref(p);
+    return out;
+}
+
+/* The bound pods' bookings on their node: replicas[g] pods naming GPU g
+ * whole (gpuplane.io/gpus, no gpuplane.io/mig), slices[g] the memory
+ * slices of GPU g gpuplane.io/mig names (none twice); returns the MIG
+ * instances. */
+static unsigned bookings(struct world *w, unsigned replicas[4], uint32_t slices[4])
+{
+    memset(replicas, 0, 4 * sizeof *replicas);
+    memset(slices, 0, 4 * sizeof *slices);
+    unsigned instances = 0;
+    json_t *list = w_get(w, "/api/v1/pods");
+    size_t i;
+    json_t *p;
+    json_array_foreach(json_object_get(list, "items"), i, p)
+    {
+        if (!json_string_value(json_object_get(json_object_get(p, "spec"), "nodeName")))
+            continue;
+        json_t *ann = json_object_get(json_object_get(p, "metadata"), "annotations");
+        const char *g = json_string_value(json_object_get(ann, GP_KUBE_ANN_GPUS));
+        const char *m = json_string_value(json_object_get(ann, GP_KUBE_ANN_MIG));
+        struct gp_pick pick;
+        if (m) {
+            assert_true(gp_kube_mig_parse(m, h100(), &pick));
+            const struct gp_mig_profile *pr = &h100()->profiles[pick.mig_profile];
+            for (unsigned k = 0; k < pick.ngpus; k++) {
+                uint32_t span = ((1u << pr->memory_slices) - 1) << pick.mig_start[k];
+                assert_true(pick.gpu[k] < 4);
+                if (slices[pick.gpu[k]] & span)
+                    fail_msg("a MIG slice of GPU %u given twice (%s)", pick.gpu[k], m);
+                slices[pick.gpu[k]] |= span;
+                instances++;
+            }
+        } else if (g) {
+            assert_true(gp_kube_pick_parse(g, &pick));
+            for (unsigned k = 0; k < pick.ngpus; k++) {
+                assert_true(pick.gpu[k] < 4);
+                replicas[pick.gpu[k]]++;
+            }
+        }
+    }
+    json_decref(list);
+    return instances;
+}
+
+#define TS_RES "\"nvidia.com/gpu\":\"8\",\"nvidia.com/mig-1g.10gb\":\"14\""
+
+/* Whole GPUs time-sliced (4 replicas) beside GPUs in MIG mode. */
+static void test_split_timesliced(void **state)
+{
+    (void)state;
+    struct gp_node_inventory inv;
+    inventory(&inv);
+    const struct gp_node_sharing sh = {GP_NODE_SHARE_TIME_SLICING, 4, false, false,
+                                       GP_NODE_MIG_MIXED};
+    json_t *l = agent_labels(&inv, &sh);
+    /* the whole GPUs' labels win (GFD's order): their product and replicas */
+    assert_string_equal(json_string_value(json_object_get(l, "nvidia.com/gpu.product")),
+                        "NVIDIA-H100-80GB-HBM3-SHARED");
+    assert_string_equal(json_string_value(json_object_get(l, "nvidia.com/gpu.replicas")), "4");
+    assert_string_equal(json_string_value(json_object_get(l, GP_KUBE_LABEL_MIG_GPUS)), "1.2");
+    struct world w;
+    w_open(&w, true);
+    mig_node(&w, "ts", l, TS_RES);
+    char name[16];
+    for (int i = 1; i <= 9; i++) {
+        snprintf(name, sizeof name, "r%d", i);
+        res_pod(&w, name, "\"nvidia.com/gpu\":\"1\"");
+    }
+    for (int i = 1; i <= 14; i++) {
+        snprintf(name, sizeof name, "m%d", i);
+        res_pod(&w, name, "\"nvidia.com/mig-1g.10gb\":\"1\"");
+    }
+    assert_int_equal(w_cycle(&w), 22);
+    unsigned rep[4];
+    uint32_t sl[4];
+    assert_int_equal(bookings(&w, rep, sl), 14);
+    /* 4 replicas on each whole GPU, 7 instances on each MIG one */
+    assert_int_equal(rep[0], 4);
+    assert_int_equal(rep[3], 4);
+    assert_int_equal(rep[1] + rep[2], 0);
+    assert_int_equal(sl[1], 0x7f);
+    assert_int_equal(sl[2], 0x7f);
+    assert_int_equal(sl[0] | sl[3], 0);
+    unsigned unbound = 0;
+    for (int i = 1; i <= 9; i++) {
+        snprintf(name, sizeof name, "r%d", i);
+        if (!w_node_of(&w, name, NULL)[0] && ++unbound)
+            assert_string_equal(condition_of(&w, name),
+                                "0/1 nodes are available: 1 no GPU with a free shared replica.");
+    }
+    assert_int_equal(unbound, 1);
+    assert_int_equal(gp_kube_sched_stats(w.s).audit_violations, 0);
+    /* a restart reads both kinds back: a deleted replica's GPU goes to the
+     * pod left, and only that one */
+    gp_kube_sched_set_leader(w.s, false);
+    gp_kube_sched_set_leader(w.s, true);
+    const char *g1;
+    w_node_of(&w, "r1", &g1);
+    char r1[8];
+    snprintf(r1, sizeof r1, "%s", g1);
+    kd_call(w.admin, "DELETE", "/api/v1/namespaces/default/pods/r1?gracePeriodSeconds=0", NULL,
+            200);
+    w.now += 1;
+    assert_int_equal(w_cycle(&w), 1);
+    assert_int_equal(bookings(&w, rep, sl), 14);
+    assert_int_equal(rep[0], 4);
+    assert_int_equal(rep[3], 4);
+    assert_int_equal(gp_kube_sched_stats(w.s).audit_violations, 0);
+    /* a replica of ours named on a GPU in MIG mode: the audit says so */
+    char b[1024];
+    snprintf(b, sizeof b,
+             "{\"metadata\":{\"name\":\"bad\",\"annotations\":{\"gpuplane.io/node\":\"ts\","
+             "\"gpuplane.io/gpus\":\"1\"}},\"spec\":{\"schedulerName\":\"gpuplane\","
+             "\"priority\":0,\"containers\":[{\"name\":\"c\",\"image\":\"x\",\"resources\":{"
+             "\"limits\":{\"nvidia.com/gpu\":\"1\"}}}]}}");
+    kd_call(w.admin, "POST", "/api/v1/namespaces/default/pods", b, 201);
+    w_bind(&w, "bad", "ts");
+    w_sync(&w);
+    assert_int_equal(gp_kube_sched_audit_all(w.s), 1);
+    assert_string_equal(gp_kube_sched_audit_last(w.s),
+                        "GPU 1 of node ts is in MIG mode and booked whole by default/bad");
+    assert_int_equal(gp_kube_sched_stats(w.s).audit_mig, 1);
+    w_close(&w);
+}
+
+static enum gp_err read_node(json_t *labels, const char *res, struct gp_arena *a,
+                             struct gp_node_spec *s, struct gp_kube_node_info *info)
+{
+    char b[1024];
+    snprintf(b, sizeof b, "{\"status\":{\"capacity\":{\"cpu\":\"8\",\"memory\":\"64Gi\",%s}}}",
+             res);
+    json_t *n = json_loads(b, 0, NULL);
+    assert_non_null(n);
+    json_object_set_new(n, "metadata", json_pack("{s:s,s:o}", "name", "n", "labels", labels));
+    struct gp_diag d = {""};
+    memset(info, 0, sizeof *info);
+    enum gp_err err = gp_kube_node_read(n, a, s, info, &d);
+    json_decref(n);
+    return err;
+}
+
+static void test_readers(void **state)
+{
+    (void)state;
+    struct gp_arena a;
+    gp_arena_init(&a);
+    struct gp_node_spec s;
+    struct gp_kube_node_info in;
+    struct gp_node_inventory inv;
+    inventory(&inv);
+    const struct gp_node_sharing sh = {GP_NODE_SHARE_TIME_SLICING, 4, false, false,
+                                       GP_NODE_MIG_MIXED};
+    /* time-sliced whole GPUs beside MIG ones: two parts, the whole one
+     * time-sliced */
+    assert_int_equal(read_node(agent_labels(&inv, &sh), TS_RES, &a, &s, &in), GP_OK);
+    assert_null(in.mig_why);
+    assert_true(in.split);
+    assert_int_equal(in.whole_gpus, 2);
+    assert_int_equal(in.mig_gpus, 2);
+    assert_int_equal(in.gpus, 4);
+    assert_int_equal(in.replicas, 4);
+    assert_int_equal(s.gpu_count, 2);
+    assert_non_null(s.sharing);
+    assert_int_equal(s.sharing->mode, GP_SHARE_TIMESLICE);
+    assert_int_equal(s.sharing->replicas, 4);
+    assert_string_equal(s.gpu_model, "NVIDIA-H100-80GB-HBM3");
+    assert_int_equal(in.mig_spec.sharing->mode, GP_SHARE_MIG);
+    assert_int_equal(in.mig_spec.gpu_count, 2);
+    assert_string_equal(in.mig_spec.gpu_model, "NVIDIA-H100-80GB-HBM3");
+    /* MPS beside MIG devices: NVIDIA's plugin refuses it, so does the reader */
+    json_t *mps = agent_labels(&inv, &sh);
+    json_object_set_new(mps, "nvidia.com/gpu.sharing-strategy", json_string("mps"));
+    assert_int_equal(read_node(mps, TS_RES, &a, &s, &in), GP_OK);
+    assert_string_equal(in.mig_why, "nvidia.com/gpu.sharing-strategy is mps beside MIG devices: "
+                                    "NVIDIA's device plugin refuses MPS with MIG");
+    assert_int_equal(s.gpu_count, 0);
+    assert_int_equal(in.whole_gpus, 2);
+    /* MIG devices time-sliced: not read */
+    json_t *tm = agent_labels(&inv, &sh);
+    json_object_set_new(tm, "nvidia.com/mig-1g.10gb.replicas", json_string("2"));
+    assert_int_equal(
+        read_node(tm, "\"nvidia.com/gpu\":\"8\",\"nvidia.com/mig-1g.10gb\":\"28\"", &a, &s, &in),
+        GP_OK);
+    assert_string_equal(
+        in.mig_why, "nvidia.com/mig-1g.10gb.replicas is 2: MIG devices time-sliced are not read");
+    assert_int_equal(s.gpu_count, 0);
+    /* the mixed strategy with no GPU in MIG mode, time-sliced: 2 GPUs of 4
+     * replicas, not 8 GPUs */
+    struct gp_node_inventory plain = inv;
+    plain.n_gpus = 2;
+    plain.gpus[1] = plain.gpus[0];
+    plain.gpus[1].index = 1;
+    assert_int_equal(read_node(agent_labels(&plain, &sh), "\"nvidia.com/gpu\":\"8\"", &a, &s, &in),
+                     GP_OK);
+    assert_null(in.mig);
+    assert_int_equal(s.gpu_count, 2);
+    assert_non_null(s.sharing);
+    assert_int_equal(s.sharing->mode, GP_SHARE_TIMESLICE);
+    assert_int_equal(in.replicas, 4);
+    gp_arena_free(&a);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_readers),
+        cmocka_unit_test_setup_teardown(test_split_timesliced, kd_start, kd_stop),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
