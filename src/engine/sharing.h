@@ -92,4 +92,16 @@ const char *gp_sharing_gfd_strategy(const struct gp_sharing_spec *s);
  * value, less a "-SHARED" suffix. */
 size_t gp_sharing_gfd_model_len(const char *product);
 
+/* The node label that says what the device plugin of a time-sliced or MPS
+ * node does with a container asking more than one replica: "true" when it
+ * fails it (failRequestsGreaterThanOne, always under MPS), "false" when it
+ * hands out that many. gpuplane's node agent sets it from its sharing
+ * config (node/labels.c), `gpuplane render` writes it into each shared
+ * pool's node-labels.yaml beside the plugin config it renders (io/render.c),
+ * and the live scheduler reads it (kube/objects_share.c); absent, the
+ * plugin's default: false for time-slicing, true for MPS (NVIDIA's
+ * k8s-device-plugin README, "Shared Access to GPUs"). It is not GFD's: the
+ * API shows nothing else of that setting. */
+#define GP_SHARING_LABEL_FAIL_GT1 "gpuplane.io/fail-requests-greater-than-one"
+
 #endif

@@ -400,7 +400,9 @@ static void node_label_file(const struct gp_cluster *c, struct gp_render *r, boo
     header(b, c, "Node labels");
     gp_sbuf_add(b, "# Each pool's nodes need these labels (set them on the provider's node pool,\n"
                    "# or kubectl label node NODE KEY=VALUE): the GPU Operator picks the device\n"
-                   "# plugin config and the MIG layout from them, gpuplane the node's pool.\n"
+                   "# plugin config and the MIG layout from them, gpuplane the node's pool\n"
+                   "# (and, on time-sliced and MPS GPUs, what the plugin config says of\n"
+                   "# requests for more than one replica: the plugin does not publish it).\n"
                    "# Under each GPU pool, commented out, the labels GPU feature discovery then\n"
                    "# sets, as gpuplane's nodes have them: a nodeSelector matches these values\n"
                    "# (nvidia.com/gpu.product ends in -SHARED on time-sliced and MPS GPUs that\n"
@@ -421,6 +423,11 @@ static void node_label_file(const struct gp_cluster *c, struct gp_render *r, boo
             scalar(b, p->sharing.mode == GP_SHARE_MIG ? p->name : "all-disabled");
             gp_sbuf_addc(b, '\n');
         }
+        const struct gp_sharing_spec *sh = &p->sharing;
+        if (sh->mode == GP_SHARE_TIMESLICE || sh->mode == GP_SHARE_MPS)
+            gp_sbuf_printf(
+                b, "  " GP_SHARING_LABEL_FAIL_GT1 ": \"%s\"\n", /* as gp_render_device_plugin */
+                sh->mode == GP_SHARE_MPS || sh->fail_requests_greater_than_one ? "true" : "false");
         gfd_labels(b, p);
     }
 }

@@ -545,6 +545,39 @@ void gp_kube_explain_text_as(const struct gp_explain *x, enum gp_filter f_as, co
         snprintf(buf + off, size - off, ".");
 }
 
+void gp_kube_explain_add(char *buf, size_t size, uint32_t n, const char *text)
+{
+    static const char head[] = " nodes are available:";
+    char *at = strstr(buf, head);
+    if (n == 0 || !at)
+        return;
+    at += strlen(head);
+    char body[1024];
+    snprintf(body, sizeof body, "%s", at);
+    size_t len = strlen(body);
+    if (len && body[len - 1] == '.')
+        body[--len] = '\0';
+    const char *items[GP_FILTER_COUNT + 2];
+    size_t k = 0;
+    char mine[160];
+    snprintf(mine, sizeof mine, "%u %s", n, text);
+    items[k++] = mine;
+    for (char *p = body[0] == ' ' ? body + 1 : body; *p && k < sizeof items / sizeof items[0];) {
+        items[k++] = p;
+        char *sep = strstr(p, ", ");
+        if (!sep)
+            break;
+        *sep = '\0';
+        p = sep + 2;
+    }
+    qsort(items, k, sizeof *items, cmp_str); /* as gp_kube_explain_text_as sorts them */
+    size_t off = (size_t)(at - buf);
+    for (size_t i = 0; i < k && off < size; i++)
+        off += (size_t)snprintf(buf + off, size - off, "%s%s", i ? ", " : " ", items[i]);
+    if (off < size)
+        snprintf(buf + off, size - off, ".");
+}
+
 void gp_kube_mig_format(const struct gp_pick *pick, const struct gp_mig_model *m, char *buf,
                         size_t size)
 {

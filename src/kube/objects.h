@@ -179,5 +179,9 @@ void gp_kube_explain_text_as(const struct gp_explain *x, enum gp_filter f, const
  * MIG mode "Insufficient nvidia.com/gpu". */
 void gp_kube_explain_pod_text(const struct gp_explain *x, const struct gp_pod_spec *pod, char *buf,
                               size_t size);
+/* A reason of gpuplane's own (kube-scheduler has none such) added to a
+ * text made by the functions above: "N text" among the others, sorted as
+ * they are (n 0: nothing changes). */
+void gp_kube_explain_add(char *buf, size_t size, uint32_t n, const char *text);
 
 #endif

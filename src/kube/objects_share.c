@@ -114,9 +114,16 @@ enum gp_err gp_kube_node_share_read(const json_t *node, struct gp_arena *a, stru
     sh->mode = (enum gp_share_mode)labelled_mode(labels);
     sh->replicas = replicas;
     sh->rename_by_default = renamed;
-    /* The plugin's failRequestsGreaterThanOne is not in the API: its
-     * default (false) for time-slicing, always true under MPS. */
-    sh->fail_requests_greater_than_one = sh->mode == GP_SHARE_MPS;
+    /* The plugin's failRequestsGreaterThanOne: always true under MPS; for
+     * time-slicing the node's GP_SHARING_LABEL_FAIL_GT1 (gpuplane's agent,
+     * or `gpuplane render`'s node labels, say what the plugin was given),
+     * else the plugin's default, false (NVIDIA's k8s-device-plugin README,
+     * "Shared Access to GPUs": "If failRequestsGreaterThanOne=true, then
+     * the plugin will fail to allocate any shared resources to a container
+     * if they request more than one"; api/config/v1: MPS sets it). */
+    const char *fail = str(labels, GP_SHARING_LABEL_FAIL_GT1);
+    sh->fail_requests_greater_than_one =
+        sh->mode == GP_SHARE_MPS || (fail && strcmp(fail, "true") == 0);
     if (sh->mode == GP_SHARE_MPS) {
         sh->mps.active_thread_pct = 100 / replicas;
         sh->mps.pinned_mem_mib = s->gpu_mem_mib / replicas;

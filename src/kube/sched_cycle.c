@@ -11,6 +11,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "engine/sharing.h"
 #include "kube/metrics.h"
 #include "kube/sched_internal.h"
 
@@ -181,6 +182,36 @@ void gp_ks_resume(struct gp_kube_sched *s, size_t *bound)
     s->maybe_recheck = recheck;
 }
 
+/* The nodes that turn p away only because their device plugin fails a
+ * request for more than one shared replica (failRequestsGreaterThanOne,
+ * always under MPS; objects_share.c): kube-scheduler would bind it there
+ * and the kubelet's Allocate would fail it (UnexpectedAdmissionError,
+ * NVIDIA's k8s-device-plugin README, "Shared Access to GPUs"), so they
+ * are said apart, and taken out of x's sharing count (which the words of
+ * the resource asked take in: objects_mig.c). */
+static uint32_t greater_than_one(struct gp_kube_sched *s, const struct spod *p,
+                                 struct gp_explain *x)
+{
+    const struct gp_pod_spec *ps = &p->spec;
+    const struct gp_pod *ep = s->e && p->eng != SP_NONE ? gp_engine_pod(s->e, p->eng) : NULL;
+    if (!ep || ps->gpu_count < 2 || ps->mig_profile || x->rejected[GP_FILTER_SHARING] == 0)
+        return 0;
+    uint32_t n = 0;
+    for (size_t i = 0; i < gp_engine_node_count(s->e) && n < x->rejected[GP_FILTER_SHARING]; i++) {
+        const struct gp_node *nd = gp_engine_node(s->e, (uint32_t)i);
+        const struct gp_sharing_spec *sh = nd->spec.sharing;
+        if (nd->state == GP_NODE_GONE || !sh ||
+            (sh->mode != GP_SHARE_TIMESLICE && sh->mode != GP_SHARE_MPS) ||
+            !(sh->fail_requests_greater_than_one || sh->mode == GP_SHARE_MPS) ||
+            (ps->share_modes && !(ps->share_modes >> sh->mode & 1)) ||
+            ps->gpu_resource != (sh->rename_by_default ? GP_GPU_RES_SHARED : GP_GPU_RES_GPU))
+            continue;
+        n += gp_engine_filter(s->e, nd, ep) == GP_FILTER_SHARING;
+    }
+    x->rejected[GP_FILTER_SHARING] -= n;
+    return n;
+}
+
 /* attempt_s: observed when the answer is new (an unschedulable pod given
  * the same answer again is not tried anew: kube-scheduler keeps it in its
  * unschedulable queue until the cluster changes) */
@@ -188,7 +219,15 @@ static void unschedulable(struct gp_kube_sched *s, struct spod *p, const struct 
                           double attempt_s)
 {
     char msg[1024];
-    gp_ks_explain_text(s, &d->explain, &p->spec, msg, sizeof msg); /* sched_mig.c */
+    struct gp_explain x = d->explain;
+    uint32_t gt1 = greater_than_one(s, p, &x);
+    gp_ks_explain_text(s, &x, &p->spec, msg, sizeof msg); /* sched_mig.c */
+    gp_kube_explain_add(msg, sizeof msg, gt1,
+                        p->spec.gpu_resource == GP_GPU_RES_SHARED
+                            ? "node(s) refuse requests for more than one nvidia.com/gpu.shared "
+                              "(failRequestsGreaterThanOne)"
+                            : "node(s) refuse requests for more than one shared nvidia.com/gpu "
+                              "(failRequestsGreaterThanOne)");
     if (d->gang == GP_GANG_MEMBERS)
         snprintf(msg, sizeof msg, "pod group has fewer members than its minMember");
     if (p->last_message && strcmp(p->last_message, msg) == 0)

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/sharing.h"
 #include "kube/client.h"
 #include "kube/objects.h"
 
@@ -391,6 +392,9 @@ enum gp_err gp_node_labels_build(const struct gp_node_inventory *inv,
     }
     if (o && o->timestamp_s >= 0)
         set(&s, P "gfd.timestamp", "%lld", o->timestamp_s);
+    if (sh->mode != GP_NODE_SHARE_NONE && sh->replicas > 1) /* kube/objects_share.c reads it */
+        set(&s, GP_SHARING_LABEL_FAIL_GT1, "%s",
+            sh->mode == GP_NODE_SHARE_MPS || sh->fail_requests_greater_than_one ? "true" : "false");
     if (o && o->agent) /* the scheduler waits for this agent's marks here (kube/sched_slot.c) */
         set(&s, GP_KUBE_LABEL_AGENT, "%s", GP_KUBE_AGENT_PROTOCOL);
     if (s.full)
@@ -424,7 +428,8 @@ bool gp_node_labels_owned(const char *key)
     for (size_t i = 0; i < sizeof exact / sizeof exact[0]; i++)
         if (strcmp(key, exact[i]) == 0)
             return true;
-    if (strcmp(key, GP_KUBE_LABEL_MIG_GPUS) == 0 || strcmp(key, GP_KUBE_LABEL_AGENT) == 0)
+    if (strcmp(key, GP_KUBE_LABEL_MIG_GPUS) == 0 || strcmp(key, GP_KUBE_LABEL_AGENT) == 0 ||
+        strcmp(key, GP_SHARING_LABEL_FAIL_GT1) == 0)
         return true;
     return strncmp(key, P "cuda.", strlen(P "cuda.")) == 0 ||
            strncmp(key, P "mig-", strlen(P "mig-")) == 0;

@@ -41,7 +41,8 @@ struct gp_node_label_opts {
 };
 
 /* The label set of a node: GFD's labels for inv under sh, and gpuplane's
- * (GP_KUBE_LABEL_AGENT with o->agent). An inventory with no GPU has none. Errors (GP_EINVALID, one
+ * (GP_SHARING_LABEL_FAIL_GT1 on time-sliced or MPS GPUs, engine/sharing.h;
+ * GP_KUBE_LABEL_AGENT with o->agent). An inventory with no GPU has none. Errors (GP_EINVALID, one
  * line in d): a driver version not X.Y[.Z], MPS asked for on a node with a MIG-enabled GPU, more
  * labels than fit. */
 enum gp_err gp_node_labels_build(const struct gp_node_inventory *inv,
@@ -54,8 +55,8 @@ const char *gp_node_labels_get(const struct gp_node_labels *l, const char *key);
 
 /* Whether key is one the agent owns (sets, and removes when it no longer
  * applies): GFD's labels and gpuplane's own (gpuplane.io/mig-gpus,
- * gpuplane.io/agent), not the GPU Operator's (gpu.deploy.*, gpu.present,
- * mig.config, mig.config.state) nor NFD's, nor gpuplane.io/pool (the
+ * gpuplane.io/agent, gpuplane.io/fail-requests-greater-than-one), not the GPU Operator's
+ * (gpu.deploy.*, gpu.present, mig.config, mig.config.state) nor NFD's, nor gpuplane.io/pool (the
  * operator's). */
 bool gp_node_labels_owned(const char *key);
 

@@ -19,7 +19,11 @@
  *    replicas, pods asking nvidia.com/gpu.shared as io/manifest_pod.c
  *    reads them, eight such pods filling a node of 2 GPUs x 4 replicas,
  *    one asking nvidia.com/gpu refused there ("Insufficient
- *    nvidia.com/gpu": the node has none). */
+ *    nvidia.com/gpu": the node has none);
+ *  - failRequestsGreaterThanOne from gpuplane.io/fail-requests-greater-
+ *    than-one (MPS always; time-slicing the plugin's default false): a
+ *    pod asking two replicas refused where the plugin fails it, with that
+ *    reason, and bound on a node whose plugin keeps the default. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -347,6 +351,83 @@ static void test_renamed(void **state)
     w_close(&w);
 }
 
+/* failRequestsGreaterThanOne from the node's label: read (MPS always
+ * true, time-slicing false unless the label says true), and a pod asking
+ * two replicas refused with its reason where the plugin would fail it,
+ * bound where it would not. */
+static void test_greater_than_one(void **state)
+{
+    (void)state;
+    struct gp_arena a;
+    gp_arena_init(&a);
+    struct gp_node_spec s;
+    struct gp_kube_node_info info;
+    struct gp_diag d = {""};
+    static const struct {
+        const char *labels;
+        bool fail;
+    } cases[] = {
+        {T4_RENAMED, false},
+        {T4_RENAMED ",\"" GP_SHARING_LABEL_FAIL_GT1 "\":\"true\"", true},
+        {T4_RENAMED ",\"" GP_SHARING_LABEL_FAIL_GT1 "\":\"false\"", false},
+        {T4_RENAMED ",\"" GP_SHARING_LABEL_FAIL_GT1 "\":\"yes\"", false},
+        {"\"nvidia.com/gpu.replicas\":\"4\",\"nvidia.com/gpu.sharing-strategy\":\"mps\","
+         "\"" GP_SHARING_LABEL_FAIL_GT1 "\":\"false\"",
+         true},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        assert_int_equal(
+            read_node_res(cases[i].labels, "\"nvidia.com/gpu\":\"16\"", &a, &s, &info, &d), GP_OK);
+        assert_non_null(s.sharing);
+        if (s.sharing->fail_requests_greater_than_one != cases[i].fail)
+            fail_msg("%s: fail_requests_greater_than_one %d", cases[i].labels, !cases[i].fail);
+    }
+    gp_arena_free(&a);
+
+    struct world w;
+    w_open(&w, true);
+    w_shared_node_as(&w, "tsf", 2, 4, "time-slicing", false,
+                     ",\"" GP_SHARING_LABEL_FAIL_GT1 "\":\"true\"");
+    w_pod(&w, "two", 2);
+    w_pod(&w, "one", 1);
+    assert_int_equal(w_cycle(&w), 1);
+    assert_string_equal(w_node_of(&w, "one", NULL), "tsf");
+    assert_string_equal(w_node_of(&w, "two", NULL), "");
+    assert_string_equal(w_events(&w, "FailedScheduling", "two"),
+                        "0/1 nodes are available: 1 node(s) refuse requests for more than one "
+                        "shared nvidia.com/gpu (failRequestsGreaterThanOne).");
+    /* a node whose plugin keeps the default: two replicas there */
+    w_shared_node(&w, "ts", 2, 4, "time-slicing");
+    w.now += 10;
+    assert_int_equal(w_cycle(&w), 1);
+    assert_string_equal(w_node_of(&w, "two", NULL), "ts");
+    w_close(&w);
+}
+
+/* gpuplane's own reason among kube-scheduler's, sorted as they are. */
+static void test_explain_add(void **state)
+{
+    (void)state;
+    struct gp_explain x;
+    memset(&x, 0, sizeof x);
+    x.nodes_total = 12;
+    x.rejected[GP_FILTER_TAINT] = 4;
+    x.rejected[GP_FILTER_GPU_COUNT] = 6;
+    char buf[512];
+    gp_kube_explain_text(&x, buf, sizeof buf);
+    gp_kube_explain_add(buf, sizeof buf, 2, "node(s) refuse requests (x)");
+    assert_string_equal(buf, "0/12 nodes are available: 2 node(s) refuse requests (x), 4 node(s) "
+                             "had untolerated taint, 6 Insufficient nvidia.com/gpu.");
+    gp_kube_explain_add(buf, sizeof buf, 0, "nothing");
+    assert_string_equal(buf, "0/12 nodes are available: 2 node(s) refuse requests (x), 4 node(s) "
+                             "had untolerated taint, 6 Insufficient nvidia.com/gpu.");
+    memset(&x, 0, sizeof x);
+    x.nodes_total = 3;
+    gp_kube_explain_text(&x, buf, sizeof buf);
+    gp_kube_explain_add(buf, sizeof buf, 3, "alone");
+    assert_string_equal(buf, "0/3 nodes are available: 3 alone.");
+}
+
 static void test_restart_timeslice(void **state)
 {
     (void)state;
@@ -365,6 +446,8 @@ int main(void)
         cmocka_unit_test(test_readers),
         cmocka_unit_test(test_renamed_readers),
         cmocka_unit_test_setup_teardown(test_renamed, kd_start, kd_stop),
+        cmocka_unit_test_setup_teardown(test_greater_than_one, kd_start, kd_stop),
+        cmocka_unit_test(test_explain_add),
         cmocka_unit_test_setup_teardown(test_restart_timeslice, kd_start, kd_stop),
         cmocka_unit_test_setup_teardown(test_restart_mps, kd_start, kd_stop),
     };

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 
 #include "kube_double.h"
+#include "engine/sharing.h"
 #include "kube/objects.h"
 #include "node/labels.h"
 #include "shared_data.h"
@@ -329,6 +330,27 @@ static void test_agent_label(void **state)
     free(body);
 }
 
+/* What the plugin does with a container asking more than one replica,
+ * for the scheduler (kube/objects_share.c): on shared GPUs only, always
+ * "true" under MPS; owned. */
+static void test_fail_gt1_label(void **state)
+{
+    (void)state;
+    t4s();
+    build(&no_sharing, NULL);
+    assert_null(gp_node_labels_get(&out, GP_SHARING_LABEL_FAIL_GT1));
+    struct gp_node_sharing ts = {GP_NODE_SHARE_TIME_SLICING, 4, false, false, GP_NODE_MIG_NONE};
+    build(&ts, NULL);
+    expect(GP_SHARING_LABEL_FAIL_GT1, "false");
+    ts.fail_requests_greater_than_one = true;
+    build(&ts, NULL);
+    expect(GP_SHARING_LABEL_FAIL_GT1, "true");
+    struct gp_node_sharing mps = {GP_NODE_SHARE_MPS, 4, false, false, GP_NODE_MIG_NONE};
+    build(&mps, NULL);
+    expect(GP_SHARING_LABEL_FAIL_GT1, "true");
+    assert_true(gp_node_labels_owned(GP_SHARING_LABEL_FAIL_GT1));
+}
+
 static void test_apply_double(void **state)
 {
     (void)state;
@@ -377,6 +399,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_sanitise),
         cmocka_unit_test(test_patch_body),
         cmocka_unit_test(test_agent_label),
+        cmocka_unit_test(test_fail_gt1_label),
         cmocka_unit_test_setup_teardown(test_apply_double, kd_start, kd_stop),
     };
     const struct CMUnitTest shared[] = {
