@@ -176,7 +176,10 @@ void gp_kube_explain_text_as(const struct gp_explain *x, enum gp_filter f, const
 /* The same for the pod at hand, in the resource it asks: a MIG request's
  * refusals (no such MIG devices, none free, no GPUs) are kube-scheduler's
  * "Insufficient nvidia.com/mig-1g.10gb"; whole GPUs refused by a node in
- * MIG mode "Insufficient nvidia.com/gpu". */
+ * MIG mode, one that renames its replicas or one with no free replica
+ * "Insufficient nvidia.com/gpu", and nvidia.com/gpu.shared refused so
+ * "Insufficient nvidia.com/gpu.shared" (the engine's share and memory
+ * reasons, gpuplane's annotations, are kept: kube-scheduler has none). */
 void gp_kube_explain_pod_text(const struct gp_explain *x, const struct gp_pod_spec *pod, char *buf,
                               size_t size);
 /* A reason of gpuplane's own (kube-scheduler has none such) added to a

@@ -350,10 +350,20 @@ void gp_kube_explain_pod_text(const struct gp_explain *x, const struct gp_pod_sp
         gp_kube_explain_text_as(&y, GP_FILTER_MIG, res, buf, size);
         return;
     }
-    if (pod && pod->gpu_resource == GP_GPU_RES_GPU && pod->gpu_count > 0) {
-        y.rejected[GP_FILTER_GPU_COUNT] +=
-            y.rejected[GP_FILTER_SHARING] + y.rejected[GP_FILTER_MIG];
+    /* the same for the resource a pod of whole GPUs or of renamed
+     * replicas asks: too few GPUs, none advertised as that resource (MIG
+     * GPUs, replicas renamed or not), and no free replica on a time-sliced
+     * or MPS node (the plugin advertises each replica: a full node has no
+     * more of the resource) are all kube-scheduler's "Insufficient
+     * nvidia.com/gpu" or "Insufficient nvidia.com/gpu.shared" (issue 14) */
+    bool shared = pod && pod->gpu_resource == GP_GPU_RES_SHARED;
+    if (pod && (pod->gpu_resource == GP_GPU_RES_GPU || shared) && pod->gpu_count > 0) {
+        y.rejected[GP_FILTER_GPU_COUNT] += y.rejected[GP_FILTER_SHARING] +
+                                           y.rejected[GP_FILTER_MIG] +
+                                           y.rejected[GP_FILTER_GPU_REPLICA];
         y.rejected[GP_FILTER_SHARING] = y.rejected[GP_FILTER_MIG] = 0;
+        y.rejected[GP_FILTER_GPU_REPLICA] = 0;
     }
-    gp_kube_explain_text_as(&y, GP_FILTER_COUNT, NULL, buf, size);
+    gp_kube_explain_text_as(&y, shared ? GP_FILTER_GPU_COUNT : GP_FILTER_COUNT,
+                            shared ? "Insufficient nvidia.com/gpu.shared" : NULL, buf, size);
 }

@@ -306,7 +306,18 @@ static void restart(const char *strategy)
     assert_int_equal(w_cycle(&b), 1);
     assert_on(&b, "q3", "ts", "0");
     assert_string_equal(w_node_of(&b, "q4", NULL), "");
-    assert_non_null(strstr(w_events(&b, "FailedScheduling", "q4"), "0/1 nodes are available"));
+    /* kube-scheduler's words: the node advertises no more nvidia.com/gpu */
+    assert_string_equal(w_events(&b, "FailedScheduling", "q4"),
+                        "0/1 nodes are available: 1 Insufficient nvidia.com/gpu.");
+    /* a share by gpuplane's annotation alone asks no resource: gpuplane's words */
+    w_pod_full(&b, "frac", 0, 0, "gpuplane",
+               ",\"annotations\":{\"gpuplane.io/gpu-milli\":\"500\"}");
+    b.now += 1;
+    assert_int_equal(w_cycle(&b), 0);
+    assert_string_equal(w_events(&b, "FailedScheduling", "frac"),
+                        strcmp(strategy, "mps") == 0
+                            ? "0/1 nodes are available: 1 no GPU with enough free share."
+                            : "0/1 nodes are available: 1 no GPU with a free shared replica.");
     /* a fifth pod planted on GPU 1 by hand: the audit counts replicas */
     w_placed(&b, "x", "ts", "1", true);
     w_sync(&b);
@@ -348,6 +359,12 @@ static void test_renamed(void **state)
     assert_string_equal(w_node_of(&w, "whole", NULL), "");
     assert_string_equal(w_events(&w, "FailedScheduling", "whole"),
                         "0/1 nodes are available: 1 Insufficient nvidia.com/gpu.");
+    /* full: kube-scheduler's words for the resource asked */
+    w_pod_res(&w, "s8", "nvidia.com/gpu.shared", 1);
+    w.now += 1;
+    assert_int_equal(w_cycle(&w), 0);
+    assert_string_equal(w_events(&w, "FailedScheduling", "s8"),
+                        "0/1 nodes are available: 1 Insufficient nvidia.com/gpu.shared.");
     w_close(&w);
 }
 
