@@ -217,9 +217,13 @@ static void test_example_files(void **state)
                                              "\"nvidia.com/mig.config\":\"a100-mig\"},"
                                              "\"h100-ts\":{\"gpuplane.io/pool\":\"h100-ts\","
                                              "\"nvidia.com/device-plugin.config\":\"h100-ts\","
-                                             "\"nvidia.com/mig.config\":\"all-disabled\"},"
+                                             "\"nvidia.com/mig.config\":\"all-disabled\","
+                                             "\"gpuplane.io/fail-requests-greater-than-one\":"
+                                             "\"true\"},"
                                              "\"l4-mps\":{\"gpuplane.io/pool\":\"l4-mps\","
-                                             "\"nvidia.com/device-plugin.config\":\"l4-mps\"},"
+                                             "\"nvidia.com/device-plugin.config\":\"l4-mps\","
+                                             "\"gpuplane.io/fail-requests-greater-than-one\":"
+                                             "\"true\"},"
                                              "\"a100-train\":{\"gpuplane.io/pool\":\"a100-train\","
                                              "\"nvidia.com/device-plugin.config\":\"a100-train\","
                                              "\"nvidia.com/mig.config\":\"all-disabled\"}}");
@@ -312,7 +316,8 @@ static void test_modes(void **state)
                 "\"mig-devices\":{\"3g.40gb\":2}}],\"dyn\":[{\"devices\":\"all\","
                 "\"mig-enabled\":true,\"mig-devices\":{}}]}}");
     expect_json(file(x, "node-labels.yaml"),
-                "{\"ts\":{\"gpuplane.io/pool\":\"ts\",\"nvidia.com/device-plugin.config\":\"ts\"},"
+                "{\"ts\":{\"gpuplane.io/pool\":\"ts\",\"nvidia.com/device-plugin.config\":\"ts\","
+                "\"gpuplane.io/fail-requests-greater-than-one\":\"false\"},"
                 "\"single\":{\"gpuplane.io/pool\":\"single\","
                 "\"nvidia.com/device-plugin.config\":\"single\","
                 "\"nvidia.com/mig.config\":\"single\"},"
