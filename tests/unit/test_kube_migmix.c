@@ -198,7 +198,7 @@ static void test_split_timesliced(void **state)
         snprintf(name, sizeof name, "r%d", i);
         if (!w_node_of(&w, name, NULL)[0] && ++unbound)
             assert_string_equal(condition_of(&w, name),
-                                "0/1 nodes are available: 1 no GPU with a free shared replica.");
+                                "0/1 nodes are available: 1 Insufficient nvidia.com/gpu.");
     }
     assert_int_equal(unbound, 1);
     assert_int_equal(gp_kube_sched_stats(w.s).audit_violations, 0);
