@@ -263,7 +263,7 @@ static enum gp_err pod_tolerations(const json_t *list, struct gp_arena *a, struc
 }
 
 static enum gp_err pod_annotations(const json_t *ann, struct gp_arena *a, struct gp_pod_spec *s,
-                                   struct gp_kube_pod_info *info, struct gp_diag *d)
+                                   struct gp_diag *d)
 {
     const char *milli = str(ann, "gpuplane.io/gpu-milli");
     const char *mem = str(ann, "gpuplane.io/gpu-memory");
@@ -318,20 +318,11 @@ static enum gp_err pod_annotations(const json_t *ann, struct gp_arena *a, struct
         s->gpu_models = list;
         s->ngpu_models = k;
     }
-    info->ann_node = str(ann, GP_KUBE_ANN_NODE);
-    const char *gpus = str(ann, GP_KUBE_ANN_GPUS);
-    info->has_pick = gpus && gp_kube_pick_parse(gpus, &info->pick);
-    info->ann_mig = str(ann, GP_KUBE_ANN_MIG);
-    info->ann_phase = str(ann, GP_KUBE_ANN_PHASE);
-    if (!info->group)
-        info->group = str(ann, "scheduling.k8s.io/group-name");
     return GP_OK;
 }
 
-enum gp_err gp_kube_pod_read(const json_t *pod, struct gp_arena *a, struct gp_pod_spec *s,
-                             struct gp_kube_pod_info *info, struct gp_diag *d)
+void gp_kube_pod_info_read(const json_t *pod, struct gp_kube_pod_info *info)
 {
-    memset(s, 0, sizeof *s);
     memset(info, 0, sizeof *info);
     const json_t *meta = json_object_get(pod, "metadata"), *spec = json_object_get(pod, "spec");
     const json_t *status = json_object_get(pod, "status");
@@ -357,7 +348,22 @@ enum gp_err gp_kube_pod_read(const json_t *pod, struct gp_arena *a, struct gp_po
                         json_object_get(state, "terminated");
     }
     info->group = str(json_object_get(meta, "labels"), "scheduling.x-k8s.io/pod-group");
+    const json_t *ann = json_object_get(meta, "annotations");
+    info->ann_node = str(ann, GP_KUBE_ANN_NODE);
+    const char *gpus = str(ann, GP_KUBE_ANN_GPUS);
+    info->has_pick = gpus && gp_kube_pick_parse(gpus, &info->pick);
+    info->ann_mig = str(ann, GP_KUBE_ANN_MIG);
+    info->ann_phase = str(ann, GP_KUBE_ANN_PHASE);
+    if (!info->group)
+        info->group = str(ann, "scheduling.k8s.io/group-name");
+}
 
+enum gp_err gp_kube_pod_read(const json_t *pod, struct gp_arena *a, struct gp_pod_spec *s,
+                             struct gp_kube_pod_info *info, struct gp_diag *d)
+{
+    memset(s, 0, sizeof *s);
+    gp_kube_pod_info_read(pod, info);
+    const json_t *meta = json_object_get(pod, "metadata"), *spec = json_object_get(pod, "spec");
     struct req r = {0, 0, 0, 0, NULL, 0};
     enum gp_err err = pod_requests(spec, &r, d);
     if (err != GP_OK)
@@ -394,7 +400,7 @@ enum gp_err gp_kube_pod_read(const json_t *pod, struct gp_arena *a, struct gp_po
         (err = pod_kv(json_object_get(meta, "labels"), a, &s->labels, &s->nlabels)) != GP_OK ||
         (err = pod_tolerations(json_object_get(spec, "tolerations"), a, s)) != GP_OK)
         return err == GP_ENOMEM ? gp_diag_set(d, err, "out of memory") : err;
-    return pod_annotations(json_object_get(meta, "annotations"), a, s, info, d);
+    return pod_annotations(json_object_get(meta, "annotations"), a, s, d);
 }
 
 static bool condition_true(const json_t *status, const char *type)

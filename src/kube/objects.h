@@ -48,7 +48,13 @@ struct gp_kube_pod_info {
                           or annotation scheduling.k8s.io/group-name); NULL: none */
 };
 
-/* Reads a pod: its request as kube-scheduler computes it (PodRequests,
+/* The info alone, the same as gp_kube_pod_read gives (whether or not its
+ * spec reads): for a pod whose spec the scheduler does not read again (the
+ * engine holds the one it was given), without the cost of the spec. */
+void gp_kube_pod_info_read(const json_t *pod, struct gp_kube_pod_info *info);
+
+/* Reads a pod: info (gp_kube_pod_info_read), and its request as
+ * kube-scheduler computes it (PodRequests,
  * io/podreq.h: app containers and sidecars summed, an init container's
  * larger need with the sidecars before it winning, spec.overhead added),
  * cpu, memory, nvidia.com/gpu, nvidia.com/gpu.shared (replicas of renamed

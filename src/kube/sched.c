@@ -478,11 +478,19 @@ void gp_kube_sched_node_change(enum gp_kube_event_type type, const json_t *obj, 
 /* --- pods -------------------------------------------------------------- */
 
 /* The record brought to obj: info re-read; the spec only while the pod is
- * not in the engine (the engine holds the spec it was given). */
+ * not in the engine (the engine holds the spec it was given; a pod's spec
+ * is immutable but for images, activeDeadlineSeconds, added tolerations
+ * and terminationGracePeriodSeconds: Kubernetes' "Pod update and
+ * replacement", none of which the engine reads). */
 static void pod_read(struct gp_kube_sched *s, struct spod *p, const json_t *obj)
 {
     json_decref(p->obj);
     p->obj = json_incref(mut(obj));
+    if (p->eng != SP_NONE) { /* the spec would be thrown away: info alone */
+        gp_kube_pod_info_read(obj, &p->info);
+        p->ours = strcmp(p->info.scheduler_name, s->o.scheduler_name) == 0;
+        return;
+    }
     struct gp_arena a;
     gp_arena_init(&a);
     a.block_size = 1024;
@@ -492,14 +500,10 @@ static void pod_read(struct gp_kube_sched *s, struct spod *p, const json_t *obj)
     if (ok) /* no spec.priority: its PriorityClass's, as admission gives it */
         gp_kube_priorities_resolve(&s->prio, obj, &spec.priority, &spec.preempt_never);
     p->ours = strcmp(p->info.scheduler_name, s->o.scheduler_name) == 0;
-    if (p->eng == SP_NONE) {
-        spec_retire(s, &p->arena);
-        p->arena = a;
-        p->spec = spec;
-        p->readable = ok;
-    } else {
-        gp_arena_free(&a);
-    }
+    spec_retire(s, &p->arena);
+    p->arena = a;
+    p->spec = spec;
+    p->readable = ok;
 }
 
 void gp_kube_sched_pod_change(enum gp_kube_event_type type, const json_t *obj, const json_t *old,
