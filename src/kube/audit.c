@@ -10,8 +10,9 @@
  * instances (its gpuplane.io/mig annotation, or the engine's MIG pick
  * while its decision is written) books memory slices of its GPUs: no slice
  * may be booked twice, and a GPU with MIG instances booked is not booked
- * whole by another pod. A node that goes from clean to violating counts
- * one violation and gets a Warning Event. */
+ * whole by another pod; where gpuplane's node agent labels each GPU's
+ * instances (objects_mig.c), an instance booked must be one of them. A node that goes from clean to
+ * violating counts one violation and gets a Warning Event. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -151,6 +152,16 @@ static void audit_mig(const struct spod *p, const struct snode *n, const struct 
                          g, n->name, count);
             continue;
         }
+        const struct gp_mig_layout *l = n->info.layouts_labelled ? &n->info.gpu_layout[g] : NULL;
+        bool there = !l;
+        for (unsigned j = 0; l && j < l->n && !there; j++)
+            there = l->inst[j].profile == (unsigned)k->mig_profile &&
+                    l->inst[j].start == k->mig_start[i];
+        if (!there && !msg[0]) /* the node agent labels each GPU's instances */
+            snprintf(msg, size,
+                     "pod %s books MIG instance %s at slice %u of GPU %u of node %s, which has "
+                     "none there",
+                     p->key, pr->name, k->mig_start[i], g, n->name);
         for (uint32_t sl = k->mig_start[i]; sl < k->mig_start[i] + pr->memory_slices; sl++) {
             if (sl >= GP_MIG_MAX_SLICES)
                 break;

@@ -93,6 +93,20 @@ struct gp_kube_node_info {
     bool split_labelled; /* the indexes come from GP_KUBE_LABEL_MIG_GPUS */
     struct gp_node_spec mig_spec;
     uint8_t whole_index[GP_MAX_GPUS_PER_NODE], mig_index[GP_MAX_GPUS_PER_NODE];
+    /* MIG GPUs of different layouts (GP_KUBE_LABEL_MIG_LAYOUT): one part
+     * per layout. nparts engine nodes in all (1 unless split): part 0 is
+     * spec (the whole GPUs when there are any, else the first layout's),
+     * part 1 mig_spec, part k >= 2 more_specs[k - 2]; part_of[g] the part
+     * of the node's GPU g, whose GPU i is the i-th GPU of that part by
+     * index (whole_index and mig_index as before for two parts) */
+    uint32_t nparts;
+    struct gp_node_spec *more_specs; /* in the arena */
+    uint8_t part_of[GP_MAX_GPUS_PER_NODE];
+    /* the layouts came from GP_KUBE_LABEL_MIG_LAYOUT: gpu_layout[g] (in
+     * the arena, one per GPU, empty for whole ones) is what GPU g has,
+     * and the audit checks that each instance booked is one of them */
+    bool layouts_labelled;
+    const struct gp_mig_layout *gpu_layout;
 };
 
 /* The node label gpuplane's node agent (node/labels.c) puts on a node of
@@ -107,6 +121,13 @@ struct gp_kube_node_info {
  * marks a pod allocated, and it binds as kube-scheduler does. */
 #define GP_KUBE_LABEL_AGENT    "gpuplane.io/agent"
 #define GP_KUBE_AGENT_PROTOCOL "1"
+
+/* The prefix of the node labels gpuplane's node agent puts on a node of
+ * the mixed strategy, one per GPU in MIG mode ("gpuplane.io/mig-layout.1"):
+ * the GPU instances of that GPU, by profile (a '+' written '.'), each
+ * with its starts (memory slices) as digits, joined by '_':
+ * "4g.40gb-0_3g.40gb-4", "1g.10gb-0123456"; "none" when it has none. */
+#define GP_KUBE_LABEL_MIG_LAYOUT "gpuplane.io/mig-layout."
 
 /* "1.3" into mask (bit i: GPU i); false when it is not distinct indexes
  * below 16 joined by '.'. */
@@ -126,8 +147,10 @@ enum gp_err gp_kube_node_read(const json_t *node, struct gp_arena *a, struct gp_
  * status.capacity, MIG-enabled GPUs nvidia.com/gpu.count less the whole
  * GPUs) or single (nvidia.com/gpu devices of the profile
  * nvidia.com/gpu.product ends with, "-MIG-1g.10gb"), the model that
- * gpu.product names; the same instances on every MIG GPU, placed by the
- * engine's rule, as spec->sharing (in the arena); whole GPUs beside them
+ * gpu.product names; each MIG GPU's instances as gpuplane's node agent
+ * labels them (GP_KUBE_LABEL_MIG_LAYOUT), else the same instances on every
+ * MIG GPU, placed by the engine's rule, as spec->sharing (in the arena),
+ * one part per layout (info->nparts); whole GPUs beside them
  * split the node in two (info->split, info->mig_spec), the whole part
  * time-sliced as gp_kube_node_share_read reads it when GFD's gpu.replicas
  * (nvidia.com/gpu's) says so. A layout gpuplane cannot know (uneven,

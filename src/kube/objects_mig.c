@@ -1,7 +1,8 @@
 /* objects_mig.c - MIG as NVIDIA's stack publishes it on the API's objects,
  * read into the engine's MIG model (docs/kube.md, "MIG from the API"):
  * a Node's layout from GPU feature discovery's labels and the device
- * plugin's resources (whole GPUs beside MIG ones split in two parts, by
+ * plugin's resources (each GPU's instances as gpuplane's node agent labels
+ * them, one part per layout; whole GPUs beside MIG ones split off, by
  * the indexes gpuplane's node agent labels in MIG mode or by a rule), a pod's
  * nvidia.com/mig-<profile> request, and the words kube-scheduler would use for a MIG request that
  * fits nowhere.
@@ -211,6 +212,175 @@ static void split_indexes(const json_t *labels, struct gp_kube_node_info *info, 
     info->split = true;
 }
 
+/* One GP_KUBE_LABEL_MIG_LAYOUT value into *l; false when it does not read
+ * or is not a valid layout of m. */
+static bool layout_parse(const struct gp_mig_model *m, const char *v, struct gp_mig_layout *l)
+{
+    memset(l, 0, sizeof *l);
+    if (strcmp(v, "none") == 0)
+        return true;
+    for (const char *p = v; *p;) {
+        const char *dash = strchr(p, '-');
+        if (!dash || dash == p || dash - p >= 40)
+            return false;
+        char prof[48];
+        snprintf(prof, sizeof prof, "%.*s", (int)(dash - p), p);
+        int q = gp_mig_profile_find(m, prof);
+        size_t len = strlen(prof);
+        if (q < 0 && len > 3 && strcmp(prof + len - 3, ".me") == 0) { /* "+me", as written */
+            prof[len - 3] = '+';
+            q = gp_mig_profile_find(m, prof);
+        }
+        if (q < 0)
+            return false;
+        for (p = dash + 1; *p >= '0' && *p <= '7'; p++) {
+            if (l->n == GP_MIG_MAX_INSTANCES)
+                return false;
+            l->inst[l->n].profile = (uint8_t)q;
+            l->inst[l->n++].start = (uint8_t)(*p - '0');
+        }
+        if (p == dash + 1 || (*p && *p != '_') || (*p == '_' && !p[1]))
+            return false;
+        p += *p == '_';
+    }
+    char reason[160];
+    return gp_mig_layout_valid(m, l, reason, sizeof reason);
+}
+
+/* The layout of each GPU in MIG mode from GP_KUBE_LABEL_MIG_LAYOUT (per[g]
+ * for GPU g): 1 when every one of them has it and together they are the
+ * devices the node advertises, 0 when none has it (the node's layout is
+ * then the counts' over the GPUs), -1 with why otherwise. */
+static int labelled_layouts(const json_t *labels, const struct gp_mig_model *m,
+                            const struct gp_kube_node_info *info, struct gp_mig_layout *per,
+                            char *why, size_t n)
+{
+    uint32_t found = 0;
+    uint16_t sum[GP_MIG_MAX_PROFILES] = {0};
+    for (uint32_t i = 0; i < info->mig_gpus; i++) {
+        char key[64];
+        unsigned g = info->mig_index[i];
+        snprintf(key, sizeof key, "%s%u", GP_KUBE_LABEL_MIG_LAYOUT, g);
+        const char *v = str(labels, key);
+        if (!v)
+            continue;
+        found++;
+        if (!layout_parse(m, v, &per[g])) {
+            snprintf(why, n, "%s is \"%.63s\": not a MIG layout of %s", key, v, m->id);
+            return -1;
+        }
+        for (unsigned k = 0; k < per[g].n; k++)
+            sum[per[g].inst[k].profile]++;
+    }
+    if (found == 0)
+        return 0;
+    if (found != info->mig_gpus) {
+        snprintf(why, n, "%s<index> is on %u of the %u GPUs in MIG mode", GP_KUBE_LABEL_MIG_LAYOUT,
+                 found, info->mig_gpus);
+        return -1;
+    }
+    for (size_t p = 0; p < m->nprofiles; p++)
+        if (sum[p] != info->mig_cap[p]) {
+            snprintf(why, n,
+                     "%s<index> names %u nvidia.com/mig-%s, the node advertises %u: the layout is "
+                     "changing",
+                     GP_KUBE_LABEL_MIG_LAYOUT, sum[p], m->profiles[p].name, info->mig_cap[p]);
+            return -1;
+        }
+    return 1;
+}
+
+static bool layout_same(const struct gp_mig_layout *a, const struct gp_mig_layout *b)
+{
+    if (a->n != b->n)
+        return false;
+    for (unsigned i = 0; i < a->n; i++) {
+        bool found = false;
+        for (unsigned j = 0; j < b->n && !found; j++)
+            found =
+                a->inst[i].profile == b->inst[j].profile && a->inst[i].start == b->inst[j].start;
+        if (!found)
+            return false;
+    }
+    return true;
+}
+
+/* The engine nodes of a MIG node (info->nparts, objects.h): its whole GPUs
+ * (when any: spec keeps them, time-sliced when r >= 2), then one part per
+ * layout of its GPUs in MIG mode (per[g]), each with its share of CPU and
+ * memory, in proportion to their GPUs, so that the parts together never
+ * offer more than the node has. */
+static enum gp_err make_parts(const json_t *node, const json_t *labels, struct gp_arena *a,
+                              struct gp_node_spec *s, struct gp_kube_node_info *info,
+                              const struct gp_mig_layout *per, const char *model_name, uint32_t r,
+                              struct gp_diag *d)
+{
+    uint32_t np = 0, count[GP_MAX_GPUS_PER_NODE + 1] = {0};
+    int lead[GP_MAX_GPUS_PER_NODE + 1]; /* a GPU of each MIG part; -1: the whole part */
+    if (info->whole_gpus > 0) {
+        lead[np] = -1;
+        count[np++] = info->whole_gpus;
+        for (uint32_t i = 0; i < info->whole_gpus; i++)
+            info->part_of[info->whole_index[i]] = 0;
+    }
+    for (uint32_t i = 0; i < info->mig_gpus; i++) {
+        unsigned g = info->mig_index[i];
+        uint32_t k = info->whole_gpus > 0;
+        while (k < np && !layout_same(&per[lead[k]], &per[g]))
+            k++;
+        if (k == np)
+            lead[np++] = (int)g;
+        count[k]++;
+        info->part_of[g] = (uint8_t)k;
+    }
+    info->nparts = np;
+    info->split = np > 1;
+    if (np > 2 && !(info->more_specs = gp_arena_alloc(a, (np - 2) * sizeof *info->more_specs)))
+        return gp_diag_set(d, GP_ENOMEM, "out of memory");
+    char *model = gp_arena_strdup(a, model_name);
+    if (!model)
+        return gp_diag_set(d, GP_ENOMEM, "out of memory");
+    const struct gp_node_spec base = *s;
+    uint64_t cpu_left = base.cpu_milli, mem_left = base.mem_mib;
+    for (uint32_t k = np; k-- > 0;) {
+        struct gp_node_spec *ps = k == 0 ? s : k == 1 ? &info->mig_spec : &info->more_specs[k - 2];
+        *ps = base;
+        if (k > 0) { /* part 0 gets what the others leave */
+            ps->cpu_milli = base.cpu_milli * count[k] / info->gpus;
+            ps->mem_mib = base.mem_mib * count[k] / info->gpus;
+            cpu_left -= ps->cpu_milli;
+            mem_left -= ps->mem_mib;
+        } else {
+            ps->cpu_milli = (uint32_t)cpu_left;
+            ps->mem_mib = mem_left;
+        }
+        if (lead[k] < 0) /* the whole GPUs: nvidia.com/gpu, their replicas below */
+            continue;
+        struct gp_sharing_spec *sh = gp_arena_alloc(a, sizeof *sh);
+        if (!sh)
+            return gp_diag_set(d, GP_ENOMEM, "out of memory");
+        memset(sh, 0, sizeof *sh);
+        sh->mode = GP_SHARE_MIG;
+        sh->replicas = 1;
+        sh->mig.strategy = info->mig_single ? GP_MIG_SINGLE : GP_MIG_MIXED;
+        sh->mig.model = info->mig;
+        const char *config = str(labels, "nvidia.com/mig.config");
+        sh->mig.config = config ? gp_arena_strdup(a, config) : NULL;
+        sh->mig.layout = per[lead[k]];
+        ps->sharing = sh;
+        ps->gpu_count = count[k];
+        ps->gpu_model = model;
+        if (info->mig_single) /* gpu.memory is then a MIG device's */
+            ps->gpu_mem_mib = 0;
+    }
+    if (info->whole_gpus == 0 || r < 2)
+        return GP_OK;
+    /* the whole part time-sliced as any such node (objects_share.c): its
+     * GPUs nvidia.com/gpu over the replicas, its model less "-SHARED" */
+    struct gp_kube_node_info whole_info = {0};
+    return gp_kube_node_share_read(node, a, s, &whole_info, d);
+}
+
 enum gp_err gp_kube_node_mig_read(const json_t *node, struct gp_arena *a, struct gp_node_spec *s,
                                   struct gp_kube_node_info *info, struct gp_diag *d)
 {
@@ -261,15 +431,25 @@ enum gp_err gp_kube_node_mig_read(const json_t *node, struct gp_arena *a, struct
     info->replicas = r > 1 ? r : 0;
     info->mig_gpus = gpus;
     info->gpus = info->whole_gpus + gpus;
-    struct gp_mig_layout layout = {0};
     const char *state = str(labels, "nvidia.com/mig.config.state");
     if (!why[0] && info->whole_gpus > 0)
         split_indexes(labels, info, why, sizeof why);
+    for (uint32_t i = 0; info->whole_gpus == 0 && i < gpus; i++)
+        info->mig_index[i] = (uint8_t)i; /* every GPU in MIG mode */
     if (!why[0] && state && strcmp(state, "success") != 0)
         snprintf(why, sizeof why, "nvidia.com/mig.config.state is \"%s\": the layout is changing",
                  state);
-    if (!why[0])
-        layout_of(m, info->mig_cap, gpus, &layout, why, sizeof why);
+    struct gp_mig_layout *per = gp_arena_alloc(a, GP_MAX_GPUS_PER_NODE * sizeof *per);
+    if (!per)
+        return gp_diag_set(d, GP_ENOMEM, "out of memory");
+    memset(per, 0, GP_MAX_GPUS_PER_NODE * sizeof *per);
+    int labelled = 0;
+    if (!why[0] && !is_single)
+        labelled = labelled_layouts(labels, m, info, per, why, sizeof why);
+    if (!why[0] && labelled == 0 &&
+        layout_of(m, info->mig_cap, gpus, &per[info->mig_index[0]], why, sizeof why))
+        for (uint32_t i = 1; i < gpus; i++)
+            per[info->mig_index[i]] = per[info->mig_index[0]];
     if (why[0]) { /* counted by the audit, placed on by no one of ours */
         info->mig_why = gp_arena_strdup(a, why);
         info->split = false;
@@ -277,45 +457,9 @@ enum gp_err gp_kube_node_mig_read(const json_t *node, struct gp_arena *a, struct
         s->sharing = NULL;
         return info->mig_why ? GP_OK : gp_diag_set(d, GP_ENOMEM, "out of memory");
     }
-    struct gp_sharing_spec *sh = gp_arena_alloc(a, sizeof *sh);
-    char *model = gp_arena_strdup(a, model_name);
-    if (!sh || !model)
-        return gp_diag_set(d, GP_ENOMEM, "out of memory");
-    memset(sh, 0, sizeof *sh);
-    sh->mode = GP_SHARE_MIG;
-    sh->replicas = 1;
-    sh->mig.strategy = is_single ? GP_MIG_SINGLE : GP_MIG_MIXED;
-    sh->mig.model = m;
-    sh->mig.config = str(labels, "nvidia.com/mig.config")
-                         ? gp_arena_strdup(a, str(labels, "nvidia.com/mig.config"))
-                         : NULL;
-    sh->mig.layout = layout;
-    if (info->split) { /* the MIG part; spec keeps the whole GPUs */
-        struct gp_node_spec *ms = &info->mig_spec;
-        *ms = *s;
-        ms->sharing = sh;
-        ms->gpu_count = gpus;
-        ms->gpu_model = model;
-        /* CPU and memory in proportion to the GPUs: the parts together
-         * never offer more than the node has */
-        ms->cpu_milli = s->cpu_milli * gpus / info->gpus;
-        ms->mem_mib = s->mem_mib * gpus / info->gpus;
-        s->cpu_milli -= ms->cpu_milli;
-        s->mem_mib -= ms->mem_mib;
-        if (r < 2)
-            return GP_OK;
-        /* the whole part time-sliced as any such node (objects_share.c):
-         * its GPUs nvidia.com/gpu over the replicas, its model less
-         * "-SHARED" */
-        struct gp_kube_node_info whole_info = {0};
-        return gp_kube_node_share_read(node, a, s, &whole_info, d);
-    }
-    s->sharing = sh;
-    s->gpu_count = gpus;
-    s->gpu_model = model;
-    if (is_single) /* gpu.memory is then a MIG device's */
-        s->gpu_mem_mib = 0;
-    return GP_OK;
+    info->layouts_labelled = labelled > 0;
+    info->gpu_layout = per;
+    return make_parts(node, labels, a, s, info, per, model_name, r, d);
 }
 
 /* --- pods ----------------------------------------------------------------- */

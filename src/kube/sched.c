@@ -379,12 +379,8 @@ static void engine_place(struct gp_kube_sched *s, struct spod *p, const char *na
     }
     struct gp_pick named;
     const struct gp_pick *pick = annotated_pick(s, p, n, &named);
-    uint32_t part = gp_ks_part(n, &p->spec);          /* sched_mig.c: n->eng unless split */
-    enum gp_err err = gp_ks_assign(s, p, part, pick); /* sched_mig.c; logged there */
-    if (err != GP_OK && pick) {
-        err = gp_engine_pod_assign(s->e, p->eng, part, NULL);
-        gp_evlog_pod_assign(s->rec, p->eng, part, NULL, err);
-    }
+    uint32_t part;                                             /* n->eng unless split */
+    enum gp_err err = gp_ks_place(s, p, n, pick, true, &part); /* sched_mig.c; logged there */
     if (err != GP_OK) {
         gp_ks_engine_drop(s, p);
         p->st = SP_UNCOUNTED; /* the audit says why */
@@ -667,8 +663,8 @@ enum gp_err gp_ks_rebuild(struct gp_kube_sched *s, struct gp_diag *d)
         if (!n || !pick || n->eng == SP_NONE || !n->info.schedulable ||
             gp_ks_engine_add(s, p) != GP_OK)
             continue;
-        uint32_t part = gp_ks_part(n, &p->spec);
-        if (gp_ks_assign(s, p, part, pick) != GP_OK) { /* logged there */
+        uint32_t part;
+        if (gp_ks_place(s, p, n, pick, false, &part) != GP_OK) { /* sched_mig.c, logged there */
             gp_ks_engine_drop(s, p);
             continue;
         }

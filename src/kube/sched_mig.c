@@ -1,13 +1,12 @@
-/* sched_mig.c - the parts of a node of whole and MIG GPUs side by side
- * (objects.h, info.split; docs/kube.md, "Whole and MIG GPUs on one node"):
- * two engine nodes of the node's name, a pod's part by its request, each
- * part's GPU numbers mapped to the node's indexes and back, and the node
- * counted once in kube-scheduler's "0/N nodes are available"; and a pod
- * the API shows at named GPUs or MIG instances (its gpuplane.io/gpus or
- * gpuplane.io/mig annotation, read back after a restart or a new leader)
- * put into the engine there: gp_engine_pod_assign books a pick it is
- * given at exactly those GPUs or instances, checked by placement's rules
- * (engine/share.c, gp_share_pick_named), or refuses it. */
+/* sched_mig.c - the parts of a node of whole and MIG GPUs side by side,
+ * or of MIG GPUs of different layouts (objects.h, info.split; docs/kube.md,
+ * "Whole and MIG GPUs on one node"): engine nodes of the node's name, a pod's part by its request,
+ * each part's GPU numbers mapped to the node's indexes and back, and the node counted once in
+ * kube-scheduler's "0/N nodes are available"; and a pod the API shows at named GPUs or MIG
+ * instances (its gpuplane.io/gpus or gpuplane.io/mig annotation, read back after a restart or a new
+ * leader) put into the engine there: gp_engine_pod_assign books a pick it is given at exactly those
+ * GPUs or instances, checked by placement's rules (engine/share.c, gp_share_pick_named), or refuses
+ * it. */
 #include <string.h>
 
 #include "engine/sharing.h"
@@ -25,6 +24,18 @@ static enum gp_err assign(struct gp_kube_sched *s, uint32_t id, uint32_t node,
 }
 
 /* --- nodes of whole and MIG GPUs (objects.h, info.split) ----------------- */
+
+/* A split node's parts are added one after another: part 0 is n->eng,
+ * part k >= 1 n->eng_mig + k - 1. */
+static uint32_t nparts(const struct snode *n)
+{
+    return n->info.split && n->eng_mig != SP_NONE ? n->info.nparts : 1;
+}
+
+static uint32_t part_id(const struct snode *n, uint32_t k)
+{
+    return k == 0 ? n->eng : n->eng_mig + k - 1;
+}
 
 uint32_t gp_ks_part(const struct snode *n, const struct gp_pod_spec *spec)
 {
@@ -45,7 +56,7 @@ static enum gp_err part_add(struct gp_kube_sched *s, const struct snode *n,
 
 enum gp_err gp_ks_node_add(struct gp_kube_sched *s, struct snode *n)
 {
-    uint32_t id, mid;
+    uint32_t id;
     enum gp_err err = part_add(s, n, &n->spec, &id);
     if (err != GP_OK)
         return err;
@@ -53,36 +64,55 @@ enum gp_err gp_ks_node_add(struct gp_kube_sched *s, struct snode *n)
     if (!n->info.split)
         return GP_OK;
     s->any_split = true;
-    if ((err = part_add(s, n, &n->info.mig_spec, &mid)) == GP_OK)
-        n->eng_mig = mid;
-    return err;
+    for (uint32_t k = 1; k < n->info.nparts; k++) {
+        const struct gp_node_spec *ps = k == 1 ? &n->info.mig_spec : &n->info.more_specs[k - 2];
+        if ((err = part_add(s, n, ps, &id)) != GP_OK)
+            return err;
+        if (k == 1)
+            n->eng_mig = id;
+        else if (id != n->eng_mig + k - 1) /* the engine numbers nodes as added */
+            return GP_ESTATE;
+    }
+    return GP_OK;
 }
 
-/* The node record of engine node `node` and whether that is its MIG part;
+/* The node record of engine node `node` and which of its parts that is;
  * NULL when the node is not split. */
-static const struct snode *split_of(struct gp_kube_sched *s, uint32_t node, bool *mig)
+static const struct snode *split_of(struct gp_kube_sched *s, uint32_t node, uint32_t *part)
 {
     const struct gp_node *e = s->e ? gp_engine_node(s->e, node) : NULL;
     const struct snode *n = e ? gp_ks_node_get(s, e->spec.name, false) : NULL;
-    if (!n || !n->info.split || (node != n->eng && node != n->eng_mig))
+    if (!n || nparts(n) < 2)
         return NULL;
-    *mig = node == n->eng_mig;
-    return n;
+    for (uint32_t k = 0; k < nparts(n); k++)
+        if (part_id(n, k) == node) {
+            *part = k;
+            return n;
+        }
+    return NULL;
+}
+
+/* The node's GPU index of part k's GPU i (the i-th of the part by index),
+ * or -1. */
+static int node_gpu(const struct snode *n, uint32_t k, uint32_t i)
+{
+    for (uint32_t g = 0; g < n->info.gpus && g < GP_MAX_GPUS_PER_NODE; g++)
+        if (n->info.part_of[g] == k && i-- == 0)
+            return (int)g;
+    return -1;
 }
 
 void gp_ks_pick_to_node(struct gp_kube_sched *s, uint32_t node, const struct gp_pick *pick,
                         struct gp_pick *out)
 {
     *out = *pick;
-    bool mig;
-    const struct snode *n = split_of(s, node, &mig);
-    if (!n)
-        return;
-    const uint8_t *index = mig ? n->info.mig_index : n->info.whole_index;
-    uint32_t count = mig ? n->info.mig_gpus : n->info.whole_gpus;
-    for (uint32_t i = 0; i < out->ngpus; i++)
-        if (out->gpu[i] < count)
-            out->gpu[i] = index[out->gpu[i]];
+    uint32_t k;
+    const struct snode *n = split_of(s, node, &k);
+    for (uint32_t i = 0; n && i < out->ngpus; i++) {
+        int g = node_gpu(n, k, out->gpu[i]);
+        if (g >= 0)
+            out->gpu[i] = (uint8_t)g;
+    }
 }
 
 /* The reverse: the node's GPU indexes of pick as engine node `node`
@@ -91,19 +121,17 @@ static bool pick_to_part(struct gp_kube_sched *s, uint32_t node, const struct gp
                          struct gp_pick *out)
 {
     *out = *pick;
-    bool mig;
-    const struct snode *n = split_of(s, node, &mig);
+    uint32_t k;
+    const struct snode *n = split_of(s, node, &k);
     if (!n)
         return true;
-    const uint8_t *index = mig ? n->info.mig_index : n->info.whole_index;
-    uint32_t count = mig ? n->info.mig_gpus : n->info.whole_gpus;
     for (uint32_t i = 0; i < out->ngpus; i++) {
-        uint32_t k = 0;
-        while (k < count && index[k] != out->gpu[i])
-            k++;
-        if (k == count)
+        uint32_t g = out->gpu[i], local = 0;
+        if (g >= n->info.gpus || g >= GP_MAX_GPUS_PER_NODE || n->info.part_of[g] != k)
             return false;
-        out->gpu[i] = (uint8_t)k;
+        for (uint32_t h = 0; h < g; h++)
+            local += n->info.part_of[h] == k;
+        out->gpu[i] = (uint8_t)local;
     }
     return true;
 }
@@ -118,16 +146,19 @@ void gp_ks_explain_text(const struct gp_kube_sched *s, const struct gp_explain *
      * (state, selectors, taints, model), already did: those reasons are
      * left out, the other part's kept. A pod asking no GPU: the earliest
      * reasons. */
-    uint32_t split = 0; /* (scanned only once a node was split) */
+    uint32_t split = 0; /* parts beyond one a node (scanned only once a node was split) */
     for (size_t i = 0; s->any_split && i < s->nnodes; i++)
-        split += s->nodes[i]->eng_mig != SP_NONE;
+        split += nparts(s->nodes[i]) - 1;
     struct gp_explain y = *x;
     split = split < y.nodes_total ? split : y.nodes_total;
     y.nodes_total -= split;
-    if (pod && pod->gpu_count > 0) {
-        uint32_t take =
-            split < y.rejected[GP_FILTER_SHARING] ? split : y.rejected[GP_FILTER_SHARING];
-        y.rejected[GP_FILTER_SHARING] -= take;
+    /* then, for a MIG request, MIG parts of other layouts without its
+     * profile or a free instance of it */
+    static const enum gp_filter gpu_first[] = {GP_FILTER_SHARING, GP_FILTER_MIG};
+    for (size_t j = 0; pod && pod->gpu_count > 0 && j < 2 && (j == 0 || pod->mig_profile); j++) {
+        enum gp_filter f = gpu_first[j];
+        uint32_t take = split < y.rejected[f] ? split : y.rejected[f];
+        y.rejected[f] -= take;
         split -= take;
     }
     for (int f = 0; f < GP_FILTER_COUNT && split > 0; f++) {
@@ -140,11 +171,40 @@ void gp_ks_explain_text(const struct gp_kube_sched *s, const struct gp_explain *
 
 /* --- pods at named GPUs ---------------------------------------------------- */
 
-enum gp_err gp_ks_assign(struct gp_kube_sched *s, struct spod *p, uint32_t node,
-                         const struct gp_pick *pick)
+/* The pod (pending in the engine) on engine node `node` at the GPUs of
+ * pick (the node's indexes; NULL: the engine's choice). */
+static enum gp_err assign_at(struct gp_kube_sched *s, struct spod *p, uint32_t node,
+                             const struct gp_pick *pick)
 {
     struct gp_pick local; /* the node's GPU indexes as the part numbers them */
     if (pick && !pick_to_part(s, node, pick, &local))
         return GP_ELIMIT;
     return assign(s, p->eng, node, pick ? &local : NULL);
+}
+
+enum gp_err gp_ks_place(struct gp_kube_sched *s, struct spod *p, const struct snode *n,
+                        const struct gp_pick *pick, bool anywhere, uint32_t *part)
+{
+    uint32_t np = nparts(n), mine = gp_ks_part(n, &p->spec);
+    enum gp_err err = GP_ELIMIT;
+    if (pick) { /* the part of the GPUs named */
+        uint32_t g = pick->ngpus ? pick->gpu[0] : 0, k = 0;
+        if (np > 1 && g < n->info.gpus && g < GP_MAX_GPUS_PER_NODE)
+            k = n->info.part_of[g];
+        *part = np > 1 ? part_id(n, k) : n->eng;
+        if ((err = assign_at(s, p, *part, pick)) == GP_OK || !anywhere)
+            return err;
+    }
+    /* the engine's choice: on the pod's part, or for MIG instances on any
+     * part of a MIG layout, the first that has one free */
+    for (uint32_t k = 0; k < np; k++) {
+        uint32_t id = part_id(n, k);
+        bool mig_part = p->spec.mig_profile && (k > 0 || n->info.whole_gpus == 0);
+        if (id != mine && !mig_part)
+            continue;
+        *part = id;
+        if ((err = assign_at(s, p, id, NULL)) == GP_OK)
+            return err;
+    }
+    return err;
 }

@@ -299,6 +299,60 @@ static void mig_gpus_label(struct lset *s, const struct gp_node_inventory *inv)
         set(s, GP_KUBE_LABEL_MIG_GPUS, "%s", v);
 }
 
+/* gpuplane's own labels beside GFD's under the mixed strategy: the GPU
+ * instances of each GPU in MIG mode, GP_KUBE_LABEL_MIG_LAYOUT "<index>"
+ * (kube/objects.h: by profile in the order of their first start, each
+ * profile's starts as digits, "4g.40gb-0_3g.40gb-4"; "none" without one),
+ * since GFD counts MIG devices per node and GPUs of one node may have
+ * different layouts (mig-parted applies a config per device), while the
+ * scheduler must name instances that exist on the GPU it names
+ * (kube/objects_mig.c; docs/node.md). None for a GPU whose placements
+ * NVML did not give, or whose layout does not fit in a label value. */
+static void mig_layout_labels(struct lset *s, const struct gp_node_inventory *inv)
+{
+    for (size_t i = 0; i < inv->n_gpus; i++) {
+        const struct gp_node_gpu *g = &inv->gpus[i];
+        if (!g->mig_enabled)
+            continue;
+        size_t n = g->n_migs < GP_NODE_MAX_MIGS ? g->n_migs : GP_NODE_MAX_MIGS,
+               ord[GP_NODE_MAX_MIGS];
+        bool known = true, done[GP_NODE_MAX_MIGS] = {false};
+        for (size_t k = 0; k < n; k++) { /* by start */
+            known = known && g->migs[k].size > 0 && g->migs[k].start < 8;
+            size_t j = k;
+            for (; j > 0 && g->migs[ord[j - 1]].start > g->migs[k].start; j--)
+                ord[j] = ord[j - 1];
+            ord[j] = k;
+        }
+        char v[GP_NODE_LABEL_VALUE_LEN] = "none";
+        size_t o = 0;
+        for (size_t a = 0; known && a < n && o < sizeof v; a++) {
+            const struct gp_node_mig *m = &g->migs[ord[a]];
+            if (done[a])
+                continue;
+            char prof[40];
+            snprintf(prof, sizeof prof, "%s", m->profile);
+            for (char *c = prof; *c; c++)
+                *c = *c == '+' ? '.' : *c; /* "1g.10gb+me": no '+' in a label value */
+            o += (size_t)snprintf(v + o, sizeof v - o, "%s%s-", o ? "_" : "", prof);
+            unsigned last = 99;
+            for (size_t b = a; b < n && o < sizeof v; b++) {
+                const struct gp_node_mig *x = &g->migs[ord[b]];
+                if (done[b] || strcmp(x->profile, m->profile) != 0)
+                    continue;
+                done[b] = true;
+                if (x->start != last) /* compute instances of one GPU instance: once */
+                    o += (size_t)snprintf(v + o, sizeof v - o, "%u", x->start);
+                last = x->start;
+            }
+        }
+        char key[GP_NODE_LABEL_KEY_LEN];
+        snprintf(key, sizeof key, "%s%u", GP_KUBE_LABEL_MIG_LAYOUT, g->index);
+        if (known && o < 64) /* a label value holds 63 characters */
+            set(s, key, "%s", v);
+    }
+}
+
 static int by_key(const void *a, const void *b)
 {
     return strcmp(((const struct gp_node_label *)a)->key, ((const struct gp_node_label *)b)->key);
@@ -381,8 +435,10 @@ enum gp_err gp_node_labels_build(const struct gp_node_inventory *inv,
             mig_single(&s, inv, sh, &p);
         else
             mig_mixed(&s, sh, &p);
-        if (sh->mig_strategy == GP_NODE_MIG_MIXED)
+        if (sh->mig_strategy == GP_NODE_MIG_MIXED) {
             mig_gpus_label(&s, inv);
+            mig_layout_labels(&s, inv);
+        }
     }
     if (o && o->pci_class) {
         const char *mode = strcmp(o->pci_class, "0x030000") == 0   ? "graphics"
@@ -428,6 +484,8 @@ bool gp_node_labels_owned(const char *key)
     for (size_t i = 0; i < sizeof exact / sizeof exact[0]; i++)
         if (strcmp(key, exact[i]) == 0)
             return true;
+    if (strncmp(key, GP_KUBE_LABEL_MIG_LAYOUT, strlen(GP_KUBE_LABEL_MIG_LAYOUT)) == 0)
+        return true;
     if (strcmp(key, GP_KUBE_LABEL_MIG_GPUS) == 0 || strcmp(key, GP_KUBE_LABEL_AGENT) == 0 ||
         strcmp(key, GP_SHARING_LABEL_FAIL_GT1) == 0)
         return true;

@@ -235,6 +235,118 @@ static void test_split_timesliced(void **state)
     w_close(&w);
 }
 
+/* Two H100s of different layouts, as mig-parted applies a config per
+ * device: GPU 0 in all-1g.10gb, GPU 1 as 4g.40gb at 0 and 3g.40gb at 4. */
+static void two_layouts(struct gp_node_inventory *inv)
+{
+    inventory(inv);
+    inv->n_gpus = 2;
+    inv->gpus[0] = inv->gpus[1];
+    inv->gpus[0].index = 0;
+    struct gp_node_gpu *g = &inv->gpus[1];
+    g->index = 1;
+    g->n_migs = 2;
+    static const struct {
+        const char *profile;
+        unsigned start, size;
+        uint64_t mem;
+    } inst[] = {{"4g.40gb", 0, 4, 40192}, {"3g.40gb", 4, 4, 40192}};
+    for (unsigned k = 0; k < 2; k++) {
+        snprintf(g->migs[k].profile, sizeof g->migs[k].profile, "%s", inst[k].profile);
+        g->migs[k].start = inst[k].start;
+        g->migs[k].size = inst[k].size;
+        g->migs[k].memory_mib = inst[k].mem;
+    }
+}
+
+#define DL_RES                                                                                     \
+    "\"nvidia.com/gpu\":\"0\",\"nvidia.com/mig-1g.10gb\":\"7\",\"nvidia.com/mig-3g.40gb\":\"1\","  \
+    "\"nvidia.com/mig-4g.40gb\":\"1\""
+
+static const char *ann_of(struct world *w, const char *pod, const char *key)
+{
+    static char out[128];
+    json_t *p = w_pod_get(w, pod);
+    json_t *ann = json_object_get(json_object_get(p, "metadata"), "annotations");
+    const char *v = json_string_value(json_object_get(ann, key));
+    snprintf(out, sizeof out, "%s", v ? v : "");
+    json_decref(p);
+    return out;
+}
+
+/* MIG GPUs of different layouts on one node: each pod on an instance its
+ * GPU has, by the layouts the agent labels. */
+static void test_two_layouts(void **state)
+{
+    (void)state;
+    struct gp_node_inventory inv;
+    two_layouts(&inv);
+    const struct gp_node_sharing sh = {GP_NODE_SHARE_NONE, 1, false, false, GP_NODE_MIG_MIXED};
+    json_t *l = agent_labels(&inv, &sh);
+    assert_string_equal(json_string_value(json_object_get(l, GP_KUBE_LABEL_MIG_LAYOUT "0")),
+                        "1g.10gb-0123456");
+    assert_string_equal(json_string_value(json_object_get(l, GP_KUBE_LABEL_MIG_LAYOUT "1")),
+                        "4g.40gb-0_3g.40gb-4");
+    assert_true(gp_node_labels_owned(GP_KUBE_LABEL_MIG_LAYOUT "1"));
+    struct world w;
+    w_open(&w, true);
+    mig_node(&w, "dl", l, DL_RES);
+    char name[16];
+    for (int i = 1; i <= 8; i++) {
+        snprintf(name, sizeof name, "s%d", i);
+        res_pod(&w, name, "\"nvidia.com/mig-1g.10gb\":\"1\"");
+    }
+    res_pod(&w, "three", "\"nvidia.com/mig-3g.40gb\":\"1\"");
+    res_pod(&w, "four", "\"nvidia.com/mig-4g.40gb\":\"1\"");
+    assert_int_equal(w_cycle(&w), 9);
+    assert_string_equal(ann_of(&w, "three", GP_KUBE_ANN_MIG), "3g.40gb:1@4");
+    assert_string_equal(ann_of(&w, "four", GP_KUBE_ANN_MIG), "4g.40gb:1@0");
+    assert_string_equal(ann_of(&w, "four", GP_KUBE_ANN_GPUS), "1");
+    unsigned rep[4];
+    uint32_t sl[4];
+    assert_int_equal(bookings(&w, rep, sl), 9);
+    assert_int_equal(sl[0], 0x7f); /* the seven 1g.10gb of GPU 0 */
+    assert_int_equal(sl[1], 0xff);
+    unsigned unbound = 0;
+    for (int i = 1; i <= 8; i++) {
+        snprintf(name, sizeof name, "s%d", i);
+        if (w_node_of(&w, name, NULL)[0])
+            assert_int_equal(strncmp(ann_of(&w, name, GP_KUBE_ANN_MIG), "1g.10gb:0@", 10), 0);
+        else if (++unbound) /* one node for kube-scheduler, whatever its parts */
+            assert_string_equal(condition_of(&w, name), "0/1 nodes are available: 1 Insufficient "
+                                                        "nvidia.com/mig-1g.10gb.");
+    }
+    assert_int_equal(unbound, 1);
+    assert_int_equal(gp_kube_sched_stats(w.s).audit_violations, 0);
+    /* a restart reads them back; a deleted pod's instance goes to the next */
+    gp_kube_sched_set_leader(w.s, false);
+    gp_kube_sched_set_leader(w.s, true);
+    kd_call(w.admin, "DELETE", "/api/v1/namespaces/default/pods/three?gracePeriodSeconds=0", NULL,
+            200);
+    res_pod(&w, "three2", "\"nvidia.com/mig-3g.40gb\":\"1\"");
+    w.now += 1;
+    assert_int_equal(w_cycle(&w), 1);
+    assert_string_equal(ann_of(&w, "three2", GP_KUBE_ANN_MIG), "3g.40gb:1@4");
+    assert_int_equal(bookings(&w, rep, sl), 9);
+    assert_int_equal(gp_kube_sched_stats(w.s).audit_violations, 0);
+    /* an instance GPU 1 does not have: the audit says so */
+    char b[1024];
+    snprintf(b, sizeof b,
+             "{\"metadata\":{\"name\":\"bad\",\"annotations\":{\"gpuplane.io/node\":\"dl\","
+             "\"gpuplane.io/gpus\":\"1\",\"gpuplane.io/mig\":\"1g.10gb:1@4\"}},\"spec\":{"
+             "\"schedulerName\":\"gpuplane\",\"priority\":0,\"containers\":[{\"name\":\"c\","
+             "\"image\":\"x\",\"resources\":{\"limits\":{\"nvidia.com/mig-1g.10gb\":\"1\"}}}]}}");
+    kd_call(w.admin, "POST", "/api/v1/namespaces/default/pods", b, 201);
+    w_bind(&w, "bad", "dl");
+    w_sync(&w);
+    assert_int_equal(gp_kube_sched_audit_all(w.s), 1);
+    assert_string_equal(
+        gp_kube_sched_audit_last(w.s),
+        "pod default/bad books MIG instance 1g.10gb at slice 4 of GPU 1 of node dl, "
+        "which has none there");
+    w_close(&w);
+}
+
 static enum gp_err read_node(json_t *labels, const char *res, struct gp_arena *a,
                              struct gp_node_spec *s, struct gp_kube_node_info *info)
 {
@@ -309,6 +421,47 @@ static void test_readers(void **state)
     assert_non_null(s.sharing);
     assert_int_equal(s.sharing->mode, GP_SHARE_TIMESLICE);
     assert_int_equal(in.replicas, 4);
+    /* two layouts: two parts, each GPU its own */
+    two_layouts(&inv);
+    const struct gp_node_sharing mx = {GP_NODE_SHARE_NONE, 1, false, false, GP_NODE_MIG_MIXED};
+    assert_int_equal(read_node(agent_labels(&inv, &mx), DL_RES, &a, &s, &in), GP_OK);
+    assert_null(in.mig_why);
+    assert_true(in.split);
+    assert_true(in.layouts_labelled);
+    assert_int_equal(in.nparts, 2);
+    assert_int_equal(s.gpu_count, 1);
+    assert_int_equal(in.mig_spec.gpu_count, 1);
+    char buf[128];
+    assert_string_equal(gp_mig_layout_format(h100(), &s.sharing->mig.layout, buf, sizeof buf),
+                        "1g.10gb@0 1g.10gb@1 1g.10gb@2 1g.10gb@3 1g.10gb@4 1g.10gb@5 1g.10gb@6");
+    assert_string_equal(
+        gp_mig_layout_format(h100(), &in.mig_spec.sharing->mig.layout, buf, sizeof buf),
+        "4g.40gb@0 3g.40gb@4");
+    assert_int_equal(s.cpu_milli + in.mig_spec.cpu_milli, 8000);
+    /* the labels and the devices disagree (a layout being applied), a
+     * label that does not read, one GPU unlabelled: not placed on */
+    static const struct {
+        const char *key, *value, *why;
+    } bad[] = {
+        {GP_KUBE_LABEL_MIG_LAYOUT "1", "4g.40gb-0_2g.20gb-4",
+         "gpuplane.io/mig-layout.<index> names 1 nvidia.com/mig-2g.20gb, the node advertises 0"},
+        {GP_KUBE_LABEL_MIG_LAYOUT "1", "4g.40gb-0_3g.40gb-3",
+         "gpuplane.io/mig-layout.1 is \"4g.40gb-0_3g.40gb-3\": not a MIG layout of "},
+        {GP_KUBE_LABEL_MIG_LAYOUT "0", NULL,
+         "gpuplane.io/mig-layout.<index> is on 1 of the 2 GPUs in MIG mode"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        json_t *lb = agent_labels(&inv, &mx);
+        if (bad[i].value)
+            json_object_set_new(lb, bad[i].key, json_string(bad[i].value));
+        else
+            json_object_del(lb, bad[i].key);
+        assert_int_equal(read_node(lb, DL_RES, &a, &s, &in), GP_OK);
+        assert_non_null(in.mig_why);
+        if (strncmp(in.mig_why, bad[i].why, strlen(bad[i].why)) != 0)
+            fail_msg("%s: %s", bad[i].why, in.mig_why);
+        assert_int_equal(s.gpu_count, 0);
+    }
     gp_arena_free(&a);
 }
 
@@ -317,6 +470,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_readers),
         cmocka_unit_test_setup_teardown(test_split_timesliced, kd_start, kd_stop),
+        cmocka_unit_test_setup_teardown(test_two_layouts, kd_start, kd_stop),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
