@@ -67,6 +67,11 @@ struct ostream {
     struct okey key; /* of the pod at rank at */
     uint32_t shape;
     bool fresh;
+    /* parked (order.c, a held run): the shape's pods from rank hold_from
+     * up to `at` are held back again without a visit, written when the
+     * walk passes `at` or the state changes */
+    bool parked;
+    size_t hold_from;
 };
 
 /* One list the walk of pending.c merges: a shape's pods (all of them from
@@ -572,7 +577,9 @@ struct gp_engine {
     GP_VEC(struct ostream) ostreams;
     GP_VEC(uint32_t) lazy_shapes;
     uint64_t lazy_gen;
-    bool no_by_shape; /* tests: the walk along the whole line only (test_walk_shape.c) */
+    bool no_by_shape;   /* tests: the walk along the whole line only (test_walk_shape.c) */
+    bool no_park;       /* tests: no held run parked, every held pod visited */
+    uint64_t park_held; /* pods held again in parked runs (test_walk_shape.c) */
     GP_VEC(struct resv_undo) resv_log;
     bool held; /* the last gp_eng_place() found room only on reserved capacity */
     /* during a gang attempt: per node, 1 + the filter that rejected the

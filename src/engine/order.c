@@ -426,13 +426,13 @@ static enum gp_err streams_begin(struct gp_engine *e, struct okey k)
             bool pass = shape_passes(e, s);
             if (pass)
                 lazy_note(e, s, id);
-            struct ostream t = {pass ? &s->fresh : &s->pend, 0, {0, 0}, id, pass};
+            struct ostream t = {pass ? &s->fresh : &s->pend, 0, {0, 0}, id, pass, false, 0};
             if (ostream_at(e, &t, gp_eng_plist_after(e, t.l, k)) &&
                 GP_VEC_PUSH(&e->ostreams, t) != 0)
                 return GP_ENOMEM;
         }
         q->shapes.len = n;
-        struct ostream t = {&q->gangs, 0, {0, 0}, NONE, false};
+        struct ostream t = {&q->gangs, 0, {0, 0}, NONE, false, false, 0};
         if (ostream_at(e, &t, gp_eng_plist_after(e, t.l, k)) && GP_VEC_PUSH(&e->ostreams, t) != 0)
             return GP_ENOMEM;
     }
@@ -491,10 +491,121 @@ static bool pending_after(const struct gp_engine *e, struct okey k)
     return false;
 }
 
+/* ---- held runs ---------------------------------------------------------
+ * Once a pod of a shape is held back at this state and reservation, the
+ * shape's next pods are held again from its memory (held_again) - all but
+ * those the reservation does not apply to (a hint that ends by the shadow
+ * time) - until the state changes: a bind, a release, a new reservation.
+ * So its stream parks: the pods from there on are read once (whether each
+ * is held again: up to PARK_SCAN of them, up to the first that is not)
+ * and the stream waits in the heap at the pod the scan stopped at. The
+ * pods it stood over get what held_again writes into them (tried at this
+ * generation, blk HELD; the engine's own fields it sets are set again by
+ * the next try before anything reads them) when the walk passes that pod,
+ * or, when the state changes or the output fills up at key k first, those
+ * before k; the stream then goes on from the first pod after k, tried as
+ * the walk along the line tries it. */
+enum { PARK_SCAN = 64 };
+
+/* The state a parked run holds in. */
+struct park {
+    uint64_t state_ver, stamp, gen;
+    size_t n; /* streams parked */
+};
+
+static const struct okey okey_end = {INFINITY, INT64_MAX};
+
+/* Whether pod q of a parked shape would be held again (held_again, the
+ * shape's memory standing): true also when it was tried at this
+ * generation (held_again then does nothing). */
+static bool park_holds(const struct gp_engine *e, const struct gp_pod *q)
+{
+    return q->state != GP_POD_PENDING || q->tried_gen == pod_gen(e, q) ||
+           (gp_eng_resv_applies(e, q) && held_cacheable(e, q));
+}
+
+/* Stream t (a shape's, from its first pod on) parks at rank t->at when
+ * its shape's next pods would be held again. Its list does not change
+ * while it is parked: only a bind of one of its own pods takes one off. */
+static void park_try(struct gp_engine *e, struct ostream *t, struct park *k, bool full)
+{
+    const struct shape *s = &e->shapes.items[t->shape];
+    if (e->no_park || full || t->fresh || s->failed_gen == shape_gen(e, s) ||
+        s->held_ver != e->state_ver || s->held_stamp != e->resv_stamp ||
+        (e->gang_rej_shape == t->shape && e->gang_rej))
+        return;
+    size_t r = t->at, len = gp_olist_len(t->l), end = r + PARK_SCAN < len ? r + PARK_SCAN : len;
+    while (r < end && park_holds(e, pod_at(e, gp_olist_at(t->l, r))))
+        r++;
+    if (r == t->at)
+        return; /* its next pod is tried */
+    if (k->n++ == 0) {
+        k->state_ver = e->state_ver;
+        k->stamp = e->resv_stamp;
+        k->gen = e->generation;
+    }
+    t->parked = true;
+    t->hold_from = t->at;
+    if (!ostream_at(e, t, r))
+        t->key = okey_end; /* to the end of its list */
+}
+
+/* The pods of parked stream t from hold_from up to rank `upto`, held again
+ * as held_again holds them. */
+static void park_write(struct gp_engine *e, struct ostream *t, size_t upto)
+{
+    for (size_t r = t->hold_from; r < upto; r++) {
+        struct gp_pod *q = pod_at(e, gp_olist_at(t->l, r));
+        if (q->state != GP_POD_PENDING || q->tried_gen == pod_gen(e, q))
+            continue;
+        q->tried_gen = pod_gen(e, q);
+        px_of(q)->blk = BLK_HELD;
+        e->park_held++;
+    }
+    t->parked = false;
+}
+
+/* The state changed (or the output filled up) at the pod of key `at`:
+ * every parked stream writes its run up to there and goes on from there
+ * (one with no pod left there is left at the end of its list, for
+ * park_sweep). The heap is to be made again. */
+static void park_end(struct gp_engine *e, struct park *k, struct okey at)
+{
+    for (size_t i = 0; i < e->ostreams.len; i++) {
+        struct ostream *t = &e->ostreams.items[i];
+        if (!t->parked)
+            continue;
+        size_t upto = gp_eng_plist_after(e, t->l, at);
+        park_write(e, t, upto);
+        ostream_at(e, t, upto);
+    }
+    k->n = 0;
+}
+
+/* The heap made again after park_end, without the streams left at the end
+ * of their lists. */
+static void park_sweep(struct gp_engine *e)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < e->ostreams.len; i++) {
+        const struct ostream *t = &e->ostreams.items[i];
+        if (t->parked || t->at < gp_olist_len(t->l))
+            e->ostreams.items[n++] = *t;
+    }
+    e->ostreams.len = n;
+    for (size_t i = n / 2; i-- > 0;)
+        ostream_down(e, i);
+}
+
+static bool park_moved(const struct gp_engine *e, const struct park *k)
+{
+    return e->state_ver != k->state_ver || e->resv_stamp != k->stamp || e->generation != k->gen;
+}
+
 /* The rest of an ordered cycle after `from`, where the head's reservation
  * was made, by shape. Returns whether the walk went to the end of the
  * line; *settled as the whole walk's; GP_ENOMEM in *err (nothing tried
- * yet: the caller walks the line). */
+ * yet: the caller walks the line). The pods it binds leave the line. */
 static bool walk_by_shape(struct gp_engine *e, const struct gp_pod *from, struct gp_decision *out,
                           size_t cap, size_t *ndec, size_t *tried, bool *full, bool *stop,
                           bool *changed, bool *settled, enum gp_err *err)
@@ -507,8 +618,20 @@ static bool walk_by_shape(struct gp_engine *e, const struct gp_pod *from, struct
         return false;
     }
     bool whole = true;
+    struct park park = {0, 0, 0, 0};
+    bool reheap = false;
     while (e->ostreams.len > 0) {
         struct ostream *t = &e->ostreams.items[0];
+        if (t->parked) { /* the walk has come to where its run ends */
+            park_write(e, t, t->at);
+            park.n--;
+            if (t->at >= gp_olist_len(t->l)) {
+                *t = e->ostreams.items[--e->ostreams.len];
+                if (e->ostreams.len > 0)
+                    ostream_down(e, 0);
+                continue;
+            }
+        }
         uint32_t id = gp_olist_at(t->l, t->at);
         struct gp_pod *p = pod_at(e, id);
         struct okey k = t->key;
@@ -519,12 +642,21 @@ static bool walk_by_shape(struct gp_engine *e, const struct gp_pod *from, struct
             }
             last = k;
             size_t first = *ndec;
-            if (!(t->shape != NONE && held_again(e, p, &e->shapes.items[t->shape], tried)) &&
-                order_step(e, p, out, cap, ndec, tried, full, stop, changed))
+            if (t->shape == NONE && group_at(e, p->spec.group)->cycle == e->cycle) {
+                /* a member of a gang tried in this cycle: order_step does
+                 * nothing but find it pending (no cap, no preemption) */
                 *settled &= p->tried_gen == pod_gen(e, p);
+            } else if (!(t->shape != NONE && held_again(e, p, &e->shapes.items[t->shape], tried)) &&
+                       order_step(e, p, out, cap, ndec, tried, full, stop, changed)) {
+                *settled &= p->tried_gen == pod_gen(e, p);
+            }
             for (size_t j = first; j < *ndec; j++)
                 if (out[j].kind == GP_DECISION_BIND)
                     line_drop(e, pod_at(e, out[j].pod));
+            if (park.n > 0 && (park_moved(e, &park) || *full || *ndec == cap)) {
+                park_end(e, &park, k); /* the runs parked hold up to p */
+                reheap = true;
+            }
         }
         /* past p: the list lost p, or (a gang bound) members before it */
         bool left;
@@ -539,13 +671,20 @@ static bool walk_by_shape(struct gp_engine *e, const struct gp_pod *from, struct
                 t->l = &s->fresh;
                 t->fresh = true;
                 left = ostream_at(e, t, gp_eng_plist_after(e, t->l, k));
+            } else if (left) {
+                park_try(e, t, &park, *full || *ndec == cap);
             }
         }
         if (!left)
             *t = e->ostreams.items[--e->ostreams.len];
-        if (e->ostreams.len > 0)
+        if (reheap)
+            park_sweep(e);
+        else if (e->ostreams.len > 0)
             ostream_down(e, 0);
+        reheap = false;
     }
+    if (park.n > 0) /* not expected (the walk stops only once full): the runs end where it stops */
+        park_end(e, &park, last);
     if (whole && (*full || *ndec == cap))
         whole = !pending_after(e, last); /* the line walked would stop at the next pod */
     struct okey until = whole ? (struct okey){INFINITY, INT64_MAX} : last;
@@ -657,21 +796,23 @@ size_t gp_eng_schedule_ordered(struct gp_engine *e, size_t budget, struct gp_dec
         const struct gp_pod *from =
             line_walk(e, &ln, by_shape, budget, out, cap, &ndec, &tried, &full, &stop, &changed);
         whole = ln.i == len && !stop && !full;
+        size_t walked = ndec, walked_to = ndec; /* decisions of the walk by shape */
         if (from && ln.i < len) { /* the walk by shape takes off the line the pods it binds */
             enum gp_err err;
             whole = walk_by_shape(e, from, out, cap, &ndec, &tried, &full, &stop, &changed,
                                   &ln.settled, &err);
             if (err == GP_OK) {
                 len = ln.len = ln.i = gp_olist_len(&e->all);
+                walked_to = ndec;
             } else { /* out of memory: the rest along the line */
                 lazy_write_all(e);
                 line_walk(e, &ln, false, budget, out, cap, &ndec, &tried, &full, &stop, &changed);
                 whole = ln.i == len && !stop && !full;
             }
         }
-        /* the pods bound leave the line: every pod on it is pending */
+        /* the other pods bound leave the line: every pod on it is pending */
         for (size_t j = 0; j < ndec; j++)
-            if (out[j].kind == GP_DECISION_BIND)
+            if (out[j].kind == GP_DECISION_BIND && (j < walked || j >= walked_to))
                 line_drop(e, pod_at(e, out[j].pod));
         mark_set(e, m, whole && ln.settled && budget == 0);
     }

@@ -3,7 +3,8 @@
  * a shape that failed at this generation has only its fresh pods visited,
  * the pods it passes over are not touched (what the walk along the line
  * would write into them is written before anything reads it), and a pod
- * held back as its shape's last one was is held again without a placement.
+ * held back as its shape's last one was is held again without a placement
+ * (and the shape's next pods so held are not visited: its stream parks).
  * A property test against the walk along the whole line (the same engine
  * with the walk by shape off): on seeded random clusters and workloads -
  * queues, gangs, duration hints (some none), cycles whose output fills up
@@ -89,6 +90,7 @@ static void assert_same(const struct gp_decision *a, const struct gp_decision *b
 }
 
 static bool passed_over; /* some run passed pods over (the walk by shape ran) */
+static bool parked;      /* some run held pods again in a parked run (order.c) */
 
 /* One seeded run; every decision appended to out. Returns how many. */
 static size_t run(enum gp_order order, bool by_shape, uint64_t seed, struct gp_decision *out)
@@ -150,6 +152,7 @@ static size_t run(enum gp_order order, bool by_shape, uint64_t seed, struct gp_d
             memcpy(out + nout, d, n * sizeof d[0]);
             nout += n;
             passed_over |= e->lazy_gen != UINT64_MAX;
+            parked |= e->park_held > 0;
         }
         size_t npods = gp_engine_pod_count(e);
         for (uint32_t id = 0; id < npods; id++) { /* some end, bound or pending */
@@ -195,19 +198,21 @@ static void compare(enum gp_order order, uint64_t seed)
 static void test_fifo_backfill(void **state)
 {
     (void)state;
-    passed_over = false;
+    passed_over = parked = false;
     for (uint64_t seed = 1; seed <= 40; seed++)
         compare(GP_ORDER_FIFO, seed);
     assert_true(passed_over);
+    assert_true(parked);
 }
 
 static void test_sjf_backfill(void **state)
 {
     (void)state;
-    passed_over = false;
+    passed_over = parked = false;
     for (uint64_t seed = 101; seed <= 130; seed++)
         compare(GP_ORDER_SJF, seed);
     assert_true(passed_over);
+    assert_true(parked);
 }
 
 int main(void)
