@@ -65,6 +65,8 @@ struct ostream {
     const struct gp_olist *l;
     size_t at;
     struct okey key; /* of the pod at rank at */
+    uint32_t id;     /* that pod, read when the list was at version lver */
+    uint64_t lver;
     uint32_t shape;
     bool fresh;
     /* parked (order.c, a held run): the shape's pods from rank hold_from

@@ -371,7 +371,9 @@ static bool ostream_at(const struct gp_engine *e, struct ostream *t, size_t at)
     t->at = at;
     if (at >= gp_olist_len(t->l))
         return false;
-    t->key = okey_of(e, pod_at(e, gp_olist_at(t->l, at)));
+    t->id = gp_olist_at(t->l, at);
+    t->lver = t->l->ver;
+    t->key = okey_of(e, pod_at(e, t->id));
     return true;
 }
 
@@ -426,13 +428,13 @@ static enum gp_err streams_begin(struct gp_engine *e, struct okey k)
             bool pass = shape_passes(e, s);
             if (pass)
                 lazy_note(e, s, id);
-            struct ostream t = {pass ? &s->fresh : &s->pend, 0, {0, 0}, id, pass, false, 0};
+            struct ostream t = {pass ? &s->fresh : &s->pend, 0, {0, 0}, 0, 0, id, pass, false, 0};
             if (ostream_at(e, &t, gp_eng_plist_after(e, t.l, k)) &&
                 GP_VEC_PUSH(&e->ostreams, t) != 0)
                 return GP_ENOMEM;
         }
         q->shapes.len = n;
-        struct ostream t = {&q->gangs, 0, {0, 0}, NONE, false, false, 0};
+        struct ostream t = {&q->gangs, 0, {0, 0}, 0, 0, NONE, false, false, 0};
         if (ostream_at(e, &t, gp_eng_plist_after(e, t.l, k)) && GP_VEC_PUSH(&e->ostreams, t) != 0)
             return GP_ENOMEM;
     }
@@ -516,23 +518,26 @@ struct park {
 static const struct okey okey_end = {INFINITY, INT64_MAX};
 
 /* Whether pod q of a parked shape would be held again (held_again, the
- * shape's memory standing): true also when it was tried at this
- * generation (held_again then does nothing). */
+ * shape's memory standing, its pods' held_cacheable true): true also when
+ * it was tried at this generation (held_again then does nothing). */
 static bool park_holds(const struct gp_engine *e, const struct gp_pod *q)
 {
-    return q->state != GP_POD_PENDING || q->tried_gen == pod_gen(e, q) ||
-           (gp_eng_resv_applies(e, q) && held_cacheable(e, q));
+    return q->state != GP_POD_PENDING || q->tried_gen == pod_gen(e, q) || gp_eng_resv_applies(e, q);
 }
 
 /* Stream t (a shape's, from its first pod on) parks at rank t->at when
  * its shape's next pods would be held again. Its list does not change
- * while it is parked: only a bind of one of its own pods takes one off. */
+ * while it is parked: only a bind of one of its own pods takes one off.
+ * held_cacheable is asked of its first pod alone: what it reads of a pod
+ * (its constraints' record, labels and namespace for the terms that
+ * score) is its shape's. */
 static void park_try(struct gp_engine *e, struct ostream *t, struct park *k, bool full)
 {
     const struct shape *s = &e->shapes.items[t->shape];
     if (e->no_park || full || t->fresh || s->failed_gen == shape_gen(e, s) ||
         s->held_ver != e->state_ver || s->held_stamp != e->resv_stamp ||
-        (e->gang_rej_shape == t->shape && e->gang_rej))
+        (e->gang_rej_shape == t->shape && e->gang_rej) ||
+        !held_cacheable(e, pod_at(e, t->id))) /* alike for the pods of a shape (see below) */
         return;
     size_t r = t->at, len = gp_olist_len(t->l), end = r + PARK_SCAN < len ? r + PARK_SCAN : len;
     while (r < end && park_holds(e, pod_at(e, gp_olist_at(t->l, r))))
@@ -632,7 +637,8 @@ static bool walk_by_shape(struct gp_engine *e, const struct gp_pod *from, struct
                 continue;
             }
         }
-        uint32_t id = gp_olist_at(t->l, t->at);
+        /* the pod it stands at (its list moved: a gang's members bound) */
+        uint32_t id = t->l->ver == t->lver ? t->id : gp_olist_at(t->l, t->at);
         struct gp_pod *p = pod_at(e, id);
         struct okey k = t->key;
         if (p->state == GP_POD_PENDING) {
@@ -660,7 +666,7 @@ static bool walk_by_shape(struct gp_engine *e, const struct gp_pod *from, struct
         }
         /* past p: the list lost p, or (a gang bound) members before it */
         bool left;
-        if (gp_olist_at(t->l, t->at) == id)
+        if (t->l->ver == t->lver || gp_olist_at(t->l, t->at) == id)
             left = ostream_at(e, t, t->at + 1);
         else
             left = ostream_at(e, t, gp_eng_plist_after(e, t->l, k));

@@ -91,6 +91,9 @@ bool gp_eng_plist_remove(const struct gp_engine *e, struct gp_olist *l, uint32_t
 size_t gp_eng_plist_after(const struct gp_engine *e, const struct gp_olist *l, struct okey k)
 {
     struct key_probe b = {e, k};
+    size_t n = gp_olist_len(l);
+    if (n == 0 || !not_after(&b, gp_olist_first(l)))
+        return 0; /* the whole list after k, as the walk by shape mostly finds it */
     return gp_olist_count(l, not_after, &b);
 }
 
