@@ -31,6 +31,23 @@ allowed() {
     esac
 }
 
+# module_of FILE INC: the module (first path component below the root) of
+# INC resolved beside FILE, both relative to the root; "." and ".." are
+# resolved as realpath -m would, without a process per include
+module_of() {
+    local -a parts out=()
+    local p
+    IFS=/ read -ra parts <<<"${1%/*}/$2"
+    for p in "${parts[@]}"; do
+        case "$p" in
+        "" | .) ;;
+        ..) [ ${#out[@]} -eq 0 ] && out+=("..") || unset 'out[${#out[@]}-1]' ;;
+        *) out+=("$p") ;;
+        esac
+    done
+    echo "${out[0]:-.}"
+}
+
 # check ROOT: prints a line per include of ROOT/*/... that breaks the rule
 # (paths relative to ROOT's parent) and returns 1 if there is any
 check() {
@@ -42,13 +59,13 @@ check() {
             bad=1
         fi
     done
+    local re='^[[:space:]]*#[[:space:]]*include[[:space:]]*["<]([^">]*)[">]'
     while IFS=: read -r file line inc; do
         mod=${file#"$root"/}
         mod=${mod%%/*}
-        inc=$(sed -E 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*["<]([^">]*)[">].*/\1/' <<<"$inc")
-        if [ -e "$(dirname "$file")/$inc" ]; then # found beside the file first
-            target=$(realpath -m --relative-to="$root" "$(dirname "$file")/$inc")
-            target=${target%%/*}
+        [[ $inc =~ $re ]] && inc=${BASH_REMATCH[1]}
+        if [ -e "${file%/*}/$inc" ]; then # found beside the file first
+            target=$(module_of "${file#"$root"/}" "$inc")
         elif [ -e "$root/$inc" ]; then
             target=${inc%%/*}
         else
