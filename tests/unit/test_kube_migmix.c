@@ -8,6 +8,10 @@
  *    gpuplane's node agent from that inventory): replicas on the whole
  *    GPUs, instances on the MIG ones, a restart that reads both back, the
  *    audit naming a replica booked on a GPU in MIG mode;
+ *  - MIG GPUs of different layouts (gpuplane.io/mig-layout.<index>): each
+ *    pod on an instance its GPU has, another scheduler's pod counted on
+ *    the GPU with its profile, a restart booking each pod at the instance
+ *    it names;
  *  - the readers: MPS beside MIG devices and MIG devices time-sliced
  *    refused with their reason (NVIDIA's device plugin refuses the first),
  *    a mixed node with no MIG device time-sliced as any such node. */
@@ -88,16 +92,23 @@ static void mig_node(struct world *w, const char *name, json_t *labels, const ch
     kd_call(w->admin, "PATCH", path, b, 200);
 }
 
-/* A pod of gpuplane's asking `res` ("\"nvidia.com/mig-1g.10gb\":\"1\""). */
-static void res_pod(struct world *w, const char *name, const char *res)
+/* A pod of scheduler `sched` asking `res`
+ * ("\"nvidia.com/mig-1g.10gb\":\"1\""). */
+static void sched_pod(struct world *w, const char *name, const char *sched, const char *res)
 {
     char b[1024];
     snprintf(b, sizeof b,
-             "{\"metadata\":{\"name\":\"%s\"},\"spec\":{\"schedulerName\":\"gpuplane\","
+             "{\"metadata\":{\"name\":\"%s\"},\"spec\":{\"schedulerName\":\"%s\","
              "\"priority\":0,\"containers\":[{\"name\":\"c\",\"image\":\"x\",\"resources\":{"
              "\"requests\":{\"cpu\":\"1\",\"memory\":\"1Gi\",%s},\"limits\":{%s}}}]}}",
-             name, res, res);
+             name, sched, res, res);
     kd_call(w->admin, "POST", "/api/v1/namespaces/default/pods", b, 201);
+}
+
+/* A pod of gpuplane's asking `res`. */
+static void res_pod(struct world *w, const char *name, const char *res)
+{
+    sched_pod(w, name, "gpuplane", res);
 }
 
 static const char *condition_of(struct world *w, const char *pod)
@@ -347,6 +358,71 @@ static void test_two_layouts(void **state)
     w_close(&w);
 }
 
+/* Two H100s: GPU 0 in all-1g.10gb, GPU 1 as two 3g.40gb (at 0 and 4). */
+static void twin_layouts(struct gp_node_inventory *inv)
+{
+    two_layouts(inv);
+    struct gp_node_gpu *g = &inv->gpus[1];
+    for (unsigned k = 0; k < 2; k++) {
+        snprintf(g->migs[k].profile, sizeof g->migs[k].profile, "3g.40gb");
+        g->migs[k].start = 4 * k;
+    }
+}
+
+#define TWIN_RES                                                                                   \
+    "\"nvidia.com/gpu\":\"0\",\"nvidia.com/mig-1g.10gb\":\"7\",\"nvidia.com/mig-3g.40gb\":\"2\""
+
+/* GPUs of different layouts: another scheduler's pod (no annotations:
+ * the device plugin chose its device) is counted on the GPU that has its
+ * profile, and a restart books each pod of ours at the instance it names,
+ * not at the engine's first choice (f437d94: before, a pod named on GPU
+ * 1 went back to the engine's choice, and the next one was given the
+ * instance it holds). */
+static void test_layouts_restart(void **state)
+{
+    (void)state;
+    struct gp_node_inventory inv;
+    twin_layouts(&inv);
+    const struct gp_node_sharing sh = {GP_NODE_SHARE_NONE, 1, false, false, GP_NODE_MIG_MIXED};
+    json_t *l = agent_labels(&inv, &sh);
+    assert_string_equal(json_string_value(json_object_get(l, GP_KUBE_LABEL_MIG_LAYOUT "1")),
+                        "3g.40gb-04");
+    struct world w;
+    w_open(&w, true);
+    mig_node(&w, "tw", l, TWIN_RES);
+    sched_pod(&w, "k1", "default-scheduler", "\"nvidia.com/mig-1g.10gb\":\"1\"");
+    w_bind(&w, "k1", "tw");
+    res_pod(&w, "t1", "\"nvidia.com/mig-3g.40gb\":\"1\"");
+    res_pod(&w, "t2", "\"nvidia.com/mig-3g.40gb\":\"1\"");
+    assert_int_equal(w_cycle(&w), 2);
+    char left[8], kept[64];
+    bool first = strcmp(ann_of(&w, "t1", GP_KUBE_ANN_MIG), "3g.40gb:1@0") == 0;
+    snprintf(left, sizeof left, "%s", first ? "t1" : "t2");
+    snprintf(kept, sizeof kept, "%s", ann_of(&w, first ? "t2" : "t1", GP_KUBE_ANN_MIG));
+    assert_string_equal(kept, "3g.40gb:1@4");
+    gp_kube_sched_set_leader(w.s, false);
+    char path[96];
+    snprintf(path, sizeof path, "/api/v1/namespaces/default/pods/%s?gracePeriodSeconds=0", left);
+    kd_call(w.admin, "DELETE", path, NULL, 200);
+    w_sync(&w);
+    gp_kube_sched_set_leader(w.s, true);
+    res_pod(&w, "t3", "\"nvidia.com/mig-3g.40gb\":\"1\"");
+    char name[16];
+    for (int i = 1; i <= 7; i++) {
+        snprintf(name, sizeof name, "s%d", i);
+        res_pod(&w, name, "\"nvidia.com/mig-1g.10gb\":\"1\"");
+    }
+    w.now += 1;
+    assert_int_equal(w_cycle(&w), 7); /* t3 and six: k1 holds a 1g.10gb */
+    assert_string_equal(ann_of(&w, "t3", GP_KUBE_ANN_MIG), "3g.40gb:1@0");
+    unsigned rep[4];
+    uint32_t sl[4];
+    assert_int_equal(bookings(&w, rep, sl), 8);
+    assert_int_equal(sl[1], 0xff);
+    assert_int_equal(gp_kube_sched_stats(w.s).audit_violations, 0);
+    w_close(&w);
+}
+
 static enum gp_err read_node(json_t *labels, const char *res, struct gp_arena *a,
                              struct gp_node_spec *s, struct gp_kube_node_info *info)
 {
@@ -471,6 +547,7 @@ int main(void)
         cmocka_unit_test(test_readers),
         cmocka_unit_test_setup_teardown(test_split_timesliced, kd_start, kd_stop),
         cmocka_unit_test_setup_teardown(test_two_layouts, kd_start, kd_stop),
+        cmocka_unit_test_setup_teardown(test_layouts_restart, kd_start, kd_stop),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
