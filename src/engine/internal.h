@@ -146,6 +146,7 @@ struct shape_key {
     size_t nlabels;
     const char *ns;
     uint32_t cuda_driver_min;
+    uint32_t gpu_container_max; /* failRequestsGreaterThanOne's count (share.c) */
 };
 
 struct shape {

@@ -189,7 +189,12 @@ struct gp_pod_spec {
      * is a CPU-only pod. */
     uint32_t gpu_count;
     uint32_t gpu_milli;
-    uint32_t gpu_mem_mib;          /* per GPU; 0 = not declared */
+    uint32_t gpu_mem_mib; /* per GPU; 0 = not declared */
+    /* the most of gpu_count one container of the pod asks (a Kubernetes
+     * pod's requests are per container, the device plugin's Allocate too):
+     * what failRequestsGreaterThanOne checks; 0 = gpu_count (one
+     * container, or a reader that does not say) */
+    uint32_t gpu_container_max;
     uint32_t queue;                /* an id from gp_engine_queue_set; 0 = the default queue */
     const char *const *gpu_models; /* allowed models; none = any */
     size_t ngpu_models;

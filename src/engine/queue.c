@@ -106,7 +106,7 @@ static uint64_t shape_hash(const struct shape_key *k)
                               (uint64_t)(uintptr_t)k->mig_profile ^ k->share_modes ^
                                   (uint64_t)k->gpu_resource << 8 ^
                                   (uint64_t)k->cuda_driver_min << 16,
-                              (uint64_t)(uintptr_t)k->constraints,
+                              (uint64_t)(uintptr_t)k->constraints ^ k->gpu_container_max,
                               identity_hash(k)};
     for (size_t i = 0; i < sizeof words / sizeof words[0]; i++) {
         h ^= words[i] + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
@@ -125,7 +125,7 @@ static bool shape_key_eq(const struct shape_key *a, const struct shape_key *b)
            a->ntolerations == b->ntolerations && a->share_modes == b->share_modes &&
            a->gpu_resource == b->gpu_resource && a->mig_profile == b->mig_profile &&
            a->constraints == b->constraints && identity_eq(a, b) &&
-           a->cuda_driver_min == b->cuda_driver_min;
+           a->cuda_driver_min == b->cuda_driver_min && a->gpu_container_max == b->gpu_container_max;
 }
 
 /* The shape of key k, added when new; NONE when out of memory. */
@@ -207,11 +207,11 @@ enum gp_err gp_engine_pod_add(struct gp_engine *e, const struct gp_pod_spec *spe
     }
     gp_share_pod_init(&p);
     struct shape_key k = {
-        spec->cpu_milli,    spec->mem_mib,        spec->gpu_count,      spec->gpu_milli,
-        spec->gpu_mem_mib,  spec->queue,          p.model_mask,         spec->node_selector,
-        spec->tolerations,  spec->nnode_selector, spec->ntolerations,   spec->share_modes,
-        spec->gpu_resource, spec->mig_profile,    spec->constraints,    spec->labels,
-        spec->nlabels,      spec->namespace_name, spec->cuda_driver_min};
+        spec->cpu_milli,    spec->mem_mib,        spec->gpu_count,       spec->gpu_milli,
+        spec->gpu_mem_mib,  spec->queue,          p.model_mask,          spec->node_selector,
+        spec->tolerations,  spec->nnode_selector, spec->ntolerations,    spec->share_modes,
+        spec->gpu_resource, spec->mig_profile,    spec->constraints,     spec->labels,
+        spec->nlabels,      spec->namespace_name, spec->cuda_driver_min, spec->gpu_container_max};
     p.shape = shape_intern(e, &k);
     if (p.shape == NONE)
         return GP_ENOMEM;

@@ -246,6 +246,15 @@ enum refusal {
     REF_FRACTIONS,      /* fractions accounted (no sharing spec): no pin, no MIG */
 };
 
+/* The most replicas one container of the pod asks: what the device
+ * plugin's failRequestsGreaterThanOne checks, in each container's Allocate
+ * (NVIDIA k8s-device-plugin internal/rm ValidateRequest). */
+static uint32_t container_count(const struct gp_pod *p)
+{
+    uint32_t c = p->spec.gpu_container_max;
+    return c && c < p->spec.gpu_count ? c : p->spec.gpu_count;
+}
+
 static enum refusal refusal(const struct gp_node *n, const struct gp_pod *p)
 {
     const struct gp_sharing_spec *s = n->spec.sharing;
@@ -283,7 +292,8 @@ static enum refusal refusal(const struct gp_node *n, const struct gp_pod *p)
         return REF_RENAMED;
     if (res == GP_GPU_RES_SHARED && !s->rename_by_default)
         return REF_SHARED;
-    if (p->spec.gpu_count > 1 && (s->fail_requests_greater_than_one || s->mode == GP_SHARE_MPS))
+    /* per container, as the plugin checks each container's Allocate */
+    if (container_count(p) > 1 && (s->fail_requests_greater_than_one || s->mode == GP_SHARE_MPS))
         return REF_GREATER_THAN_1;
     return REF_NONE;
 }
@@ -343,9 +353,11 @@ const char *gp_share_refusal(const struct gp_node *n, const struct gp_pod *p, ch
         break;
     case REF_GREATER_THAN_1:
         snprintf(buf, size,
-                 "it asks for %u replicas, and the device plugin fails requests for more than "
+                 "%s %u replicas, and the device plugin fails requests for more than "
                  "one (failRequestsGreaterThanOne%s)",
-                 p->spec.gpu_count, s->mode == GP_SHARE_MPS ? ", always under MPS" : ": true");
+                 container_count(p) < p->spec.gpu_count ? "one of its containers asks for"
+                                                        : "it asks for",
+                 container_count(p), s->mode == GP_SHARE_MPS ? ", always under MPS" : ": true");
         break;
     case REF_FRACTIONS:
         snprintf(buf, size, "its gpuplane.io/sharing annotation allows no mode of these GPUs");

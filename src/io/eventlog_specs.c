@@ -605,6 +605,7 @@ enum gp_err gp_evl_pod(struct gp_evl_rd *r, const json_t *o, struct gp_pod_spec 
     GP_EVL_U32(r, o, f, "gpu_count", false, p->gpu_count);
     GP_EVL_U32(r, o, f, "gpu_milli", false, p->gpu_milli);
     GP_EVL_U32(r, o, f, "gpu_mem_mib", false, p->gpu_mem_mib);
+    GP_EVL_U32(r, o, f, "gpu_container_max", false, p->gpu_container_max);
     GP_EVL_U32(r, o, f, "queue", false, p->queue);
     GP_EVL_U32(r, o, f, "group", false, p->group);
     GP_EVL_U32(r, o, f, "cuda_driver_min", false, p->cuda_driver_min);

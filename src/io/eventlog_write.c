@@ -276,6 +276,7 @@ static json_t *pod_json(const struct gp_pod_spec *p)
     set_int(o, "share_modes", p->share_modes);
     set_str(o, "mig_profile", p->mig_profile);
     set_int(o, "gpu_resource", p->gpu_resource);
+    set_int(o, "gpu_container_max", p->gpu_container_max);
     set_str(o, "namespace", p->namespace_name);
     set_kv(o, "labels", p->labels, p->nlabels);
     if (p->constraints)

@@ -582,6 +582,11 @@ static enum gp_err finish_resources(struct gp_yaml *y, struct manifest_obj *o,
     }
     if (pod->gpu_count > 0 && gpus == 0 && shared == 0 && mig == 0)
         pod->gpu_resource = GP_GPU_RES_NONE; /* a share by gpuplane's annotations alone */
+    /* the most one container asks, where less than the pod's (0: the
+     * same): failRequestsGreaterThanOne checks each container's request */
+    int64_t one = gp_podreq_container_max(&o->req, shared > 0 ? GP_PODREQ_SHARED : GP_PODREQ_GPUS);
+    if (mig == 0 && one < (int64_t)pod->gpu_count)
+        pod->gpu_container_max = (uint32_t)one;
     if (mig > GP_MAX_GPUS_PER_NODE) {
         snprintf(detail, sizeof detail, " (it asks for %lld in all; a pod takes at most %d)",
                  (long long)mig, GP_MAX_GPUS_PER_NODE);

@@ -33,6 +33,7 @@ struct gp_podreq {
     int64_t sum[GP_PODREQ_COUNT];  /* app containers and sidecars */
     int64_t side[GP_PODREQ_COUNT]; /* the sidecars so far */
     int64_t init[GP_PODREQ_COUNT]; /* the largest init(i) */
+    int64_t one[GP_PODREQ_COUNT];  /* the largest one container's own need */
 };
 
 /* An app container (spec.containers[]) asking need[]. */
@@ -42,5 +43,12 @@ void gp_podreq_app(struct gp_podreq *r, const int64_t need[GP_PODREQ_COUNT]);
 void gp_podreq_init(struct gp_podreq *r, const int64_t need[GP_PODREQ_COUNT], bool sidecar);
 /* The request of resource k so far: max(sum, init). */
 int64_t gp_podreq_total(const struct gp_podreq *r, enum gp_podreq_res k);
+/* The most of resource k one container asks (an init, sidecar or app
+ * container alike): what the kubelet's device manager sends a device
+ * plugin in one container's Allocate (it calls Allocate per container,
+ * devicemanager allocateContainerResources), and what NVIDIA's
+ * failRequestsGreaterThanOne checks (k8s-device-plugin internal/rm,
+ * ValidateRequest: the request of one container). */
+int64_t gp_podreq_container_max(const struct gp_podreq *r, enum gp_podreq_res k);
 
 #endif

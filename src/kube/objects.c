@@ -43,6 +43,9 @@ struct req {
     int64_t mig;         /* nvidia.com/mig-<profile> instances */
     const char *profile; /* that profile (borrowed from the JSON); NULL: none */
     int64_t shared;      /* nvidia.com/gpu.shared: replicas of renamed shared GPUs */
+    /* the pod's: the most nvidia.com/gpu, nvidia.com/gpu.shared one
+     * container asks (failRequestsGreaterThanOne is per container) */
+    int64_t gpus_one, shared_one;
 };
 
 /* nvidia.com/mig-<profile>: one profile per pod, as gpuplane places MIG
@@ -140,7 +143,7 @@ static enum gp_err pod_requests(const json_t *spec, struct req *total, struct gp
     char where[64];
     json_array_foreach(json_object_get(spec, "containers"), i, c)
     {
-        struct req r = {0, 0, 0, 0, total->profile, 0};
+        struct req r = {0, 0, 0, 0, total->profile, 0, 0, 0};
         snprintf(where, sizeof where, "spec.containers[%zu]", i);
         enum gp_err err = read_requests(json_object_get(c, "resources"), where, &r, d);
         if (err != GP_OK)
@@ -151,7 +154,7 @@ static enum gp_err pod_requests(const json_t *spec, struct req *total, struct gp
     }
     json_array_foreach(json_object_get(spec, "initContainers"), i, c)
     {
-        struct req r = {0, 0, 0, 0, total->profile, 0};
+        struct req r = {0, 0, 0, 0, total->profile, 0, 0, 0};
         snprintf(where, sizeof where, "spec.initContainers[%zu]", i);
         enum gp_err err = read_requests(json_object_get(c, "resources"), where, &r, d);
         if (err != GP_OK)
@@ -166,6 +169,8 @@ static enum gp_err pod_requests(const json_t *spec, struct req *total, struct gp
     total->gpus = gp_podreq_total(&acc, GP_PODREQ_GPUS);
     total->mig = gp_podreq_total(&acc, GP_PODREQ_MIG);
     total->shared = gp_podreq_total(&acc, GP_PODREQ_SHARED);
+    total->gpus_one = gp_podreq_container_max(&acc, GP_PODREQ_GPUS);
+    total->shared_one = gp_podreq_container_max(&acc, GP_PODREQ_SHARED);
     const json_t *over = json_object_get(spec, "overhead"); /* RuntimeClass admission's */
     char b[32];
     int64_t x;
@@ -364,7 +369,7 @@ enum gp_err gp_kube_pod_read(const json_t *pod, struct gp_arena *a, struct gp_po
     memset(s, 0, sizeof *s);
     gp_kube_pod_info_read(pod, info);
     const json_t *meta = json_object_get(pod, "metadata"), *spec = json_object_get(pod, "spec");
-    struct req r = {0, 0, 0, 0, NULL, 0};
+    struct req r = {0, 0, 0, 0, NULL, 0, 0, 0};
     enum gp_err err = pod_requests(spec, &r, d);
     if (err != GP_OK)
         return err;
@@ -381,6 +386,9 @@ enum gp_err gp_kube_pod_read(const json_t *pod, struct gp_arena *a, struct gp_po
         s->share_modes = 1u << GP_SHARE_TIMESLICE | 1u << GP_SHARE_MPS;
         s->gpu_resource = GP_GPU_RES_SHARED;
     }
+    /* one container's most, where it is less than the pod's (0: the same) */
+    int64_t one = r.shared > 0 ? r.shared_one : r.gpus_one;
+    s->gpu_container_max = one < (int64_t)s->gpu_count && !r.mig ? (uint32_t)one : 0;
     if (r.mig > 0) { /* as io/manifest_pod.c: the share is the profile's compute of 7 slices */
         unsigned compute = 0;
         uint32_t mem = 0;

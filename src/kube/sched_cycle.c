@@ -183,18 +183,24 @@ void gp_ks_resume(struct gp_kube_sched *s, size_t *bound)
 }
 
 /* The nodes that turn p away only because their device plugin fails a
- * request for more than one shared replica (failRequestsGreaterThanOne,
- * always under MPS; objects_share.c): kube-scheduler would bind it there
- * and the kubelet's Allocate would fail it (UnexpectedAdmissionError,
- * NVIDIA's k8s-device-plugin README, "Shared Access to GPUs"), so they
- * are said apart, and taken out of x's sharing count (which the words of
- * the resource asked take in: objects_mig.c). */
+ * container's request for more than one shared replica
+ * (failRequestsGreaterThanOne, always under MPS; objects_share.c). The
+ * plugin checks each container's Allocate (k8s-device-plugin internal/rm
+ * ValidateRequest, called per ContainerAllocateRequest; the kubelet sends
+ * one per container), so a pod of two containers asking one replica each
+ * passes and one container asking two does not (the engine's
+ * gpu_container_max). kube-scheduler would bind it there and the
+ * kubelet's Allocate would fail it (UnexpectedAdmissionError, NVIDIA's
+ * README, "Shared Access to GPUs"), so they are said apart, and taken out
+ * of x's sharing count (which the words of the resource asked take in:
+ * objects_mig.c). */
 static uint32_t greater_than_one(struct gp_kube_sched *s, const struct spod *p,
                                  struct gp_explain *x)
 {
     const struct gp_pod_spec *ps = &p->spec;
     const struct gp_pod *ep = s->e && p->eng != SP_NONE ? gp_engine_pod(s->e, p->eng) : NULL;
-    if (!ep || ps->gpu_count < 2 || ps->mig_profile || x->rejected[GP_FILTER_SHARING] == 0)
+    uint32_t one = ps->gpu_container_max ? ps->gpu_container_max : ps->gpu_count;
+    if (!ep || one < 2 || ps->mig_profile || x->rejected[GP_FILTER_SHARING] == 0)
         return 0;
     uint32_t n = 0;
     for (size_t i = 0; i < gp_engine_node_count(s->e) && n < x->rejected[GP_FILTER_SHARING]; i++) {
@@ -224,10 +230,10 @@ static void unschedulable(struct gp_kube_sched *s, struct spod *p, const struct 
     gp_ks_explain_text(s, &x, &p->spec, msg, sizeof msg); /* sched_mig.c */
     gp_kube_explain_add(msg, sizeof msg, gt1,
                         p->spec.gpu_resource == GP_GPU_RES_SHARED
-                            ? "node(s) refuse requests for more than one nvidia.com/gpu.shared "
-                              "(failRequestsGreaterThanOne)"
-                            : "node(s) refuse requests for more than one shared nvidia.com/gpu "
-                              "(failRequestsGreaterThanOne)");
+                            ? "node(s) refuse a container asking more than one "
+                              "nvidia.com/gpu.shared (failRequestsGreaterThanOne)"
+                            : "node(s) refuse a container asking more than one shared "
+                              "nvidia.com/gpu (failRequestsGreaterThanOne)");
     if (d->gang == GP_GANG_MEMBERS)
         snprintf(msg, sizeof msg, "pod group has fewer members than its minMember");
     if (p->last_message && strcmp(p->last_message, msg) == 0)

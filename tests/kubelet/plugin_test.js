@@ -128,6 +128,17 @@ async function timeSlicing() {
   const p2 = t2.kubelet.plugin(r2[0].endpoint);
   await expectError(p2.allocate([[`${uuid(0)}::0`, `${uuid(1)}::0`]]), /maximum request size for shared resources is 1/,
         'failRequestsGreaterThanOne: two shared devices refused');
+  // per container, as NVIDIA's plugin checks each ContainerAllocateRequest
+  // (internal/rm ValidateRequest): two containers of one replica each are
+  // served, in one AllocateRequest as in two
+  const two = await p2.allocate([[`${uuid(0)}::1`], [`${uuid(1)}::1`]]);
+  check(two.container_responses.length === 2 &&
+        two.container_responses[0].envs.NVIDIA_VISIBLE_DEVICES === uuid(0) &&
+        two.container_responses[1].envs.NVIDIA_VISIBLE_DEVICES === uuid(1),
+        'failRequestsGreaterThanOne: two containers of one replica each served', two.container_responses);
+  await expectError(p2.allocate([[`${uuid(0)}::0`], [`${uuid(0)}::1`, `${uuid(1)}::0`]]),
+        /maximum request size for shared resources is 1/,
+        'failRequestsGreaterThanOne: the second container of a request asking two refused');
   p2.close();
   await teardown(t2);
 }

@@ -29,6 +29,10 @@ struct case_pod {
     unsigned gpus;         /* worked by hand */
     int64_t cpu_milli;
     unsigned mig; /* nvidia.com/mig-1g.10gb instances, worked by hand */
+    /* the most nvidia.com/gpu one container asks where less than the
+     * pod's, else 0 (gpu_container_max: what failRequestsGreaterThanOne
+     * checks, per container as the kubelet calls Allocate) */
+    unsigned one;
 };
 
 /* s1 (sidecar, 1 GPU, 1 CPU), i1 (init, 3 GPUs, 4 CPUs), app a (1 GPU,
@@ -48,7 +52,10 @@ static const struct case_pod init_wins = {
     "  - {name: i1, resources: {requests: {cpu: \"4\"}, limits: {nvidia.com/gpu: 3}}}\n"
     "  containers:\n"
     "  - {name: a, resources: {requests: {cpu: \"2\"}, limits: {nvidia.com/gpu: 1}}}\n",
-    4, 5000, 0};
+    4,
+    5000,
+    0,
+    3};
 
 /* i1 (init, 2 GPUs) before s1 (sidecar, 2 GPUs), app a (1 GPU): i1 runs
  * alone (2), s1's own need is 2, sum = a + s1 = 3: the pod 3. Before
@@ -64,7 +71,10 @@ static const struct case_pod side_wins = {
     "2}}}\n"
     "  containers:\n"
     "  - {name: a, resources: {requests: {cpu: \"1\", nvidia.com/gpu: 1}}}\n",
-    3, 2000, 0};
+    3,
+    2000,
+    0,
+    2};
 
 /* MIG instances follow the same rule: a sidecar of 1 instance and an app
  * container of 1 are 2 at once (before: max(1, 1) = 1); the init
@@ -79,7 +89,23 @@ static const struct case_pod mig_side = {
     "  initContainers:\n"
     "  - {name: s1, restartPolicy: Always, resources: {limits: {nvidia.com/mig-1g.10gb: 1}}}\n"
     "  - {name: i1, resources: {limits: {nvidia.com/mig-1g.10gb: 2}}}\n",
-    0, 0, 3};
+    0,
+    0,
+    3,
+    0};
+
+/* two app containers of 1 GPU each: the pod 2, each container 1 (a
+ * device plugin failing requests greater than one serves both) */
+static const struct case_pod two_ones = {
+    "\"containers\":[{\"name\":\"a\",\"resources\":{\"limits\":{\"nvidia.com/gpu\":\"1\"}}},"
+    "{\"name\":\"b\",\"resources\":{\"limits\":{\"nvidia.com/gpu\":\"1\"}}}]",
+    "  containers:\n"
+    "  - {name: a, resources: {limits: {nvidia.com/gpu: 1}}}\n"
+    "  - {name: b, resources: {limits: {nvidia.com/gpu: 1}}}\n",
+    2,
+    0,
+    0,
+    1};
 
 static json_t *pod_json(const struct case_pod *c)
 {
@@ -107,6 +133,7 @@ static void check_case(const struct case_pod *c)
     if (c->mig)
         assert_string_equal(s.mig_profile, "1g.10gb");
     assert_int_equal(s.cpu_milli, c->cpu_milli);
+    assert_int_equal(s.gpu_container_max, c->one);
     /* the node agent's split needs as many */
     struct gp_node_podplan plan;
     const char *res = c->mig ? "nvidia.com/mig-1g.10gb" : "nvidia.com/gpu";
@@ -128,6 +155,7 @@ static void check_case(const struct case_pod *c)
     assert_int_equal(w.items[0].pod.gpu_count, s.gpu_count);
     assert_int_equal(w.items[0].pod.cpu_milli, s.cpu_milli);
     assert_int_equal(w.items[0].pod.mem_mib, s.mem_mib);
+    assert_int_equal(w.items[0].pod.gpu_container_max, s.gpu_container_max);
     gp_arena_free(&a);
 }
 
@@ -137,6 +165,7 @@ static void test_readers_agree(void **state)
     check_case(&init_wins);
     check_case(&side_wins);
     check_case(&mig_side);
+    check_case(&two_ones);
 }
 
 /* spec.overhead (RuntimeClass admission) is added last, as PodRequests

@@ -23,7 +23,10 @@
  *  - failRequestsGreaterThanOne from gpuplane.io/fail-requests-greater-
  *    than-one (MPS always; time-slicing the plugin's default false): a
  *    pod asking two replicas refused where the plugin fails it, with that
- *    reason, and bound on a node whose plugin keeps the default. */
+ *    reason, and bound on a node whose plugin keeps the default;
+ *  - that rule per container, as the plugin checks each container's
+ *    Allocate: two containers of one replica each bound, one container
+ *    of two (app or init) refused, time-sliced, renamed and MPS. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -80,6 +83,44 @@ static void w_pod_res(struct world *w, const char *name, const char *res, unsign
              "\"containers\":[{\"name\":\"c\",\"image\":\"x\",\"resources\":{\"requests\":{"
              "\"cpu\":\"1\",\"%s\":\"%u\"},\"limits\":{\"%s\":\"%u\"}}}]}}",
              name, res, n, res, n);
+    kd_call(w->admin, "POST", "/api/v1/namespaces/default/pods", b, 201);
+}
+
+/* A pod of gpuplane's whose init containers (`init`, JSON array members,
+ * may be "") and app containers (`ctrs`) each ask `res`: "c:N" entries
+ * joined by ',' - app containers c1, c2, ... asking N each; init
+ * containers i1, ... the same way ("s:N" a sidecar, restartPolicy
+ * Always). */
+static void w_pod_ctrs(struct world *w, const char *name, const char *res, const char *init,
+                       const char *ctrs)
+{
+    char b[2048], inits[768] = "", apps[768] = "";
+    const char *lists[2] = {init, ctrs};
+    char *outs[2] = {inits, apps};
+    for (int l = 0; l < 2; l++) {
+        size_t len = 0;
+        unsigned k = 0;
+        for (const char *c = lists[l]; c && *c;) {
+            char kind = c[0];
+            unsigned n = (unsigned)strtoul(c + 2, NULL, 10);
+            k++;
+            len += (size_t)snprintf(
+                outs[l] + len, 768 - len,
+                "%s{\"name\":\"%c%u\",\"image\":\"x\"%s,\"resources\":{\"limits\":{\"%s\":"
+                "\"%u\"}}}",
+                k > 1 ? "," : "",
+                l             ? 'c'
+                : kind == 's' ? 's'
+                              : 'i',
+                k, kind == 's' ? ",\"restartPolicy\":\"Always\"" : "", res, n);
+            c = strchr(c, ',');
+            c = c ? c + 1 : NULL;
+        }
+    }
+    snprintf(b, sizeof b,
+             "{\"metadata\":{\"name\":\"%s\"},\"spec\":{\"schedulerName\":\"gpuplane\","
+             "\"initContainers\":[%s],\"containers\":[%s]}}",
+             name, inits, apps);
     kd_call(w->admin, "POST", "/api/v1/namespaces/default/pods", b, 201);
 }
 
@@ -411,14 +452,68 @@ static void test_greater_than_one(void **state)
     assert_string_equal(w_node_of(&w, "one", NULL), "tsf");
     assert_string_equal(w_node_of(&w, "two", NULL), "");
     assert_string_equal(w_events(&w, "FailedScheduling", "two"),
-                        "0/1 nodes are available: 1 node(s) refuse requests for more than one "
-                        "shared nvidia.com/gpu (failRequestsGreaterThanOne).");
+                        "0/1 nodes are available: 1 node(s) refuse a container asking more than "
+                        "one shared nvidia.com/gpu (failRequestsGreaterThanOne).");
     /* a node whose plugin keeps the default: two replicas there */
     w_shared_node(&w, "ts", 2, 4, "time-slicing");
     w.now += 10;
     assert_int_equal(w_cycle(&w), 1);
     assert_string_equal(w_node_of(&w, "two", NULL), "ts");
     w_close(&w);
+}
+
+/* failRequestsGreaterThanOne per container, as NVIDIA's plugin checks
+ * each container's Allocate (internal/rm ValidateRequest; the kubelet
+ * sends one per container): on a node whose plugin fails such requests
+ * (time-slicing with the label, MPS always, renamed or not) a pod of two
+ * app containers asking one replica each, or a sidecar and an app
+ * container of one each, is bound; one container asking two (an app
+ * container, or a plain init container whose own Allocate asks two while
+ * the pod's count is two as well) is refused with the reason. */
+static void per_container(const char *strategy, bool renamed, const char *extra)
+{
+    const char *res = renamed ? "nvidia.com/gpu.shared" : "nvidia.com/gpu";
+    struct world w;
+    w_open(&w, true);
+    w_shared_node_as(&w, "f", 2, 4, strategy, renamed, extra);
+    w_pod_ctrs(&w, "pair", res, "", "c:1,c:1");
+    w_pod_ctrs(&w, "side", res, "s:1", "c:1");
+    w_pod_ctrs(&w, "big", res, "", "c:2");
+    w_pod_ctrs(&w, "init2", res, "i:2", "c:1,c:1");
+    assert_int_equal(w_cycle(&w), 2);
+    const char *g;
+    assert_string_equal(w_node_of(&w, "pair", &g), "f");
+    assert_int_equal(strlen(g), 3); /* two replicas: "0,1" */
+    assert_string_equal(w_node_of(&w, "side", &g), "f");
+    assert_int_equal(strlen(g), 3);
+    char want[256];
+    snprintf(want, sizeof want,
+             "0/1 nodes are available: 1 node(s) refuse a container asking more than one %s "
+             "(failRequestsGreaterThanOne).",
+             renamed ? "nvidia.com/gpu.shared" : "shared nvidia.com/gpu");
+    assert_string_equal(w_node_of(&w, "big", NULL), "");
+    assert_string_equal(w_events(&w, "FailedScheduling", "big"), want);
+    assert_string_equal(w_node_of(&w, "init2", NULL), "");
+    assert_string_equal(w_events(&w, "FailedScheduling", "init2"), want);
+    w_close(&w);
+}
+
+static void test_per_container(void **state)
+{
+    (void)state;
+    per_container("time-slicing", false, ",\"" GP_SHARING_LABEL_FAIL_GT1 "\":\"true\"");
+}
+
+static void test_per_container_renamed(void **state)
+{
+    (void)state;
+    per_container("time-slicing", true, ",\"" GP_SHARING_LABEL_FAIL_GT1 "\":\"true\"");
+}
+
+static void test_per_container_mps(void **state)
+{
+    (void)state;
+    per_container("mps", false, "");
 }
 
 /* gpuplane's own reason among kube-scheduler's, sorted as they are. */
@@ -464,6 +559,9 @@ int main(void)
         cmocka_unit_test(test_renamed_readers),
         cmocka_unit_test_setup_teardown(test_renamed, kd_start, kd_stop),
         cmocka_unit_test_setup_teardown(test_greater_than_one, kd_start, kd_stop),
+        cmocka_unit_test_setup_teardown(test_per_container, kd_start, kd_stop),
+        cmocka_unit_test_setup_teardown(test_per_container_renamed, kd_start, kd_stop),
+        cmocka_unit_test_setup_teardown(test_per_container_mps, kd_start, kd_stop),
         cmocka_unit_test(test_explain_add),
         cmocka_unit_test_setup_teardown(test_restart_timeslice, kd_start, kd_stop),
         cmocka_unit_test_setup_teardown(test_restart_mps, kd_start, kd_stop),
