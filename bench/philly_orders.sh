@@ -17,7 +17,7 @@ shift || true
 setups=("$@")
 [ ${#setups[@]} -gt 0 ] || setups=(full capped small)
 gp="$build/gpuplane"
-shared="$root/../shared/data/philly"
+shared="${GP_SHARED:-$root/../shared}/data/philly" # GP_SHARED: the shared folder, as the tests name it
 jobs="philly:$shared/pollux-osdi21/philly.csv"
 machines="philly:$shared/machine-list/revised_machine_list.csv"
 vcs="$shared/helios-artifact/philly_vc.csv"
