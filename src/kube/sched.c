@@ -401,15 +401,34 @@ static uint64_t fnv(const char *str, uint64_t h)
     return h;
 }
 
-/* What the engine reads of a node, hashed: labels, taints, allocatable,
- * capacity, cordon and readiness (heartbeats change none of it). */
+/* Labels documented as a timestamp re-stamped on a loop, which no
+ * scheduling decision can sensibly read: NVIDIA GPU Feature Discovery's
+ * nvidia.com/gfd.timestamp, rewritten on every labelling pass (its
+ * --sleep-interval, 60 s by default; k8s-device-plugin's
+ * docs/gpu-feature-discovery/README.md, "Catalog of Labels"). Left out
+ * of node_print, so that such a pass does not rebuild the engine. Every
+ * other label stays in: a nodeSelector or node affinity may name any. */
+static const char *const volatile_labels[] = {"nvidia.com/gfd.timestamp"};
+
+/* What the engine reads of a node, hashed: labels (but volatile_labels),
+ * taints, allocatable, capacity, cordon and readiness (heartbeats change
+ * none of it). */
 static uint64_t node_print(const json_t *obj, bool schedulable)
 {
     json_t *m = json_object_get(obj, "metadata"), *st = json_object_get(obj, "status");
-    json_t *v = json_pack("{s:O?,s:O?,s:O?,s:O?,s:b}", "labels", json_object_get(m, "labels"),
-                          "taints", json_object_get(json_object_get(obj, "spec"), "taints"),
-                          "allocatable", json_object_get(st, "allocatable"), "capacity",
+    json_t *labels = json_object_get(m, "labels"), *own = NULL;
+    for (size_t i = 0; i < sizeof volatile_labels / sizeof *volatile_labels; i++) {
+        if (!json_object_get(labels, volatile_labels[i]))
+            continue;
+        if (!own && !(own = json_copy(labels))) /* shallow: the values stay shared */
+            return 0;
+        json_object_del(own, volatile_labels[i]);
+    }
+    json_t *v = json_pack("{s:O?,s:O?,s:O?,s:O?,s:b}", "labels", own ? own : labels, "taints",
+                          json_object_get(json_object_get(obj, "spec"), "taints"), "allocatable",
+                          json_object_get(st, "allocatable"), "capacity",
                           json_object_get(st, "capacity"), "schedulable", schedulable);
+    json_decref(own);
     char *text = v ? json_dumps(v, JSON_SORT_KEYS | JSON_COMPACT) : NULL;
     uint64_t h = text ? fnv(text, 1469598103934665603u) : 0;
     free(text);
