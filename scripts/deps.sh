@@ -5,7 +5,9 @@ set -euo pipefail
 pkgs=(build-essential cmake pkg-config libfyaml-dev libjansson-dev libcmocka-dev libglpk-dev
       libcurl4-openssl-dev libmicrohttpd-dev libgnutls28-dev openssl
       libgrpc-dev libprotobuf-c-dev protobuf-c-compiler
-      clang libclang-rt-14-dev clang-format valgrind)
+      clang libclang-rt-14-dev clang-format valgrind python3)
+# python3 for the CLI tests that talk to the API double and for
+# bench/philly_orders.sh (tests/cli/philly_results.sh)
 # Node.js and npm for the kubelet stand-in: Debian's, unless a Node.js with
 # its own npm is installed already (NodeSource's nodejs conflicts with
 # Debian's npm package, and apt-get would refuse the whole list)

@@ -49,7 +49,8 @@ static void schedule_usage(FILE *f)
                "  --lease-name NAME      the Lease (default gpuplane-scheduler)\n"
                "  --identity ID          this replica in the Lease and Events (default the\n"
                "                         host name and the process id)\n"
-               "  --metrics-addr ADDR    serve /metrics, /healthz, /readyz on ADDR (:8080)\n"
+               "  --metrics-addr ADDR    serve /metrics, /healthz, /readyz on ADDR (:8080; a\n"
+               "                         port 0 takes a free one, printed at the start)\n"
                "  --no-bind-events       no Normal \"Scheduled\" Event per bind\n"
                "  --binders N            threads binding in parallel, each on a connection\n"
                "                         of its own (default 8; 0: one at a time)\n"
@@ -185,6 +186,7 @@ int gp_cmd_schedule(int argc, char **argv)
     o.sched.identity = o.lease.identity = s.identity ? s.identity : id;
     o.cfg = &cfg;
     o.stop = &stop_flag;
+    o.log = stderr;
     signal(SIGTERM, on_signal);
     signal(SIGINT, on_signal);
     struct gp_kube_run_result res;

@@ -343,6 +343,11 @@ enum gp_err gp_kube_run(const struct gp_kube_run_opts *o, struct gp_kube_run_res
         struct gp_httpd_opts ho = {
             .addr = o->metrics_addr, .metrics = r.km.reg, .leader_election = o->leader_elect};
         err = gp_httpd_start(&ho, &r.h, d);
+        if (err == GP_OK && o->log) {
+            fprintf(o->log, "gpuplane schedule: /metrics, /healthz and /readyz on port %u\n",
+                    gp_httpd_port(r.h));
+            fflush(o->log);
+        }
     }
     if (err == GP_OK) /* PodGroups first: a gang's members wait for theirs */
         err = feed_start(&r.groups, &r.q, 2, "/apis/scheduling.x-k8s.io/v1alpha1/podgroups", o, d);

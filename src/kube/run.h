@@ -11,6 +11,7 @@
 #include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 
 #include "kube/client.h"
 #include "kube/kubeconfig.h"
@@ -28,6 +29,7 @@ struct gp_kube_run_opts {
     uint64_t stop_after_binds;   /* stop once this many pods are bound (0: never) */
     bool stop_when_idle;         /* stop once pods were bound and every pending one fits nowhere */
     volatile sig_atomic_t *stop; /* set non-zero to stop (a signal handler); may be NULL */
+    FILE *log;                   /* told where /metrics listens (its port); NULL: none */
 };
 
 struct gp_kube_run_result {
