@@ -487,6 +487,7 @@ static CURLcode perform(struct gp_kube_client *c, const char *method, const char
                                   .cancelled = &c->cancelled,
                                   .on_body = on_write,
                                   .body_ud = s,
+                                  .max_body = s->max,
                                   .on_header = on_header,
                                   .header_ud = retry_after};
         *retry_after = -1;

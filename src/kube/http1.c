@@ -1,7 +1,8 @@
 /* http1.c - one HTTP/1.1 request and its answer over a kept connection
  * that libcurl opened (see http1.h): the request written in one buffer,
- * the answer's head parsed, its body framed by Content-Length, chunked
- * encoding or the connection's end (RFC 9112 §6.3, §7.1). */
+ * the answer read as it comes by http1_parse.c (its head, its body framed
+ * by Content-Length, chunked encoding or the connection's end, the size
+ * cap, whether the connection is kept). */
 #include "kube/http1.h"
 
 #include <poll.h>
@@ -11,7 +12,7 @@
 #include <strings.h>
 #include <time.h>
 
-#define HEAD_MAX ((size_t)64 << 10) /* an answer's head; a chunk-size line */
+#include "kube/http1_parse.h"
 
 struct gp_http1 {
     CURL *tmpl;
@@ -250,230 +251,55 @@ static bool request_write(struct gp_http1 *x, const struct gp_http1_req *rq, siz
     return ok;
 }
 
-/* What the head says of the body. */
-struct head {
-    long status;
-    bool chunked, has_len, close;
-    unsigned long long len;
-};
-
-static bool value_is(const char *v, size_t n, const char *word)
-{
-    size_t w = strlen(word);
-    for (size_t i = 0; i + w <= n; i++) /* a token of a comma-separated list */
-        if (strncasecmp(v + i, word, w) == 0 && (i == 0 || v[i - 1] == ' ' || v[i - 1] == ',') &&
-            (i + w == n || v[i + w] == ' ' || v[i + w] == ',' || v[i + w] == '\r'))
-            return true;
-    return false;
-}
-
-/* Parses the head in[pos..end) (end just past its blank line), each line
- * handed to on_header. false: not an HTTP/1.x answer. */
-static bool head_parse(struct gp_http1 *x, size_t end, const struct gp_http1_req *rq,
-                       struct head *hd)
-{
-    char *p = x->in + x->pos, *e = x->in + end;
-    memset(hd, 0, sizeof *hd);
-    if (e - p < 12 || strncmp(p, "HTTP/1.", 7) != 0 || (p[7] != '0' && p[7] != '1') || p[8] != ' ')
-        return false;
-    bool http10 = p[7] == '0', keep = false;
-    if (p[9] < '1' || p[9] > '5' || p[10] < '0' || p[10] > '9' || p[11] < '0' || p[11] > '9')
-        return false;
-    hd->status = (p[9] - '0') * 100 + (p[10] - '0') * 10 + (p[11] - '0');
-    for (char *line = p; line < e;) {
-        char *nl = memchr(line, '\n', (size_t)(e - line));
-        size_t n = (size_t)(nl - line) + 1;
-        if (rq->on_header)
-            rq->on_header(line, 1, n, rq->header_ud);
-        char *colon = line == p ? NULL : memchr(line, ':', n);
-        if (colon) {
-            size_t nlen = (size_t)(colon - line);
-            char *v = colon + 1;
-            while (v < nl && (*v == ' ' || *v == '\t'))
-                v++;
-            size_t vn = (size_t)(nl - v);
-            while (vn > 0 && (v[vn - 1] == '\r' || v[vn - 1] == ' ' || v[vn - 1] == '\t'))
-                vn--;
-            if (nlen == 14 && strncasecmp(line, "content-length", 14) == 0) {
-                char *end_num;
-                hd->len = strtoull(v, &end_num, 10);
-                if (vn == 0 || end_num != v + vn || v[0] == '-' || v[0] == '+')
-                    return false;
-                hd->has_len = true;
-            } else if (nlen == 17 && strncasecmp(line, "transfer-encoding", 17) == 0) {
-                hd->chunked = value_is(v, vn, "chunked");
-                if (!hd->chunked) /* another coding, not ours to undo */
-                    return false;
-            } else if (nlen == 10 && strncasecmp(line, "connection", 10) == 0) {
-                hd->close |= value_is(v, vn, "close");
-                keep |= value_is(v, vn, "keep-alive");
-            }
-        }
-        line = nl + 1;
-    }
-    if (http10 && !keep)
-        hd->close = true;
-    return true;
-}
-
-enum body_mode { BM_NONE, BM_LEN, BM_CHUNKED, BM_EOF };
-enum chunk_state { CS_SIZE, CS_DATA, CS_DATA_END, CS_TRAILER };
-
-struct body {
-    enum body_mode mode;
-    enum chunk_state cs;
-    unsigned long long left; /* BM_LEN, CS_DATA */
-};
-
-static bool deliver(struct gp_http1 *x, const struct gp_http1_req *rq, size_t n)
-{
-    if (n == 0)
-        return true;
-    size_t took = rq->on_body ? rq->on_body(x->in + x->pos, 1, n, rq->body_ud) : n;
-    x->pos += n;
-    return took == n;
-}
-
-/* Uses what in[pos..len) holds of the body: 1 done, 0 more needed, -1 a
- * framing error, -2 the body callback stopped it. */
-static int body_take(struct gp_http1 *x, const struct gp_http1_req *rq, struct body *b)
-{
-    for (;;) {
-        size_t avail = x->len - x->pos;
-        if (b->mode == BM_NONE)
-            return 1;
-        if (b->mode == BM_EOF) {
-            return deliver(x, rq, avail) ? 0 : -2;
-        }
-        if (b->mode == BM_LEN || b->cs == CS_DATA) {
-            size_t n = avail < b->left ? avail : (size_t)b->left;
-            if (!deliver(x, rq, n))
-                return -2;
-            b->left -= n;
-            if (b->left > 0)
-                return 0;
-            if (b->mode == BM_LEN)
-                return 1;
-            b->cs = CS_DATA_END;
-            continue;
-        }
-        char *s = x->in + x->pos;
-        if (b->cs == CS_DATA_END) {
-            if (avail < 2)
-                return 0;
-            if (s[0] != '\r' || s[1] != '\n')
-                return -1;
-            x->pos += 2;
-            b->cs = CS_SIZE;
-            continue;
-        }
-        char *nl = memchr(s, '\n', avail);
-        if (!nl)
-            return avail > HEAD_MAX ? -1 : 0;
-        if (b->cs == CS_TRAILER) { /* trailer lines, up to the empty one */
-            x->pos += (size_t)(nl - s) + 1;
-            if (nl == s || (nl == s + 1 && s[0] == '\r'))
-                return 1;
-            continue;
-        }
-        unsigned long long size = 0; /* CS_SIZE: hex digits, extensions after ';' */
-        char *d = s;
-        for (; d < nl; d++) {
-            int v = *d >= '0' && *d <= '9'   ? *d - '0'
-                    : *d >= 'a' && *d <= 'f' ? *d - 'a' + 10
-                    : *d >= 'A' && *d <= 'F' ? *d - 'A' + 10
-                                             : -1;
-            if (v < 0)
-                break;
-            if (size >> 60)
-                return -1;
-            size = size * 16 + (unsigned)v;
-        }
-        if (d == s || (*d != ';' && *d != '\r' && *d != ' ' && *d != '\t'))
-            return -1;
-        x->pos += (size_t)(nl - s) + 1;
-        b->left = size;
-        b->cs = size ? CS_DATA : CS_TRAILER;
-    }
-}
-
-/* Where the head that starts at s ends (just past its empty line), or
- * NULL when it has not all come. */
-static char *head_end(char *s, char *e)
-{
-    for (char *q = s; q < e; q++) {
-        q = memchr(q, '\n', (size_t)(e - q));
-        if (!q)
-            return NULL;
-        if (q + 1 < e && q[1] == '\n')
-            return q + 2;
-        if (q + 2 < e && q[1] == '\r' && q[2] == '\n')
-            return q + 3;
-    }
-    return NULL;
-}
-
-/* The answer: its heads (1xx skipped) then its body. *none: the connection
- * ended before a byte of it came. */
+/* The answer, read by http1_parse.c from what comes: *none while no byte
+ * of it came. */
 static CURLcode answer_read(struct gp_http1 *x, const struct gp_http1_req *rq, double deadline,
                             long *status, bool *reuse, bool *none, char *errbuf)
 {
-    struct head hd;
-    *none = true;
-    for (;;) { /* the head */
-        char *end = head_end(x->in + x->pos, x->in + x->len);
-        if (end) {
-            if (!head_parse(x, (size_t)(end - x->in), rq, &hd))
-                return fail(errbuf, CURLE_WEIRD_SERVER_REPLY, "not an HTTP/1.1 answer");
-            x->pos = (size_t)(end - x->in);
-            if (hd.status >= 100 && hd.status < 200 && hd.status != 101)
-                continue; /* an interim answer: the final one follows */
+    struct gp_http1_parse ps;
+    gp_http1_parse_init(&ps, strcmp(rq->method, "HEAD") == 0, rq->max_body);
+    ps.on_header = rq->on_header;
+    ps.header_ud = rq->header_ud;
+    ps.on_body = rq->on_body;
+    ps.body_ud = rq->body_ud;
+    enum gp_http1_verdict v;
+    for (;;) {
+        size_t used;
+        v = gp_http1_parse_feed(&ps, x->in + x->pos, x->len - x->pos, &used);
+        x->pos += used;
+        *none = !ps.any;
+        *status = ps.status;
+        if (v != GP_HTTP1_MORE)
+            break;
+        size_t got;
+        CURLcode rc = fill(x, deadline, rq->cancelled, !ps.any && x->pos == x->len, &got, errbuf);
+        if (rc != CURLE_OK)
+            return rc;
+        if (got == 0) {
+            v = gp_http1_parse_end(&ps);
             break;
         }
-        if (x->len - x->pos > HEAD_MAX)
-            return fail(errbuf, CURLE_WEIRD_SERVER_REPLY, "an answer's head too long");
-        size_t got;
-        CURLcode rc = fill(x, deadline, rq->cancelled, *none && x->len == 0, &got, errbuf);
-        if (rc != CURLE_OK)
-            return rc;
-        if (got == 0)
-            return *none
-                       ? fail(errbuf, CURLE_GOT_NOTHING, "empty reply from server")
-                       : fail(errbuf, CURLE_PARTIAL_FILE, "the connection ended within an answer");
-        *none = false;
     }
-    *none = false;
-    *status = hd.status;
-    if (hd.status == 101)
-        return fail(errbuf, CURLE_WEIRD_SERVER_REPLY, "an unasked protocol switch");
-    struct body b = {BM_EOF, CS_SIZE, 0};
-    if (hd.status == 204 || hd.status == 304 || strcmp(rq->method, "HEAD") == 0)
-        b.mode = BM_NONE;
-    else if (hd.chunked)
-        b.mode = BM_CHUNKED;
-    else if (hd.has_len)
-        b = (struct body){hd.len ? BM_LEN : BM_NONE, CS_SIZE, hd.len};
-    for (;;) {
-        int r = body_take(x, rq, &b);
-        if (r == 1)
-            break;
-        if (r == -1)
-            return fail(errbuf, CURLE_WEIRD_SERVER_REPLY, "a badly framed answer body");
-        if (r == -2)
-            return fail(errbuf, CURLE_WRITE_ERROR, "the answer's body was refused");
-        size_t got;
-        CURLcode rc = fill(x, deadline, rq->cancelled, false, &got, errbuf);
-        if (rc != CURLE_OK)
-            return rc;
-        if (got == 0 && b.mode == BM_EOF)
-            break;
-        if (got == 0)
-            return fail(errbuf, CURLE_PARTIAL_FILE, "the connection ended within an answer");
+    *status = ps.status;
+    switch (v) {
+    case GP_HTTP1_DONE:
+        /* kept for the next request when the answer was framed, nothing is
+         * left over and the server keeps it */
+        *reuse = ps.keep && x->pos == x->len;
+        return CURLE_OK;
+    case GP_HTTP1_OVER:
+        return fail(errbuf, CURLE_FILESIZE_EXCEEDED, ps.why);
+    case GP_HTTP1_REFUSED:
+        return fail(errbuf, CURLE_WRITE_ERROR, ps.why);
+    case GP_HTTP1_CUT:
+        return fail(errbuf, CURLE_PARTIAL_FILE, ps.why);
+    case GP_HTTP1_NOTHING:
+        return fail(errbuf, CURLE_GOT_NOTHING, ps.why);
+    case GP_HTTP1_BAD:
+    case GP_HTTP1_MORE:
+        break;
     }
-    /* kept for the next request when the answer was framed, nothing is
-     * left over and the server keeps it */
-    *reuse = b.mode != BM_EOF && !hd.close && x->pos == x->len;
-    return CURLE_OK;
+    return fail(errbuf, CURLE_WEIRD_SERVER_REPLY, ps.why ? ps.why : "not an HTTP/1.1 answer");
 }
 
 CURLcode gp_http1_exchange(struct gp_http1 *x, const struct gp_http1_req *rq, long *status,

@@ -7,7 +7,8 @@
  * every transfer (about 83,000 instructions a request, callgrind,
  * bench/RESULTS.md), where this writes the request in one buffer and
  * reads an answer framed by Content-Length, chunked encoding (RFC 9112
- * §7.1) or the connection's end. A dead kept connection is found before a
+ * §7.1) or the connection's end (http1_parse.h: a pure function of the
+ * bytes, fuzzed). A dead kept connection is found before a
  * request is sent (readable while idle: closed or garbage), and a request
  * on a reused connection that got no byte back is sent once more on a new
  * one, as libcurl does (a server closing an idle connection races with
@@ -39,17 +40,19 @@ struct gp_http1_req {
     const atomic_int *cancelled; /* stops it soon when set (or NULL) */
     /* the answer's body as it comes (decoded), libcurl's write callback's
      * contract: fewer bytes taken than given stops it (CURLE_WRITE_ERROR) */
+    size_t max_body; /* a longer body stops it (CURLE_FILESIZE_EXCEEDED); 0: no cap */
     size_t (*on_body)(char *data, size_t size, size_t nmemb, void *ud);
     void *body_ud;
-    /* each header line of the final answer, the status line first, its
-     * CRLF included (libcurl's header callback's contract) */
+    /* each header line of the answer (interim 1xx heads' too, as libcurl
+     * gives them), the status line first, its line end included (libcurl's
+     * header callback's contract) */
     size_t (*on_header)(char *data, size_t size, size_t nmemb, void *ud);
     void *header_ud;
 };
 
 /* The exchange: CURLE_OK and *status once a whole answer came; else the
  * failure (connect errors as libcurl gives them, CURLE_GOT_NOTHING,
- * CURLE_PARTIAL_FILE, CURLE_WEIRD_SERVER_REPLY, CURLE_RECV_ERROR,
+ * CURLE_PARTIAL_FILE, CURLE_FILESIZE_EXCEEDED, CURLE_WEIRD_SERVER_REPLY, CURLE_RECV_ERROR,
  * CURLE_SEND_ERROR, CURLE_OPERATION_TIMEDOUT, CURLE_ABORTED_BY_CALLBACK,
  * CURLE_WRITE_ERROR, CURLE_OUT_OF_MEMORY) with a line in errbuf
  * (CURL_ERROR_SIZE) and *status the answer's status when its head came. */
