@@ -127,20 +127,21 @@ struct queue {
     int64_t qspare[NBASIC]; /* what is left of the cap then, beyond the head */
 };
 
-/* What decides where a pod fits. Arrays are compared by identity (pods
- * made from one template share them), so equal requests may get two
- * shapes, different ones never one. */
+/* What decides where a pod fits, compared by content (shape_key.c: the
+ * readers give every pod its own copy of its arrays, and pods of one
+ * template must still be one shape); arrays in order, so equal requests
+ * written in two orders get two shapes, different ones never one. */
 struct shape_key {
     int64_t cpu_milli, mem_mib;
     uint32_t gpu_count, gpu_milli, gpu_mem_mib, queue;
     uint64_t model_mask;
-    const void *node_selector, *tolerations;
+    const struct gp_kv *node_selector;
+    const struct gp_toleration *tolerations;
     size_t nnode_selector, ntolerations;
     uint8_t share_modes, gpu_resource;
-    const char *mig_profile; /* by identity too */
-    /* the pod's affinity and spreading, by identity: pods of one template
-     * share them; its labels and namespace, by content (what other pods'
-     * terms select it by: pods of many objects may carry the same) */
+    const char *mig_profile;
+    /* the pod's affinity and spreading; its labels and namespace (what
+     * other pods' terms select it by) */
     const struct gp_pod_constraints *constraints;
     const struct gp_kv *labels;
     size_t nlabels;
@@ -151,6 +152,7 @@ struct shape_key {
 
 struct shape {
     struct shape_key key;
+    uint64_t hash; /* gp_eng_shape_hash(&key) */
     uint64_t failed_gen; /* the generation of `failed`; UINT64_MAX: none */
     struct gp_decision failed;
     /* a pod alone of this shape and priority found no victims at this
@@ -879,6 +881,10 @@ static inline bool order_before(const struct gp_engine *e, const struct gp_pod *
 {
     return okey_before(okey_of(e, a), okey_of(e, b));
 }
+
+/* ---- shape_key.c: request shapes compared by content ---------------------- */
+uint64_t gp_eng_shape_hash(const struct shape_key *k);
+bool gp_eng_shape_eq(const struct shape_key *a, const struct shape_key *b);
 
 /* ---- pending.c: pending pods by shape, and the walk over them ------------- */
 enum gp_err gp_eng_walk_add(struct gp_engine *e, uint32_t pod);

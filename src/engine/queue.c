@@ -66,68 +66,6 @@ void gp_eng_pending_tidy(struct gp_engine *e, const struct gp_decision *out, siz
     e->pods.compacted = true;
 }
 
-static uint64_t str_hash(uint64_t h, const char *s)
-{
-    for (; s && *s; s++)
-        h = (h ^ (unsigned char)*s) * 0x100000001b3ULL;
-    return h;
-}
-
-/* A pod's labels and namespace, by content. */
-static uint64_t identity_hash(const struct shape_key *k)
-{
-    uint64_t h = str_hash(0xcbf29ce484222325ULL, k->ns ? k->ns : "default");
-    for (size_t i = 0; i < k->nlabels; i++)
-        h = str_hash(str_hash(h ^ '\n', k->labels[i].key) ^ '=', k->labels[i].value);
-    return h;
-}
-
-static bool identity_eq(const struct shape_key *a, const struct shape_key *b)
-{
-    if (a->nlabels != b->nlabels || strcmp(a->ns ? a->ns : "default", b->ns ? b->ns : "default"))
-        return false;
-    for (size_t i = 0; i < a->nlabels; i++)
-        if (strcmp(a->labels[i].key, b->labels[i].key) ||
-            strcmp(a->labels[i].value, b->labels[i].value))
-            return false;
-    return true;
-}
-
-static uint64_t shape_hash(const struct shape_key *k)
-{
-    uint64_t h = 0x9e3779b97f4a7c15ULL;
-    const uint64_t words[] = {(uint64_t)k->cpu_milli,
-                              (uint64_t)k->mem_mib,
-                              (uint64_t)k->gpu_count << 32 | k->gpu_milli,
-                              (uint64_t)k->gpu_mem_mib << 32 | k->queue,
-                              k->model_mask,
-                              (uint64_t)(uintptr_t)k->node_selector ^ k->nnode_selector,
-                              (uint64_t)(uintptr_t)k->tolerations ^ k->ntolerations,
-                              (uint64_t)(uintptr_t)k->mig_profile ^ k->share_modes ^
-                                  (uint64_t)k->gpu_resource << 8 ^
-                                  (uint64_t)k->cuda_driver_min << 16,
-                              (uint64_t)(uintptr_t)k->constraints ^ k->gpu_container_max,
-                              identity_hash(k)};
-    for (size_t i = 0; i < sizeof words / sizeof words[0]; i++) {
-        h ^= words[i] + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
-        h *= 0xbf58476d1ce4e5b9ULL;
-    }
-    return h ^ (h >> 31);
-}
-
-static bool shape_key_eq(const struct shape_key *a, const struct shape_key *b)
-{
-    return a->cpu_milli == b->cpu_milli && a->mem_mib == b->mem_mib &&
-           a->gpu_count == b->gpu_count && a->gpu_milli == b->gpu_milli &&
-           a->gpu_mem_mib == b->gpu_mem_mib && a->queue == b->queue &&
-           a->model_mask == b->model_mask && a->node_selector == b->node_selector &&
-           a->nnode_selector == b->nnode_selector && a->tolerations == b->tolerations &&
-           a->ntolerations == b->ntolerations && a->share_modes == b->share_modes &&
-           a->gpu_resource == b->gpu_resource && a->mig_profile == b->mig_profile &&
-           a->constraints == b->constraints && identity_eq(a, b) &&
-           a->cuda_driver_min == b->cuda_driver_min && a->gpu_container_max == b->gpu_container_max;
-}
-
 /* The shape of key k, added when new; NONE when out of memory. */
 static uint32_t shape_intern(struct gp_engine *e, const struct shape_key *k)
 {
@@ -137,7 +75,7 @@ static uint32_t shape_intern(struct gp_engine *e, const struct shape_key *k)
         if (!slots)
             return NONE;
         for (size_t i = 0; i < e->shapes.len; i++) {
-            size_t j = (size_t)shape_hash(&e->shapes.items[i].key) & (n - 1);
+            size_t j = (size_t)e->shapes.items[i].hash & (n - 1);
             while (slots[j])
                 j = (j + 1) & (n - 1);
             slots[j] = (uint32_t)i + 1;
@@ -146,13 +84,17 @@ static uint32_t shape_intern(struct gp_engine *e, const struct shape_key *k)
         e->shape_slots = slots;
         e->nshape_slots = n;
     }
-    size_t j = (size_t)shape_hash(k) & (e->nshape_slots - 1);
-    for (; e->shape_slots[j]; j = (j + 1) & (e->nshape_slots - 1))
-        if (shape_key_eq(&e->shapes.items[e->shape_slots[j] - 1].key, k))
+    uint64_t h = gp_eng_shape_hash(k); /* by content: shape_key.c */
+    size_t j = (size_t)h & (e->nshape_slots - 1);
+    for (; e->shape_slots[j]; j = (j + 1) & (e->nshape_slots - 1)) {
+        const struct shape *t = &e->shapes.items[e->shape_slots[j] - 1];
+        if (t->hash == h && gp_eng_shape_eq(&t->key, k))
             return e->shape_slots[j] - 1;
+    }
     struct shape s;
     memset(&s, 0, sizeof s);
     s.key = *k;
+    s.hash = h;
     s.failed_gen = UINT64_MAX;
     s.lazy_gen = UINT64_MAX;
     s.preempt_failed_gen = UINT64_MAX;
