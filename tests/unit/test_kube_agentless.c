@@ -18,6 +18,7 @@
 #include <cmocka.h>
 
 #include "kube_double.h"
+#include "shared_data.h"
 #include "kube_world.h"
 
 static void allocated(struct world *w, const char *pod)
@@ -117,11 +118,11 @@ static void test_label_changes(void **state)
     w_close(&w);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_no_agent, kd_start, kd_stop),
         cmocka_unit_test_setup_teardown(test_label_changes, kd_start, kd_stop),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return kd_main(argc, argv, tests, NULL, NULL);
 }

@@ -22,6 +22,7 @@
 #include <cmocka.h>
 
 #include "kube_double.h"
+#include "shared_data.h"
 #include "kube_world.h"
 #include "kube/metrics.h"
 #include "node/protocol.h"
@@ -174,12 +175,12 @@ static void test_silent_agent(void **state)
     w_close(&w);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
     w_auto_allocate_ms = -1; /* no agent unless the test plays it */
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_refused_allocate, kd_start, kd_stop),
         cmocka_unit_test_setup_teardown(test_silent_agent, kd_start, kd_stop),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return kd_main(argc, argv, tests, NULL, NULL);
 }

@@ -18,6 +18,7 @@
 #include <cmocka.h>
 
 #include "kube_double.h"
+#include "shared_data.h"
 #include "kube_world.h"
 
 #define NBINDERS 4
@@ -242,11 +243,11 @@ static void test_parallel_leader_lost(void **state)
     w_close(&w);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_parallel_failures, kd_start, kd_stop),
         cmocka_unit_test_setup_teardown(test_parallel_leader_lost, kd_start, kd_stop),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return kd_main(argc, argv, tests, NULL, NULL);
 }

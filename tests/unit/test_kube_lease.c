@@ -15,6 +15,7 @@
 
 #include "kube/lease.h"
 #include "kube_double.h"
+#include "shared_data.h"
 
 static json_t *lease_get(struct gp_kube_client *c)
 {
@@ -87,10 +88,10 @@ static void test_lease(void **state)
     gp_kube_client_free(admin);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_lease),
     };
-    return cmocka_run_group_tests(tests, kd_start, kd_stop);
+    return kd_main(argc, argv, tests, kd_start, kd_stop);
 }

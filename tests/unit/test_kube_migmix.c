@@ -23,6 +23,7 @@
 #include <cmocka.h>
 
 #include "kube_double.h"
+#include "shared_data.h"
 #include "kube_world.h"
 #include "engine/sharing.h"
 #include "node/labels.h"
@@ -541,7 +542,7 @@ static void test_readers(void **state)
     gp_arena_free(&a);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_readers),
@@ -549,5 +550,5 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_two_layouts, kd_start, kd_stop),
         cmocka_unit_test_setup_teardown(test_layouts_restart, kd_start, kd_stop),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return kd_main(argc, argv, tests, NULL, NULL);
 }

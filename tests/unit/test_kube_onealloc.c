@@ -24,6 +24,7 @@
 #include <cmocka.h>
 
 #include "kube_double.h"
+#include "shared_data.h"
 #include "kube_world.h"
 #include "kube/informer.h"
 #include "node/protocol.h"
@@ -479,7 +480,7 @@ static void test_refused_unreadable(void **state)
     w_close(&w);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_many_on_one_node, kd_start, kd_stop),
@@ -488,5 +489,5 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_late_binding_unreadable, kd_start, kd_stop),
         cmocka_unit_test_setup_teardown(test_refused_unreadable, kd_start, kd_stop),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return kd_main(argc, argv, tests, NULL, NULL);
 }

@@ -18,6 +18,7 @@
 #include <cmocka.h>
 
 #include "kube_double.h"
+#include "shared_data.h"
 #include "kube_world.h"
 #include "io/workload.h"
 #include "node/podseq.h"
@@ -246,12 +247,12 @@ static void test_scheduled(void **state)
     w_close(&w);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_readers_agree),
         cmocka_unit_test(test_overhead),
         cmocka_unit_test_setup_teardown(test_scheduled, kd_start, kd_stop),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return kd_main(argc, argv, tests, NULL, NULL);
 }

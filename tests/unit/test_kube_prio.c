@@ -21,6 +21,7 @@
 
 #include "kube/priority.h"
 #include "kube_double.h"
+#include "shared_data.h"
 #include "kube_world.h"
 
 /* The world of kube_world.h, with the two informers of this test. */
@@ -219,7 +220,7 @@ static void test_table(void **state)
 }
 
 /* Each test on a double of its own: no class or group left by another. */
-int main(void)
+int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_class_preempts, kd_start, kd_stop),
@@ -227,5 +228,5 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_volcano_gang, kd_start, kd_stop),
         cmocka_unit_test(test_table),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return kd_main(argc, argv, tests, NULL, NULL);
 }

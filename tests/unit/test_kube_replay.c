@@ -26,6 +26,7 @@
 #include <cmocka.h>
 
 #include "kube_double.h"
+#include "shared_data.h"
 #include "kube_world.h"
 #include "kube/run.h"
 #include "sim/replay.h"
@@ -514,7 +515,7 @@ static void test_live_run(void **state)
     assert_int_equal(r.matched, r.decisions);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_record_replay, dir_setup, dir_teardown),
@@ -523,5 +524,5 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_rotation, dir_setup, dir_teardown),
         cmocka_unit_test_setup_teardown(test_live_run, dir_setup, dir_teardown),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return kd_main(argc, argv, tests, NULL, NULL);
 }

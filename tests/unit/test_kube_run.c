@@ -13,6 +13,7 @@
 #include <cmocka.h>
 
 #include "kube_double.h"
+#include "shared_data.h"
 #include "kube_world.h"
 #include "kube/run.h"
 
@@ -175,12 +176,12 @@ static void test_two_replicas(void **state)
     w_close(&w);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_run_watch, kd_start, kd_stop),
         cmocka_unit_test_setup_teardown(test_two_replicas, kd_start, kd_stop),
         cmocka_unit_test_setup_teardown(test_run_faults, kd_start, kd_stop),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return kd_main(argc, argv, tests, NULL, NULL);
 }

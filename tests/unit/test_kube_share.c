@@ -35,6 +35,7 @@
 #include <cmocka.h>
 
 #include "kube_double.h"
+#include "shared_data.h"
 #include "kube_world.h"
 #include "engine/sharing.h"
 
@@ -552,7 +553,7 @@ static void test_restart_mps(void **state)
     restart("mps");
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_readers),
@@ -566,5 +567,5 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_restart_timeslice, kd_start, kd_stop),
         cmocka_unit_test_setup_teardown(test_restart_mps, kd_start, kd_stop),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return kd_main(argc, argv, tests, NULL, NULL);
 }
