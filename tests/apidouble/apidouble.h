@@ -25,6 +25,7 @@
 struct object {
     char *res, *ns, *name; /* res: "pods", "scheduling.k8s.io/priorityclasses" */
     json_t *cur;           /* NULL once deleted */
+    struct text *text;     /* cur's text (a reference; NULL when none could be made) */
     struct object *hnext;  /* the next in its hash bucket */
     double delete_at;      /* graceful deletion: when it goes (mono()); 0 none */
 };
@@ -36,19 +37,26 @@ struct event {
     long rv;
     const char *type;
     struct object *o;
-    json_t *obj;  /* the object as it was at rv */
-    json_t *prev; /* as it was before (NULL for ADDED): a field selector's watch tells
-                   * from the two whether the object came into its view or left it */
-    char *text;   /* obj as compact JSON (made once: the write's answer and every watch's
-                   * line), for the last EVENT_TEXTS events; NULL before */
-    size_t tlen;
+    json_t *obj;       /* the object as it was at rv */
+    json_t *prev;      /* as it was before (NULL for ADDED): a field selector's watch tells
+                        * from the two whether the object came into its view or left it */
+    struct text *text; /* obj's text (made once: the write's answer and every watch's line;
+                        * a reference), for the last EVENT_TEXTS events; NULL before */
+};
+
+/* A list's item: a stored version (a reference; a list shows it without
+ * kind and apiVersion) and its text (a reference; NULL when none). */
+struct snap_item {
+    json_t *obj;
+    struct text *text;
 };
 
 struct snapshot {
     long rv;
     char *res, *ns;
-    json_t *items; /* array */
-    size_t used;   /* 0 once free */
+    struct snap_item *items; /* in key order */
+    size_t n;
+    bool live; /* false once free */
     unsigned id;
 };
 
@@ -95,6 +103,7 @@ struct state {
     struct fault faults[MAX_FAULTS];
     size_t nfaults;
     long bookmark_ms;
+    long watch_batch_ms; /* a watch sends a chunk at most this often (0: every event at once) */
     long requests, watches, bindings, writes, schema_errors;
     long uid;
     struct logged *log; /* a ring of LOG_MAX: the last requests, oldest at log_from */
@@ -147,6 +156,8 @@ void answer_recorded(struct answer *a, unsigned status);
 json_t *merge_patch(json_t *target, json_t *patch);
 void normalize(json_t *obj);
 void answer_json(struct answer *a, unsigned status, json_t *doc);
+/* The answer to a GET: the object's current version (its text). */
+void answer_object(struct answer *a, unsigned status, const struct object *o);
 void answer_status(struct answer *a, unsigned code, const char *reason, const char *name,
                    const char *kind, const char *fmt, ...) __attribute__((format(printf, 6, 7)));
 bool parse_route(const char *url, struct route *r);
@@ -164,6 +175,7 @@ bool fsel_match(const struct fsel *fs, json_t *obj);
 /* listwatch.c */
 double mono(void);
 struct snapshot *snap_new(const struct route *r, const struct fsel *fs);
+void snap_free(struct snapshot *s);
 void do_list(const struct route *r, const struct fsel *fs, long limit, const char *cont,
              struct answer *a);
 struct MHD_Response *do_watch(const struct route *r, const struct fsel *fs, const char *rv_s,

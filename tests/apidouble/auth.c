@@ -141,14 +141,20 @@ void log_request(const char *user, const char *method, const char *url, bool wat
         e = &S.log[S.nlog++];
         e->path = NULL;
     }
-    snprintf(e->method, sizeof e->method, "%s", method);
-    snprintf(e->user, sizeof e->user, "%s", user);
-    size_t n = strlen(url) + (watch ? 12 : 1);
+    /* cut as snprintf would cut them, without a printf a request */
+    size_t ml = strnlen(method, sizeof e->method - 1), ul = strnlen(user, sizeof e->user - 1);
+    memcpy(e->method, method, ml);
+    e->method[ml] = '\0';
+    memcpy(e->user, user, ul);
+    e->user[ul] = '\0';
+    size_t len = strlen(url), n = len + (watch ? 12 : 1);
     char *p = realloc(e->path, n);
-    if (p)
-        snprintf(p, n, "%s%s", url, watch ? "?watch=true" : "");
-    else
+    if (p) {
+        memcpy(p, url, len);
+        memcpy(p + len, watch ? "?watch=true" : "", n - len);
+    } else {
         free(e->path);
+    }
     e->path = p;
 }
 

@@ -5,24 +5,20 @@
  * in decimal, reals left to jansson itself), without what json_dumps pays
  * on every call: its loop check (a table of every container's address as
  * text) and a printf per escape and integer. The double's trees have no
- * loops (a stored version is built once and never changed). */
+ * loops (a stored version is built once and never changed). A version's
+ * text (text_make) records where its containers lie, and the next version
+ * copies from it what the two share; texts written by hand (jt_*: Status
+ * answers, list pages) use the same escapes. */
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "jsonout.h"
 
-struct out {
-    char *b;
-    size_t len, cap;
-    bool failed;
-};
-
-static bool room(struct out *o, size_t n)
+static bool grow(struct jtext *o, size_t n)
 {
-    if (o->len + n + 1 <= o->cap)
-        return true;
     size_t cap = o->cap ? o->cap : 1024;
     while (cap < o->len + n + 1)
         cap *= 2;
@@ -36,7 +32,13 @@ static bool room(struct out *o, size_t n)
     return true;
 }
 
-static void put(struct out *o, const char *s, size_t n)
+/* Room for n more bytes and the terminator. */
+static inline bool room(struct jtext *o, size_t n)
+{
+    return o->len + n + 1 <= o->cap || grow(o, n);
+}
+
+static inline void put(struct jtext *o, const char *s, size_t n)
 {
     if (!room(o, n))
         return;
@@ -44,14 +46,26 @@ static void put(struct out *o, const char *s, size_t n)
     o->len += n;
 }
 
-static void put_string(struct out *o, const char *s, size_t n)
+static inline void put1(struct jtext *o, char c)
+{
+    if (room(o, 1))
+        o->b[o->len++] = c;
+}
+
+/* The bytes that are escaped: control characters, '"' and '\\'. */
+static inline bool escaped(unsigned char c)
+{
+    return c < 0x20 || c == '"' || c == '\\';
+}
+
+/* s[0, n) escaped, without the quotes. */
+static void put_chars(struct jtext *o, const char *s, size_t n)
 {
     static const char hex[] = "0123456789ABCDEF";
-    put(o, "\"", 1);
     size_t from = 0;
     for (size_t i = 0; i < n; i++) {
         unsigned char c = (unsigned char)s[i];
-        if (c >= 0x20 && c != '"' && c != '\\')
+        if (!escaped(c))
             continue;
         put(o, s + from, i - from);
         from = i + 1;
@@ -88,10 +102,30 @@ static void put_string(struct out *o, const char *s, size_t n)
         put(o, esc, en);
     }
     put(o, s + from, n - from);
-    put(o, "\"", 1);
 }
 
-static void put_integer(struct out *o, json_int_t v)
+static void put_string(struct jtext *o, const char *s, size_t n)
+{
+    /* the common case, nothing to escape: one copy between the quotes */
+    size_t i = 0;
+    while (i < n && !escaped((unsigned char)s[i]))
+        i++;
+    if (i == n) {
+        if (!room(o, n + 2))
+            return;
+        char *p = o->b + o->len;
+        p[0] = '"';
+        memcpy(p + 1, s, n);
+        p[n + 1] = '"';
+        o->len += n + 2;
+        return;
+    }
+    put1(o, '"');
+    put_chars(o, s, n);
+    put1(o, '"');
+}
+
+static void put_integer(struct jtext *o, json_int_t v)
 {
     char b[24], *p = b + sizeof b;
     /* in unsigned arithmetic, so that the most negative value is right too */
@@ -105,34 +139,94 @@ static void put_integer(struct out *o, json_int_t v)
     put(o, p, (size_t)(b + sizeof b - p));
 }
 
-static void put_value(struct out *o, json_t *v)
+/* Where a version's containers are being recorded (text_make), and the
+ * text a value may copy its containers' bytes from. */
+struct rec {
+    struct span *s;
+    size_t n;
+    bool on; /* record at all */
+};
+
+static void put_value(struct jtext *o, json_t *v, int depth, const struct text *prev,
+                      struct rec *rec);
+
+/* v (a container at depth 1 to SPAN_DEPTH) copied from prev's text when
+ * prev's version has it, with the spans of what is inside it; false when
+ * it does not. */
+static bool put_shared(struct jtext *o, json_t *v, const struct text *prev, struct rec *rec)
 {
-    switch (json_typeof(v)) {
-    case JSON_OBJECT: {
-        put(o, "{", 1);
-        const char *k;
-        json_t *x;
-        bool first = true;
-        json_object_foreach(v, k, x)
-        {
-            if (!first)
-                put(o, ",", 1);
-            first = false;
-            put_string(o, k, strlen(k));
-            put(o, ":", 1);
-            put_value(o, x);
+    for (size_t i = 0; prev && i < prev->nspans; i++) {
+        const struct span *sp = &prev->spans[i];
+        if (sp->v != v)
+            continue;
+        size_t at = o->len;
+        put(o, prev->b + sp->off, sp->len);
+        /* it and what is inside it (the spans after it that start inside
+         * it: they are recorded in preorder) */
+        for (size_t j = i; rec->on && j < prev->nspans && prev->spans[j].off < sp->off + sp->len;
+             j++) {
+            if (rec->n == SPAN_MAX)
+                break;
+            struct span *ns = &rec->s[rec->n++];
+            *ns = prev->spans[j];
+            ns->off = (uint32_t)(at + prev->spans[j].off - sp->off);
         }
-        put(o, "}", 1);
-        break;
+        return true;
     }
+    return false;
+}
+
+/* v's members but those in skip; whether any was written. */
+static bool put_members(struct jtext *o, json_t *v, int depth, const struct text *prev,
+                        struct rec *rec, const char *const *skip)
+{
+    bool first = true;
+    const char *k;
+    json_t *x;
+    json_object_foreach(v, k, x)
+    {
+        bool skipped = false;
+        for (size_t i = 0; skip && skip[i] && !skipped; i++)
+            skipped = strcmp(skip[i], k) == 0;
+        if (skipped)
+            continue;
+        if (!first)
+            put1(o, ',');
+        first = false;
+        put_string(o, k, strlen(k));
+        put1(o, ':');
+        put_value(o, x, depth + 1, prev, rec);
+    }
+    return !first;
+}
+
+static void put_value(struct jtext *o, json_t *v, int depth, const struct text *prev,
+                      struct rec *rec)
+{
+    bool container = json_is_object(v) || json_is_array(v);
+    size_t slot = SPAN_MAX, at = o->len;
+    if (container && depth >= 1 && depth <= SPAN_DEPTH) {
+        if (put_shared(o, v, prev, rec))
+            return;
+        if (rec->on && rec->n < SPAN_MAX) { /* its place now, its length once written */
+            slot = rec->n++;
+            rec->s[slot].v = v;
+        }
+    }
+    switch (json_typeof(v)) {
+    case JSON_OBJECT:
+        put1(o, '{');
+        put_members(o, v, depth, prev, rec, NULL);
+        put1(o, '}');
+        break;
     case JSON_ARRAY: {
-        put(o, "[", 1);
+        put1(o, '[');
         for (size_t i = 0; i < json_array_size(v); i++) {
             if (i)
-                put(o, ",", 1);
-            put_value(o, json_array_get(v, i));
+                put1(o, ',');
+            put_value(o, json_array_get(v, i), depth + 1, prev, rec);
         }
-        put(o, "]", 1);
+        put1(o, ']');
         break;
     }
     case JSON_STRING:
@@ -161,20 +255,139 @@ static void put_value(struct out *o, json_t *v)
         put(o, "null", 4);
         break;
     }
+    if (slot < SPAN_MAX) {
+        rec->s[slot].off = (uint32_t)at;
+        rec->s[slot].len = (uint32_t)(o->len - at);
+    }
+}
+
+void jt_value(struct jtext *t, json_t *v, const struct text *prev)
+{
+    struct rec none = {NULL, 0, false};
+    put_value(t, v, 0, prev, &none);
+}
+
+bool jt_members(struct jtext *t, json_t *obj, const struct text *prev, const char *const *skip)
+{
+    struct rec none = {NULL, 0, false};
+    put1(t, '{');
+    return put_members(t, obj, 0, prev, &none, skip);
+}
+
+struct text *text_make(json_t *v, const struct text *prev)
+{
+    struct text *t = calloc(1, sizeof *t);
+    struct span spans[SPAN_MAX];
+    struct rec rec = {spans, 0, true};
+    struct jtext o = {0};
+    if (!t)
+        return NULL;
+    put_value(&o, v, 0, prev, &rec);
+    t->b = jt_end(&o, &t->len);
+    if (rec.n)
+        t->spans = malloc(rec.n * sizeof *t->spans);
+    if (!t->b || t->len > UINT32_MAX || (rec.n && !t->spans)) {
+        free(t->b);
+        free(t->spans);
+        free(t);
+        return NULL;
+    }
+    if (rec.n)
+        memcpy(t->spans, spans, rec.n * sizeof *spans);
+    t->nspans = rec.n;
+    t->root = json_incref(v);
+    t->refs = 1;
+    return t;
+}
+
+struct text *text_ref(struct text *t)
+{
+    if (t)
+        t->refs++;
+    return t;
+}
+
+void text_unref(struct text *t)
+{
+    if (!t || --t->refs > 0)
+        return;
+    json_decref(t->root);
+    free(t->b);
+    free(t->spans);
+    free(t);
+}
+
+void jt_raw(struct jtext *o, const char *s, size_t n)
+{
+    put(o, s, n);
+}
+
+/* The length of the valid UTF-8 sequence at s[0, n) (RFC 3629: no
+ * overlong forms, no surrogates, nothing above U+10FFFF), 0 when invalid. */
+static size_t utf8_len(const unsigned char *s, size_t n)
+{
+    unsigned char c = s[0];
+    size_t len = c < 0xC2 ? 0 : c < 0xE0 ? 2 : c < 0xF0 ? 3 : c < 0xF5 ? 4 : 0;
+    if (len == 0 || len > n)
+        return 0;
+    for (size_t i = 1; i < len; i++)
+        if ((s[i] & 0xC0) != 0x80)
+            return 0;
+    if ((c == 0xE0 && s[1] < 0xA0) || (c == 0xED && s[1] > 0x9F) || (c == 0xF0 && s[1] < 0x90) ||
+        (c == 0xF4 && s[1] > 0x8F))
+        return 0;
+    return len;
+}
+
+void jt_string(struct jtext *o, const char *s)
+{
+    /* valid UTF-8 as json_text writes it; a byte that starts no valid
+     * sequence as U+FFFD, as Go's encoding/json writes it (jansson would
+     * refuse the whole string) */
+    size_t n = strlen(s), from = 0;
+    const unsigned char *u = (const unsigned char *)s;
+    put(o, "\"", 1);
+    for (size_t i = 0; i < n;) {
+        if (u[i] < 0x80) {
+            i++;
+            continue;
+        }
+        size_t len = utf8_len(u + i, n - i);
+        if (len) {
+            i += len;
+            continue;
+        }
+        put_chars(o, s + from, i - from);
+        put(o, "\xEF\xBF\xBD", 3);
+        from = ++i;
+    }
+    put_chars(o, s + from, n - from);
+    put(o, "\"", 1);
+}
+
+void jt_int(struct jtext *o, long long v)
+{
+    put_integer(o, (json_int_t)v);
+}
+
+char *jt_end(struct jtext *o, size_t *len)
+{
+    if (o->failed || !room(o, 0)) {
+        free(o->b);
+        o->b = NULL;
+        return NULL;
+    }
+    o->b[o->len] = '\0';
+    if (len)
+        *len = o->len;
+    return o->b;
 }
 
 char *json_text(json_t *v, size_t *len)
 {
-    struct out o = {0};
+    struct jtext o = {0};
     if (!v)
         return NULL;
-    put_value(&o, v);
-    if (o.failed || !room(&o, 0)) {
-        free(o.b);
-        return NULL;
-    }
-    o.b[o.len] = '\0';
-    if (len)
-        *len = o.len;
-    return o.b;
+    jt_value(&o, v, NULL);
+    return jt_end(&o, len);
 }

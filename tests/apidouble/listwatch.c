@@ -27,20 +27,32 @@ bool in_scope(const struct object *o, const struct route *r)
     return strcmp(o->res, r->res) == 0 && (!r->namespaced || strcmp(o->ns, r->ns) == 0);
 }
 
+void snap_free(struct snapshot *s)
+{
+    for (size_t i = 0; i < s->n; i++) {
+        json_decref(s->items[i].obj);
+        text_unref(s->items[i].text);
+    }
+    free(s->items);
+    free(s->res);
+    free(s->ns);
+    memset(s, 0, sizeof *s);
+}
+
+/* The stored versions in scope (no copies: a version is never modified,
+ * and a list writes each without its kind and apiVersion). */
 struct snapshot *snap_new(const struct route *r, const struct fsel *fs)
 {
     struct snapshot *s = NULL;
     for (size_t i = 0; i < MAX_SNAPS && !s; i++)
-        if (!S.snaps[i].items)
+        if (!S.snaps[i].live)
             s = &S.snaps[i];
     if (!s) { /* the oldest goes */
         s = &S.snaps[0];
         for (size_t i = 1; i < MAX_SNAPS; i++)
             if (S.snaps[i].id < s->id)
                 s = &S.snaps[i];
-        json_decref(s->items);
-        free(s->res);
-        free(s->ns);
+        snap_free(s);
     }
     struct object **v = malloc((S.nobjs + 1) * sizeof *v);
     size_t n = 0;
@@ -48,23 +60,52 @@ struct snapshot *snap_new(const struct route *r, const struct fsel *fs)
         if (S.objs[i]->cur && in_scope(S.objs[i], r) && (!fs->n || fsel_match(fs, S.objs[i]->cur)))
             v[n++] = S.objs[i];
     qsort(v, n, sizeof *v, by_key);
-    s->items = json_array();
-    for (size_t i = 0; i < n; i++) {
-        /* a shallow copy: only its own members change (kind, apiVersion);
-         * what is below them is shared with the stored version, which is
-         * never modified */
-        json_t *it = json_copy(v[i]->cur);
-        json_object_del(it, "kind"); /* items of a list carry no kind */
-        json_object_del(it, "apiVersion");
-        json_array_append_new(s->items, it);
-    }
+    s->items = malloc((n + 1) * sizeof *s->items);
+    for (size_t i = 0; i < n; i++)
+        s->items[i] = (struct snap_item){json_incref(v[i]->cur), text_ref(v[i]->text)};
+    s->n = n;
     free(v);
     s->rv = S.rv;
     s->res = strdup(r->res);
     s->ns = strdup(r->ns);
-    s->used = 0;
+    s->live = true;
     s->id = ++S.snap_id;
     return s;
+}
+
+static const char *const NO_TYPE[] = {"kind", "apiVersion", NULL};
+
+/* The list's page: the items from..to of s, each without kind and
+ * apiVersion, as {kind, apiVersion, metadata: {resourceVersion[, continue,
+ * remainingItemCount]}, items} (the bytes json_text made of it). */
+static char *list_text(const struct route *r, const struct snapshot *s, size_t from, size_t to)
+{
+    struct jtext t = {0};
+    char kind[96], num[32];
+    snprintf(kind, sizeof kind, "%sList", kind_of(r->res));
+    jt_raw(&t, "{\"kind\":", 8);
+    jt_string(&t, kind);
+    jt_raw(&t, ",\"apiVersion\":", 14);
+    jt_string(&t, r->api_version);
+    snprintf(num, sizeof num, "%ld", s->rv);
+    jt_raw(&t, ",\"metadata\":{\"resourceVersion\":", 31);
+    jt_string(&t, num);
+    if (to < s->n) {
+        snprintf(num, sizeof num, "%u.%zu", s->id, to);
+        jt_raw(&t, ",\"continue\":", 12);
+        jt_string(&t, num);
+        jt_raw(&t, ",\"remainingItemCount\":", 22);
+        jt_int(&t, (long long)(s->n - to));
+    }
+    jt_raw(&t, "},\"items\":[", 11);
+    for (size_t i = from; i < to; i++) {
+        if (i > from)
+            jt_raw(&t, ",", 1);
+        jt_members(&t, s->items[i].obj, s->items[i].text, NO_TYPE);
+        jt_raw(&t, "}", 1);
+    }
+    jt_raw(&t, "]}", 2);
+    return jt_end(&t, NULL);
 }
 
 void do_list(const struct route *r, const struct fsel *fs, long limit, const char *cont,
@@ -80,7 +121,7 @@ void do_list(const struct route *r, const struct fsel *fs, long limit, const cha
             return;
         }
         for (size_t i = 0; i < MAX_SNAPS; i++)
-            if (S.snaps[i].items && S.snaps[i].id == id)
+            if (S.snaps[i].live && S.snaps[i].id == id)
                 s = &S.snaps[i];
         if (!s || s->rv < S.compacted) {
             answer_status(a, 410, "Expired", NULL, NULL,
@@ -92,29 +133,14 @@ void do_list(const struct route *r, const struct fsel *fs, long limit, const cha
     } else {
         s = snap_new(r, fs);
     }
-    size_t total = json_array_size(s->items);
+    size_t total = s->n;
+    if (from > total)
+        from = total;
     size_t to = limit > 0 && from + (size_t)limit < total ? from + (size_t)limit : total;
-    json_t *items = json_array();
-    for (size_t i = from; i < to; i++)
-        json_array_append(items, json_array_get(s->items, i));
-    char rvs[32], kind[96];
-    snprintf(rvs, sizeof rvs, "%ld", s->rv);
-    snprintf(kind, sizeof kind, "%sList", kind_of(r->res));
-    json_t *meta = json_pack("{s:s}", "resourceVersion", rvs);
-    if (to < total) {
-        char c[64];
-        snprintf(c, sizeof c, "%u.%zu", s->id, to);
-        json_object_set_new(meta, "continue", json_string(c));
-        json_object_set_new(meta, "remainingItemCount", json_integer((json_int_t)(total - to)));
-    } else { /* the last page: the snapshot goes */
-        json_decref(s->items);
-        free(s->res);
-        free(s->ns);
-        memset(s, 0, sizeof *s);
-    }
-    answer_json(a, 200,
-                json_pack("{s:s,s:s,s:o,s:o}", "kind", kind, "apiVersion", r->api_version,
-                          "metadata", meta, "items", items));
+    a->status = 200;
+    a->body = list_text(r, s, from, to);
+    if (to >= total) /* the last page: the snapshot goes */
+        snap_free(s);
 }
 
 /* --- watch ------------------------------------------------------------- */
@@ -122,14 +148,15 @@ void do_list(const struct route *r, const struct fsel *fs, long limit, const cha
 struct watch {
     struct route r;
     struct fsel fs;
-    size_t next;     /* the next event to look at */
-    json_t *initial; /* ADDED events still to send (a watch without a resourceVersion) */
-    size_t ninitial;
-    char *pending; /* a line being written */
+    size_t next;             /* the next event to look at */
+    struct snapshot initial; /* a watch without a resourceVersion: its ADDED events */
+    size_t ninitial;         /* those sent */
+    char *pending;           /* a line being written */
     size_t plen, poff;
     bool bookmarks, done, failed;
     long drop_after, sent;
     double deadline, next_bookmark;
+    double sent_s; /* when its last chunk went (mono()); 0 none yet */
 };
 
 double mono(void)
@@ -157,8 +184,8 @@ static char *event_line_text(const struct event *e)
 {
     if (!e->text)
         return event_line(e->type, e->obj);
-    size_t tn = strlen(e->type);
-    char *s = malloc(tn + e->tlen + 24);
+    size_t tn = strlen(e->type), tlen = e->text->len;
+    char *s = malloc(tn + tlen + 24);
     if (!s)
         return NULL;
     char *p = s;
@@ -168,8 +195,8 @@ static char *event_line_text(const struct event *e)
     p += tn;
     memcpy(p, "\",\"object\":", 11);
     p += 11;
-    memcpy(p, e->text, e->tlen);
-    p += e->tlen;
+    memcpy(p, e->text->b, tlen);
+    p += tlen;
     memcpy(p, "}\n", 3);
     return s;
 }
@@ -204,10 +231,21 @@ static char *selected_line(const struct watch *w, const struct event *e)
 /* The next line for w, or NULL (call with the lock held). */
 static char *watch_next(struct watch *w)
 {
-    if (w->initial && w->ninitial < json_array_size(w->initial)) {
-        json_t *o = json_array_get(w->initial, w->ninitial++);
+    if (w->ninitial < w->initial.n) {
+        /* the stored version with its kind and apiVersion last (the list
+         * item's members, then the kind the watch gives every object) */
+        const struct snap_item *it = &w->initial.items[w->ninitial++];
+        struct jtext t = {0};
+        jt_raw(&t, "{\"type\":\"ADDED\",\"object\":", 25);
+        if (jt_members(&t, it->obj, it->text, NO_TYPE))
+            jt_raw(&t, ",", 1);
+        jt_raw(&t, "\"kind\":", 7);
+        jt_string(&t, kind_of(w->r.res));
+        jt_raw(&t, ",\"apiVersion\":", 14);
+        jt_string(&t, w->r.api_version);
+        jt_raw(&t, "}}\n", 3);
         w->sent++;
-        return event_line("ADDED", o);
+        return jt_end(&t, NULL);
     }
     for (; w->next < S.nevents; w->next++) {
         struct event *e = &S.events[w->next];
@@ -272,6 +310,15 @@ static ssize_t watch_read(void *cls, uint64_t pos, char *buf, size_t max)
 {
     (void)pos;
     struct watch *w = cls;
+    /* a chunk at most every --watch-batch-ms: what comes in that time goes
+     * in one chunk, one write and one wake-up of the reader for many
+     * events, and a write in the meantime wakes no one (no waiter); the
+     * first event after a quiet spell goes at once */
+    double wait_s = w->pending ? 0 : w->sent_s + (double)S.watch_batch_ms / 1000 - mono();
+    if (wait_s > 0) {
+        struct timespec ts = {(time_t)wait_s, (long)((wait_s - (double)(time_t)wait_s) * 1e9)};
+        nanosleep(&ts, NULL);
+    }
     pthread_mutex_lock(&S.mu);
     while (!w->pending) {
         if (S.stopping || w->done || mono() >= w->deadline) {
@@ -301,6 +348,7 @@ static ssize_t watch_read(void *cls, uint64_t pos, char *buf, size_t max)
     if (w->poff == w->plen) {
         free(w->pending);
         w->pending = NULL;
+        w->sent_s = mono();
     }
     return (ssize_t)n;
 }
@@ -308,8 +356,10 @@ static ssize_t watch_read(void *cls, uint64_t pos, char *buf, size_t max)
 static void watch_free(void *cls)
 {
     struct watch *w = cls;
+    pthread_mutex_lock(&S.mu); /* the items' references are counted under the lock */
+    snap_free(&w->initial);
+    pthread_mutex_unlock(&S.mu);
     free(w->pending);
-    json_decref(w->initial);
     free(w);
 }
 
@@ -327,18 +377,8 @@ struct MHD_Response *do_watch(const struct route *r, const struct fsel *fs, cons
     long rv = rv_s && rv_s[0] ? strtol(rv_s, NULL, 10) : 0;
     if (rv == 0) { /* the current state as ADDED events, then changes */
         struct snapshot *s = snap_new(r, fs);
-        w->initial = json_incref(s->items);
-        json_decref(s->items);
-        free(s->res);
-        free(s->ns);
+        w->initial = *s; /* the watch's own: the slot is free again */
         memset(s, 0, sizeof *s);
-        size_t i;
-        json_t *it;
-        json_array_foreach(w->initial, i, it)
-        {
-            json_object_set_new(it, "kind", json_string(kind_of(r->res)));
-            json_object_set_new(it, "apiVersion", json_string(r->api_version));
-        }
         w->next = S.nevents;
     } else if (rv < S.compacted) {
         char msg[128];

@@ -15,6 +15,7 @@
 #include <time.h>
 
 #include "apidouble.h"
+#include "kube/jload.h"
 
 struct state S = {.mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER};
 /* S.wcv is set up in main. */
@@ -30,8 +31,13 @@ struct upload {
 
 static enum MHD_Result send_answer(struct MHD_Connection *c, struct answer *a)
 {
-    size_t n = strlen(a->body);
-    struct MHD_Response *resp = MHD_create_response_from_buffer(n, a->body, MHD_RESPMEM_MUST_FREE);
+    static char empty[1];
+    if (!a->body) /* out of memory making it */
+        a->status = 500;
+    size_t n = a->body ? strlen(a->body) : 0;
+    struct MHD_Response *resp =
+        a->body ? MHD_create_response_from_buffer(n, a->body, MHD_RESPMEM_MUST_FREE)
+                : MHD_create_response_from_buffer(0, empty, MHD_RESPMEM_PERSISTENT);
     MHD_add_response_header(resp, "Content-Type", "application/json");
     if (a->retry_after)
         MHD_add_response_header(resp, "Retry-After", a->retry_after);
@@ -97,7 +103,7 @@ static void route_request(struct MHD_Connection *c, const char *url, const char 
     } else if (r.item && get && !r.sub[0]) {
         struct object *o = target(&r, a);
         if (o)
-            answer_json(a, 200, json_incref(o->cur));
+            answer_object(a, 200, o);
     } else if (r.item && strcmp(method, "POST") == 0 && strcmp(r.sub, "binding") == 0 &&
                strcmp(r.res, "pods") == 0) {
         do_binding(&r, body, a);
@@ -155,7 +161,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     }
     if (up->len > 0) {
         json_error_t jerr;
-        body = json_loadb(up->buf, up->len, 0, &jerr);
+        body = gp_kube_jload(up->buf, up->len, 0, &jerr);
         if (!body) {
             answer_status(&a, 400, "BadRequest", NULL, NULL, "the body is not JSON: %s", jerr.text);
             return send_answer(c, &a);
@@ -227,7 +233,8 @@ static void *reaper(void *arg)
 
 static void usage(void)
 {
-    fprintf(stderr, "usage: apidouble [--port N] [--bookmark-ms MS] [--schemas DIR]\n"
+    fprintf(stderr, "usage: apidouble [--port N] [--bookmark-ms MS] [--watch-batch-ms MS]\n"
+                    "                 [--schemas DIR]\n"
                     "                 [--tls-cert PEM --tls-key PEM [--client-ca PEM]] "
                     "[--tokens FILE]\n"
                     "                 [--auto-allocate MS]\n"
@@ -241,6 +248,7 @@ int main(int argc, char **argv)
     long port = 0;
     const char *cert = NULL, *key = NULL, *client_ca = NULL, *tokens = NULL;
     S.bookmark_ms = 1000;
+    S.watch_batch_ms = 1;
     S.grace_ms = -1;
     /* the store only grows (every version is kept for watches): heaps grown
      * 16 MiB at a time and never trimmed, where glibc's defaults grew each

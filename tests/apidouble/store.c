@@ -18,10 +18,17 @@
 
 void now_rfc3339(char *buf, size_t n)
 {
+    /* made once a second (the lock held: one caller at a time) */
+    static time_t last = -1;
+    static char text[32];
     time_t t = time(NULL);
-    struct tm tm;
-    gmtime_r(&t, &tm);
-    strftime(buf, n, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    if (t != last) {
+        struct tm tm;
+        gmtime_r(&t, &tm);
+        strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &tm);
+        last = t;
+    }
+    snprintf(buf, n, "%s", text);
 }
 
 static size_t key_hash(const char *res, const char *ns, const char *name)
@@ -112,9 +119,15 @@ const char *kind_of(const char *res)
 void set_rv(json_t *obj, long rv)
 {
     json_t *m = json_object_get(obj, "metadata");
-    char b[32];
-    snprintf(b, sizeof b, "%ld", rv);
-    json_object_set_new(m, "resourceVersion", json_string(b));
+    char b[24], *p = b + sizeof b; /* rv > 0: its digits, no printf */
+    *--p = '\0';
+    unsigned long u = rv > 0 ? (unsigned long)rv : 0;
+    do {
+        *--p = (char)('0' + u % 10);
+        u /= 10;
+    } while (u);
+    json_object_set_new(m, "resourceVersion",
+                        json_stringn_nocheck(p, (size_t)(b + sizeof b - 1 - p)));
 }
 
 /* Appends an event at a new resourceVersion; obj is stolen. */
@@ -128,14 +141,17 @@ void record(struct object *o, const char *type, json_t *obj)
     }
     if (S.nevents >= EVENT_TEXTS) { /* the text of an event this old is made again if asked */
         struct event *old = &S.events[S.nevents - EVENT_TEXTS];
-        free(old->text);
+        text_unref(old->text);
         old->text = NULL;
     }
-    size_t tlen = 0;
-    char *text = json_text(obj, &tlen);
+    /* what the version shares with the one before is copied from its text */
+    struct text *text = text_make(obj, o->text);
     /* the version before passes to the event (no copy) */
-    S.events[S.nevents++] = (struct event){rv, type, o, json_incref(obj), o->cur, text, tlen};
-    o->cur = strcmp(type, "DELETED") == 0 ? NULL : json_incref(obj);
+    S.events[S.nevents++] = (struct event){rv, type, o, json_incref(obj), o->cur, text};
+    bool gone = strcmp(type, "DELETED") == 0;
+    o->cur = gone ? NULL : json_incref(obj);
+    text_unref(o->text);
+    o->text = gone ? NULL : text_ref(text);
     json_decref(obj);
     pthread_cond_broadcast(watch_cv(o->res)); /* the watches of this resource, no others */
 }
@@ -144,7 +160,7 @@ void answer_recorded(struct answer *a, unsigned status)
 {
     struct event *e = &S.events[S.nevents - 1];
     a->status = status;
-    a->body = e->text ? strdup(e->text) : json_text(e->obj, NULL);
+    a->body = e->text ? strdup(e->text->b) : json_text(e->obj, NULL);
 }
 
 /* Quantities given as numbers become strings, as the server writes them. */
@@ -209,6 +225,12 @@ void answer_json(struct answer *a, unsigned status, json_t *doc)
     json_decref(doc);
 }
 
+void answer_object(struct answer *a, unsigned status, const struct object *o)
+{
+    a->status = status;
+    a->body = o->text ? strdup(o->text->b) : json_text(o->cur, NULL);
+}
+
 void answer_status(struct answer *a, unsigned code, const char *reason, const char *name,
                    const char *kind, const char *fmt, ...)
 {
@@ -217,56 +239,88 @@ void answer_status(struct answer *a, unsigned code, const char *reason, const ch
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    json_t *st = json_pack("{s:s,s:s,s:{},s:s,s:s,s:s,s:i}", "kind", "Status", "apiVersion", "v1",
-                           "metadata", "status", code < 300 ? "Success" : "Failure", "message", msg,
-                           "reason", reason, "code", (int)code);
+    /* written by hand, the bytes json_pack and json_text made of
+     * {kind, apiVersion, metadata, status, message, reason, code, details}
+     * (no jansson tree to build and free for each answer) */
+    struct jtext t = {0};
+    const char head[] = "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"metadata\":{},\"status\":";
+    jt_raw(&t, head, sizeof head - 1);
     if (code < 300) {
-        json_object_del(st, "message");
-        json_object_del(st, "reason");
+        jt_raw(&t, "\"Success\"", 9);
+    } else {
+        jt_raw(&t, "\"Failure\",\"message\":", 20);
+        jt_string(&t, msg);
+        jt_raw(&t, ",\"reason\":", 10);
+        jt_string(&t, reason);
     }
-    if (name && kind)
-        json_object_set_new(st, "details", json_pack("{s:s,s:s}", "name", name, "kind", kind));
-    answer_json(a, code, st);
+    jt_raw(&t, ",\"code\":", 8);
+    jt_int(&t, (long long)code);
+    if (name && kind) {
+        jt_raw(&t, ",\"details\":{\"name\":", 19);
+        jt_string(&t, name);
+        jt_raw(&t, ",\"kind\":", 8);
+        jt_string(&t, kind);
+        jt_raw(&t, "}", 1);
+    }
+    jt_raw(&t, "}", 1);
+    a->status = code;
+    a->body = jt_end(&t, NULL);
 }
 
 /* --- routes ------------------------------------------------------------ */
 
+/* src into dst[0, n) cut as snprintf(dst, n, "%s", src) cuts it, with no printf */
+static void copy_cut(char *dst, size_t n, const char *src)
+{
+    size_t len = strlen(src);
+    if (len >= n)
+        len = n - 1;
+    memcpy(dst, src, len);
+    dst[len] = '\0';
+}
+
 /* /api/v1/[namespaces/NS/]RES[/NAME[/SUB]] and /apis/G/V/... */
 bool parse_route(const char *url, struct route *r)
 {
-    memset(r, 0, sizeof *r);
+    r->res[0] = r->ns[0] = r->name[0] = r->sub[0] = r->api_version[0] = '\0';
+    r->namespaced = r->item = false;
     char buf[1024];
-    snprintf(buf, sizeof buf, "%s", url);
+    copy_cut(buf, sizeof buf, url);
     char *seg[12];
     size_t n = 0;
     for (char *save, *t = strtok_r(buf, "/", &save); t && n < 12; t = strtok_r(NULL, "/", &save))
         seg[n++] = t;
     size_t i;
-    char group[96] = "";
+    const char *group = "";
     if (n >= 2 && strcmp(seg[0], "api") == 0 && strcmp(seg[1], "v1") == 0) {
-        snprintf(r->api_version, sizeof r->api_version, "v1");
+        memcpy(r->api_version, "v1", 3);
         i = 2;
     } else if (n >= 3 && strcmp(seg[0], "apis") == 0) {
-        snprintf(group, sizeof group, "%s", seg[1]);
         snprintf(r->api_version, sizeof r->api_version, "%s/%s", seg[1], seg[2]);
+        group = seg[1];
+        if (strlen(group) > 95) /* as the 96 bytes it was copied into cut it */
+            seg[1][95] = '\0';
         i = 3;
     } else {
         return false;
     }
     if (n - i >= 3 && strcmp(seg[i], "namespaces") == 0) {
-        snprintf(r->ns, sizeof r->ns, "%s", seg[i + 1]);
+        copy_cut(r->ns, sizeof r->ns, seg[i + 1]);
         r->namespaced = true;
         i += 2;
     }
     if (i >= n)
         return false;
-    snprintf(r->res, sizeof r->res, "%s%s%s", group, group[0] ? "/" : "", seg[i]);
+    if (group[0])
+        snprintf(r->res, sizeof r->res, "%s/%s", group, seg[i]);
+    else
+        copy_cut(r->res, sizeof r->res, seg[i]);
     if (i + 1 < n) {
         r->item = true;
-        snprintf(r->name, sizeof r->name, "%s", seg[i + 1]);
+        copy_cut(r->name, sizeof r->name, seg[i + 1]);
     }
     if (i + 2 < n)
-        snprintf(r->sub, sizeof r->sub, "%s", seg[i + 2]);
+        copy_cut(r->sub, sizeof r->sub, seg[i + 2]);
     return i + 3 >= n;
 }
 

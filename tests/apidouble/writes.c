@@ -297,10 +297,13 @@ void do_binding(const struct route *r, json_t *body, struct answer *a)
         json_object_update(fresh_child(nm, "annotations"), ann);
     char ts[32];
     now_rfc3339(ts, sizeof ts);
-    json_t *st = fresh_child(next, "status");
-    json_object_set_new(st, "conditions",
-                        json_pack("[{s:s,s:s,s:n,s:s}]", "type", "PodScheduled", "status", "True",
-                                  "lastProbeTime", "lastTransitionTime", ts));
+    json_t *st = fresh_child(next, "status"), *cond = json_object(), *conds = json_array();
+    json_object_set_new_nocheck(cond, "type", json_string_nocheck("PodScheduled"));
+    json_object_set_new_nocheck(cond, "status", json_string_nocheck("True"));
+    json_object_set_new_nocheck(cond, "lastProbeTime", json_null());
+    json_object_set_new_nocheck(cond, "lastTransitionTime", json_string_nocheck(ts));
+    json_array_append_new(conds, cond);
+    json_object_set_new_nocheck(st, "conditions", conds);
     record(o, "MODIFIED", next);
     S.bindings++;
     autoalloc_bound(o); /* --auto-allocate: the agent's patch */

@@ -7,7 +7,9 @@
  * as ADDED and leave it as DELETED (the version before, at the event's
  * resourceVersion); a field a kind does not offer is a 400 BadRequest
  * "field label not supported: F", a selector without an operator a 400
- * too. */
+ * too. And a name in the path that is not UTF-8 (%FF) answered by a 404
+ * whose Status writes the byte as U+FFFD, as Go's encoding/json does (the
+ * double fell over on it before). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -223,12 +225,27 @@ static void test_watch(void **state)
     gp_kube_client_free(c);
 }
 
+static void test_name_not_utf8(void **state)
+{
+    (void)state;
+    struct gp_kube_client *c = kd_client();
+    json_t *st = get_json(c, "/api/v1/namespaces/default/pods/%FF", 404);
+    assert_string_equal(json_string_value(json_object_get(st, "message")),
+                        "pods \"\xef\xbf\xbd\" not found");
+    assert_string_equal(json_string_value(json_object_get(json_object_get(st, "details"), "name")),
+                        "\xef\xbf\xbd");
+    json_decref(st);
+    assert_true(current_rv(c) >= 0); /* still serving */
+    gp_kube_client_free(c);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_lists, kd_start, kd_stop),
         cmocka_unit_test_setup_teardown(test_refused, kd_start, kd_stop),
         cmocka_unit_test_setup_teardown(test_watch, kd_start, kd_stop),
+        cmocka_unit_test_setup_teardown(test_name_not_utf8, kd_start, kd_stop),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -4,7 +4,14 @@
  * control character, '"' and '\\', '/' and UTF-8 left alone, integers at
  * their extremes, reals, empty and nested containers, members in insertion
  * order (also after a member is set again or deleted), seeded random trees,
- * and every JSON sample of the shared reference data (../shared/k8s/samples). */
+ * and every JSON sample of the shared reference data (../shared/k8s/samples).
+ * And the texts made from the version before (text_make): a chain of
+ * versions copied on write as the double's writes make them, each text
+ * json_dumps' bytes, what a version shares copied from the text before (a
+ * mark written into the text before shows up in the next); a list item's
+ * members without kind and apiVersion (jt_members); hand-written strings
+ * (jt_string) as jansson's, a byte that begins no valid UTF-8 sequence as
+ * U+FFFD. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -126,6 +133,175 @@ static void test_random_trees(void **state)
     }
 }
 
+/* v with what is at path[0, n) (member names; arrays: their first
+ * element) replaced, copied on write: every container on the way a fresh
+ * shallow copy, the rest shared with v. */
+static json_t *cow_edit(json_t *v, int depth)
+{
+    if (depth > 0 && (next(3) == 0 || !(json_is_object(v) || json_is_array(v))))
+        return random_value(depth);
+    if (json_is_array(v)) {
+        json_t *c = json_copy(v);
+        if (json_array_size(c)) {
+            size_t i = next((unsigned)json_array_size(c));
+            json_array_set_new(c, i, cow_edit(json_array_get(c, i), depth + 1));
+        } else {
+            json_array_append_new(c, random_value(depth + 1));
+        }
+        return c;
+    }
+    json_t *c = json_copy(v);
+    size_t n = json_object_size(c);
+    if (n == 0 || next(4) == 0) { /* a new member */
+        char k[16];
+        snprintf(k, sizeof k, "n%u", next(1000));
+        json_object_set_new(c, k, random_value(depth + 1));
+        return c;
+    }
+    unsigned at = next((unsigned)n), i = 0;
+    const char *k;
+    json_t *x;
+    json_object_foreach(c, k, x)
+    {
+        if (i++ == at) {
+            if (next(5) == 0)
+                json_object_del(c, k);
+            else
+                json_object_set_new(c, k, cow_edit(x, depth + 1));
+            break;
+        }
+    }
+    return c;
+}
+
+static json_t *nested(int depth)
+{
+    json_t *o = json_object();
+    for (unsigned i = 0; i < 4; i++) {
+        char k[16];
+        snprintf(k, sizeof k, "m%u", i);
+        json_object_set_new(o, k, depth < 4 ? nested(depth + 1) : random_value(depth));
+    }
+    json_object_set_new(o, "arr", json_pack("[{s:i},[1,2],{}]", "x", depth));
+    return o;
+}
+
+static void test_text_from_the_version_before(void **state)
+{
+    (void)state;
+    for (int chain = 0; chain < 40; chain++) {
+        json_t *v = nested(0);
+        struct text *t = text_make(v, NULL);
+        assert_non_null(t);
+        for (int k = 0; k < 30; k++) {
+            json_t *w = cow_edit(v, 0);
+            struct text *u = text_make(w, t);
+            assert_non_null(u);
+            char *want = json_dumps(w, JSON_COMPACT);
+            assert_string_equal(u->b, want);
+            assert_int_equal(u->len, strlen(want));
+            free(want);
+            text_unref(t);
+            json_decref(v);
+            v = w;
+            t = u;
+        }
+        text_unref(t);
+        json_decref(v);
+    }
+}
+
+static void test_text_copies_what_is_shared(void **state)
+{
+    (void)state;
+    json_t *v =
+        json_pack("{s:{s:s,s:{s:s}},s:{s:[{s:s}]},s:s}", "metadata", "name", "p", "annotations",
+                  "a", "1", "spec", "containers", "image", "x", "kind", "Pod");
+    struct text *t = text_make(v, NULL);
+    assert_non_null(t);
+    assert_true(t->nspans >= 4);
+    /* the next version: a fresh metadata, spec shared */
+    json_t *w = json_copy(v);
+    json_t *m = json_copy(json_object_get(v, "metadata"));
+    json_object_set_new(m, "resourceVersion", json_string("2"));
+    json_object_set_new(w, "metadata", m);
+    /* the text before marked where spec's image is: the next text copies it */
+    char *img = strstr(t->b, "\"x\"");
+    assert_non_null(img);
+    img[1] = 'Z';
+    struct text *u = text_make(w, t);
+    assert_non_null(u);
+    assert_non_null(strstr(u->b, "\"image\":\"Z\""));
+    /* metadata is written anew: its annotations (shared) copied, its name not marked */
+    assert_non_null(strstr(u->b, "\"name\":\"p\""));
+    img[1] = 'x';
+    text_unref(u);
+    u = text_make(w, t);
+    char *want = json_dumps(w, JSON_COMPACT);
+    assert_string_equal(u->b, want);
+    free(want);
+    /* a list item: the members but kind and apiVersion, from the text */
+    static const char *const skip[] = {"kind", "apiVersion", NULL};
+    struct jtext jt = {0};
+    assert_true(jt_members(&jt, w, u, skip));
+    jt_raw(&jt, "}", 1);
+    char *item = jt_end(&jt, NULL);
+    json_t *c = json_copy(w);
+    json_object_del(c, "kind");
+    want = json_dumps(c, JSON_COMPACT);
+    assert_string_equal(item, want);
+    free(want);
+    free(item);
+    json_decref(c);
+    text_unref(u);
+    text_unref(t);
+    json_decref(w);
+    json_decref(v);
+}
+
+static void test_hand_written_strings(void **state)
+{
+    (void)state;
+    static const char *const valid[] = {"", "plain", "q\"b\\s\n\t\x01\x1f/",
+                                        "gr\xc3\xbc \xe2\x82\xac \xf0\x9f\x98\x80",
+                                        "\xed\x9f\xbf \xf4\x8f\xbf\xbf"};
+    for (size_t i = 0; i < sizeof valid / sizeof *valid; i++) {
+        struct jtext t = {0};
+        jt_string(&t, valid[i]);
+        char *got = jt_end(&t, NULL);
+        json_t *s = json_string(valid[i]);
+        assert_non_null(s);
+        char *want = json_dumps(s, JSON_COMPACT | JSON_ENCODE_ANY);
+        assert_string_equal(got, want);
+        free(got);
+        free(want);
+        json_decref(s);
+    }
+    /* invalid: a lone continuation byte, an overlong form, a surrogate,
+     * above U+10FFFF, a sequence cut short: each bad byte one U+FFFD */
+    static const char *const bad[][2] = {
+        {"a\x80"
+         "b",
+         "\"a\xef\xbf\xbd"
+         "b\""},
+        {"\xc0\xaf", "\"\xef\xbf\xbd\xef\xbf\xbd\""},
+        {"\xed\xa0\x80", "\"\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\""},
+        {"\xf4\x90\x80\x80", "\"\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\""},
+        {"x\xe2\x82", "\"x\xef\xbf\xbd\xef\xbf\xbd\""},
+        {"\xff\"", "\"\xef\xbf\xbd\\\"\""},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        struct jtext t = {0};
+        jt_string(&t, bad[i][0]);
+        char *got = jt_end(&t, NULL);
+        assert_string_equal(got, bad[i][1]);
+        json_t *back = json_loads(got, JSON_DECODE_ANY, NULL); /* valid JSON, valid UTF-8 */
+        assert_non_null(back);
+        json_decref(back);
+        free(got);
+    }
+}
+
 static void test_shared_samples(void **state)
 {
     (void)state;
@@ -183,6 +359,9 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_strings),
         cmocka_unit_test(test_numbers_and_containers),
         cmocka_unit_test(test_random_trees),
+        cmocka_unit_test(test_text_from_the_version_before),
+        cmocka_unit_test(test_text_copies_what_is_shared),
+        cmocka_unit_test(test_hand_written_strings),
     };
     const struct CMUnitTest shared[] = {cmocka_unit_test(test_shared_samples)};
     if (gp_shared_mode(argc, argv))
