@@ -524,9 +524,64 @@ bool gp_kube_pick_parse(const char *s, struct gp_pick *pick)
     }
 }
 
+void gp_kube_reasons_add(struct gp_kube_reasons *r, uint32_t count, const char *text)
+{
+    if (count == 0)
+        return;
+    for (size_t i = 0; i < r->n; i++)
+        if (strcmp(r->item[i].text, text) == 0) {
+            r->item[i].count += count; /* one histogram entry a reason */
+            return;
+        }
+    if (r->n == GP_KUBE_REASONS_MAX)
+        return;
+    r->item[r->n].count = count;
+    snprintf(r->item[r->n].text, sizeof r->item[r->n].text, "%s", text);
+    r->n++;
+}
+
 static int cmp_str(const void *a, const void *b)
 {
     return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+void gp_kube_reasons_format(const struct gp_kube_reasons *r, uint32_t nodes_total, char *buf,
+                            size_t size)
+{
+    /* kube-scheduler's FitError.Error (pkg/scheduler/framework/types.go):
+     * NoNodeAvailableMsg "0/%v nodes are available" + ":", then each
+     * reason's "COUNT REASON" (sortReasonsHistogram), sorted as strings
+     * and joined by ", ", in SeparatorFormat " %v." */
+    char items[GP_KUBE_REASONS_MAX][sizeof r->item[0].text + 12];
+    const char *sorted[GP_KUBE_REASONS_MAX];
+    for (size_t i = 0; i < r->n; i++) {
+        snprintf(items[i], sizeof items[i], "%u %s", r->item[i].count, r->item[i].text);
+        sorted[i] = items[i];
+    }
+    if (r->n)
+        qsort(sorted, r->n, sizeof *sorted, cmp_str);
+    size_t off = (size_t)snprintf(buf, size, "0/%u nodes are available:", nodes_total);
+    for (size_t i = 0; i < r->n && off < size; i++)
+        off += (size_t)snprintf(buf + off, size - off, "%s%s", i ? ", " : " ", sorted[i]);
+    if (off < size && r->n)
+        snprintf(buf + off, size - off, ".");
+}
+
+/* The reasons' words on the kube path where they are not the engine's
+ * (the simulator's, model.h): the nodes' own reasons (cordon, taint,
+ * readiness) are named node by node (sched_explain.c); these are the
+ * words for a count given without its nodes. A nodeSelector and a
+ * required node affinity are one reason, NodeAffinity's ErrReasonPod
+ * (pkg/scheduler/framework/plugins/nodeaffinity/node_affinity.go). */
+static const char *kube_text(enum gp_filter f)
+{
+    switch (f) {
+    case GP_FILTER_SELECTOR:
+    case GP_FILTER_NODE_AFFINITY:
+        return "node(s) didn't match Pod's node affinity/selector";
+    default:
+        return gp_filter_text(f);
+    }
 }
 
 void gp_kube_explain_text(const struct gp_explain *x, char *buf, size_t size)
@@ -537,59 +592,40 @@ void gp_kube_explain_text(const struct gp_explain *x, char *buf, size_t size)
 void gp_kube_explain_text_as(const struct gp_explain *x, enum gp_filter f_as, const char *text,
                              char *buf, size_t size)
 {
-    char items[GP_FILTER_COUNT][96];
-    const char *sorted[GP_FILTER_COUNT];
-    size_t n = 0;
-    for (int f = 0; f < GP_FILTER_COUNT; f++) {
-        if (!x->rejected[f])
-            continue;
-        snprintf(items[n], sizeof items[n], "%u %s", x->rejected[f],
-                 f == (int)f_as && text ? text : gp_filter_text((enum gp_filter)f));
-        sorted[n] = items[n];
-        n++;
-    }
-    qsort(sorted, n, sizeof *sorted, cmp_str);
-    /* kube-scheduler's FitError.Error (pkg/scheduler/framework/types.go):
-     * NoNodeAvailableMsg "0/%v nodes are available" + ":", then the
-     * histogram's strings sorted and joined by ", " after a space, and "." */
-    size_t off = (size_t)snprintf(buf, size, "0/%u nodes are available:", x->nodes_total);
-    for (size_t i = 0; i < n && off < size; i++)
-        off += (size_t)snprintf(buf + off, size - off, "%s%s", i ? ", " : " ", sorted[i]);
-    if (off < size && n)
-        snprintf(buf + off, size - off, ".");
+    struct gp_kube_reasons r = {0};
+    for (int f = 0; f < GP_FILTER_COUNT; f++)
+        gp_kube_reasons_add(&r, x->rejected[f],
+                            f == (int)f_as && text ? text : kube_text((enum gp_filter)f));
+    gp_kube_reasons_format(&r, x->nodes_total, buf, size);
 }
 
 void gp_kube_explain_add(char *buf, size_t size, uint32_t n, const char *text)
 {
-    static const char head[] = " nodes are available:";
-    char *at = strstr(buf, head);
-    if (n == 0 || !at)
+    unsigned total;
+    int head = 0;
+    if (n == 0 || sscanf(buf, "0/%u nodes are available:%n", &total, &head) != 1 || head == 0)
         return;
-    at += strlen(head);
+    /* the text read back into its reasons, then formatted again */
     char body[1024];
-    snprintf(body, sizeof body, "%s", at);
+    snprintf(body, sizeof body, "%s", buf + head);
     size_t len = strlen(body);
     if (len && body[len - 1] == '.')
         body[--len] = '\0';
-    const char *items[GP_FILTER_COUNT + 2];
-    size_t k = 0;
-    char mine[160];
-    snprintf(mine, sizeof mine, "%u %s", n, text);
-    items[k++] = mine;
-    for (char *p = body[0] == ' ' ? body + 1 : body; *p && k < sizeof items / sizeof items[0];) {
-        items[k++] = p;
+    struct gp_kube_reasons r = {0};
+    for (char *p = body[0] == ' ' ? body + 1 : body; *p;) {
         char *sep = strstr(p, ", ");
+        if (sep)
+            *sep = '\0';
+        char *end;
+        unsigned long c = strtoul(p, &end, 10);
+        if (end != p && *end == ' ')
+            gp_kube_reasons_add(&r, (uint32_t)c, end + 1);
         if (!sep)
             break;
-        *sep = '\0';
         p = sep + 2;
     }
-    qsort(items, k, sizeof *items, cmp_str); /* as gp_kube_explain_text_as sorts them */
-    size_t off = (size_t)(at - buf);
-    for (size_t i = 0; i < k && off < size; i++)
-        off += (size_t)snprintf(buf + off, size - off, "%s%s", i ? ", " : " ", items[i]);
-    if (off < size)
-        snprintf(buf + off, size - off, ".");
+    gp_kube_reasons_add(&r, n, text);
+    gp_kube_reasons_format(&r, total, buf, size);
 }
 
 void gp_kube_mig_format(const struct gp_pick *pick, const struct gp_mig_model *m, char *buf,

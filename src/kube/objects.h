@@ -194,10 +194,28 @@ void gp_kube_mig_format(const struct gp_pick *pick, const struct gp_mig_model *m
  * profile, a GPU over 15, a start that is not one of the profile's). */
 bool gp_kube_mig_parse(const char *s, const struct gp_mig_model *m, struct gp_pick *pick);
 
-/* kube-scheduler's words for a pod that fits nowhere: "0/12 nodes are
- * available: 4 node(s) had untolerated taint, 8 Insufficient
+/* A histogram of reasons, each text once with its count of nodes (a
+ * reason added again adds to its count; past GP_KUBE_REASONS_MAX
+ * distinct texts more are dropped), and kube-scheduler's words for it:
+ * "0/12 nodes are available: 4 node(s) were unschedulable, 8 Insufficient
  * nvidia.com/gpu." - the reasons as "COUNT TEXT" sorted as strings
- * (kube-scheduler's FitError.Error, sortReasonsHistogram). */
+ * (FitError.Error, sortReasonsHistogram), no "." when there are none. */
+#define GP_KUBE_REASONS_MAX 32
+struct gp_kube_reasons {
+    size_t n;
+    struct gp_kube_reason {
+        uint32_t count;
+        char text[160];
+    } item[GP_KUBE_REASONS_MAX];
+};
+void gp_kube_reasons_add(struct gp_kube_reasons *r, uint32_t count, const char *text);
+void gp_kube_reasons_format(const struct gp_kube_reasons *r, uint32_t nodes_total, char *buf,
+                            size_t size);
+
+/* The histogram of x's filters (a nodeSelector and a required node
+ * affinity both NodeAffinity's "node(s) didn't match Pod's node
+ * affinity/selector"; the other filters' words the engine's: the nodes'
+ * own reasons, a cordon, a taint by name, are sched_explain.c's). */
 void gp_kube_explain_text(const struct gp_explain *x, char *buf, size_t size);
 /* The same with filter f's words replaced by text (f GP_FILTER_COUNT: none). */
 void gp_kube_explain_text_as(const struct gp_explain *x, enum gp_filter f, const char *text,
@@ -211,9 +229,9 @@ void gp_kube_explain_text_as(const struct gp_explain *x, enum gp_filter f, const
  * reasons, gpuplane's annotations, are kept: kube-scheduler has none). */
 void gp_kube_explain_pod_text(const struct gp_explain *x, const struct gp_pod_spec *pod, char *buf,
                               size_t size);
-/* A reason of gpuplane's own (kube-scheduler has none such) added to a
- * text made by the functions above: "N text" among the others, sorted as
- * they are (n 0: nothing changes). */
+/* A reason added to a text made by the functions above: "N text" among
+ * the others, sorted as they are, added to the count of the same text if
+ * there is one (n 0: nothing changes). */
 void gp_kube_explain_add(char *buf, size_t size, uint32_t n, const char *text);
 
 #endif

@@ -222,11 +222,14 @@ static uint32_t greater_than_one(struct gp_kube_sched *s, const struct spod *p,
  * the same answer again is not tried anew: kube-scheduler keeps it in its
  * unschedulable queue until the cluster changes) */
 static void unschedulable(struct gp_kube_sched *s, struct spod *p, const struct gp_decision *d,
-                          double attempt_s)
+                          double attempt_s, struct gp_ks_words *words)
 {
     char msg[1024];
     struct gp_explain x = d->explain;
     uint32_t gt1 = greater_than_one(s, p, &x);
+    struct gp_ks_reasons *kr = malloc(sizeof *kr);
+    if (kr)
+        gp_ks_words_nodes(s, words, p, &x, kr);           /* sched_explain.c */
     gp_ks_explain_text(s, &x, &p->spec, msg, sizeof msg); /* sched_mig.c */
     gp_kube_explain_add(msg, sizeof msg, gt1,
                         p->spec.gpu_resource == GP_GPU_RES_SHARED
@@ -234,6 +237,9 @@ static void unschedulable(struct gp_kube_sched *s, struct spod *p, const struct 
                               "nvidia.com/gpu.shared (failRequestsGreaterThanOne)"
                             : "node(s) refuse a container asking more than one shared "
                               "nvidia.com/gpu (failRequestsGreaterThanOne)");
+    if (kr)
+        gp_ks_words_apply(kr, msg, sizeof msg);
+    free(kr);
     if (d->gang == GP_GANG_MEMBERS)
         snprintf(msg, sizeof msg, "pod group has fewer members than its minMember");
     if (p->last_message && strcmp(p->last_message, msg) == 0)
@@ -283,6 +289,7 @@ static void evict(struct gp_kube_sched *s, struct spod *v, struct spod *by)
 enum gp_err gp_ks_write_decisions(struct gp_kube_sched *s, size_t n, double attempt_s,
                                   size_t *bound)
 {
+    struct gp_ks_words words = {0}; /* the unschedulable pods' words (sched_explain.c) */
     /* the evictions first, so that every placement of the cycle knows
      * which GPUs victims still hold (on_stopping) */
     for (size_t i = 0; i < n; i++) {
@@ -311,10 +318,11 @@ enum gp_err gp_ks_write_decisions(struct gp_kube_sched *s, size_t n, double atte
             gp_ks_audit_pod(s, p, false);
             break;
         case GP_DECISION_UNSCHEDULABLE:
-            unschedulable(s, p, d, attempt_s);
+            unschedulable(s, p, d, attempt_s, &words);
             break;
         }
     }
+    gp_ks_words_free(&words);
     /* then the writes, a gang's members together: all annotated first, and
      * bound only when every member's annotation is written (bind.c) */
     for (size_t i = 0; i < n; i++) {

@@ -223,6 +223,32 @@ void gp_ks_pick_to_node(struct gp_kube_sched *s, uint32_t node, const struct gp_
 void gp_ks_explain_text(const struct gp_kube_sched *s, const struct gp_explain *x,
                         const struct gp_pod_spec *pod, char *buf, size_t size);
 
+/* sched_explain.c: kube-scheduler's words for unschedulable pod p, node
+ * by node where the engine's counts cannot say them. gp_ks_words_nodes:
+ * the nodes the engine turned away by state, selector, node affinity or
+ * taint taken out of x and named (a cordon, a taint by key and value, a
+ * node not Ready, NodeAffinity's words), and DefaultPreemption's reason
+ * for every node (none for a gang's member); gp_ks_words_apply: those
+ * added to msg (made from x), then the " preemption: ..." part. w holds
+ * what a batch of decisions shares (the lowest priority on each node),
+ * zeroed before the batch, gp_ks_words_free after it. */
+struct gp_ks_words {
+    bool have;
+    int32_t *low; /* by engine node: the lowest priority of a pod on it */
+    size_t nlow;
+};
+struct gp_ks_reasons {
+    struct gp_kube_reasons nodes_words; /* the nodes' own reasons */
+    bool preempt;                       /* a " preemption: " part follows */
+    bool never;                         /* preemptionPolicy Never */
+    uint32_t nodes;                     /* the nodes kube-scheduler sees */
+    struct gp_kube_reasons victims;     /* DefaultPreemption's, by node */
+};
+void gp_ks_words_nodes(struct gp_kube_sched *s, struct gp_ks_words *w, const struct spod *p,
+                       struct gp_explain *x, struct gp_ks_reasons *out);
+void gp_ks_words_apply(const struct gp_ks_reasons *r, char *msg, size_t size);
+void gp_ks_words_free(struct gp_ks_words *w);
+
 /* sched_alloc.c: pods of ours bound and still allocating past the
  * timeout reported and marked expired (leader only); the earliest time
  * one is due (INFINITY: none). */

@@ -205,23 +205,31 @@ static void test_mixed(void **state)
     assert_string_equal(ann_of(&w, "a", GP_KUBE_ANN_PHASE), "allocated"); /* the double as agent */
     assert_string_equal(ann_of(&w, "g", GP_KUBE_ANN_MIG), "");
     assert_int_equal(check_slices(&w, h100()), 4);
-    assert_string_equal(condition_of(&w, "lacks"),
-                        "0/2 nodes are available: 2 Insufficient nvidia.com/mig-4g.40gb.");
+    assert_string_equal(
+        condition_of(&w, "lacks"),
+        "0/2 nodes are available: 2 Insufficient nvidia.com/mig-4g.40gb."
+        " preemption: 0/2 nodes are available: 2 No preemption victims found for incoming pod..");
     /* every 1g.10gb taken: the next one fits nowhere */
     res_pod(&w, "e", "gpuplane", "\"nvidia.com/mig-1g.10gb\":\"1\"");
     w.now += 1;
     assert_int_equal(w_cycle(&w), 0);
-    assert_string_equal(condition_of(&w, "e"),
-                        "0/2 nodes are available: 2 Insufficient nvidia.com/mig-1g.10gb.");
-    assert_string_equal(w_events(&w, "FailedScheduling", "e"),
-                        "0/2 nodes are available: 2 Insufficient nvidia.com/mig-1g.10gb.");
+    assert_string_equal(
+        condition_of(&w, "e"),
+        "0/2 nodes are available: 2 Insufficient nvidia.com/mig-1g.10gb."
+        " preemption: 0/2 nodes are available: 2 No preemption victims found for incoming pod..");
+    assert_string_equal(
+        w_events(&w, "FailedScheduling", "e"),
+        "0/2 nodes are available: 2 Insufficient nvidia.com/mig-1g.10gb."
+        " preemption: 0/2 nodes are available: 2 No preemption victims found for incoming pod..");
     /* a whole GPU on the MIG node: none there */
     res_pod(&w, "g2", "gpuplane", "\"nvidia.com/gpu\":\"1\"");
     res_pod(&w, "g3", "gpuplane", "\"nvidia.com/gpu\":\"1\"");
     w.now += 1;
     assert_int_equal(w_cycle(&w), 1);
-    assert_string_equal(condition_of(&w, strcmp(w_node_of(&w, "g2", NULL), "") ? "g3" : "g2"),
-                        "0/2 nodes are available: 2 Insufficient nvidia.com/gpu.");
+    assert_string_equal(
+        condition_of(&w, strcmp(w_node_of(&w, "g2", NULL), "") ? "g3" : "g2"),
+        "0/2 nodes are available: 2 Insufficient nvidia.com/gpu."
+        " preemption: 0/2 nodes are available: 2 No preemption victims found for incoming pod..");
     /* a rebuild (a restart) reads the instances back: nothing moves */
     gp_kube_sched_set_leader(w.s, false);
     gp_kube_sched_set_leader(w.s, true);
@@ -255,15 +263,19 @@ static void test_single(void **state)
         if (!w_node_of(&w, name, NULL)[0]) {
             unbound++;
             assert_string_equal(condition_of(&w, name),
-                                "0/1 nodes are available: 1 Insufficient nvidia.com/gpu.");
+                                "0/1 nodes are available: 1 Insufficient nvidia.com/gpu."
+                                " preemption: 0/1 nodes are available: 1 No preemption victims "
+                                "found for incoming pod..");
         } else {
             assert_int_equal(strncmp(ann_of(&w, name, GP_KUBE_ANN_MIG), "1g.10gb:0@", 10), 0);
         }
     }
     assert_int_equal(unbound, 1);
     /* under single the device plugin has no nvidia.com/mig-* resource */
-    assert_string_equal(condition_of(&w, "mixedreq"),
-                        "0/1 nodes are available: 1 Insufficient nvidia.com/mig-1g.10gb.");
+    assert_string_equal(
+        condition_of(&w, "mixedreq"),
+        "0/1 nodes are available: 1 Insufficient nvidia.com/mig-1g.10gb."
+        " preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod..");
     w_close(&w);
 }
 
@@ -373,10 +385,14 @@ static void split_case(bool labelled)
     res_pod(&w, "m15", "gpuplane", "\"nvidia.com/mig-1g.10gb\":\"1\"");
     w.now += 1;
     assert_int_equal(w_cycle(&w), 0);
-    assert_string_equal(condition_of(&w, "w3"),
-                        "0/1 nodes are available: 1 Insufficient nvidia.com/gpu.");
-    assert_string_equal(condition_of(&w, "m15"),
-                        "0/1 nodes are available: 1 Insufficient nvidia.com/mig-1g.10gb.");
+    assert_string_equal(
+        condition_of(&w, "w3"),
+        "0/1 nodes are available: 1 Insufficient nvidia.com/gpu."
+        " preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod..");
+    assert_string_equal(
+        condition_of(&w, "m15"),
+        "0/1 nodes are available: 1 Insufficient nvidia.com/mig-1g.10gb."
+        " preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod..");
     /* a restart reads both kinds back; a deleted pod's GPU or instance
      * goes to the next of its kind, and only that one */
     gp_kube_sched_set_leader(w.s, false);
@@ -449,10 +465,14 @@ static void test_whole_and_mig(void **state)
     w_bind(&w, "kw", "both");
     w_bind(&w, "km", "both");
     assert_int_equal(w_cycle(&w), 0);
-    assert_string_equal(condition_of(&w, "ours"),
-                        "0/1 nodes are available: 1 Insufficient nvidia.com/mig-1g.10gb.");
-    assert_string_equal(condition_of(&w, "ourg"),
-                        "0/1 nodes are available: 1 Insufficient nvidia.com/gpu.");
+    assert_string_equal(
+        condition_of(&w, "ours"),
+        "0/1 nodes are available: 1 Insufficient nvidia.com/mig-1g.10gb."
+        " preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod..");
+    assert_string_equal(
+        condition_of(&w, "ourg"),
+        "0/1 nodes are available: 1 Insufficient nvidia.com/gpu."
+        " preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod..");
     /* one nvidia.com/mig-1g.10gb more than it has */
     res_pod(&w, "km2", "default-scheduler", "\"nvidia.com/mig-1g.10gb\":\"1\"");
     w_bind(&w, "km2", "both");

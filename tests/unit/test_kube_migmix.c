@@ -210,7 +210,9 @@ static void test_split_timesliced(void **state)
         snprintf(name, sizeof name, "r%d", i);
         if (!w_node_of(&w, name, NULL)[0] && ++unbound)
             assert_string_equal(condition_of(&w, name),
-                                "0/1 nodes are available: 1 Insufficient nvidia.com/gpu.");
+                                "0/1 nodes are available: 1 Insufficient nvidia.com/gpu."
+                                " preemption: 0/1 nodes are available: 1 No preemption victims "
+                                "found for incoming pod..");
     }
     assert_int_equal(unbound, 1);
     assert_int_equal(gp_kube_sched_stats(w.s).audit_violations, 0);
@@ -325,8 +327,11 @@ static void test_two_layouts(void **state)
         if (w_node_of(&w, name, NULL)[0])
             assert_int_equal(strncmp(ann_of(&w, name, GP_KUBE_ANN_MIG), "1g.10gb:0@", 10), 0);
         else if (++unbound) /* one node for kube-scheduler, whatever its parts */
-            assert_string_equal(condition_of(&w, name), "0/1 nodes are available: 1 Insufficient "
-                                                        "nvidia.com/mig-1g.10gb.");
+            assert_string_equal(condition_of(&w, name),
+                                "0/1 nodes are available: 1 Insufficient "
+                                "nvidia.com/mig-1g.10gb."
+                                " preemption: 0/1 nodes are available: 1 No preemption victims "
+                                "found for incoming pod..");
     }
     assert_int_equal(unbound, 1);
     assert_int_equal(gp_kube_sched_stats(w.s).audit_violations, 0);

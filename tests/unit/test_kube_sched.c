@@ -67,11 +67,15 @@ static void test_bind_and_explain(void **state)
     assert_string_equal(json_string_value(json_object_get(cond, "type")), "PodScheduled");
     assert_string_equal(json_string_value(json_object_get(cond, "status")), "False");
     assert_string_equal(json_string_value(json_object_get(cond, "reason")), "Unschedulable");
-    assert_string_equal(json_string_value(json_object_get(cond, "message")),
-                        "0/2 nodes are available: 2 Insufficient nvidia.com/gpu.");
+    assert_string_equal(
+        json_string_value(json_object_get(cond, "message")),
+        "0/2 nodes are available: 2 Insufficient nvidia.com/gpu."
+        " preemption: 0/2 nodes are available: 2 No preemption victims found for incoming pod..");
     json_decref(big);
-    assert_string_equal(w_events(&w, "FailedScheduling", "big"),
-                        "0/2 nodes are available: 2 Insufficient nvidia.com/gpu.");
+    assert_string_equal(
+        w_events(&w, "FailedScheduling", "big"),
+        "0/2 nodes are available: 2 Insufficient nvidia.com/gpu."
+        " preemption: 0/2 nodes are available: 2 No preemption victims found for incoming pod..");
     assert_string_equal(w_events(&w, "Scheduled", "a1"),
                         strcmp(w_node_of(&w, "a1", NULL), "n1") == 0
                             ? "Successfully assigned default/a1 to n1"

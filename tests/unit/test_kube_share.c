@@ -349,8 +349,10 @@ static void restart(const char *strategy)
     assert_on(&b, "q3", "ts", "0");
     assert_string_equal(w_node_of(&b, "q4", NULL), "");
     /* kube-scheduler's words: the node advertises no more nvidia.com/gpu */
-    assert_string_equal(w_events(&b, "FailedScheduling", "q4"),
-                        "0/1 nodes are available: 1 Insufficient nvidia.com/gpu.");
+    assert_string_equal(
+        w_events(&b, "FailedScheduling", "q4"),
+        "0/1 nodes are available: 1 Insufficient nvidia.com/gpu."
+        " preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod..");
     /* a share by gpuplane's annotation alone asks no resource: gpuplane's words */
     w_pod_full(&b, "frac", 0, 0, "gpuplane",
                ",\"annotations\":{\"gpuplane.io/gpu-milli\":\"500\"}");
@@ -359,7 +361,11 @@ static void restart(const char *strategy)
     assert_string_equal(w_events(&b, "FailedScheduling", "frac"),
                         strcmp(strategy, "mps") == 0
                             ? "0/1 nodes are available: 1 no GPU with enough free share."
-                            : "0/1 nodes are available: 1 no GPU with a free shared replica.");
+                              " preemption: 0/1 nodes are available: 1 No preemption victims found "
+                              "for incoming pod.."
+                            : "0/1 nodes are available: 1 no GPU with a free shared replica."
+                              " preemption: 0/1 nodes are available: 1 No preemption victims found "
+                              "for incoming pod..");
     /* a fifth pod planted on GPU 1 by hand: the audit counts replicas */
     w_placed(&b, "x", "ts", "1", true);
     w_sync(&b);
@@ -399,14 +405,18 @@ static void test_renamed(void **state)
     assert_int_equal(on[0], 4); /* four replicas of each GPU */
     assert_int_equal(on[1], 4);
     assert_string_equal(w_node_of(&w, "whole", NULL), "");
-    assert_string_equal(w_events(&w, "FailedScheduling", "whole"),
-                        "0/1 nodes are available: 1 Insufficient nvidia.com/gpu.");
+    assert_string_equal(
+        w_events(&w, "FailedScheduling", "whole"),
+        "0/1 nodes are available: 1 Insufficient nvidia.com/gpu."
+        " preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod..");
     /* full: kube-scheduler's words for the resource asked */
     w_pod_res(&w, "s8", "nvidia.com/gpu.shared", 1);
     w.now += 1;
     assert_int_equal(w_cycle(&w), 0);
-    assert_string_equal(w_events(&w, "FailedScheduling", "s8"),
-                        "0/1 nodes are available: 1 Insufficient nvidia.com/gpu.shared.");
+    assert_string_equal(
+        w_events(&w, "FailedScheduling", "s8"),
+        "0/1 nodes are available: 1 Insufficient nvidia.com/gpu.shared."
+        " preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod..");
     w_close(&w);
 }
 
@@ -452,9 +462,11 @@ static void test_greater_than_one(void **state)
     assert_int_equal(w_cycle(&w), 1);
     assert_string_equal(w_node_of(&w, "one", NULL), "tsf");
     assert_string_equal(w_node_of(&w, "two", NULL), "");
-    assert_string_equal(w_events(&w, "FailedScheduling", "two"),
-                        "0/1 nodes are available: 1 node(s) refuse a container asking more than "
-                        "one shared nvidia.com/gpu (failRequestsGreaterThanOne).");
+    assert_string_equal(
+        w_events(&w, "FailedScheduling", "two"),
+        "0/1 nodes are available: 1 node(s) refuse a container asking more than "
+        "one shared nvidia.com/gpu (failRequestsGreaterThanOne)."
+        " preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod..");
     /* a node whose plugin keeps the default: two replicas there */
     w_shared_node(&w, "ts", 2, 4, "time-slicing");
     w.now += 10;
@@ -488,10 +500,12 @@ static void per_container(const char *strategy, bool renamed, const char *extra)
     assert_string_equal(w_node_of(&w, "side", &g), "f");
     assert_int_equal(strlen(g), 3);
     char want[256];
-    snprintf(want, sizeof want,
-             "0/1 nodes are available: 1 node(s) refuse a container asking more than one %s "
-             "(failRequestsGreaterThanOne).",
-             renamed ? "nvidia.com/gpu.shared" : "shared nvidia.com/gpu");
+    snprintf(
+        want, sizeof want,
+        "0/1 nodes are available: 1 node(s) refuse a container asking more than one %s "
+        "(failRequestsGreaterThanOne)."
+        " preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod..",
+        renamed ? "nvidia.com/gpu.shared" : "shared nvidia.com/gpu");
     assert_string_equal(w_node_of(&w, "big", NULL), "");
     assert_string_equal(w_events(&w, "FailedScheduling", "big"), want);
     assert_string_equal(w_node_of(&w, "init2", NULL), "");
@@ -524,16 +538,18 @@ static void test_explain_add(void **state)
     struct gp_explain x;
     memset(&x, 0, sizeof x);
     x.nodes_total = 12;
-    x.rejected[GP_FILTER_TAINT] = 4;
+    x.rejected[GP_FILTER_SELECTOR] = 4;
     x.rejected[GP_FILTER_GPU_COUNT] = 6;
     char buf[512];
     gp_kube_explain_text(&x, buf, sizeof buf);
     gp_kube_explain_add(buf, sizeof buf, 2, "node(s) refuse requests (x)");
     assert_string_equal(buf, "0/12 nodes are available: 2 node(s) refuse requests (x), 4 node(s) "
-                             "had untolerated taint, 6 Insufficient nvidia.com/gpu.");
+                             "didn't match Pod's node affinity/selector, 6 Insufficient "
+                             "nvidia.com/gpu.");
     gp_kube_explain_add(buf, sizeof buf, 0, "nothing");
     assert_string_equal(buf, "0/12 nodes are available: 2 node(s) refuse requests (x), 4 node(s) "
-                             "had untolerated taint, 6 Insufficient nvidia.com/gpu.");
+                             "didn't match Pod's node affinity/selector, 6 Insufficient "
+                             "nvidia.com/gpu.");
     memset(&x, 0, sizeof x);
     x.nodes_total = 3;
     gp_kube_explain_text(&x, buf, sizeof buf);

@@ -1,5 +1,13 @@
 /* test_kube_words.c - the scheduler (kube/sched.h) against the API server
  * double (issue 14):
+ *  - an unschedulable pod's PodScheduled=False message and Event in
+ *    kube-scheduler's words (v1.28): a cordoned node "were unschedulable",
+ *    a taint by key and value, a node not Ready by the taint the node
+ *    lifecycle controller puts on it, a nodeSelector NodeAffinity's words,
+ *    each node under kube-scheduler's first failing plugin, and
+ *    DefaultPreemption's " preemption: ..." part (not helpful, no victims,
+ *    the reason left once lower-priority pods are counted out,
+ *    preemptionPolicy Never);
  *  - a node whose only change is a label documented as a volatile
  *    timestamp (GPU Feature Discovery's nvidia.com/gfd.timestamp) does not
  *    rebuild the engine; any other label change does. */
@@ -20,6 +28,132 @@ static void label(struct world *w, const char *node, const char *key, const char
     snprintf(path, sizeof path, "/api/v1/nodes/%s", node);
     snprintf(body, sizeof body, "{\"metadata\":{\"labels\":{\"%s\":\"%s\"}}}", key, value);
     kd_call(w->admin, "PATCH", path, body, 200);
+}
+
+static void patch_node(struct world *w, const char *node, const char *sub, const char *body)
+{
+    char path[128];
+    snprintf(path, sizeof path, "/api/v1/nodes/%s%s", node, sub);
+    kd_call(w->admin, "PATCH", path, body, 200);
+}
+
+/* A node of 4 GPUs in zone a (zone: false, none), its spec then patched
+ * with spec_json (NULL: none), its Ready condition's status ready. */
+static void node(struct world *w, const char *name, bool zone, const char *spec_json,
+                 const char *ready)
+{
+    w_node(w, name, 4);
+    if (zone)
+        label(w, name, "zone", "a");
+    if (spec_json)
+        patch_node(w, name, "", spec_json);
+    char b[256];
+    snprintf(b, sizeof b, "{\"status\":{\"conditions\":[{\"type\":\"Ready\",\"status\":\"%s\"}]}}",
+             ready);
+    patch_node(w, name, "/status", b);
+}
+
+/* A pod of ours asking gpus GPUs in zone a, at priority, preemptionPolicy
+ * Never when never. */
+static void pod(struct world *w, const char *name, unsigned gpus, int priority, bool never)
+{
+    char b[1024];
+    snprintf(b, sizeof b,
+             "{\"metadata\":{\"name\":\"%s\"},\"spec\":{\"schedulerName\":\"gpuplane\","
+             "\"priority\":%d%s,\"nodeSelector\":{\"zone\":\"a\"},\"containers\":[{\"name\":"
+             "\"c\",\"image\":\"x\",\"resources\":{\"requests\":{\"cpu\":\"1\",\"nvidia.com/"
+             "gpu\":\"%u\"},\"limits\":{\"nvidia.com/gpu\":\"%u\"}}}]}}",
+             name, priority, never ? ",\"preemptionPolicy\":\"Never\"" : "", gpus, gpus);
+    kd_call(w->admin, "POST", "/api/v1/namespaces/default/pods", b, 201);
+}
+
+static const char *message_of(struct world *w, const char *name)
+{
+    static char out[2048];
+    json_t *p = w_pod_get(w, name);
+    json_t *c = json_array_get(json_object_get(json_object_get(p, "status"), "conditions"), 0);
+    snprintf(out, sizeof out, "%s", json_string_value(json_object_get(c, "message")));
+    json_decref(p);
+    return out;
+}
+
+#define REASONS                                                                                    \
+    "0/8 nodes are available: 1 Insufficient nvidia.com/gpu, 1 node(s) didn't match Pod's node "   \
+    "affinity/selector, 1 node(s) had untolerated taint {dedicated: ml}, 1 node(s) had "           \
+    "untolerated taint {gpu-only: }, 1 node(s) had untolerated taint "                             \
+    "{node.kubernetes.io/not-ready: }, 1 node(s) had untolerated taint "                           \
+    "{node.kubernetes.io/unreachable: }, 2 node(s) were unschedulable."
+
+static void test_unschedulable_words(void **state)
+{
+    (void)state;
+    struct world w;
+    w_open(&w, true);
+    static const char taint_ml[] =
+        "{\"spec\":{\"taints\":[{\"key\":\"soft\",\"effect\":\"PreferNoSchedule\"},"
+        "{\"key\":\"dedicated\",\"value\":\"ml\",\"effect\":\"NoSchedule\"}]}}";
+    node(&w, "n1", true, "{\"spec\":{\"unschedulable\":true}}", "True");
+    node(&w, "n2", true, taint_ml, "True"); /* PreferNoSchedule filters nothing */
+    node(&w, "n3", true,
+         "{\"spec\":{\"unschedulable\":true,\"taints\":[{\"key\":\"dedicated\",\"value\":"
+         "\"ml\",\"effect\":\"NoSchedule\"}]}}",
+         "True");                          /* NodeUnschedulable runs first */
+    node(&w, "n4", true, NULL, "False");   /* the lifecycle controller's not-ready taint */
+    node(&w, "n5", true, NULL, "Unknown"); /* its unreachable taint */
+    node(&w, "n6", false, NULL, "True");   /* no zone label */
+    node(&w, "n7", false,
+         "{\"spec\":{\"taints\":[{\"key\":\"gpu-only\",\"effect\":\"NoExecute\"}]}}",
+         "True");                       /* TaintToleration runs before NodeAffinity */
+    node(&w, "n8", true, NULL, "True"); /* filled below */
+    pod(&w, "fill", 4, 0, false);
+    assert_int_equal(w_cycle(&w), 1);
+    assert_string_equal(w_node_of(&w, "fill", NULL), "n8");
+    /* priority 0 like the pod on n8: no victims there */
+    pod(&w, "p", 4, 0, false);
+    w_cycle(&w);
+    assert_string_equal(w_node_of(&w, "p", NULL), "");
+    const char *want =
+        REASONS " preemption: 0/8 nodes are available: 1 No preemption victims "
+                "found for incoming pod, 7 Preemption is not helpful for scheduling..";
+    assert_string_equal(message_of(&w, "p"), want);
+    assert_string_equal(w_events(&w, "FailedScheduling", "p"), want);
+    /* above fill's priority, but n8 holds 4 GPUs without it too */
+    pod(&w, "big", 8, 100, false);
+    w_cycle(&w);
+    assert_string_equal(w_node_of(&w, "big", NULL), "");
+    assert_string_equal(message_of(&w, "big"),
+                        REASONS " preemption: 0/8 nodes are available: 1 Insufficient "
+                                "nvidia.com/gpu, 7 Preemption is not helpful for scheduling..");
+    /* may not preempt */
+    pod(&w, "never", 4, 100, true);
+    w_cycle(&w);
+    assert_string_equal(w_node_of(&w, "never", NULL), "");
+    assert_string_equal(message_of(&w, "never"),
+                        REASONS " preemption: not eligible due to preemptionPolicy=Never..");
+    assert_string_equal(w_node_of(&w, "fill", NULL), "n8");
+    w_close(&w);
+}
+
+/* The histogram's entries are one a reason: a reason added again adds to
+ * its count, where it sorts. */
+static void test_explain_merge(void **state)
+{
+    (void)state;
+    struct gp_explain x;
+    memset(&x, 0, sizeof x);
+    x.nodes_total = 9;
+    x.rejected[GP_FILTER_SELECTOR] = 2;
+    x.rejected[GP_FILTER_NODE_AFFINITY] = 1;
+    x.rejected[GP_FILTER_GPU_COUNT] = 1;
+    char buf[512];
+    gp_kube_explain_text(&x, buf, sizeof buf);
+    assert_string_equal(buf, "0/9 nodes are available: 1 Insufficient nvidia.com/gpu, 3 node(s) "
+                             "didn't match Pod's node affinity/selector.");
+    gp_kube_explain_add(buf, sizeof buf, 4, "Insufficient nvidia.com/gpu");
+    gp_kube_explain_add(buf, sizeof buf, 1, "node(s) had untolerated taint {a: b}");
+    assert_string_equal(buf, "0/9 nodes are available: 1 node(s) had untolerated taint {a: b}, 3 "
+                             "node(s) didn't match Pod's node affinity/selector, 5 Insufficient "
+                             "nvidia.com/gpu.");
 }
 
 static void test_timestamp_label(void **state)
@@ -56,6 +190,8 @@ int main(int argc, char **argv)
     (void)argc;
     (void)argv;
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_unschedulable_words, kd_start, kd_stop),
+        cmocka_unit_test(test_explain_merge),
         cmocka_unit_test_setup_teardown(test_timestamp_label, kd_start, kd_stop),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
