@@ -20,6 +20,7 @@
 #include <cmocka.h>
 
 #include "kube_double.h"
+#include "shared_data.h"
 #include "kube_world.h"
 
 static void label(struct world *w, const char *node, const char *key, const char *value)
@@ -187,12 +188,10 @@ static void test_timestamp_label(void **state)
 
 int main(int argc, char **argv)
 {
-    (void)argc;
-    (void)argv;
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_unschedulable_words, kd_start, kd_stop),
         cmocka_unit_test(test_explain_merge),
         cmocka_unit_test_setup_teardown(test_timestamp_label, kd_start, kd_stop),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return kd_main(argc, argv, tests, NULL, NULL);
 }
