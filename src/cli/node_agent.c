@@ -149,6 +149,10 @@ static enum gp_err check(const struct agent_opts *s, const struct gp_node_config
         o->sharing.rename_by_default = s->rename_by_default || cf->rename_by_default;
         o->sharing.fail_requests_greater_than_one =
             s->fail_gt_one || cf->fail_requests_greater_than_one;
+        /* the resources it names, only those replicated (the flags:
+         * nvidia.com/gpu) */
+        o->sharing.n_named = cf->n_named;
+        memcpy(o->sharing.named, cf->named, sizeof o->sharing.named);
     }
     const char *ms = s->mig_strategy ? s->mig_strategy : "none";
     if (!s->mig_strategy && cf->has_mig_strategy)

@@ -175,6 +175,15 @@ enum gp_err gp_kube_node_share_read(const json_t *node, struct gp_arena *a,
                                     struct gp_node_spec *spec, struct gp_kube_node_info *info,
                                     struct gp_diag *diag);
 uint32_t gp_kube_node_replicas(const json_t *node);
+/* The whole GPUs' replicas as the device plugin advertises them beside
+ * MIG devices (the mixed strategy, objects_mig.c): gpu, the node's
+ * nvidia.com/gpu, when it has some or its GPUs are not replicated;
+ * else, renamed (renameByDefault: true), its nvidia.com/gpu.shared, as
+ * NVIDIA's plugin renames only the resources its sharing replicates
+ * (nvidia.com/gpu) and leaves nvidia.com/mig-<profile> as they are.
+ * GP_EINVALID when nvidia.com/gpu.shared does not read. */
+enum gp_err gp_kube_node_whole_replicas(const json_t *node, const char *name, uint32_t gpu,
+                                        uint32_t *out, struct gp_diag *diag);
 /* The compute slices and memory of a MIG profile by name, from the first
  * GPU model that has it; false when none has. */
 bool gp_kube_mig_profile_info(const char *profile, unsigned *compute, uint32_t *mem_mib);

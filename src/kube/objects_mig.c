@@ -93,6 +93,11 @@ static uint32_t mixed(const json_t *labels, const json_t *res, const struct gp_m
             snprintf(why, n, "%s: not a number of MIG devices", k);
             return 0;
         }
+        size_t kl = strlen(k);
+        if (c > 0 && kl > 7 && strcmp(k + kl - 7, ".shared") == 0) { /* renamed replicas */
+            snprintf(why, n, "%s is %lld: MIG devices time-sliced are not read", k, (long long)c);
+            return 0;
+        }
         int p = gp_mig_profile_by_resource(m, k);
         char rk[96];
         snprintf(rk, sizeof rk, "%.80s.replicas", k); /* GFD's, per MIG profile */
@@ -414,8 +419,14 @@ enum gp_err gp_kube_node_mig_read(const json_t *node, struct gp_arena *a, struct
      * GPUs' (nvidia.com/gpu), as the device plugin replicates each
      * resource its config names on its own (DP api/config/v1/replicas.go);
      * nvidia.com/gpu counts their replicas */
-    uint32_t r = is_single ? 1 : gp_kube_node_replicas(node);
-    uint32_t whole = s->gpu_count / r;
+    uint32_t r = is_single ? 1 : gp_kube_node_replicas(node), adv = s->gpu_count;
+    /* renamed (renameByDefault): the whole GPUs' replicas are
+     * nvidia.com/gpu.shared (objects_share.c) */
+    enum gp_err err =
+        is_single ? GP_OK : gp_kube_node_whole_replicas(node, info->name, adv, &adv, d);
+    if (err != GP_OK)
+        return err;
+    uint32_t whole = adv / r;
     uint32_t gpus = is_single ? single(labels, suffix + 5, s->gpu_count, m, info, why, sizeof why)
                               : mixed(labels, res, m, whole, info, why, sizeof why);
     if (!gpus && !why[0])

@@ -83,6 +83,20 @@ static enum gp_err shared_count(const json_t *node, const char *name, uint32_t r
     return GP_OK;
 }
 
+enum gp_err gp_kube_node_whole_replicas(const json_t *node, const char *name, uint32_t gpu,
+                                        uint32_t *out, struct gp_diag *d)
+{
+    uint32_t replicas = gp_kube_node_replicas(node);
+    int64_t shared = 0;
+    *out = gpu;
+    if (gpu > 0 || replicas < 2)
+        return GP_OK;
+    enum gp_err err = shared_count(node, name, replicas, &shared, d);
+    if (err == GP_OK)
+        *out = (uint32_t)shared;
+    return err;
+}
+
 enum gp_err gp_kube_node_share_read(const json_t *node, struct gp_arena *a, struct gp_node_spec *s,
                                     struct gp_kube_node_info *info, struct gp_diag *d)
 {

@@ -212,6 +212,16 @@ static enum gp_err r_name(struct gp_yaml *y, struct fy_node *v, void *obj)
         return gp_yaml_fail(
             y, v, GP_EINVALID, "expected nvidia.com/gpu%s, got \"%s\"",
             c->in_mps ? " (MPS shares full GPUs only)" : " or nvidia.com/mig-<profile>", s);
+    /* the resources replicated: only these (replicas.go's ReplicatedResource
+     * names one; the plugin leaves the others whole) */
+    struct gp_node_config *o = c->out;
+    for (size_t i = 0; i < o->n_named; i++)
+        if (strcmp(o->named[i], s) == 0)
+            return GP_OK;
+    if (o->n_named == GP_NODE_SHARING_MAX_NAMES)
+        return gp_yaml_fail(y, v, GP_EINVALID, "more than %d resources shared",
+                            GP_NODE_SHARING_MAX_NAMES);
+    snprintf(o->named[o->n_named++], sizeof o->named[0], "%s", s);
     return GP_OK;
 }
 
@@ -360,6 +370,7 @@ static enum gp_err sharing_one(struct gp_yaml *y, struct fy_node *v, struct cfg 
     c->replicas = 0;
     c->n_resources = 0;
     c->has_rename = c->has_fail_gt1 = false;
+    c->out->n_named = 0;
     enum gp_err e = gp_yaml_object(y, v, strategy_fields,
                                    sizeof strategy_fields / sizeof *strategy_fields, c, true);
     if (e != GP_OK)

@@ -61,6 +61,10 @@ struct gp_node_config {
     unsigned replicas; /* the resources' replica count */
     bool rename_by_default;
     bool fail_requests_greater_than_one;
+    /* resources[].name, each once: the resources shared (NVIDIA replicates
+     * only these, gp_node_sharing.named) */
+    size_t n_named;
+    char named[GP_NODE_SHARING_MAX_NAMES][64];
     /* rename, devices, resources: read, not followed */
     size_t n_warnings;
     char warnings[GP_NODE_CONFIG_MAX_WARNINGS][512];

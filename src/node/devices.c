@@ -13,10 +13,12 @@ static struct gp_node_resource *res_get(struct gp_node_devset *s, const char *ba
                                         struct gp_diag *diag)
 {
     char name[64];
-    /* renameByDefault: "<name>.shared" (NVIDIA README, "Shared Access to
-     * GPUs": "nvidia.com/gpu.shared") */
-    snprintf(name, sizeof name, "%s%s", base,
-             s->sharing.replicas > 1 && s->sharing.rename_by_default ? ".shared" : "");
+    /* only the resources the sharing names are replicated, and renamed
+     * with renameByDefault: "<name>.shared" (NVIDIA README, "Shared Access
+     * to GPUs": "nvidia.com/gpu.shared"; api/config/v1: each replicated
+     * resource gets the default shared rename) */
+    bool rep = gp_node_sharing_replicates(&s->sharing, base);
+    snprintf(name, sizeof name, "%s%s", base, rep && s->sharing.rename_by_default ? ".shared" : "");
     for (size_t i = 0; i < s->n_resources; i++)
         if (strcmp(s->res[i].name, name) == 0)
             return &s->res[i];
@@ -30,7 +32,7 @@ static struct gp_node_resource *res_get(struct gp_node_devset *s, const char *ba
     /* the socket: "nvidia-" and the name after the domain, as NVIDIA's
      * plugin names it (nvidia-gpu.sock, nvidia-mig-1g.10gb.sock) */
     snprintf(r->socket, sizeof r->socket, "nvidia-%s.sock", name + strlen("nvidia.com/"));
-    r->replicas = s->sharing.replicas;
+    r->replicas = rep ? s->sharing.replicas : 1;
     r->shared = r->replicas > 1;
     return r;
 }

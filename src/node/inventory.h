@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #define GP_NODE_MAX_GPUS 64 /* GPUs one node can report */
 #define GP_NODE_MAX_MIGS 7  /* MIG devices per GPU (A100/H100: at most seven) */
@@ -77,12 +78,38 @@ enum gp_node_mig_strategy {
     GP_NODE_MIG_MIXED,  /* advertised as nvidia.com/mig-<profile> */
 };
 
+#define GP_NODE_SHARING_MAX_NAMES 9 /* nvidia.com/gpu and eight MIG profiles */
+
 struct gp_node_sharing {
     enum gp_node_share_mode mode;
     unsigned replicas;      /* per GPU; 1 when not shared */
     bool rename_by_default; /* shared GPUs advertised as nvidia.com/gpu.shared */
     bool fail_requests_greater_than_one;
     enum gp_node_mig_strategy mig_strategy;
+    /* The resources shared, as the config file names them
+     * (sharing.timeSlicing.resources[].name: "nvidia.com/gpu",
+     * "nvidia.com/mig-1g.10gb"): NVIDIA's plugin replicates, and renames,
+     * only those (api/config/v1 ReplicatedResources; GFD labels the others
+     * with replicas 1, internal/lm/resource.go). None named (the
+     * --time-slicing and --mps flags): nvidia.com/gpu alone. */
+    size_t n_named;
+    char named[GP_NODE_SHARING_MAX_NAMES][64];
 };
+
+/* Whether sh replicates the resource (its name before any ".shared":
+ * "nvidia.com/gpu", "nvidia.com/mig-1g.10gb"; under MIG's single strategy
+ * the MIG devices are nvidia.com/gpu). */
+static inline bool gp_node_sharing_replicates(const struct gp_node_sharing *sh,
+                                              const char *resource)
+{
+    if (sh->mode == GP_NODE_SHARE_NONE || sh->replicas < 2)
+        return false;
+    if (sh->n_named == 0)
+        return strcmp(resource, "nvidia.com/gpu") == 0;
+    for (size_t i = 0; i < sh->n_named && i < GP_NODE_SHARING_MAX_NAMES; i++)
+        if (strcmp(sh->named[i], resource) == 0)
+            return true;
+    return false;
+}
 
 #endif

@@ -161,7 +161,7 @@ static void gpu_labels(struct lset *s, const struct gp_node_inventory *inv,
     size_t count = 0;
     for (size_t i = 0; i < inv->n_gpus; i++)
         count += strcmp(inv->gpus[i].name, g->name) == 0;
-    struct rshare r = {g->mig_enabled ? NULL : sh, true};
+    struct rshare r = {g->mig_enabled ? NULL : sh, gp_node_sharing_replicates(sh, P "gpu")};
     base_labels(s, P "gpu", r, count, g->name, NULL);
     if (g->memory_mib)
         set(s, P "gpu.memory", "%llu", (unsigned long long)g->memory_mib);
@@ -264,19 +264,21 @@ static void mig_single(struct lset *s, const struct gp_node_inventory *inv,
         set(s, P "gpu.memory", "0");
         return;
     }
-    struct rshare r = {sh, true};
+    struct rshare r = {sh, gp_node_sharing_replicates(sh, P "gpu")};
     base_labels(s, P "gpu", r, p->count[0], p->gpu_of[0]->name, p->first[0]->profile);
     mig_attr_labels(s, P "gpu", p->first[0]);
 }
 
 /* mig-strategy=mixed: nvidia.com/mig-<profile>.*; the sharing replicas
- * apply to nvidia.com/gpu only, so MIG profiles have replicas 1. */
+ * apply to the resources it names only (nvidia.com/gpu alone unless the
+ * config file names the profile), so MIG profiles have replicas 1 unless
+ * named (GFD's replicationInfo looks the resource up by name). */
 static void mig_mixed(struct lset *s, const struct gp_node_sharing *sh, const struct profiles *p)
 {
     for (size_t k = 0; k < p->n; k++) {
         char res[GP_NODE_LABEL_KEY_LEN];
         snprintf(res, sizeof res, P "mig-%s", p->first[k]->profile);
-        struct rshare r = {sh, false};
+        struct rshare r = {sh, gp_node_sharing_replicates(sh, res)};
         base_labels(s, res, r, p->count[k], p->gpu_of[k]->name, p->first[k]->profile);
         mig_attr_labels(s, res, p->first[k]);
     }

@@ -305,7 +305,8 @@ static const char *agent_mig_gpus(void)
             m->gi_slices = m->ci_slices = 1;
         }
     }
-    const struct gp_node_sharing sh = {GP_NODE_SHARE_NONE, 1, false, false, GP_NODE_MIG_MIXED};
+    const struct gp_node_sharing sh = {
+        .mode = GP_NODE_SHARE_NONE, .replicas = 1, .mig_strategy = GP_NODE_MIG_MIXED};
     struct gp_diag d = {""};
     assert_int_equal(gp_node_labels_build(&inv, &sh, NULL, &out, &d), GP_OK);
     assert_string_equal(gp_node_labels_get(&out, "nvidia.com/mig-1g.10gb.count"), "14");
@@ -315,7 +316,8 @@ static const char *agent_mig_gpus(void)
     assert_true(
         gp_node_labels_owned(GP_KUBE_LABEL_MIG_GPUS)); /* removed when it no longer applies */
     /* single and none strategies: no such label */
-    const struct gp_node_sharing single = {GP_NODE_SHARE_NONE, 1, false, false, GP_NODE_MIG_NONE};
+    const struct gp_node_sharing single = {
+        .mode = GP_NODE_SHARE_NONE, .replicas = 1, .mig_strategy = GP_NODE_MIG_NONE};
     static struct gp_node_labels other;
     assert_int_equal(gp_node_labels_build(&inv, &single, NULL, &other, &d), GP_OK);
     assert_null(gp_node_labels_get(&other, GP_KUBE_LABEL_MIG_GPUS));

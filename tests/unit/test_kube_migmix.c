@@ -174,8 +174,8 @@ static void test_split_timesliced(void **state)
     (void)state;
     struct gp_node_inventory inv;
     inventory(&inv);
-    const struct gp_node_sharing sh = {GP_NODE_SHARE_TIME_SLICING, 4, false, false,
-                                       GP_NODE_MIG_MIXED};
+    const struct gp_node_sharing sh = {
+        .mode = GP_NODE_SHARE_TIME_SLICING, .replicas = 4, .mig_strategy = GP_NODE_MIG_MIXED};
     json_t *l = agent_labels(&inv, &sh);
     /* the whole GPUs' labels win (GFD's order): their product and replicas */
     assert_string_equal(json_string_value(json_object_get(l, "nvidia.com/gpu.product")),
@@ -295,7 +295,8 @@ static void test_two_layouts(void **state)
     (void)state;
     struct gp_node_inventory inv;
     two_layouts(&inv);
-    const struct gp_node_sharing sh = {GP_NODE_SHARE_NONE, 1, false, false, GP_NODE_MIG_MIXED};
+    const struct gp_node_sharing sh = {
+        .mode = GP_NODE_SHARE_NONE, .replicas = 1, .mig_strategy = GP_NODE_MIG_MIXED};
     json_t *l = agent_labels(&inv, &sh);
     assert_string_equal(json_string_value(json_object_get(l, GP_KUBE_LABEL_MIG_LAYOUT "0")),
                         "1g.10gb-0123456");
@@ -389,7 +390,8 @@ static void test_layouts_restart(void **state)
     (void)state;
     struct gp_node_inventory inv;
     twin_layouts(&inv);
-    const struct gp_node_sharing sh = {GP_NODE_SHARE_NONE, 1, false, false, GP_NODE_MIG_MIXED};
+    const struct gp_node_sharing sh = {
+        .mode = GP_NODE_SHARE_NONE, .replicas = 1, .mig_strategy = GP_NODE_MIG_MIXED};
     json_t *l = agent_labels(&inv, &sh);
     assert_string_equal(json_string_value(json_object_get(l, GP_KUBE_LABEL_MIG_LAYOUT "1")),
                         "3g.40gb-04");
@@ -454,8 +456,8 @@ static void test_readers(void **state)
     struct gp_kube_node_info in;
     struct gp_node_inventory inv;
     inventory(&inv);
-    const struct gp_node_sharing sh = {GP_NODE_SHARE_TIME_SLICING, 4, false, false,
-                                       GP_NODE_MIG_MIXED};
+    const struct gp_node_sharing sh = {
+        .mode = GP_NODE_SHARE_TIME_SLICING, .replicas = 4, .mig_strategy = GP_NODE_MIG_MIXED};
     /* time-sliced whole GPUs beside MIG ones: two parts, the whole one
      * time-sliced */
     assert_int_equal(read_node(agent_labels(&inv, &sh), TS_RES, &a, &s, &in), GP_OK);
@@ -505,7 +507,8 @@ static void test_readers(void **state)
     assert_int_equal(in.replicas, 4);
     /* two layouts: two parts, each GPU its own */
     two_layouts(&inv);
-    const struct gp_node_sharing mx = {GP_NODE_SHARE_NONE, 1, false, false, GP_NODE_MIG_MIXED};
+    const struct gp_node_sharing mx = {
+        .mode = GP_NODE_SHARE_NONE, .replicas = 1, .mig_strategy = GP_NODE_MIG_MIXED};
     assert_int_equal(read_node(agent_labels(&inv, &mx), DL_RES, &a, &s, &in), GP_OK);
     assert_null(in.mig_why);
     assert_true(in.split);

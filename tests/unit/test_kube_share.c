@@ -38,6 +38,8 @@
 #include "shared_data.h"
 #include "kube_world.h"
 #include "engine/sharing.h"
+#include "node/devices.h"
+#include "node/labels.h"
 
 /* A node of `gpus` GPUs, each advertised `replicas` times as
  * nvidia.com/gpu (renamed: as nvidia.com/gpu.shared, renameByDefault:
@@ -531,6 +533,230 @@ static void test_per_container_mps(void **state)
     per_container("mps", false, "");
 }
 
+/* Four H100s, GPUs 1 and 2 in MIG mode with seven 1g.10gb each. */
+static void mixed_inventory(struct gp_node_inventory *inv)
+{
+    memset(inv, 0, sizeof *inv);
+    snprintf(inv->driver_version, sizeof inv->driver_version, "550.54.15");
+    inv->cuda_driver_version = 12040;
+    inv->n_gpus = 4;
+    for (unsigned i = 0; i < 4; i++) {
+        struct gp_node_gpu *g = &inv->gpus[i];
+        g->index = i;
+        snprintf(g->uuid, sizeof g->uuid, "GPU-%u", i);
+        snprintf(g->name, sizeof g->name, "NVIDIA H100 80GB HBM3");
+        g->memory_mib = 81559;
+        g->cc_major = 9;
+        g->mig_capable = true;
+        g->healthy = true;
+        g->mig_enabled = i == 1 || i == 2;
+        for (unsigned k = 0; g->mig_enabled && k < 7; k++) {
+            struct gp_node_mig *m = &g->migs[g->n_migs++];
+            snprintf(m->uuid, sizeof m->uuid, "MIG-%u-%u", i, k);
+            snprintf(m->profile, sizeof m->profile, "1g.10gb");
+            m->memory_mib = 9984;
+            m->gi_slices = m->ci_slices = 1;
+            m->start = k;
+            m->size = 1;
+        }
+    }
+}
+
+/* A node as gpuplane's node agent publishes inv under sh: the labels it
+ * builds, and as capacity and allocatable each resource its device
+ * plugin advertises with its device count (plus `extra` JSON members). */
+static void agent_node(struct world *w, const char *name, const struct gp_node_inventory *inv,
+                       const struct gp_node_sharing *sh, const char *extra)
+{
+    static struct gp_node_labels out;
+    struct gp_diag d = {""};
+    assert_int_equal(gp_node_labels_build(inv, sh, NULL, &out, &d), GP_OK);
+    json_t *l = json_object();
+    for (size_t i = 0; i < out.n; i++)
+        json_object_set_new(l, out.items[i].key, json_string(out.items[i].value));
+    json_t *n = json_pack("{s:{s:s,s:o},s:{}}", "metadata", "name", name, "labels", l, "spec");
+    char *text = json_dumps(n, JSON_COMPACT);
+    json_decref(n);
+    kd_call(w->admin, "POST", "/api/v1/nodes", text, 201);
+    free(text);
+    struct gp_node_devset set;
+    assert_int_equal(gp_node_devset_build(inv, sh, &set, &d), GP_OK);
+    char res[512] = "";
+    size_t o = 0;
+    for (size_t i = 0; i < set.n_resources; i++)
+        o += (size_t)snprintf(res + o, sizeof res - o, ",\"%s\":\"%zu\"", set.res[i].name,
+                              set.res[i].n);
+    gp_node_devset_free(&set);
+    char b[1536], path[128];
+    snprintf(b, sizeof b,
+             "{\"status\":{\"capacity\":{\"cpu\":\"64\",\"memory\":\"512Gi\",\"pods\":\"110\"%s%s},"
+             "\"allocatable\":{\"cpu\":\"64\",\"memory\":\"512Gi\",\"pods\":\"110\"%s%s},"
+             "\"conditions\":[{\"type\":\"Ready\",\"status\":\"True\"}]}}",
+             res, extra, res, extra);
+    snprintf(path, sizeof path, "/api/v1/nodes/%s/status", name);
+    kd_call(w->admin, "PATCH", path, b, 200);
+}
+
+/* Pods bound on node, per GPU index their gpuplane.io/gpus name (MIG
+ * pods, which name gpuplane.io/mig too, in mig[]). */
+static void per_gpu(struct world *w, unsigned whole[4], unsigned mig[4])
+{
+    memset(whole, 0, 4 * sizeof *whole);
+    memset(mig, 0, 4 * sizeof *mig);
+    json_t *list = w_get(w, "/api/v1/pods");
+    size_t i;
+    json_t *p;
+    json_array_foreach(json_object_get(list, "items"), i, p)
+    {
+        if (!json_string_value(json_object_get(json_object_get(p, "spec"), "nodeName")))
+            continue;
+        json_t *ann = json_object_get(json_object_get(p, "metadata"), "annotations");
+        const char *g = json_string_value(json_object_get(ann, GP_KUBE_ANN_GPUS));
+        bool is_mig = json_object_get(ann, GP_KUBE_ANN_MIG) != NULL;
+        struct gp_pick pick;
+        if (!g || !gp_kube_pick_parse(g, &pick))
+            continue;
+        for (unsigned k = 0; k < pick.ngpus; k++) {
+            assert_true(pick.gpu[k] < 4);
+            (is_mig ? mig : whole)[pick.gpu[k]]++;
+        }
+    }
+    json_decref(list);
+}
+
+/* Renamed replicas beside MIG GPUs: the mixed strategy with nvidia.com/gpu
+ * time-sliced and renameByDefault: true. NVIDIA's plugin replicates and
+ * renames only the resources its sharing names (api/config/v1
+ * ReplicatedResources, the default shared rename), so the whole GPUs are
+ * nvidia.com/gpu.shared (2 GPUs x 4 replicas), the MIG devices stay
+ * nvidia.com/mig-1g.10gb (14), there is no nvidia.com/gpu, and GFD labels
+ * gpu.replicas 4 with no -SHARED; the node and its resources here are the
+ * ones gpuplane's agent publishes for that inventory. Pods asking
+ * nvidia.com/gpu.shared fill the whole GPUs (0 and 3), MIG pods the MIG
+ * ones, a pod asking nvidia.com/gpu is refused (the node has none), a
+ * restart reads both back, the audit stays clean; MIG devices renamed
+ * (their resource time-sliced) are counted, not placed on. */
+static void renamed_mig(const char *gpu0)
+{
+    struct gp_node_inventory inv;
+    mixed_inventory(&inv);
+    const struct gp_node_sharing sh = {.mode = GP_NODE_SHARE_TIME_SLICING,
+                                       .replicas = 4,
+                                       .rename_by_default = true,
+                                       .mig_strategy = GP_NODE_MIG_MIXED};
+    struct world w;
+    w_open(&w, true);
+    agent_node(&w, "rm", &inv, &sh, gpu0);
+    char name[16];
+    for (int i = 1; i <= 9; i++) {
+        snprintf(name, sizeof name, "s%d", i);
+        w_pod_res(&w, name, "nvidia.com/gpu.shared", 1);
+    }
+    for (int i = 1; i <= 14; i++) {
+        snprintf(name, sizeof name, "m%d", i);
+        w_pod_res(&w, name, "nvidia.com/mig-1g.10gb", 1);
+    }
+    w_pod(&w, "whole", 1);
+    assert_int_equal(w_cycle(&w), 22);
+    unsigned whole[4], mig[4];
+    per_gpu(&w, whole, mig);
+    assert_int_equal(whole[0], 4); /* four replicas on each whole GPU */
+    assert_int_equal(whole[3], 4);
+    assert_int_equal(whole[1] + whole[2], 0);
+    assert_int_equal(mig[1], 7); /* seven instances on each MIG GPU */
+    assert_int_equal(mig[2], 7);
+    assert_int_equal(mig[0] + mig[3], 0);
+    unsigned unbound = 0;
+    for (int i = 1; i <= 9; i++) {
+        snprintf(name, sizeof name, "s%d", i);
+        if (!w_node_of(&w, name, NULL)[0] && ++unbound)
+            assert_string_equal(w_events(&w, "FailedScheduling", name),
+                                "0/1 nodes are available: 1 Insufficient nvidia.com/gpu.shared.");
+    }
+    assert_int_equal(unbound, 1);
+    assert_string_equal(w_node_of(&w, "whole", NULL), "");
+    assert_string_equal(w_events(&w, "FailedScheduling", "whole"),
+                        "0/1 nodes are available: 1 Insufficient nvidia.com/gpu.");
+    assert_int_equal(gp_kube_sched_stats(w.s).audit_violations, 0);
+    /* a restart reads both kinds back: a deleted replica's GPU goes to the
+     * pod left, and only that one */
+    gp_kube_sched_set_leader(w.s, false);
+    gp_kube_sched_set_leader(w.s, true);
+    kd_call(w.admin, "DELETE", "/api/v1/namespaces/default/pods/s1?gracePeriodSeconds=0", NULL,
+            200);
+    w.now += 1;
+    assert_int_equal(w_cycle(&w), 1);
+    per_gpu(&w, whole, mig);
+    assert_int_equal(whole[0], 4);
+    assert_int_equal(whole[3], 4);
+    assert_int_equal(mig[1] + mig[2], 14);
+    assert_int_equal(gp_kube_sched_audit_all(w.s), 0);
+    w_close(&w);
+}
+
+static void test_renamed_mig(void **state)
+{
+    (void)state;
+    renamed_mig(""); /* no nvidia.com/gpu at all */
+}
+
+static void test_renamed_mig_zero(void **state)
+{
+    (void)state;
+    renamed_mig(",\"nvidia.com/gpu\":\"0\""); /* a plugin renamed since */
+}
+
+/* The reader on such nodes: the counts, and MIG devices renamed (a
+ * config that time-slices the MIG resource too) not read. */
+static void test_renamed_mig_reader(void **state)
+{
+    (void)state;
+    struct gp_arena a;
+    gp_arena_init(&a);
+    struct gp_node_spec s;
+    struct gp_kube_node_info info;
+    struct gp_diag d = {""};
+    const char *labels =
+        "\"nvidia.com/gpu.product\":\"NVIDIA-H100-80GB-HBM3\",\"nvidia.com/gpu.count\":\"4\","
+        "\"nvidia.com/gpu.replicas\":\"4\",\"nvidia.com/gpu.sharing-strategy\":\"time-slicing\","
+        "\"nvidia.com/gpu.memory\":\"81559\",\"nvidia.com/mig.strategy\":\"mixed\"";
+    assert_int_equal(read_node_res(labels,
+                                   "\"nvidia.com/gpu.shared\":\"8\",\"nvidia.com/mig-1g.10gb\":"
+                                   "\"14\"",
+                                   &a, &s, &info, &d),
+                     GP_OK);
+    assert_null(info.mig_why);
+    assert_int_equal(info.whole_gpus, 2);
+    assert_int_equal(info.mig_gpus, 2);
+    assert_int_equal(info.replicas, 4);
+    assert_true(info.split);
+    assert_int_equal(s.gpu_count, 2);
+    assert_non_null(s.sharing);
+    assert_true(s.sharing->rename_by_default);
+    assert_int_equal(s.sharing->replicas, 4);
+    assert_string_equal(s.gpu_model, "NVIDIA-H100-80GB-HBM3");
+    assert_int_equal(info.mig_spec.gpu_count, 2);
+    assert_int_equal(info.mig_spec.sharing->mode, GP_SHARE_MIG);
+    /* the MIG devices renamed too: not read */
+    assert_int_equal(read_node_res(labels,
+                                   "\"nvidia.com/gpu.shared\":\"8\",\"nvidia.com/mig-1g.10gb."
+                                   "shared\":\"56\"",
+                                   &a, &s, &info, &d),
+                     GP_OK);
+    assert_non_null(info.mig_why);
+    assert_string_equal(info.mig_why, "nvidia.com/mig-1g.10gb.shared is 56: MIG devices "
+                                      "time-sliced are not read");
+    assert_int_equal(s.gpu_count, 0);
+    /* nvidia.com/gpu.shared that does not read */
+    assert_int_equal(read_node_res(labels,
+                                   "\"nvidia.com/gpu.shared\":\"many\",\"nvidia.com/mig-1g.10gb\":"
+                                   "\"14\"",
+                                   &a, &s, &info, &d),
+                     GP_EINVALID);
+    assert_non_null(strstr(d.msg, "nvidia.com/gpu.shared: \"many\""));
+    gp_arena_free(&a);
+}
+
 /* gpuplane's own reason among kube-scheduler's, sorted as they are. */
 static void test_explain_add(void **state)
 {
@@ -579,6 +805,9 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup_teardown(test_per_container, kd_start, kd_stop),
         cmocka_unit_test_setup_teardown(test_per_container_renamed, kd_start, kd_stop),
         cmocka_unit_test_setup_teardown(test_per_container_mps, kd_start, kd_stop),
+        cmocka_unit_test_setup_teardown(test_renamed_mig, kd_start, kd_stop),
+        cmocka_unit_test_setup_teardown(test_renamed_mig_zero, kd_start, kd_stop),
+        cmocka_unit_test(test_renamed_mig_reader),
         cmocka_unit_test(test_explain_add),
         cmocka_unit_test_setup_teardown(test_restart_timeslice, kd_start, kd_stop),
         cmocka_unit_test_setup_teardown(test_restart_mps, kd_start, kd_stop),

@@ -127,6 +127,20 @@ static void test_readme_sharing(void **state)
                            "    - {name: nvidia.com/mig-1g.10gb, replicas: 2}\n"),
                      GP_OK);
     assert_int_equal(cfg.replicas, 2);
+    /* the resources named are the ones shared (NVIDIA replicates only
+     * those): both here, nvidia.com/gpu alone in the README's example */
+    assert_int_equal(cfg.n_named, 2);
+    assert_string_equal(cfg.named[0], "nvidia.com/gpu");
+    assert_string_equal(cfg.named[1], "nvidia.com/mig-1g.10gb");
+    assert_int_equal(parse("flags: {migStrategy: mixed}\n"
+                           "sharing:\n"
+                           "  timeSlicing:\n"
+                           "    resources:\n"
+                           "    - {name: nvidia.com/gpu, replicas: 4}\n"
+                           "    - {name: nvidia.com/gpu, replicas: 4}\n"),
+                     GP_OK);
+    assert_int_equal(cfg.n_named, 1); /* named twice: once */
+    assert_string_equal(cfg.named[0], "nvidia.com/gpu");
 }
 
 /* Keys of NVIDIA's v1 the agent does not use, and rename / devices. */

@@ -94,6 +94,64 @@ static void test_names(void **state)
     gp_node_devset_free(&s);
 }
 
+/* Only the resources the sharing names are replicated, and renamed, as
+ * NVIDIA's plugin replicates the ReplicatedResources of its config: under
+ * the mixed strategy with nvidia.com/gpu time-sliced (the flags, or a file
+ * naming it) the whole GPUs are replicas (nvidia.com/gpu.shared with
+ * renameByDefault) and the MIG devices stay whole, one ID each on
+ * nvidia.com/mig-<profile>; a file naming the profile replicates it. */
+static void test_named_only(void **state)
+{
+    (void)state;
+    struct gp_node_inventory inv;
+    inv_make(&inv, 2);
+    inv.gpus[0].mig_enabled = true;
+    inv.gpus[0].n_migs = 2;
+    snprintf(inv.gpus[0].migs[0].uuid, GP_NODE_UUID_LEN, "MIG-a");
+    snprintf(inv.gpus[0].migs[0].profile, 32, "3g.40gb");
+    snprintf(inv.gpus[0].migs[1].uuid, GP_NODE_UUID_LEN, "MIG-b");
+    snprintf(inv.gpus[0].migs[1].profile, 32, "1g.10gb");
+    struct gp_node_sharing sh = {.mode = GP_NODE_SHARE_TIME_SLICING,
+                                 .replicas = 4,
+                                 .rename_by_default = true,
+                                 .mig_strategy = GP_NODE_MIG_MIXED};
+    struct gp_node_devset s;
+    struct gp_diag d;
+    assert_int_equal(gp_node_devset_build(&inv, &sh, &s, &d), GP_OK);
+    assert_int_equal(s.n_resources, 3);
+    assert_string_equal(s.res[0].name, "nvidia.com/gpu.shared");
+    assert_string_equal(s.res[0].socket, "nvidia-gpu.shared.sock");
+    assert_int_equal(s.res[0].n, 4); /* GPU 1, four replicas */
+    assert_string_equal(s.res[0].devs[3].id, "GPU-1::3");
+    assert_true(s.res[0].shared);
+    for (size_t i = 1; i < 3; i++) {
+        assert_int_equal(s.res[i].n, 1);
+        assert_false(s.res[i].shared);
+        assert_null(strstr(s.res[i].name, ".shared"));
+        assert_null(strstr(s.res[i].devs[0].id, "::"));
+    }
+    assert_string_equal(s.res[1].name, "nvidia.com/mig-3g.40gb");
+    assert_string_equal(s.res[2].devs[0].id, "MIG-b");
+    gp_node_devset_free(&s);
+    /* a file naming nvidia.com/gpu alone: the same */
+    sh.n_named = 1;
+    snprintf(sh.named[0], sizeof sh.named[0], "nvidia.com/gpu");
+    assert_int_equal(gp_node_devset_build(&inv, &sh, &s, &d), GP_OK);
+    assert_string_equal(s.res[2].name, "nvidia.com/mig-1g.10gb");
+    assert_int_equal(s.res[2].n, 1);
+    gp_node_devset_free(&s);
+    /* naming a MIG profile as well replicates (and renames) it alone */
+    sh.n_named = 2;
+    snprintf(sh.named[1], sizeof sh.named[1], "nvidia.com/mig-1g.10gb");
+    assert_int_equal(gp_node_devset_build(&inv, &sh, &s, &d), GP_OK);
+    assert_string_equal(s.res[1].name, "nvidia.com/mig-3g.40gb");
+    assert_int_equal(s.res[1].n, 1);
+    assert_string_equal(s.res[2].name, "nvidia.com/mig-1g.10gb.shared");
+    assert_int_equal(s.res[2].n, 4);
+    assert_string_equal(s.res[2].devs[1].id, "MIG-b::1");
+    gp_node_devset_free(&s);
+}
+
 static void test_prefer(void **state)
 {
     (void)state;
@@ -274,9 +332,12 @@ static void test_mig_exact(void **state)
     inv.gpus[1].migs[2].size = 1;
     gp_node_devset_free(&s);
 
-    /* time-sliced MIG devices: two replicas of one instance refused */
+    /* time-sliced MIG devices (the config names their resource): two
+     * replicas of one instance refused */
     sh.mode = GP_NODE_SHARE_TIME_SLICING;
     sh.replicas = 2;
+    sh.n_named = 1;
+    snprintf(sh.named[0], sizeof sh.named[0], "nvidia.com/mig-1g.10gb");
     assert_int_equal(gp_node_devset_build(&inv, &sh, &s, &d), GP_OK);
     const char *two[] = {"MIG-0-1::0", "MIG-0-1::1"};
     assert_int_equal(gp_node_dev_allocate(&s.res[0], &inv, two, 2, NULL, &sh, &a, &d), GP_EINVALID);
@@ -332,9 +393,10 @@ static void test_inventory_file(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_names),          cmocka_unit_test(test_prefer),
-        cmocka_unit_test(test_allocate),       cmocka_unit_test(test_health),
-        cmocka_unit_test(test_inventory_file), cmocka_unit_test(test_mig_exact),
+        cmocka_unit_test(test_names),     cmocka_unit_test(test_named_only),
+        cmocka_unit_test(test_prefer),    cmocka_unit_test(test_allocate),
+        cmocka_unit_test(test_health),    cmocka_unit_test(test_inventory_file),
+        cmocka_unit_test(test_mig_exact),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

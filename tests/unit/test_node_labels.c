@@ -61,8 +61,8 @@ static void add_mig(struct gp_node_gpu *g, unsigned gslices)
     m->engines_copy = m->engines_decoder = m->engines_jpeg = gslices;
 }
 
-static const struct gp_node_sharing no_sharing = {GP_NODE_SHARE_NONE, 1, false, false,
-                                                  GP_NODE_MIG_NONE};
+static const struct gp_node_sharing no_sharing = {
+    .mode = GP_NODE_SHARE_NONE, .replicas = 1, .mig_strategy = GP_NODE_MIG_NONE};
 
 static void build(const struct gp_node_sharing *sh, const struct gp_node_label_opts *o)
 {
@@ -194,7 +194,8 @@ static void test_time_slicing_shared(void **state)
 {
     (void)state;
     t4s();
-    struct gp_node_sharing sh = {GP_NODE_SHARE_TIME_SLICING, 4, false, false, GP_NODE_MIG_NONE};
+    struct gp_node_sharing sh = {
+        .mode = GP_NODE_SHARE_TIME_SLICING, .replicas = 4, .mig_strategy = GP_NODE_MIG_NONE};
     build(&sh, NULL);
     expect("nvidia.com/gpu.product", "Tesla-T4-SHARED");
     expect("nvidia.com/gpu.count", "4");
@@ -268,7 +269,10 @@ static void test_bad_input(void **state)
     assert_non_null(strstr(d.msg, "X.Y[.Z]"));
     h100(1);
     add_mig(&inv.gpus[0], 3);
-    struct gp_node_sharing sh = {GP_NODE_SHARE_MPS, 2, false, true, GP_NODE_MIG_NONE};
+    struct gp_node_sharing sh = {.mode = GP_NODE_SHARE_MPS,
+                                 .replicas = 2,
+                                 .fail_requests_greater_than_one = true,
+                                 .mig_strategy = GP_NODE_MIG_NONE};
     assert_int_equal(gp_node_labels_build(&inv, &sh, NULL, &out, &d), GP_EINVALID);
     inv.n_gpus = 0; /* no GPU: no labels */
     assert_int_equal(gp_node_labels_build(&inv, &no_sharing, NULL, &out, &d), GP_OK);
@@ -339,13 +343,15 @@ static void test_fail_gt1_label(void **state)
     t4s();
     build(&no_sharing, NULL);
     assert_null(gp_node_labels_get(&out, GP_SHARING_LABEL_FAIL_GT1));
-    struct gp_node_sharing ts = {GP_NODE_SHARE_TIME_SLICING, 4, false, false, GP_NODE_MIG_NONE};
+    struct gp_node_sharing ts = {
+        .mode = GP_NODE_SHARE_TIME_SLICING, .replicas = 4, .mig_strategy = GP_NODE_MIG_NONE};
     build(&ts, NULL);
     expect(GP_SHARING_LABEL_FAIL_GT1, "false");
     ts.fail_requests_greater_than_one = true;
     build(&ts, NULL);
     expect(GP_SHARING_LABEL_FAIL_GT1, "true");
-    struct gp_node_sharing mps = {GP_NODE_SHARE_MPS, 4, false, false, GP_NODE_MIG_NONE};
+    struct gp_node_sharing mps = {
+        .mode = GP_NODE_SHARE_MPS, .replicas = 4, .mig_strategy = GP_NODE_MIG_NONE};
     build(&mps, NULL);
     expect(GP_SHARING_LABEL_FAIL_GT1, "true");
     assert_true(gp_node_labels_owned(GP_SHARING_LABEL_FAIL_GT1));
@@ -361,7 +367,8 @@ static void test_apply_double(void **state)
             "\"nvidia.com/mig-1g.5gb.count\":\"7\",\"nvidia.com/mig.strategy\":\"mixed\"}}}",
             201);
     t4s();
-    struct gp_node_sharing sh = {GP_NODE_SHARE_TIME_SLICING, 4, false, false, GP_NODE_MIG_NONE};
+    struct gp_node_sharing sh = {
+        .mode = GP_NODE_SHARE_TIME_SLICING, .replicas = 4, .mig_strategy = GP_NODE_MIG_NONE};
     build(&sh, NULL);
     struct gp_diag d = {""};
     size_t n = 0;
