@@ -152,7 +152,7 @@ struct shape_key {
 
 struct shape {
     struct shape_key key;
-    uint64_t hash; /* gp_eng_shape_hash(&key) */
+    uint64_t hash;       /* gp_eng_shape_hash(&key) */
     uint64_t failed_gen; /* the generation of `failed`; UINT64_MAX: none */
     struct gp_decision failed;
     /* a pod alone of this shape and priority found no victims at this
