@@ -671,12 +671,15 @@ static void renamed_mig(const char *gpu0)
         snprintf(name, sizeof name, "s%d", i);
         if (!w_node_of(&w, name, NULL)[0] && ++unbound)
             assert_string_equal(w_events(&w, "FailedScheduling", name),
-                                "0/1 nodes are available: 1 Insufficient nvidia.com/gpu.shared.");
+                                "0/1 nodes are available: 1 Insufficient nvidia.com/gpu.shared."
+                                " preemption: 0/1 nodes are available: 1 No preemption victims "
+                                "found for incoming pod..");
     }
     assert_int_equal(unbound, 1);
     assert_string_equal(w_node_of(&w, "whole", NULL), "");
     assert_string_equal(w_events(&w, "FailedScheduling", "whole"),
-                        "0/1 nodes are available: 1 Insufficient nvidia.com/gpu.");
+                        "0/1 nodes are available: 1 Insufficient nvidia.com/gpu. preemption: 0/1 "
+                        "nodes are available: 1 No preemption victims found for incoming pod..");
     assert_int_equal(gp_kube_sched_stats(w.s).audit_violations, 0);
     /* a restart reads both kinds back: a deleted replica's GPU goes to the
      * pod left, and only that one */
