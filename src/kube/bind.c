@@ -32,6 +32,8 @@ enum bind_outcome {
     BO_ANNOTATED, /* annotated only: it waits for its node's slot (a gang's member) */
     BO_UNSURE,    /* the Binding may have gone through and the pod could not be read:
                    * kept as it is (annotations, assumption, slot), asked again later */
+    BO_KEPT,      /* a gang's member shown not bound while its gang is on its nodes
+                   * (keep): its annotations and assumption kept, bound again later */
 };
 
 struct bind_member {
@@ -40,6 +42,11 @@ struct bind_member {
     bool annotate; /* false: annotated already (resumed after a rebuild, or waiting) */
     bool bind;     /* false: annotated only, its node's slot being taken (sched_slot.c) */
     bool check;    /* only read back: maybe bound (BO_UNSURE before) */
+    /* a gang's member past the point of no return (its gang's decision
+     * written and a member bound, or maybe bound): a failure that shows it
+     * not bound keeps it (BO_KEPT), never takes it back */
+    bool keep;
+    const char *group; /* "ns/name" of its PodGroup; "" for none */
     /* the result, written by whoever runs the job */
     enum bind_outcome out;
     long patch_st, bind_st; /* -1: not sent */
@@ -248,6 +255,13 @@ static void settle(struct binder *b, struct bind_member *m)
     m->out = BO_FAILED;
     if (!nn || !nn[0]) {
         m->unbound = true;
+        /* a gang's member kept (its annotations still naming its node) */
+        json_t *ann = json_object_get(json_object_get(now, "metadata"), "annotations");
+        const char *an = json_string_value(json_object_get(ann, GP_KUBE_ANN_NODE));
+        if (m->keep && an && strcmp(an, m->node) == 0) {
+            m->out = BO_KEPT;
+            return;
+        }
         m->unknown =
             !gp_ks_clear_annotations(b->c, m->ns, m->name, gp_kube_meta(now, "resourceVersion"));
     }
@@ -296,14 +310,22 @@ static void bind(struct binder *b, struct bind_job *j, struct bind_member *m, co
     long st = m->bind_st;
     bool refused = st >= 400 && st < 500 && st != 409 && st != 429;
     if (refused) {
-        m->out = BO_FAILED;
-        m->unknown = !gp_ks_clear_annotations(b->c, m->ns, m->name, rv);
+        m->out = m->keep ? BO_KEPT : BO_FAILED;
+        m->unbound = true;
+        if (!m->keep)
+            m->unknown = !gp_ks_clear_annotations(b->c, m->ns, m->name, rv);
     } else {
         settle(b, m);
     }
-    if (m->out == BO_FAILED && st != 0) {
+    if ((m->out == BO_FAILED || m->out == BO_KEPT) && st != 0) {
         char note[1200];
-        snprintf(note, sizeof note, "Binding rejected: %s", status_message(ans));
+        if (m->out == BO_KEPT)
+            snprintf(note, sizeof note,
+                     "Binding rejected: %s; a member of gang %s, whose members are bound: its "
+                     "GPUs on %s stay booked and its Binding is retried",
+                     status_message(ans), m->group, m->node);
+        else
+            snprintf(note, sizeof note, "Binding rejected: %s", status_message(ans));
         j->events +=
             gp_ks_event_send(b->c, o, atomic_fetch_add(&b->s->event_seq, 1) + 1, "Pod", m->ns,
                              m->name, m->uid, "Warning", "FailedScheduling", "Scheduling", note);
@@ -311,9 +333,29 @@ static void bind(struct binder *b, struct bind_job *j, struct bind_member *m, co
     json_decref(ans);
 }
 
+/* A gang's job whose member i was shown not bound before any member was
+ * on a node: every other member taken back too (their annotations
+ * cleared), so that the gang is bound all or none. */
+static void job_back(struct binder *b, struct bind_job *j, size_t i)
+{
+    for (size_t e = 0; e < j->n; e++) {
+        struct bind_member *m = &j->m[e];
+        if (e == i || (e < i && m->out != BO_ANNOTATED))
+            continue;
+        m->out = BO_FAILED;
+        if (m->patch_st == 200 || m->patch_st == 0 || !m->annotate)
+            m->unknown = !gp_ks_clear_annotations(b->c, m->ns, m->name, NULL);
+    }
+}
+
 /* A job: every member annotated, then (all written) every member bound;
  * one annotation refused takes every member back, the written ones
- * cleared first. */
+ * cleared first. A gang's members are bound in turn: one shown not bound
+ * before any member is on a node takes them all back (job_back); once one
+ * is (or may be) on its node, a member shown not bound is kept (BO_KEPT:
+ * a bound pod cannot be unbound, so the gang goes forward, never back). A
+ * member that is kept already (keep) is never taken back by a failure
+ * that shows it not bound, its own annotation patch's included. */
 static void job_run(struct binder *b, struct bind_job *j)
 {
     char rvs[GP_KS_GANG_MAX][64];
@@ -333,10 +375,13 @@ static void job_run(struct binder *b, struct bind_job *j)
         if (m->patch_st != 200)
             failed = i;
     }
+    bool placed = false; /* a member bound, or maybe bound: the gang is on its nodes */
     for (size_t i = 0; i < j->n; i++) {
         struct bind_member *m = &j->m[i];
         if (!leading(b->s)) {
             m->out = BO_ABANDONED; /* half-finished: a leader's rebuild sees to it */
+        } else if (failed < j->n && m->keep && !(i == failed && m->patch_st == 404)) {
+            m->out = BO_KEPT; /* (a job of one member: a kept one is never taken back) */
         } else if (failed < j->n) {
             m->out = i == failed && m->patch_st == 404 ? BO_GONE : BO_FAILED;
             /* cleared where it was (or may have been) written */
@@ -348,8 +393,15 @@ static void job_run(struct binder *b, struct bind_job *j)
             m->out = BO_ANNOTATED;
             snprintf(m->rv_out, sizeof m->rv_out, "%s", rvs[i]);
         } else {
+            m->keep = m->keep || placed;
             bind(b, j, m, rvs[i]);
             m->bind_s = mono_s() - t0;
+            placed = placed || m->out == BO_BOUND || m->out == BO_UNSURE ||
+                     (m->out == BO_FAILED && !m->unbound); /* (bound elsewhere) */
+            if (j->n > 1 && !placed && m->out == BO_FAILED && m->unbound) {
+                job_back(b, j, i);
+                break;
+            }
         }
     }
 }
@@ -499,6 +551,7 @@ static void apply_member(struct gp_kube_sched *s, struct bind_member *m, size_t 
     if (!p)
         return;
     p->job = NULL;
+    p->rebind_at = 0;
     struct snode *at = p->binding ? p->binding : gp_ks_node_get(s, m->node, false);
     p->binding = NULL;
     /* a patch answered 200 proves the pod unbound then; a Binding that
@@ -531,6 +584,16 @@ static void apply_member(struct gp_kube_sched *s, struct bind_member *m, size_t 
     case BO_UNSURE: /* kept: its GPUs stay booked and its node's slot held */
         p->attempts++;
         p->recheck_at = s->now_s + gp_ks_backoff_s(s, p->attempts);
+        s->maybe_resume = s->maybe_recheck = true;
+        break;
+    case BO_KEPT: /* a gang's member: its GPUs stay booked (its siblings hold theirs) and its
+                   * annotations stay; its Binding tried again after a back-off, as kube-
+                   * scheduler retries a pod, until it binds, is deleted or its node goes
+                   * (a rebuild then decides it anew: sched.c) */
+        s->st.gang_kept++;
+        p->attempts++;
+        p->rebind_at = s->now_s + gp_ks_backoff_s(s, p->attempts);
+        p->resume_rv[0] = '\0';
         s->maybe_resume = s->maybe_recheck = true;
         break;
     case BO_FAILED:
@@ -611,7 +674,7 @@ static const char *put(char **cur, const char *v)
 static struct bind_job *job_make(struct gp_kube_sched *s, struct spod *const *m, size_t k,
                                  const bool *bind_now)
 {
-    char gpus[GP_KS_GANG_MAX][64], mig[GP_KS_GANG_MAX][128];
+    char gpus[GP_KS_GANG_MAX][64], mig[GP_KS_GANG_MAX][128], group[GP_KS_GANG_MAX][300];
     const char *node[GP_KS_GANG_MAX];
     size_t bytes = 0;
     for (size_t i = 0; i < k; i++) {
@@ -624,8 +687,11 @@ static struct bind_job *job_make(struct gp_kube_sched *s, struct spod *const *m,
         gp_kube_mig_format(&named, nd->mig_model >= 0 ? &gp_mig_models[nd->mig_model] : NULL,
                            mig[i], sizeof mig[i]);
         const char *rv = p->resume_rv[0] ? p->resume_rv : p->info.rv;
+        snprintf(group[i], sizeof group[i], "%s%s%s", p->info.group ? p->info.ns : "",
+                 p->info.group ? "/" : "", p->info.group ? p->info.group : "");
         bytes += strlen(p->key) + strlen(p->info.ns) + strlen(p->info.name) + strlen(p->info.uid) +
-                 strlen(rv) + strlen(node[i]) + strlen(gpus[i]) + strlen(mig[i]) + 8;
+                 strlen(rv) + strlen(node[i]) + strlen(gpus[i]) + strlen(mig[i]) +
+                 strlen(group[i]) + 9;
     }
     struct bind_job *j = calloc(1, sizeof *j + k * sizeof j->m[0] + bytes);
     if (!j)
@@ -644,13 +710,20 @@ static struct bind_job *job_make(struct gp_kube_sched *s, struct spod *const *m,
         b->node = put(&cur, node[i]);
         b->gpus = put(&cur, gpus[i]);
         b->mig = put(&cur, mig[i]);
+        b->group = put(&cur, group[i]);
         b->check = p->recheck_at > 0;
-        b->annotate = !p->resume && !b->check;
+        /* a kept gang member (BO_KEPT) is annotated again (the same values,
+         * from the newest version seen), then bound */
+        b->annotate = (!p->resume || p->rebind_at > 0) && !b->check;
+        /* a gang's member annotated before (waiting, resumed, kept, or
+         * maybe bound) is past the point of no return */
+        b->keep = p->spec.group && (p->resume || p->rebind_at > 0 || b->check);
         b->bind = bind_now[i];
         if (p->resume && !b->check && b->bind)
             s->st.resumed++;
         p->resume = false;
         p->recheck_at = 0;
+        p->rebind_at = 0;
         p->job = j;
     }
     return j;

@@ -80,6 +80,7 @@ struct gp_kube_sched_stats {
     uint64_t evictions;               /* victims deleted for a preemptor */
     uint64_t rebuilds;                /* engine state rebuilt from the API */
     uint64_t resumed;                 /* half-finished decisions bound after a rebuild */
+    uint64_t gang_kept;               /* gang members kept after a failed Binding (bind.c) */
     uint64_t audit_runs;              /* node audits */
     uint64_t audit_violations;        /* nodes found with a GPU or GPU memory booked twice */
     uint64_t audit_gpu, audit_memory; /* of which a GPU, GPU memory */
@@ -93,6 +94,8 @@ struct gp_kube_sched_stats {
     uint64_t engine_pods_held; /* pod records the engine holds (whole chunks) */
     uint64_t engine_ids_held;  /* engine ids the scheduler maps (whole chunks) */
     uint64_t retired_specs;    /* specs kept for the engine's shapes until the next rebuild */
+    uint64_t node_records;     /* nodes the scheduler keeps (the API's, and nodes pods name) */
+    uint64_t group_records;    /* PodGroups it keeps (the API's, and deleted ones pods name) */
     /* decided and waiting for their node's allocating slot (one pod
      * allocating per node: sched_slot.c), now */
     uint64_t slot_waiting;

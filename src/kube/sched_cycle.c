@@ -127,6 +127,7 @@ void gp_ks_release(struct gp_kube_sched *s, struct spod *p)
     p->resume = false;
     p->resume_rv[0] = '\0';
     p->recheck_at = 0;
+    p->rebind_at = 0;
     p->attempts++;
     p->retry_at = s->now_s + gp_ks_backoff_s(s, p->attempts);
     s->st.rollbacks++;
@@ -168,11 +169,15 @@ void gp_ks_resume(struct gp_kube_sched *s, size_t *bound)
             p->st = SP_ASSUMED; /* the room is free now */
             gp_ks_audit_pod(s, p, false);
             gp_ks_bind_dispatch(s, &p, 1, bound);
-        } else if (p->st == SP_ASSUMED && !p->job && !p->wait_on && p->recheck_at > 0) {
-            /* maybe bound (bind.c, BO_UNSURE): asked about again */
-            if (p->recheck_at <= s->now_s)
+        } else if (p->st == SP_ASSUMED && !p->job && !p->wait_on &&
+                   (p->recheck_at > 0 || p->rebind_at > 0)) {
+            /* maybe bound (bind.c, BO_UNSURE): asked about again; a gang's
+             * member kept (BO_KEPT): bound again */
+            if ((p->recheck_at > 0 ? p->recheck_at : p->rebind_at) <= s->now_s)
                 gp_ks_bind_dispatch(s, &p, 1, bound);
-            else
+            /* (still to come: not due, or its result, applied at once
+             * without binders, asks again) */
+            if (p->recheck_at > 0 || p->rebind_at > 0)
                 waiting = recheck = true;
         } else if (p->st == SP_ASSUMED && p->resume && !p->job && !p->wait_on) {
             gp_ks_bind_dispatch(s, &p, 1, bound); /* its node's slot permitting */
@@ -328,7 +333,9 @@ enum gp_err gp_ks_write_decisions(struct gp_kube_sched *s, size_t n, double atte
     for (size_t i = 0; i < n; i++) {
         const struct gp_decision *d = &s->dec[i];
         struct spod *p = gp_ks_by_eng(s, d->pod);
-        if (d->kind != GP_DECISION_BIND || !p || p->st != SP_ASSUMED || p->job)
+        /* (a gang's member kept by its job, run here without binders,
+         * waits out its back-off: gp_ks_resume) */
+        if (d->kind != GP_DECISION_BIND || !p || p->st != SP_ASSUMED || p->job || p->rebind_at > 0)
             continue;
         if (!p->spec.group) {
             gp_ks_bind_dispatch(s, &p, 1, bound);
@@ -340,7 +347,7 @@ enum gp_err gp_ks_write_decisions(struct gp_kube_sched *s, size_t n, double atte
             const struct gp_decision *e = &s->dec[j];
             struct spod *q = gp_ks_by_eng(s, e->pod);
             if (e->kind != GP_DECISION_BIND || !q || q->spec.group != p->spec.group ||
-                q->st != SP_ASSUMED || q->job)
+                q->st != SP_ASSUMED || q->job || q->rebind_at > 0)
                 continue;
             m[k++] = q;
         }

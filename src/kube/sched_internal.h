@@ -66,6 +66,9 @@ struct spod {
     struct spod *wait_prev, *wait_next;
     double recheck_at;  /* ASSUMED and maybe bound: when it is asked about again; 0: never */
     char resume_rv[64]; /* annotated by a gang's job and waiting: the version the patch made */
+    double rebind_at;   /* ASSUMED, a gang's member kept after its Binding failed while its
+                         * gang is on its nodes (bind.c BO_KEPT): when it is annotated and
+                         * bound again; 0: not kept */
     /* the audit's booking: the node it books in the API's view */
     struct snode *booked;
     size_t booked_slot;
@@ -89,6 +92,7 @@ struct snode {
     unsigned slot_n;
     struct spod *wait_head, *wait_tail;
     bool kicked; /* in s->kick */
+    bool ref;    /* sched.c records_sweep: something refers to it */
 };
 
 /* A PodGroup (scheduling.x-k8s.io or Volcano): a gang. */
@@ -96,6 +100,8 @@ struct sgroup {
     char *key; /* "ns/name" */
     uint32_t min_member;
     uint32_t eng; /* engine group id (from 1); 0: not in this engine yet */
+    bool deleted; /* the API deleted it: freed once no pod names it (sched.c records_sweep) */
+    bool ref;     /* records_sweep: a pod names it */
 };
 
 struct gp_kube_sched {
@@ -148,6 +154,9 @@ struct gp_kube_sched {
     size_t slot_waiting;
     bool maybe_recheck;
     bool any_split; /* a node was ever split in two parts (sched_mig.c) */
+    /* sched.c records_sweep: a node record without its Node (deleted, or
+     * only pods named it) or a deleted PodGroup may be left unused */
+    bool nodes_gone, groups_gone;
 };
 
 /* sched.c */

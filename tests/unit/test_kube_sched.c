@@ -19,7 +19,12 @@
  *  - preemption: the victim deleted gracefully, the preemptor bound only
  *    once the victim is gone;
  *  - a gang: none bound until all fit; one member's failed annotation
- *    takes the others back.
+ *    takes the others back; a member's Binding refused before any member
+ *    is bound takes them all back, after one is bound keeps the member on
+ *    its node (its GPUs booked) and binds it later; a kept member whose
+ *    node goes or which is deleted is released, said in an Event;
+ *  - memory: pods, nodes and PodGroups made and deleted by the hundred
+ *    leave records only for what is alive.
  * Run with "shared", the same tests run with the double checking every
  * object written against the published schemas (../shared/k8s/schemas/;
  * w_close asserts none failed), and probes show the check refuses what it
@@ -448,11 +453,219 @@ static void test_gang(void **state)
     w_close(&w);
 }
 
+static void podgroup(struct world *w, const char *name, unsigned min)
+{
+    char b[256];
+    snprintf(b, sizeof b,
+             "{\"apiVersion\":\"scheduling.x-k8s.io/v1alpha1\",\"kind\":\"PodGroup\","
+             "\"metadata\":{\"name\":\"%s\"},\"spec\":{\"minMember\":%u}}",
+             name, min);
+    kd_call(w->admin, "POST", "/apis/scheduling.x-k8s.io/v1alpha1/namespaces/default/podgroups", b,
+            201);
+}
+
+/* Whether the pod is bound (its node into node, when not NULL). */
+static bool bound_at(struct world *w, const char *pod, char *node)
+{
+    const char *n = w_node_of(w, pod, NULL);
+    if (node)
+        snprintf(node, 64, "%s", n);
+    return n[0] != '\0';
+}
+
+/* A gang's member whose Binding is refused (audit gap 9: a bound pod
+ * cannot be unbound). Three members of 2 GPUs on three nodes of 2:
+ *  - the first Binding refused, no member on a node yet: all three taken
+ *    back, annotations cleared, none bound (all or none);
+ *  - g3's Binding refused after g1 and g2 were bound: g3 is kept, its
+ *    annotations and its GPUs booked (a pod of 2 GPUs waiting beside it
+ *    is not given them), its Binding retried after a back-off until it
+ *    binds, at the GPUs its annotations name;
+ * the audit clean after every cycle (w_cycle). Taking g3 back instead (as
+ * before) leaves the gang partly bound and gives g3's GPUs to f. */
+/* w_cycle, then (with binders) the binds in flight waited for and the
+ * next cycle's results applied: the pods bound. */
+static size_t g_cycle(struct world *w)
+{
+    size_t n = w_cycle(w), more;
+    gp_kube_sched_wait_binds(w->s, &more);
+    w_sync(w);
+    if (gp_kube_sched_audit_all(w->s) != 0 || gp_kube_sched_stats(w->s).audit_violations != 0)
+        fail_msg("audit: %s", gp_kube_sched_audit_last(w->s));
+    return n + more;
+}
+
+#define GANG_BINDERS 3
+
+static void gang_bind_refused(bool binders)
+{
+    struct world w;
+    w_open(&w, true);
+    struct gp_kube_client *bc[GANG_BINDERS] = {NULL};
+    if (binders) {
+        for (int i = 0; i < GANG_BINDERS; i++)
+            bc[i] = kd_client();
+        struct gp_diag d = {""};
+        assert_int_equal(gp_kube_sched_start_binders(w.s, bc, GANG_BINDERS, NULL, NULL, &d), GP_OK);
+    }
+    w_node(&w, "n1", 2);
+    w_node(&w, "n2", 2);
+    w_node(&w, "n3", 2);
+    podgroup(&w, "train", 3);
+    gang_pod(&w, "g1");
+    gang_pod(&w, "g2");
+    gang_pod(&w, "g3");
+    kd_call(w.admin, "POST", "/_control/fault",
+            "{\"status\":403,\"count\":1,\"match\":\"/binding\"}", 200);
+    assert_int_equal(g_cycle(&w), 0); /* the first Binding refused: none bound, all back */
+    const char *names[] = {"g1", "g2", "g3"};
+    for (int i = 0; i < 3; i++) {
+        const char *g;
+        assert_string_equal(w_node_of(&w, names[i], &g), "");
+        assert_string_equal(g, "");
+    }
+    struct gp_kube_sched_stats st = gp_kube_sched_stats(w.s);
+    assert_int_equal(st.rollbacks, 3);
+    assert_int_equal(st.gang_kept, 0);
+    /* g3's Binding refused again and again, after g1's and g2's went through */
+    kd_call(w.admin, "POST", "/_control/fault",
+            "{\"status\":403,\"count\":1000,\"match\":\"/pods/g3/binding\"}", 200);
+    w.now += 1;
+    assert_int_equal(g_cycle(&w), 2);
+    assert_true(bound_at(&w, "g1", NULL) && bound_at(&w, "g2", NULL));
+    assert_false(bound_at(&w, "g3", NULL));
+    json_t *g3 = w_pod_get(&w, "g3");
+    json_t *ann = json_object_get(json_object_get(g3, "metadata"), "annotations");
+    char kept_node[64], kept_gpus[64];
+    const char *an = json_string_value(json_object_get(ann, GP_KUBE_ANN_NODE));
+    const char *ag = json_string_value(json_object_get(ann, GP_KUBE_ANN_GPUS));
+    snprintf(kept_node, sizeof kept_node, "%s", an ? an : "");
+    snprintf(kept_gpus, sizeof kept_gpus, "%s", ag ? ag : "");
+    json_decref(g3);
+    assert_string_equal(kept_gpus, "0,1"); /* its decision stays written */
+    st = gp_kube_sched_stats(w.s);
+    assert_int_equal(st.gang_kept, 1);
+    assert_int_equal(st.rollbacks, 3); /* none taken back */
+    assert_non_null(strstr(w_events(&w, "FailedScheduling", "g3"), "stay booked"));
+    w_pod(&w, "f", 2); /* only g3's GPUs are free: f does not get them */
+    for (int i = 0; i < 4; i++) {
+        w.now += 5;
+        assert_int_equal(g_cycle(&w), 0);
+        assert_false(bound_at(&w, "f", NULL));
+        assert_false(bound_at(&w, "g3", NULL));
+    }
+    st = gp_kube_sched_stats(w.s);
+    assert_true(st.gang_kept >= 3); /* retried after each back-off */
+    assert_int_equal(st.rollbacks, 3);
+    kd_call(w.admin, "POST", "/_control/clear", NULL, 200);
+    w.now += 11;
+    assert_int_equal(g_cycle(&w), 1);
+    const char *gpus;
+    assert_string_equal(w_node_of(&w, "g3", &gpus), kept_node);
+    assert_string_equal(gpus, kept_gpus);
+    assert_false(bound_at(&w, "f", NULL));
+    w_check_distinct(&w);
+    if (binders)
+        gp_kube_sched_stop_binders(w.s);
+    for (int i = 0; i < GANG_BINDERS; i++)
+        gp_kube_client_free(bc[i]);
+    w_close(&w);
+}
+
+static void test_gang_bind_refused(void **state)
+{
+    (void)state;
+    gang_bind_refused(false);
+}
+
+/* The same with binder threads (bind.c's pool): jobs run beside the
+ * cycle, their results applied by the next one. */
+static void test_gang_bind_refused_pool(void **state)
+{
+    (void)state;
+    gang_bind_refused(true);
+}
+
+/* A kept member (its Binding refused after its siblings were bound) that
+ * cannot be bound: its node deleted, the decision is taken back with an
+ * Event on where its gang stands, and it is decided anew (alone: its
+ * siblings count) on a node that comes; deleted, its GPUs are released
+ * (another pod gets them) with an Event. */
+static void test_gang_kept_gone(void **state)
+{
+    (void)state;
+    struct world w;
+    w_open(&w, true);
+    w_node(&w, "n1", 2);
+    w_node(&w, "n2", 2);
+    w_node(&w, "n3", 2);
+    podgroup(&w, "train", 3);
+    gang_pod(&w, "g1");
+    gang_pod(&w, "g2");
+    gang_pod(&w, "g3");
+    kd_call(w.admin, "POST", "/_control/fault",
+            "{\"status\":403,\"count\":1000,\"match\":\"/pods/g3/binding\"}", 200);
+    assert_int_equal(w_cycle(&w), 2);
+    char node[64], path[160];
+    assert_false(bound_at(&w, "g3", NULL));
+    json_t *g3 = w_pod_get(&w, "g3");
+    const char *an = json_string_value(json_object_get(
+        json_object_get(json_object_get(g3, "metadata"), "annotations"), GP_KUBE_ANN_NODE));
+    assert_non_null(an); /* its decision stays written */
+    snprintf(node, sizeof node, "%s", an);
+    json_decref(g3);
+    /* its node goes */
+    snprintf(path, sizeof path, "/api/v1/nodes/%s", node);
+    kd_call(w.admin, "DELETE", path, NULL, 200);
+    w.now += 1;
+    assert_int_equal(w_cycle(&w), 0);
+    assert_non_null(strstr(w_events(&w, "FailedScheduling", "g3"),
+                           "is gone; gang default/train: 2 of its 2 other members bound"));
+    kd_call(w.admin, "POST", "/_control/clear", NULL, 200);
+    w_node(&w, "n4", 2);
+    w.now += 1;
+    assert_int_equal(w_cycle(&w), 1); /* alone: its two siblings count */
+    assert_string_equal(w_node_of(&w, "g3", NULL), "n4");
+    w_check_distinct(&w);
+    /* a second gang, its g6 kept, then deleted: its GPUs go to f */
+    podgroup(&w, "eval", 2);
+    w_node(&w, "n5", 2);
+    w_node(&w, "n6", 2);
+    w_pod_full(&w, "g5", 2, 0, "gpuplane",
+               ",\"labels\":{\"scheduling.x-k8s.io/pod-group\":\"eval\"}");
+    w_pod_full(&w, "g6", 2, 0, "gpuplane",
+               ",\"labels\":{\"scheduling.x-k8s.io/pod-group\":\"eval\"}");
+    kd_call(w.admin, "POST", "/_control/fault",
+            "{\"status\":403,\"count\":1000,\"match\":\"/pods/g6/binding\"}", 200);
+    w.now += 1;
+    assert_int_equal(w_cycle(&w), 1);
+    assert_true(bound_at(&w, "g5", NULL) && !bound_at(&w, "g6", NULL));
+    w_pod(&w, "f", 2);
+    w.now += 1;
+    assert_int_equal(w_cycle(&w), 0); /* g6's GPUs are kept for it */
+    kd_call(w.admin, "DELETE", "/api/v1/namespaces/default/pods/g6?gracePeriodSeconds=0", NULL,
+            200);
+    w.now += 1;
+    w_cycle(&w);
+    w.now += 1;
+    w_cycle(&w);
+    assert_true(bound_at(&w, "f", NULL));
+    assert_non_null(
+        strstr(w_events(&w, "FailedScheduling", "g6"), "deleted before its Binding to "));
+    kd_call(w.admin, "POST", "/_control/clear", NULL, 200);
+    w_check_distinct(&w);
+    w_close(&w);
+}
+
 /* A scheduler runs for months: pods streamed through create, bind and
  * delete leave nothing behind - the engine forgets each one that ended
  * (gp_engine_pod_forget), the id map follows, and the specs kept for the
  * engine's shapes are freed by a rebuild once they outnumber what is
- * alive. 1,200 pods through a node of 8 GPUs, 4 at a time. */
+ * alive. 1,200 pods through a node of 8 GPUs, 4 at a time; and nodes and
+ * PodGroups that come and go (an autoscaler's nodes, a PodGroup per Job):
+ * each round a node, a PodGroup and a member of it made, then deleted
+ * (the PodGroup before its member: its record goes with the member) -
+ * the records kept stay those of what is alive, not the 300 seen. */
 static void test_stream_bounded(void **state)
 {
     (void)state;
@@ -461,34 +674,83 @@ static void test_stream_bounded(void **state)
     w_node(&w, "n1", 8);
     char name[32], path[160];
     unsigned seq = 0;
-    uint64_t max_held = 0, max_ids = 0, max_retired = 0;
+    uint64_t max_held = 0, max_ids = 0, max_retired = 0, max_nodes = 0, max_groups = 0;
     for (int round = 0; round < 300; round++) {
         for (int i = 0; i < 4; i++) {
             snprintf(name, sizeof name, "s%u", seq + (unsigned)i);
             w_pod(&w, name, 1 + (unsigned)(round % 2));
         }
-        assert_int_equal(w_cycle(&w), 4);
+        snprintf(name, sizeof name, "x%d", round);
+        w_node(&w, name, 1);
+        snprintf(name, sizeof name, "pg%d", round);
+        podgroup(&w, name, 1);
+        char meta[128];
+        snprintf(meta, sizeof meta, ",\"labels\":{\"scheduling.x-k8s.io/pod-group\":\"pg%d\"}",
+                 round);
+        snprintf(name, sizeof name, "m%d", round);
+        w_pod_full(&w, name, 1, 0, "gpuplane", meta);
+        assert_int_equal(w_cycle(&w), 5);
+        struct gp_kube_sched_stats st = gp_kube_sched_stats(w.s);
+        max_nodes = st.node_records > max_nodes ? st.node_records : max_nodes;
+        max_groups = st.group_records > max_groups ? st.group_records : max_groups;
         for (int i = 0; i < 4; i++) {
             snprintf(path, sizeof path, "/api/v1/namespaces/default/pods/s%u?gracePeriodSeconds=0",
                      seq + (unsigned)i);
             kd_call(w.admin, "DELETE", path, NULL, 200);
         }
+        snprintf(path, sizeof path,
+                 "/apis/scheduling.x-k8s.io/v1alpha1/namespaces/default/podgroups/pg%d", round);
+        kd_call(w.admin, "DELETE", path, NULL, 200);
+        snprintf(path, sizeof path, "/api/v1/nodes/x%d", round);
+        kd_call(w.admin, "DELETE", path, NULL, 200);
+        snprintf(path, sizeof path, "/api/v1/namespaces/default/pods/m%d?gracePeriodSeconds=0",
+                 round);
+        kd_call(w.admin, "DELETE", path, NULL, 200);
         seq += 4;
         w_sync(&w);
-        struct gp_kube_sched_stats st = gp_kube_sched_stats(w.s);
+        st = gp_kube_sched_stats(w.s);
         assert_int_equal(st.records, 0);
         max_held = st.engine_pods_held > max_held ? st.engine_pods_held : max_held;
         max_ids = st.engine_ids_held > max_ids ? st.engine_ids_held : max_ids;
         max_retired = st.retired_specs > max_retired ? st.retired_specs : max_retired;
+        max_nodes = st.node_records > max_nodes ? st.node_records : max_nodes;
+        max_groups = st.group_records > max_groups ? st.group_records : max_groups;
     }
     struct gp_kube_sched_stats st = gp_kube_sched_stats(w.s);
-    assert_int_equal(st.binds, 1200);
+    assert_int_equal(st.binds, 1500);
     /* chunks of 64 records: a few for the 4 pods alive, never the 1,200 */
     if (max_held > 192 || max_ids > 192)
         fail_msg("engine records held %llu, ids mapped %llu: not bounded by the pods alive",
                  (unsigned long long)max_held, (unsigned long long)max_ids);
     assert_true(max_retired <= 1024 + 8);
     assert_true(st.rebuilds >= 2); /* the first, and one forced by the retired specs */
+    /* n1, this round's node and the last round's (its record goes at the
+     * next cycle); this round's PodGroup and the last one's */
+    if (max_nodes > 3 || max_groups > 2)
+        fail_msg("node records %llu, PodGroup records %llu: not bounded by what is alive",
+                 (unsigned long long)max_nodes, (unsigned long long)max_groups);
+    w.now += 1;
+    w_cycle(&w);
+    st = gp_kube_sched_stats(w.s);
+    assert_int_equal(st.node_records, 1);
+    assert_int_equal(st.group_records, 0);
+    /* a PodGroup deleted while a member (pending: 1 of its 2) names it
+     * stays, the member still a gang's, until the member goes */
+    podgroup(&w, "last", 2);
+    w_pod_full(&w, "ml", 1, 0, "gpuplane",
+               ",\"labels\":{\"scheduling.x-k8s.io/pod-group\":\"last\"}");
+    w.now += 1;
+    assert_int_equal(w_cycle(&w), 0);
+    kd_call(w.admin, "DELETE",
+            "/apis/scheduling.x-k8s.io/v1alpha1/namespaces/default/podgroups/last", NULL, 200);
+    w.now += 1;
+    w_cycle(&w);
+    assert_int_equal(gp_kube_sched_stats(w.s).group_records, 1);
+    kd_call(w.admin, "DELETE", "/api/v1/namespaces/default/pods/ml?gracePeriodSeconds=0", NULL,
+            200);
+    w.now += 1;
+    w_cycle(&w);
+    assert_int_equal(gp_kube_sched_stats(w.s).group_records, 0);
     w_close(&w);
 }
 
@@ -635,6 +897,9 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup_teardown(test_preempt, kd_start, kd_stop),
         cmocka_unit_test_setup_teardown(test_preempt_bystander, kd_start, kd_stop),
         cmocka_unit_test_setup_teardown(test_gang, kd_start, kd_stop),
+        cmocka_unit_test_setup_teardown(test_gang_bind_refused, kd_start, kd_stop),
+        cmocka_unit_test_setup_teardown(test_gang_bind_refused_pool, kd_start, kd_stop),
+        cmocka_unit_test_setup_teardown(test_gang_kept_gone, kd_start, kd_stop),
         cmocka_unit_test_setup_teardown(test_stream_bounded, kd_start, kd_stop),
         cmocka_unit_test_setup_teardown(test_latency_metrics, kd_start, kd_stop),
         cmocka_unit_test(test_mig_annotation),
