@@ -201,10 +201,13 @@ void gp_share_node_init(struct gp_node *n)
         return;
     if (s->mode == GP_SHARE_MIG && s->mig.model) {
         n->mig_model = (int16_t)(s->mig.model - gp_mig_models);
-        n->mig[0].layout = s->mig.layout;
-        n->mig[0].held = 0;
-        mig_account(n, 0, &n->gpu[0]);
-        for (uint32_t g = 1; g < n->spec.gpu_count; g++) { /* all alike */
+        const struct gp_mig_layout *own = s->mig.gpu_layouts; /* each GPU its own layout */
+        for (uint32_t g = 0; g < (own ? n->spec.gpu_count : 1); g++) {
+            n->mig[g].layout = own ? own[g] : s->mig.layout;
+            n->mig[g].held = 0;
+            mig_account(n, g, &n->gpu[g]);
+        }
+        for (uint32_t g = 1; !own && g < n->spec.gpu_count; g++) { /* all alike */
             n->mig[g] = n->mig[0];
             n->gpu[g] = n->gpu[0];
         }

@@ -55,6 +55,10 @@ struct gp_sharing_spec {
         const struct gp_mig_model *model; /* the pool's GPU model */
         const char *config;               /* the mig-parted config name written, or NULL */
         struct gp_mig_layout layout;      /* per GPU, placed; may be empty when dynamic */
+        /* not dynamic: each GPU's own layout (gpu_count of them, borrowed)
+         * when the node's GPUs differ (mig-parted applies a config per
+         * device); NULL: every GPU has layout */
+        const struct gp_mig_layout *gpu_layouts;
         bool dynamic; /* the engine may re-partition an empty GPU for pending pods */
         /* dynamic: seconds from a re-partition to its instance serving the
          * pod (0: GP_MIG_RECONFIGURE_S) */

@@ -221,6 +221,36 @@ static enum gp_err small_ints(struct gp_evl_rd *r, const json_t *v, const char *
     return GP_OK;
 }
 
+/* A MIG layout [[profile, start], ...] of model m (NULL: any profile)
+ * into *l; "FIELD: WHY" when it is not one. */
+static enum gp_err layout_read(struct gp_evl_rd *r, const json_t *layout,
+                               const struct gp_mig_model *m, const char *field,
+                               struct gp_mig_layout *l)
+{
+    size_t n = json_array_size(layout);
+    if (layout && !json_is_array(layout))
+        return gp_evl_bad(r, field, "expected an array");
+    if (n > GP_MIG_MAX_INSTANCES)
+        return gp_evl_bad(r, field, "more than 8 instances");
+    l->n = (uint8_t)n;
+    for (size_t i = 0; i < n; i++) {
+        json_t *e = json_array_get(layout, i);
+        json_t *pr = json_array_get(e, 0), *st = json_array_get(e, 1);
+        if (!json_is_array(e) || json_array_size(e) != 2 || !json_is_integer(pr) ||
+            !json_is_integer(st) || json_integer_value(pr) < 0 ||
+            (m && (size_t)json_integer_value(pr) >= m->nprofiles) ||
+            json_integer_value(pr) >= GP_MIG_MAX_PROFILES || json_integer_value(st) < 0 ||
+            json_integer_value(st) >= GP_MIG_MAX_SLICES)
+            return gp_evl_bad(r, field, "expected [profile, start] pairs of the model");
+        l->inst[i].profile = (uint8_t)json_integer_value(pr);
+        l->inst[i].start = (uint8_t)json_integer_value(st);
+    }
+    char why[200];
+    if (m && !gp_mig_layout_valid(m, l, why, sizeof why))
+        return gp_evl_bad(r, field, why);
+    return GP_OK;
+}
+
 /* --- the engine's types ---------------------------------------------------- */
 
 enum gp_err gp_evl_pick(struct gp_evl_rd *r, const json_t *o, const char *field, struct gp_pick *p)
@@ -259,8 +289,37 @@ enum gp_err gp_evl_pick(struct gp_evl_rd *r, const json_t *o, const char *field,
                       p->ngpus);
 }
 
+/* mig_gpu_layouts: each GPU's own layout (gpus of them, of the model) or
+ * absent. */
+static enum gp_err gpu_layouts_read(struct gp_evl_rd *r, const json_t *o, struct gp_sharing_spec *s,
+                                    const char *field, uint32_t gpus)
+{
+    char p[160], pi[180];
+    const json_t *own;
+    enum gp_err err = array_of(r, o, field, "mig_gpu_layouts", &own);
+    if (err != GP_OK || !own)
+        return err;
+    path_of(p, sizeof p, field, "mig_gpu_layouts");
+    if (!s->mig.model || s->mig.dynamic || json_array_size(own) != gpus || gpus == 0) {
+        snprintf(pi, sizeof pi, "expected %u layouts (one a GPU) of a MIG model, not dynamic",
+                 (unsigned)gpus);
+        return gp_evl_bad(r, p, pi);
+    }
+    struct gp_mig_layout *l = gp_arena_alloc(r->a, gpus * sizeof *l);
+    if (!l)
+        return gp_diag_set(r->d, GP_ENOMEM, "out of memory");
+    for (uint32_t g = 0; g < gpus; g++) {
+        snprintf(pi, sizeof pi, "%s[%u]", p, (unsigned)g);
+        if ((err = layout_read(r, json_array_get(own, g), s->mig.model, pi, &l[g])) != GP_OK)
+            return err;
+    }
+    s->mig.gpu_layouts = l;
+    return GP_OK;
+}
+
+/* gpus: the node's GPUs */
 static enum gp_err sharing_of(struct gp_evl_rd *r, const json_t *o, const char *field,
-                              const struct gp_sharing_spec **out)
+                              uint32_t gpus, const struct gp_sharing_spec **out)
 {
     *out = NULL;
     if (!o)
@@ -301,23 +360,10 @@ static enum gp_err sharing_of(struct gp_evl_rd *r, const json_t *o, const char *
     if (model && !s->mig.model)
         return gp_evl_bad(r, path_of(p, sizeof p, field, "mig_model"),
                           "not a MIG model of the data");
-    size_t n = json_array_size(layout);
-    if (n > GP_MIG_MAX_INSTANCES)
-        return gp_evl_bad(r, path_of(p, sizeof p, field, "mig_layout"), "more than 8 instances");
-    s->mig.layout.n = (uint8_t)n;
-    for (size_t i = 0; i < n; i++) {
-        json_t *e = json_array_get(layout, i);
-        json_t *pr = json_array_get(e, 0), *st = json_array_get(e, 1);
-        if (!json_is_array(e) || json_array_size(e) != 2 || !json_is_integer(pr) ||
-            !json_is_integer(st) || json_integer_value(pr) < 0 ||
-            (s->mig.model && (size_t)json_integer_value(pr) >= s->mig.model->nprofiles) ||
-            json_integer_value(pr) >= GP_MIG_MAX_PROFILES || json_integer_value(st) < 0 ||
-            json_integer_value(st) >= GP_MIG_MAX_SLICES)
-            return gp_evl_bad(r, path_of(p, sizeof p, field, "mig_layout"),
-                              "expected [profile, start] pairs of the model");
-        s->mig.layout.inst[i].profile = (uint8_t)json_integer_value(pr);
-        s->mig.layout.inst[i].start = (uint8_t)json_integer_value(st);
-    }
+    if ((err = layout_read(r, layout, s->mig.model, path_of(p, sizeof p, field, "mig_layout"),
+                           &s->mig.layout)) != GP_OK ||
+        (err = gpu_layouts_read(r, o, s, field, gpus)) != GP_OK)
+        return err;
     /* what the Cluster spec's reader checks (io/cluster_sharing.c): the
      * engine takes a sharing spec as valid */
     bool replicated = s->mode == GP_SHARE_TIMESLICE || s->mode == GP_SHARE_MPS;
@@ -332,9 +378,6 @@ static enum gp_err sharing_of(struct gp_evl_rd *r, const json_t *o, const char *
         s->replicas = 1;
     if (s->mode == GP_SHARE_MIG && !s->mig.model)
         return gp_evl_bad(r, path_of(p, sizeof p, field, "mig_model"), "missing (mode mig)");
-    char why[200];
-    if (s->mig.model && !gp_mig_layout_valid(s->mig.model, &s->mig.layout, why, sizeof why))
-        return gp_evl_bad(r, path_of(p, sizeof p, field, "mig_layout"), why);
     if (s->mps.active_thread_pct > 100)
         return gp_evl_bad(r, path_of(p, sizeof p, field, "mps_active_thread_pct"),
                           "expected 0 to 100");
@@ -384,7 +427,8 @@ enum gp_err gp_evl_node(struct gp_evl_rd *r, const json_t *o, struct gp_node_spe
     if ((err = get_kv(r, o, f, "labels", &n->labels, &n->nlabels)) != GP_OK ||
         (err = gp_evl_real(r, o, f, "price_per_hour_usd", false, &n->price_per_hour_usd)) !=
             GP_OK ||
-        (err = sharing_of(r, json_object_get(o, "sharing"), "node.sharing", &n->sharing)) != GP_OK)
+        (err = sharing_of(r, json_object_get(o, "sharing"), "node.sharing", n->gpu_count,
+                          &n->sharing)) != GP_OK)
         return err;
     if (n->sharing && n->sharing->mode != GP_SHARE_EXCLUSIVE && n->gpu_count == 0)
         return gp_evl_bad(r, "node.sharing", "sharing needs GPUs (gpu_count is 0)");

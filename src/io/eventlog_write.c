@@ -131,7 +131,17 @@ static json_t *pick_json(const struct gp_pick *p, bool mig)
     return o;
 }
 
-static json_t *sharing_json(const struct gp_sharing_spec *s)
+/* [[profile, start], ...] */
+static json_t *layout_json(const struct gp_mig_layout *l)
+{
+    json_t *a = json_array();
+    for (unsigned i = 0; i < l->n && i < GP_MIG_MAX_INSTANCES; i++)
+        json_array_append_new(a, json_pack("[i,i]", l->inst[i].profile, l->inst[i].start));
+    return a;
+}
+
+/* gpus: the node's GPUs (each has a layout of gpu_layouts when set) */
+static json_t *sharing_json(const struct gp_sharing_spec *s, uint32_t gpus)
 {
     json_t *o = json_object();
     json_object_set_new(o, "mode", json_string(name_of(&gp_evl_modes, s->mode)));
@@ -145,11 +155,12 @@ static json_t *sharing_json(const struct gp_sharing_spec *s)
         set_str(o, "mig_strategy", gp_mig_strategy_name(s->mig.strategy));
         set_str(o, "mig_model", s->mig.model ? s->mig.model->id : NULL);
         set_str(o, "mig_config", s->mig.config);
-        json_t *l = json_array();
-        for (unsigned i = 0; i < s->mig.layout.n && i < GP_MIG_MAX_INSTANCES; i++)
-            json_array_append_new(
-                l, json_pack("[i,i]", s->mig.layout.inst[i].profile, s->mig.layout.inst[i].start));
-        json_object_set_new(o, "mig_layout", l);
+        json_object_set_new(o, "mig_layout", layout_json(&s->mig.layout));
+        json_t *own = s->mig.gpu_layouts ? json_array() : NULL;
+        for (uint32_t g = 0; own && g < gpus && g < GP_MAX_GPUS_PER_NODE; g++)
+            json_array_append_new(own, layout_json(&s->mig.gpu_layouts[g]));
+        if (own)
+            json_object_set_new(o, "mig_gpu_layouts", own);
         set_bool(o, "mig_dynamic", s->mig.dynamic);
         set_real(o, "mig_reconfigure_s", s->mig.reconfigure_s);
     }
@@ -179,7 +190,7 @@ static json_t *node_json(const struct gp_node_spec *n)
         json_object_set_new(o, "taints", ARRAY_JSON(n->taints, n->ntaints, taint_json));
     set_real(o, "price_per_hour_usd", n->price_per_hour_usd);
     if (n->sharing)
-        json_object_set_new(o, "sharing", sharing_json(n->sharing));
+        json_object_set_new(o, "sharing", sharing_json(n->sharing, n->gpu_count));
     set_int(o, "driver_version", n->driver_version);
     return o;
 }

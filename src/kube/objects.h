@@ -93,14 +93,12 @@ struct gp_kube_node_info {
     bool split_labelled; /* the indexes come from GP_KUBE_LABEL_MIG_GPUS */
     struct gp_node_spec mig_spec;
     uint8_t whole_index[GP_MAX_GPUS_PER_NODE], mig_index[GP_MAX_GPUS_PER_NODE];
-    /* MIG GPUs of different layouts (GP_KUBE_LABEL_MIG_LAYOUT): one part
-     * per layout. nparts engine nodes in all (1 unless split): part 0 is
-     * spec (the whole GPUs when there are any, else the first layout's),
-     * part 1 mig_spec, part k >= 2 more_specs[k - 2]; part_of[g] the part
-     * of the node's GPU g, whose GPU i is the i-th GPU of that part by
-     * index (whole_index and mig_index as before for two parts) */
+    /* nparts engine nodes in all: 2 when split (part 0 spec, part 1
+     * mig_spec), else 1; part_of[g] the part of the node's GPU g, whose GPU
+     * i is the i-th GPU of that part by index. GPUs in MIG mode of
+     * different layouts are one part, each GPU with its own (the engine's
+     * gpu_layouts, engine/sharing.h) */
     uint32_t nparts;
-    struct gp_node_spec *more_specs; /* in the arena */
     uint8_t part_of[GP_MAX_GPUS_PER_NODE];
     /* the layouts came from GP_KUBE_LABEL_MIG_LAYOUT: gpu_layout[g] (in
      * the arena, one per GPU, empty for whole ones) is what GPU g has,
@@ -149,8 +147,8 @@ enum gp_err gp_kube_node_read(const json_t *node, struct gp_arena *a, struct gp_
  * nvidia.com/gpu.product ends with, "-MIG-1g.10gb"), the model that
  * gpu.product names; each MIG GPU's instances as gpuplane's node agent
  * labels them (GP_KUBE_LABEL_MIG_LAYOUT), else the same instances on every
- * MIG GPU, placed by the engine's rule, as spec->sharing (in the arena),
- * one part per layout (info->nparts); whole GPUs beside them
+ * MIG GPU, placed by the engine's rule, as spec->sharing (in the arena;
+ * each GPU its own layout where they differ); whole GPUs beside them
  * split the node in two (info->split, info->mig_spec), the whole part
  * time-sliced as gp_kube_node_share_read reads it when GFD's gpu.replicas
  * (nvidia.com/gpu's) says so. A layout gpuplane cannot know (uneven,

@@ -310,75 +310,64 @@ static bool layout_same(const struct gp_mig_layout *a, const struct gp_mig_layou
     return true;
 }
 
-/* The engine nodes of a MIG node (info->nparts, objects.h): its whole GPUs
- * (when any: spec keeps them, time-sliced when r >= 2), then one part per
- * layout of its GPUs in MIG mode (per[g]), each with its share of CPU and
- * memory, in proportion to their GPUs, so that the parts together never
- * offer more than the node has. */
+/* The engine nodes of a MIG node (info->nparts, objects.h): its whole
+ * GPUs (when any: spec keeps them, time-sliced when r >= 2), then its GPUs
+ * in MIG mode, each with its own layout (per[g]; the engine's
+ * gpu_layouts when they differ), the two with their share of CPU and
+ * memory, in proportion to their GPUs, so that together they never offer
+ * more than the node has. */
 static enum gp_err make_parts(const json_t *node, const json_t *labels, struct gp_arena *a,
                               struct gp_node_spec *s, struct gp_kube_node_info *info,
                               const struct gp_mig_layout *per, const char *model_name, uint32_t r,
                               struct gp_diag *d)
 {
-    uint32_t np = 0, count[GP_MAX_GPUS_PER_NODE + 1] = {0};
-    int lead[GP_MAX_GPUS_PER_NODE + 1]; /* a GPU of each MIG part; -1: the whole part */
-    if (info->whole_gpus > 0) {
-        lead[np] = -1;
-        count[np++] = info->whole_gpus;
-        for (uint32_t i = 0; i < info->whole_gpus; i++)
-            info->part_of[info->whole_index[i]] = 0;
-    }
-    for (uint32_t i = 0; i < info->mig_gpus; i++) {
-        unsigned g = info->mig_index[i];
-        uint32_t k = info->whole_gpus > 0;
-        while (k < np && !layout_same(&per[lead[k]], &per[g]))
-            k++;
-        if (k == np)
-            lead[np++] = (int)g;
-        count[k]++;
-        info->part_of[g] = (uint8_t)k;
-    }
-    info->nparts = np;
-    info->split = np > 1;
-    if (np > 2 && !(info->more_specs = gp_arena_alloc(a, (np - 2) * sizeof *info->more_specs)))
-        return gp_diag_set(d, GP_ENOMEM, "out of memory");
+    bool whole = info->whole_gpus > 0;
+    for (uint32_t i = 0; i < info->whole_gpus; i++)
+        info->part_of[info->whole_index[i]] = 0;
+    for (uint32_t i = 0; i < info->mig_gpus; i++)
+        info->part_of[info->mig_index[i]] = whole;
+    info->nparts = whole ? 2 : 1;
+    info->split = whole;
     char *model = gp_arena_strdup(a, model_name);
-    if (!model)
+    struct gp_sharing_spec *sh = gp_arena_alloc(a, sizeof *sh);
+    if (!model || !sh)
         return gp_diag_set(d, GP_ENOMEM, "out of memory");
+    struct gp_node_spec *ps = whole ? &info->mig_spec : s;
     const struct gp_node_spec base = *s;
-    uint64_t cpu_left = base.cpu_milli, mem_left = base.mem_mib;
-    for (uint32_t k = np; k-- > 0;) {
-        struct gp_node_spec *ps = k == 0 ? s : k == 1 ? &info->mig_spec : &info->more_specs[k - 2];
-        *ps = base;
-        if (k > 0) { /* part 0 gets what the others leave */
-            ps->cpu_milli = base.cpu_milli * count[k] / info->gpus;
-            ps->mem_mib = base.mem_mib * count[k] / info->gpus;
-            cpu_left -= ps->cpu_milli;
-            mem_left -= ps->mem_mib;
-        } else {
-            ps->cpu_milli = (uint32_t)cpu_left;
-            ps->mem_mib = mem_left;
-        }
-        if (lead[k] < 0) /* the whole GPUs: nvidia.com/gpu, their replicas below */
-            continue;
-        struct gp_sharing_spec *sh = gp_arena_alloc(a, sizeof *sh);
-        if (!sh)
-            return gp_diag_set(d, GP_ENOMEM, "out of memory");
-        memset(sh, 0, sizeof *sh);
-        sh->mode = GP_SHARE_MIG;
-        sh->replicas = 1;
-        sh->mig.strategy = info->mig_single ? GP_MIG_SINGLE : GP_MIG_MIXED;
-        sh->mig.model = info->mig;
-        const char *config = str(labels, "nvidia.com/mig.config");
-        sh->mig.config = config ? gp_arena_strdup(a, config) : NULL;
-        sh->mig.layout = per[lead[k]];
-        ps->sharing = sh;
-        ps->gpu_count = count[k];
-        ps->gpu_model = model;
-        if (info->mig_single) /* gpu.memory is then a MIG device's */
-            ps->gpu_mem_mib = 0;
+    *ps = base;
+    if (whole) { /* the MIG part its GPUs' share, the whole part what is left */
+        ps->cpu_milli = base.cpu_milli * info->mig_gpus / info->gpus;
+        ps->mem_mib = base.mem_mib * info->mig_gpus / info->gpus;
+        s->cpu_milli = base.cpu_milli - ps->cpu_milli;
+        s->mem_mib = base.mem_mib - ps->mem_mib;
     }
-    if (info->whole_gpus == 0 || r < 2)
+    memset(sh, 0, sizeof *sh);
+    sh->mode = GP_SHARE_MIG;
+    sh->replicas = 1;
+    sh->mig.strategy = info->mig_single ? GP_MIG_SINGLE : GP_MIG_MIXED;
+    sh->mig.model = info->mig;
+    const char *config = str(labels, "nvidia.com/mig.config");
+    sh->mig.config = config ? gp_arena_strdup(a, config) : NULL;
+    sh->mig.layout = per[info->mig_index[0]];
+    /* GPUs of different layouts (mig-parted applies a config per device):
+     * each its own, the part's GPU i being the node's GPU mig_index[i] */
+    bool alike = true;
+    for (uint32_t i = 1; i < info->mig_gpus && alike; i++)
+        alike = layout_same(&per[info->mig_index[i]], &sh->mig.layout);
+    if (!alike) {
+        struct gp_mig_layout *own = gp_arena_alloc(a, info->mig_gpus * sizeof *own);
+        if (!own)
+            return gp_diag_set(d, GP_ENOMEM, "out of memory");
+        for (uint32_t i = 0; i < info->mig_gpus; i++)
+            own[i] = per[info->mig_index[i]];
+        sh->mig.gpu_layouts = own;
+    }
+    ps->sharing = sh;
+    ps->gpu_count = info->mig_gpus;
+    ps->gpu_model = model;
+    if (info->mig_single) /* gpu.memory is then a MIG device's */
+        ps->gpu_mem_mib = 0;
+    if (!whole || r < 2)
         return GP_OK;
     /* the whole part time-sliced as any such node (objects_share.c): its
      * GPUs nvidia.com/gpu over the replicas, its model less "-SHARED" */

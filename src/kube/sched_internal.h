@@ -82,8 +82,7 @@ struct snode {
     struct gp_kube_node_info info;
     uint64_t print;     /* a hash of what the engine reads of it */
     uint32_t eng;       /* engine node id, SP_NONE when not in the engine */
-    uint32_t eng_mig;   /* info.split: its part 1's engine node, parts after it the ids
-                         * after it (sched_mig.c); else SP_NONE */
+    uint32_t eng_mig;   /* info.split: its MIG part's engine node (sched_mig.c); else SP_NONE */
     struct spod **book; /* pods booked on it (audit) */
     size_t nbook, capbook;
     bool violating;
@@ -211,16 +210,14 @@ void gp_ks_bind_orphan(struct spod *p);
  * engine node (*part) of the right kind: at the GPUs of pick (the node's
  * indexes, MIG instances included: gp_engine_pod_assign books a named
  * pick itself, checked by placement's rules), or with pick NULL, or when
- * those are not free and `anywhere`, at the engine's choice (a MIG
- * request on the first part of a MIG layout with a free instance of its
- * profile); GP_ELIMIT when nothing was free. */
+ * those are not free and `anywhere`, at the engine's choice; GP_ELIMIT
+ * when nothing was free. */
 enum gp_err gp_ks_place(struct gp_kube_sched *s, struct spod *p, const struct snode *n,
                         const struct gp_pick *pick, bool anywhere, uint32_t *part);
-/* A node of whole and MIG GPUs side by side, or of MIG GPUs of different
- * layouts (info.split, info.nparts), is engine nodes of the same name:
- * n->eng its whole GPUs (else its first layout's), n->eng_mig its (next)
- * MIG GPUs and any more parts the ids after it, each numbering its GPUs
- * from 0. gp_ks_part: the one a pod of spec goes
+/* A node of whole and MIG GPUs side by side (info.split) is two engine
+ * nodes of the same name: n->eng its whole GPUs, n->eng_mig its GPUs in
+ * MIG mode (each with its own layout), each numbering its GPUs from 0.
+ * gp_ks_part: the one a pod of spec goes
  * to (n->eng for any other node); gp_ks_node_add: n added (both parts);
  * gp_ks_pick_to_node: a pick on engine node `node` in the node's GPU
  * indexes (what the annotations and the audit name); gp_ks_explain_text:

@@ -1,12 +1,13 @@
-/* sched_mig.c - the parts of a node of whole and MIG GPUs side by side,
- * or of MIG GPUs of different layouts (objects.h, info.split; docs/kube.md,
- * "Whole and MIG GPUs on one node"): engine nodes of the node's name, a pod's part by its request,
- * each part's GPU numbers mapped to the node's indexes and back, and the node counted once in
- * kube-scheduler's "0/N nodes are available"; and a pod the API shows at named GPUs or MIG
- * instances (its gpuplane.io/gpus or gpuplane.io/mig annotation, read back after a restart or a new
- * leader) put into the engine there: gp_engine_pod_assign books a pick it is given at exactly those
- * GPUs or instances, checked by placement's rules (engine/share.c, gp_share_pick_named), or refuses
- * it. */
+/* sched_mig.c - the parts of a node of whole and MIG GPUs side by side
+ * (objects.h, info.split; docs/kube.md, "Whole and MIG GPUs on one node"):
+ * two engine nodes of the node's name, a pod's part by its request, each
+ * part's GPU numbers mapped to the node's indexes and back, and the node
+ * counted once in kube-scheduler's "0/N nodes are available"; and a pod
+ * the API shows at named GPUs or MIG instances (its gpuplane.io/gpus or
+ * gpuplane.io/mig annotation, read back after a restart or a new leader)
+ * put into the engine there: gp_engine_pod_assign books a pick it is
+ * given at exactly those GPUs or instances, checked by placement's rules
+ * (engine/share.c, gp_share_pick_named), or refuses it. */
 #include <string.h>
 
 #include "engine/sharing.h"
@@ -25,16 +26,15 @@ static enum gp_err assign(struct gp_kube_sched *s, uint32_t id, uint32_t node,
 
 /* --- nodes of whole and MIG GPUs (objects.h, info.split) ----------------- */
 
-/* A split node's parts are added one after another: part 0 is n->eng,
- * part k >= 1 n->eng_mig + k - 1. */
+/* A split node's parts: part 0 is n->eng, part 1 n->eng_mig. */
 static uint32_t nparts(const struct snode *n)
 {
-    return n->info.split && n->eng_mig != SP_NONE ? n->info.nparts : 1;
+    return n->info.split && n->eng_mig != SP_NONE ? 2 : 1;
 }
 
 static uint32_t part_id(const struct snode *n, uint32_t k)
 {
-    return k == 0 ? n->eng : n->eng_mig + k - 1;
+    return k == 0 ? n->eng : n->eng_mig;
 }
 
 uint32_t gp_ks_part(const struct snode *n, const struct gp_pod_spec *spec)
@@ -64,24 +64,23 @@ enum gp_err gp_ks_node_add(struct gp_kube_sched *s, struct snode *n)
     if (!n->info.split)
         return GP_OK;
     s->any_split = true;
-    for (uint32_t k = 1; k < n->info.nparts; k++) {
-        const struct gp_node_spec *ps = k == 1 ? &n->info.mig_spec : &n->info.more_specs[k - 2];
-        if ((err = part_add(s, n, ps, &id)) != GP_OK)
-            return err;
-        if (k == 1)
-            n->eng_mig = id;
-        else if (id != n->eng_mig + k - 1) /* the engine numbers nodes as added */
-            return GP_ESTATE;
-    }
-    return GP_OK;
+    if ((err = part_add(s, n, &n->info.mig_spec, &id)) == GP_OK)
+        n->eng_mig = id;
+    return err;
+}
+
+/* The node record of engine node `node`, or NULL. */
+static const struct snode *node_of(struct gp_kube_sched *s, uint32_t node)
+{
+    const struct gp_node *e = s->e ? gp_engine_node(s->e, node) : NULL;
+    return e ? gp_ks_node_get(s, e->spec.name, false) : NULL;
 }
 
 /* The node record of engine node `node` and which of its parts that is;
  * NULL when the node is not split. */
 static const struct snode *split_of(struct gp_kube_sched *s, uint32_t node, uint32_t *part)
 {
-    const struct gp_node *e = s->e ? gp_engine_node(s->e, node) : NULL;
-    const struct snode *n = e ? gp_ks_node_get(s, e->spec.name, false) : NULL;
+    const struct snode *n = node_of(s, node);
     if (!n || nparts(n) < 2)
         return NULL;
     for (uint32_t k = 0; k < nparts(n); k++)
@@ -152,13 +151,10 @@ void gp_ks_explain_text(const struct gp_kube_sched *s, const struct gp_explain *
     struct gp_explain y = *x;
     split = split < y.nodes_total ? split : y.nodes_total;
     y.nodes_total -= split;
-    /* then, for a MIG request, MIG parts of other layouts without its
-     * profile or a free instance of it */
-    static const enum gp_filter gpu_first[] = {GP_FILTER_SHARING, GP_FILTER_MIG};
-    for (size_t j = 0; pod && pod->gpu_count > 0 && j < 2 && (j == 0 || pod->mig_profile); j++) {
-        enum gp_filter f = gpu_first[j];
-        uint32_t take = split < y.rejected[f] ? split : y.rejected[f];
-        y.rejected[f] -= take;
+    if (pod && pod->gpu_count > 0) {
+        uint32_t take =
+            split < y.rejected[GP_FILTER_SHARING] ? split : y.rejected[GP_FILTER_SHARING];
+        y.rejected[GP_FILTER_SHARING] -= take;
         split -= take;
     }
     for (int f = 0; f < GP_FILTER_COUNT && split > 0; f++) {
@@ -185,26 +181,16 @@ static enum gp_err assign_at(struct gp_kube_sched *s, struct spod *p, uint32_t n
 enum gp_err gp_ks_place(struct gp_kube_sched *s, struct spod *p, const struct snode *n,
                         const struct gp_pick *pick, bool anywhere, uint32_t *part)
 {
-    uint32_t np = nparts(n), mine = gp_ks_part(n, &p->spec);
-    enum gp_err err = GP_ELIMIT;
+    uint32_t np = nparts(n);
+    *part = gp_ks_part(n, &p->spec);
     if (pick) { /* the part of the GPUs named */
-        uint32_t g = pick->ngpus ? pick->gpu[0] : 0, k = 0;
+        uint32_t g = pick->ngpus ? pick->gpu[0] : 0;
         if (np > 1 && g < n->info.gpus && g < GP_MAX_GPUS_PER_NODE)
-            k = n->info.part_of[g];
-        *part = np > 1 ? part_id(n, k) : n->eng;
-        if ((err = assign_at(s, p, *part, pick)) == GP_OK || !anywhere)
+            *part = part_id(n, n->info.part_of[g]);
+        enum gp_err err = assign_at(s, p, *part, pick);
+        if (err == GP_OK || !anywhere)
             return err;
+        *part = gp_ks_part(n, &p->spec);
     }
-    /* the engine's choice: on the pod's part, or for MIG instances on any
-     * part of a MIG layout, the first that has one free */
-    for (uint32_t k = 0; k < np; k++) {
-        uint32_t id = part_id(n, k);
-        bool mig_part = p->spec.mig_profile && (k > 0 || n->info.whole_gpus == 0);
-        if (id != mine && !mig_part)
-            continue;
-        *part = id;
-        if ((err = assign_at(s, p, id, NULL)) == GP_OK)
-            return err;
-    }
-    return err;
+    return assign_at(s, p, *part, NULL); /* the engine's choice, on the pod's part */
 }

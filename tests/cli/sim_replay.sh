@@ -86,6 +86,15 @@ expect "a missing file" "gpuplane: --replay: $tmp/none.jsonl: No such file or di
     --replay "$tmp/none.jsonl"
 expect "another option" "gpuplane: sim: --replay does not go with --seed (the log holds the engine's every input; only --quiet goes with it)" \
     --replay "$tmp/good.jsonl" --seed 3
+# a node whose GPUs have their own MIG layouts: one layout for each GPU
+log | sed '5s/"gpu_count":4}/"gpu_count":4,"sharing":{"mode":"mig","mig_model":"H100-80GB","mig_layout":[[0,0]],"mig_gpu_layouts":[[[0,0]],[[0,1]]]}}/' >"$tmp/layouts.jsonl"
+expect "GPU layouts that are not one a GPU" \
+    "gpuplane: $tmp/layouts.jsonl:5: node.sharing.mig_gpu_layouts: expected 4 layouts (one a GPU) of a MIG model, not dynamic" \
+    --replay "$tmp/layouts.jsonl"
+log | sed '5s/"gpu_count":4}/"gpu_count":2,"sharing":{"mode":"mig","mig_model":"H100-80GB","mig_layout":[[0,0]],"mig_gpu_layouts":[[[0,0]],[[0,0],[0,0]]]}}/' >"$tmp/layout1.jsonl"
+expect "a GPU's layout that is not one" \
+    "gpuplane: $tmp/layout1.jsonl:5: node.sharing.mig_gpu_layouts[1]: 1g.10gb at slice 0 overlaps 1g.10gb at slice 0" \
+    --replay "$tmp/layout1.jsonl"
 : >"$tmp/empty.jsonl"
 expect "an empty log" "gpuplane: $tmp/empty.jsonl: no events (an empty log)" --replay "$tmp/empty.jsonl"
 

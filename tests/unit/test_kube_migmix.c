@@ -431,6 +431,90 @@ static void test_layouts_restart(void **state)
     w_close(&w);
 }
 
+/* Two H100s: GPU 0 in all-1g.10gb, GPU 1 as 4g.40gb at 0 and three
+ * 1g.10gb at 4, 5 and 6. */
+static void ten_layouts(struct gp_node_inventory *inv)
+{
+    two_layouts(inv);
+    struct gp_node_gpu *g = &inv->gpus[1];
+    g->n_migs = 4;
+    for (unsigned k = 1; k < 4; k++) {
+        g->migs[k] = inv->gpus[0].migs[0];
+        g->migs[k].start = 3 + k;
+    }
+}
+
+#define TEN_RES                                                                                    \
+    "\"nvidia.com/gpu\":\"0\",\"nvidia.com/mig-1g.10gb\":\"10\",\"nvidia.com/mig-4g.40gb\":\"1\""
+
+/* A pod of several instances of one profile across GPUs of different
+ * layouts, as NVIDIA's device plugin serves nvidia.com/mig-1g.10gb: 9 from
+ * every GPU's devices of that profile (internal/rm/device_map.go) and the
+ * kubelet asks only that the node advertise 9: placed across the two
+ * GPUs, each instance named where its GPU has it (gpuplane.io/mig, as the
+ * agent's Allocate serves it). Before, one layout's part had to hold all
+ * 9 ("Insufficient nvidia.com/mig-1g.10gb"). */
+static void test_across_layouts(void **state)
+{
+    (void)state;
+    struct gp_node_inventory inv;
+    ten_layouts(&inv);
+    const struct gp_node_sharing sh = {
+        .mode = GP_NODE_SHARE_NONE, .replicas = 1, .mig_strategy = GP_NODE_MIG_MIXED};
+    json_t *l = agent_labels(&inv, &sh);
+    assert_string_equal(json_string_value(json_object_get(l, GP_KUBE_LABEL_MIG_LAYOUT "1")),
+                        "4g.40gb-0_1g.10gb-456");
+    struct world w;
+    w_open(&w, true);
+    mig_node(&w, "tl", l, TEN_RES);
+    res_pod(&w, "nine", "\"nvidia.com/mig-1g.10gb\":\"9\"");
+    res_pod(&w, "four", "\"nvidia.com/mig-4g.40gb\":\"1\"");
+    assert_int_equal(w_cycle(&w), 2);
+    const char *m = ann_of(&w, "nine", GP_KUBE_ANN_MIG);
+    struct gp_pick pick;
+    assert_true(gp_kube_mig_parse(m, h100(), &pick));
+    assert_int_equal(pick.ngpus, 9);
+    unsigned on[2] = {0, 0};
+    for (unsigned k = 0; k < pick.ngpus; k++) {
+        assert_true(pick.gpu[k] < 2);
+        assert_true(pick.gpu[k] == 0 || pick.mig_start[k] >= 4); /* GPU 1's are at 4, 5, 6 */
+        on[pick.gpu[k]]++;
+    }
+    assert_true(on[0] >= 6 && on[1] >= 2);
+    const char *gpus = ann_of(&w, "nine", GP_KUBE_ANN_GPUS); /* each GPU once */
+    assert_true(strcmp(gpus, "0,1") == 0 || strcmp(gpus, "1,0") == 0);
+    assert_string_equal(ann_of(&w, "four", GP_KUBE_ANN_MIG), "4g.40gb:1@0");
+    unsigned rep[4];
+    uint32_t sl[4];
+    assert_int_equal(bookings(&w, rep, sl), 10);
+    /* the tenth 1g.10gb to one pod, an eleventh to none */
+    res_pod(&w, "one", "\"nvidia.com/mig-1g.10gb\":\"1\"");
+    res_pod(&w, "more", "\"nvidia.com/mig-1g.10gb\":\"1\"");
+    w.now += 1;
+    assert_int_equal(w_cycle(&w), 1);
+    assert_int_equal(bookings(&w, rep, sl), 11);
+    assert_int_equal(sl[0], 0x7f);
+    assert_int_equal(sl[1], 0x7f);
+    const char *left = w_node_of(&w, "one", NULL)[0] ? "more" : "one";
+    assert_string_equal(condition_of(&w, left),
+                        "0/1 nodes are available: 1 Insufficient nvidia.com/mig-1g.10gb."
+                        " preemption: 0/1 nodes are available: 1 No preemption victims "
+                        "found for incoming pod..");
+    /* a restart books the nine back at their instances */
+    gp_kube_sched_set_leader(w.s, false);
+    gp_kube_sched_set_leader(w.s, true);
+    w.now += 10;
+    assert_int_equal(w_cycle(&w), 0);
+    kd_call(w.admin, "DELETE", "/api/v1/namespaces/default/pods/four?gracePeriodSeconds=0", NULL,
+            200);
+    res_pod(&w, "four2", "\"nvidia.com/mig-4g.40gb\":\"1\"");
+    w.now += 10;
+    assert_int_equal(w_cycle(&w), 1);
+    assert_string_equal(ann_of(&w, "four2", GP_KUBE_ANN_MIG), "4g.40gb:1@0");
+    assert_int_equal(gp_kube_sched_stats(w.s).audit_violations, 0);
+    w_close(&w);
+}
+
 static enum gp_err read_node(json_t *labels, const char *res, struct gp_arena *a,
                              struct gp_node_spec *s, struct gp_kube_node_info *info)
 {
@@ -505,24 +589,26 @@ static void test_readers(void **state)
     assert_non_null(s.sharing);
     assert_int_equal(s.sharing->mode, GP_SHARE_TIMESLICE);
     assert_int_equal(in.replicas, 4);
-    /* two layouts: two parts, each GPU its own */
+    /* two layouts: one MIG part, each GPU its own layout (the engine's
+     * gpu_layouts), so that one pod's instances may be on both */
     two_layouts(&inv);
     const struct gp_node_sharing mx = {
         .mode = GP_NODE_SHARE_NONE, .replicas = 1, .mig_strategy = GP_NODE_MIG_MIXED};
     assert_int_equal(read_node(agent_labels(&inv, &mx), DL_RES, &a, &s, &in), GP_OK);
     assert_null(in.mig_why);
-    assert_true(in.split);
+    assert_false(in.split);
     assert_true(in.layouts_labelled);
-    assert_int_equal(in.nparts, 2);
-    assert_int_equal(s.gpu_count, 1);
-    assert_int_equal(in.mig_spec.gpu_count, 1);
+    assert_int_equal(in.nparts, 1);
+    assert_int_equal(s.gpu_count, 2);
+    assert_int_equal(s.cpu_milli, 8000);
+    assert_non_null(s.sharing->mig.gpu_layouts);
     char buf[128];
-    assert_string_equal(gp_mig_layout_format(h100(), &s.sharing->mig.layout, buf, sizeof buf),
-                        "1g.10gb@0 1g.10gb@1 1g.10gb@2 1g.10gb@3 1g.10gb@4 1g.10gb@5 1g.10gb@6");
     assert_string_equal(
-        gp_mig_layout_format(h100(), &in.mig_spec.sharing->mig.layout, buf, sizeof buf),
+        gp_mig_layout_format(h100(), &s.sharing->mig.gpu_layouts[0], buf, sizeof buf),
+        "1g.10gb@0 1g.10gb@1 1g.10gb@2 1g.10gb@3 1g.10gb@4 1g.10gb@5 1g.10gb@6");
+    assert_string_equal(
+        gp_mig_layout_format(h100(), &s.sharing->mig.gpu_layouts[1], buf, sizeof buf),
         "4g.40gb@0 3g.40gb@4");
-    assert_int_equal(s.cpu_milli + in.mig_spec.cpu_milli, 8000);
     /* the labels and the devices disagree (a layout being applied), a
      * label that does not read, one GPU unlabelled: not placed on */
     static const struct {
@@ -557,6 +643,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup_teardown(test_split_timesliced, kd_start, kd_stop),
         cmocka_unit_test_setup_teardown(test_two_layouts, kd_start, kd_stop),
         cmocka_unit_test_setup_teardown(test_layouts_restart, kd_start, kd_stop),
+        cmocka_unit_test_setup_teardown(test_across_layouts, kd_start, kd_stop),
     };
     return kd_main(argc, argv, tests, NULL, NULL);
 }
