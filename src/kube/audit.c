@@ -123,6 +123,8 @@ static int loose_profile(const struct snode *n, const struct spod *p)
 static bool mig_booked(struct gp_kube_sched *s, const struct spod *p, const struct snode *n,
                        const struct gp_mig_model *m, struct gp_pick *pick)
 {
+    if (n->info.mig_by_count) /* instances gpuplane does not know: by number */
+        return false;
     if (!p->info.node_name && p->st == SP_ASSUMED) {
         /* the engine's pick is on MIG instances only on a MIG node of the
          * engine (elsewhere its mig fields mean nothing) */

@@ -105,6 +105,11 @@ struct gp_kube_node_info {
      * and the audit checks that each instance booked is one of them */
     bool layouts_labelled;
     const struct gp_mig_layout *gpu_layout;
+    /* GPUs of different layouts without gpuplane's agent (NVIDIA's own
+     * device plugin, which picks the devices): gpu_layout packed from the
+     * counts, gpuplane's bookkeeping only; MIG pods are placed and audited
+     * by their number and no instance or GPU is written for them */
+    bool mig_by_count;
 };
 
 /* The node label gpuplane's node agent (node/labels.c) puts on a node of
@@ -147,8 +152,10 @@ enum gp_err gp_kube_node_read(const json_t *node, struct gp_arena *a, struct gp_
  * nvidia.com/gpu.product ends with, "-MIG-1g.10gb"), the model that
  * gpu.product names; each MIG GPU's instances as gpuplane's node agent
  * labels them (GP_KUBE_LABEL_MIG_LAYOUT), else the same instances on every
- * MIG GPU, placed by the engine's rule, as spec->sharing (in the arena;
- * each GPU its own layout where they differ); whole GPUs beside them
+ * MIG GPU, placed by the engine's rule, or - GPUs of different layouts on a
+ * node without gpuplane's agent - instances packed from the counts
+ * (info->mig_by_count), as spec->sharing (in the arena; each GPU its own
+ * layout where they differ); whole GPUs beside them
  * split the node in two (info->split, info->mig_spec), the whole part
  * time-sliced as gp_kube_node_share_read reads it when GFD's gpu.replicas
  * (nvidia.com/gpu's) says so. A layout gpuplane cannot know (uneven,

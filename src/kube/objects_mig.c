@@ -310,6 +310,56 @@ static bool layout_same(const struct gp_mig_layout *a, const struct gp_mig_layou
     return true;
 }
 
+/* NVIDIA's own device plugin on GPUs in MIG mode of different layouts:
+ * the node says only how many devices of each profile it has (the plugin
+ * serves nvidia.com/mig-<profile> from every GPU's devices of that
+ * profile, DP internal/rm/device_map.go buildMigDeviceMap; GFD counts them
+ * per node). Any layouts that hold those devices place pods as the real
+ * ones do by count - every instance exists, and booking one takes no
+ * other - so they are packed here into per[] (node GPU mig_index[i]):
+ * the largest instances first, each on the first GPU whose instances
+ * still make a layout. False when they do not pack so. */
+static bool pack_counts(const struct gp_mig_model *m, const struct gp_kube_node_info *info,
+                        struct gp_mig_layout *per)
+{
+    uint32_t total = 0, gpus = info->mig_gpus;
+    for (size_t q = 0; q < m->nprofiles; q++)
+        total += info->mig_cap[q];
+    if (total > gpus * GP_MIG_MAX_INSTANCES) /* bounded on any input */
+        return false;
+    struct gp_mig_counts c[GP_MAX_GPUS_PER_NODE];
+    memset(c, 0, sizeof c);
+    bool used[GP_MIG_MAX_PROFILES] = {false};
+    char reason[160];
+    for (size_t step = 0; step < m->nprofiles; step++) {
+        int q = -1; /* the largest profile not packed yet: memory, then compute slices */
+        for (size_t k = 0; k < m->nprofiles; k++) {
+            const struct gp_mig_profile *a = &m->profiles[k];
+            if (!used[k] && (q < 0 || a->memory_slices > m->profiles[q].memory_slices ||
+                             (a->memory_slices == m->profiles[q].memory_slices &&
+                              a->compute_slices > m->profiles[q].compute_slices)))
+                q = (int)k;
+        }
+        used[q] = true;
+        for (unsigned k = 0; k < info->mig_cap[q]; k++) {
+            uint32_t i = 0;
+            for (; i < gpus; i++) {
+                c[i].n[q]++;
+                if (gp_mig_layout_from_counts(m, &c[i], &per[info->mig_index[i]], reason,
+                                              sizeof reason))
+                    break;
+                c[i].n[q]--;
+            }
+            if (i == gpus)
+                return false;
+        }
+    }
+    for (uint32_t i = 0; i < gpus; i++) /* each GPU's last success may have been overwritten */
+        if (!gp_mig_layout_from_counts(m, &c[i], &per[info->mig_index[i]], reason, sizeof reason))
+            return false;
+    return true;
+}
+
 /* The engine nodes of a MIG node (info->nparts, objects.h): its whole
  * GPUs (when any: spec keeps them, time-sliced when r >= 2), then its GPUs
  * in MIG mode, each with its own layout (per[g]; the engine's
@@ -446,10 +496,22 @@ enum gp_err gp_kube_node_mig_read(const json_t *node, struct gp_arena *a, struct
     int labelled = 0;
     if (!why[0] && !is_single)
         labelled = labelled_layouts(labels, m, info, per, why, sizeof why);
-    if (!why[0] && labelled == 0 &&
-        layout_of(m, info->mig_cap, gpus, &per[info->mig_index[0]], why, sizeof why))
-        for (uint32_t i = 1; i < gpus; i++)
-            per[info->mig_index[i]] = per[info->mig_index[0]];
+    /* without the agent's labels: one layout over the GPUs from the
+     * counts; where that fails and no agent of gpuplane's is there to
+     * name instances to (NVIDIA's own plugin), placed by count, as
+     * kube-scheduler does (pack_counts) */
+    char uneven[256];
+    bool agent = str(labels, GP_KUBE_LABEL_AGENT) != NULL;
+    if (!why[0] && labelled == 0) {
+        if (layout_of(m, info->mig_cap, gpus, &per[info->mig_index[0]], uneven, sizeof uneven))
+            for (uint32_t i = 1; i < gpus; i++)
+                per[info->mig_index[i]] = per[info->mig_index[0]];
+        else if (!is_single && !agent && pack_counts(m, info, per))
+            info->mig_by_count = true;
+        else
+            snprintf(why, sizeof why, "%.200s%s", uneven,
+                     is_single || agent ? "" : "; nor do they pack into the GPUs in MIG mode");
+    }
     if (why[0]) { /* counted by the audit, placed on by no one of ours */
         info->mig_why = gp_arena_strdup(a, why);
         info->split = false;

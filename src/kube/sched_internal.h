@@ -210,8 +210,9 @@ void gp_ks_bind_orphan(struct spod *p);
  * engine node (*part) of the right kind: at the GPUs of pick (the node's
  * indexes, MIG instances included: gp_engine_pod_assign books a named
  * pick itself, checked by placement's rules), or with pick NULL, or when
- * those are not free and `anywhere`, at the engine's choice; GP_ELIMIT
- * when nothing was free. */
+ * those are not free and `anywhere`, at the engine's choice; a MIG pod on
+ * a node placed by count (info.mig_by_count) always at the engine's
+ * choice; GP_ELIMIT when nothing was free. */
 enum gp_err gp_ks_place(struct gp_kube_sched *s, struct spod *p, const struct snode *n,
                         const struct gp_pick *pick, bool anywhere, uint32_t *part);
 /* A node of whole and MIG GPUs side by side (info.split) is two engine
@@ -220,7 +221,8 @@ enum gp_err gp_ks_place(struct gp_kube_sched *s, struct spod *p, const struct sn
  * gp_ks_part: the one a pod of spec goes
  * to (n->eng for any other node); gp_ks_node_add: n added (both parts);
  * gp_ks_pick_to_node: a pick on engine node `node` in the node's GPU
- * indexes (what the annotations and the audit name); gp_ks_explain_text:
+ * indexes (what the annotations and the audit name; a MIG pick on a node
+ * placed by count names nothing); gp_ks_explain_text:
  * gp_kube_explain_pod_text with each split node counted once. */
 uint32_t gp_ks_part(const struct snode *n, const struct gp_pod_spec *spec);
 enum gp_err gp_ks_node_add(struct gp_kube_sched *s, struct snode *n);

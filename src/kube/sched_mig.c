@@ -7,7 +7,10 @@
  * gpuplane.io/mig annotation, read back after a restart or a new leader)
  * put into the engine there: gp_engine_pod_assign books a pick it is
  * given at exactly those GPUs or instances, checked by placement's rules
- * (engine/share.c, gp_share_pick_named), or refuses it. */
+ * (engine/share.c, gp_share_pick_named), or refuses it. On a node whose
+ * MIG instances gpuplane does not know (info.mig_by_count) a MIG pod is
+ * booked wherever an instance of its profile is free and named nowhere:
+ * NVIDIA's device plugin picks its devices. */
 #include <string.h>
 
 #include "engine/sharing.h"
@@ -105,6 +108,14 @@ void gp_ks_pick_to_node(struct gp_kube_sched *s, uint32_t node, const struct gp_
                         struct gp_pick *out)
 {
     *out = *pick;
+    if (pick->mig_profile >= 0) {
+        const struct snode *c = node_of(s, node);
+        if (c && c->info.mig_by_count && gp_engine_node(s->e, node)->mig_model >= 0) {
+            out->ngpus = 0; /* no instance nor GPU: the device plugin picks */
+            out->mig_profile = -1;
+            return;
+        }
+    }
     uint32_t k;
     const struct snode *n = split_of(s, node, &k);
     for (uint32_t i = 0; n && i < out->ngpus; i++) {
@@ -183,7 +194,9 @@ enum gp_err gp_ks_place(struct gp_kube_sched *s, struct spod *p, const struct sn
 {
     uint32_t np = nparts(n);
     *part = gp_ks_part(n, &p->spec);
-    if (pick) { /* the part of the GPUs named */
+    if (n->info.mig_by_count && p->spec.mig_profile)
+        pick = NULL; /* any free instance of its profile: the plugin chose */
+    if (pick) {      /* the part of the GPUs named */
         uint32_t g = pick->ngpus ? pick->gpu[0] : 0;
         if (np > 1 && g < n->info.gpus && g < GP_MAX_GPUS_PER_NODE)
             *part = part_id(n, n->info.part_of[g]);

@@ -20,8 +20,9 @@
  *    (whole GPUs first); counted once in kube-scheduler's words; a
  *    restart reads both kinds back; the audit names a whole booking on a
  *    GPU in MIG mode;
- *  - the same with an uneven MIG layout: counted, never placed on, other
- *    schedulers' pods there audited by their numbers;
+ *  - the same with MIG GPUs of different layouts under NVIDIA's own
+ *    plugin (no gpuplane agent): placed on by count, nothing named for a
+ *    MIG pod, every MIG pod there audited by its number;
  *  - a node whose layout is being applied (mig.config.state pending);
  *  - the readers alone: the sample label sets, uneven layouts, requests.
  * Its "shared" run reads the mixed node's labels whole from
@@ -447,9 +448,28 @@ static void test_split_rule(void **state)
     split_case(false);
 }
 
+/* A pod of ours bound by someone else with these annotations (JSON
+ * ",\"gpuplane.io/mig\":..." after the node's). */
+static void annotated_pod(struct world *w, const char *name, const char *node, const char *res,
+                          const char *ann)
+{
+    char b[1024];
+    snprintf(b, sizeof b,
+             "{\"metadata\":{\"name\":\"%s\",\"annotations\":{\"gpuplane.io/node\":\"%s\"%s}},"
+             "\"spec\":{\"schedulerName\":\"gpuplane\",\"priority\":0,\"containers\":[{\"name\":"
+             "\"c\",\"image\":\"x\",\"resources\":{\"limits\":{%s}}}]}}",
+             name, node, ann, res);
+    kd_call(w->admin, "POST", "/api/v1/namespaces/default/pods", b, 201);
+    w_bind(w, name, node);
+}
+
 /* Whole and MIG-enabled GPUs on one node (mixed) whose MIG GPUs do not
- * share one layout (14 x 1g.10gb on 4 GPUs): gpuplane names none there;
- * other schedulers' pods are audited by their numbers. */
+ * share one layout (14 x 1g.10gb and 2 x 3g.40gb on 4 GPUs) under NVIDIA's
+ * own device plugin (no gpuplane.io/agent): placed by count, as
+ * kube-scheduler places by the node's nvidia.com/mig-* and the plugin
+ * picks the devices; no instance nor GPU named for a MIG pod; the audit
+ * counts every MIG pod by its number. Before, such a node was counted and
+ * never placed on. */
 static void test_whole_and_mig(void **state)
 {
     (void)state;
@@ -461,22 +481,75 @@ static void test_whole_and_mig(void **state)
              "\"nvidia.com/gpu\":\"4\",\"nvidia.com/mig-1g.10gb\":\"14\","
              "\"nvidia.com/mig-3g.40gb\":\"2\"");
     res_pod(&w, "ours", "gpuplane", "\"nvidia.com/mig-1g.10gb\":\"1\"");
+    res_pod(&w, "our3", "gpuplane", "\"nvidia.com/mig-3g.40gb\":\"2\"");
     res_pod(&w, "ourg", "gpuplane", "\"nvidia.com/gpu\":\"1\"");
     res_pod(&w, "kw", "default-scheduler", "\"nvidia.com/gpu\":\"3\"");
-    res_pod(&w, "km", "default-scheduler", "\"nvidia.com/mig-1g.10gb\":\"14\"");
+    res_pod(&w, "km", "default-scheduler", "\"nvidia.com/mig-1g.10gb\":\"13\"");
     w_bind(&w, "kw", "both");
     w_bind(&w, "km", "both");
+    assert_int_equal(w_cycle(&w), 3);
+    for (size_t i = 0; i < 2; i++) { /* the device plugin picks: nothing named */
+        const char *pod = i ? "our3" : "ours";
+        assert_string_equal(w_node_of(&w, pod, NULL), "both");
+        assert_string_equal(ann_of(&w, pod, GP_KUBE_ANN_MIG), "");
+        assert_string_equal(ann_of(&w, pod, GP_KUBE_ANN_GPUS), "");
+    }
+    const char *g;
+    assert_string_equal(w_node_of(&w, "ourg", &g), "both");
+    assert_true(strlen(g) == 1 && g[0] >= '0' && g[0] <= '3'); /* the rule: whole GPUs first */
+    res_pod(&w, "ours2", "gpuplane", "\"nvidia.com/mig-1g.10gb\":\"1\"");
+    res_pod(&w, "ourg2", "gpuplane", "\"nvidia.com/gpu\":\"1\"");
+    w.now += 1;
     assert_int_equal(w_cycle(&w), 0);
     assert_string_equal(
-        condition_of(&w, "ours"),
+        condition_of(&w, "ours2"),
         "0/1 nodes are available: 1 Insufficient nvidia.com/mig-1g.10gb."
         " preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod..");
     assert_string_equal(
-        condition_of(&w, "ourg"),
+        condition_of(&w, "ourg2"),
         "0/1 nodes are available: 1 Insufficient nvidia.com/gpu."
         " preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod..");
+    /* a restart books them again by count: still nothing free */
+    gp_kube_sched_set_leader(w.s, false);
+    gp_kube_sched_set_leader(w.s, true);
+    w.now += 10;
+    assert_int_equal(w_cycle(&w), 0);
+    /* one freed: the next pod gets it */
+    kd_call(w.admin, "DELETE", "/api/v1/namespaces/default/pods/ours?gracePeriodSeconds=0", NULL,
+            200);
+    w.now += 10;
+    assert_int_equal(w_cycle(&w), 1);
+    assert_string_equal(w_node_of(&w, "ours2", NULL), "both");
+    /* instances named on such a node (an old decision, another replica's)
+     * are not trusted: counted by their number, not their slices - two
+     * pods naming one instance are two devices of the 14 */
+    kd_call(w.admin, "DELETE", "/api/v1/namespaces/default/pods/ours2?gracePeriodSeconds=0", NULL,
+            200);
+    kd_call(w.admin, "DELETE", "/api/v1/namespaces/default/pods/km?gracePeriodSeconds=0", NULL,
+            200);
+    annotated_pod(&w, "n1", "both", "\"nvidia.com/mig-1g.10gb\":\"1\"",
+                  ",\"gpuplane.io/gpus\":\"4\",\"gpuplane.io/mig\":\"1g.10gb:4@0\"");
+    annotated_pod(&w, "n2", "both", "\"nvidia.com/mig-1g.10gb\":\"1\"",
+                  ",\"gpuplane.io/gpus\":\"4\",\"gpuplane.io/mig\":\"1g.10gb:4@0\"");
+    w_sync(&w);
+    assert_int_equal(gp_kube_sched_audit_all(w.s), 0);
+    /* a decision of ours annotated and not bound when a new leader
+     * starts: resumed, at any free instance (none was named) */
+    char b[1024];
+    snprintf(b, sizeof b,
+             "{\"metadata\":{\"name\":\"hf\",\"annotations\":{\"gpuplane.io/node\":\"both\","
+             "\"gpuplane.io/gpus\":\"\",\"gpuplane.io/phase\":\"allocating\"}},\"spec\":{"
+             "\"schedulerName\":\"gpuplane\",\"priority\":0,\"containers\":[{\"name\":\"c\","
+             "\"image\":\"x\",\"resources\":{\"limits\":{\"nvidia.com/mig-1g.10gb\":\"1\"}}}]}}");
+    kd_call(w.admin, "POST", "/api/v1/namespaces/default/pods", b, 201);
+    gp_kube_sched_set_leader(w.s, false);
+    gp_kube_sched_set_leader(w.s, true);
+    w.now += 10;
+    assert_int_equal(w_cycle(&w), 1);
+    assert_string_equal(w_node_of(&w, "hf", NULL), "both");
+    assert_int_equal(gp_kube_sched_stats(w.s).resumed, 1);
     /* one nvidia.com/mig-1g.10gb more than it has */
-    res_pod(&w, "km2", "default-scheduler", "\"nvidia.com/mig-1g.10gb\":\"1\"");
+    res_pod(&w, "km2", "default-scheduler", "\"nvidia.com/mig-1g.10gb\":\"12\"");
     w_bind(&w, "km2", "both");
     w_sync(&w);
     assert_int_equal(gp_kube_sched_audit_all(w.s), 1);
@@ -549,15 +622,36 @@ static void test_readers(void **state)
     assert_null(s.sharing);
     assert_null(in.mig);
     assert_int_equal(s.gpu_count, 1);
-    /* uneven: 3 x 1g.10gb on 2 GPUs */
+    /* uneven: 3 x 1g.10gb on 2 GPUs, served by gpuplane's agent (which
+     * labels each GPU's instances, and did not): not placed on */
     json_t *two = mixed_labels();
     json_object_set_new(two, "nvidia.com/gpu.count", json_string("2"));
+    json_object_set_new(two, GP_KUBE_LABEL_AGENT, json_string(GP_KUBE_AGENT_PROTOCOL));
     assert_int_equal(read_node(two, "\"nvidia.com/mig-1g.10gb\":\"3\"", &a, &s, &in), GP_OK);
     assert_string_equal(in.mig_why,
                         "3 nvidia.com/mig-1g.10gb on 2 MIG-enabled GPUs: not the same layout on "
                         "every GPU");
     assert_int_equal(s.gpu_count, 0);
     assert_int_equal(in.gpus, 2);
+    assert_false(in.mig_by_count);
+    /* the same under NVIDIA's own plugin: placed by count, the instances
+     * packed onto the GPUs as gpuplane's bookkeeping */
+    two = mixed_labels();
+    json_object_set_new(two, "nvidia.com/gpu.count", json_string("2"));
+    assert_int_equal(read_node(two, "\"nvidia.com/mig-1g.10gb\":\"3\"", &a, &s, &in), GP_OK);
+    assert_null(in.mig_why);
+    assert_true(in.mig_by_count);
+    assert_int_equal(s.gpu_count, 2);
+    assert_non_null(s.sharing->mig.gpu_layouts);
+    assert_int_equal(s.sharing->mig.gpu_layouts[0].n + s.sharing->mig.gpu_layouts[1].n, 3);
+    /* devices that fit no GPUs: 3 x 7g.80gb on 2 GPUs */
+    two = mixed_labels();
+    json_object_set_new(two, "nvidia.com/gpu.count", json_string("2"));
+    assert_int_equal(read_node(two, "\"nvidia.com/mig-7g.80gb\":\"3\"", &a, &s, &in), GP_OK);
+    assert_string_equal(in.mig_why,
+                        "3 nvidia.com/mig-7g.80gb on 2 MIG-enabled GPUs: not the same layout on "
+                        "every GPU; nor do they pack into the GPUs in MIG mode");
+    assert_int_equal(s.gpu_count, 0);
     /* a layout being applied */
     json_t *pend = mixed_labels();
     json_object_set_new(pend, "nvidia.com/mig.config.state", json_string("pending"));

@@ -597,6 +597,7 @@ static void test_readers(void **state)
     assert_int_equal(read_node(agent_labels(&inv, &mx), DL_RES, &a, &s, &in), GP_OK);
     assert_null(in.mig_why);
     assert_false(in.split);
+    assert_false(in.mig_by_count);
     assert_true(in.layouts_labelled);
     assert_int_equal(in.nparts, 1);
     assert_int_equal(s.gpu_count, 2);
