@@ -104,12 +104,30 @@ static void put_chars(struct jtext *o, const char *s, size_t n)
     put(o, s + from, n - from);
 }
 
+/* How many bytes at s's start need no escape: eight at a time (whether a
+ * word holds a byte below 0x20, a '"' or a '\\': the bit tricks of
+ * "Bit Twiddling Hacks", hasless and haszero), then one at a time. */
+static size_t plain_prefix(const char *s, size_t n)
+{
+    const uint64_t ones = 0x0101010101010101u, highs = 0x8080808080808080u;
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        uint64_t w;
+        memcpy(&w, s + i, 8);
+        uint64_t q = w ^ (ones * '"'), b = w ^ (ones * '\\');
+        if (((w - ones * 0x20) & ~w & highs) | ((q - ones) & ~q & highs) |
+            ((b - ones) & ~b & highs))
+            break;
+    }
+    while (i < n && !escaped((unsigned char)s[i]))
+        i++;
+    return i;
+}
+
 static void put_string(struct jtext *o, const char *s, size_t n)
 {
     /* the common case, nothing to escape: one copy between the quotes */
-    size_t i = 0;
-    while (i < n && !escaped((unsigned char)s[i]))
-        i++;
+    size_t i = plain_prefix(s, n);
     if (i == n) {
         if (!room(o, n + 2))
             return;

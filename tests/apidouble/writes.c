@@ -141,8 +141,11 @@ void do_update(const struct route *r, json_t *body, bool patch, struct answer *a
     } else {
         json_object_del(keep, "status");
     }
-    /* identity is the server's */
-    json_t *m = fresh_child(keep, "metadata"), *om = json_object_get(old, "metadata");
+    /* identity is the server's; metadata copied unless it is the write's
+     * own already (a patch of it made a new one, a PUT's body is a copy) */
+    json_t *m = json_object_get(keep, "metadata"), *om = json_object_get(old, "metadata");
+    if (!json_is_object(m) || m == om)
+        m = fresh_child(keep, "metadata");
     const char *fixed[] = {"name", "namespace", "uid", "creationTimestamp"};
     for (size_t i = 0; i < 4; i++)
         if (json_object_get(om, fixed[i]))

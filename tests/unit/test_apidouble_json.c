@@ -53,6 +53,25 @@ static void test_strings(void **state)
     json_object_set_new(o, "", json_string(""));
     same_as_jansson(o);
     json_decref(o);
+    /* each byte that is escaped at every place of strings up to 40 long
+     * (the text looks at eight bytes at a time) */
+    static const char esc[] = {'"', '\\', '\n', 0x01, 0x1f, 0x7f, (char)0xc3};
+    for (size_t e = 0; e < sizeof esc; e++)
+        for (size_t len = 1; len <= 40; len++)
+            for (size_t at = 0; at < len; at++) {
+                char b[41];
+                memset(b, 'a', len);
+                b[at] = esc[e];
+                if (esc[e] == (char)0xc3) { /* a two-byte UTF-8 character */
+                    if (at + 1 == len)
+                        continue;
+                    b[at + 1] = (char)0xa9;
+                }
+                json_t *v = json_pack("[s%]", b, len);
+                assert_non_null(v);
+                same_as_jansson(v);
+                json_decref(v);
+            }
 }
 
 static void test_numbers_and_containers(void **state)
