@@ -11,6 +11,7 @@
  * keeps one pod allocating per node as on a real cluster of such nodes.
  *
  *   bench_kube [--nodes 5000] [--pods 50000] [--binders 8] [--bind-events] [--engine-only]
+ *              [--tolerations]
  *
  * --binders: the binder threads (gpuplane schedule's default 8; 0 binds
  * one pod at a time on the scheduling thread, as before bind.c).
@@ -18,6 +19,11 @@
  * annotation patch, the Binding) N ms late, as a real API server's round
  * trip and etcd write take time (the double's delay fault, which holds no
  * lock while it waits).
+ *
+ * --tolerations: the engine-only run's pods carry the two tolerations a
+ * real API server adds to every pod (DefaultTolerationSeconds; the
+ * double adds them on create too, so the end-to-end run has them), each
+ * pod its own copy as src/kube/objects.c reads them.
  *
  * --double PATH: this double's program in place of the one built beside
  * (GP_APIDOUBLE, compiled in), to compare two builds of it with the same
@@ -145,9 +151,14 @@ static void make_cluster(struct gp_kube_client *c, unsigned nodes, unsigned pods
     }
 }
 
-/* The engine alone: the same nodes and pods, one cycle. */
-static void engine_only(unsigned nodes, unsigned pods)
+/* The engine alone: the same nodes and pods, one cycle; with tolerations,
+ * each pod's own copy of the API server's two. */
+static void engine_only(unsigned nodes, unsigned pods, bool tolerations)
 {
+    static const struct gp_toleration defaults[] = {
+        {"node.kubernetes.io/not-ready", NULL, true, false, GP_EFFECT_NO_EXECUTE},
+        {"node.kubernetes.io/unreachable", NULL, true, false, GP_EFFECT_NO_EXECUTE}};
+    struct gp_toleration *tols = malloc((size_t)pods * sizeof defaults);
     struct gp_engine *e = gp_engine_new(gp_policy_find("best-fit"), 1);
     char(*names)[16] = malloc((size_t)(nodes > pods ? nodes : pods) * sizeof *names);
     for (unsigned i = 0; i < nodes; i++) {
@@ -168,6 +179,11 @@ static void engine_only(unsigned nodes, unsigned pods)
                                  .gpu_count = 1,
                                  .gpu_milli = i % 2 ? 500 : 1000,
                                  .gpu_resource = i % 2 ? GP_GPU_RES_NONE : GP_GPU_RES_GPU};
+        if (tolerations) {
+            memcpy(&tols[2 * (size_t)i], defaults, sizeof defaults);
+            ps.tolerations = &tols[2 * (size_t)i];
+            ps.ntolerations = 2;
+        }
         uint32_t id;
         gp_engine_pod_add(e, &ps, 0, &id);
     }
@@ -178,9 +194,11 @@ static void engine_only(unsigned nodes, unsigned pods)
     size_t binds = 0;
     for (size_t i = 0; i < n; i++)
         binds += d[i].kind == GP_DECISION_BIND;
-    printf("engine only: %zu decisions (%zu binds) in %.3f s: %.0f decisions/s\n", n, binds, dt,
+    printf("engine only%s: %zu decisions (%zu binds) in %.3f s: %.0f decisions/s\n",
+           tolerations ? " (each pod its own copy of the 2 default tolerations)" : "", n, binds, dt,
            (double)n / dt);
     free(d);
+    free(tols);
     free(names);
     gp_engine_free(e);
 }
@@ -188,7 +206,7 @@ static void engine_only(unsigned nodes, unsigned pods)
 int main(int argc, char **argv)
 {
     unsigned nodes = 5000, pods = 50000;
-    bool events = false, engine = false;
+    bool events = false, engine = false, tolerations = false;
     int binders = -1, latency_ms = 0;
     const char *double_prog = GP_APIDOUBLE, *double_wrap = NULL;
     setvbuf(stdout, NULL, _IOLBF, 0);
@@ -209,15 +227,19 @@ int main(int argc, char **argv)
             events = true;
         else if (strcmp(argv[i], "--engine-only") == 0)
             engine = true;
+        else if (strcmp(argv[i], "--tolerations") == 0)
+            tolerations = true;
         else {
-            fprintf(stderr, "usage: bench_kube [--nodes N] [--pods M] [--binders N] [--latency-ms "
-                            "N] [--bind-events] "
-                            "[--engine-only] [--double PATH] [--double-wrap \"CMD ARGS\"]\n");
+            fprintf(
+                stderr,
+                "usage: bench_kube [--nodes N] [--pods M] [--binders N] [--latency-ms "
+                "N] [--bind-events] "
+                "[--engine-only] [--tolerations] [--double PATH] [--double-wrap \"CMD ARGS\"]\n");
             return 2;
         }
     }
     if (engine) {
-        engine_only(nodes, pods);
+        engine_only(nodes, pods, tolerations);
         return 0;
     }
     char server[64];
@@ -285,6 +307,6 @@ int main(int argc, char **argv)
     gp_kube_client_free(c);
     kill(pid, SIGTERM);
     waitpid(pid, NULL, 0);
-    engine_only(nodes, pods);
+    engine_only(nodes, pods, tolerations);
     return 0;
 }

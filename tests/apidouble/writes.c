@@ -26,6 +26,126 @@ static json_t *fresh_child(json_t *obj, const char *k)
     return c;
 }
 
+/* obj's member k set to v (a new reference) unless it has one. */
+static void set_default(json_t *obj, const char *k, json_t *v)
+{
+    if (!json_object_get(obj, k))
+        json_object_set(obj, k, v);
+    json_decref(v);
+}
+
+/* Whether tolerations already tolerate key:NoExecute, as the
+ * DefaultTolerationSeconds plugin asks it: the key or none, NoExecute or
+ * every effect. */
+static bool tolerates_no_execute(const json_t *tolerations, const char *key)
+{
+    size_t i;
+    json_t *t;
+    json_array_foreach(tolerations, i, t)
+    {
+        const char *k = json_string_value(json_object_get(t, "key"));
+        const char *eff = json_string_value(json_object_get(t, "effect"));
+        if ((!k || !k[0] || strcmp(k, key) == 0) && (!eff || !eff[0] || !strcmp(eff, "NoExecute")))
+            return true;
+    }
+    return false;
+}
+
+/* What kube-apiserver v1.28 fills into a new Pod (recorded:
+ * ../shared/k8s/samples/recorded-apiserver-v1.28/pod-create.json): the
+ * defaults of pkg/apis/core/v1/defaults.go (restartPolicy,
+ * terminationGracePeriodSeconds, dnsPolicy, securityContext,
+ * schedulerName, enableServiceLinks; per container requests from limits,
+ * terminationMessagePath and -Policy, imagePullPolicy), the admission
+ * plugins' DefaultTolerationSeconds (not-ready and unreachable, NoExecute,
+ * 300 s, unless tolerated already), Priority (priority and
+ * preemptionPolicy from priorityClassName's class, or the global default
+ * one, else 0; a class not stored is left to the scheduler, where the
+ * server would refuse the pod) and ServiceAccount (its name; not the
+ * token volume). */
+static void pod_defaults(json_t *pod)
+{
+    json_t *spec = json_object_get(pod, "spec");
+    if (!json_is_object(spec))
+        return;
+    set_default(spec, "restartPolicy", json_string("Always"));
+    set_default(spec, "terminationGracePeriodSeconds", json_integer(30));
+    set_default(spec, "dnsPolicy", json_string("ClusterFirst"));
+    set_default(spec, "securityContext", json_object());
+    set_default(spec, "schedulerName", json_string("default-scheduler"));
+    set_default(spec, "enableServiceLinks", json_true());
+    set_default(spec, "serviceAccountName", json_string("default"));
+    set_default(spec, "serviceAccount", json_copy(json_object_get(spec, "serviceAccountName")));
+    size_t i;
+    json_t *c;
+    json_array_foreach(json_object_get(spec, "containers"), i, c)
+    {
+        json_t *res = json_object_get(c, "resources"), *lim = json_object_get(res, "limits");
+        if (json_object_size(lim)) {
+            json_t *req = json_object_get(res, "requests");
+            if (!json_is_object(req))
+                json_object_set_new(res, "requests", req = json_object());
+            const char *k;
+            json_t *v;
+            json_object_foreach(lim, k, v) set_default(req, k, json_copy(v));
+        }
+        set_default(c, "terminationMessagePath", json_string("/dev/termination-log"));
+        set_default(c, "terminationMessagePolicy", json_string("File"));
+        const char *image = json_string_value(json_object_get(c, "image"));
+        const char *tag = image ? strrchr(image, ':') : NULL;
+        bool latest = !tag || strchr(tag, '/') || strcmp(tag, ":latest") == 0;
+        if (image && strchr(image, '@'))
+            latest = false; /* by digest */
+        set_default(c, "imagePullPolicy", json_string(latest ? "Always" : "IfNotPresent"));
+    }
+    json_t *tol = json_object_get(spec, "tolerations");
+    static const char *const keys[] = {"node.kubernetes.io/not-ready",
+                                       "node.kubernetes.io/unreachable"};
+    for (size_t k = 0; k < 2; k++)
+        if (!tolerates_no_execute(tol, keys[k])) {
+            if (!json_is_array(tol))
+                json_object_set_new(spec, "tolerations", tol = json_array());
+            json_array_append_new(tol, json_pack("{s:s,s:s,s:s,s:i}", "key", keys[k], "operator",
+                                                 "Exists", "effect", "NoExecute",
+                                                 "tolerationSeconds", 300));
+        }
+    const char *want = json_string_value(json_object_get(spec, "priorityClassName"));
+    json_t *cls = NULL;
+    if (want && want[0]) {
+        struct object *o = find("scheduling.k8s.io/priorityclasses", "", want);
+        if (!o || !o->cur)
+            return;
+        cls = o->cur;
+    } else {
+        /* the PriorityClasses among the objects (S.objs only grows: each
+         * object looked at once, not once a pod) */
+        static struct object **pcs;
+        static size_t npcs, seen;
+        for (; seen < S.nobjs; seen++)
+            if (strcmp(S.objs[seen]->res, "scheduling.k8s.io/priorityclasses") == 0) {
+                struct object **v = realloc(pcs, (npcs + 1) * sizeof *v);
+                if (!v)
+                    break;
+                pcs = v;
+                pcs[npcs++] = S.objs[seen];
+            }
+        for (size_t j = 0; j < npcs; j++) {
+            struct object *o = pcs[j];
+            if (o->cur && json_is_true(json_object_get(o->cur, "globalDefault")) &&
+                (!cls || json_integer_value(json_object_get(o->cur, "value")) <
+                             json_integer_value(json_object_get(cls, "value"))))
+                cls = o->cur;
+        }
+    }
+    if (cls && !json_object_get(spec, "priorityClassName"))
+        json_object_set(spec, "priorityClassName",
+                        json_object_get(json_object_get(cls, "metadata"), "name"));
+    set_default(spec, "priority",
+                json_integer(cls ? json_integer_value(json_object_get(cls, "value")) : 0));
+    const char *pp = cls ? json_string_value(json_object_get(cls, "preemptionPolicy")) : NULL;
+    set_default(spec, "preemptionPolicy", json_string(pp ? pp : "PreemptLowerPriority"));
+}
+
 void do_create(const struct route *r, json_t *body, struct answer *a)
 {
     json_t *meta = json_object_get(body, "metadata");
@@ -68,8 +188,10 @@ void do_create(const struct route *r, json_t *body, struct answer *a)
         json_object_set_new(meta, "namespace", json_string(r->ns));
     json_object_set_new(obj, "kind", json_string(kind_of(r->res)));
     json_object_set_new(obj, "apiVersion", json_string(r->api_version));
-    if (strcmp(r->res, "pods") == 0) /* status is the server's to write */
+    if (strcmp(r->res, "pods") == 0) { /* status is the server's to write */
         json_object_set_new(obj, "status", json_pack("{s:s}", "phase", "Pending"));
+        pod_defaults(obj);
+    }
     normalize(obj);
     record(o, "ADDED", obj);
     answer_recorded(a, 201);
