@@ -90,9 +90,12 @@ static double mono_s(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+/* Leading, and the Lease's renew deadline not passed (sched.h
+ * gp_kube_sched_set_leader_until): a binder writes nothing after it even
+ * while the scheduling thread still waits on a renewal. */
 static bool leading(const struct gp_kube_sched *s)
 {
-    return atomic_load(&s->leading);
+    return atomic_load(&s->leading) && mono_s() < atomic_load(&s->lead_until_s);
 }
 
 /* --- a job, run by a binder or the scheduling thread -------------------- */

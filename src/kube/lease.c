@@ -5,6 +5,7 @@
  * else write this replica as holder (renewTime now, acquireTime and
  * leaseTransitions moved on a change of holder) conditioned on the
  * Lease's resourceVersion. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +25,16 @@ void gp_kube_lease_opts_default(struct gp_kube_lease_opts *o)
         .renew_deadline_s = 10,
         .retry_period_s = 2,
     };
+}
+
+void gp_kube_lease_client_opts(const struct gp_kube_lease_opts *lo, struct gp_kube_client_opts *co)
+{
+    double t = lo->renew_deadline_s / 4;
+    co->request_timeout_s = t;
+    if (co->connect_timeout_s > t)
+        co->connect_timeout_s = t;
+    co->max_retries = 0;
+    co->retry_after_max_s = 0;
 }
 
 struct gp_kube_lease {
@@ -57,6 +68,11 @@ void gp_kube_lease_free(struct gp_kube_lease *l)
     if (l)
         free(l->observed);
     free(l);
+}
+
+double gp_kube_lease_deadline(const struct gp_kube_lease *l)
+{
+    return l->leading ? l->renewed_at + l->o.renew_deadline_s : -INFINITY;
 }
 
 const char *gp_kube_lease_holder(const struct gp_kube_lease *l)

@@ -36,6 +36,21 @@ void gp_kube_lease_free(struct gp_kube_lease *l);
  * returns whether this replica leads now. Call every retry period. */
 bool gp_kube_lease_tick(struct gp_kube_lease *l, double now_s);
 
+/* A client's options for the Lease's own client (gpuplane schedule makes
+ * one): each request cut at a quarter of the renew deadline (connecting
+ * included) and never retried by the client (no back-off, no wait for a
+ * Retry-After), so that one tick - a GET and a write - ends within half
+ * the renew deadline whatever the server does. client-go bounds a
+ * renewal so (leaderelection.go, renew: tryAcquireOrRenew under a
+ * context of RenewDeadline, tried again each RetryPeriod); here each
+ * tick is one try, the caller's loop the retries. */
+void gp_kube_lease_client_opts(const struct gp_kube_lease_opts *lo, struct gp_kube_client_opts *co);
+
+/* Until when (the clock of gp_kube_lease_tick's now_s) this replica may
+ * act as leader: its last successful write plus the renew deadline;
+ * -INFINITY when it does not lead. */
+double gp_kube_lease_deadline(const struct gp_kube_lease *l);
+
 /* Gives the Lease up (holderIdentity emptied) if this replica holds it,
  * so that another takes over at once (client-go's ReleaseOnCancel). */
 void gp_kube_lease_release(struct gp_kube_lease *l);

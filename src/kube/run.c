@@ -249,7 +249,8 @@ static enum gp_err run_loop(const struct gp_kube_run_opts *o, struct run_state *
         double now = mono();
         if (o->leader_elect && now >= next_lease) {
             bool lead = gp_kube_lease_tick(r->lease, now);
-            gp_kube_sched_set_leader(r->s, lead);
+            /* binders stop at the renew deadline, renewed or not by then */
+            gp_kube_sched_set_leader_until(r->s, lead, gp_kube_lease_deadline(r->lease));
             if (r->h)
                 gp_httpd_set_role(r->h, lead ? GP_HTTPD_ROLE_LEADER : GP_HTTPD_ROLE_STANDBY);
             next_lease = now + o->lease.retry_period_s;
@@ -330,8 +331,10 @@ enum gp_err gp_kube_run(const struct gp_kube_run_opts *o, struct gp_kube_run_res
     enum gp_err err = gp_kube_client_new(o->cfg, &o->client, &r.c, d);
     if (err == GP_OK)
         err = gp_kube_sched_new(r.c, &o->sched, &r.s, d);
+    struct gp_kube_client_opts lease_client = o->client; /* bounded by the renew deadline */
+    gp_kube_lease_client_opts(&o->lease, &lease_client);
     if (err == GP_OK && o->leader_elect &&
-        (err = gp_kube_client_new(o->cfg, &o->client, &r.lc, d)) == GP_OK)
+        (err = gp_kube_client_new(o->cfg, &lease_client, &r.lc, d)) == GP_OK)
         err = gp_kube_lease_new(r.lc, &o->lease, &r.lease, d);
     if (err == GP_OK)
         err = binders_start(o, &r, d);

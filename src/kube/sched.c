@@ -861,13 +861,21 @@ enum gp_err gp_ks_rebuild(struct gp_kube_sched *s, struct gp_diag *d)
 
 /* --- the cycle --------------------------------------------------------- */
 
-void gp_kube_sched_set_leader(struct gp_kube_sched *s, bool leader)
+void gp_kube_sched_set_leader_until(struct gp_kube_sched *s, bool leader, double until_s)
 {
     if (leader && !s->leader)
         s->dirty = true;
     s->leader = leader;
+    atomic_store(&s->lead_until_s, leader ? until_s : -INFINITY);
     atomic_store(&s->leading, leader);
 }
+
+void gp_kube_sched_set_leader(struct gp_kube_sched *s, bool leader)
+{
+    gp_kube_sched_set_leader_until(s, leader, INFINITY);
+}
+
+static double mono_s(void);
 
 double gp_kube_sched_next_retry_s(const struct gp_kube_sched *s)
 {
@@ -928,6 +936,8 @@ enum gp_err gp_kube_sched_cycle(struct gp_kube_sched *s, double now_s, size_t *b
     gp_ks_bind_collect(s, false, bound); /* what the binders finished */
     records_sweep(s);                    /* (a standby's too: it never rebuilds) */
     record_rotate(s);
+    if (s->leader && mono_s() >= atomic_load(&s->lead_until_s))
+        gp_kube_sched_set_leader(s, false); /* the Lease's renew deadline passed */
     if (!s->leader)
         return GP_OK;
     /* the specs kept for the engine's shapes outnumber the pods and nodes

@@ -134,6 +134,11 @@ void gp_kube_sched_priority_change(enum gp_kube_event_type type, const json_t *o
 /* Leadership (lease.c decides): only a leader writes. Becoming leader
  * rebuilds the state from what the informers delivered. */
 void gp_kube_sched_set_leader(struct gp_kube_sched *s, bool leader);
+/* The same, leading only until until_s (CLOCK_MONOTONIC seconds: the
+ * Lease's renew deadline, gp_kube_lease_deadline): past it nothing more
+ * is written - a binder checks it before each patch and Binding, a cycle
+ * gives the leadership up - until leadership is set again. */
+void gp_kube_sched_set_leader_until(struct gp_kube_sched *s, bool leader, double until_s);
 
 /* One cycle at now_s (a monotonic clock): the state rebuilt if it must
  * be, pods whose back-off ended back in the queue, the engine's decisions

@@ -156,6 +156,8 @@ struct gp_kube_sched {
     /* sched.c records_sweep: a node record without its Node (deleted, or
      * only pods named it) or a deleted PodGroup may be left unused */
     bool nodes_gone, groups_gone;
+    /* leading until then (CLOCK_MONOTONIC; the Lease's renew deadline), for the binders */
+    _Atomic double lead_until_s;
 };
 
 /* sched.c */

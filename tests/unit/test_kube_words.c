@@ -10,15 +10,22 @@
  *    preemptionPolicy Never);
  *  - a node whose only change is a label documented as a volatile
  *    timestamp (GPU Feature Discovery's nvidia.com/gfd.timestamp) does not
- *    rebuild the engine; any other label change does. */
+ *    rebuild the engine; any other label change does;
+ *  - the Lease against a server that answers late: each tick ends within
+ *    half the renew deadline (its own client: a quarter of it a request,
+ *    no retries), the leader leads until the deadline and not after; a
+ *    binder writes no Binding once the deadline passed, and a leader's
+ *    rebuild binds what it left annotated. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <math.h>
 #include <time.h>
 
 #include <cmocka.h>
 
+#include "kube/lease.h"
 #include "kube_double.h"
 #include "shared_data.h"
 #include "kube_world.h"
@@ -186,12 +193,112 @@ static void test_timestamp_label(void **state)
     w_close(&w);
 }
 
+static double mono(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void nap(double s)
+{
+    struct timespec ts = {(time_t)s, (long)((s - (double)(time_t)s) * 1e9)};
+    nanosleep(&ts, NULL);
+}
+
+static void test_lease_slow_server(void **state)
+{
+    (void)state;
+    struct gp_kube_lease_opts lo;
+    gp_kube_lease_opts_default(&lo);
+    lo.identity = "a";
+    lo.duration_s = 3;
+    lo.renew_deadline_s = 2;
+    lo.retry_period_s = 0.4;
+    /* the scheduler's client options (30 s a request, 5 retries), made
+     * the Lease's as gpuplane schedule makes them */
+    struct gp_kube_client_opts co;
+    gp_kube_client_opts_default(&co);
+    co.qps = 0;
+    gp_kube_lease_client_opts(&lo, &co);
+    struct gp_kube_config cfg = {.server = kd_server, .ns = "default"};
+    struct gp_kube_client *c, *admin = kd_client();
+    struct gp_diag d = {""};
+    assert_int_equal(gp_kube_client_new(&cfg, &co, &c, &d), GP_OK);
+    struct gp_kube_lease *l;
+    assert_int_equal(gp_kube_lease_new(c, &lo, &l, &d), GP_OK);
+    double t0 = mono();
+    assert_true(gp_kube_lease_tick(l, t0));
+    assert_true(fabs(gp_kube_lease_deadline(l) - (t0 + 2)) < 1e-9);
+    /* every Lease request answered 3 s late from now */
+    kd_call(admin, "POST", "/_control/fault",
+            "{\"delay_ms\":3000,\"count\":100,\"match\":\"/leases\"}", 200);
+    bool lost = false;
+    int ticks = 0;
+    while (mono() < t0 + 4) {
+        double t = mono();
+        bool lead = gp_kube_lease_tick(l, t);
+        double took = mono() - t;
+        ticks++;
+        if (took > lo.renew_deadline_s / 2 + 0.25)
+            fail_msg("a tick took %.2f s, the renew deadline is %.0f s", took, lo.renew_deadline_s);
+        if (t < t0 + lo.renew_deadline_s)
+            assert_true(lead); /* not renewed, but within the deadline */
+        else
+            assert_false(lead);
+        lost |= !lead;
+        nap(lo.retry_period_s);
+    }
+    assert_true(lost && ticks >= 4);
+    assert_true(gp_kube_lease_deadline(l) == -INFINITY);
+    kd_call(admin, "POST", "/_control/clear", "{}", 200);
+    assert_true(gp_kube_lease_tick(l, mono())); /* still its own record: taken back */
+    gp_kube_lease_free(l);
+    gp_kube_client_free(c);
+    gp_kube_client_free(admin);
+}
+
+static void test_bind_past_deadline(void **state)
+{
+    (void)state;
+    struct world w;
+    w_open(&w, true);
+    w_node(&w, "n1", 4);
+    w_pod(&w, "warm", 1);
+    assert_int_equal(w_cycle(&w), 1);
+    long bindings = w_stat(&w, "bindings");
+    /* leading for 0.3 s more; the pod's annotation patch answered 0.6 s
+     * late: the Binding would go after the deadline */
+    gp_kube_sched_set_leader_until(w.s, true, mono() + 0.3);
+    kd_call(w.admin, "POST", "/_control/fault",
+            "{\"delay_ms\":600,\"count\":1,\"match\":\"/pods/slowpod\"}", 200);
+    w_pod(&w, "slowpod", 1);
+    w_cycle(&w);
+    assert_string_equal(w_node_of(&w, "slowpod", NULL), "");
+    assert_int_equal(w_stat(&w, "bindings"), bindings);
+    /* past it a cycle writes nothing either */
+    w_pod(&w, "later", 1);
+    w_cycle(&w);
+    assert_string_equal(w_node_of(&w, "later", NULL), "");
+    assert_int_equal(w_stat(&w, "bindings"), bindings);
+    /* leading again: the rebuild binds both */
+    gp_kube_sched_set_leader(w.s, true);
+    w_cycle(&w);
+    w_cycle(&w);
+    assert_string_equal(w_node_of(&w, "slowpod", NULL), "n1");
+    assert_string_equal(w_node_of(&w, "later", NULL), "n1");
+    w_check_distinct(&w);
+    w_close(&w);
+}
+
 int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_unschedulable_words, kd_start, kd_stop),
         cmocka_unit_test(test_explain_merge),
         cmocka_unit_test_setup_teardown(test_timestamp_label, kd_start, kd_stop),
+        cmocka_unit_test_setup_teardown(test_lease_slow_server, kd_start, kd_stop),
+        cmocka_unit_test_setup_teardown(test_bind_past_deadline, kd_start, kd_stop),
     };
     return kd_main(argc, argv, tests, NULL, NULL);
 }
