@@ -408,7 +408,9 @@ enum gp_err gp_kube_pod_read(const json_t *pod, struct gp_arena *a, struct gp_po
         (err = pod_kv(json_object_get(meta, "labels"), a, &s->labels, &s->nlabels)) != GP_OK ||
         (err = pod_tolerations(json_object_get(spec, "tolerations"), a, s)) != GP_OK)
         return err == GP_ENOMEM ? gp_diag_set(d, err, "out of memory") : err;
-    return pod_annotations(json_object_get(meta, "annotations"), a, s, d);
+    const json_t *ann = json_object_get(meta, "annotations");
+    err = pod_annotations(ann, a, s, d);
+    return err == GP_OK ? gp_kube_pod_sharing_read(ann, s, d) : err; /* objects_share.c */
 }
 
 static bool condition_true(const json_t *status, const char *type)

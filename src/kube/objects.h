@@ -189,6 +189,15 @@ uint32_t gp_kube_node_replicas(const json_t *node);
  * GP_EINVALID when nvidia.com/gpu.shared does not read. */
 enum gp_err gp_kube_node_whole_replicas(const json_t *node, const char *name, uint32_t gpu,
                                         uint32_t *out, struct gp_diag *diag);
+/* objects_share.c: a pod's own sharing pin, the annotation
+ * gpuplane.io/sharing ("timeslice, mps": any of exclusive, timeslice,
+ * mps, mig), as io/manifest_pod.c reads it: spec->share_modes becomes the
+ * modes named, intersected with those its resource implies
+ * (nvidia.com/gpu.shared: timeslice, mps; nvidia.com/mig-*: mig), on a
+ * spec whose GPU request is read. GP_EINVALID with one line naming the
+ * field: a mode not known, a pod asking no GPU, nothing left. */
+enum gp_err gp_kube_pod_sharing_read(const json_t *annotations, struct gp_pod_spec *spec,
+                                     struct gp_diag *diag);
 /* The compute slices and memory of a MIG profile by name, from the first
  * GPU model that has it; false when none has. */
 bool gp_kube_mig_profile_info(const char *profile, unsigned *compute, uint32_t *mem_mib);

@@ -157,3 +157,48 @@ enum gp_err gp_kube_node_share_read(const json_t *node, struct gp_arena *a, stru
     info->replicas = replicas;
     return GP_OK;
 }
+
+enum gp_err gp_kube_pod_sharing_read(const json_t *ann, struct gp_pod_spec *s, struct gp_diag *d)
+{
+    const char *v = str(ann, "gpuplane.io/sharing");
+    if (!v)
+        return GP_OK;
+    uint8_t modes = 0;
+    for (const char *p = v;;) {
+        const char *end = strchr(p, ',');
+        size_t len = end ? (size_t)(end - p) : strlen(p);
+        while (len > 0 && *p == ' ')
+            p++, len--;
+        while (len > 0 && p[len - 1] == ' ')
+            len--;
+        int found = -1;
+        for (int m = GP_SHARE_EXCLUSIVE; m <= GP_SHARE_MIG; m++) {
+            const char *name = gp_share_mode_name((enum gp_share_mode)m);
+            if (strlen(name) == len && strncmp(name, p, len) == 0)
+                found = m;
+        }
+        if (found < 0)
+            return gp_diag_set(d, GP_EINVALID,
+                               "metadata.annotations.gpuplane.io/sharing: \"%.100s\" is not a "
+                               "list of sharing modes separated by commas (exclusive, timeslice, "
+                               "mps, mig)",
+                               v);
+        modes |= (uint8_t)(1u << found);
+        if (!end)
+            break;
+        p = end + 1;
+    }
+    if (s->gpu_count == 0)
+        return gp_diag_set(d, GP_EINVALID,
+                           "metadata.annotations.gpuplane.io/sharing: sharing modes for a pod "
+                           "that asks for no GPU");
+    uint8_t left = s->share_modes ? s->share_modes & modes : modes;
+    if (!left)
+        return gp_diag_set(d, GP_EINVALID,
+                           "metadata.annotations.gpuplane.io/sharing: \"%.100s\" allows no mode "
+                           "the pod's GPU request can use (nvidia.com/gpu.shared needs timeslice "
+                           "or mps, nvidia.com/mig-* mig)",
+                           v);
+    s->share_modes = left;
+    return GP_OK;
+}

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "engine/share.h"
 #include "engine/sharing.h"
 #include "kube/metrics.h"
 #include "kube/sched_internal.h"
@@ -223,6 +224,34 @@ static uint32_t greater_than_one(struct gp_kube_sched *s, const struct spod *p,
     return n;
 }
 
+/* The nodes that turn p away only because of its own gpuplane.io/sharing
+ * pin (objects_share.c): they advertise the resource it asks, so
+ * kube-scheduler has no word for them (its "Insufficient nvidia.com/gpu"
+ * would be false); said apart, in gpuplane's words, and taken out of x's
+ * sharing count as greater_than_one's are. */
+static uint32_t pinned_out(struct gp_kube_sched *s, const struct spod *p, struct gp_explain *x)
+{
+    const struct gp_pod *ep = s->e && p->eng != SP_NONE ? gp_engine_pod(s->e, p->eng) : NULL;
+    if (!ep || !p->spec.share_modes || x->rejected[GP_FILTER_SHARING] == 0)
+        return 0;
+    struct gp_pod bare = *ep; /* the modes its resource implies, the pin left out */
+    bare.spec.share_modes = p->spec.gpu_resource == GP_GPU_RES_SHARED
+                                ? (uint8_t)(1u << GP_SHARE_TIMESLICE | 1u << GP_SHARE_MPS)
+                            : p->spec.mig_profile ? (uint8_t)(1u << GP_SHARE_MIG)
+                                                  : 0;
+    if (bare.spec.share_modes == p->spec.share_modes)
+        return 0; /* no pin of its own */
+    uint32_t n = 0;
+    for (size_t i = 0; i < gp_engine_node_count(s->e) && n < x->rejected[GP_FILTER_SHARING]; i++) {
+        const struct gp_node *nd = gp_engine_node(s->e, (uint32_t)i);
+        if (nd->state != GP_NODE_GONE && nd->spec.gpu_count > 0 &&
+            gp_engine_filter(s->e, nd, ep) == GP_FILTER_SHARING && gp_share_mode_ok(nd, &bare))
+            n++;
+    }
+    x->rejected[GP_FILTER_SHARING] -= n;
+    return n;
+}
+
 /* attempt_s: observed when the answer is new (an unschedulable pod given
  * the same answer again is not tried anew: kube-scheduler keeps it in its
  * unschedulable queue until the cluster changes) */
@@ -231,7 +260,7 @@ static void unschedulable(struct gp_kube_sched *s, struct spod *p, const struct 
 {
     char msg[1024];
     struct gp_explain x = d->explain;
-    uint32_t gt1 = greater_than_one(s, p, &x);
+    uint32_t gt1 = greater_than_one(s, p, &x), pin = pinned_out(s, p, &x);
     struct gp_ks_reasons *kr = malloc(sizeof *kr);
     if (kr)
         gp_ks_words_nodes(s, words, p, &x, kr);           /* sched_explain.c */
@@ -242,6 +271,9 @@ static void unschedulable(struct gp_kube_sched *s, struct spod *p, const struct 
                               "nvidia.com/gpu.shared (failRequestsGreaterThanOne)"
                             : "node(s) refuse a container asking more than one shared "
                               "nvidia.com/gpu (failRequestsGreaterThanOne)");
+    gp_kube_explain_add(msg, sizeof msg, pin,
+                        "node(s) share their GPUs in a way the pod's gpuplane.io/sharing does not "
+                        "allow");
     if (kr)
         gp_ks_words_apply(kr, msg, sizeof msg);
     free(kr);

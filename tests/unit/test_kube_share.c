@@ -760,6 +760,97 @@ static void test_renamed_mig_reader(void **state)
     gp_arena_free(&a);
 }
 
+/* A pod's own gpuplane.io/sharing, read as io/manifest_pod.c reads it:
+ * the modes named, intersected with what the resource implies; the bad
+ * ones one line naming the field. */
+static void test_pin_reader(void **state)
+{
+    (void)state;
+    struct gp_arena a;
+    gp_arena_init(&a);
+    static const struct {
+        const char *res, *pin;
+        uint8_t modes; /* 0: refused with msg */
+        const char *msg;
+    } cases[] = {
+        {"\"nvidia.com/gpu\":\"1\"", "timeslice, mps",
+         1u << GP_SHARE_TIMESLICE | 1u << GP_SHARE_MPS, NULL},
+        {"\"nvidia.com/gpu\":\"2\"", "exclusive", 1u << GP_SHARE_EXCLUSIVE, NULL},
+        {"\"nvidia.com/gpu.shared\":\"1\"", "mps,exclusive", 1u << GP_SHARE_MPS, NULL},
+        {"\"nvidia.com/mig-1g.10gb\":\"1\"", "mig", 1u << GP_SHARE_MIG, NULL},
+        {"\"nvidia.com/gpu.shared\":\"1\"", "exclusive", 0,
+         "metadata.annotations.gpuplane.io/sharing: \"exclusive\" allows no mode the pod's GPU "
+         "request can use (nvidia.com/gpu.shared needs timeslice or mps, nvidia.com/mig-* mig)"},
+        {"\"nvidia.com/gpu\":\"1\"", "time-slicing", 0,
+         "metadata.annotations.gpuplane.io/sharing: \"time-slicing\" is not a list of sharing "
+         "modes separated by commas (exclusive, timeslice, mps, mig)"},
+        {"\"nvidia.com/gpu\":\"1\"", "mps,", 0,
+         "metadata.annotations.gpuplane.io/sharing: \"mps,\" is not a list of sharing modes "
+         "separated by commas (exclusive, timeslice, mps, mig)"},
+        {"\"cpu\":\"1\"", "mps", 0,
+         "metadata.annotations.gpuplane.io/sharing: sharing modes for a pod that asks for no GPU"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char b[512];
+        snprintf(b, sizeof b,
+                 "{\"metadata\":{\"name\":\"p\",\"namespace\":\"default\",\"annotations\":{"
+                 "\"gpuplane.io/sharing\":\"%s\"}},\"spec\":{\"containers\":[{\"name\":\"c\","
+                 "\"resources\":{\"limits\":{%s}}}]}}",
+                 cases[i].pin, cases[i].res);
+        json_t *pod = json_loads(b, 0, NULL);
+        assert_non_null(pod);
+        struct gp_pod_spec ps;
+        struct gp_kube_pod_info pi;
+        struct gp_diag d = {""};
+        enum gp_err err = gp_kube_pod_read(pod, &a, &ps, &pi, &d);
+        json_decref(pod);
+        if (cases[i].modes) {
+            if (err != GP_OK)
+                fail_msg("%s: %s", cases[i].pin, d.msg);
+            assert_int_equal(ps.share_modes, cases[i].modes);
+        } else {
+            assert_int_equal(err, GP_EINVALID);
+            assert_string_equal(d.msg, cases[i].msg);
+        }
+    }
+    gp_arena_free(&a);
+}
+
+/* A pod pinned to a sharing mode (gpuplane.io/sharing) goes only to nodes
+ * shared that way, as in the simulator: pinned exclusive it waits beside a
+ * time-sliced node (which advertises nvidia.com/gpu, so gpuplane's words,
+ * not kube-scheduler's "Insufficient") and takes the whole-GPU node once
+ * there; pinned timeslice it takes a replica though whole GPUs are free;
+ * unpinned it may go to either. */
+static void test_pin(void **state)
+{
+    (void)state;
+    struct world w;
+    w_open(&w, true);
+    w_shared_node(&w, "ts", 2, 4, "time-slicing");
+    w_pod_full(&w, "ex1", 1, 0, "gpuplane",
+               ",\"annotations\":{\"gpuplane.io/sharing\":\"exclusive\"}");
+    w_pod(&w, "any", 1);
+    assert_int_equal(w_cycle(&w), 1);
+    assert_string_equal(w_node_of(&w, "any", NULL), "ts");
+    assert_string_equal(w_node_of(&w, "ex1", NULL), "");
+    assert_string_equal(w_events(&w, "FailedScheduling", "ex1"),
+                        "0/1 nodes are available: 1 node(s) share their GPUs in a way the pod's "
+                        "gpuplane.io/sharing does not allow. preemption: 0/1 nodes are available: "
+                        "1 No preemption victims found for incoming pod..");
+    w_node(&w, "ex", 2);
+    w.now += 10;
+    assert_int_equal(w_cycle(&w), 1);
+    assert_string_equal(w_node_of(&w, "ex1", NULL), "ex");
+    w_pod_full(&w, "ts1", 1, 0, "gpuplane",
+               ",\"annotations\":{\"gpuplane.io/sharing\":\"timeslice\"}");
+    w.now += 10;
+    assert_int_equal(w_cycle(&w), 1);
+    assert_string_equal(w_node_of(&w, "ts1", NULL), "ts");
+    assert_int_equal(gp_kube_sched_stats(w.s).audit_violations, 0);
+    w_close(&w);
+}
+
 /* gpuplane's own reason among kube-scheduler's, sorted as they are. */
 static void test_explain_add(void **state)
 {
@@ -811,6 +902,8 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup_teardown(test_renamed_mig, kd_start, kd_stop),
         cmocka_unit_test_setup_teardown(test_renamed_mig_zero, kd_start, kd_stop),
         cmocka_unit_test(test_renamed_mig_reader),
+        cmocka_unit_test(test_pin_reader),
+        cmocka_unit_test_setup_teardown(test_pin, kd_start, kd_stop),
         cmocka_unit_test(test_explain_add),
         cmocka_unit_test_setup_teardown(test_restart_timeslice, kd_start, kd_stop),
         cmocka_unit_test_setup_teardown(test_restart_mps, kd_start, kd_stop),
