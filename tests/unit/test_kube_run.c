@@ -1,6 +1,7 @@
 /* test_kube_run.c - the scheduler's threads (kube/run.c) against the API
  * server double: informer threads watching while pods arrive, /metrics
- * counting the binds; and two replicas under leader election on one
+ * (fetched over HTTP while it runs) counting the binds, the GPUs
+ * allocated and the queues; and two replicas under leader election on one
  * Lease: every pod bound once, all by one replica, the other standing by;
  * and faults on demand (429, 500, slow answers, cut watches) ridden out. */
 #include <pthread.h>
@@ -11,10 +12,13 @@
 #include <time.h>
 
 #include <cmocka.h>
+#include <curl/curl.h>
+#include <unistd.h>
 
 #include "kube_double.h"
 #include "shared_data.h"
 #include "kube_world.h"
+#include "kube/metrics.h"
 #include "kube/run.h"
 
 struct later {
@@ -51,6 +55,61 @@ static void run_opts(struct gp_kube_run_opts *o, struct gp_kube_config *cfg)
     o->max_s = 20;
 }
 
+/* /metrics scraped while gp_kube_run runs: the port read from its log
+ * line, then GET until the exposition counts `want` pods scheduled (or
+ * 15 s pass); the run told to stop then. */
+struct scrape {
+    FILE *log; /* the read end of the run's log */
+    unsigned want;
+    volatile sig_atomic_t stop;
+    char body[65536];
+    size_t len;
+    bool found;
+};
+
+static size_t on_body(char *b, size_t sz, size_t n, void *arg)
+{
+    struct scrape *sc = arg;
+    size_t k = sz * n;
+    if (sc->len + k < sizeof sc->body) {
+        memcpy(sc->body + sc->len, b, k);
+        sc->len += k;
+        sc->body[sc->len] = '\0';
+    }
+    return k;
+}
+
+static void *scrape_main(void *arg)
+{
+    struct scrape *sc = arg;
+    unsigned port = 0;
+    if (fscanf(sc->log, "gpuplane schedule: /metrics, /healthz and /readyz on port %u", &port) !=
+        1) {
+        sc->stop = 1;
+        return NULL;
+    }
+    char url[64], want[128];
+    snprintf(url, sizeof url, "http://127.0.0.1:%u/metrics", port);
+    snprintf(want, sizeof want, GP_KM_DECISIONS "{result=\"scheduled\"} %u\n", sc->want);
+    for (int i = 0; i < 300 && !sc->found; i++) {
+        CURL *c = curl_easy_init();
+        sc->len = 0;
+        sc->body[0] = '\0';
+        curl_easy_setopt(c, CURLOPT_URL, url);
+        curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
+        curl_easy_setopt(c, CURLOPT_WRITEDATA, sc);
+        curl_easy_setopt(c, CURLOPT_TIMEOUT, 5L);
+        curl_easy_setopt(c, CURLOPT_NOPROXY, "*");
+        if (curl_easy_perform(c) == CURLE_OK && strstr(sc->body, want))
+            sc->found = true;
+        curl_easy_cleanup(c);
+        if (!sc->found)
+            nanosleep(&(struct timespec){0, 50 * 1000000L}, NULL);
+    }
+    sc->stop = 1;
+    return NULL;
+}
+
 static void test_run_watch(void **state)
 {
     (void)state;
@@ -69,11 +128,43 @@ static void test_run_watch(void **state)
     struct gp_kube_run_opts o;
     struct gp_kube_config cfg;
     run_opts(&o, &cfg);
-    o.stop_after_binds = 8;
+    /* stopped once /metrics counts the 8 binds (by the scraper) */
+    static struct scrape sc;
+    memset(&sc, 0, sizeof sc);
+    sc.want = 8;
+    int fd[2];
+    assert_int_equal(pipe(fd), 0);
+    o.log = fdopen(fd[1], "w");
+    sc.log = fdopen(fd[0], "r");
+    assert_true(o.log && sc.log);
+    o.metrics_addr = "127.0.0.1:0";
+    o.stop = &sc.stop;
+    pthread_t ts;
+    pthread_create(&ts, NULL, scrape_main, &sc);
     struct gp_kube_run_result res;
     struct gp_diag d = {""};
     assert_int_equal(gp_kube_run(&o, &res, &d), GP_OK);
     pthread_join(th, NULL);
+    fclose(o.log);
+    pthread_join(ts, NULL);
+    fclose(sc.log);
+    if (!sc.found)
+        fail_msg("/metrics never counted 8 pods scheduled; last:\n%s", sc.body);
+    /* the same exposition: 8 of the 8 GPUs allocated, nothing queued, no
+     * failure, no violation */
+    const char *lines[] = {
+        GP_KM_GPU_ALLOCATED "{pool=\"default\"} 8\n",
+        GP_KM_GPU_CAPACITY "{pool=\"default\"} 8\n",
+        GP_KM_DECISIONS "{result=\"error\"} 0\n",
+        GP_KM_PENDING "{queue=\"active\"} 0\n",
+        GP_KM_PENDING "{queue=\"backoff\"} 0\n",
+        GP_KM_BIND_FAILURES "{reason=\"conflict\"} 0\n",
+        GP_KM_AUDIT_VIOLATIONS "{resource=\"gpu\"} 0\n",
+        GP_KM_BIND_S "_count 8\n",
+    };
+    for (size_t i = 0; i < sizeof lines / sizeof lines[0]; i++)
+        if (!strstr(sc.body, lines[i]))
+            fail_msg("/metrics lacks %s", lines[i]);
     assert_int_equal(res.stats.binds, 8);
     assert_int_equal(res.stats.audit_violations, 0);
     assert_int_equal(w_stat(&w, "bindings"), 8);

@@ -24,7 +24,9 @@
  *    its node (its GPUs booked) and binds it later; a kept member whose
  *    node goes or which is deleted is released, said in an Event;
  *  - memory: pods, nodes and PodGroups made and deleted by the hundred
- *    leave records only for what is alive.
+ *    leave records only for what is alive;
+ *  - the metrics' values after such scenarios (decisions, bind failures,
+ *    queues, GPUs per pool, victims, audit, leader).
  * Run with "shared", the same tests run with the double checking every
  * object written against the published schemas (../shared/k8s/schemas/;
  * w_close asserts none failed), and probes show the check refuses what it
@@ -796,6 +798,170 @@ static void test_latency_metrics(void **state)
     w_close(&w);
 }
 
+/* w_cycle, then the metrics brought up to date (as run.c does after a
+ * cycle). */
+static size_t m_cycle(struct world *w)
+{
+    size_t n = w_cycle(w);
+    gp_kube_sched_metrics(w->s);
+    return n;
+}
+
+static double m_pool(struct gp_metric *m, const char *pool)
+{
+    struct gp_metric_series *s = gp_metrics_series(m, pool);
+    assert_non_null(s);
+    return gp_metrics_value(s);
+}
+
+/* Every label value of a metric, expected: "result" by result etc. */
+static void m_expect(struct gp_metric_series *const *series, const double *want, size_t n,
+                     const char *const *names, const char *what)
+{
+    for (size_t i = 0; i < n; i++)
+        if (gp_metrics_value(series[i]) != want[i])
+            fail_msg("%s{%s}: %g, expected %g", what, names[i], gp_metrics_value(series[i]),
+                     want[i]);
+}
+
+#define M_DECISIONS(km, sch, uns, err)                                                             \
+    m_expect((km).decisions, (const double[]){sch, uns, err}, GP_KM_RESULT_COUNT,                  \
+             gp_km_result_names, GP_KM_DECISIONS)
+#define M_BIND_FAILURES(km, conflict, rejected, error)                                             \
+    m_expect((km).bind_failures, (const double[]){conflict, rejected, error},                      \
+             GP_KM_BIND_FAILURE_COUNT, gp_km_bind_failure_names, GP_KM_BIND_FAILURES)
+#define M_PENDING(km, active, backoff, unsched)                                                    \
+    m_expect((km).pending, (const double[]){active, backoff, unsched}, GP_KM_QUEUE_COUNT,          \
+             gp_km_queue_names, GP_KM_PENDING)
+
+/* The scheduler's counters and gauges (metrics.h, /metrics) after real
+ * scheduling against the double (audit gap 2): decisions by result,
+ * bind failures by reason (a stale cache's 409, a webhook's 403, a 500),
+ * the pending queues, GPUs allocated and in capacity per pool (a node of
+ * pool "gold" beside "default"), preemption victims, audit violations by
+ * resource and leadership, each value asserted after the scenario that
+ * moves it, so that a counter not updated, or updated under another
+ * label, fails it. */
+static void test_metric_values(void **state)
+{
+    (void)state;
+    struct world w;
+    w_open(&w, true);
+    struct gp_kube_metrics km;
+    struct gp_diag d = {""};
+    assert_int_equal(gp_kube_metrics_init(&km, &d), GP_OK);
+    gp_kube_sched_set_metrics(w.s, &km);
+    w_node(&w, "n1", 4);
+    w_node(&w, "g1", 2);
+    kd_call(w.admin, "PATCH", "/api/v1/nodes/g1",
+            "{\"metadata\":{\"labels\":{\"gpuplane.io/pool\":\"gold\"}}}", 200);
+    /* 1. two bound (4 GPUs fill n1, 2 fill g1), one fits nowhere */
+    w_pod(&w, "big", 4);
+    w_pod(&w, "two", 2);
+    w_pod(&w, "none", 8);
+    assert_int_equal(m_cycle(&w), 2);
+    assert_string_equal(w_node_of(&w, "big", NULL), "n1");
+    assert_string_equal(w_node_of(&w, "two", NULL), "g1");
+    M_DECISIONS(km, 2, 1, 0);
+    M_BIND_FAILURES(km, 0, 0, 0);
+    M_PENDING(km, 0, 0, 1);
+    assert_true(m_pool(km.gpu_allocated, "default") == 4 &&
+                m_pool(km.gpu_capacity, "default") == 4);
+    assert_true(m_pool(km.gpu_allocated, "gold") == 2 && m_pool(km.gpu_capacity, "gold") == 2);
+    assert_true(gp_metrics_value(km.leader) == 1);
+    assert_true(gp_metrics_value(km.preemption_victims) == 0);
+    /* 2. g1 freed; a stale cache: the patch answered 409, taken back */
+    kd_call(w.admin, "DELETE", "/api/v1/namespaces/default/pods/two?gracePeriodSeconds=0", NULL,
+            200);
+    w_pod(&w, "s1", 1);
+    w_sync(&w);
+    kd_call(w.admin, "PATCH", "/api/v1/namespaces/default/pods/s1",
+            "{\"metadata\":{\"labels\":{\"touched\":\"yes\"}}}", 200);
+    size_t bound;
+    assert_int_equal(gp_kube_sched_cycle(w.s, w.now, &bound, &d), GP_OK);
+    gp_kube_sched_metrics(w.s);
+    assert_int_equal(bound, 0);
+    M_DECISIONS(km, 2, 1, 1);
+    M_BIND_FAILURES(km, 1, 0, 0);
+    M_PENDING(km, 0, 1, 1);
+    assert_true(m_pool(km.gpu_allocated, "gold") == 0); /* two gone, s1 taken back */
+    assert_true(m_pool(km.gpu_capacity, "gold") == 2);
+    w.now += 1;
+    assert_int_equal(m_cycle(&w), 1);
+    M_DECISIONS(km, 3, 1, 1);
+    M_PENDING(km, 0, 0, 1);
+    /* 3. a Binding refused (a webhook's 403) */
+    kd_call(w.admin, "POST", "/_control/fault",
+            "{\"status\":403,\"count\":1,\"match\":\"/pods/r1/binding\"}", 200);
+    w_pod(&w, "r1", 1);
+    w_sync(&w);
+    gp_kube_sched_metrics(w.s);
+    M_PENDING(km, 1, 0, 1); /* r1 queued, not tried yet */
+    w.now += 1;
+    assert_int_equal(m_cycle(&w), 0);
+    M_DECISIONS(km, 3, 1, 2);
+    M_BIND_FAILURES(km, 1, 1, 0);
+    M_PENDING(km, 0, 1, 1);
+    w.now += 1;
+    assert_int_equal(m_cycle(&w), 1);
+    assert_true(m_pool(km.gpu_allocated, "gold") == 2); /* s1 and r1 */
+    /* 4. a Binding answered 500 past the client's retries */
+    kd_call(w.admin, "DELETE", "/api/v1/namespaces/default/pods/big?gracePeriodSeconds=0", NULL,
+            200);
+    kd_call(w.admin, "POST", "/_control/fault",
+            "{\"status\":500,\"count\":6,\"match\":\"/pods/e1/binding\"}", 200);
+    w_pod(&w, "e1", 1);
+    w.now += 1;
+    assert_int_equal(m_cycle(&w), 0);
+    M_DECISIONS(km, 4, 1, 3);
+    M_BIND_FAILURES(km, 1, 1, 1);
+    w.now += 1;
+    assert_int_equal(m_cycle(&w), 1);
+    M_DECISIONS(km, 5, 1, 3);
+    assert_true(m_pool(km.gpu_allocated, "default") == 1);
+    assert_true(m_pool(km.gpu_capacity, "default") == 4);
+    /* 5. preemption: high (3 GPUs) evicts low (3 GPUs) on n1 */
+    w_pod_full(&w, "low", 3, 0, "gpuplane", NULL);
+    w.now += 1;
+    assert_int_equal(m_cycle(&w), 1);
+    assert_true(m_pool(km.gpu_allocated, "default") == 4);
+    w_pod_full(&w, "high", 3, 100, "gpuplane", NULL);
+    w.now += 1;
+    assert_int_equal(m_cycle(&w), 0);
+    assert_true(gp_metrics_value(km.preemption_victims) == 1);
+    finish_deletions(&w);
+    w.now += 1;
+    assert_int_equal(m_cycle(&w), 1);
+    assert_string_equal(w_node_of(&w, "high", NULL), "n1");
+    M_DECISIONS(km, 7, 1, 3);
+    M_PENDING(km, 0, 0, 1); /* none still */
+    assert_true(gp_metrics_value(km.preemption_victims) == 1);
+    for (int i = 0; i < GP_KM_AUDIT_COUNT; i++)
+        assert_true(gp_metrics_value(km.audit[i]) == 0);
+    /* 6. a GPU booked twice, by hand: the audit's gpu series, no other */
+    w_pod_full(&w, "x1", 1, 0, "gpuplane",
+               ",\"annotations\":{\"gpuplane.io/node\":\"g1\",\"gpuplane.io/gpus\":\"0\"}");
+    w_bind(&w, "x1", "g1");
+    w_sync(&w);
+    assert_int_equal(gp_kube_sched_audit_all(w.s), 1);
+    gp_kube_sched_metrics(w.s);
+    m_expect(km.audit, (const double[]){1, 0, 0}, GP_KM_AUDIT_COUNT, gp_km_audit_names,
+             GP_KM_AUDIT_VIOLATIONS);
+    /* 7. leadership lost */
+    gp_kube_sched_set_leader(w.s, false);
+    gp_kube_sched_metrics(w.s);
+    assert_true(gp_metrics_value(km.leader) == 0);
+    struct gp_sbuf out;
+    gp_sbuf_init(&out);
+    gp_metrics_expose(km.reg, &out);
+    assert_non_null(strstr(gp_sbuf_str(&out), GP_KM_DECISIONS "{result=\"scheduled\"} 7\n"));
+    assert_non_null(strstr(gp_sbuf_str(&out), GP_KM_GPU_CAPACITY "{pool=\"gold\"} 2\n"));
+    gp_sbuf_free(&out);
+    gp_kube_sched_set_metrics(w.s, NULL);
+    gp_kube_metrics_free(&km);
+    w_close(&w);
+}
+
 /* The MIG annotation (objects.h): a pick on MIG instances written as
  * "PROFILE:GPU@SLICE,..." and read back into the same pick; what does not
  * read is refused. */
@@ -902,6 +1068,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup_teardown(test_gang_kept_gone, kd_start, kd_stop),
         cmocka_unit_test_setup_teardown(test_stream_bounded, kd_start, kd_stop),
         cmocka_unit_test_setup_teardown(test_latency_metrics, kd_start, kd_stop),
+        cmocka_unit_test_setup_teardown(test_metric_values, kd_start, kd_stop),
         cmocka_unit_test(test_mig_annotation),
         cmocka_unit_test_setup_teardown(test_mig_audit, kd_start, kd_stop),
     };
