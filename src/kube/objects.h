@@ -75,6 +75,9 @@ struct gp_kube_node_info {
     const struct gp_mig_model *mig;        /* the MIG-enabled GPUs' model; NULL: none */
     bool mig_single;                       /* MIG's single strategy (devices as nvidia.com/gpu) */
     uint16_t mig_cap[GP_MIG_MAX_PROFILES]; /* MIG devices advertised, per profile index */
+    /* of those, the ones allocatable (healthy), mixed strategy; where the
+     * layouts are gpuplane's bookkeeping the others are left out of them */
+    uint16_t mig_alloc[GP_MIG_MAX_PROFILES];
     /* why the engine gets none of its GPUs though it has MIG devices (the
      * layout is changing, uneven, ...); NULL */
     const char *mig_why;

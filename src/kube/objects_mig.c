@@ -114,7 +114,7 @@ static uint32_t mixed(const json_t *labels, const json_t *res, const struct gp_m
                 return 0;
             continue;
         }
-        info->mig_cap[p] = (uint16_t)c;
+        info->mig_cap[p] = info->mig_alloc[p] = (uint16_t)c;
         total += (uint32_t)c;
     }
     if (total == 0)
@@ -157,7 +157,7 @@ static uint32_t single(const json_t *labels, const char *profile, uint32_t devic
         snprintf(why, n, "%u MIG devices of %s are not whole GPUs of %u", devices, profile, per);
         return 0;
     }
-    info->mig_cap[p] = (uint16_t)devices;
+    info->mig_cap[p] = info->mig_alloc[p] = (uint16_t)devices; /* allocatable's already */
     return devices / per;
 }
 
@@ -308,6 +308,47 @@ static bool layout_same(const struct gp_mig_layout *a, const struct gp_mig_layou
             return false;
     }
     return true;
+}
+
+/* The devices of each profile the kubelet offers (status.allocatable: an
+ * unhealthy device is in capacity, not in allocatable, the device manager
+ * counting healthy ones) into info->mig_alloc, at most the capacity. */
+static void allocatable_of(const json_t *alloc, const struct gp_mig_model *m,
+                           struct gp_kube_node_info *info)
+{
+    const char *k;
+    json_t *v;
+    json_object_foreach(mut(alloc), k, v)
+    {
+        int64_t c;
+        int p = strncmp(k, MIG_PREFIX, sizeof MIG_PREFIX - 1) == 0
+                    ? gp_mig_profile_by_resource(m, k)
+                    : -1;
+        if (p >= 0 && count_of(v, &c) && c < info->mig_cap[p])
+            info->mig_alloc[p] = (uint16_t)c;
+    }
+}
+
+/* Devices unhealthy (allocatable below capacity) where the layouts are
+ * gpuplane's bookkeeping (no agent's labels: the plugin picks among the
+ * healthy devices): as many instances of the profile taken out of per[],
+ * from the last GPU in MIG mode back, so that no more pods are placed
+ * there than kube-scheduler would place (NodeResourcesFit counts
+ * allocatable). An instance fewer leaves a layout valid. */
+static void drop_unhealthy(const struct gp_mig_model *m, const struct gp_kube_node_info *info,
+                           struct gp_mig_layout *per)
+{
+    for (size_t q = 0; q < m->nprofiles; q++) {
+        unsigned excess = info->mig_cap[q] - info->mig_alloc[q];
+        for (uint32_t i = info->mig_gpus; excess > 0 && i-- > 0;) {
+            struct gp_mig_layout *l = &per[info->mig_index[i]];
+            for (unsigned j = l->n; excess > 0 && j-- > 0;)
+                if (l->inst[j].profile == q) {
+                    l->inst[j] = l->inst[--l->n];
+                    excess--;
+                }
+        }
+    }
 }
 
 /* NVIDIA's own device plugin on GPUs in MIG mode of different layouts:
@@ -519,6 +560,10 @@ enum gp_err gp_kube_node_mig_read(const json_t *node, struct gp_arena *a, struct
         s->sharing = NULL;
         return info->mig_why ? GP_OK : gp_diag_set(d, GP_ENOMEM, "out of memory");
     }
+    if (!is_single)
+        allocatable_of(json_object_get(status, "allocatable"), m, info);
+    if (!is_single && labelled == 0)
+        drop_unhealthy(m, info, per);
     info->layouts_labelled = labelled > 0;
     info->gpu_layout = per;
     return make_parts(node, labels, a, s, info, per, model_name, r, d);

@@ -23,6 +23,8 @@
  *  - the same with MIG GPUs of different layouts under NVIDIA's own
  *    plugin (no gpuplane agent): placed on by count, nothing named for a
  *    MIG pod, every MIG pod there audited by its number;
+ *  - a device unhealthy (allocatable below capacity): no more pods than
+ *    allocatable, placed on again once healthy;
  *  - a node whose layout is being applied (mig.config.state pending);
  *  - the readers alone: the sample label sets, uneven layouts, requests.
  * Its "shared" run reads the mixed node's labels whole from
@@ -74,7 +76,18 @@ static json_t *single_labels(void)
 
 /* A node with these labels (stolen) and these extended resources (JSON
  * "\"nvidia.com/mig-1g.10gb\":\"2\",..." in capacity and allocatable). */
+/* The same with its allocatable's extended resources apart (alloc: a
+ * device unhealthy is in capacity only). */
+static void mig_node_alloc(struct world *w, const char *name, json_t *labels, const char *res,
+                           const char *alloc);
+
 static void mig_node(struct world *w, const char *name, json_t *labels, const char *res)
+{
+    mig_node_alloc(w, name, labels, res, res);
+}
+
+static void mig_node_alloc(struct world *w, const char *name, json_t *labels, const char *res,
+                           const char *alloc)
 {
     json_t *n = json_pack("{s:{s:s,s:o},s:{}}", "metadata", "name", name, "labels", labels, "spec");
     char *text = json_dumps(n, JSON_COMPACT);
@@ -86,7 +99,7 @@ static void mig_node(struct world *w, const char *name, json_t *labels, const ch
              "{\"status\":{\"capacity\":{\"cpu\":\"64\",\"memory\":\"512Gi\",\"pods\":\"110\"%s%s},"
              "\"allocatable\":{\"cpu\":\"64\",\"memory\":\"512Gi\",\"pods\":\"110\"%s%s},"
              "\"conditions\":[{\"type\":\"Ready\",\"status\":\"True\"}]}}",
-             res[0] ? "," : "", res, res[0] ? "," : "", res);
+             res[0] ? "," : "", res, alloc[0] ? "," : "", alloc);
     snprintf(path, sizeof path, "/api/v1/nodes/%s/status", name);
     kd_call(w->admin, "PATCH", path, b, 200);
 }
@@ -569,6 +582,38 @@ static void test_whole_and_mig(void **state)
     w_close(&w);
 }
 
+/* A device unhealthy (NVIDIA's plugin reports it so: the kubelet counts it
+ * in capacity, not in allocatable): no more pods placed than the node's
+ * allocatable, as kube-scheduler's NodeResourcesFit places; placed on
+ * again once it is healthy. Before, the layout (read from capacity)
+ * offered the unhealthy device too. */
+static void test_unhealthy(void **state)
+{
+    (void)state;
+    struct world w;
+    w_open(&w, true);
+    mig_node_alloc(&w, "uh", mixed_labels(), MIXED_RES,
+                   "\"nvidia.com/gpu\":\"0\",\"nvidia.com/mig-1g.10gb\":\"1\","
+                   "\"nvidia.com/mig-2g.20gb\":\"1\",\"nvidia.com/mig-3g.40gb\":\"1\"");
+    res_pod(&w, "u1", "gpuplane", "\"nvidia.com/mig-1g.10gb\":\"1\"");
+    res_pod(&w, "u2", "gpuplane", "\"nvidia.com/mig-1g.10gb\":\"1\"");
+    res_pod(&w, "u3", "gpuplane", "\"nvidia.com/mig-2g.20gb\":\"1\"");
+    assert_int_equal(w_cycle(&w), 2);
+    const char *left = w_node_of(&w, "u1", NULL)[0] ? "u2" : "u1";
+    assert_string_equal(
+        condition_of(&w, left),
+        "0/1 nodes are available: 1 Insufficient nvidia.com/mig-1g.10gb."
+        " preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod..");
+    /* healthy again: the second 1g.10gb placed */
+    kd_call(w.admin, "PATCH", "/api/v1/nodes/uh/status",
+            "{\"status\":{\"allocatable\":{\"nvidia.com/mig-1g.10gb\":\"2\"}}}", 200);
+    w.now += 10;
+    assert_int_equal(w_cycle(&w), 1);
+    assert_string_equal(w_node_of(&w, left, NULL), "uh");
+    assert_int_equal(check_slices(&w, h100()), 3);
+    w_close(&w);
+}
+
 /* The readers alone: the sample labels, layouts gpuplane cannot know. */
 static enum gp_err read_node(json_t *labels, const char *res, struct gp_arena *a,
                              struct gp_node_spec *s, struct gp_kube_node_info *info)
@@ -760,6 +805,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup_teardown(test_mixed, kd_start, kd_stop),
         cmocka_unit_test_setup_teardown(test_single, kd_start, kd_stop),
         cmocka_unit_test_setup_teardown(test_whole_and_mig, kd_start, kd_stop),
+        cmocka_unit_test_setup_teardown(test_unhealthy, kd_start, kd_stop),
         cmocka_unit_test_setup_teardown(test_split_labelled, kd_start, kd_stop),
         cmocka_unit_test_setup_teardown(test_split_rule, kd_start, kd_stop),
     };
