@@ -154,6 +154,12 @@ void answer_recorded(struct answer *a, unsigned status);
 /* RFC 7386 merge patch: a new value sharing what the patch leaves alone
  * with target, which is not changed (stored versions are never modified). */
 json_t *merge_patch(json_t *target, json_t *patch);
+/* smpatch.c: a strategic merge patch (lists merged on their Go types'
+ * patchMergeKey) of target, which is not changed; NULL with err set for a
+ * directive it does not implement or a list element without its key. */
+json_t *strategic_patch(json_t *target, json_t *patch, char *err, size_t n);
+/* how do_update changes an object */
+enum update_kind { UPDATE_PUT, UPDATE_MERGE_PATCH, UPDATE_STRATEGIC_PATCH };
 void normalize(json_t *obj);
 void answer_json(struct answer *a, unsigned status, json_t *doc);
 /* The answer to a GET: the object's current version (its text). */
@@ -185,7 +191,7 @@ struct MHD_Response *do_watch(const struct route *r, const struct fsel *fs, cons
 void do_create(const struct route *r, json_t *body, struct answer *a);
 struct object *target(const struct route *r, struct answer *a);
 bool stale(const struct route *r, struct object *o, json_t *body, bool required, struct answer *a);
-void do_update(const struct route *r, json_t *body, bool patch, struct answer *a);
+void do_update(const struct route *r, json_t *body, enum update_kind how, struct answer *a);
 void do_delete(const struct route *r, json_t *body, const char *grace_q, struct answer *a);
 void finish_deletions(bool all);
 void do_binding(const struct route *r, json_t *body, struct answer *a);

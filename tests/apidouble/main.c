@@ -119,7 +119,12 @@ static void route_request(struct MHD_Connection *c, const char *url, const char 
                           "application/strategic-merge-patch+json");
             return;
         }
-        do_update(&r, body, patch, a);
+        do_update(&r, body,
+                  !patch ? UPDATE_PUT
+                  : strcmp(ct, "application/strategic-merge-patch+json") == 0
+                      ? UPDATE_STRATEGIC_PATCH
+                      : UPDATE_MERGE_PATCH,
+                  a);
     } else if (r.item && strcmp(method, "DELETE") == 0 && !r.sub[0]) {
         do_delete(&r, body,
                   MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "gracePeriodSeconds"), a);

@@ -238,8 +238,9 @@ bool stale(const struct route *r, struct object *o, json_t *body, bool required,
 
 /* A new version from body (PUT) or patch (PATCH): status only through
  * /status, and nothing but status through it. */
-void do_update(const struct route *r, json_t *body, bool patch, struct answer *a)
+void do_update(const struct route *r, json_t *body, enum update_kind how, struct answer *a)
 {
+    bool patch = how != UPDATE_PUT;
     struct object *o = target(r, a);
     if (!o || stale(r, o, body, !patch, a))
         return;
@@ -247,7 +248,14 @@ void do_update(const struct route *r, json_t *body, bool patch, struct answer *a
     /* a patch's new version shares what it leaves alone with the old one;
      * whatever is changed below is a fresh copy (stored versions are never
      * modified; normalize changes only numbers, which no stored version has) */
-    json_t *next = patch ? merge_patch(old, body) : json_deep_copy(body);
+    char why[300] = "";
+    json_t *next = how == UPDATE_STRATEGIC_PATCH ? strategic_patch(old, body, why, sizeof why)
+                   : patch                       ? merge_patch(old, body)
+                                                 : json_deep_copy(body);
+    if (!next) {
+        answer_status(a, 400, "BadRequest", NULL, NULL, "%s", why);
+        return;
+    }
     if (!json_is_object(next)) {
         json_decref(next);
         answer_status(a, 400, "BadRequest", NULL, NULL, "the body is not an object");
