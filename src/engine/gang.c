@@ -131,6 +131,7 @@ static bool gang_try(struct gp_engine *e, const uint32_t *members, size_t n, uin
     e->gang_rej_shape = NONE;
     e->memo.shape = NONE;
     e->memo.valid = false;
+    e->gang_placed = placed;
     if (placed >= need)
         return true;
     for (size_t k = n; k-- > 0;) {
@@ -260,9 +261,24 @@ static bool held_class_ok(const struct gp_engine *e, const uint32_t *members, si
     return true;
 }
 
-static bool held_gang_hit(const struct gp_engine *e, const struct group *g, uint32_t shape,
-                          size_t n, uint32_t need)
+/* Gang g, held_class_ok, of member shape s with `need` members still
+ * needed: whether an attempt held back at this state and reservation
+ * holds it back alike. Without a topology key the attempt is one pass
+ * over the members, each placed where the scan puts it given those before
+ * (what a member does depends on the state, the reservation and its shape
+ * alone, not on the gang's size): the members placed before the first
+ * that is held back are the same for every gang of that shape, and every
+ * member after it is held back alike (nothing changed since). So a gang
+ * that needs more members than that attempt placed is held back, its
+ * attempt adding what that one added to topo.binds. With a topology key
+ * the domains tried depend on the members needed: the last attempt's
+ * exact class only (struct held_gang). */
+static bool held_gang_hit(const struct gp_engine *e, const struct group *g, const struct shape *s,
+                          uint32_t shape, size_t n, uint32_t need)
 {
+    if (!g->spec.topology_key)
+        return s->gheld_ver == e->state_ver && s->gheld_stamp == e->resv_stamp &&
+               need > s->gheld_placed;
     const struct held_gang *h = &e->held_gang;
     return h->valid && h->state_ver == e->state_ver && h->resv_stamp == e->resv_stamp &&
            h->shape == shape && h->n == n && h->need == need &&
@@ -324,14 +340,15 @@ size_t gp_eng_place_gang(struct gp_engine *e, uint32_t gid, struct gp_decision *
         const struct gp_decision *known = failed_gang_lookup(e, g, members[0], need);
         bool cls = !known && !e->no_held_gang && held_class_ok(e, members, n);
         uint32_t shape = pod_at(e, members[0])->shape;
+        struct shape *s = &e->shapes.items[shape];
         uint64_t binds = e->topo.binds;
         if (known) {
             fail = *known;
             why = known->gang;
-        } else if (cls && held_gang_hit(e, g, shape, n, need)) {
+        } else if (cls && held_gang_hit(e, g, s, shape, n, need)) {
             /* as the attempt of the gang like it: held back, the state as it was */
             e->held = true;
-            e->topo.binds += e->held_gang.binds;
+            e->topo.binds += g->spec.topology_key ? e->held_gang.binds : s->gheld_binds;
             e->held_gang_hits++;
             why = GP_GANG_NO_ROOM;
         } else if (gp_eng_gang_try_domains(e, g, members, n, need, out, &fail, &have_fail)) {
@@ -340,7 +357,12 @@ size_t gp_eng_place_gang(struct gp_engine *e, uint32_t gid, struct gp_decision *
             /* held back by the reservation: its decisions are not given
              * (gp_eng_try_pod), so whether it could ever fit is not asked */
             why = GP_GANG_NO_ROOM;
-            if (cls) {
+            if (cls && !g->spec.topology_key) {
+                s->gheld_ver = e->state_ver;
+                s->gheld_stamp = e->resv_stamp;
+                s->gheld_binds = e->topo.binds - binds;
+                s->gheld_placed = e->gang_placed;
+            } else if (cls) {
                 struct held_gang *h = &e->held_gang;
                 *h = (struct held_gang){
                     true, e->state_ver, e->resv_stamp,        e->topo.binds - binds,    shape,

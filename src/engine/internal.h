@@ -176,6 +176,14 @@ struct shape {
      * this explanation */
     uint64_t held_ver, held_stamp;
     struct gp_explain held_explain;
+    /* gang.c, backfill: a gang without a topology key whose members are of
+     * this shape was held back by the reservation at state_ver gheld_ver
+     * and reservation gheld_stamp, its attempt placing gheld_placed
+     * members before the first that failed (and adding gheld_binds to
+     * topo.binds): a gang of this shape that needs more members than that
+     * is held back alike (struct held_gang covers gangs with a topology) */
+    uint64_t gheld_ver, gheld_stamp, gheld_binds;
+    uint32_t gheld_placed;
     /* order.c, backfill: what its failure at blk_gen holds up */
     uint64_t blk_gen;
     uint8_t blk;
@@ -516,11 +524,12 @@ struct gp_engine {
         struct gp_decision decision;
     } failed_gangs[16];
     uint32_t nfailed_gangs;
-    /* backfill: the last gang attempt held back by the reservation (gang.c),
-     * at state state_ver and reservation resv_stamp: a gang like it (same
-     * member shape, members pending and still needed, topology) is held
-     * back alike while both hold; binds: what its attempt added to
-     * topo.binds */
+    /* backfill: the last attempt of a gang with a topology key held back
+     * by the reservation (gang.c), at state state_ver and reservation
+     * resv_stamp: a gang like it (same member shape, members pending and
+     * still needed, topology) is held back alike while both hold; binds:
+     * what its attempt added to topo.binds (gangs without a topology key:
+     * their members' shape remembers, struct shape gheld_*) */
     struct held_gang {
         bool valid;
         uint64_t state_ver, resv_stamp, binds;
@@ -532,6 +541,7 @@ struct gp_engine {
      * given back, gang_never_fits asked every time; under a reservation,
      * every node scanned; how often each answered */
     bool no_held_gang, no_resv_index;
+    bool no_gang_index; /* tests: a gang's members outside a reservation never from the index */
     uint64_t held_gang_hits, resv_index_hits;
     GP_VEC(struct gp_shape) target;
     uint64_t target_version;
@@ -539,6 +549,7 @@ struct gp_engine {
     struct gp_engine_totals totals;
     struct gp_idtab groups;   /* struct group by gang id - 1 (group_at) */
     GP_VEC(uint32_t) scratch; /* a gang's members during its attempt */
+    uint32_t gang_placed;     /* gang_try: members its last attempt placed */
     uint64_t cycle;           /* scheduling cycles so far */
     /* while a gang tries one topology domain: nodes outside it are rejected */
     const char *domain_key, *domain_value;
@@ -576,6 +587,11 @@ struct gp_engine {
      * an entry could not be added, the ends are listed and sorted again */
     struct gp_kheap end_heap;
     bool ends_oom;
+    /* the same ends in order (key, then id) while ends_sorted_ok: at most
+     * ends_sorted_max of them (resv.c; tests lower it) */
+    GP_VEC(struct gp_kheap_item) ends_sorted;
+    bool ends_sorted_ok;
+    uint32_t ends_sorted_max;
     /* FIFO and SJF with backfill: the walk by shape (order.c) over the
      * lists of pending.c; lazy_gen: some shape passed pods over at this
      * generation */

@@ -377,23 +377,31 @@ static bool ostream_at(const struct gp_engine *e, struct ostream *t, size_t at)
     return true;
 }
 
+/* Stream i sifted down the heap: it is held aside and each child that
+ * comes before it moves up into the hole (one copy a level, not a swap);
+ * the child chosen is the one a swap would take, ties alike. */
 static void ostream_down(struct gp_engine *e, size_t i)
 {
     struct ostream *h = e->ostreams.items;
     size_t n = e->ostreams.len;
+    if (2 * i + 1 >= n)
+        return;
+    struct ostream t = h[i];
     for (;;) {
         size_t m = i, l = 2 * i + 1, r = l + 1;
-        if (l < n && okey_before(h[l].key, h[m].key))
+        const struct okey *mk = &t.key;
+        if (l < n && okey_before(h[l].key, *mk)) {
             m = l;
-        if (r < n && okey_before(h[r].key, h[m].key))
+            mk = &h[l].key;
+        }
+        if (r < n && okey_before(h[r].key, *mk))
             m = r;
         if (m == i)
-            return;
-        struct ostream t = h[i];
+            break;
         h[i] = h[m];
-        h[m] = t;
         i = m;
     }
+    h[i] = t;
 }
 
 /* Shape s passes its pods with a decision over in this walk (room for

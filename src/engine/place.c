@@ -247,6 +247,18 @@ void gp_eng_place(struct gp_engine *e, struct gp_pod *p, struct gp_decision *d)
     struct shape *sh = &e->shapes.items[p->shape];
     bool held_cache = resv && !rej && held_cacheable(e, p);
     bool memo = m->shape != NONE && m->shape == p->shape && rej && !model_quota && !resv;
+    bool indexable = !e->no_index && !model_quota && !e->domain_key &&
+                     (!e->policy || e->policy->node_local) && !topo;
+    /* a gang's member outside the reservation: from the node index when it
+     * answers (its ranking is kept from one attempt to the next, where the
+     * memo is filled by a scan at each), else from the memo. What the memo
+     * and the ranking choose is the scan's choice, and the nodes that
+     * rejected an earlier member alike (rej) reject it again */
+    if (indexable && rej && !resv && !e->no_gang_index &&
+        gp_eng_index_place(e, p, d, &best, &best_pick)) {
+        m->valid = false;
+        goto chosen;
+    }
     if (memo && m->valid && memo_update(e, p)) {
         memcpy(d->explain.rejected, m->rejected, sizeof m->rejected);
         if (m->tree[1] != NONE) {
@@ -268,10 +280,11 @@ void gp_eng_place(struct gp_engine *e, struct gp_pod *p, struct gp_decision *d)
     }
     /* a pod alone with a node-local policy: from the node index (under the
      * head's reservation, its candidates best first until one would not
-     * delay the head) */
-    bool indexable = !e->no_index && !rej && !model_quota && !e->domain_key &&
-                     (!e->policy || e->policy->node_local) && !topo;
-    if (indexable && !resv && gp_eng_index_place(e, p, d, &best, &best_pick))
+     * delay the head). Under the reservation a gang's member too: the
+     * nodes that rejected an earlier member alike (rej) are unchanged
+     * since and reject it again, as the ranking says of them; the nodes
+     * the earlier members went to it has replayed. */
+    if (indexable && !rej && !resv && gp_eng_index_place(e, p, d, &best, &best_pick))
         goto chosen;
     if (indexable && resv && !e->no_resv_index &&
         gp_eng_index_place_resv(e, p, spare, d, &best, &best_pick, &held))

@@ -101,6 +101,7 @@ static uint32_t shape_intern(struct gp_engine *e, const struct shape_key *k)
     s.hopeless_ver = UINT64_MAX;
     s.rank = NONE;
     s.held_ver = UINT64_MAX;
+    s.gheld_ver = UINT64_MAX;
     s.blk_gen = UINT64_MAX;
     if (e->shapes.len >= NONE - 1 || GP_VEC_PUSH(&e->shapes, s) != 0)
         return NONE;

@@ -177,7 +177,15 @@ bool gp_eng_ends_list(struct gp_engine *e, uint32_t x)
     return true;
 }
 
-/* ---- the bound pods' expected ends, kept in order ------------------------- */
+/* ---- the bound pods' expected ends, kept in order -------------------------
+ * In a heap (O(log n) a bind or a release), and while there are at most
+ * e->ends_sorted_max of them also in a sorted array, e->ends_sorted (a bind
+ * or a release moves what comes after it): the projection reads the ends
+ * in order once or more a cycle, from the array at a few instructions an
+ * end instead of a walk of the heap at a few hundred. The array is off
+ * (ends_sorted_ok false) once it would grow past e->ends_sorted_max (4096;
+ * tests lower it), or out of memory, until a walk finds the heap small
+ * again and makes it anew from there. */
 
 static void end_moved(void *ctx, uint32_t id, size_t pos)
 {
@@ -187,6 +195,57 @@ static void end_moved(void *ctx, uint32_t id, size_t pos)
 void gp_eng_ends_init(struct gp_engine *e)
 {
     gp_kheap_init(&e->end_heap, end_moved, e);
+    e->ends_sorted_ok = true; /* no end, none listed */
+    e->ends_sorted_max = 4096;
+}
+
+static bool item_before(struct gp_kheap_item a, struct gp_kheap_item b)
+{
+    return a.key < b.key || (a.key == b.key && a.id < b.id);
+}
+
+/* The rank of `it` in the array: the number of entries before it. */
+static size_t sorted_rank(const struct gp_engine *e, struct gp_kheap_item it)
+{
+    size_t lo = 0, hi = e->ends_sorted.len;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (item_before(e->ends_sorted.items[mid], it))
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+static void sorted_add(struct gp_engine *e, struct gp_kheap_item it)
+{
+    if (!e->ends_sorted_ok)
+        return;
+    if (e->ends_sorted.len >= e->ends_sorted_max ||
+        GP_VEC_RESERVE(&e->ends_sorted, e->ends_sorted.len + 1) != 0) {
+        e->ends_sorted_ok = false; /* from the heap, until it is small again */
+        return;
+    }
+    size_t r = sorted_rank(e, it);
+    struct gp_kheap_item *a = e->ends_sorted.items;
+    memmove(a + r + 1, a + r, (e->ends_sorted.len - r) * sizeof *a);
+    a[r] = it;
+    e->ends_sorted.len++;
+}
+
+static void sorted_drop(struct gp_engine *e, struct gp_kheap_item it)
+{
+    if (!e->ends_sorted_ok)
+        return;
+    size_t r = sorted_rank(e, it);
+    struct gp_kheap_item *a = e->ends_sorted.items;
+    if (r == e->ends_sorted.len || a[r].id != it.id || a[r].key != it.key) {
+        e->ends_sorted_ok = false; /* not expected: not there */
+        return;
+    }
+    memmove(a + r, a + r + 1, (e->ends_sorted.len - r - 1) * sizeof *a);
+    e->ends_sorted.len--;
 }
 
 void gp_eng_ends_charge(struct gp_engine *e, const struct gp_pod *p, int sign)
@@ -195,9 +254,13 @@ void gp_eng_ends_charge(struct gp_engine *e, const struct gp_pod *p, int sign)
         return;
     struct pod_x *x = px_at(e, p->id);
     if (sign > 0) {
-        if (gp_kheap_push(&e->end_heap, x->bound_at_s + p->spec.duration_hint_s, p->id) != GP_OK)
+        struct gp_kheap_item it = {x->bound_at_s + p->spec.duration_hint_s, p->id};
+        if (gp_kheap_push(&e->end_heap, it.key, it.id) != GP_OK)
             e->ends_oom = true; /* from now on listed and sorted */
+        else
+            sorted_add(e, it);
     } else if (x->end_at) {
+        sorted_drop(e, e->end_heap.items[x->end_at - 1]);
         gp_kheap_remove(&e->end_heap, x->end_at - 1);
         x->end_at = 0;
     }
@@ -206,15 +269,37 @@ void gp_eng_ends_charge(struct gp_engine *e, const struct gp_pod *p, int sign)
 void gp_eng_ends_rebound(struct gp_engine *e, const struct gp_pod *p)
 {
     const struct pod_x *x = pxc_of(p);
-    if (x->end_at)
-        gp_kheap_rekey(&e->end_heap, x->end_at - 1, x->bound_at_s + p->spec.duration_hint_s);
+    if (!x->end_at)
+        return;
+    struct gp_kheap_item it = {x->bound_at_s + p->spec.duration_hint_s, p->id};
+    sorted_drop(e, e->end_heap.items[x->end_at - 1]);
+    gp_kheap_rekey(&e->end_heap, x->end_at - 1, it.key);
+    sorted_add(e, it);
+}
+
+/* The array made anew from a whole walk of the heap (when it is off and
+ * the heap small). False when out of memory (it stays off). */
+static bool sorted_make(struct gp_engine *e)
+{
+    if (e->end_heap.len > e->ends_sorted_max ||
+        GP_VEC_RESERVE(&e->ends_sorted, e->end_heap.len) != 0)
+        return false;
+    e->ends_sorted.len = 0;
+    gp_kheap_walk_begin(&e->end_heap);
+    struct gp_kheap_item it;
+    while (gp_kheap_walk_next(&e->end_heap, &it))
+        e->ends_sorted.items[e->ends_sorted.len++] = it;
+    e->ends_sorted_ok = !e->end_heap.walk_oom;
+    return e->ends_sorted_ok;
 }
 
 /* The ends of every queue's bound pods in the order ends_list sorts them,
- * one at a time from the heap: the overdue ones (and those due now) first,
- * as ends at now in pod order, then the others as the heap has them. */
+ * one at a time from the array or the heap: the overdue ones (and those
+ * due now) first, as ends at now in pod order, then the others in order. */
 struct ends_walk {
-    size_t at; /* next of e->ends, the overdue ones */
+    size_t at;   /* next of e->ends, the overdue ones */
+    bool sorted; /* from e->ends_sorted, at rank `next_at` */
+    size_t next_at;
     bool have; /* `next`: the first end after now, taken from the heap */
     struct gp_kheap_item next;
 };
@@ -223,20 +308,32 @@ static bool ends_walk_begin(struct gp_engine *e, struct ends_walk *w)
 {
     *w = (struct ends_walk){0};
     e->ends.len = 0;
-    gp_kheap_walk_begin(&e->end_heap);
-    struct gp_kheap_item it;
-    while (gp_kheap_walk_next(&e->end_heap, &it)) {
-        if (it.key > e->now_s) {
-            w->have = true;
-            w->next = it;
-            break;
+    if (e->ends_sorted_ok || sorted_make(e)) {
+        w->sorted = true;
+        const struct gp_kheap_item *a = e->ends_sorted.items;
+        size_t n = e->ends_sorted.len, i = 0;
+        for (; i < n && !(a[i].key > e->now_s); i++) {
+            struct pod_end pe = {e->now_s, a[i].id};
+            if (GP_VEC_PUSH(&e->ends, pe) != 0)
+                return false;
         }
-        struct pod_end pe = {e->now_s, it.id};
-        if (GP_VEC_PUSH(&e->ends, pe) != 0)
+        w->next_at = i;
+    } else {
+        gp_kheap_walk_begin(&e->end_heap);
+        struct gp_kheap_item it;
+        while (gp_kheap_walk_next(&e->end_heap, &it)) {
+            if (it.key > e->now_s) {
+                w->have = true;
+                w->next = it;
+                break;
+            }
+            struct pod_end pe = {e->now_s, it.id};
+            if (GP_VEC_PUSH(&e->ends, pe) != 0)
+                return false;
+        }
+        if (e->end_heap.walk_oom)
             return false;
     }
-    if (e->end_heap.walk_oom)
-        return false;
     if (e->ends.len > 1)
         qsort(e->ends.items, e->ends.len, sizeof e->ends.items[0], pod_end_cmp);
     return true;
@@ -246,6 +343,13 @@ static bool ends_walk_next(struct gp_engine *e, struct ends_walk *w, struct pod_
 {
     if (w->at < e->ends.len) {
         *out = e->ends.items[w->at++];
+        return true;
+    }
+    if (w->sorted) {
+        if (w->next_at >= e->ends_sorted.len)
+            return false;
+        const struct gp_kheap_item *it = &e->ends_sorted.items[w->next_at++];
+        *out = (struct pod_end){it->key, it->id};
         return true;
     }
     if (!w->have)
@@ -403,7 +507,7 @@ static void resv_project(struct gp_engine *e, const struct gp_pod *p, uint32_t n
             if (total >= need)
                 shadow = pe.end_s;
         }
-        oom |= heap && e->end_heap.walk_oom && shadow == INFINITY;
+        oom |= heap && !w.sorted && e->end_heap.walk_oom && shadow == INFINITY;
     }
     rnodes_settle(e);
     if (oom) {
@@ -438,6 +542,13 @@ static void resv_check(struct gp_engine *e, const struct gp_pod *p, uint32_t nee
     for (size_t i = 0; same && i < nn; i++)
         same = slots[i] == e->proj_slots.items[i] &&
                memcmp(&was[i], proj_get(e, (uint32_t)i), sizeof was[i]) == 0;
+    if (e->ends_sorted_ok) { /* the array is the heap in order */
+        same &= e->ends_sorted.len == e->end_heap.len;
+        gp_kheap_walk_begin(&e->end_heap);
+        struct gp_kheap_item it;
+        for (size_t k = 0; same && gp_kheap_walk_next(&e->end_heap, &it); k++)
+            same = it.id == e->ends_sorted.items[k].id && it.key == e->ends_sorted.items[k].key;
+    }
     e->resv_mismatches += !same;
     free(was);
     free(slots);
@@ -478,4 +589,5 @@ void gp_eng_resv_free(struct gp_engine *e)
         GP_VEC_FREE(&e->rnodes.items[i].seq);
     GP_VEC_FREE(&e->rnodes);
     GP_VEC_FREE(&e->proj_ver);
+    GP_VEC_FREE(&e->ends_sorted);
 }

@@ -14,7 +14,11 @@
  *     with the memory off (e->no_resv_incr), and the memory was used
  *     (e->resv_incr_hits);
  *   - every computation equals one from scratch (e->resv_check: the
- *     shadow time, the spare, each node's projection and slots). */
+ *     shadow time, the spare, each node's projection and slots; the
+ *     sorted array of the bound pods' ends is the heap's order);
+ *   - the ends read in order from the sorted array, from the heap (the
+ *     array kept at most 3 long, so that it goes off and is made anew) or
+ *     listed and sorted every time (e->ends_oom) give the same decisions. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -66,6 +70,12 @@ static void assert_same(const struct gp_decision *a, const struct gp_decision *b
  * differed from one from scratch */
 static uint64_t hits, mismatches;
 
+/* how the projection reads the bound pods' ends: 0 as the engine does
+ * (from the sorted array), 1 listed and sorted every time (e->ends_oom),
+ * 2 the sorted array at most 3 long (so it goes off and is made anew from
+ * the heap again and again) */
+static int ends_mode;
+
 /* One seeded run; every decision appended to out. Returns how many.
  * `memory`: the incremental reservation on; `check`: each computation
  * compared with one from scratch (which remakes every node's memory). */
@@ -76,6 +86,9 @@ static size_t run(enum gp_order order, const struct gp_policy_ops *policy, bool 
     assert_non_null(e);
     e->no_resv_incr = !memory;
     e->resv_check = check;
+    e->ends_oom = ends_mode == 1;
+    if (ends_mode == 2)
+        e->ends_sorted_max = 3;
     assert_int_equal(gp_engine_set_order(e, order, true), GP_OK);
     struct gp_rng r;
     gp_rng_seed(&r, seed);
@@ -194,6 +207,14 @@ static void compare(enum gp_order order, const struct gp_policy_ops *policy, uin
     size_t nb = run(order, policy, true, false, seed, b);
     same_runs(a, na, b, nb, order, seed);
     nb = run(order, policy, true, true, seed, b);
+    same_runs(a, na, b, nb, order, seed);
+    /* the ends read from the array, from the heap or listed: the same */
+    ends_mode = 1;
+    na = run(order, policy, true, false, seed, a);
+    same_runs(a, na, b, nb, order, seed);
+    ends_mode = 2;
+    na = run(order, policy, true, true, seed, a);
+    ends_mode = 0;
     same_runs(a, na, b, nb, order, seed);
 }
 
