@@ -76,6 +76,7 @@ struct gp_ks_pool {
     pthread_mutex_t mu;
     pthread_cond_t work, done_cv;
     struct bind_job *todo, *todo_tail, *done, *done_tail;
+    size_t ntodo; /* jobs in todo */
     bool stop;
     struct binder *b;
     size_t nb;
@@ -156,11 +157,32 @@ static char *body_alloc(const char *const *v, size_t n)
     return malloc(need);
 }
 
-/* A request with a JSON body (text, freed): its status (0: no answer); the
- * answer parsed into *ans only when the status is not `fast` (a 201
- * Binding's Status is not read), and, with rv, the answer's
- * metadata.resourceVersion read from its text (gp_kube_scan_rv; the whole
- * parsed when the scan cannot say). */
+/* What a request with a JSON body came to (err and r as gp_kube_request
+ * gives them; r freed): its status (0: no answer); the answer parsed into
+ * *ans only when the status is not `fast` (a 201 Binding's Status is not
+ * read), and, with rv, the answer's metadata.resourceVersion read from its
+ * text (gp_kube_scan_rv; the whole parsed when the scan cannot say). */
+static long lean_take(enum gp_err err, struct gp_kube_response *r, long fast, char *rv, size_t rvn,
+                      json_t **ans)
+{
+    *ans = NULL;
+    if (err != GP_OK)
+        return 0;
+    long st = r->status;
+    int scan = rv ? gp_kube_scan_rv(r->body, r->len, rv, rvn) : -1;
+    if (scan == 0)
+        rv[0] = '\0';
+    if (st != fast || (rv && scan < 0)) {
+        *ans = json_loadb(r->body, r->len, 0, NULL);
+        const char *v = rv ? gp_kube_meta(*ans, "resourceVersion") : NULL;
+        if (rv)
+            snprintf(rv, rvn, "%s", v ? v : "");
+    }
+    gp_kube_response_free(r);
+    return st;
+}
+
+/* A request with a JSON body (text, freed), read by lean_take. */
 static long send_lean(struct gp_kube_client *c, const char *method, const char *path, char *text,
                       const char *ctype, long fast, char *rv, size_t rvn, json_t **ans)
 {
@@ -168,28 +190,12 @@ static long send_lean(struct gp_kube_client *c, const char *method, const char *
     struct gp_diag d = {""};
     enum gp_err err = text ? gp_kube_request(c, method, path, text, ctype, &r, &d) : GP_ENOMEM;
     free(text);
-    *ans = NULL;
-    if (err != GP_OK)
-        return 0;
-    long st = r.status;
-    int scan = rv ? gp_kube_scan_rv(r.body, r.len, rv, rvn) : -1;
-    if (scan == 0)
-        rv[0] = '\0';
-    if (st != fast || (rv && scan < 0)) {
-        *ans = json_loadb(r.body, r.len, 0, NULL);
-        const char *v = rv ? gp_kube_meta(*ans, "resourceVersion") : NULL;
-        if (rv)
-            snprintf(rv, rvn, "%s", v ? v : "");
-    }
-    gp_kube_response_free(&r);
-    return st;
+    return lean_take(err, &r, fast, rv, rvn, ans);
 }
 
-/* The annotation patch: 200 and the new resourceVersion in rv. */
-static long annotate(struct gp_kube_client *c, struct bind_member *m, char *rv, size_t rvn)
+/* The annotation patch's body (malloc'd; NULL: out of memory). */
+static char *annotate_text(const struct bind_member *m)
 {
-    char path[600];
-    path_of(m, "", path, sizeof path);
     const char *v[] = {m->rv, m->node, m->gpus, m->mig};
     char *body = body_alloc(v, 4), *p = body;
     if (body) { /* {"metadata":{"resourceVersion":RV,"annotations":{...}}} */
@@ -207,16 +213,30 @@ static long annotate(struct gp_kube_client *c, struct bind_member *m, char *rv, 
         put_raw(&p, "}}}");
         *p = '\0';
     }
-    json_t *ans;
-    char new_rv[64];
-    long st = send_lean(c, "PATCH", path, body, "application/merge-patch+json", 200, new_rv,
-                        sizeof new_rv, &ans);
+    return body;
+}
+
+/* The patch's status as annotate says it, from its answer's version. */
+static long annotate_take(long st, const char *new_rv, json_t *ans, char *rv, size_t rvn)
+{
     if (st == 200 && new_rv[0])
         snprintf(rv, rvn, "%s", new_rv);
     else if (st == 200)
         st = 0; /* an answer without a version: as good as none */
     json_decref(ans);
     return st;
+}
+
+/* The annotation patch: 200 and the new resourceVersion in rv. */
+static long annotate(struct gp_kube_client *c, struct bind_member *m, char *rv, size_t rvn)
+{
+    char path[600];
+    path_of(m, "", path, sizeof path);
+    json_t *ans;
+    char new_rv[64];
+    long st = send_lean(c, "PATCH", path, annotate_text(m), "application/merge-patch+json", 200,
+                        new_rv, sizeof new_rv, &ans);
+    return annotate_take(st, new_rv, ans, rv, rvn);
 }
 
 static const char *status_message(const json_t *st)
@@ -270,15 +290,9 @@ static void settle(struct binder *b, struct bind_member *m)
     }
 }
 
-/* The Binding. Only a refusal (a 4xx but 409 and 429) proves that it did
- * not go through: no answer, a 5xx or 429 (the client retries a POST on
- * those, and an attempt before may have been applied) and a 409 (what
- * such a retry gets) have the pod read back (settle). A refused one is
- * taken back, its annotations cleared from the version it was bound with. */
-static void bind(struct binder *b, struct bind_job *j, struct bind_member *m, const char *rv)
+/* The Binding's body (malloc'd; NULL: out of memory). */
+static char *binding_text(const struct bind_member *m, const char *rv)
 {
-    char path[600];
-    path_of(m, "/binding", path, sizeof path);
     const char *v[] = {m->name, m->ns, m->uid, rv, m->node};
     char *body = body_alloc(v, 5), *p = body;
     if (body) {
@@ -295,8 +309,18 @@ static void bind(struct binder *b, struct bind_job *j, struct bind_member *m, co
         put_raw(&p, "}}");
         *p = '\0';
     }
-    json_t *ans;
-    m->bind_st = send_lean(b->c, "POST", path, body, "application/json", 201, NULL, 0, &ans);
+    return body;
+}
+
+/* The Binding. Only a refusal (a 4xx but 409 and 429) proves that it did
+ * not go through: no answer, a 5xx or 429 (the client retries a POST on
+ * those, and an attempt before may have been applied) and a 409 (what
+ * such a retry gets) have the pod read back (settle). A refused one is
+ * taken back, its annotations cleared from the version it was bound with.
+ * What the Binding's answer (m->bind_st, ans taken) makes of m. */
+static void bind_take(struct binder *b, struct bind_job *j, struct bind_member *m, const char *rv,
+                      json_t *ans)
+{
     const struct gp_kube_sched_opts *o = &b->s->o;
     if (m->bind_st == 201) {
         json_decref(ans);
@@ -349,6 +373,16 @@ static void job_back(struct binder *b, struct bind_job *j, size_t i)
         if (m->patch_st == 200 || m->patch_st == 0 || !m->annotate)
             m->unknown = !gp_ks_clear_annotations(b->c, m->ns, m->name, NULL);
     }
+}
+
+static void bind(struct binder *b, struct bind_job *j, struct bind_member *m, const char *rv)
+{
+    char path[600];
+    path_of(m, "/binding", path, sizeof path);
+    json_t *ans;
+    m->bind_st =
+        send_lean(b->c, "POST", path, binding_text(m, rv), "application/json", 201, NULL, 0, &ans);
+    bind_take(b, j, m, rv, ans);
 }
 
 /* A job: every member annotated, then (all written) every member bound;
@@ -409,8 +443,93 @@ static void job_run(struct binder *b, struct bind_job *j)
     }
 }
 
+/* A job of one pod that is annotated then bound now, not a kept gang
+ * member (most are): one of a batch. */
+static bool job_plain(const struct bind_job *j)
+{
+    return j->n == 1 && j->m[0].annotate && j->m[0].bind && !j->m[0].check && !j->m[0].keep;
+}
+
+/* Plain jobs js[0..k) side by side on one connection: their patches
+ * pipelined, then the Bindings of those patched, pipelined; for each pod
+ * what job_run does for it, in the same order (its patch answered 200
+ * before its Binding is sent; a failure taken back as there). */
+static void jobs_run(struct binder *b, struct bind_job *const *js, size_t k)
+{
+    char rvs[GP_KUBE_BATCH_MAX][64], paths[GP_KUBE_BATCH_MAX][600];
+    char *texts[GP_KUBE_BATCH_MAX];
+    struct gp_kube_call calls[GP_KUBE_BATCH_MAX];
+    size_t who[GP_KUBE_BATCH_MAX], nc = 0;
+    double t0 = mono_s();
+    bool lead = leading(b->s);
+    for (size_t i = 0; i < k; i++) {
+        struct bind_member *m = &js[i]->m[0];
+        snprintf(rvs[i], sizeof rvs[i], "%s", m->rv);
+        m->patch_st = m->bind_st = -1;
+        if (!lead)
+            continue;
+        path_of(m, "", paths[i], sizeof paths[i]);
+        if (!(texts[nc] = annotate_text(m))) {
+            m->patch_st = 0; /* out of memory: as no answer (send_lean) */
+            continue;
+        }
+        calls[nc] = (struct gp_kube_call){.method = "PATCH",
+                                          .path = paths[i],
+                                          .body = texts[nc],
+                                          .content_type = "application/merge-patch+json"};
+        who[nc++] = i;
+    }
+    gp_kube_request_many(b->c, calls, nc);
+    for (size_t c = 0; c < nc; c++) {
+        struct bind_member *m = &js[who[c]]->m[0];
+        json_t *ans;
+        char new_rv[64];
+        long st = lean_take(calls[c].err, &calls[c].r, 200, new_rv, sizeof new_rv, &ans);
+        free(texts[c]);
+        m->patch_st = annotate_take(st, new_rv, ans, rvs[who[c]], sizeof rvs[who[c]]);
+    }
+    /* the Bindings of the pods patched */
+    lead = leading(b->s);
+    nc = 0;
+    for (size_t i = 0; i < k; i++) {
+        struct bind_member *m = &js[i]->m[0];
+        if (!lead) {
+            m->out = BO_ABANDONED; /* half-finished: a leader's rebuild sees to it */
+        } else if (m->patch_st != 200) {
+            m->out = m->patch_st == 404 ? BO_GONE : BO_FAILED;
+            if (m->out == BO_FAILED && m->patch_st == 0) /* maybe written: cleared */
+                m->unknown = !gp_ks_clear_annotations(b->c, m->ns, m->name, NULL);
+        } else {
+            path_of(m, "/binding", paths[i], sizeof paths[i]);
+            if (!(texts[nc] = binding_text(m, rvs[i]))) {
+                m->bind_st = 0; /* out of memory: as no answer (send_lean) */
+                bind_take(b, js[i], m, rvs[i], NULL);
+                m->bind_s = mono_s() - t0;
+                continue;
+            }
+            calls[nc] = (struct gp_kube_call){.method = "POST",
+                                              .path = paths[i],
+                                              .body = texts[nc],
+                                              .content_type = "application/json"};
+            who[nc++] = i;
+        }
+    }
+    gp_kube_request_many(b->c, calls, nc);
+    for (size_t c = 0; c < nc; c++) {
+        size_t i = who[c];
+        struct bind_member *m = &js[i]->m[0];
+        json_t *ans;
+        m->bind_st = lean_take(calls[c].err, &calls[c].r, 201, NULL, 0, &ans);
+        free(texts[c]);
+        bind_take(b, js[i], m, rvs[i], ans);
+        m->bind_s = mono_s() - t0;
+    }
+}
+
 /* --- the pool ----------------------------------------------------------- */
 
+/* A binder takes its share of the jobs waiting (at most a batch): the
+ * plain ones run as a batch (jobs_run), the others one by one. */
 static void *binder_main(void *arg)
 {
     struct binder *b = arg;
@@ -421,20 +540,38 @@ static void *binder_main(void *arg)
             pthread_cond_wait(&q->work, &q->mu);
         if (q->stop)
             break;
-        struct bind_job *j = q->todo;
-        q->todo = j->next;
+        size_t nb = q->nb ? q->nb : 1, share = (q->ntodo + nb - 1) / nb, k = 0, np = 0;
+        if (share > GP_KUBE_BATCH_MAX)
+            share = GP_KUBE_BATCH_MAX;
+        struct bind_job *js[GP_KUBE_BATCH_MAX], *plain[GP_KUBE_BATCH_MAX];
+        while (q->todo && k < share) {
+            struct bind_job *j = q->todo;
+            q->todo = j->next;
+            q->ntodo--;
+            js[k++] = j;
+        }
         if (!q->todo)
             q->todo_tail = NULL;
         pthread_mutex_unlock(&q->mu);
-        job_run(b, j);
+        for (size_t i = 0; i < k; i++)
+            if (job_plain(js[i]))
+                plain[np++] = js[i];
+            else
+                job_run(b, js[i]);
+        if (np == 1)
+            job_run(b, plain[0]);
+        else if (np > 1)
+            jobs_run(b, plain, np);
         pthread_mutex_lock(&q->mu);
-        j->next = NULL;
         bool first = !q->done; /* results waiting: the scheduling thread was woken for them */
-        if (q->done_tail)
-            q->done_tail->next = j;
-        else
-            q->done = j;
-        q->done_tail = j;
+        for (size_t i = 0; i < k; i++) {
+            js[i]->next = NULL;
+            if (q->done_tail)
+                q->done_tail->next = js[i];
+            else
+                q->done = js[i];
+            q->done_tail = js[i];
+        }
         if (first)
             pthread_cond_broadcast(&q->done_cv);
         if (first && q->wake) {
@@ -775,6 +912,7 @@ void gp_ks_bind_dispatch(struct gp_kube_sched *s, struct spod *const *m, size_t 
     else
         q->todo = j;
     q->todo_tail = j;
+    q->ntodo++;
     pthread_cond_signal(&q->work);
     pthread_mutex_unlock(&q->mu);
 }

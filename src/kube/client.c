@@ -46,9 +46,10 @@ struct gp_kube_client {
     size_t urlcap;
     /* requests by http1.c: its connections' handles copied from tmpl */
     CURL *tmpl;
-    struct gp_http1 *h1;  /* NULL: opts.curl_http */
-    char *h1_host;        /* the Host header's value */
-    size_t h1_prefix_len; /* the path of the server's URL, before each request's */
+    struct gp_http1 *h1;    /* NULL: opts.curl_http */
+    char *h1_host;          /* the Host header's value */
+    size_t h1_prefix_len;   /* the path of the server's URL, before each request's */
+    atomic_ulong pipelined; /* requests sent in batches */
 };
 
 /* what a transfer writes into */
@@ -322,6 +323,11 @@ const char *gp_kube_client_server(const struct gp_kube_client *c)
     return c->server;
 }
 
+unsigned long gp_kube_client_pipelined(const struct gp_kube_client *c)
+{
+    return atomic_load(&c->pipelined);
+}
+
 unsigned long gp_kube_client_connects(const struct gp_kube_client *c)
 {
     return c->h1 ? gp_http1_connects(c->h1) : 0;
@@ -554,13 +560,57 @@ static enum gp_err transfer_failed(struct gp_kube_client *c, const char *method,
                        retried ? " (after retries)" : "");
 }
 
-enum gp_err gp_kube_request(struct gp_kube_client *c, const char *method, const char *path,
-                            const char *body, const char *content_type, struct gp_kube_response *r,
-                            struct gp_diag *diag)
+/* What attempt `attempt` of a request came to: true, the request is over
+ * (*err, and r when GP_OK; s->buf taken or freed); false, it is tried
+ * again after *backoff_s (s->buf freed). */
+static bool attempt_over(struct gp_kube_client *c, const char *method, const char *path,
+                         unsigned attempt, struct sink *s, CURLcode rc, long code,
+                         double retry_after, const char *errbuf, struct gp_kube_response *r,
+                         enum gp_err *err, double *backoff_s, struct gp_diag *diag)
 {
-    memset(r, 0, sizeof *r);
-    bool idempotent = strcmp(method, "GET") == 0;
-    for (unsigned attempt = 0;; attempt++) {
+    r->attempts = attempt + 1;
+    if (s->over || rc == CURLE_FILESIZE_EXCEEDED) {
+        free(s->buf);
+        *err = gp_diag_set(diag, GP_ELIMIT, "%s %s%s: the answer is larger than %zu bytes", method,
+                           c->server, path, c->o.max_response_bytes);
+        return true;
+    }
+    if (atomic_load(&c->cancelled)) {
+        free(s->buf);
+        *err = gp_diag_set(diag, GP_ESTATE, "%s %s%s: cancelled", method, c->server, path);
+        return true;
+    }
+    bool retry;
+    if (rc != CURLE_OK)
+        retry = strcmp(method, "GET") == 0 && !tls_refused(rc);
+    else
+        retry = gp_kube_status_retryable(code);
+    if (!retry || attempt >= c->o.max_retries) {
+        if (rc != CURLE_OK) {
+            free(s->buf);
+            *err = transfer_failed(c, method, path, rc, errbuf, attempt > 0, diag);
+            return true;
+        }
+        r->status = code;
+        r->body = s->buf ? s->buf : strdup("");
+        r->len = s->len;
+        *err = r->body ? GP_OK : gp_diag_set(diag, GP_ENOMEM, "out of memory");
+        return true;
+    }
+    free(s->buf);
+    double d = gp_kube_backoff_s(c->o.backoff_base_s, c->o.backoff_max_s, attempt + 1, &c->rng);
+    if (rc == CURLE_OK && code == 429 && retry_after >= 0)
+        d = retry_after < c->o.retry_after_max_s ? retry_after : c->o.retry_after_max_s;
+    *backoff_s = d;
+    return false;
+}
+
+/* A request's attempts from `first` on (r as it is: its waits add up). */
+static enum gp_err request_from(struct gp_kube_client *c, const char *method, const char *path,
+                                const char *body, const char *content_type, unsigned first,
+                                struct gp_kube_response *r, struct gp_diag *diag)
+{
+    for (unsigned attempt = first;; attempt++) {
         enum gp_err err = token_refresh(c, diag);
         if (err != GP_OK)
             return err;
@@ -570,42 +620,124 @@ enum gp_err gp_kube_request(struct gp_kube_client *c, const char *method, const 
             r->waited_s += wait;
         }
         struct sink s = {.c = c, .max = c->o.max_response_bytes};
-        double retry_after;
+        double retry_after, backoff_s = 0;
         long code;
         char errbuf[CURL_ERROR_SIZE];
         CURLcode rc = perform(c, method, path, body, content_type, c->o.request_timeout_s, &s,
                               &retry_after, &code, errbuf);
-        r->attempts = attempt + 1;
-        if (s.over || rc == CURLE_FILESIZE_EXCEEDED) {
-            free(s.buf);
-            return gp_diag_set(diag, GP_ELIMIT, "%s %s%s: the answer is larger than %zu bytes",
-                               method, c->server, path, c->o.max_response_bytes);
+        if (attempt_over(c, method, path, attempt, &s, rc, code, retry_after, errbuf, r, &err,
+                         &backoff_s, diag))
+            return err;
+        nap(c, backoff_s);
+        r->waited_s += backoff_s;
+    }
+}
+
+enum gp_err gp_kube_request(struct gp_kube_client *c, const char *method, const char *path,
+                            const char *body, const char *content_type, struct gp_kube_response *r,
+                            struct gp_diag *diag)
+{
+    memset(r, 0, sizeof *r);
+    return request_from(c, method, path, body, content_type, 0, r, diag);
+}
+
+/* Calls that can go pipelined: on http1.c, header lists that stay put
+ * while the batch is written (no content type of hdr[3]'s kind), at most
+ * GP_KUBE_BATCH_MAX. */
+static bool batchable(const struct gp_kube_client *c, const struct gp_kube_call *k, size_t n)
+{
+    if (!c->h1 || n < 2 || n > GP_KUBE_BATCH_MAX)
+        return false;
+    for (size_t i = 0; i < n; i++)
+        if (k[i].content_type && strcmp(k[i].content_type, "application/json") != 0 &&
+            strcmp(k[i].content_type, "application/merge-patch+json") != 0)
+            return false;
+    return true;
+}
+
+void gp_kube_request_many(struct gp_kube_client *c, struct gp_kube_call *k, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        memset(&k[i].r, 0, sizeof k[i].r);
+        k[i].d.msg[0] = '\0';
+    }
+    if (!batchable(c, k, n)) {
+        for (size_t i = 0; i < n; i++)
+            k[i].err = request_from(c, k[i].method, k[i].path, k[i].body, k[i].content_type, 0,
+                                    &k[i].r, &k[i].d);
+        return;
+    }
+    enum gp_err err = token_refresh(c, &k[0].d);
+    for (size_t i = 0; i < n; i++) {
+        double wait = gp_kube_bucket_take(&c->bucket, now_s());
+        if (wait > 0) { /* the tokens taken one after another: the last one's wait */
+            nap(c, wait);
+            k[i].r.waited_s += wait;
         }
-        if (atomic_load(&c->cancelled)) {
-            free(s.buf);
-            return gp_diag_set(diag, GP_ESTATE, "%s %s%s: cancelled", method, c->server, path);
+    }
+    const char *base = c->base ? c->base : c->server;
+    size_t prefix = strlen(base) - c->h1_prefix_len, room = 0;
+    for (size_t i = 0; i < n; i++)
+        room += c->h1_prefix_len + strlen(k[i].path) + 1;
+    char *targets = err == GP_OK ? malloc(room) : NULL;
+    struct gp_http1_req rq[GP_KUBE_BATCH_MAX];
+    struct gp_http1_res res[GP_KUBE_BATCH_MAX];
+    struct sink s[GP_KUBE_BATCH_MAX];
+    double retry_after[GP_KUBE_BATCH_MAX];
+    char *t = targets;
+    for (size_t i = 0; targets && i < n; i++) {
+        struct curl_slist *hdr = headers(c, k[i].content_type);
+        if (!hdr) {
+            free(targets);
+            targets = NULL;
+            break;
         }
-        bool retry;
-        if (rc != CURLE_OK)
-            retry = idempotent && !tls_refused(rc);
-        else
-            retry = gp_kube_status_retryable(code);
-        if (!retry || attempt >= c->o.max_retries) {
-            if (rc != CURLE_OK) {
-                free(s.buf);
-                return transfer_failed(c, method, path, rc, errbuf, attempt > 0, diag);
-            }
-            r->status = code;
-            r->body = s.buf ? s.buf : strdup("");
-            r->len = s.len;
-            return r->body ? GP_OK : gp_diag_set(diag, GP_ENOMEM, "out of memory");
+        size_t pl = strlen(k[i].path);
+        memcpy(t, base + prefix, c->h1_prefix_len);
+        memcpy(t + c->h1_prefix_len, k[i].path, pl + 1);
+        s[i] = (struct sink){.c = c, .max = c->o.max_response_bytes};
+        retry_after[i] = -1;
+        rq[i] = (struct gp_http1_req){.method = k[i].method,
+                                      .target = t,
+                                      .host = c->h1_host,
+                                      .hdr = hdr,
+                                      .body = k[i].body,
+                                      .body_len = k[i].body ? strlen(k[i].body) : 0,
+                                      .timeout_s = c->o.request_timeout_s,
+                                      .cancelled = &c->cancelled,
+                                      .on_body = on_write,
+                                      .body_ud = &s[i],
+                                      .max_body = s[i].max,
+                                      .on_header = on_header,
+                                      .header_ud = &retry_after[i]};
+        t += c->h1_prefix_len + pl + 1;
+    }
+    if (!targets) {
+        struct gp_diag why = k[0].d;
+        for (size_t i = 0; i < n; i++)
+            k[i].err = err != GP_OK ? gp_diag_set(&k[i].d, err, "%s", why.msg)
+                                    : gp_diag_set(&k[i].d, GP_ENOMEM, "out of memory");
+        return;
+    }
+    gp_http1_exchange_many(c->h1, rq, n, res);
+    atomic_fetch_add(&c->pipelined, n);
+    free(targets);
+    for (size_t i = 0; i < n; i++) {
+        struct gp_kube_call *ki = &k[i];
+        double backoff_s = 0;
+        if (res[i].unsent) { /* never read by the server: sent again, alone */
+            free(s[i].buf);
+            ki->err = request_from(c, ki->method, ki->path, ki->body, ki->content_type, 0, &ki->r,
+                                   &ki->d);
+            continue;
         }
-        free(s.buf);
-        double d = gp_kube_backoff_s(c->o.backoff_base_s, c->o.backoff_max_s, attempt + 1, &c->rng);
-        if (rc == CURLE_OK && code == 429 && retry_after >= 0)
-            d = retry_after < c->o.retry_after_max_s ? retry_after : c->o.retry_after_max_s;
-        nap(c, d);
-        r->waited_s += d;
+        if (attempt_over(c, ki->method, ki->path, 0, &s[i], res[i].rc, res[i].status,
+                         retry_after[i], res[i].errbuf, &ki->r, &ki->err, &backoff_s, &ki->d))
+            continue;
+        nap(c, backoff_s);
+        ki->r.waited_s += backoff_s;
+        ki->err =
+            request_from(c, ki->method, ki->path, ki->body, ki->content_type, 1, &ki->r, &ki->d);
     }
 }
 

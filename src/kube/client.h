@@ -70,6 +70,27 @@ enum gp_err gp_kube_request(struct gp_kube_client *c, const char *method, const 
                             const char *body, const char *content_type, struct gp_kube_response *r,
                             struct gp_diag *diag);
 
+/* Requests that do not depend on each other's answers, made together:
+ * with http1.c (not opts.curl_http) written at once on the kept connection
+ * and answered in order (HTTP/1.1 pipelining, RFC 9112 §9.3.2), at most
+ * GP_KUBE_BATCH_MAX; each call's result (err, r, d) as gp_kube_request
+ * gives it, its retries (429, 5xx, a GET's transport failure) made alone
+ * afterwards; one the server never read (it closed the connection after
+ * an earlier answer) is sent again alone. Otherwise one after another. */
+#define GP_KUBE_BATCH_MAX 16
+
+struct gp_kube_call {
+    const char *method, *path, *body, *content_type; /* as gp_kube_request's */
+    enum gp_err err;
+    struct gp_kube_response r; /* GP_OK: the caller frees it */
+    struct gp_diag d;
+};
+
+void gp_kube_request_many(struct gp_kube_client *c, struct gp_kube_call *k, size_t n);
+
+/* Requests sent pipelined so far (tests: the batches were made). */
+unsigned long gp_kube_client_pipelined(const struct gp_kube_client *c);
+
 /* A streaming GET (a watch): each line of a 200 answer goes to fn as it
  * arrives, until the server ends the stream, fn returns non-zero, the
  * timeout passes (GP_OK in all three) or the connection drops (GP_EIO).

@@ -40,7 +40,7 @@ struct gp_http1 *gp_http1_new(CURL *tmpl, const char *url)
         return NULL;
     x->tmpl = tmpl;
     x->url = strdup(url);
-    x->cap = 16384;
+    x->cap = (size_t)64 << 10; /* answers pipelined: several in a read */
     x->in = malloc(x->cap);
     if (!x->url || !x->in) {
         gp_http1_free(x);
@@ -229,32 +229,35 @@ static bool puts_(struct gp_http1 *x, size_t *at, const char *s)
     return put(x, at, s, strlen(s));
 }
 
-/* The request's bytes in x->out: *n of them. */
-static bool request_write(struct gp_http1 *x, const struct gp_http1_req *rq, size_t *n)
+/* The request's bytes appended to x->out at *at. */
+static bool request_write(struct gp_http1 *x, const struct gp_http1_req *rq, size_t *at)
 {
-    size_t at = 0;
-    bool ok = puts_(x, &at, rq->method) && put(x, &at, " ", 1) && puts_(x, &at, rq->target) &&
-              puts_(x, &at, " HTTP/1.1\r\nHost: ") && puts_(x, &at, rq->host) &&
-              put(x, &at, "\r\n", 2);
+    bool ok = puts_(x, at, rq->method) && put(x, at, " ", 1) && puts_(x, at, rq->target) &&
+              puts_(x, at, " HTTP/1.1\r\nHost: ") && puts_(x, at, rq->host) &&
+              put(x, at, "\r\n", 2);
     for (const struct curl_slist *h = rq->hdr; ok && h; h = h->next)
         if (strncasecmp(h->data, "host:", 5) != 0) /* the one Host is rq->host */
-            ok = puts_(x, &at, h->data) && put(x, &at, "\r\n", 2);
+            ok = puts_(x, at, h->data) && put(x, at, "\r\n", 2);
     bool bodyless = strcmp(rq->method, "GET") == 0 || strcmp(rq->method, "HEAD") == 0 ||
                     strcmp(rq->method, "DELETE") == 0;
     if (ok && (rq->body || !bodyless)) {
-        char cl[48];
-        int k = snprintf(cl, sizeof cl, "Content-Length: %zu\r\n", rq->body ? rq->body_len : 0);
-        ok = put(x, &at, cl, (size_t)k);
+        char digits[24], *d = digits + sizeof digits; /* the length in decimal */
+        size_t v = rq->body ? rq->body_len : 0;
+        do
+            *--d = (char)('0' + v % 10);
+        while ((v /= 10) > 0);
+        ok = puts_(x, at, "Content-Length: ") &&
+             put(x, at, d, (size_t)(digits + sizeof digits - d)) && put(x, at, "\r\n", 2);
     }
-    ok = ok && put(x, &at, "\r\n", 2) && (!rq->body || put(x, &at, rq->body, rq->body_len));
-    *n = at;
-    return ok;
+    return ok && put(x, at, "\r\n", 2) && (!rq->body || put(x, at, rq->body, rq->body_len));
 }
 
 /* The answer, read by http1_parse.c from what comes: *none while no byte
- * of it came. */
+ * of it came; more: answers to requests sent after it follow (the bytes
+ * after it are theirs); *closes: the server ends the connection after it. */
 static CURLcode answer_read(struct gp_http1 *x, const struct gp_http1_req *rq, double deadline,
-                            long *status, bool *reuse, bool *none, char *errbuf)
+                            bool more, long *status, bool *reuse, bool *closes, bool *none,
+                            char *errbuf)
 {
     struct gp_http1_parse ps;
     gp_http1_parse_init(&ps, strcmp(rq->method, "HEAD") == 0, rq->max_body);
@@ -284,8 +287,9 @@ static CURLcode answer_read(struct gp_http1 *x, const struct gp_http1_req *rq, d
     switch (v) {
     case GP_HTTP1_DONE:
         /* kept for the next request when the answer was framed, nothing is
-         * left over and the server keeps it */
-        *reuse = ps.keep && x->pos == x->len;
+         * left over (but the next answers' beginning) and the server keeps it */
+        *reuse = ps.keep && (more || x->pos == x->len);
+        *closes = ps.close;
         return CURLE_OK;
     case GP_HTTP1_OVER:
         return fail(errbuf, CURLE_FILESIZE_EXCEEDED, ps.why);
@@ -302,35 +306,88 @@ static CURLcode answer_read(struct gp_http1 *x, const struct gp_http1_req *rq, d
     return fail(errbuf, CURLE_WEIRD_SERVER_REPLY, ps.why ? ps.why : "not an HTTP/1.1 answer");
 }
 
-CURLcode gp_http1_exchange(struct gp_http1 *x, const struct gp_http1_req *rq, long *status,
-                           char *errbuf)
+/* The answers in order, on the connection as it is: *k of them came
+ * whole; rc of the one that did not (CURLE_OK: all did). */
+static CURLcode answers_read(struct gp_http1 *x, const struct gp_http1_req *rq, size_t n,
+                             double deadline, struct gp_http1_res *res, size_t *k, bool *reuse,
+                             bool *closes, bool *none)
 {
-    double deadline = mono_s() + rq->timeout_s;
-    *status = 0;
-    errbuf[0] = '\0';
-    size_t n;
-    if (!request_write(x, rq, &n))
-        return fail(errbuf, CURLE_OUT_OF_MEMORY, "out of memory");
+    for (*k = 0; *k < n; (*k)++) {
+        struct gp_http1_res *o = &res[*k];
+        CURLcode rc = answer_read(x, &rq[*k], deadline, *k + 1 < n, &o->status, reuse, closes, none,
+                                  o->errbuf);
+        if (rc != CURLE_OK)
+            return rc;
+        o->rc = CURLE_OK;
+        if (!*reuse) { /* the connection ends here: the rest were not answered */
+            (*k)++;
+            return CURLE_OK;
+        }
+    }
+    return CURLE_OK;
+}
+
+void gp_http1_exchange_many(struct gp_http1 *x, const struct gp_http1_req *rq, size_t n,
+                            struct gp_http1_res *res)
+{
+    double timeout_s = 0;
+    size_t len = 0;
+    bool ok = true;
+    for (size_t i = 0; i < n; i++) {
+        res[i] = (struct gp_http1_res){CURLE_GOT_NOTHING, 0, false, ""};
+        timeout_s = rq[i].timeout_s > timeout_s ? rq[i].timeout_s : timeout_s;
+        ok = ok && request_write(x, &rq[i], &len);
+    }
+    if (!ok || n == 0) {
+        for (size_t i = 0; i < n; i++)
+            res[i].rc = fail(res[i].errbuf, CURLE_OUT_OF_MEMORY, "out of memory");
+        return;
+    }
+    double deadline = mono_s() + timeout_s;
+    char *errbuf = res[0].errbuf;
     for (int attempt = 0;; attempt++) {
         if (x->h && !conn_fit(x))
             conn_close(x);
         bool reused = x->h != NULL;
-        if (!x->h) {
-            CURLcode rc = conn_open(x, deadline, errbuf);
-            if (rc != CURLE_OK)
-                return rc;
+        CURLcode rc = CURLE_OK;
+        errbuf[0] = '\0';
+        if (!x->h)
+            rc = conn_open(x, deadline, errbuf);
+        size_t k = 0; /* answers come */
+        bool reuse = false, closes = false, none = true;
+        if (rc == CURLE_OK) {
+            x->pos = x->len = 0;
+            rc = send_all(x, x->out, len, deadline, rq[0].cancelled, errbuf);
+            if (rc == CURLE_OK)
+                rc = answers_read(x, rq, n, deadline, res, &k, &reuse, &closes, &none);
         }
-        x->pos = x->len = 0;
-        bool reuse = false, none = true;
-        CURLcode rc = send_all(x, x->out, n, deadline, rq->cancelled, errbuf);
-        if (rc == CURLE_OK)
-            rc = answer_read(x, rq, deadline, status, &reuse, &none, errbuf);
-        if (rc == CURLE_OK && reuse)
-            return CURLE_OK;
-        conn_close(x);
+        if (rc == CURLE_OK && reuse && k == n)
+            return;
+        if (x->h)
+            conn_close(x);
         bool died = rc == CURLE_SEND_ERROR || rc == CURLE_GOT_NOTHING || rc == CURLE_RECV_ERROR;
-        if (rc == CURLE_OK || !reused || !none || !died || attempt > 0)
-            return rc;
-        /* a kept connection that died under the request: once more, anew */
+        if (rc != CURLE_OK && k == 0 && reused && none && died && attempt == 0)
+            continue;       /* a kept connection that died under the requests: once more, anew */
+        if (rc != CURLE_OK) /* its line in res[k].errbuf (a connect's or send's in res[0]'s) */
+            res[k++].rc = rc;
+        /* the rest: never read when the server ended the connection after
+         * an answer (RFC 9112 §9.6), else their fate unknown */
+        for (size_t i = k; i < n; i++) {
+            res[i].unsent = rc == CURLE_OK && closes;
+            fail(res[i].errbuf, CURLE_GOT_NOTHING,
+                 res[i].unsent ? "the server closed the connection before reading the request"
+                               : "no answer: the connection failed on an earlier request");
+        }
+        return;
     }
+}
+
+CURLcode gp_http1_exchange(struct gp_http1 *x, const struct gp_http1_req *rq, long *status,
+                           char *errbuf)
+{
+    struct gp_http1_res res;
+    gp_http1_exchange_many(x, rq, 1, &res);
+    *status = res.status;
+    memcpy(errbuf, res.errbuf, CURL_ERROR_SIZE);
+    return res.rc;
 }

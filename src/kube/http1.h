@@ -59,6 +59,28 @@ struct gp_http1_req {
 CURLcode gp_http1_exchange(struct gp_http1 *x, const struct gp_http1_req *rq, long *status,
                            char *errbuf);
 
+/* A request's outcome in a pipelined exchange: rc, status and errbuf as
+ * gp_http1_exchange gives them; unsent: no answer, and the server never
+ * read the request (it ended the connection after an earlier answer,
+ * RFC 9112 §9.6): safe to send again, whatever its method. */
+struct gp_http1_res {
+    CURLcode rc;
+    long status;
+    bool unsent;
+    char errbuf[CURL_ERROR_SIZE];
+};
+
+/* Requests rq[0..n) written at once on one connection (pipelining, RFC
+ * 9112 §9.3.2: one send) and their answers read in order, the bytes after
+ * one answer the next one's; each answer to its own callbacks. They must
+ * not depend on each other's answers. The whole under the longest
+ * timeout. A kept connection that gives no byte back has them sent once
+ * more on a new one, as gp_http1_exchange; when one answer fails (cut,
+ * badly framed, timed out) the connection is closed and those after it
+ * get CURLE_GOT_NOTHING (applied or not: unknown). */
+void gp_http1_exchange_many(struct gp_http1 *x, const struct gp_http1_req *rq, size_t n,
+                            struct gp_http1_res *res);
+
 /* Connections opened so far (tests: keep-alive reuse). */
 unsigned long gp_http1_connects(const struct gp_http1 *x);
 

@@ -44,6 +44,14 @@ static enum gp_http1_verdict final(struct gp_http1_parse *p, enum gp_http1_verdi
     return v;
 }
 
+/* A whole answer: the connection kept unless the server closes it or the
+ * framing was in doubt. */
+static enum gp_http1_verdict done(struct gp_http1_parse *p)
+{
+    p->keep = !p->close && !p->mixed;
+    return final(p, GP_HTTP1_DONE, NULL);
+}
+
 static bool is_ows(char c)
 {
     return c == ' ' || c == '\t';
@@ -112,7 +120,7 @@ static bool status_read(struct gp_http1_parse *p, const char *l, size_t n)
         return false;
     p->http10 = l[7] == '0';
     p->code = (l[9] - '0') * 100 + (l[10] - '0') * 10 + (l[11] - '0');
-    p->chunked = p->has_len = p->close = p->keepalive = p->framing_line = false;
+    p->chunked = p->has_len = p->close = p->keepalive = p->framing_line = p->mixed = false;
     p->len = 0;
     return true;
 }
@@ -169,23 +177,22 @@ static enum gp_http1_verdict head_end(struct gp_http1_parse *p)
     if (p->http10 && !p->keepalive)
         p->close = true;
     if (p->head_only || p->code == 204 || p->code == 304) {
-        p->keep = !p->close;
-        return final(p, GP_HTTP1_DONE, NULL);
+        return done(p);
     }
     if (p->chunked) {
-        p->close |= p->has_len; /* both: maybe a smuggling attempt (§6.3 item 3) */
+        p->mixed = p->has_len; /* both: maybe a smuggling attempt (§6.3 item 3) */
         p->phase = PH_CSIZE;
     } else if (p->has_len) {
         if (p->max_body && p->len > p->max_body)
             return final(p, GP_HTTP1_OVER, "the answer is larger than the cap");
         if (p->len == 0) {
-            p->keep = !p->close;
-            return final(p, GP_HTTP1_DONE, NULL);
+            return done(p);
         }
         p->left = p->len;
         p->phase = PH_LEN;
     } else {
         p->phase = PH_EOF;
+        p->close = true;
     }
     return GP_HTTP1_MORE;
 }
@@ -238,8 +245,7 @@ static enum gp_http1_verdict line_take(struct gp_http1_parse *p, char *l, size_t
     if (p->phase == PH_TRAILER) { /* trailer fields: read past, not used */
         if (k > 0)
             return GP_HTTP1_MORE;
-        p->keep = !p->close;
-        return final(p, GP_HTTP1_DONE, NULL);
+        return done(p);
     }
     bool first = p->head_bytes == n;
     if (first && !status_read(p, l, k))
@@ -288,10 +294,8 @@ enum gp_http1_verdict gp_http1_parse_feed(struct gp_http1_parse *p, char *buf, s
             if (v == GP_HTTP1_MORE && p->left == 0) {
                 if (p->phase == PH_CDATA)
                     p->phase = PH_CEND;
-                else {
-                    p->keep = !p->close;
-                    v = final(p, GP_HTTP1_DONE, NULL);
-                }
+                else
+                    v = done(p);
             }
             break;
         }

@@ -41,12 +41,16 @@ struct gp_http1_parse {
     /* the answer, once its final head came */
     long status;     /* 0 until then */
     bool keep;       /* (DONE) the connection may carry another request */
+    bool close;      /* (DONE) the server ends the connection after it (Connection: close,
+                      * HTTP/1.0 without keep-alive, or a body to the end): it reads no
+                      * request sent after the one this answers (RFC 9112 §9.6) */
     const char *why; /* (BAD and the others) what was wrong, one line */
     /* the parser's own */
     int phase, verdict;
     bool any;  /* a byte came */
     long code; /* the status line's, of the head being read */
-    bool http10, chunked, has_len, close, keepalive, framing_line;
+    bool http10, chunked, has_len, keepalive, framing_line;
+    bool mixed; /* Transfer-Encoding and Content-Length both: not kept */
     unsigned long long len, left, body_bytes; /* Content-Length; what is left; what came */
     size_t head_bytes;                        /* of the head or trailer section so far */
     size_t seen;                              /* the unused rest's bytes known to hold no LF */

@@ -860,12 +860,98 @@ static void test_timeout(void **state)
     gp_kube_client_free(c);
 }
 
+/* Requests pipelined (gp_kube_request_many): answered in order on one
+ * connection; a Connection: close among the answers has the ones after it
+ * sent again alone (the server never read them), as libcurl's HTTP one
+ * after another does; a connection dropped among them leaves the POSTs
+ * after it unanswered (not sent again) and has the GETs retried. */
+static void test_pipelined(void **state)
+{
+    (void)state;
+    for (int curl_http = 0; curl_http <= 1; curl_http++) {
+        struct gp_kube_client *c = client(curl_http, 0, 5);
+        const enum act a[] = {A_OK, A_CHUNKED, A_CONTINUE, A_OK};
+        script(a, 4);
+        struct gp_kube_call k[4];
+        const char *bodies[] = {"{\"n\":0}", "{\"n\":1}", "{\"n\":2}", "{\"n\":3}"};
+        for (int i = 0; i < 4; i++)
+            k[i] = (struct gp_kube_call){.method = "POST",
+                                         .path = "/api/v1/namespaces/default/pods/p",
+                                         .body = bodies[i],
+                                         .content_type = "application/json"};
+        gp_kube_request_many(c, k, 4);
+        const long want[] = {200, 201, 200, 200};
+        const char *body[] = {"{\"ok\":true}", "{\"a\":\"chunked\"}", "{}", "{\"ok\":true}"};
+        for (int i = 0; i < 4; i++) {
+            if (k[i].err != GP_OK)
+                fail_msg("curl_http %d, call %d: %s", curl_http, i, k[i].d.msg);
+            assert_int_equal(k[i].r.status, want[i]);
+            assert_string_equal(k[i].r.body, body[i]);
+            gp_kube_response_free(&k[i].r);
+        }
+        pthread_mutex_lock(&S.mu);
+        int conns0 = S.conns, nreq = S.requests;
+        bool last3 = strstr(S.last, "{\"n\":3}") != NULL; /* in order */
+        pthread_mutex_unlock(&S.mu);
+        assert_int_equal(conns0, 1);
+        assert_int_equal(nreq, 4);
+        assert_true(last3);
+        if (!curl_http)
+            assert_int_equal(gp_kube_client_pipelined(c), 4);
+        /* the server closes after the second answer: the third and fourth
+         * were never read, and are sent again on a new connection */
+        const enum act b[] = {A_OK, A_CLOSE_HDR, A_CHUNKED, A_OK};
+        script(b, 4);
+        gp_kube_request_many(c, k, 4);
+        for (int i = 0; i < 4; i++) {
+            if (k[i].err != GP_OK)
+                fail_msg("curl_http %d, call %d after a close: %s", curl_http, i, k[i].d.msg);
+            assert_int_equal(k[i].r.status, i == 2 ? 201 : 200);
+            gp_kube_response_free(&k[i].r);
+        }
+        assert_int_equal(requests(), 4);
+        pthread_mutex_lock(&S.mu);
+        int conns = S.conns; /* since script(): the one opened after the close */
+        pthread_mutex_unlock(&S.mu);
+        assert_int_equal(conns, 1);
+        if (curl_http) { /* libcurl sends a POST again on a dropped kept connection */
+            gp_kube_client_free(c);
+            continue;
+        }
+        /* dropped after the first answer: the POSTs after it have no answer */
+        const enum act d[] = {A_OK, A_DROP, A_OK, A_OK};
+        script(d, 4);
+        gp_kube_request_many(c, k, 4);
+        assert_int_equal(k[0].err, GP_OK);
+        gp_kube_response_free(&k[0].r);
+        assert_int_equal(k[1].err, GP_EIO);
+        assert_int_equal(requests(), 2);
+        for (int i = 2; i < 4; i++) {
+            assert_int_equal(k[i].err, GP_EIO);
+            assert_non_null(strstr(k[i].d.msg, "no answer"));
+        }
+        /* GETs: retried alone */
+        script(d, 4);
+        for (int i = 0; i < 4; i++)
+            k[i] =
+                (struct gp_kube_call){.method = "GET", .path = "/api/v1/namespaces/default/pods/p"};
+        gp_kube_request_many(c, k, 4);
+        for (int i = 0; i < 4; i++) {
+            if (k[i].err != GP_OK)
+                fail_msg("GET %d: %s", i, k[i].d.msg);
+            assert_int_equal(k[i].r.status, 200);
+            gp_kube_response_free(&k[i].r);
+        }
+        gp_kube_client_free(c);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_framing), cmocka_unit_test(test_idle_closed),
         cmocka_unit_test(test_dropped), cmocka_unit_test(test_cut_and_cap),
-        cmocka_unit_test(test_timeout),
+        cmocka_unit_test(test_timeout), cmocka_unit_test(test_pipelined),
     };
     const struct CMUnitTest parse[] = {
         cmocka_unit_test(test_parse_framing),   cmocka_unit_test(test_parse_status_line),
