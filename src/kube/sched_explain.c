@@ -189,6 +189,22 @@ static void filter_words(const struct spod *p, enum gp_filter f, char *buf, size
     buf[len] = '\0';
 }
 
+/* NodeResourcesFit names every resource a node is short of
+ * (noderesources/fit.go fitsRequest: cpu, memory, then the extended
+ * resources, each "Insufficient <name>"), where the engine stops at the
+ * first, cpu or memory (f): the others it would name are added (GPUs for
+ * a pod of whole nvidia.com/gpu on a node that does not share them). */
+static void also_short(const struct gp_node *nd, const struct gp_pod_spec *ps, enum gp_filter f,
+                       struct gp_kube_reasons *r)
+{
+    if (f == GP_FILTER_CPU && (int64_t)ps->mem_mib > nd->mem_free_mib)
+        gp_kube_reasons_add(r, 1, "Insufficient memory");
+    bool whole = ps->gpu_count > 0 && ps->gpu_milli == GP_GPU_MILLI && !ps->share_modes &&
+                 !ps->mig_profile && ps->gpu_resource == GP_GPU_RES_GPU && !nd->spec.sharing;
+    if (whole && nd->gpus_whole_free < ps->gpu_count)
+        gp_kube_reasons_add(r, 1, "Insufficient nvidia.com/gpu");
+}
+
 void gp_ks_words_nodes(struct gp_kube_sched *s, struct gp_ks_words *w, const struct spod *p,
                        struct gp_explain *x, struct gp_ks_reasons *out)
 {
@@ -210,6 +226,7 @@ void gp_ks_words_nodes(struct gp_kube_sched *s, struct gp_ks_words *w, const str
     for (int f = 0; f < GP_FILTER_COUNT; f++)
         if (hist ? unresolvable((enum gp_filter)f) : is_static((enum gp_filter)f))
             left += x->rejected[f];
+    uint32_t short_left = x->rejected[GP_FILTER_CPU] + x->rejected[GP_FILTER_MEMORY];
     char text[160];
     uint32_t no_victims = 0;
     for (size_t i = 0; i < s->nnodes; i++) {
@@ -232,7 +249,7 @@ void gp_ks_words_nodes(struct gp_kube_sched *s, struct gp_ks_words *w, const str
         uint32_t part = gp_ks_part(n, &p->spec);
         bool lower = hist && has_lower(w, n, p->spec.priority);
         out->nodes++;
-        if (left == 0 && !lower) {
+        if (left == 0 && short_left == 0 && !lower) {
             no_victims += hist; /* counted, added once below */
             continue;
         }
@@ -240,6 +257,10 @@ void gp_ks_words_nodes(struct gp_kube_sched *s, struct gp_ks_words *w, const str
         enum gp_filter f = gp_engine_filter(s->e, pd ? pd : nd, ep);
         if (left > 0 && (hist ? unresolvable(f) : is_static(f)))
             left--; /* its other parts, if any, keep the walk asking */
+        if ((f == GP_FILTER_CPU || f == GP_FILTER_MEMORY) && short_left > 0) {
+            short_left--;
+            also_short(pd ? pd : nd, &p->spec, f, &out->nodes_words);
+        }
         if (is_static(f) && x->rejected[f] > 0) {
             /* one node for kube-scheduler: its other parts are taken out
              * as any split node's are (gp_ks_explain_text) */

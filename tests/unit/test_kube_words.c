@@ -142,6 +142,29 @@ static void test_unschedulable_words(void **state)
     w_close(&w);
 }
 
+/* NodeResourcesFit names every resource a node is short of: a node out
+ * of CPU and of GPUs counts under both. */
+static void test_every_resource_short(void **state)
+{
+    (void)state;
+    struct world w;
+    w_open(&w, true);
+    w_node(&w, "c1", 4);
+    patch_node(&w, "c1", "/status",
+               "{\"status\":{\"allocatable\":{\"cpu\":\"1\",\"memory\":\"512Gi\",\"nvidia.com/"
+               "gpu\":\"4\",\"pods\":\"110\"}}}");
+    w_pod(&w, "fill", 4); /* cpu 1, 4 GPUs: the node is out of both */
+    assert_int_equal(w_cycle(&w), 1);
+    w_pod(&w, "q", 1);
+    w_cycle(&w);
+    assert_string_equal(w_node_of(&w, "q", NULL), "");
+    assert_string_equal(message_of(&w, "q"),
+                        "0/1 nodes are available: 1 Insufficient cpu, 1 Insufficient "
+                        "nvidia.com/gpu. preemption: 0/1 nodes are available: 1 No preemption "
+                        "victims found for incoming pod..");
+    w_close(&w);
+}
+
 /* The histogram's entries are one a reason: a reason added again adds to
  * its count, where it sorts. */
 static void test_explain_merge(void **state)
@@ -296,6 +319,7 @@ int main(int argc, char **argv)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_unschedulable_words, kd_start, kd_stop),
         cmocka_unit_test(test_explain_merge),
+        cmocka_unit_test_setup_teardown(test_every_resource_short, kd_start, kd_stop),
         cmocka_unit_test_setup_teardown(test_timestamp_label, kd_start, kd_stop),
         cmocka_unit_test_setup_teardown(test_lease_slow_server, kd_start, kd_stop),
         cmocka_unit_test_setup_teardown(test_bind_past_deadline, kd_start, kd_stop),
