@@ -557,7 +557,7 @@ static int replica_pick(const struct gp_node *n, const struct gp_pod *p, struct 
             if (pods[g] >= s->replicas)
                 continue;
             bool fits = replica_mem_fits(n, mem_free[g], p), fresh = !(mine >> g & 1);
-            if (!fits && !over_ok)
+            if ((!fits && !over_ok) || (!fresh && s->distinct_replicas))
                 continue;
             if (best < 0 || (fits && !best_fits) ||
                 (fits == best_fits &&
@@ -577,13 +577,15 @@ static int replica_pick(const struct gp_node *n, const struct gp_pod *p, struct 
     return 0;
 }
 
-/* Free replicas on the node, all GPUs together. */
+/* Free replicas on the node, all GPUs together (one a GPU when a pod's
+ * replicas must be on distinct GPUs). */
 static uint32_t replicas_free(const struct gp_node *n)
 {
     uint32_t free = 0;
+    const struct gp_sharing_spec *s = n->spec.sharing;
     for (uint32_t g = 0; g < n->spec.gpu_count; g++)
-        if (n->gpu[g].pods < n->spec.sharing->replicas)
-            free += n->spec.sharing->replicas - n->gpu[g].pods;
+        if (n->gpu[g].pods < s->replicas)
+            free += s->distinct_replicas ? 1 : s->replicas - n->gpu[g].pods;
     return free;
 }
 

@@ -43,6 +43,12 @@ struct gp_sharing_spec {
     bool rename_by_default;              /* advertise nvidia.com/gpu.shared */
     bool fail_requests_greater_than_one; /* the plugin refuses requests > 1 (always for mps) */
     bool oversubscribe; /* timeslice: place pods whose declared GPU memory does not fit, flagged */
+    /* timeslice, mps: a pod's replicas each on another GPU (the live
+     * scheduler's nodes: gpuplane.io/gpus names each GPU once, and the node
+     * agent refuses two replicas of one GPU for one container, NVIDIA
+     * k8s-device-plugin #491); false in the simulator, where several
+     * replicas of a pod may share a GPU as they may on a real node */
+    bool distinct_replicas;
     struct {
         /* per client (one replica); defaults as NVIDIA's device plugin sets
          * them: 100 / replicas and the GPU's memory / replicas (0 when the

@@ -345,6 +345,7 @@ static enum gp_err sharing_of(struct gp_evl_rd *r, const json_t *o, const char *
         (err = get_bool(r, o, field, "fail_requests_greater_than_one",
                         &s->fail_requests_greater_than_one)) != GP_OK ||
         (err = get_bool(r, o, field, "oversubscribe", &s->oversubscribe)) != GP_OK ||
+        (err = get_bool(r, o, field, "distinct_replicas", &s->distinct_replicas)) != GP_OK ||
         (err = gp_evl_str(r, o, field, "mig_strategy", false, &strategy)) != GP_OK ||
         (err = gp_evl_str(r, o, field, "mig_model", false, &model)) != GP_OK ||
         (err = gp_evl_str(r, o, field, "mig_config", false, &s->mig.config)) != GP_OK ||

@@ -148,6 +148,7 @@ static json_t *sharing_json(const struct gp_sharing_spec *s, uint32_t gpus)
     set_int(o, "replicas", s->replicas);
     set_bool(o, "rename_by_default", s->rename_by_default);
     set_bool(o, "fail_requests_greater_than_one", s->fail_requests_greater_than_one);
+    set_bool(o, "distinct_replicas", s->distinct_replicas);
     set_bool(o, "oversubscribe", s->oversubscribe);
     set_int(o, "mps_active_thread_pct", s->mps.active_thread_pct);
     set_int(o, "mps_pinned_mem_mib", s->mps.pinned_mem_mib);

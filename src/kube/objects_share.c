@@ -128,6 +128,11 @@ enum gp_err gp_kube_node_share_read(const json_t *node, struct gp_arena *a, stru
     sh->mode = (enum gp_share_mode)labelled_mode(labels);
     sh->replicas = replicas;
     sh->rename_by_default = renamed;
+    /* a pod's replicas on distinct GPUs: gpuplane.io/gpus names each GPU
+     * once, and the node agent refuses two replicas of one GPU for one
+     * container (NVIDIA k8s-device-plugin #491), where the engine's
+     * simulator model lets several share one */
+    sh->distinct_replicas = true;
     /* The plugin's failRequestsGreaterThanOne: always true under MPS; for
      * time-slicing the node's GP_SHARING_LABEL_FAIL_GT1 (gpuplane's agent,
      * or `gpuplane render`'s node labels, say what the plugin was given),

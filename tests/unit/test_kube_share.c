@@ -877,6 +877,35 @@ static void test_explain_add(void **state)
     assert_string_equal(buf, "0/3 nodes are available: 3 alone.");
 }
 
+/* A pod's replicas on distinct GPUs on a live node: gpuplane.io/gpus
+ * names each GPU once and the agent refuses two replicas of one GPU for
+ * one container (NVIDIA #491). Two replicas on a node of one GPU: before,
+ * bound with gpuplane.io/gpus "0" (two replicas booked, one named, the
+ * agent then refusing the container's two IDs); now refused as kube-
+ * scheduler's words say a full node; on a node of two GPUs both named. */
+static void test_distinct_replicas(void **state)
+{
+    (void)state;
+    struct world w;
+    w_open(&w, true);
+    w_shared_node(&w, "one", 1, 4, "time-slicing");
+    w_pod(&w, "two", 2);
+    assert_int_equal(w_cycle(&w), 0);
+    assert_string_equal(w_node_of(&w, "two", NULL), "");
+    assert_string_equal(w_events(&w, "FailedScheduling", "two"),
+                        "0/1 nodes are available: 1 Insufficient nvidia.com/gpu. preemption: 0/1 "
+                        "nodes are available: 1 No preemption victims found for incoming pod..");
+    w_shared_node(&w, "pair", 2, 4, "time-slicing");
+    w_pod(&w, "fill", 1);
+    w.now += 10;
+    assert_int_equal(w_cycle(&w), 2);
+    const char *g;
+    assert_string_equal(w_node_of(&w, "two", &g), "pair");
+    assert_true(strcmp(g, "0,1") == 0 || strcmp(g, "1,0") == 0);
+    assert_int_equal(gp_kube_sched_audit_all(w.s), 0);
+    w_close(&w);
+}
+
 static void test_restart_timeslice(void **state)
 {
     (void)state;
@@ -902,6 +931,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup_teardown(test_renamed_mig, kd_start, kd_stop),
         cmocka_unit_test_setup_teardown(test_renamed_mig_zero, kd_start, kd_stop),
         cmocka_unit_test(test_renamed_mig_reader),
+        cmocka_unit_test_setup_teardown(test_distinct_replicas, kd_start, kd_stop),
         cmocka_unit_test(test_pin_reader),
         cmocka_unit_test_setup_teardown(test_pin, kd_start, kd_stop),
         cmocka_unit_test(test_explain_add),
