@@ -2,7 +2,8 @@
  * state machine a pod change drives (sched_internal.h, enum sp_state),
  * the engine kept in step, the rebuild of the engine's state from the API
  * (a restart, a new leader, a node that changed), and the cycle. The
- * decisions are written by sched_cycle.c; the audit is audit.c. */
+ * decisions are written by sched_cycle.c; the audit is audit.c; records
+ * left unused are freed by sched_records.c. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -104,7 +105,7 @@ static void pod_free(struct gp_kube_sched *s, struct spod *p)
     free(p);
 }
 
-static void node_free(struct gp_kube_sched *s, struct snode *n)
+void gp_ks_node_free(struct gp_kube_sched *s, struct snode *n)
 {
     free(n->name);
     json_decref(n->obj);
@@ -126,7 +127,7 @@ void gp_kube_sched_free(struct gp_kube_sched *s)
     for (size_t i = 0; i < s->npods; i++)
         pod_free(s, s->pods[i]);
     for (size_t i = 0; i < s->nnodes; i++)
-        node_free(s, s->nodes[i]); /* (no engine: its arena freed) */
+        gp_ks_node_free(s, s->nodes[i]); /* (no engine: its arena freed) */
     for (size_t i = 0; i < s->ngroups; i++)
         free(s->groups[i].key);
     free(s->groups);
@@ -210,77 +211,6 @@ struct snode *gp_ks_node_get(struct gp_kube_sched *s, const char *name, bool cre
     return n;
 }
 
-/* Records nothing needs any more, freed, so that memory follows what is
- * alive (a scheduler runs for months; autoscaled nodes and one PodGroup
- * per Job come and go): a node record without its Node (deleted, or only
- * pods named it) once no pod books it, holds, waits for or is being bound
- * on its slot or node; a PodGroup the API deleted once no pod names it
- * (its engine gang forgotten: the engine frees it with its last member).
- * Each walk runs only after something may have left one unused. */
-static void records_sweep(struct gp_kube_sched *s)
-{
-    if (s->nodes_gone) {
-        s->nodes_gone = false;
-        for (size_t i = 0; i < s->nnodes; i++) {
-            struct snode *n = s->nodes[i];
-            n->ref = n->obj || n->nbook > 0 || n->slot_n > 0 || n->wait_head || n->kicked;
-        }
-        for (size_t i = 0; i < s->npods; i++) {
-            struct snode *r[] = {s->pods[i]->booked, s->pods[i]->slot, s->pods[i]->wait_on,
-                                 s->pods[i]->binding, s->pods[i]->bound_to};
-            for (size_t k = 0; k < sizeof r / sizeof r[0]; k++)
-                if (r[k])
-                    r[k]->ref = true;
-        }
-        for (size_t i = s->nnodes; i-- > 0;) { /* (the last one moves into i: seen already) */
-            struct snode *n = s->nodes[i];
-            if (n->ref)
-                continue;
-            json_object_del(s->node_index, n->name);
-            s->nodes[i] = s->nodes[--s->nnodes];
-            if (i < s->nnodes)
-                json_object_set_new(s->node_index, s->nodes[i]->name, json_integer((json_int_t)i));
-            node_free(s, n);
-        }
-    }
-    if (s->groups_gone) {
-        s->groups_gone = false;
-        for (size_t i = 0; i < s->ngroups; i++)
-            s->groups[i].ref = !s->groups[i].deleted;
-        for (size_t i = 0; i < s->npods; i++) {
-            const struct gp_kube_pod_info *in = &s->pods[i]->info;
-            if (!in->group)
-                continue;
-            char key[600];
-            snprintf(key, sizeof key, "%s/%s", in->ns, in->group);
-            json_t *g = json_object_get(s->group_index, key);
-            if (g)
-                s->groups[json_integer_value(g)].ref = true;
-        }
-        for (size_t i = s->ngroups; i-- > 0;) {
-            struct sgroup *g = &s->groups[i];
-            if (g->ref)
-                continue;
-            if (s->e && g->eng)
-                gp_engine_group_forget(s->e, g->eng);
-            json_object_del(s->group_index, g->key);
-            free(g->key);
-            s->groups[i] = s->groups[--s->ngroups];
-            if (i < s->ngroups)
-                json_object_set_new(s->group_index, s->groups[i].key, json_integer((json_int_t)i));
-        }
-    }
-}
-
-/* Whether the PodGroup a pod names was deleted. */
-static bool group_deleted(const struct gp_kube_sched *s, const struct gp_kube_pod_info *in)
-{
-    char key[600];
-    snprintf(key, sizeof key, "%s/%s", in->ns, in->group);
-    json_t *g = json_object_get(s->group_index, key);
-    return g && s->groups[json_integer_value(g)].deleted;
-}
-
 static struct snode *node_of_eng(struct gp_kube_sched *s, uint32_t eng)
 {
     const struct gp_node *n = gp_engine_node(s->e, eng);
@@ -336,7 +266,7 @@ void gp_kube_sched_group_change(enum gp_kube_event_type type, const json_t *obj,
     json_t *i = json_object_get(s->group_index, key);
     if (type == GP_KUBE_DELETED) {
         /* a gang's members still count as one until they go: freed once
-         * no pod names it (records_sweep) */
+         * no pod names it (sched_records.c) */
         if (i) {
             gp_evlog_change(s->rec, s->now_s, "podgroup", "DELETED", key,
                             gp_kube_meta(obj, "resourceVersion"));
@@ -478,41 +408,6 @@ static void engine_place(struct gp_kube_sched *s, struct spod *p, const char *na
     p->st = SP_BOUND;
 }
 
-/* A Warning Event on gang member p that loses its decision (why), with
- * its gang's state: how many of its other members the API shows on a
- * node (a bound pod cannot be unbound: those stay). */
-static void gang_event(struct gp_kube_sched *s, const struct spod *p, const char *why)
-{
-    const struct gp_kube_pod_info *in = &p->info;
-    unsigned others = 0, bound = 0;
-    for (size_t i = 0; i < s->npods; i++) {
-        const struct gp_kube_pod_info *q = &s->pods[i]->info;
-        if (s->pods[i] == p || !q->group || strcmp(q->group, in->group) != 0 ||
-            strcmp(q->ns, in->ns) != 0 || q->ended)
-            continue;
-        others++;
-        bound += q->node_name != NULL;
-    }
-    char note[1024];
-    snprintf(note, sizeof note, "%s; gang %s/%s: %u of its %u other members bound", why, in->ns,
-             in->group, bound, others);
-    gp_ks_event(s, "Pod", in->ns, in->name, in->uid, "Warning", "FailedScheduling", "Scheduling",
-                note);
-}
-
-/* A kept gang member (bind.c BO_KEPT) that ends or goes before its
- * Binding went through: its GPUs are released (by the caller), said. */
-static void kept_gone(struct gp_kube_sched *s, struct spod *p)
-{
-    if (p->st != SP_ASSUMED || p->rebind_at <= 0 || !p->info.group)
-        return;
-    char why[400];
-    snprintf(why, sizeof why, "deleted before its Binding to %s went through: its GPUs released",
-             p->info.ann_node ? p->info.ann_node : "its node");
-    gang_event(s, p, why);
-    p->rebind_at = 0;
-}
-
 /* --- nodes ------------------------------------------------------------- */
 
 static uint64_t fnv(const char *str, uint64_t h)
@@ -575,7 +470,7 @@ void gp_kube_sched_node_change(enum gp_kube_event_type type, const json_t *obj, 
         n->obj = NULL;
         s->dirty = true; /* its pods are gone or going; the engine forgets it */
         gp_ks_audit_node(s, n);
-        s->nodes_gone = true; /* its record freed once its pods are gone (records_sweep) */
+        s->nodes_gone = true; /* its record freed once its pods are gone (sched_records.c) */
         return;
     }
     struct gp_arena a;
@@ -658,7 +553,7 @@ void gp_kube_sched_pod_change(enum gp_kube_event_type type, const json_t *obj, c
     gp_evlog_change(s->rec, s->now_s, "pod", gp_kube_event_type_name(type), key,
                     gp_kube_meta(obj, "resourceVersion"));
     if (p && p->booked && !p->booked->obj)
-        s->nodes_gone = true; /* its node's record may be left unused (records_sweep) */
+        s->nodes_gone = true; /* its node's record may be left unused (sched_records.c) */
     if (p && uid && strcmp(p->info.uid, uid) != 0 && type != GP_KUBE_DELETED) {
         gp_kube_sched_pod_change(GP_KUBE_DELETED, p->obj, NULL, s); /* a new pod, same name */
         p = NULL;
@@ -674,9 +569,9 @@ void gp_kube_sched_pod_change(enum gp_kube_event_type type, const json_t *obj, c
             for (size_t i = 0; i < s->npods; i++) /* a preemptor's victims forget it */
                 if (s->pods[i]->preemptor == p)
                     s->pods[i]->preemptor = NULL;
-        kept_gone(s, p);
+        gp_ks_kept_gone(s, p);
         if (p->info.group)
-            s->groups_gone = s->groups_gone || group_deleted(s, &p->info);
+            s->groups_gone = s->groups_gone || gp_ks_group_deleted(s, &p->info);
         gp_ks_engine_drop(s, p);
         gp_ks_audit_pod(s, p, true);
         gp_ks_slot_update(s, p, true);
@@ -695,7 +590,7 @@ void gp_kube_sched_pod_change(enum gp_kube_event_type type, const json_t *obj, c
     if (in->ended || (in->terminating && !in->node_name)) {
         if (p->st == SP_EVICTED && s->nstopping > 0)
             s->nstopping--; /* ended: its GPUs are free now */
-        kept_gone(s, p);
+        gp_ks_kept_gone(s, p);
         gp_ks_engine_drop(s, p); /* it holds nothing now */
         p->st = SP_DONE;
     } else if (in->node_name) {
@@ -770,7 +665,7 @@ enum gp_err gp_ks_rebuild(struct gp_kube_sched *s, struct gp_diag *d)
     for (size_t i = 0; i < s->ngroups; i++)
         s->groups[i].eng = 0;
     s->nodes_gone = true; /* (nothing holds a slot or is being bound now) */
-    records_sweep(s);
+    gp_ks_records_sweep(s);
     for (size_t i = 0; i < s->nnodes; i++) {
         struct snode *n = s->nodes[i];
         n->eng = n->eng_mig = SP_NONE;
@@ -825,7 +720,7 @@ enum gp_err gp_ks_rebuild(struct gp_kube_sched *s, struct gp_diag *d)
             char why[400];
             snprintf(why, sizeof why, "its decision is taken back: node %s %s", in->ann_node, lost);
             if (in->group)
-                gang_event(s, p, why);
+                gp_ks_gang_event(s, p, why);
             continue;
         }
         p->st = SP_ASSUMED;
@@ -934,7 +829,7 @@ enum gp_err gp_kube_sched_cycle(struct gp_kube_sched *s, double now_s, size_t *b
     if (now_s > s->now_s)
         s->now_s = now_s;
     gp_ks_bind_collect(s, false, bound); /* what the binders finished */
-    records_sweep(s);                    /* (a standby's too: it never rebuilds) */
+    gp_ks_records_sweep(s);              /* (a standby's too: it never rebuilds) */
     record_rotate(s);
     if (s->leader && mono_s() >= atomic_load(&s->lead_until_s))
         gp_kube_sched_set_leader(s, false); /* the Lease's renew deadline passed */

@@ -91,7 +91,7 @@ struct snode {
     unsigned slot_n;
     struct spod *wait_head, *wait_tail;
     bool kicked; /* in s->kick */
-    bool ref;    /* sched.c records_sweep: something refers to it */
+    bool ref;    /* sched_records.c: something refers to it */
 };
 
 /* A PodGroup (scheduling.x-k8s.io or Volcano): a gang. */
@@ -99,8 +99,8 @@ struct sgroup {
     char *key; /* "ns/name" */
     uint32_t min_member;
     uint32_t eng; /* engine group id (from 1); 0: not in this engine yet */
-    bool deleted; /* the API deleted it: freed once no pod names it (sched.c records_sweep) */
-    bool ref;     /* records_sweep: a pod names it */
+    bool deleted; /* the API deleted it: freed once no pod names it (sched_records.c) */
+    bool ref;     /* sched_records.c: a pod names it */
 };
 
 struct gp_kube_sched {
@@ -153,7 +153,7 @@ struct gp_kube_sched {
     size_t slot_waiting;
     bool maybe_recheck;
     bool any_split; /* a node was ever split in two parts (sched_mig.c) */
-    /* sched.c records_sweep: a node record without its Node (deleted, or
+    /* sched_records.c: a node record without its Node (deleted, or
      * only pods named it) or a deleted PodGroup may be left unused */
     bool nodes_gone, groups_gone;
     /* leading until then (CLOCK_MONOTONIC; the Lease's renew deadline), for the binders */
@@ -173,6 +173,20 @@ enum gp_err gp_ks_engine_add(struct gp_kube_sched *s, struct spod *p);
 void gp_ks_engine_drop(struct gp_kube_sched *s, struct spod *p);
 enum gp_err gp_ks_rebuild(struct gp_kube_sched *s, struct gp_diag *d);
 double gp_ks_backoff_s(const struct gp_kube_sched *s, unsigned attempts);
+
+/* A node's record freed (its spec retired while the engine may borrow it). */
+void gp_ks_node_free(struct gp_kube_sched *s, struct snode *n);
+
+/* sched_records.c: records nothing refers to any more freed (after
+ * s->nodes_gone or s->groups_gone was set); whether the PodGroup a pod
+ * names was deleted; a Warning Event on gang member p that loses its
+ * decision (why), with how many of its other members are bound; and that
+ * Event for a kept member (bind.c BO_KEPT) ending or going before its
+ * Binding went through (rebind_at cleared). */
+void gp_ks_records_sweep(struct gp_kube_sched *s);
+bool gp_ks_group_deleted(const struct gp_kube_sched *s, const struct gp_kube_pod_info *in);
+void gp_ks_gang_event(struct gp_kube_sched *s, const struct spod *p, const char *why);
+void gp_ks_kept_gone(struct gp_kube_sched *s, struct spod *p);
 
 /* sched_cycle.c */
 /* A request on client c (body stolen): the status, 0 for no answer. */

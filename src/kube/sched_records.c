@@ -1,0 +1,117 @@
+/* sched_records.c - what keeps the scheduler's memory following what is
+ * alive and a gang's losses said: the records of deleted Nodes (and of
+ * nodes only pods named) and of deleted PodGroups freed once nothing
+ * refers to them (docs/kube.md, "Memory"), and the Events on a gang's
+ * member that loses its decision after its siblings were bound ("Gangs":
+ * a bound pod cannot be unbound). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kube/sched_internal.h"
+
+/* Records nothing needs any more, freed, so that memory follows what is
+ * alive (a scheduler runs for months; autoscaled nodes and one PodGroup
+ * per Job come and go): a node record without its Node (deleted, or only
+ * pods named it) once no pod books it, holds, waits for or is being bound
+ * on its slot or node; a PodGroup the API deleted once no pod names it
+ * (its engine gang forgotten: the engine frees it with its last member).
+ * Each walk runs only after something may have left one unused. */
+void gp_ks_records_sweep(struct gp_kube_sched *s)
+{
+    if (s->nodes_gone) {
+        s->nodes_gone = false;
+        for (size_t i = 0; i < s->nnodes; i++) {
+            struct snode *n = s->nodes[i];
+            n->ref = n->obj || n->nbook > 0 || n->slot_n > 0 || n->wait_head || n->kicked;
+        }
+        for (size_t i = 0; i < s->npods; i++) {
+            struct snode *r[] = {s->pods[i]->booked, s->pods[i]->slot, s->pods[i]->wait_on,
+                                 s->pods[i]->binding, s->pods[i]->bound_to};
+            for (size_t k = 0; k < sizeof r / sizeof r[0]; k++)
+                if (r[k])
+                    r[k]->ref = true;
+        }
+        for (size_t i = s->nnodes; i-- > 0;) { /* (the last one moves into i: seen already) */
+            struct snode *n = s->nodes[i];
+            if (n->ref)
+                continue;
+            json_object_del(s->node_index, n->name);
+            s->nodes[i] = s->nodes[--s->nnodes];
+            if (i < s->nnodes)
+                json_object_set_new(s->node_index, s->nodes[i]->name, json_integer((json_int_t)i));
+            gp_ks_node_free(s, n);
+        }
+    }
+    if (s->groups_gone) {
+        s->groups_gone = false;
+        for (size_t i = 0; i < s->ngroups; i++)
+            s->groups[i].ref = !s->groups[i].deleted;
+        for (size_t i = 0; i < s->npods; i++) {
+            const struct gp_kube_pod_info *in = &s->pods[i]->info;
+            if (!in->group)
+                continue;
+            char key[600];
+            snprintf(key, sizeof key, "%s/%s", in->ns, in->group);
+            json_t *g = json_object_get(s->group_index, key);
+            if (g)
+                s->groups[json_integer_value(g)].ref = true;
+        }
+        for (size_t i = s->ngroups; i-- > 0;) {
+            struct sgroup *g = &s->groups[i];
+            if (g->ref)
+                continue;
+            if (s->e && g->eng)
+                gp_engine_group_forget(s->e, g->eng);
+            json_object_del(s->group_index, g->key);
+            free(g->key);
+            s->groups[i] = s->groups[--s->ngroups];
+            if (i < s->ngroups)
+                json_object_set_new(s->group_index, s->groups[i].key, json_integer((json_int_t)i));
+        }
+    }
+}
+
+/* Whether the PodGroup a pod names was deleted. */
+bool gp_ks_group_deleted(const struct gp_kube_sched *s, const struct gp_kube_pod_info *in)
+{
+    char key[600];
+    snprintf(key, sizeof key, "%s/%s", in->ns, in->group);
+    json_t *g = json_object_get(s->group_index, key);
+    return g && s->groups[json_integer_value(g)].deleted;
+}
+
+/* A Warning Event on gang member p that loses its decision (why), with
+ * its gang's state: how many of its other members the API shows on a
+ * node (a bound pod cannot be unbound: those stay). */
+void gp_ks_gang_event(struct gp_kube_sched *s, const struct spod *p, const char *why)
+{
+    const struct gp_kube_pod_info *in = &p->info;
+    unsigned others = 0, bound = 0;
+    for (size_t i = 0; i < s->npods; i++) {
+        const struct gp_kube_pod_info *q = &s->pods[i]->info;
+        if (s->pods[i] == p || !q->group || strcmp(q->group, in->group) != 0 ||
+            strcmp(q->ns, in->ns) != 0 || q->ended)
+            continue;
+        others++;
+        bound += q->node_name != NULL;
+    }
+    char note[1024];
+    snprintf(note, sizeof note, "%s; gang %s/%s: %u of its %u other members bound", why, in->ns,
+             in->group, bound, others);
+    gp_ks_event(s, "Pod", in->ns, in->name, in->uid, "Warning", "FailedScheduling", "Scheduling",
+                note);
+}
+
+/* A kept gang member (bind.c BO_KEPT) that ends or goes before its
+ * Binding went through: its GPUs are released (by the caller), said. */
+void gp_ks_kept_gone(struct gp_kube_sched *s, struct spod *p)
+{
+    if (p->st != SP_ASSUMED || p->rebind_at <= 0 || !p->info.group)
+        return;
+    char why[400];
+    snprintf(why, sizeof why, "deleted before its Binding to %s went through: its GPUs released",
+             p->info.ann_node ? p->info.ann_node : "its node");
+    gp_ks_gang_event(s, p, why);
+    p->rebind_at = 0;
+}
