@@ -8,7 +8,8 @@
  * time (short inputs), every call given an exact-size copy (ASan sees a
  * read past it). Whatever the cut: the same verdicts, statuses, kept
  * flags and lengths, the same header lines and, for a whole answer, the
- * same body; a verdict other than MORE is final; the rest left for the
+ * same body; a connection the server closes is never kept; a verdict
+ * other than MORE is final; the rest left for the
  * next call is bounded; a body never passes its cap. */
 #include <stdint.h>
 #include <stdlib.h>
@@ -109,7 +110,7 @@ static void read_all(const char *in, size_t n, int mode, uint32_t seed, bool hea
             __builtin_trap();
         if (v != GP_HTTP1_DONE && (!p.why || !p.why[0] || strchr(p.why, '\n')))
             __builtin_trap();
-        if (v == GP_HTTP1_DONE && (p.status < 200 || p.status > 599))
+        if (v == GP_HTTP1_DONE && (p.status < 200 || p.status > 599 || (p.close && p.keep)))
             __builtin_trap();
         if (max_body && p.body_bytes > max_body)
             __builtin_trap();
