@@ -114,6 +114,27 @@ static double double_cpu_s(struct gp_kube_client *c)
     return s;
 }
 
+/* The pods the API shows bound (spec.nodeName set), read back from the
+ * double as a client would count them: a list with the field selector
+ * spec.nodeName!= and limit 1, its item plus its remainingItemCount
+ * (-1: the list failed). */
+static long api_bound(struct gp_kube_client *c)
+{
+    struct gp_kube_response r;
+    struct gp_diag d = {""};
+    if (gp_kube_request(c, "GET", "/api/v1/pods?fieldSelector=spec.nodeName%21%3D&limit=1", NULL,
+                        NULL, &r, &d) != GP_OK)
+        return -1;
+    json_t *doc = r.status == 200 ? json_loadb(r.body, r.len, 0, NULL) : NULL;
+    json_t *rest = json_object_get(json_object_get(doc, "metadata"), "remainingItemCount");
+    long n = doc ? (long)json_array_size(json_object_get(doc, "items")) +
+                       (json_is_integer(rest) ? (long)json_integer_value(rest) : 0)
+                 : -1;
+    json_decref(doc);
+    gp_kube_response_free(&r);
+    return n;
+}
+
 /* This process's CPU seconds so far, *sys_s of them in the kernel. */
 static double self_cpu_s(double *sys_s)
 {
@@ -297,6 +318,14 @@ int main(int argc, char **argv)
         (unsigned long long)res.stats.pending, (unsigned long long)res.stats.unschedulable_now,
         (unsigned long long)res.stats.waiting_backoff, (unsigned long long)res.stats.assumed,
         (unsigned long long)res.stats.unschedulable, (unsigned long long)res.stats.bind_failures);
+    long seen = api_bound(c);
+    printf("read back from the API: %ld pods with spec.nodeName set\n", seen);
+    if (seen != (long)res.stats.binds) {
+        fprintf(stderr,
+                "bench_kube: the scheduler counted %llu binds, the API shows %ld pods bound\n",
+                (unsigned long long)res.stats.binds, seen);
+        return 1;
+    }
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
     printf("scheduler process: peak RSS %ld MiB\n", ru.ru_maxrss / 1024);
