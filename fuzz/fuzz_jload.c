@@ -2,8 +2,9 @@
  * (kube/jload.c), against jansson: a tree the scanner reads must be the
  * tree json_loadb reads from the same bytes (members in the same order),
  * with or without JSON_REJECT_DUPLICATES; gp_kube_jload must answer
- * exactly as json_loadb does (a tree or not); never a crash, a read past
- * the input or a leak. */
+ * exactly as json_loadb does (a tree or not); gp_kube_jload_skip as
+ * json_loadb does with the members named deleted after; never a crash, a
+ * read past the input or a leak. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,6 +38,30 @@ static void same(json_t *a, json_t *b)
     }
 }
 
+/* Left out: "a" and "s" at the root, "b" in each element of "s" when an
+ * array, "d" in "s" when an object (and its "e" elements' "f"). */
+static const struct gp_kube_jskip skip_e[] = {{"f", NULL, 0}};
+static const struct gp_kube_jskip skip_s[] = {
+    {"[]", (const struct gp_kube_jskip[]){{"b", NULL, 0}}, 1},
+    {"d", NULL, 0},
+    {"e", (const struct gp_kube_jskip[]){{"[]", skip_e, 1}}, 1},
+};
+static const struct gp_kube_jskip skip_root_kids[] = {{"a", NULL, 0}, {"s", skip_s, 3}};
+static const struct gp_kube_jskip skip_root = {NULL, skip_root_kids, 2};
+
+/* The same members deleted from a tree jansson read. */
+static void pruned(json_t *v)
+{
+    json_object_del(v, "a");
+    json_t *s = json_object_get(v, "s"), *e;
+    size_t i, j;
+    json_t *f;
+    if (json_is_array(s))
+        json_array_foreach(s, i, e) json_object_del(e, "b");
+    json_object_del(s, "d");
+    json_array_foreach(json_object_get(s, "e"), j, f) json_object_del(f, "f");
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     /* a copy of its exact size: ASan sees any read past the end */
@@ -59,6 +84,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (both)
         same(both, strict);
     json_decref(both);
+    json_t *skip = gp_kube_jload_skip(text, size, JSON_REJECT_DUPLICATES, NULL, &skip_root);
+    if ((skip != NULL) != (strict != NULL))
+        __builtin_trap();
+    if (skip) {
+        pruned(strict);
+        same(skip, strict);
+    }
+    json_decref(skip);
     json_decref(lean);
     json_decref(strict);
     json_decref(loose);

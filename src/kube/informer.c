@@ -21,7 +21,21 @@ struct gp_kube_informer {
     bool stale, failed;
     struct gp_diag *diag;
     enum gp_err err;
+    /* gp_kube_informer_skip: the object's members left out, as seen from a
+     * watch event's document ({"object": ...}) and a list's ({"items":
+     * [...]}); ev.nkids 0: none */
+    struct gp_kube_jskip ev, ev_obj, list, list_items, list_each;
 };
+
+void gp_kube_informer_skip(struct gp_kube_informer *inf, const struct gp_kube_jskip *sk)
+{
+    bool on = sk && sk->nkids > 0;
+    inf->ev_obj = (struct gp_kube_jskip){"object", on ? sk->kids : NULL, on ? sk->nkids : 0};
+    inf->ev = (struct gp_kube_jskip){NULL, &inf->ev_obj, on ? 1 : 0};
+    inf->list_each = (struct gp_kube_jskip){"[]", on ? sk->kids : NULL, on ? sk->nkids : 0};
+    inf->list_items = (struct gp_kube_jskip){"items", &inf->list_each, on ? 1 : 0};
+    inf->list = (struct gp_kube_jskip){NULL, &inf->list_items, on ? 1 : 0};
+}
 
 static void key_of(const json_t *obj, char *key, size_t n)
 {
@@ -115,7 +129,9 @@ static enum gp_err list_page(struct gp_kube_informer *inf, const char *cont, jso
     if (err != GP_OK)
         return err;
     err = gp_kube_status_err(r.status, r.body, "GET", path, diag);
-    json_t *doc = err == GP_OK ? gp_kube_jload(r.body, r.len, 0, NULL) : NULL;
+    json_t *doc = err == GP_OK ? gp_kube_jload_skip(r.body, r.len, 0, NULL,
+                                                    inf->list.nkids ? &inf->list : NULL)
+                               : NULL;
     gp_kube_response_free(&r);
     if (err != GP_OK)
         return err;
@@ -195,7 +211,7 @@ static int on_watch_line(const char *line, size_t len, void *ctx)
 {
     struct gp_kube_informer *inf = ctx;
     struct gp_kube_event ev;
-    inf->err = gp_kube_event_parse(line, len, &ev, inf->diag);
+    inf->err = gp_kube_event_parse_skip(line, len, inf->ev.nkids ? &inf->ev : NULL, &ev, inf->diag);
     if (inf->err != GP_OK) {
         inf->failed = true;
         return 1;

@@ -38,6 +38,13 @@ enum gp_err gp_kube_informer_new(struct gp_kube_client *c, const char *path, uns
                                  struct gp_diag *diag);
 void gp_kube_informer_free(struct gp_kube_informer *inf);
 
+/* Members of each object the store leaves out from now on (in lists and
+ * watch events alike; jload.h gp_kube_jload_skip, the tree rooted at the
+ * object, at least one kid): fields no change function reads, so they
+ * cost no tree and no memory. sk borrowed (a static table); NULL: none. */
+struct gp_kube_jskip;
+void gp_kube_informer_skip(struct gp_kube_informer *inf, const struct gp_kube_jskip *sk);
+
 /* Lists the resource and brings the store to it (changes delivered). */
 enum gp_err gp_kube_informer_list(struct gp_kube_informer *inf, struct gp_diag *diag);
 

@@ -138,14 +138,45 @@ static json_t *jl_number(struct jl *s)
     return json_integer(neg ? -(json_int_t)v : (json_int_t)v);
 }
 
-static json_t *jl_value(struct jl *s);
+static json_t *jl_value(struct jl *s, const struct gp_kube_jskip *sk);
 
-static json_t *jl_object(struct jl *s)
+/* sk's member named [k, k + n); NULL: none (sk NULL: none; only its first
+ * 64 kids are looked at, jload.h). */
+static const struct gp_kube_jskip *jl_kid(const struct gp_kube_jskip *sk, const char *k, size_t n,
+                                          size_t *at)
+{
+    for (size_t i = 0; sk && i < sk->nkids && i < 64; i++) {
+        const char *key = sk->kids[i].key; /* the first byte first: most differ there */
+        if ((n == 0 || key[0] == k[0]) && strncmp(key, k, n) == 0 && key[n] == '\0') {
+            *at = i;
+            return &sk->kids[i];
+        }
+    }
+    return NULL;
+}
+
+/* A value left out (sk's leaf): read as it would be, then dropped, so the
+ * text's verdict is the same; a string without building it. */
+static bool jl_drop(struct jl *s)
+{
+    if (s->p < s->end && *s->p == '"') {
+        const char *b;
+        size_t n;
+        bool esc;
+        return jl_string(s, &b, &n, &esc);
+    }
+    json_t *v = jl_value(s, NULL);
+    json_decref(v);
+    return v != NULL;
+}
+
+static json_t *jl_object(struct jl *s, const struct gp_kube_jskip *sk)
 {
     json_t *o = json_object();
     if (!o)
         return NULL;
-    s->p++; /* '{' */
+    uint64_t dropped = 0; /* sk's leaves met in this object */
+    s->p++;               /* '{' */
     jl_ws(s);
     if (s->p < s->end && *s->p == '}') {
         s->p++;
@@ -162,10 +193,21 @@ static json_t *jl_object(struct jl *s)
             break;
         s->p++;
         jl_ws(s);
-        json_t *v = jl_value(s);
+        size_t at = 0;
+        const struct gp_kube_jskip *kid = sk ? jl_kid(sk, k, kl, &at) : NULL;
+        if (kid && strcmp(kid->key, "[]") == 0)
+            kid = NULL;           /* a member named "[]": "[]" is an array's elements */
+        if (kid && !kid->nkids) { /* left out; twice: jansson's verdict */
+            if (dropped & (UINT64_C(1) << at) || !jl_drop(s))
+                break;
+            dropped |= UINT64_C(1) << at;
+            goto next;
+        }
+        json_t *v = jl_value(s, kid);
         size_t before = json_object_size(o);
         if (!v || json_object_setn_new_nocheck(o, k, kl, v) != 0 || json_object_size(o) == before)
             break; /* a duplicate key: jansson's rule (last wins, or refused) */
+    next:
         jl_ws(s);
         if (s->p >= s->end)
             break;
@@ -182,8 +224,10 @@ static json_t *jl_object(struct jl *s)
     return NULL;
 }
 
-static json_t *jl_array(struct jl *s)
+static json_t *jl_array(struct jl *s, const struct gp_kube_jskip *sk)
 {
+    size_t at;
+    const struct gp_kube_jskip *each = jl_kid(sk, "[]", 2, &at);
     json_t *a = json_array();
     if (!a)
         return NULL;
@@ -194,7 +238,7 @@ static json_t *jl_array(struct jl *s)
         return a;
     }
     for (;;) {
-        if (json_array_append_new(a, jl_value(s)) != 0)
+        if (json_array_append_new(a, jl_value(s, each)) != 0)
             break; /* NULL appended: refused, nothing kept */
         jl_ws(s);
         if (s->p >= s->end)
@@ -220,7 +264,7 @@ static bool jl_word(struct jl *s, const char *w, size_t n)
     return true;
 }
 
-static json_t *jl_value(struct jl *s)
+static json_t *jl_value(struct jl *s, const struct gp_kube_jskip *sk)
 {
     if (s->p >= s->end)
         return NULL;
@@ -235,7 +279,7 @@ static json_t *jl_value(struct jl *s)
     case '[': {
         if (++s->depth > JL_MAX_DEPTH)
             return NULL;
-        json_t *v = *s->p == '{' ? jl_object(s) : jl_array(s);
+        json_t *v = *s->p == '{' ? jl_object(s, sk) : jl_array(s, sk);
         s->depth--;
         return v;
     }
@@ -250,19 +294,52 @@ static json_t *jl_value(struct jl *s)
     }
 }
 
-json_t *gp_kube_jload_lean(const char *text, size_t len)
+static json_t *jload_lean(const char *text, size_t len, const struct gp_kube_jskip *sk)
 {
     struct jl s = {text, text + len, NULL, 0, 0};
     jl_ws(&s);
     json_t *v = NULL;
     if (s.p < s.end && (*s.p == '{' || *s.p == '['))
-        v = jl_value(&s);
+        v = jl_value(&s, sk);
     jl_ws(&s);
     if (v && s.p != s.end) { /* text after the document: jansson's verdict */
         json_decref(v);
         v = NULL;
     }
     free(s.tmp);
+    return v;
+}
+
+json_t *gp_kube_jload_lean(const char *text, size_t len)
+{
+    return jload_lean(text, len, NULL);
+}
+
+/* sk's leaves taken out of v (a tree jansson gave). */
+static void jl_prune(json_t *v, const struct gp_kube_jskip *sk)
+{
+    for (size_t i = 0; i < sk->nkids; i++) {
+        const struct gp_kube_jskip *kid = &sk->kids[i];
+        if (strcmp(kid->key, "[]") == 0) {
+            size_t j;
+            json_t *e;
+            json_array_foreach(v, j, e) jl_prune(e, kid); /* none unless an array */
+        } else if (!kid->nkids)
+            json_object_del(v, kid->key);
+        else
+            jl_prune(json_object_get(v, kid->key), kid);
+    }
+}
+
+json_t *gp_kube_jload_skip(const char *text, size_t len, size_t flags, json_error_t *err,
+                           const struct gp_kube_jskip *sk)
+{
+    json_t *v = flags & JSON_DECODE_INT_AS_REAL ? NULL : jload_lean(text, len, sk);
+    if (v)
+        return v;
+    v = json_loadb(text, len, flags, err);
+    if (v && sk)
+        jl_prune(v, sk);
     return v;
 }
 

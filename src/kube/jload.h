@@ -27,4 +27,21 @@ json_t *gp_kube_jload_lean(const char *text, size_t len);
  * allowed). flags: json_loadb's (JSON_REJECT_DUPLICATES, ...). */
 json_t *gp_kube_jload(const char *text, size_t len, size_t flags, json_error_t *err);
 
+/* Members left out of a document: a tree of member names from the root
+ * (the root's own key unused), "[]" for each element of an array; a node
+ * without kids (nkids 0) is a member left out with its value. At most 64
+ * kids a node. Static tables, borrowed. */
+struct gp_kube_jskip {
+    const char *key;
+    const struct gp_kube_jskip *kids;
+    size_t nkids;
+};
+
+/* gp_kube_jload, the members sk names left out (sk NULL: none): the tree
+ * json_loadb would give with those members deleted, or its NULL and err.
+ * A member left out is read as it would be (its verdict on the text is
+ * jansson's) but not built: what a caller never reads costs no tree. */
+json_t *gp_kube_jload_skip(const char *text, size_t len, size_t flags, json_error_t *err,
+                           const struct gp_kube_jskip *sk);
+
 #endif

@@ -56,6 +56,12 @@ struct gp_kube_event {
  * metadata.resourceVersion; a BOOKMARK needs the resourceVersion. */
 enum gp_err gp_kube_event_parse(const char *line, size_t len, struct gp_kube_event *ev,
                                 struct gp_diag *diag);
+/* gp_kube_event_parse, the members sk names left out of the event's
+ * document (its root: {"type", "object"}; gp_kube_jload_skip), e.g. an
+ * object's fields no caller reads. sk NULL: none left out. */
+struct gp_kube_jskip;
+enum gp_err gp_kube_event_parse_skip(const char *line, size_t len, const struct gp_kube_jskip *sk,
+                                     struct gp_kube_event *ev, struct gp_diag *diag);
 void gp_kube_event_clear(struct gp_kube_event *ev);
 
 /* The metadata strings of an object (NULL when absent or not strings). */

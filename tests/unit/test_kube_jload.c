@@ -199,6 +199,86 @@ static void test_watch_event(void **state)
     assert_non_null(strstr(d.msg, "duplicate"));
 }
 
+/* Members left out (gp_kube_jload_skip): jansson's tree with those
+ * members deleted, whether the scanner reads the text (members left out
+ * as they are met) or jansson does (pruned after); a member left out
+ * twice, or with a value jansson refuses, is refused as jansson refuses
+ * it. */
+static const struct gp_kube_jskip t_each_kids[] = {{"drop", NULL, 0}};
+static const struct gp_kube_jskip t_spec_kids[] = {
+    {"list", (const struct gp_kube_jskip[]){{"[]", t_each_kids, 1}}, 1},
+    {"gone", NULL, 0},
+    {"obj", NULL, 0},
+};
+static const struct gp_kube_jskip t_root_kids[] = {{"spec", t_spec_kids, 3}};
+static const struct gp_kube_jskip t_skip = {NULL, t_root_kids, 1};
+
+static void skip_as_pruned(const char *text, bool lean_reads)
+{
+    size_t n = strlen(text);
+    json_t *ref = json_loadb(text, n, JSON_REJECT_DUPLICATES, NULL);
+    assert_non_null(ref);
+    json_t *spec = json_object_get(ref, "spec");
+    json_object_del(spec, "gone");
+    json_object_del(spec, "obj");
+    size_t i;
+    json_t *e;
+    json_array_foreach(json_object_get(spec, "list"), i, e) json_object_del(e, "drop");
+    json_t *lean = gp_kube_jload_lean(text, n);
+    assert_int_equal(lean != NULL, lean_reads);
+    json_decref(lean);
+    json_t *v = gp_kube_jload_skip(text, n, JSON_REJECT_DUPLICATES, NULL, &t_skip);
+    assert_non_null(v);
+    same_order(v, ref);
+    json_decref(v);
+    json_decref(ref);
+}
+
+static void test_skip(void **state)
+{
+    (void)state;
+    const char *doc = "{\"a\":1,\"spec\":{\"keep\":\"k\",\"gone\":\"g\\\"q\",\"list\":[{\"drop\":"
+                      "[1,{\"x\":2}],\"stay\":3},{\"stay\":4},5],\"obj\":{\"y\":[true]},\"gone2\":"
+                      "null},\"gone\":\"top level: kept\",\"drop\":6}";
+    skip_as_pruned(doc, true);
+    /* a \u escape: jansson reads it, the members pruned after */
+    skip_as_pruned("{\"spec\":{\"gone\":\"\\u00e9\",\"list\":[{\"drop\":1,\"s\":\"\\u00e9\"}],"
+                   "\"k\":2}}",
+                   false);
+    skip_as_pruned("{\"spec\":{\"list\":{\"drop\":1},\"gone\":{}}}", true); /* not an array */
+    skip_as_pruned("{\"spec\":[{\"gone\":1}]}", true);                      /* not an object */
+    skip_as_pruned("{\"spec\":{\"list\":{\"[]\":{\"drop\":1}}}}", true); /* "[]": elements only */
+    const char *bad[] = {
+        "{\"spec\":{\"gone\":1,\"gone\":2}}",              /* left out twice */
+        "{\"spec\":{\"obj\":{\"y\":1,\"y\":2}}}",          /* a duplicate inside one left out */
+        "{\"spec\":{\"gone\":\"a\x01\"}}",                 /* a control character */
+        "{\"spec\":{\"gone\":[1,}}",                       /* jansson refuses it */
+        "{\"spec\":{\"list\":[{\"drop\":1,\"drop\":2}]}}", /* twice in an element */
+        "{\"spec\":{\"gone\":01}}",
+    };
+    for (size_t k = 0; k < sizeof bad / sizeof *bad; k++) {
+        json_error_t err;
+        json_t *v =
+            gp_kube_jload_skip(bad[k], strlen(bad[k]), JSON_REJECT_DUPLICATES, &err, &t_skip);
+        if (v)
+            fail_msg("read what jansson refuses: %s", bad[k]);
+        assert_true(err.text[0] != '\0');
+    }
+    /* a watch event: the object's members left out, the event the same */
+    const struct gp_kube_jskip ev_kids[] = {{"object", t_root_kids, 1}};
+    const struct gp_kube_jskip ev_skip = {NULL, ev_kids, 1};
+    const char *line = "{\"type\":\"ADDED\",\"object\":{\"metadata\":{\"name\":\"p\","
+                       "\"resourceVersion\":\"3\"},\"spec\":{\"gone\":1,\"k\":2}}}";
+    struct gp_kube_event ev;
+    struct gp_diag d = {""};
+    assert_int_equal(gp_kube_event_parse_skip(line, strlen(line), &ev_skip, &ev, &d), GP_OK);
+    assert_string_equal(ev.rv, "3");
+    json_t *spec = json_object_get(ev.object, "spec");
+    assert_null(json_object_get(spec, "gone"));
+    assert_int_equal(json_integer_value(json_object_get(spec, "k")), 2);
+    gp_kube_event_clear(&ev);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -207,6 +287,7 @@ int main(void)
         cmocka_unit_test(test_duplicate_without_flag),
         cmocka_unit_test(test_length_bound),
         cmocka_unit_test(test_watch_event),
+        cmocka_unit_test(test_skip),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
