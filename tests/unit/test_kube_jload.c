@@ -199,6 +199,36 @@ static void test_watch_event(void **state)
     assert_non_null(strstr(d.msg, "duplicate"));
 }
 
+/* Strings passed eight bytes at a time: every special byte (a quote
+ * ending it early, an escape, a control character, a byte over 0x7f) at
+ * every place of strings up to 40 long, and the answer is jansson's. */
+static void test_string_places(void **state)
+{
+    (void)state;
+    const char *special[] = {"\\n", "\\\"", "\\\\", "\x01", "\x1f", "\xc3\xa9", "\x7f", "\"", " "};
+    char text[128];
+    for (size_t len = 0; len <= 40; len++)
+        for (size_t at = 0; at <= len; at++)
+            for (size_t k = 0; k < sizeof special / sizeof *special; k++) {
+                size_t n = (size_t)snprintf(text, sizeof text, "{\"k\":\"");
+                for (size_t i = 0; i < len; i++)
+                    text[n++] = (char)('a' + i % 26);
+                size_t sl = strlen(special[k]);
+                memmove(text + n - (len - at) + sl, text + n - (len - at), len - at);
+                memcpy(text + n - (len - at), special[k], sl);
+                n += sl;
+                n += (size_t)snprintf(text + n, sizeof text - n, "\",\"z\":1}");
+                json_t *v = gp_kube_jload(text, n, JSON_REJECT_DUPLICATES, NULL);
+                json_t *ref = json_loadb(text, n, JSON_REJECT_DUPLICATES, NULL);
+                if ((v != NULL) != (ref != NULL))
+                    fail_msg("not jansson's answer: %.*s", (int)n, text);
+                if (v)
+                    same_order(v, ref);
+                json_decref(v);
+                json_decref(ref);
+            }
+}
+
 /* Members left out (gp_kube_jload_skip): jansson's tree with those
  * members deleted, whether the scanner reads the text (members left out
  * as they are met) or jansson does (pruned after); a member left out
@@ -288,6 +318,7 @@ int main(void)
         cmocka_unit_test(test_length_bound),
         cmocka_unit_test(test_watch_event),
         cmocka_unit_test(test_skip),
+        cmocka_unit_test(test_string_places),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
