@@ -384,9 +384,11 @@ static void engine_place(struct gp_kube_sched *s, struct spod *p, const char *na
 {
     struct snode *n = gp_ks_node_get(s, name, true);
     if (!p->readable || !n || n->eng == SP_NONE) {
+        /* on a node not known (yet, or any more): counted once it comes,
+         * by the rebuild its arrival makes (the audit books the pod on the
+         * node's record, gp_ks_node_change sees nbook > 0); marking the
+         * engine dirty here rebuilt it at every cycle until then */
         p->st = SP_UNCOUNTED;
-        if (n && !n->obj)
-            s->dirty = s->e != NULL; /* counted once the node is known */
         return;
     }
     if (engine_add(s, p, true) != GP_OK) {
