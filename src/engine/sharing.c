@@ -21,6 +21,33 @@ const char *gp_share_mode_name(enum gp_share_mode mode)
     return "?";
 }
 
+bool gp_share_modes_parse(const char *list, uint8_t *modes)
+{
+    uint8_t got = 0;
+    for (const char *p = list;;) {
+        const char *end = strchr(p, ',');
+        size_t len = end ? (size_t)(end - p) : strlen(p);
+        while (len > 0 && *p == ' ')
+            p++, len--;
+        while (len > 0 && p[len - 1] == ' ')
+            len--;
+        int found = -1;
+        for (int m = GP_SHARE_EXCLUSIVE; m <= GP_SHARE_MIG; m++) {
+            const char *name = gp_share_mode_name((enum gp_share_mode)m);
+            if (strlen(name) == len && strncmp(name, p, len) == 0)
+                found = m;
+        }
+        if (found < 0)
+            return false;
+        got |= (uint8_t)(1u << found);
+        if (!end)
+            break;
+        p = end + 1;
+    }
+    *modes = got;
+    return true;
+}
+
 const char *gp_mig_strategy_name(enum gp_mig_strategy strategy)
 {
     return strategy == GP_MIG_SINGLE ? "single" : "mixed";

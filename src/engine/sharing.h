@@ -74,6 +74,10 @@ struct gp_sharing_spec {
 
 /* "exclusive", "timeslice", "mps", "mig". */
 const char *gp_share_mode_name(enum gp_share_mode mode);
+/* A list of mode names separated by commas (spaces around each allowed),
+ * as the gpuplane.io/sharing annotation gives it, into *modes (bit 1 <<
+ * mode each); false, *modes left alone, when a name is none of them. */
+bool gp_share_modes_parse(const char *list, uint8_t *modes);
 /* "mixed", "single". */
 const char *gp_mig_strategy_name(enum gp_mig_strategy strategy);
 

@@ -200,26 +200,8 @@ static enum gp_err ann_sharing(struct gp_yaml *y, struct fy_node *v, void *obj)
     if (err != GP_OK)
         return err;
     uint8_t modes = 0;
-    for (const char *p = s;;) {
-        const char *end = strchr(p, ',');
-        size_t len = end ? (size_t)(end - p) : strlen(p);
-        while (len > 0 && *p == ' ')
-            p++, len--;
-        while (len > 0 && p[len - 1] == ' ')
-            len--;
-        int found = -1;
-        for (int m = GP_SHARE_EXCLUSIVE; m <= GP_SHARE_MIG; m++) {
-            const char *name = gp_share_mode_name((enum gp_share_mode)m);
-            if (strlen(name) == len && strncmp(name, p, len) == 0)
-                found = m;
-        }
-        if (found < 0)
-            return gp_manifest_bad_value(y, v, expected);
-        modes |= (uint8_t)(1u << found);
-        if (!end)
-            break;
-        p = end + 1;
-    }
+    if (!gp_share_modes_parse(s, &modes))
+        return gp_manifest_bad_value(y, v, expected);
     h->share_modes = modes;
     h->has_sharing = true;
     h->sharing_node = v;

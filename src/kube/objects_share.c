@@ -169,30 +169,12 @@ enum gp_err gp_kube_pod_sharing_read(const json_t *ann, struct gp_pod_spec *s, s
     if (!v)
         return GP_OK;
     uint8_t modes = 0;
-    for (const char *p = v;;) {
-        const char *end = strchr(p, ',');
-        size_t len = end ? (size_t)(end - p) : strlen(p);
-        while (len > 0 && *p == ' ')
-            p++, len--;
-        while (len > 0 && p[len - 1] == ' ')
-            len--;
-        int found = -1;
-        for (int m = GP_SHARE_EXCLUSIVE; m <= GP_SHARE_MIG; m++) {
-            const char *name = gp_share_mode_name((enum gp_share_mode)m);
-            if (strlen(name) == len && strncmp(name, p, len) == 0)
-                found = m;
-        }
-        if (found < 0)
-            return gp_diag_set(d, GP_EINVALID,
-                               "metadata.annotations.gpuplane.io/sharing: \"%.100s\" is not a "
-                               "list of sharing modes separated by commas (exclusive, timeslice, "
-                               "mps, mig)",
-                               v);
-        modes |= (uint8_t)(1u << found);
-        if (!end)
-            break;
-        p = end + 1;
-    }
+    if (!gp_share_modes_parse(v, &modes))
+        return gp_diag_set(d, GP_EINVALID,
+                           "metadata.annotations.gpuplane.io/sharing: \"%.100s\" is not a "
+                           "list of sharing modes separated by commas (exclusive, timeslice, "
+                           "mps, mig)",
+                           v);
     if (s->gpu_count == 0)
         return gp_diag_set(d, GP_EINVALID,
                            "metadata.annotations.gpuplane.io/sharing: sharing modes for a pod "
