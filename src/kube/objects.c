@@ -467,23 +467,33 @@ enum gp_err gp_kube_node_read(const json_t *node, struct gp_arena *a, struct gp_
         s->gpu_mem_mib = (uint32_t)mib;
     const char *pool = str(labels, "gpuplane.io/pool");
     s->pool = pool ? gp_arena_strdup(a, pool) : NULL;
+    info->cordoned = json_is_true(json_object_get(spec, "unschedulable"));
+    info->ready = condition_true(status, "Ready");
+    info->schedulable = info->ready && !info->cordoned;
     size_t nt = json_array_size(json_object_get(spec, "taints")), i;
-    if (nt) {
-        struct gp_taint *t = gp_arena_alloc(a, nt * sizeof *t);
+    if (nt || info->cordoned) {
+        struct gp_taint *t = gp_arena_alloc(a, (nt + 1) * sizeof *t);
         if (!t)
             return gp_diag_set(d, GP_ENOMEM, "out of memory");
+        bool has_cordon = false;
         json_t *v;
         json_array_foreach(json_object_get(spec, "taints"), i, v)
         {
             t[i].key = gp_arena_strdup(a, str(v, "key") ? str(v, "key") : "");
             t[i].value = str(v, "value") ? gp_arena_strdup(a, str(v, "value")) : NULL;
             t[i].effect = effect_of(str(v, "effect"));
+            has_cordon = has_cordon || (strcmp(t[i].key, GP_KUBE_TAINT_UNSCHEDULABLE) == 0 &&
+                                        t[i].effect == GP_EFFECT_NO_SCHEDULE);
         }
+        /* TaintNodesByCondition: a cordoned node carries this taint (the
+         * node lifecycle controller adds it; a Node read before it did is
+         * given it here) */
+        if (info->cordoned && !has_cordon)
+            t[nt++] = (struct gp_taint){.key = GP_KUBE_TAINT_UNSCHEDULABLE,
+                                        .effect = GP_EFFECT_NO_SCHEDULE};
         s->taints = t;
         s->ntaints = nt;
     }
-    info->schedulable =
-        !json_is_true(json_object_get(spec, "unschedulable")) && condition_true(status, "Ready");
     enum gp_err err = gp_kube_node_mig_read(node, a, s, info, d);             /* objects_mig.c */
     return err == GP_OK ? gp_kube_node_share_read(node, a, s, info, d) : err; /* objects_share.c */
 }

@@ -69,6 +69,12 @@ enum gp_err gp_kube_pod_read(const json_t *pod, struct gp_arena *a, struct gp_po
 struct gp_kube_node_info {
     const char *name;
     bool schedulable; /* Ready and not cordoned (spec.unschedulable) */
+    bool ready;       /* its Ready condition True: a node not Ready takes no new pod */
+    /* cordoned (spec.unschedulable): the node's spec carries the taint
+     * node.kubernetes.io/unschedulable:NoSchedule (the node lifecycle
+     * controller's, added here when the Node lacks it), so only a pod that
+     * tolerates it goes there, as kube-scheduler's NodeUnschedulable has it */
+    bool cordoned;
     /* GPUs as the API shows them (the audit's): whole ones (nvidia.com/gpu,
      * not under MIG's single strategy) and MIG-enabled ones; gpus is both */
     uint32_t gpus, whole_gpus, mig_gpus;
@@ -127,6 +133,11 @@ struct gp_kube_node_info {
  * marks a pod allocated, and it binds as kube-scheduler does. */
 #define GP_KUBE_LABEL_AGENT    "gpuplane.io/agent"
 #define GP_KUBE_AGENT_PROTOCOL "1"
+
+/* The taint of a cordoned node (k8s.io/api/core/v1 TaintNodeUnschedulable,
+ * NoSchedule), which kube-scheduler's NodeUnschedulable lets a pod pass
+ * when the pod tolerates it. */
+#define GP_KUBE_TAINT_UNSCHEDULABLE "node.kubernetes.io/unschedulable"
 
 /* The prefix of the node labels gpuplane's node agent puts on a node of
  * the mixed strategy, one per GPU in MIG mode ("gpuplane.io/mig-layout.1"):

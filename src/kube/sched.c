@@ -709,8 +709,10 @@ enum gp_err gp_ks_rebuild(struct gp_kube_sched *s, struct gp_diag *d)
         const struct gp_pick *pick = n ? annotated_pick(s, p, n, &named) : NULL;
         const char *lost = !n || n->eng == SP_NONE ? "is gone"
                            : !pick                 ? "does not have the GPUs it names"
-                           : !n->info.schedulable  ? "takes no new pods (cordoned or not ready)"
-                                                   : NULL;
+                           : !n->info.ready        ? "takes no new pods (not ready)"
+                           : n->info.cordoned && !gp_ks_tolerates_cordon(&p->spec)
+                               ? "takes no new pods (cordoned)"
+                               : NULL;
         uint32_t part;
         if (!lost && gp_ks_engine_add(s, p) != GP_OK)
             continue;

@@ -66,6 +66,11 @@ static bool tolerates(const struct gp_pod_spec *ps, const char *key, const char 
     return false;
 }
 
+bool gp_ks_tolerates_cordon(const struct gp_pod_spec *ps)
+{
+    return tolerates(ps, GP_KUBE_TAINT_UNSCHEDULABLE, NULL, GP_EFFECT_NO_SCHEDULE);
+}
+
 /* The node's Ready condition's status ("True", "False", "Unknown"); NULL
  * when it has none. */
 static const char *ready_status(const json_t *node)
@@ -88,8 +93,7 @@ static void static_reason(const struct snode *n, const struct gp_pod_spec *ps, c
                           size_t size)
 {
     bool cordoned = json_is_true(json_object_get(json_object_get(n->obj, "spec"), "unschedulable"));
-    if (cordoned &&
-        !tolerates(ps, "node.kubernetes.io/unschedulable", NULL, GP_EFFECT_NO_SCHEDULE)) {
+    if (cordoned && !gp_ks_tolerates_cordon(ps)) {
         snprintf(buf, size, "node(s) were unschedulable");
         return;
     }
@@ -107,8 +111,6 @@ static void static_reason(const struct snode *n, const struct gp_pod_spec *ps, c
         snprintf(buf, size, "node(s) had untolerated taint {%s: }",
                  ready && strcmp(ready, "Unknown") == 0 ? "node.kubernetes.io/unreachable"
                                                         : "node.kubernetes.io/not-ready");
-    else if (cordoned) /* tolerated, but gpuplane places nothing on a cordoned node */
-        snprintf(buf, size, "node(s) were unschedulable");
     else
         snprintf(buf, size, "node(s) didn't match Pod's node affinity/selector");
 }

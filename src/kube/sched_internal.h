@@ -272,6 +272,8 @@ void gp_ks_words_nodes(struct gp_kube_sched *s, struct gp_ks_words *w, const str
                        struct gp_explain *x, struct gp_ks_reasons *out);
 void gp_ks_words_apply(const struct gp_ks_reasons *r, char *msg, size_t size);
 void gp_ks_words_free(struct gp_ks_words *w);
+/* Whether the pod tolerates a cordoned node's taint (GP_KUBE_TAINT_UNSCHEDULABLE). */
+bool gp_ks_tolerates_cordon(const struct gp_pod_spec *ps);
 
 /* sched_alloc.c: pods of ours bound and still allocating past the
  * timeout reported and marked expired (leader only); the earliest time

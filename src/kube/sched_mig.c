@@ -50,7 +50,7 @@ static enum gp_err part_add(struct gp_kube_sched *s, const struct snode *n,
 {
     enum gp_err err = gp_engine_node_add(s->e, spec, id);
     gp_evlog_node_add(s->rec, spec, err, *id);
-    if (err == GP_OK && !n->info.schedulable) {
+    if (err == GP_OK && !n->info.ready) { /* a cordoned node: its taint (objects.c) */
         gp_engine_node_drain(s->e, *id);
         gp_evlog_node_drain(s->rec, *id);
     }

@@ -142,6 +142,45 @@ static void test_unschedulable_words(void **state)
     w_close(&w);
 }
 
+/* NodeUnschedulable lets a pod that tolerates the cordoned node's taint
+ * (node.kubernetes.io/unschedulable:NoSchedule) pass: placed there, while
+ * a pod without the toleration is not; a Node that carries the taint
+ * itself (the lifecycle controller's) counts it once. */
+static void test_cordon_tolerated(void **state)
+{
+    (void)state;
+    struct world w;
+    w_open(&w, true);
+    node(&w, "c1", true, "{\"spec\":{\"unschedulable\":true}}", "True");
+    node(&w, "c2", true,
+         "{\"spec\":{\"unschedulable\":true,\"taints\":[{\"key\":"
+         "\"node.kubernetes.io/unschedulable\",\"effect\":\"NoSchedule\"}]}}",
+         "True");
+    pod(&w, "plain", 1, 0, false);
+    char b[1024];
+    for (int i = 0; i < 2; i++) {
+        snprintf(b, sizeof b,
+                 "{\"metadata\":{\"name\":\"tol%d\"},\"spec\":{\"schedulerName\":\"gpuplane\","
+                 "\"tolerations\":[{\"key\":\"node.kubernetes.io/unschedulable\",\"operator\":"
+                 "\"Exists\",\"effect\":\"NoSchedule\"}],\"containers\":[{\"name\":\"c\","
+                 "\"image\":\"x\",\"resources\":{\"requests\":{\"nvidia.com/gpu\":\"4\"},"
+                 "\"limits\":{\"nvidia.com/gpu\":\"4\"}}}]}}",
+                 i);
+        kd_call(w.admin, "POST", "/api/v1/namespaces/default/pods", b, 201);
+    }
+    w_cycle(&w);
+    assert_string_equal(w_node_of(&w, "plain", NULL), "");
+    assert_string_equal(message_of(&w, "plain"),
+                        "0/2 nodes are available: 2 node(s) were unschedulable. preemption: 0/2 "
+                        "nodes are available: 2 Preemption is not helpful for scheduling..");
+    char both[16];
+    snprintf(both, sizeof both, "%s", w_node_of(&w, "tol0", NULL));
+    snprintf(both + strlen(both), sizeof both - strlen(both), "+%s", w_node_of(&w, "tol1", NULL));
+    assert_true(strcmp(both, "c1+c2") == 0 || strcmp(both, "c2+c1") == 0);
+    assert_int_equal(gp_kube_sched_stats(w.s).audit_violations, 0);
+    w_close(&w);
+}
+
 /* NodeResourcesFit names every resource a node is short of: a node out
  * of CPU and of GPUs counts under both. */
 static void test_every_resource_short(void **state)
@@ -318,6 +357,7 @@ int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_unschedulable_words, kd_start, kd_stop),
+        cmocka_unit_test_setup_teardown(test_cordon_tolerated, kd_start, kd_stop),
         cmocka_unit_test(test_explain_merge),
         cmocka_unit_test_setup_teardown(test_every_resource_short, kd_start, kd_stop),
         cmocka_unit_test_setup_teardown(test_timestamp_label, kd_start, kd_stop),
