@@ -41,20 +41,7 @@ deadline=$((SECONDS + 60))
 while [ ! -s "$tmp/port" ] && [ "$SECONDS" -lt "$deadline" ] && kill -0 "$dpid" 2>/dev/null; do sleep 0.1; done
 port=$(sed -n 's/^port \([0-9]*\).*/\1/p' "$tmp/port")
 [ -n "$port" ] || { echo "FAIL the double did not start"; exit 1; }
-cat >"$tmp/kubeconfig" <<KC
-apiVersion: v1
-kind: Config
-clusters:
-- name: double
-  cluster: {server: "http://127.0.0.1:$port"}
-users:
-- name: u
-  user: {token: t}
-contexts:
-- name: c
-  context: {cluster: double, user: u}
-current-context: c
-KC
+kubeconfig_for "$port" "$tmp/kubeconfig"
 api() { # api METHOD PATH [BODY]: the answer's body
     python3 - "$port" "$@" <<'PY'
 import sys, urllib.request

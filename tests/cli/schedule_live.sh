@@ -43,20 +43,7 @@ wait_for() {
 }
 wait_for "$tmp/port" '^port [0-9]+' 60 || { echo "FAIL the double did not start: $(cat "$tmp/double.err")"; exit 1; }
 port=$(sed -n 's/^port \([0-9]*\).*/\1/p' "$tmp/port")
-cat >"$tmp/kubeconfig" <<KC
-apiVersion: v1
-kind: Config
-clusters:
-- name: double
-  cluster: {server: "http://127.0.0.1:$port"}
-users:
-- name: u
-  user: {token: t}
-contexts:
-- name: c
-  context: {cluster: double, user: u, namespace: default}
-current-context: c
-KC
+kubeconfig_for "$port" "$tmp/kubeconfig"
 # http PORT METHOD PATH [BODY]: the answer's body (exit 1 on an HTTP error)
 http() {
     python3 - "$@" <<'PY'

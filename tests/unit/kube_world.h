@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "kube/informer.h"
+#include "kube/metrics.h"
 #include "kube/objects.h"
 #include "kube/sched.h"
 
@@ -68,6 +69,16 @@ __attribute__((unused)) static void w_open(struct world *w, bool leader)
     /* GP_TEST_RECORD=FILE: every test's scheduler records into FILE (the
      * runs appended), for `gpuplane sim --replay` (tests/CMakeLists.txt) */
     w_open_record(w, leader, getenv("GP_TEST_RECORD"));
+}
+
+/* w_open as the leader, the scheduler keeping its metrics in *km (the
+ * caller frees them after w_close: gp_kube_metrics_free). */
+__attribute__((unused)) static void w_open_metrics(struct world *w, struct gp_kube_metrics *km)
+{
+    w_open(w, true);
+    struct gp_diag d = {""};
+    assert_int_equal(gp_kube_metrics_init(km, &d), GP_OK);
+    gp_kube_sched_set_metrics(w->s, km);
 }
 
 __attribute__((unused)) static long w_stat(struct world *w, const char *what);

@@ -98,11 +98,8 @@ static void test_silent_agent(void **state)
 {
     (void)state;
     struct world w;
-    w_open(&w, true);
     struct gp_kube_metrics km;
-    struct gp_diag d = {""};
-    assert_int_equal(gp_kube_metrics_init(&km, &d), GP_OK);
-    gp_kube_sched_set_metrics(w.s, &km);
+    w_open_metrics(&w, &km);
     w_node(&w, "n1", 3);
     w_pod(&w, "q1", 1);
     assert_int_equal(w_cycle(&w), 1);

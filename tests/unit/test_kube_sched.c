@@ -763,11 +763,8 @@ static void test_latency_metrics(void **state)
 {
     (void)state;
     struct world w;
-    w_open(&w, true);
     struct gp_kube_metrics km;
-    struct gp_diag d = {""};
-    assert_int_equal(gp_kube_metrics_init(&km, &d), GP_OK);
-    gp_kube_sched_set_metrics(w.s, &km);
+    w_open_metrics(&w, &km);
     w_node(&w, "n1", 2);
     w_pod(&w, "a", 1);
     w_pod(&w, "b", 1);
@@ -846,11 +843,8 @@ static void test_metric_values(void **state)
 {
     (void)state;
     struct world w;
-    w_open(&w, true);
     struct gp_kube_metrics km;
-    struct gp_diag d = {""};
-    assert_int_equal(gp_kube_metrics_init(&km, &d), GP_OK);
-    gp_kube_sched_set_metrics(w.s, &km);
+    w_open_metrics(&w, &km);
     w_node(&w, "n1", 4);
     w_node(&w, "g1", 2);
     kd_call(w.admin, "PATCH", "/api/v1/nodes/g1",
@@ -878,6 +872,7 @@ static void test_metric_values(void **state)
     kd_call(w.admin, "PATCH", "/api/v1/namespaces/default/pods/s1",
             "{\"metadata\":{\"labels\":{\"touched\":\"yes\"}}}", 200);
     size_t bound;
+    struct gp_diag d = {""};
     assert_int_equal(gp_kube_sched_cycle(w.s, w.now, &bound, &d), GP_OK);
     gp_kube_sched_metrics(w.s);
     assert_int_equal(bound, 0);

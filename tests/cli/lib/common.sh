@@ -14,3 +14,23 @@ failed() {
 fail() {
     failed "$@"
 }
+
+# kubeconfig_for PORT FILE: a kubeconfig for the API server double on
+# 127.0.0.1:PORT over HTTP (a bearer token it accepts without --tokens),
+# namespace default
+kubeconfig_for() {
+    cat >"$2" <<KC
+apiVersion: v1
+kind: Config
+clusters:
+- name: double
+  cluster: {server: "http://127.0.0.1:$1"}
+users:
+- name: u
+  user: {token: t}
+contexts:
+- name: c
+  context: {cluster: double, user: u, namespace: default}
+current-context: c
+KC
+}
