@@ -10,6 +10,7 @@
 
 #include "cli/cli.h"
 #include "cli/opts.h"
+#include "kube/deploy.h"
 #include "kube/kubeconfig.h"
 #include "kube/run.h"
 #include "util/arena.h"
@@ -21,6 +22,7 @@ struct schedule_opts {
     const char *binders;
     const char *record, *record_max_mb;
     const char *allocating_timeout;
+    const char *config_namespace, *config_name;
     bool help, no_bind_events;
 };
 
@@ -39,6 +41,13 @@ static void schedule_usage(FILE *f)
                "  --kubeconfig FILE      the cluster (default: in-cluster, then $KUBECONFIG,\n"
                "                         then ~/.kube/config)\n"
                "  --context NAME         a context of the kubeconfig other than its current one\n"
+               "  --config-namespace NS  the namespace of its ConfigMap (default\n"
+               "                         gpuplane-system)\n"
+               "  --config-name NAME     its ConfigMap, listed at the start and watched: its\n"
+               "                         keys (schedulerName, policy, podInitialBackoffSeconds,\n"
+               "                         podMaxBackoffSeconds) over the flags' values, a\n"
+               "                         change applied between cycles (default\n"
+               "                         gpuplane-scheduler-config; \"\": none, the flags alone)\n"
                "  --scheduler-name NAME  the schedulerName it serves (default gpuplane)\n"
                "  --policy NAME          the placement policy (default best-fit; gpuplane sim\n"
                "                         --help lists them)\n"
@@ -69,6 +78,8 @@ static void schedule_usage(FILE *f)
 static const struct gp_opt schedule_opt_table[] = {
     GP_OPT_STRING_AT("--kubeconfig", struct schedule_opts, kubeconfig),
     GP_OPT_STRING_AT("--context", struct schedule_opts, context),
+    GP_OPT_STRING_AT("--config-namespace", struct schedule_opts, config_namespace),
+    GP_OPT_STRING_AT("--config-name", struct schedule_opts, config_name),
     GP_OPT_STRING_AT("--scheduler-name", struct schedule_opts, scheduler_name),
     GP_OPT_STRING_AT("--policy", struct schedule_opts, policy),
     GP_OPT_STRING_AT("--qps", struct schedule_opts, qps),
@@ -150,6 +161,15 @@ static enum gp_err check(const struct schedule_opts *s, struct gp_kube_run_opts 
     if (s->lease_name)
         o->lease.name = s->lease_name;
     o->metrics_addr = s->metrics_addr;
+    o->config_ns = s->config_namespace ? s->config_namespace : GP_DEPLOY_NAMESPACE;
+    o->config_name = s->config_name ? s->config_name : GP_DEPLOY_CONFIGMAP;
+    if (!o->config_name[0]) {
+        if (s->config_namespace)
+            return gp_diag_set(d, GP_EUSAGE, "schedule: --config-namespace needs a --config-name");
+        o->config_name = NULL; /* no ConfigMap */
+    } else if (!o->config_ns[0]) {
+        return gp_diag_set(d, GP_EUSAGE, "schedule: --config-namespace: expected a namespace");
+    }
     return GP_OK;
 }
 

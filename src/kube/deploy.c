@@ -8,10 +8,11 @@
 #include "kube/rbac.h"
 
 /* The flags of src/cli/cmd_schedule.c; $(VAR) is expanded by the kubelet
- * from the container's env (the downward API and the ConfigMap). */
+ * from the container's env (the downward API). The settings are the
+ * ConfigMap's, which the scheduler lists and watches (kube/config.h). */
 const char *const gp_deploy_schedule_args[] = {
-    "--scheduler-name=$(GPUPLANE_SCHEDULER_NAME)",
-    "--policy=$(GPUPLANE_POLICY)",
+    "--config-namespace=$(POD_NAMESPACE)",
+    "--config-name=" GP_DEPLOY_CONFIGMAP,
     "--leader-elect=true",
     "--lease-namespace=$(POD_NAMESPACE)",
     "--lease-name=" GP_RBAC_LEASE_NAME,
@@ -147,29 +148,22 @@ static void binding(struct gp_sbuf *b, const char *kind, const char *role_kind,
 
 static void configmap(struct gp_sbuf *b, const struct gp_deploy_opts *o)
 {
-    gp_sbuf_add(b, "# gpuplane schedule's settings: the Deployment passes them as flags\n"
-                   "# (--scheduler-name, --policy); a change takes a rollout restart.\n");
+    gp_sbuf_add(b, "# gpuplane schedule's settings: each replica lists and watches this ConfigMap\n"
+                   "# (--config-namespace, --config-name) and applies a change between two\n"
+                   "# cycles; schedulerName takes a rollout restart. A bad edit is refused (the\n"
+                   "# last good settings kept, a Warning Event InvalidConfiguration on it).\n");
     head(b, "v1", "ConfigMap", GP_DEPLOY_CONFIGMAP, o->ns);
     gp_sbuf_add(b, "data:\n"
                    "  # the pods it takes: those whose spec.schedulerName is this\n"
                    "  schedulerName: ");
     gp_render_scalar(b, o->scheduler_name);
-    gp_sbuf_add(b, "\n  # the placement policy (gpuplane sim --help lists them)\n"
+    gp_sbuf_add(b, "\n  # the placement policy (gpuplane sim --help lists them); live\n"
                    "  policy: ");
     gp_render_scalar(b, o->policy);
-    gp_sbuf_add(b, "\n");
-}
-
-/* An env var from the ConfigMap's key. */
-static void env_from_cm(struct gp_sbuf *b, const char *var, const char *key)
-{
-    gp_sbuf_printf(b,
-                   "        - name: %s\n"
-                   "          valueFrom:\n"
-                   "            configMapKeyRef:\n"
-                   "              name: " GP_DEPLOY_CONFIGMAP "\n"
-                   "              key: %s\n",
-                   var, key);
+    gp_sbuf_add(b, "\n  # a pod that failed waits this long, doubled per failure up to the\n"
+                   "  # maximum (kube-scheduler's settings of these names); live\n"
+                   "  podInitialBackoffSeconds: \"1\"\n"
+                   "  podMaxBackoffSeconds: \"10\"\n");
 }
 
 static void pod_spec(struct gp_sbuf *b, const struct gp_deploy_opts *o)
@@ -215,8 +209,6 @@ static void pod_spec(struct gp_sbuf *b, const struct gp_deploy_opts *o)
                       "          valueFrom:\n"
                       "            fieldRef:\n"
                       "              fieldPath: metadata.namespace\n");
-    env_from_cm(b, "GPUPLANE_SCHEDULER_NAME", "schedulerName");
-    env_from_cm(b, "GPUPLANE_POLICY", "policy");
     gp_sbuf_printf(b,
                    "        ports:\n"
                    "        - name: http\n"
@@ -310,7 +302,7 @@ enum gp_err gp_deploy_render(const struct gp_deploy_opts *o, struct gp_render *o
         binding(b, "ClusterRoleBinding", "ClusterRole", o);
     oom |= !b;
     if ((b = gp_render_add_file(out, "04-role"))) {
-        gp_sbuf_add(b, "# What it does in its own namespace only: its Lease.\n");
+        gp_sbuf_add(b, "# What it does in its own namespace only: its Lease and its ConfigMap.\n");
         head(b, "rbac.authorization.k8s.io/v1", "Role", GP_DEPLOY_NAME, o->ns);
         rules(b, GP_RBAC_NAMESPACE);
     }

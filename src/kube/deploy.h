@@ -7,8 +7,9 @@
  *   03-clusterrolebinding.yaml  rules), bound to the ServiceAccount
  *   04-role.yaml                what it may do in its own namespace (its
  *   05-rolebinding.yaml         Lease), bound likewise
- *   06-configmap.yaml           its settings (schedulerName, policy), given
- *                               to `gpuplane schedule` as flags through env
+ *   06-configmap.yaml           its settings (schedulerName, policy, the
+ *                               back-offs), which `gpuplane schedule` lists
+ *                               and watches (kube/config.h)
  *   07-deployment.yaml          the scheduler: replicas (2) with leader
  *                               election, probes on /healthz and /readyz,
  *                               resource requests, non-root with a
@@ -23,11 +24,12 @@
 #include <stdbool.h>
 
 #include "io/render.h"
+#include "kube/rbac.h"
 #include "util/err.h"
 
 #define GP_DEPLOY_NAMESPACE      "gpuplane-system"
-#define GP_DEPLOY_NAME           "gpuplane-scheduler" /* ServiceAccount, Roles, Deployment */
-#define GP_DEPLOY_CONFIGMAP      "gpuplane-scheduler-config"
+#define GP_DEPLOY_NAME           "gpuplane-scheduler"   /* ServiceAccount, Roles, Deployment */
+#define GP_DEPLOY_CONFIGMAP      GP_RBAC_CONFIGMAP_NAME /* the one its Role lets it read */
 #define GP_DEPLOY_IMAGE          "gpuplane:" GP_VERSION
 #define GP_DEPLOY_SCHEDULER_NAME "gpuplane"
 #define GP_DEPLOY_POLICY         "best-fit" /* gpuplane sim's default */

@@ -7,8 +7,8 @@
 #include <string.h>
 
 /* Exactly the requests of sched_cycle.c, lease.c and the informers (run.c:
- * Nodes, Pods, PriorityClasses, PodGroups of both groups). Events go through events.k8s.io/v1 (as
- * kube-scheduler's do since 1.19), not core/v1, and are only created (a
+ * Nodes, Pods, PriorityClasses, PodGroups of both groups, its ConfigMap). Events go through
+ * events.k8s.io/v1 (as kube-scheduler's do since 1.19), not core/v1, and are only created (a
  * message is written once, never a series patched); the pod's status
  * only patched (a strategic merge patch), never replaced. */
 const struct gp_rbac_rule gp_rbac_rules[] = {
@@ -68,6 +68,13 @@ const struct gp_rbac_rule gp_rbac_rules[] = {
      {"list", "watch"},
      NULL,
      "gangs of Volcano"},
+    {GP_RBAC_NAMESPACE,
+     "",
+     "configmaps",
+     {"list", "watch"},
+     GP_RBAC_CONFIGMAP_NAME,
+     "its configuration: the one ConfigMap listed at the start and watched (by "
+     "fieldSelector=metadata.name, which resourceNames can restrict)"},
     {GP_RBAC_NAMESPACE,
      "coordination.k8s.io",
      "leases",
@@ -146,6 +153,77 @@ static bool query_watch(const char *path)
     return false;
 }
 
+static int hexval(char c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    return -1;
+}
+
+/* The %-decoded value of the query's parameter key ('+' a space), into
+ * out; false when absent, malformed or too long. */
+static bool query_value(const char *path, const char *key, char *out, size_t n)
+{
+    const char *q = strchr(path, '?');
+    size_t klen = strlen(key);
+    while (q && *q) {
+        q++;
+        if (strncmp(q, key, klen) == 0 && q[klen] == '=') {
+            size_t len = 0;
+            for (const char *p = q + klen + 1; *p && *p != '&'; p++) {
+                char c = *p;
+                if (c == '%') {
+                    int hi = hexval(p[1]), lo = hi < 0 ? -1 : hexval(p[2]);
+                    if (lo < 0)
+                        return false;
+                    c = (char)(hi * 16 + lo);
+                    p += 2;
+                } else if (c == '+') {
+                    c = ' ';
+                }
+                if (len + 1 >= n)
+                    return false;
+                out[len++] = c;
+            }
+            out[len] = '\0';
+            return true;
+        }
+        q = strchr(q, '&');
+    }
+    return false;
+}
+
+/* The name a field selector requires exactly: a term "metadata.name=V"
+ * or "metadata.name==V" among its comma-separated terms (an AND), V a
+ * valid path segment name (not "." or "..", no '/' or '%'). */
+static bool selector_name(const char *sel, char *out, size_t n)
+{
+    const char *t = sel;
+    while (*t) {
+        size_t len = strcspn(t, ",");
+        const char *k = "metadata.name";
+        size_t kl = strlen(k);
+        if (len > kl && strncmp(t, k, kl) == 0 && t[kl] == '=') {
+            const char *v = t + kl + 1 + (t[kl + 1] == '=');
+            size_t vl = len - (size_t)(v - t);
+            if (vl == 0 || vl >= n || memchr(v, '/', vl) || memchr(v, '%', vl) ||
+                (vl == 1 && v[0] == '.') || (vl == 2 && v[0] == '.' && v[1] == '.'))
+                return false;
+            memcpy(out, v, vl);
+            out[vl] = '\0';
+            return true;
+        }
+        t += len;
+        if (*t == ',')
+            t++;
+    }
+    return false;
+}
+
 static const char *verb_of(const char *method, bool named, bool watch)
 {
     if (strcmp(method, "GET") == 0 || strcmp(method, "HEAD") == 0)
@@ -208,6 +286,10 @@ bool gp_rbac_parse_request(const char *method, const char *path, struct gp_rbac_
     if (!verb)
         return false;
     snprintf(out->verb, sizeof out->verb, "%s", verb);
+    char sel[512];
+    if ((strcmp(verb, "list") == 0 || strcmp(verb, "watch") == 0) &&
+        query_value(path, "fieldSelector", sel, sizeof sel))
+        selector_name(sel, out->name, sizeof out->name);
     return true;
 }
 

@@ -34,6 +34,11 @@ struct gp_rbac_rule {
 /* The name of the Lease a rule with a name refers to (its resourceNames).
  * render --self passes it to the scheduler's --leader-elect-resource-name. */
 #define GP_RBAC_LEASE_NAME "gpuplane-scheduler"
+/* The ConfigMap of its configuration (kube/config.h), listed and watched
+ * with fieldSelector=metadata.name=NAME: the API server takes a list's or
+ * watch's name from that selector (k8s.io/apiserver's RequestInfoFactory),
+ * so that resourceNames can restrict them. */
+#define GP_RBAC_CONFIGMAP_NAME "gpuplane-scheduler-config"
 
 extern const struct gp_rbac_rule gp_rbac_rules[];
 extern const size_t gp_rbac_nrules;
@@ -55,7 +60,10 @@ struct gp_rbac_request {
 };
 
 /* Parses an API path ("/api/v1/namespaces/NS/pods/NAME/binding",
- * "/apis/GROUP/VERSION/RES?watch=true&...") and its method. False for a
+ * "/apis/GROUP/VERSION/RES?watch=true&...") and its method. A list or
+ * watch whose fieldSelector requires metadata.name=NAME (one term of it,
+ * "=" or "==", the value %-decoded) is named NAME, as the API server's
+ * RequestInfoFactory names it (FieldSelector.RequiresExactMatch). False for a
  * path that is not a resource request (/version, /healthz, /apis). */
 bool gp_rbac_parse_request(const char *method, const char *path, struct gp_rbac_request *out);
 

@@ -1,12 +1,15 @@
-/* run.c - the scheduler's threads (run.h): two informer threads feeding a
- * queue, and the scheduling thread that drains it, keeps the Lease, runs
- * cycles and the metrics. */
+/* run.c - the scheduler's threads (run.h): informer threads feeding a
+ * queue, and the scheduling thread that drains it, applies the ConfigMap's
+ * versions (config.h) between cycles, keeps the Lease, runs cycles and the
+ * metrics. */
 #include <math.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "kube/config.h"
 #include "kube/httpd.h"
 #include "kube/informer.h"
 #include "kube/jload.h"
@@ -43,7 +46,8 @@ static void wake(void *ctx)
 
 struct feed {
     struct runq *q;
-    int kind;      /* 0 pods, 1 nodes, 2 PodGroups (either API group), 3 PriorityClasses */
+    int kind;      /* 0 pods, 1 nodes, 2 PodGroups (either API group), 3 PriorityClasses, 4 the
+                    * ConfigMap */
     bool optional; /* a resource that may not exist (a CRD): 404 counts as listed */
     const char *path;
     struct gp_kube_client *c;
@@ -51,6 +55,7 @@ struct feed {
     pthread_t th;
     int synced; /* under q->mu */
     bool started;
+    bool listed; /* listed before its thread starts (the ConfigMap): it watches first */
 };
 
 static double mono(void)
@@ -93,7 +98,7 @@ static void on_change(enum gp_kube_event_type type, const json_t *obj, const jso
 static void *feed_main(void *arg)
 {
     struct feed *f = arg;
-    bool listed = false;
+    bool listed = f->listed;
     double wait = 0.1;
     while (!f->q->stop) {
         struct gp_diag d = {""};
@@ -207,8 +212,89 @@ static bool feed_synced(struct feed *f)
     return synced;
 }
 
+/* The ConfigMap (config.h): the flags' configuration, the one in effect
+ * (its schedulerName the one the scheduler started with), the ConfigMap's
+ * last good version, and their metrics. */
+struct run_config {
+    const struct gp_kube_run_opts *o;
+    struct gp_kube_conf flags, running, wanted;
+    struct gp_metric_series *applied, *invalid, *ok, *restart;
+    uint64_t napplied, ninvalid;
+};
+
+#define GP_KM_CONFIG_RELOADS "gpuplane_scheduler_config_reloads_total"
+#define GP_KM_CONFIG_OK      "gpuplane_scheduler_config_last_reload_successful"
+#define GP_KM_CONFIG_RESTART "gpuplane_scheduler_config_restart_required"
+
+__attribute__((format(printf, 2, 3))) static void config_log(const struct run_config *cw,
+                                                             const char *fmt, ...)
+{
+    if (!cw->o->log)
+        return;
+    fprintf(cw->o->log, "gpuplane schedule: ConfigMap %s/%s: ", cw->o->config_ns,
+            cw->o->config_name);
+    va_list ap;
+    va_start(ap, fmt);
+    vfprintf(cw->o->log, fmt, ap);
+    va_end(ap);
+    fputc('\n', cw->o->log);
+    fflush(cw->o->log);
+}
+
+/* A version of the ConfigMap (or its deletion), on the scheduling thread
+ * between two cycles: checked whole; what can change live applied, what
+ * cannot reported as needing a restart; a bad version changes nothing. */
+static void config_change(struct run_config *cw, struct gp_kube_sched *s,
+                          enum gp_kube_event_type type, const json_t *obj)
+{
+    const char *ns = cw->o->config_ns, *name = cw->o->config_name;
+    const char *uid = type == GP_KUBE_DELETED ? NULL : gp_kube_meta(obj, "uid");
+    struct gp_kube_conf next;
+    struct gp_diag d = {""};
+    char msg[1024];
+    if (gp_kube_conf_parse(type == GP_KUBE_DELETED ? NULL : obj, &cw->flags, &next, &d) != GP_OK) {
+        cw->ninvalid++;
+        gp_metrics_inc(cw->invalid, 1);
+        gp_metrics_set(cw->ok, 0);
+        config_log(cw, "%s; the last good configuration is kept", d.msg);
+        snprintf(msg, sizeof msg, "%s; the last good configuration is kept", d.msg);
+        gp_kube_sched_conf_event(s, ns, name, uid, "Warning", "InvalidConfiguration", msg);
+        return;
+    }
+    gp_metrics_set(cw->ok, 1);
+    unsigned before = gp_kube_conf_diff(&cw->running, &cw->wanted) & GP_KCONF_RESTART;
+    unsigned moved = gp_kube_conf_diff(&cw->wanted, &next) & GP_KCONF_RESTART;
+    unsigned live = gp_kube_sched_conf_apply(s, &next);
+    cw->wanted = next;
+    snprintf(cw->running.policy, sizeof cw->running.policy, "%s", next.policy);
+    cw->running.backoff_initial_s = next.backoff_initial_s;
+    cw->running.backoff_max_s = next.backoff_max_s;
+    char what[300];
+    if (live) {
+        cw->napplied++;
+        gp_metrics_inc(cw->applied, 1);
+        gp_kube_conf_describe(&next, live, what, sizeof what);
+        const char *why = type == GP_KUBE_DELETED ? " (deleted: the flags' values)" : "";
+        config_log(cw, "applied%s: %s", why, what);
+        snprintf(msg, sizeof msg, "applied%s: %s", why, what);
+        gp_kube_sched_conf_event(s, ns, name, uid, "Normal", "ConfigurationApplied", msg);
+    }
+    unsigned restart = gp_kube_conf_diff(&cw->running, &next) & GP_KCONF_RESTART;
+    gp_metrics_set(cw->restart, restart ? 1 : 0);
+    if (restart && moved) {
+        gp_kube_conf_describe(&next, restart, what, sizeof what);
+        char now[300];
+        gp_kube_conf_describe(&cw->running, restart, now, sizeof now);
+        config_log(cw, "%s needs a restart; running with %s", what, now);
+        snprintf(msg, sizeof msg, "%s needs a restart; running with %s", what, now);
+        gp_kube_sched_conf_event(s, ns, name, uid, "Warning", "RestartRequired", msg);
+    } else if (!restart && before) {
+        config_log(cw, "back to what runs (schedulerName=%s)", cw->running.scheduler_name);
+    }
+}
+
 /* Applies what the informers sent; false when nothing came. */
-static bool drain(struct runq *q, struct gp_kube_sched *s, double wait_until)
+static bool drain(struct runq *q, struct gp_kube_sched *s, struct run_config *cw, double wait_until)
 {
     pthread_mutex_lock(&q->mu);
     while (!q->head && !q->stop && !q->woken) {
@@ -231,7 +317,9 @@ static bool drain(struct runq *q, struct gp_kube_sched *s, double wait_until)
     bool any = c != NULL;
     while (c) {
         struct change *next = c->next;
-        if (s && c->kind == 1)
+        if (s && c->kind == 4)
+            config_change(cw, s, c->type, c->obj);
+        else if (s && c->kind == 1)
             gp_kube_sched_node_change(c->type, c->obj, NULL, s);
         else if (s && c->kind == 2)
             gp_kube_sched_group_change(c->type, c->obj, NULL, s);
@@ -250,6 +338,8 @@ struct run_state {
     struct runq q;
     struct feed nodes, pods, groups;
     struct feed volcano, prios; /* Volcano's PodGroups; PriorityClasses */
+    struct feed config;         /* the ConfigMap (kind 4) */
+    struct run_config cw;
     struct gp_kube_client *c, *lc;
     struct gp_kube_client **bc; /* the binders' clients */
     size_t nbc;
@@ -266,15 +356,15 @@ static enum gp_err run_loop(const struct gp_kube_run_opts *o, struct run_state *
     for (;;) { /* both informers listed first */
         pthread_mutex_lock(&r->q.mu);
         bool synced = r->nodes.synced && r->pods.synced && r->groups.synced && r->volcano.synced &&
-                      r->prios.synced;
+                      r->prios.synced && r->config.synced;
         pthread_mutex_unlock(&r->q.mu);
         if (synced)
             break;
         if (stopping(o, t0))
             return GP_OK;
-        drain(&r->q, r->s, mono() + 0.05);
+        drain(&r->q, r->s, &r->cw, mono() + 0.05);
     }
-    drain(&r->q, r->s, 0);
+    drain(&r->q, r->s, &r->cw, 0);
     res->synced_s = mono() - t0;
     if (r->h)
         gp_httpd_set_synced(r->h, true);
@@ -324,9 +414,96 @@ static enum gp_err run_loop(const struct gp_kube_run_opts *o, struct run_state *
         }
         double until = fmin(next_lease, gp_kube_sched_next_retry_s(r->s));
         until = fmin(until, stale ? next_metrics : mono() + 1);
-        changed = drain(&r->q, r->s, until);
+        changed = drain(&r->q, r->s, &r->cw, until);
     }
     gp_kube_sched_metrics(r->s);
+    return GP_OK;
+}
+
+/* The ConfigMap listed (on a client of its own) before the scheduler is
+ * made: its configuration over the flags' is the one the scheduler starts
+ * with (so), and a bad one the error. Its thread watches on from the
+ * version listed (config_watch). */
+static enum gp_err config_list(const struct gp_kube_run_opts *o, struct run_state *r,
+                               struct gp_kube_sched_opts *so, struct gp_diag *d)
+{
+    struct run_config *cw = &r->cw;
+    struct feed *f = &r->config;
+    cw->o = o;
+    gp_kube_conf_from_opts(&o->sched, &cw->flags);
+    cw->running = cw->wanted = cw->flags;
+    f->synced = 1;
+    if (!o->config_name)
+        return GP_OK;
+    char p[600];
+    if (!o->config_ns || !o->config_ns[0] || !o->config_name[0] ||
+        !gp_kube_conf_path(o->config_ns, o->config_name, p, sizeof p))
+        return gp_diag_set(d, GP_EUSAGE,
+                           "--config-namespace, --config-name: expected a "
+                           "namespace and a ConfigMap name");
+    f->q = &r->q;
+    f->kind = 4;
+    enum gp_err err = gp_kube_client_new(o->cfg, &o->client, &f->c, d);
+    if (err == GP_OK) /* (the informer keeps a copy of the path) */
+        err = gp_kube_informer_new(f->c, p, 0, on_change, f, &f->inf, d);
+    if (err == GP_OK)
+        err = gp_kube_informer_list(f->inf, d);
+    if (err != GP_OK)
+        return err;
+    const json_t *cm = gp_kube_informer_get(f->inf, o->config_ns, o->config_name);
+    if ((err = gp_kube_conf_parse(cm, &cw->flags, &cw->wanted, d)) != GP_OK)
+        return err;
+    cw->running = cw->wanted;
+    f->listed = true;
+    so->scheduler_name = cw->running.scheduler_name;
+    so->policy = cw->running.policy;
+    so->backoff_initial_s = cw->running.backoff_initial_s;
+    so->backoff_max_s = cw->running.backoff_max_s;
+    char what[400];
+    gp_kube_conf_describe(&cw->running,
+                          GP_KCONF_POLICY | GP_KCONF_BACKOFF | GP_KCONF_SCHEDULER_NAME, what,
+                          sizeof what);
+    config_log(cw, "%s: %s", cm ? "read" : "none (the flags' values)", what);
+    return GP_OK;
+}
+
+static enum gp_err config_metrics(struct run_state *r, struct gp_diag *d)
+{
+    static const char *const results[] = {"applied", "invalid", NULL};
+    const struct gp_metric_def defs[] = {
+        {GP_KM_CONFIG_RELOADS,
+         "Versions of gpuplane's ConfigMap read while running: applied (what runs changed) or "
+         "invalid (refused, the last good configuration kept).",
+         GP_METRIC_COUNTER, "result", results, 0, NULL, 0},
+        {GP_KM_CONFIG_OK, "1 when the last version of gpuplane's ConfigMap read was valid, else 0.",
+         GP_METRIC_GAUGE, NULL, NULL, 0, NULL, 0},
+        {GP_KM_CONFIG_RESTART,
+         "1 when gpuplane's ConfigMap holds a setting that takes a restart (schedulerName) other "
+         "than the one running, else 0.",
+         GP_METRIC_GAUGE, NULL, NULL, 0, NULL, 0},
+    };
+    struct gp_metric *m[3];
+    for (size_t i = 0; i < 3; i++) {
+        enum gp_err err = gp_metrics_define(r->km.reg, &defs[i], &m[i], d);
+        if (err != GP_OK)
+            return err;
+    }
+    r->cw.applied = gp_metrics_series(m[0], "applied");
+    r->cw.invalid = gp_metrics_series(m[0], "invalid");
+    r->cw.ok = gp_metrics_series(m[1], NULL);
+    r->cw.restart = gp_metrics_series(m[2], NULL);
+    gp_metrics_set(r->cw.ok, 1); /* the version listed at the start was (else no run) */
+    return GP_OK;
+}
+
+static enum gp_err config_watch(struct run_state *r, struct gp_diag *d)
+{
+    struct feed *f = &r->config;
+    if (!f->inf)
+        return GP_OK;
+    if (pthread_create(&f->th, NULL, feed_main, f) != 0)
+        return gp_diag_set(d, GP_ENOMEM, "cannot start the ConfigMap's informer");
+    f->started = true;
     return GP_OK;
 }
 
@@ -366,9 +543,12 @@ enum gp_err gp_kube_run(const struct gp_kube_run_opts *o, struct gp_kube_run_res
     memset(&r, 0, sizeof r);
     pthread_mutex_init(&r.q.mu, NULL);
     pthread_cond_init(&r.q.cv, NULL);
-    enum gp_err err = gp_kube_client_new(o->cfg, &o->client, &r.c, d);
+    struct gp_kube_sched_opts so = o->sched; /* the ConfigMap's values over the flags' */
+    enum gp_err err = config_list(o, &r, &so, d);
     if (err == GP_OK)
-        err = gp_kube_sched_new(r.c, &o->sched, &r.s, d);
+        err = gp_kube_client_new(o->cfg, &o->client, &r.c, d);
+    if (err == GP_OK)
+        err = gp_kube_sched_new(r.c, &so, &r.s, d);
     struct gp_kube_client_opts lease_client = o->client; /* bounded by the renew deadline */
     gp_kube_lease_client_opts(&o->lease, &lease_client);
     if (err == GP_OK && o->leader_elect &&
@@ -379,7 +559,11 @@ enum gp_err gp_kube_run(const struct gp_kube_run_opts *o, struct gp_kube_run_res
     if (err == GP_OK && (err = gp_kube_metrics_init(&r.km, d)) == GP_OK) {
         r.km_ok = true;
         gp_kube_sched_set_metrics(r.s, &r.km);
+        if (o->config_name)
+            err = config_metrics(&r, d);
     }
+    if (err == GP_OK)
+        err = config_watch(&r, d);
     if (err == GP_OK && o->metrics_addr) {
         struct gp_httpd_opts ho = {
             .addr = o->metrics_addr, .metrics = r.km.reg, .leader_election = o->leader_elect};
@@ -408,12 +592,13 @@ enum gp_err gp_kube_run(const struct gp_kube_run_opts *o, struct gp_kube_run_res
     pthread_mutex_lock(&r.q.mu);
     r.q.stop = 1;
     pthread_mutex_unlock(&r.q.mu);
+    feed_stop(&r.config);
     feed_stop(&r.groups);
     feed_stop(&r.volcano);
     feed_stop(&r.prios);
     feed_stop(&r.nodes);
     feed_stop(&r.pods);
-    drain(&r.q, NULL, 0); /* what came after the end: dropped */
+    drain(&r.q, NULL, NULL, 0); /* what came after the end: dropped */
     /* the binders finish the job each is on (none not begun is started) */
     if (r.s)
         gp_kube_sched_stop_binders(r.s);
@@ -422,6 +607,8 @@ enum gp_err gp_kube_run(const struct gp_kube_run_opts *o, struct gp_kube_run_res
     if (r.s)
         res->stats = gp_kube_sched_stats(r.s);
     res->wall_s = mono() - t0;
+    res->config_applied = r.cw.napplied;
+    res->config_invalid = r.cw.ninvalid;
     if (r.h)
         gp_httpd_stop(r.h);
     gp_kube_sched_free(r.s);

@@ -209,7 +209,10 @@ bool auth_load(struct auth *au, const char *cert, const char *key, const char *c
                const char *tokens);
 /* Whether the request proves who it is (or none is asked); the user in user. */
 bool auth_check(const struct auth *au, struct MHD_Connection *c, char *user, size_t n);
-void log_request(const char *user, const char *method, const char *url, bool watch);
+/* url with "?watch=true" for a watch and "fieldSelector=SEL" when given
+ * (what RBAC names a list or watch by: kube/rbac.h) */
+void log_request(const char *user, const char *method, const char *url, bool watch,
+                 const char *field_selector);
 json_t *log_json(void); /* {"requests":[{"user","method","path"}...]} */
 
 /* autoalloc.c: the agent's "allocated" patch after a Binding (-1: off) */

@@ -122,7 +122,8 @@ bool auth_check(const struct auth *au, struct MHD_Connection *c, char *user, siz
     return token_ok(au, MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Authorization"), user, n);
 }
 
-void log_request(const char *user, const char *method, const char *url, bool watch)
+void log_request(const char *user, const char *method, const char *url, bool watch,
+                 const char *field_selector)
 {
     struct logged *e;
     if (S.nlog == LOG_MAX) { /* full: the oldest goes (the log is bounded) */
@@ -147,11 +148,21 @@ void log_request(const char *user, const char *method, const char *url, bool wat
     e->method[ml] = '\0';
     memcpy(e->user, user, ul);
     e->user[ul] = '\0';
-    size_t len = strlen(url), n = len + (watch ? 12 : 1);
+    size_t len = strlen(url), fl = field_selector ? strlen(field_selector) : 0;
+    size_t n = len + (watch ? 11 : 0) + (field_selector ? 15 + fl : 0) + 1;
     char *p = realloc(e->path, n);
     if (p) {
         memcpy(p, url, len);
-        memcpy(p + len, watch ? "?watch=true" : "", n - len);
+        if (watch) {
+            memcpy(p + len, "?watch=true", 11);
+            len += 11;
+        }
+        if (field_selector) { /* (a name needs no %-encoding) */
+            memcpy(p + len, watch ? "&fieldSelector=" : "?fieldSelector=", 15);
+            memcpy(p + len + 15, field_selector, fl);
+            len += 15 + fl;
+        }
+        p[len] = '\0';
     } else {
         free(e->path);
     }

@@ -184,7 +184,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         do_control(url + 10, method, body, &a);
     } else {
         const char *w = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "watch");
-        log_request(user, method, url, w && (strcmp(w, "1") == 0 || strcmp(w, "true") == 0));
+        log_request(user, method, url, w && (strcmp(w, "1") == 0 || strcmp(w, "true") == 0),
+                    MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "fieldSelector"));
         S.requests++;
         S.writes += strcmp(method, "GET") != 0;
         route_request(c, url, method, body, &a, &stream);

@@ -33,6 +33,7 @@
 
 #include "io/render.h"
 #include "io/workload.h"
+#include "kube/config.h"
 #include "kube/deploy.h"
 #include "kube/rbac.h"
 #include "oapi_check.h"
@@ -174,9 +175,21 @@ static void test_files(void **state)
         assert_string_equal(str_at(o[i], "subjects.0.name"), str_at(o[1], "metadata.name"));
         assert_string_equal(str_at(o[i], "subjects.0.namespace"), GP_DEPLOY_NAMESPACE);
     }
-    /* the ConfigMap's keys, given to the container as env for its flags */
+    /* the ConfigMap's keys: what the scheduler reads of it (kube/config.h,
+     * the ConfigMap parsed as it would be), and the one its Role lets it read */
     assert_string_equal(str_at(o[6], "data.schedulerName"), GP_DEPLOY_SCHEDULER_NAME);
     assert_string_equal(str_at(o[6], "data.policy"), GP_DEPLOY_POLICY);
+    assert_string_equal(str_at(o[6], "metadata.name"), GP_RBAC_CONFIGMAP_NAME);
+    {
+        struct gp_kube_sched_opts so;
+        gp_kube_sched_opts_default(&so);
+        struct gp_kube_conf base, got;
+        gp_kube_conf_from_opts(&so, &base);
+        struct gp_diag d = {""};
+        if (gp_kube_conf_parse(o[6], &base, &got, &d) != GP_OK)
+            fail_msg("the rendered ConfigMap: %s", d.msg);
+        assert_int_equal(gp_kube_conf_diff(&base, &got), 0); /* its values: the defaults */
+    }
     /* the Deployment */
     json_t *dep = o[7];
     assert_string_equal(str_at(dep, "spec.replicas"), "2");
@@ -325,6 +338,8 @@ static void test_rbac_table(void **state)
         {"list", "scheduling.x-k8s.io", "podgroups", NULL},
         {"watch", "scheduling.volcano.sh", "podgroups", NULL},
         {"get", "coordination.k8s.io", "leases", NULL},
+        {"list", "", "configmaps", NULL},
+        {"watch", "", "configmaps", NULL},
         {"create", "coordination.k8s.io", "leases", NULL},
         {"update", "coordination.k8s.io", "leases", NULL},
     };
@@ -346,8 +361,8 @@ static void test_rbac_table(void **state)
         {"create", "", "events", NULL}, /* core events: not used */
         {"delete", "coordination.k8s.io", "leases", NULL},
         {"update", "", "configmaps", NULL},
-        {"get", "", "configmaps", NULL}, /* the kubelet reads the ConfigMap, not gpuplane */
-        {"watch", "", "configmaps", NULL},
+        {"get", "", "configmaps", NULL}, /* listed and watched by name, never read alone */
+        {"create", "", "configmaps", NULL},
         {"create", "", "bindings", NULL},
         {"list", "scheduling.k8s.io", "pods", NULL},
         {"list", "", "pods", "status"},
@@ -403,6 +418,23 @@ static void test_rbac_requests(void **state)
         {"GET", "/api/v1/namespaces/a", "get", "", "namespaces", "", "", "a"},
         {"GET", "/api/v1/namespaces", "list", "", "namespaces", "", "", ""},
         {"PUT", "/api/v1/nodes/n1/status", "update", "", "nodes", "status", "", "n1"},
+        /* a list or watch named by its field selector (RequestInfoFactory) */
+        {"GET", "/api/v1/namespaces/s/configmaps?fieldSelector=metadata.name%3Dcm&limit=500",
+         "list", "", "configmaps", "", "s", "cm"},
+        {"GET",
+         "/api/v1/namespaces/s/configmaps?fieldSelector=metadata.name%3D%3Dcm&watch=1&"
+         "resourceVersion=3",
+         "watch", "", "configmaps", "", "s", "cm"},
+        {"GET", "/api/v1/pods?fieldSelector=spec.nodeName%3Dn1,metadata.name%3Dp&watch=1", "watch",
+         "", "pods", "", "", "p"},
+        {"GET", "/api/v1/namespaces/s/configmaps?fieldSelector=metadata.name%21%3Dcm", "list", "",
+         "configmaps", "", "s", ""},
+        {"GET", "/api/v1/namespaces/s/configmaps?fieldSelector=spec.x%3Dcm", "list", "",
+         "configmaps", "", "s", ""},
+        {"GET", "/api/v1/namespaces/s/configmaps?fieldSelector=metadata.name%3D..", "list", "",
+         "configmaps", "", "s", ""},
+        {"GET", "/api/v1/namespaces/s/configmaps?fieldSelector=metadata.name%3Dcm", "list", "",
+         "configmaps", "", "s", "cm"},
     };
     for (size_t i = 0; i < sizeof parse / sizeof parse[0]; i++) {
         struct gp_rbac_request q;
@@ -441,6 +473,11 @@ static void test_rbac_requests(void **state)
          "/apis/coordination.k8s.io/v1/namespaces/gpuplane-system/leases/" GP_RBAC_LEASE_NAME},
         {"PUT",
          "/apis/coordination.k8s.io/v1/namespaces/gpuplane-system/leases/" GP_RBAC_LEASE_NAME},
+        {"GET", "/api/v1/namespaces/gpuplane-system/"
+                "configmaps?fieldSelector=metadata.name%3D" GP_RBAC_CONFIGMAP_NAME "&limit=500"},
+        {"GET", "/api/v1/namespaces/gpuplane-system/"
+                "configmaps?fieldSelector=metadata.name%3D" GP_RBAC_CONFIGMAP_NAME
+                "&watch=1&resourceVersion=7"},
     };
     char why[256];
     for (size_t i = 0; i < sizeof allowed / sizeof allowed[0]; i++)
@@ -466,6 +503,17 @@ static void test_rbac_requests(void **state)
         {"GET", "/api/v1/namespaces/gpuplane-system/configmaps",
          "list core/configmaps in gpuplane-system: not allowed"},
         {"GET", "/api/v1/configmaps?watch=true", "watch core/configmaps: not allowed"},
+        /* resourceNames restricts a list or watch only through the selector */
+        {"GET", "/api/v1/namespaces/gpuplane-system/configmaps?watch=1",
+         "watch core/configmaps in gpuplane-system: not allowed"},
+        {"GET", "/api/v1/namespaces/gpuplane-system/configmaps?fieldSelector=metadata.name%3Dother",
+         "list core/configmaps in gpuplane-system (named): not allowed"},
+        {"GET",
+         "/api/v1/namespaces/kube-system/"
+         "configmaps?fieldSelector=metadata.name%3D" GP_RBAC_CONFIGMAP_NAME,
+         "list core/configmaps in kube-system (named): not allowed"},
+        {"GET", "/api/v1/namespaces/gpuplane-system/configmaps/" GP_RBAC_CONFIGMAP_NAME,
+         "get core/configmaps in gpuplane-system (named): not allowed"},
         {"POST", "/api/v1/namespaces/a/pods/p/eviction",
          "create core/pods/eviction in a (named): not allowed"},
         {"GET", "/version", "GET /version: not a resource request"},

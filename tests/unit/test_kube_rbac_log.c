@@ -5,7 +5,7 @@
  * objects: pods bound, one whose Binding got no answer (read again), one
  * that fits nowhere (its status and Event), two preempted by a third,
  * PodGroups and PriorityClasses watched, its Lease created, read and
- * renewed. Then every request the scheduler made must be one that
+ * renewed, its ConfigMap listed and watched. Then every request the scheduler made must be one that
  * gp_rbac_rules (kube/rbac.c, what render --self grants) allows, and every
  * verb of every rule must have been used by some request: a rule taken
  * out of the table, or one the scheduler no longer needs, fails it. */
@@ -123,6 +123,8 @@ static void test_requests_match_rules(void **state)
     r->o.lease.renew_deadline_s = 1.5;
     r->o.lease.retry_period_s = 0.2;
     r->o.sched.identity = r->o.lease.identity = "replica-a";
+    r->o.config_ns = OWN_NS; /* its ConfigMap (absent: the flags'), listed and watched */
+    r->o.config_name = GP_RBAC_CONFIGMAP_NAME;
     r->o.max_s = 30;
     r->o.stop = &r->stop;
     pthread_t th;
