@@ -23,7 +23,7 @@ struct schedule_opts {
     const char *record, *record_max_mb;
     const char *allocating_timeout;
     const char *config_namespace, *config_name;
-    bool help, no_bind_events;
+    bool help, no_bind_events, no_config;
 };
 
 static void schedule_usage(FILE *f)
@@ -47,7 +47,8 @@ static void schedule_usage(FILE *f)
                "                         keys (schedulerName, policy, podInitialBackoffSeconds,\n"
                "                         podMaxBackoffSeconds) over the flags' values, a\n"
                "                         change applied between cycles (default\n"
-               "                         gpuplane-scheduler-config; \"\": none, the flags alone)\n"
+               "                         gpuplane-scheduler-config)\n"
+               "  --no-config            no ConfigMap: the flags alone\n"
                "  --scheduler-name NAME  the schedulerName it serves (default gpuplane)\n"
                "  --policy NAME          the placement policy (default best-fit; gpuplane sim\n"
                "                         --help lists them)\n"
@@ -80,6 +81,7 @@ static const struct gp_opt schedule_opt_table[] = {
     GP_OPT_STRING_AT("--context", struct schedule_opts, context),
     GP_OPT_STRING_AT("--config-namespace", struct schedule_opts, config_namespace),
     GP_OPT_STRING_AT("--config-name", struct schedule_opts, config_name),
+    GP_OPT_FLAG_AT("--no-config", struct schedule_opts, no_config),
     GP_OPT_STRING_AT("--scheduler-name", struct schedule_opts, scheduler_name),
     GP_OPT_STRING_AT("--policy", struct schedule_opts, policy),
     GP_OPT_STRING_AT("--qps", struct schedule_opts, qps),
@@ -161,15 +163,12 @@ static enum gp_err check(const struct schedule_opts *s, struct gp_kube_run_opts 
     if (s->lease_name)
         o->lease.name = s->lease_name;
     o->metrics_addr = s->metrics_addr;
+    if (s->no_config && (s->config_namespace || s->config_name))
+        return gp_diag_set(d, GP_EUSAGE,
+                           "schedule: --no-config and --config-namespace/--config-name: one or "
+                           "the other");
     o->config_ns = s->config_namespace ? s->config_namespace : GP_DEPLOY_NAMESPACE;
-    o->config_name = s->config_name ? s->config_name : GP_DEPLOY_CONFIGMAP;
-    if (!o->config_name[0]) {
-        if (s->config_namespace)
-            return gp_diag_set(d, GP_EUSAGE, "schedule: --config-namespace needs a --config-name");
-        o->config_name = NULL; /* no ConfigMap */
-    } else if (!o->config_ns[0]) {
-        return gp_diag_set(d, GP_EUSAGE, "schedule: --config-namespace: expected a namespace");
-    }
+    o->config_name = s->no_config ? NULL : s->config_name ? s->config_name : GP_DEPLOY_CONFIGMAP;
     return GP_OK;
 }
 
