@@ -116,7 +116,8 @@ static int by_key(const void *a, const void *b)
 
 /* One page: its items appended to `order` and keyed in `fresh`. */
 static enum gp_err list_page(struct gp_kube_informer *inf, const char *cont, json_t *fresh,
-                             json_t *order, char *next, size_t nnext, struct gp_diag *diag)
+                             json_t *order, char *next, size_t nnext, char *list_rv,
+                             size_t nlist_rv, struct gp_diag *diag)
 {
     char path[2048];
     const char *sep = strchr(inf->path, '?') ? "&" : "?";
@@ -142,7 +143,7 @@ static enum gp_err list_page(struct gp_kube_informer *inf, const char *cont, jso
         return gp_diag_set(diag, GP_EPARSE, "GET %s: not a list (items, metadata.resourceVersion)",
                            path);
     }
-    snprintf(inf->rv, sizeof inf->rv, "%s", rv);
+    snprintf(list_rv, nlist_rv, "%s", rv);
     size_t i;
     json_t *it;
     json_array_foreach(items, i, it)
@@ -162,11 +163,19 @@ static enum gp_err list_page(struct gp_kube_informer *inf, const char *cont, jso
 enum gp_err gp_kube_informer_list(struct gp_kube_informer *inf, struct gp_diag *diag)
 {
     json_t *fresh = json_object(), *order = json_array();
-    char cont[1024] = "";
+    char cont[1024] = "", list_rv[sizeof inf->rv] = "";
     enum gp_err err;
     bool first = true;
+    /* The list's resourceVersion becomes the informer's only once the
+     * whole list is applied, as client-go's reflector sets its
+     * lastSyncResourceVersion after syncWith: a list that fails on a
+     * later page leaves no RV, so the next watch lists again instead of
+     * resuming from a list whose items were never applied (what was
+     * created or deleted in the gap would be lost). */
+    inf->rv[0] = '\0';
     do {
-        err = list_page(inf, first ? NULL : cont, fresh, order, cont, sizeof cont, diag);
+        err = list_page(inf, first ? NULL : cont, fresh, order, cont, sizeof cont, list_rv,
+                        sizeof list_rv, diag);
         first = false;
     } while (err == GP_OK && cont[0]);
     if (err == GP_OK) {
@@ -201,6 +210,7 @@ enum gp_err gp_kube_informer_list(struct gp_kube_informer *inf, struct gp_diag *
         {
             apply_upsert(inf, v);
         }
+        snprintf(inf->rv, sizeof inf->rv, "%s", list_rv);
     }
     json_decref(fresh);
     json_decref(order);

@@ -3,8 +3,9 @@
  * and bookmarks, a gap closed by a compaction (the 410 ERROR event, the
  * re-list and its diff: what was created, changed and deleted in the gap
  * arrives once each, nothing else), a dropped watch resumed from the last
- * resourceVersion with nothing delivered twice. Every change is logged
- * and the log compared whole. */
+ * resourceVersion with nothing delivered twice, a re-list that fails on
+ * a later page followed by a fresh list (never a watch from the failed
+ * list's RV). Every change is logged and the log compared whole. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -138,10 +139,51 @@ static void test_informer(void **state)
     gp_kube_client_free(admin);
 }
 
+/* A re-list after a 410 whose second page fails (a 5xx past the client's
+ * retries): the gap's deletion and creation must still arrive once the
+ * API answers again, as client-go's reflector lists again after any list
+ * error. With the list's RV kept from its first page, the next call would
+ * watch from there and p1's deletion and p8's creation would be lost. */
+static void test_relist_page_fails(void **state)
+{
+    (void)state;
+    struct gp_kube_client *admin = kd_client(), *c = kd_client();
+    struct log log = {.len = 0};
+    struct gp_kube_informer *inf;
+    struct gp_diag d = {""};
+    char name[16];
+    for (int i = 1; i <= 7; i++) {
+        snprintf(name, sizeof name, "q%d", i);
+        pod(admin, name);
+    }
+    assert_int_equal(gp_kube_informer_new(c, "/api/v1/pods", 3, on_change, &log, &inf, &d), GP_OK);
+    assert_int_equal(gp_kube_informer_list(inf, &d), GP_OK);
+    take(&log);
+    kd_call(admin, "DELETE", "/api/v1/namespaces/default/pods/q1", NULL, 200);
+    pod(admin, "q8");
+    kd_call(admin, "POST", "/_control/compact", NULL, 200);
+    /* the watch (410) and the list's first page pass, its later pages fail */
+    kd_call(admin, "POST", "/_control/fault", "{\"match\":\"/api/v1/pods\",\"count\":2}", 200);
+    kd_call(admin, "POST", "/_control/fault",
+            "{\"status\":500,\"match\":\"/api/v1/pods\",\"count\":50}", 200);
+    assert_int_not_equal(gp_kube_informer_watch(inf, 1, &d), GP_OK);
+    assert_string_equal(gp_kube_informer_rv(inf), "");
+    kd_call(admin, "POST", "/_control/clear", NULL, 200);
+    /* the next call lists again (as run.c's feed does after a drop) */
+    assert_int_equal(gp_kube_informer_watch(inf, 1, &d), GP_OK);
+    assert_string_equal(take(&log), "DELETED q1\nADDED q8\n");
+    assert_null(gp_kube_informer_get(inf, "default", "q1"));
+    assert_non_null(gp_kube_informer_get(inf, "default", "q8"));
+    gp_kube_informer_free(inf);
+    gp_kube_client_free(c);
+    gp_kube_client_free(admin);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_informer),
+        cmocka_unit_test(test_relist_page_fails),
     };
     return cmocka_run_group_tests(tests, kd_start, kd_stop);
 }
