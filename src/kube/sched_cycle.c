@@ -68,6 +68,8 @@ static void pod_path(const struct spod *p, const char *sub, char *buf, size_t n)
     snprintf(buf, n, "/api/v1/namespaces/%s/pods/%s%s", p->info.ns, p->info.name, sub);
 }
 
+static void preemptor_waits(struct gp_kube_sched *s, struct spod *p, bool retried);
+
 bool gp_ks_event_send(struct gp_kube_client *c, const struct gp_kube_sched_opts *o, uint64_t seq,
                       const char *kind, const char *ns, const char *name, const char *uid,
                       const char *type, const char *reason, const char *action, const char *note)
@@ -166,6 +168,13 @@ void gp_ks_resume(struct gp_kube_sched *s, size_t *bound)
         struct spod *p = s->pods[i];
         bool held = p->st == SP_PREEMPTING && (p->victims > 0 || p->job || on_stopping(s, p));
         waiting |= held;
+        /* still waiting when kube-scheduler would try it again (its
+         * back-off, podInitialBackoffSeconds): the later attempt's words */
+        if (held && p->victims > 0 && p->nominated_at > 0 && !p->wait_said &&
+            s->now_s >= p->nominated_at + s->o.backoff_initial_s) {
+            p->wait_said = true;
+            preemptor_waits(s, p, true);
+        }
         if (p->st == SP_PREEMPTING && !held) {
             p->st = SP_ASSUMED; /* the room is free now */
             gp_ks_audit_pod(s, p, false);
@@ -252,6 +261,62 @@ static uint32_t pinned_out(struct gp_kube_sched *s, const struct spod *p, struct
     return n;
 }
 
+/* PodScheduled=False (reason Unschedulable) with msg through /status and
+ * a FailedScheduling Event, as kube-scheduler's handleSchedulingFailure
+ * writes them (v1.28 schedule_one.go; a condition only when it changes);
+ * nominated: the node a preemptor waits for, as status.nominatedNodeName
+ * (NULL: none). attempt_s < 0: a preemptor's, not an unschedulable
+ * decision (neither observed nor counted). */
+static void write_condition(struct gp_kube_sched *s, struct spod *p, const char *msg,
+                            double attempt_s, const char *nominated)
+{
+    if (p->last_message && strcmp(p->last_message, msg) == 0)
+        return; /* written already: kube-scheduler too writes a condition only when it changes */
+    if (s->km && attempt_s >= 0)
+        gp_metrics_observe(s->km->scheduling_s, attempt_s);
+    char path[600], ts[32];
+    pod_path(p, "/status", path, sizeof path);
+    rfc3339(ts, sizeof ts);
+    json_t *body = json_pack("{s:{s:[{s:s,s:s,s:s,s:s,s:n,s:s}]}}", "status", "conditions", "type",
+                             "PodScheduled", "status", "False", "reason", "Unschedulable",
+                             "message", msg, "lastProbeTime", "lastTransitionTime", ts);
+    if (nominated)
+        json_object_set_new(json_object_get(body, "status"), "nominatedNodeName",
+                            json_string(nominated));
+    long st = send_json(s, "PATCH", path, body, "application/strategic-merge-patch+json", NULL);
+    if (st == 200) {
+        /* a preemptor's words (attempt_s < 0) are no decision of their
+         * own: the engine bound it, the metrics count it scheduled */
+        s->st.unschedulable += attempt_s >= 0;
+        free(p->last_message);
+        p->last_message = strdup(msg);
+    }
+    gp_ks_event(s, "Pod", p->info.ns, p->info.name, p->info.uid, "Warning", "FailedScheduling",
+                "Scheduling", msg);
+    if (p->info.ann_node && !p->bound_to) /* a decision of before: not a booking */
+        gp_ks_clear_annotations(s->c, p->info.ns, p->info.name, NULL);
+}
+
+/* The node name of engine node id (either part of a split node). */
+static const char *node_name(const struct gp_kube_sched *s, uint32_t id)
+{
+    for (size_t i = 0; i < s->nnodes; i++)
+        if (s->nodes[i]->eng == id || s->nodes[i]->eng_mig == id)
+            return s->nodes[i]->name;
+    return NULL;
+}
+
+/* Preemptor p waiting for its victims: kube-scheduler's message of the
+ * attempt that preempted (retried false) or of a later one (true), with
+ * its nominated node (sched_explain.c gp_ks_words_waiting). */
+static void preemptor_waits(struct gp_kube_sched *s, struct spod *p, bool retried)
+{
+    char msg[1024];
+    gp_ks_words_waiting(s, p, retried, msg, sizeof msg);
+    if (msg[0])
+        write_condition(s, p, msg, -1, node_name(s, p->node));
+}
+
 /* attempt_s: observed when the answer is new (an unschedulable pod given
  * the same answer again is not tried anew: kube-scheduler keeps it in its
  * unschedulable queue until the cluster changes) */
@@ -279,26 +344,7 @@ static void unschedulable(struct gp_kube_sched *s, struct spod *p, const struct 
     free(kr);
     if (d->gang == GP_GANG_MEMBERS)
         snprintf(msg, sizeof msg, "pod group has fewer members than its minMember");
-    if (p->last_message && strcmp(p->last_message, msg) == 0)
-        return; /* written already: kube-scheduler too writes a condition only when it changes */
-    if (s->km)
-        gp_metrics_observe(s->km->scheduling_s, attempt_s);
-    char path[600], ts[32];
-    pod_path(p, "/status", path, sizeof path);
-    rfc3339(ts, sizeof ts);
-    json_t *body = json_pack("{s:{s:[{s:s,s:s,s:s,s:s,s:n,s:s}]}}", "status", "conditions", "type",
-                             "PodScheduled", "status", "False", "reason", "Unschedulable",
-                             "message", msg, "lastProbeTime", "lastTransitionTime", ts);
-    long st = send_json(s, "PATCH", path, body, "application/strategic-merge-patch+json", NULL);
-    if (st == 200) {
-        s->st.unschedulable++;
-        free(p->last_message);
-        p->last_message = strdup(msg);
-    }
-    gp_ks_event(s, "Pod", p->info.ns, p->info.name, p->info.uid, "Warning", "FailedScheduling",
-                "Scheduling", msg);
-    if (p->info.ann_node && !p->bound_to) /* a decision of before: not a booking */
-        gp_ks_clear_annotations(s->c, p->info.ns, p->info.name, NULL);
+    write_condition(s, p, msg, attempt_s, NULL);
 }
 
 /* A victim deleted gracefully (its own terminationGracePeriodSeconds). */
@@ -314,7 +360,15 @@ static void evict(struct gp_kube_sched *s, struct spod *v, struct spod *by)
         by->victims++;
     char path[600], note[700];
     pod_path(v, "", path, sizeof path);
-    snprintf(note, sizeof note, "Preempted by pod %s", by ? by->key : "?");
+    /* kube-scheduler v1.28's words (framework/preemption/preemption.go
+     * prepareCandidate: "Preempted by pod %v on node %v", the
+     * preemptor's UID and the candidate node) */
+    const char *on = node_name(s, v->stop_node);
+    snprintf(note, sizeof note, "Preempted by pod %s on node %s",
+             by && by->info.uid && by->info.uid[0] ? by->info.uid
+             : by                                  ? by->key
+                                                   : "?",
+             on ? on : "?");
     gp_ks_event(s, "Pod", v->info.ns, v->info.name, v->info.uid, "Normal", "Preempted",
                 "Preempting", note);
     long st = send_json(s, "DELETE", path, NULL, NULL, NULL);
@@ -353,6 +407,12 @@ enum gp_err gp_ks_write_decisions(struct gp_kube_sched *s, size_t n, double atte
             p->st = p->victims > 0 || on_stopping(s, p) ? SP_PREEMPTING : SP_ASSUMED;
             s->maybe_resume |= p->st == SP_PREEMPTING;
             gp_ks_audit_pod(s, p, false);
+            p->nominated_at = 0;
+            if (p->victims > 0) { /* the attempt that preempted */
+                p->nominated_at = s->now_s > 0 ? s->now_s : 1e-9;
+                p->wait_said = false;
+                preemptor_waits(s, p, false);
+            }
             break;
         case GP_DECISION_UNSCHEDULABLE:
             unschedulable(s, p, d, attempt_s, &words);

@@ -216,7 +216,7 @@ void gp_ks_words_nodes(struct gp_kube_sched *s, struct gp_ks_words *w, const str
         return;
     /* a gang's members have the PodGroup plugin's account, not this one;
      * a pod that may not preempt, PodEligibleToPreemptOthers' */
-    out->preempt = p->spec.group == 0;
+    out->preempt = p->spec.group == 0 && p->st != SP_PREEMPTING; /* its own: gp_ks_words_waiting */
     out->never = p->spec.preempt_never;
     bool hist = out->preempt && !out->never;
     if (hist)
@@ -290,6 +290,13 @@ void gp_ks_words_apply(const struct gp_ks_reasons *r, char *msg, size_t size)
 {
     for (size_t i = 0; i < r->nodes_words.n; i++)
         gp_kube_explain_add(msg, size, r->nodes_words.item[i].count, r->nodes_words.item[i].text);
+    if (r->terminating) {
+        size_t len = strlen(msg);
+        if (len < size)
+            snprintf(msg + len, size - len,
+                     " preemption: not eligible due to a terminating pod on the nominated node..");
+        return;
+    }
     if (!r->preempt || (!r->never && r->nodes == 0))
         return;
     char tail[1024];
@@ -306,4 +313,95 @@ void gp_ks_words_free(struct gp_ks_words *w)
 {
     free(w->low);
     memset(w, 0, sizeof *w);
+}
+
+/* The words of the pod's GPU request refused for want of free devices:
+ * "Insufficient nvidia.com/gpu" (.shared, mig-<profile>), as
+ * gp_kube_explain_pod_text says the resource it asks. */
+static void gpu_words(const struct spod *p, char *buf, size_t size)
+{
+    const struct gp_pod_spec *ps = &p->spec;
+    enum gp_filter f = ps->mig_profile ? GP_FILTER_MIG
+                       : ps->gpu_milli < GP_GPU_MILLI || ps->gpu_resource == GP_GPU_RES_SHARED
+                           ? GP_FILTER_GPU_REPLICA
+                           : GP_FILTER_GPU_COUNT;
+    filter_words(p, f, buf, size);
+}
+
+void gp_ks_words_waiting(struct gp_kube_sched *s, const struct spod *p, bool retried, char *msg,
+                         size_t size)
+{
+    /* kube-scheduler v1.28 (pkg/scheduler/schedule_one.go, framework
+     * types.go FitError): the attempt that preempts ends Unschedulable
+     * with the filters' histogram and no PostFilter message (the
+     * PostFilter succeeded: a nominated node, victims deleted); the
+     * victims, terminating, stay in the scheduler's cache with their
+     * requests, so the nominated node fails NodeResourcesFit for each
+     * resource they still hold that the preemptor needs. A later attempt
+     * while they terminate: DefaultPreemption's PodEligibleToPreemptOthers
+     * (defaultpreemption/default_preemption.go) "not eligible due to a
+     * terminating pod on the nominated node." */
+    msg[0] = '\0';
+    const struct gp_pod *ep = s->e && p->eng != SP_NONE ? gp_engine_pod(s->e, p->eng) : NULL;
+    if (!ep)
+        return;
+    struct gp_explain x;
+    memset(&x, 0, sizeof x);
+    for (size_t i = 0; i < gp_engine_node_count(s->e); i++) {
+        const struct gp_node *nd = gp_engine_node(s->e, (uint32_t)i);
+        if (!nd)
+            continue;
+        x.nodes_total++;
+        if ((uint32_t)i == p->node)
+            continue; /* its nominated part: the victims' words below */
+        enum gp_filter f = gp_engine_filter(s->e, nd, ep);
+        if (f < GP_FILTER_COUNT)
+            x.rejected[f]++;
+    }
+    struct gp_ks_words w = {0};
+    struct gp_ks_reasons *kr = malloc(sizeof *kr);
+    if (kr)
+        gp_ks_words_nodes(s, &w, p, &x, kr);
+    gp_ks_explain_text(s, &x, &p->spec, msg, size);
+    /* the nominated node: what its victims hold beyond what is free
+     * without them (kube-scheduler's free = the engine's free + the
+     * preemptor's request - the victims'; short when victims > free) */
+    int64_t cpu = 0, mem = 0;
+    bool gpus = false;
+    for (size_t i = 0; i < s->npods; i++) {
+        const struct spod *v = s->pods[i];
+        if (v->st != SP_EVICTED || v->preemptor != p)
+            continue;
+        cpu += v->spec.cpu_milli;
+        mem += (int64_t)v->spec.mem_mib;
+        for (unsigned a = 0; a < v->stop_pick.ngpus; a++)
+            for (unsigned b = 0; b < p->pick.ngpus; b++)
+                gpus |= v->stop_node == p->node && v->stop_pick.gpu[a] == p->pick.gpu[b];
+    }
+    const struct gp_node *nd = gp_engine_node(s->e, p->node);
+    char text[160];
+    bool said = false;
+    if (nd && p->spec.cpu_milli > 0 && cpu > nd->cpu_free_milli) {
+        gp_kube_explain_add(msg, size, 1, "Insufficient cpu");
+        said = true;
+    }
+    if (nd && p->spec.mem_mib > 0 && mem > nd->mem_free_mib) {
+        gp_kube_explain_add(msg, size, 1, "Insufficient memory");
+        said = true;
+    }
+    if (gpus || (!said && p->spec.gpu_count > 0)) {
+        gpu_words(p, text, sizeof text);
+        gp_kube_explain_add(msg, size, 1, text);
+    }
+    if (kr) {
+        kr->terminating = retried;
+        gp_ks_words_apply(kr, msg, size);
+    } else if (retried) {
+        size_t len = strlen(msg);
+        if (len < size)
+            snprintf(msg + len, size - len,
+                     " preemption: not eligible due to a terminating pod on the nominated node..");
+    }
+    free(kr);
+    gp_ks_words_free(&w);
 }

@@ -48,6 +48,9 @@ struct spod {
     unsigned attempts;        /* failed bind attempts in a row */
     double retry_at;          /* SP_BACKOFF */
     unsigned victims;         /* SP_PREEMPTING: victims not yet gone */
+    double nominated_at;      /* SP_PREEMPTING: when its victims were evicted (0: not a
+                               * preemptor); its waiting message written once past it */
+    bool wait_said;           /* SP_PREEMPTING: the waiting message is written */
     struct spod *preemptor;   /* SP_EVICTED: the pod it makes room for */
     uint32_t stop_node;       /* SP_EVICTED: the engine node it runs on until gone */
     struct gp_pick stop_pick; /* SP_EVICTED: the devices it holds until gone */
@@ -267,11 +270,19 @@ struct gp_ks_reasons {
     bool never;                         /* preemptionPolicy Never */
     uint32_t nodes;                     /* the nodes kube-scheduler sees */
     struct gp_kube_reasons victims;     /* DefaultPreemption's, by node */
+    bool terminating; /* PodEligibleToPreemptOthers: its victims are still terminating */
 };
 void gp_ks_words_nodes(struct gp_kube_sched *s, struct gp_ks_words *w, const struct spod *p,
                        struct gp_explain *x, struct gp_ks_reasons *out);
 void gp_ks_words_apply(const struct gp_ks_reasons *r, char *msg, size_t size);
 void gp_ks_words_free(struct gp_ks_words *w);
+/* kube-scheduler's message for preemptor p (SP_PREEMPTING, its victims
+ * evicted and still stopping): the histogram with the victims' requests
+ * still counted on its nominated node; then, when retried, the
+ * " preemption: not eligible due to a terminating pod on the nominated
+ * node." of a later attempt (none on the attempt that preempted). */
+void gp_ks_words_waiting(struct gp_kube_sched *s, const struct spod *p, bool retried, char *msg,
+                         size_t size);
 /* Whether the pod tolerates a cordoned node's taint (GP_KUBE_TAINT_UNSCHEDULABLE). */
 bool gp_ks_tolerates_cordon(const struct gp_pod_spec *ps);
 

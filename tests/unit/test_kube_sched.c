@@ -318,6 +318,25 @@ static void test_foreign_and_leader(void **state)
     w_close(&w);
 }
 
+/* The message of the pod's PodScheduled condition ("" when none). */
+static const char *condition_message(struct world *w, const char *name)
+{
+    static char out[2048];
+    out[0] = '\0';
+    json_t *p = w_pod_get(w, name);
+    size_t i;
+    json_t *c;
+    json_array_foreach(json_object_get(json_object_get(p, "status"), "conditions"), i, c)
+    {
+        const char *type = json_string_value(json_object_get(c, "type"));
+        const char *m = json_string_value(json_object_get(c, "message"));
+        if (type && strcmp(type, "PodScheduled") == 0 && m)
+            snprintf(out, sizeof out, "%s", m);
+    }
+    json_decref(p);
+    return out;
+}
+
 static void test_preempt(void **state)
 {
     (void)state;
@@ -333,14 +352,35 @@ static void test_preempt(void **state)
     assert_non_null(json_object_get(json_object_get(low, "metadata"), "deletionTimestamp"));
     json_decref(low);
     assert_string_equal(w_node_of(&w, "high", NULL), "");
+    /* kube-scheduler's attempt that preempts: the histogram with the
+     * victim's GPU still counted, no PostFilter message, the node
+     * nominated (schedule_one.go, FitError.Error) */
+    static const char hist[] = "0/1 nodes are available: 1 Insufficient nvidia.com/gpu.";
+    assert_string_equal(condition_message(&w, "high"), hist);
+    assert_string_equal(w_events(&w, "FailedScheduling", "high"), hist);
+    json_t *high = w_pod_get(&w, "high");
+    assert_string_equal(
+        json_string_value(json_object_get(json_object_get(high, "status"), "nominatedNodeName")),
+        "n1");
+    json_decref(high);
     w.now += 1;
     assert_int_equal(w_cycle(&w), 0); /* the victim is still stopping */
-    finish_deletions(&w);             /* the kubelet is done stopping it */
+    /* a later attempt while it terminates: PodEligibleToPreemptOthers */
+    assert_string_equal(condition_message(&w, "high"),
+                        "0/1 nodes are available: 1 Insufficient nvidia.com/gpu. preemption: not "
+                        "eligible due to a terminating pod on the nominated node..");
+    finish_deletions(&w); /* the kubelet is done stopping it */
     w.now += 1;
     assert_int_equal(w_cycle(&w), 1);
     assert_string_equal(w_node_of(&w, "high", NULL), "n1");
     assert_int_equal(gp_kube_sched_stats(w.s).evictions, 1);
-    assert_string_equal(w_events(&w, "Preempted", "low"), "Preempted by pod default/high");
+    /* kube-scheduler's note: the preemptor's UID and the node */
+    json_t *hp = w_pod_get(&w, "high");
+    char note[256];
+    snprintf(note, sizeof note, "Preempted by pod %s on node n1",
+             json_string_value(json_object_get(json_object_get(hp, "metadata"), "uid")));
+    json_decref(hp);
+    assert_string_equal(w_events(&w, "Preempted", "low"), note);
     w_close(&w);
 }
 
