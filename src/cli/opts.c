@@ -72,10 +72,10 @@ void gp_opts_usage_common(FILE *f)
             "  --max-input-mib N   read at most N MiB from one input file (default %llu);\n"
             "                      a larger file, or a pipe or device giving more, is an\n"
             "                      error before anything is simulated\n"
-            "  --max-pods N        a workload may make at most N pods (default %u),\n"
-            "                      counted before any is made: replicas, completions or\n"
-            "                      parallelism, plus backoffLimit retries when pods can\n"
-            "                      fail, times sim.gpuplane.io/repeat\n"
+            "  --max-pods N        a workload (sim, plan, packing) may make at most N pods\n"
+            "                      (default %u), counted before any is made: replicas,\n"
+            "                      completions or parallelism, plus backoffLimit retries\n"
+            "                      when pods can fail, times sim.gpuplane.io/repeat\n"
             "  --version           print the version and exit\n"
             "  --                  ends the options (no command takes other arguments)\n",
             (unsigned long long)(GP_FS_MAX_READ_DEFAULT >> 20), GP_WORKLOAD_MAX_PODS_DEFAULT);
