@@ -377,9 +377,110 @@ static const struct gp_pick *annotated_pick(struct gp_kube_sched *s, const struc
     return pick;
 }
 
+/* The GPU indexes of node n (bits) that pods of ours other than p name
+ * there (gpuplane.io/gpus): bound there, or being bound there (ASSUMED),
+ * and in a rebuild every such annotation (s->claims). */
+static uint32_t claimed(struct gp_kube_sched *s, const struct spod *p, const struct snode *n)
+{
+    uint32_t mask = 0;
+    json_t *at = s->claims ? json_object_get(s->node_index, n->name) : NULL;
+    if (at)
+        mask = s->claims[json_integer_value(at)];
+    for (size_t i = 0; i < n->nbook; i++) {
+        const struct spod *q = n->book[i];
+        const struct gp_kube_pod_info *in = &q->info;
+        if (q == p || !q->ours || !in->has_pick || in->ended || !in->ann_node ||
+            strcmp(in->ann_node, n->name) != 0)
+            continue;
+        for (uint32_t k = 0; k < in->pick.ngpus; k++)
+            mask |= 1u << (in->pick.gpu[k] % GP_MAX_GPUS_PER_NODE);
+    }
+    return mask;
+}
+
+/* A pod naming no GPUs on n (another scheduler's: the device plugin
+ * chose) into the engine at GPUs no pod of ours names there when the
+ * node has such GPUs free: the engine must never book one GPU for two
+ * pods, and a named pod's index is the one its container has (gpuplane's
+ * node agent reads the annotation). Whole GPUs and shares on a node of
+ * one part (not split, not MIG instances); else, or when only named GPUs
+ * are free, the engine's choice. */
+static enum gp_err place_unnamed(struct gp_kube_sched *s, struct spod *p, const struct snode *n,
+                                 uint32_t *part)
+{
+    uint32_t avoid = claimed(s, p, n);
+    const struct gp_node *e = n->eng != SP_NONE ? gp_engine_node(s->e, n->eng) : NULL;
+    const struct gp_pod_spec *sp = &p->spec;
+    if (avoid && e && !n->info.split && e->mig_model < 0 && !sp->mig_profile && sp->gpu_count > 0) {
+        struct gp_pick pick;
+        memset(&pick, 0, sizeof pick);
+        pick.mig_profile = -1;
+        bool whole = sp->gpu_milli >= GP_GPU_MILLI;
+        for (uint32_t g = 0; g < e->spec.gpu_count && g < GP_MAX_GPUS_PER_NODE; g++) {
+            if (avoid & (1u << g))
+                continue;
+            if (whole) { /* the free unnamed GPUs, lowest first */
+                if (e->gpu[g].pods == 0 && e->gpu[g].milli_free >= GP_GPU_MILLI &&
+                    pick.ngpus < sp->gpu_count)
+                    pick.gpu[pick.ngpus++] = (uint8_t)g;
+                continue;
+            }
+            pick.ngpus = 1; /* a share: the first unnamed GPU that takes it */
+            pick.gpu[0] = (uint8_t)g;
+            if (gp_ks_place(s, p, n, &pick, false, part) == GP_OK)
+                return GP_OK;
+        }
+        if (whole && pick.ngpus == sp->gpu_count &&
+            gp_ks_place(s, p, n, &pick, false, part) == GP_OK)
+            return GP_OK;
+    }
+    return gp_ks_place(s, p, n, NULL, true, part); /* sched_mig.c; logged there */
+}
+
+static void engine_place(struct gp_kube_sched *s, struct spod *p, const char *name);
+
+/* Named GPUs taken in the engine by pods that name none (booked there
+ * before p came: a foreign pod bound while p's decision was written, a
+ * rebuild): those move to other GPUs, p gets the ones it names. True when
+ * p was placed so. */
+static bool place_named_over(struct gp_kube_sched *s, struct spod *p, struct snode *n,
+                             const struct gp_pick *pick, uint32_t *part)
+{
+    uint32_t want = 0;
+    for (uint32_t k = 0; k < pick->ngpus; k++)
+        want |= 1u << (pick->gpu[k] % GP_MAX_GPUS_PER_NODE);
+    struct spod *moved[GP_MAX_GPUS_PER_NODE];
+    size_t nmoved = 0;
+    for (size_t i = 0; i < n->nbook && nmoved < GP_MAX_GPUS_PER_NODE; i++) {
+        struct spod *q = n->book[i];
+        struct gp_pick named, at;
+        if (q == p || q->eng == SP_NONE || q->st != SP_BOUND || annotated_pick(s, q, n, &named))
+            continue;
+        const struct gp_node *e = gp_engine_node(s->e, q->node);
+        if (!e || e->mig_model >= 0) /* (MIG instances: gpuplane.io/mig's) */
+            continue;
+        gp_ks_pick_to_node(s, q->node, &q->pick, &at);
+        uint32_t has = 0;
+        for (uint32_t k = 0; k < at.ngpus; k++)
+            has |= 1u << (at.gpu[k] % GP_MAX_GPUS_PER_NODE);
+        if (has & want)
+            moved[nmoved++] = q;
+    }
+    if (nmoved == 0)
+        return false;
+    for (size_t i = 0; i < nmoved; i++)
+        gp_ks_engine_drop(s, moved[i]);
+    /* (fails when a named pod holds them too: the audit says) */
+    bool ok = gp_ks_place(s, p, n, pick, false, part) == GP_OK;
+    for (size_t i = 0; i < nmoved; i++) /* elsewhere, or uncounted (the audit says) */
+        engine_place(s, moved[i], n->name);
+    return ok;
+}
+
 /* A pod the API shows on node `name`, into the engine there: at the GPUs
- * its annotations name when they are gpuplane's for that node, else
- * wherever the GPUs are free (the device plugin chose). */
+ * its annotations name when they are gpuplane's for that node (a pod
+ * naming none moved off them, place_named_over), else wherever the GPUs
+ * are free but at GPUs named by pods of ours (place_unnamed). */
 static void engine_place(struct gp_kube_sched *s, struct spod *p, const char *name)
 {
     struct snode *n = gp_ks_node_get(s, name, true);
@@ -397,9 +498,14 @@ static void engine_place(struct gp_kube_sched *s, struct spod *p, const char *na
     }
     struct gp_pick named;
     const struct gp_pick *pick = annotated_pick(s, p, n, &named);
-    uint32_t part;                                             /* n->eng unless split */
-    enum gp_err err = gp_ks_place(s, p, n, pick, true, &part); /* sched_mig.c; logged there */
-    if (err != GP_OK) {
+    uint32_t part; /* n->eng unless split */
+    enum gp_err err;
+    if (!pick)
+        err = place_unnamed(s, p, n, &part);
+    else if ((err = gp_ks_place(s, p, n, pick, false, &part)) != GP_OK && p->eng != SP_NONE)
+        err = place_named_over(s, p, n, pick, &part) ? GP_OK
+                                                     : gp_ks_place(s, p, n, pick, true, &part);
+    if (err != GP_OK || p->eng == SP_NONE) {
         gp_ks_engine_drop(s, p);
         p->st = SP_UNCOUNTED; /* the audit says why */
         return;
@@ -683,19 +789,44 @@ enum gp_err gp_ks_rebuild(struct gp_kube_sched *s, struct gp_diag *d)
     for (size_t i = 0; i < s->npods; i++)
         json_object_set_new(s->pod_index, s->pods[i]->key, json_integer((json_int_t)i));
     /* 1. what the API shows on nodes, where it is (a victim still
-     * stopping too: booked again, so no pod is left SP_EVICTED) */
+     * stopping too: booked again, so no pod is left SP_EVICTED): first the
+     * pods that name their GPUs, then those that name none, at GPUs no
+     * pod of ours names (bound or being bound, step 2), when free ones
+     * are left - else a pod naming none, sorted first, took the GPU a
+     * gpuplane pod runs on, and was the one to give it back */
     s->nstopping = 0;
+    s->claims = s->nnodes ? calloc(s->nnodes, sizeof *s->claims) : NULL;
+    if (s->nnodes && !s->claims)
+        return gp_diag_set(d, GP_ENOMEM, "out of memory (the rebuild)");
     for (size_t i = 0; i < s->npods; i++) {
-        struct spod *p = s->pods[i];
-        p->resume = false;
-        p->rebind_at = 0; /* a kept gang member: a half-finished decision (step 2) */
-        p->victims = 0;
-        p->preemptor = NULL;
-        if (p->info.node_name && !p->info.ended)
-            engine_place(s, p, p->info.node_name);
-        else if (p->info.ended || p->info.terminating)
-            p->st = SP_DONE;
+        const struct gp_kube_pod_info *in = &s->pods[i]->info;
+        json_t *at = in->ann_node ? json_object_get(s->node_index, in->ann_node) : NULL;
+        if (!s->pods[i]->ours || !in->has_pick || in->ended || !at ||
+            (in->node_name && strcmp(in->node_name, in->ann_node) != 0))
+            continue;
+        for (uint32_t k = 0; k < in->pick.ngpus; k++)
+            s->claims[json_integer_value(at)] |= 1u << (in->pick.gpu[k] % GP_MAX_GPUS_PER_NODE);
     }
+    for (int pass = 0; pass < 2; pass++) {
+        for (size_t i = 0; i < s->npods; i++) {
+            struct spod *p = s->pods[i];
+            const struct gp_kube_pod_info *in = &p->info;
+            bool named = p->ours && in->ann_node && (in->has_pick || in->ann_mig) &&
+                         in->node_name && strcmp(in->ann_node, in->node_name) == 0;
+            if (named != (pass == 0))
+                continue;
+            p->resume = false;
+            p->rebind_at = 0; /* a kept gang member: a half-finished decision (step 2) */
+            p->victims = 0;
+            p->preemptor = NULL;
+            if (in->node_name && !in->ended)
+                engine_place(s, p, in->node_name);
+            else if (in->ended || in->terminating)
+                p->st = SP_DONE;
+        }
+    }
+    free(s->claims);
+    s->claims = NULL;
     /* 2. half-finished decisions: annotated, not bound - resumed where the
      * GPUs are still free, else taken back */
     for (size_t i = 0; i < s->npods; i++) {

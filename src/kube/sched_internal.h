@@ -117,6 +117,9 @@ struct gp_kube_sched {
     size_t npods, cappods;
     struct snode **nodes;
     size_t nnodes, capnodes;
+    /* gp_ks_rebuild only (NULL otherwise): per node, in nodes' order, the
+     * GPU indexes (bits) gpuplane.io/gpus of a pod of ours names there */
+    uint32_t *claims;
     json_t *group_index; /* key -> index in groups */
     struct sgroup *groups;
     struct gp_kube_priorities prio; /* PriorityClasses (priority.h) */

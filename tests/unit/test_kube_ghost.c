@@ -4,7 +4,11 @@
  * the node's arrival rebuilds it once (the pods naming it are counted
  * then), and until then the cycles go on without a rebuild. Before, each
  * rebuild placed that pod again, found the node unknown and marked the
- * engine dirty, so every cycle rebuilt the whole engine. */
+ * engine dirty, so every cycle rebuilt the whole engine.
+ * And a pod naming no GPUs (another scheduler's) never takes, in the
+ * engine, a GPU a gpuplane pod's gpuplane.io/gpus names on its node: not
+ * in a rebuild where it sorts first, nor bound while that pod's decision
+ * is written and not bound yet (test_rebuild_order, test_named_later). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -46,10 +50,89 @@ static void test_pod_on_unknown_node(void **state)
     w_close(&w);
 }
 
+/* A few cycles as the loop runs them. */
+static void cycles(struct world *w)
+{
+    for (int k = 0; k < 3; k++) {
+        size_t bound;
+        struct gp_diag d = {""};
+        w_sync(w);
+        gp_kube_sched_cycle(w->s, w->now, &bound, &d);
+        gp_kube_sched_wait_binds(w->s, &bound);
+        w_sync(w);
+    }
+}
+
+/* After the foreign pod that sat on GPU 0 in the engine ends, a new pod
+ * of ours must not get the GPU zb's annotation names. */
+static void check_after_foreign_ends(struct world *w)
+{
+    kd_call(w->admin, "DELETE", "/api/v1/namespaces/default/pods/aa", NULL, 200);
+    kd_call(w->admin, "POST", "/_control/finish_deletions", NULL, 200);
+    w_pod(w, "cc", 1);
+    w->now += 10;
+    cycles(w);
+    const char *g;
+    char gz[16];
+    assert_string_equal(w_node_of(w, "zb", &g), "n1");
+    snprintf(gz, sizeof gz, "%s", g); /* (w_node_of's buffer is reused) */
+    assert_string_equal(w_node_of(w, "cc", &g), "n1");
+    assert_string_not_equal(gz, g);
+    w_check_distinct(w);
+    assert_int_equal(gp_kube_sched_audit_all(w->s), 0);
+    assert_int_equal(gp_kube_sched_stats(w->s).audit_violations, 0);
+}
+
+/* A restart: in the rebuild the pods are placed in key order, and aa
+ * (default-scheduler, no GPUs named) sorts before zb (gpuplane, GPU 0). */
+static void test_rebuild_order(void **state)
+{
+    (void)state;
+    struct world w;
+    w_open(&w, true);
+    w_node(&w, "n1", 2);
+    w_pod(&w, "zb", 1);
+    w_cycle(&w);
+    const char *gpus;
+    assert_string_equal(w_node_of(&w, "zb", &gpus), "n1");
+    assert_string_equal(gpus, "0");
+    w_pod_full(&w, "aa", 1, 0, "default-scheduler", NULL);
+    w_bind(&w, "aa", "n1");
+    w_cycle(&w);
+    w_close(&w);
+    w_open(&w, true); /* the rebuild */
+    w_cycle(&w);
+    check_after_foreign_ends(&w);
+    w_close(&w);
+}
+
+/* No rebuild: zb's decision (GPU 0 of n1) is written by another replica
+ * and not bound yet when aa is bound to n1 (the engine books aa on GPU
+ * 0, which nothing holds); zb's binding then lands: aa moves, zb gets the
+ * GPU its annotation names. */
+static void test_named_later(void **state)
+{
+    (void)state;
+    struct world w;
+    w_open(&w, true);
+    w_node(&w, "n1", 2);
+    w_cycle(&w);
+    w_pod_full(&w, "zb", 1, 0, "gpuplane",
+               ",\"annotations\":{\"" GP_KUBE_ANN_NODE "\":\"n1\",\"" GP_KUBE_ANN_GPUS "\":\"0\"}");
+    w_pod_full(&w, "aa", 1, 0, "default-scheduler", NULL);
+    w_bind(&w, "aa", "n1");
+    w_bind(&w, "zb", "n1");
+    w_sync(&w);
+    check_after_foreign_ends(&w);
+    w_close(&w);
+}
+
 int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_pod_on_unknown_node, kd_start, kd_stop),
+        cmocka_unit_test_setup_teardown(test_rebuild_order, kd_start, kd_stop),
+        cmocka_unit_test_setup_teardown(test_named_later, kd_start, kd_stop),
     };
     return kd_main(argc, argv, tests, NULL, NULL);
 }
