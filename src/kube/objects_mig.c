@@ -157,7 +157,8 @@ static uint32_t single(const json_t *labels, const char *profile, uint32_t devic
         snprintf(why, n, "%u MIG devices of %s are not whole GPUs of %u", devices, profile, per);
         return 0;
     }
-    info->mig_cap[p] = info->mig_alloc[p] = (uint16_t)devices; /* allocatable's already */
+    info->mig_cap[p] = info->mig_alloc[p] = (uint16_t)devices; /* capacity's: the caller
+                                                                * sets allocatable's */
     return devices / per;
 }
 
@@ -507,8 +508,25 @@ enum gp_err gp_kube_node_mig_read(const json_t *node, struct gp_arena *a, struct
     if (err != GP_OK)
         return err;
     uint32_t whole = adv / r;
-    uint32_t gpus = is_single ? single(labels, suffix + 5, s->gpu_count, m, info, why, sizeof why)
+    /* single: the layout from capacity's nvidia.com/gpu, unhealthy devices
+     * too (the kubelet's device manager keeps every device the plugin
+     * lists in capacity and only the healthy ones in allocatable:
+     * pkg/kubelet/cm/devicemanager/manager.go GetCapacity), so that one
+     * device unhealthy leaves its GPUs readable; the healthy count, s's
+     * (allocatable), is what may be placed (drop_unhealthy below) */
+    uint32_t single_cap = s->gpu_count;
+    int64_t cap_count;
+    if (is_single && count_of(json_object_get(res, "nvidia.com/gpu"), &cap_count) &&
+        cap_count > (int64_t)s->gpu_count &&
+        cap_count <= GP_MAX_GPUS_PER_NODE * GP_MIG_MAX_INSTANCES)
+        single_cap = (uint32_t)cap_count;
+    uint32_t gpus = is_single ? single(labels, suffix + 5, single_cap, m, info, why, sizeof why)
                               : mixed(labels, res, m, whole, info, why, sizeof why);
+    if (is_single && gpus > 0) {
+        int p = gp_mig_profile_find(m, suffix + 5);
+        if (p >= 0 && s->gpu_count < info->mig_cap[p])
+            info->mig_alloc[p] = (uint16_t)s->gpu_count;
+    }
     if (!gpus && !why[0])
         return GP_OK; /* whole GPUs only: objects_share.c reads their sharing */
     const char *mode = str(labels, "nvidia.com/gpu.sharing-strategy");
@@ -562,7 +580,7 @@ enum gp_err gp_kube_node_mig_read(const json_t *node, struct gp_arena *a, struct
     }
     if (!is_single)
         allocatable_of(json_object_get(status, "allocatable"), m, info);
-    if (!is_single && labelled == 0)
+    if (labelled == 0)
         drop_unhealthy(m, info, per);
     info->layouts_labelled = labelled > 0;
     info->gpu_layout = per;

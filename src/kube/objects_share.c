@@ -139,7 +139,12 @@ enum gp_err gp_kube_node_share_read(const json_t *node, struct gp_arena *a, stru
      * else the plugin's default, false (NVIDIA's k8s-device-plugin README,
      * "Shared Access to GPUs": "If failRequestsGreaterThanOne=true, then
      * the plugin will fail to allocate any shared resources to a container
-     * if they request more than one"; api/config/v1: MPS sets it). */
+     * if they request more than one"). Under MPS the plugin sets it
+     * whatever its config says (k8s-device-plugin api/config/v1/config.go,
+     * after the flags are read: "We explicitly set
+     * sharing.mps.failRequestsGreaterThanOne = true"; CHANGELOG v0.15.0-rc.2),
+     * so a node labelled false under MPS is read as true: that is what its
+     * Allocate enforces. */
     const char *fail = str(labels, GP_SHARING_LABEL_FAIL_GT1);
     sh->fail_requests_greater_than_one =
         sh->mode == GP_SHARE_MPS || (fail && strcmp(fail, "true") == 0);

@@ -614,6 +614,47 @@ static void test_unhealthy(void **state)
     w_close(&w);
 }
 
+/* The single strategy with a device unhealthy: capacity's nvidia.com/gpu
+ * 7 (one GPU of 7 1g.10gb), allocatable's 6. The kubelet keeps the
+ * unhealthy device in capacity only (devicemanager GetCapacity), so the
+ * node is still one GPU in MIG mode, of which 6 devices are placed on, as
+ * kube-scheduler's NodeResourcesFit places by allocatable. Before, the
+ * layout was read from allocatable's 6, "not whole GPUs of 7": the node
+ * placed nothing at all. */
+static void test_unhealthy_single(void **state)
+{
+    (void)state;
+    struct world w;
+    w_open(&w, true);
+    mig_node_alloc(&w, "su", single_labels(), "\"nvidia.com/gpu\":\"7\"",
+                   "\"nvidia.com/gpu\":\"6\"");
+    char name[16];
+    for (int i = 1; i <= 7; i++) {
+        snprintf(name, sizeof name, "s%d", i);
+        res_pod(&w, name, "gpuplane", "\"nvidia.com/gpu\":\"1\"");
+    }
+    assert_int_equal(w_cycle(&w), 6);
+    unsigned unbound = 0;
+    for (int i = 1; i <= 7; i++) {
+        snprintf(name, sizeof name, "s%d", i);
+        if (!w_node_of(&w, name, NULL)[0]) {
+            unbound++;
+            assert_string_equal(condition_of(&w, name),
+                                "0/1 nodes are available: 1 Insufficient nvidia.com/gpu."
+                                " preemption: 0/1 nodes are available: 1 No preemption victims "
+                                "found for incoming pod..");
+        }
+    }
+    assert_int_equal(unbound, 1);
+    /* healthy again: the seventh placed */
+    kd_call(w.admin, "PATCH", "/api/v1/nodes/su/status",
+            "{\"status\":{\"allocatable\":{\"nvidia.com/gpu\":\"7\"}}}", 200);
+    w.now += 10;
+    assert_int_equal(w_cycle(&w), 1);
+    assert_int_equal(check_slices(&w, h100()), 7);
+    w_close(&w);
+}
+
 /* The readers alone: the sample labels, layouts gpuplane cannot know. */
 static enum gp_err read_node(json_t *labels, const char *res, struct gp_arena *a,
                              struct gp_node_spec *s, struct gp_kube_node_info *info)
@@ -806,6 +847,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup_teardown(test_single, kd_start, kd_stop),
         cmocka_unit_test_setup_teardown(test_whole_and_mig, kd_start, kd_stop),
         cmocka_unit_test_setup_teardown(test_unhealthy, kd_start, kd_stop),
+        cmocka_unit_test_setup_teardown(test_unhealthy_single, kd_start, kd_stop),
         cmocka_unit_test_setup_teardown(test_split_labelled, kd_start, kd_stop),
         cmocka_unit_test_setup_teardown(test_split_rule, kd_start, kd_stop),
     };
