@@ -88,18 +88,6 @@ static bool jl_unescape(struct jl *s, const char *b, const char **out, size_t *n
     return false;
 }
 
-/* Whether any of the eight bytes in x is a quote, a backslash, a control
- * character or over 0x7f. Exact: each test below can only be wrong in a
- * byte above one that is truly such a byte (a borrow), so no false
- * answer either way. */
-static bool jl_special8(uint64_t x)
-{
-    const uint64_t lo = UINT64_C(0x0101010101010101), hi = UINT64_C(0x8080808080808080);
-    uint64_t quote = x ^ (lo * '"'), bslash = x ^ (lo * '\\');
-    uint64_t m = ((quote - lo) & ~quote) | ((bslash - lo) & ~bslash) | ((x - lo * 0x20) & ~x) | x;
-    return (m & hi) != 0;
-}
-
 /* A string at s->p (its opening quote): its bytes in [*out, *out + *n),
  * pointing into the text, or into s->tmp when it had escapes (and *esc).
  * Plain bytes are passed eight at a time. */
@@ -108,7 +96,7 @@ static bool jl_string(struct jl *s, const char **out, size_t *n, bool *esc)
     const char *b = ++s->p, *q = b;
     for (uint64_t x; s->end - q >= 8; q += 8) {
         memcpy(&x, q, 8);
-        if (jl_special8(x))
+        if (gp_kube_json_special8(x))
             break;
     }
     for (; q < s->end; q++) {

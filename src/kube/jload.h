@@ -8,9 +8,24 @@
 #ifndef GP_KUBE_JLOAD_H
 #define GP_KUBE_JLOAD_H
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include <jansson.h>
+
+/* Whether any of the eight bytes in x is a quote, a backslash, a control
+ * character or over 0x7f (the bytes a JSON string's reader must look at;
+ * the rest it passes eight at a time). Exact: each test can only be wrong
+ * in a byte above one that truly is such a byte (a borrow), so no false
+ * answer either way. */
+static inline bool gp_kube_json_special8(uint64_t x)
+{
+    const uint64_t lo = UINT64_C(0x0101010101010101), hi = UINT64_C(0x8080808080808080);
+    uint64_t quote = x ^ (lo * '"'), bslash = x ^ (lo * '\\');
+    uint64_t m = ((quote - lo) & ~quote) | ((bslash - lo) & ~bslash) | ((x - lo * 0x20) & ~x) | x;
+    return (m & hi) != 0;
+}
 
 /* The document in text[0, len), an object or an array, as a new reference:
  * the tree json_loadb(text, len, flags) would give (members in the text's

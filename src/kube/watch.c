@@ -173,6 +173,11 @@ static bool scan_string(struct scan *s, const char **b, const char **e, bool *es
         return false;
     *b = ++s->p;
     *esc = false;
+    for (uint64_t x; s->end - s->p >= 8; s->p += 8) { /* plain bytes eight at a time */
+        memcpy(&x, s->p, 8);
+        if (gp_kube_json_special8(x))
+            break;
+    }
     while (s->p < s->end) {
         unsigned char ch = (unsigned char)*s->p;
         if (ch == '"') {

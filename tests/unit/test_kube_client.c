@@ -446,13 +446,59 @@ static void test_scan_rv(void **state)
     assert_string_equal(rv, "100002");
 }
 
+/* Each byte a string's reader must look at (a quote, an escape, a control
+ * byte, UTF-8, DEL), at every place of strings up to 40 long (the scan
+ * passes plain bytes eight at a time): in a member before metadata, the
+ * scan finds the version wherever jansson reads the text and refuses it
+ * wherever jansson refuses it; in the version itself, it finds jansson's
+ * unless the version has an escape (then -1: parse the whole). */
+static void test_scan_string_places(void **state)
+{
+    (void)state;
+    const char *special[] = {"\\n",      "\\\"", "\\\\", "\\u0041", "\x01", "\x1f",
+                             "\xc3\xa9", "\x7f", "\"",   " ",       "\xff"};
+    char str[64], text[256], rv[64];
+    for (size_t len = 0; len <= 40; len++)
+        for (size_t at = 0; at <= len; at++)
+            for (size_t k = 0; k < sizeof special / sizeof *special; k++) {
+                size_t sl = strlen(special[k]), n = 0;
+                for (size_t i = 0; i < at; i++)
+                    str[n++] = (char)('a' + i % 26);
+                memcpy(str + n, special[k], sl);
+                n += sl;
+                for (size_t i = at; i < len; i++)
+                    str[n++] = (char)('a' + i % 26);
+                str[n] = '\0';
+                for (int where = 0; where < 2; where++) {
+                    int tl =
+                        snprintf(text, sizeof text,
+                                 where ? "{\"metadata\":{\"resourceVersion\":\"%s\"}}"
+                                       : "{\"k\":\"%s\",\"metadata\":{\"resourceVersion\":\"7\"}}",
+                                 str);
+                    check_scan(text, (size_t)tl);
+                    json_t *doc = json_loadb(text, (size_t)tl, 0, NULL);
+                    int got = gp_kube_scan_rv(text, (size_t)tl, rv, sizeof rv);
+                    bool escaped = where && strchr(str, '\\');
+                    if (doc && !escaped &&
+                        (got != 1 || strcmp(rv, gp_kube_meta(doc, "resourceVersion")) != 0))
+                        fail_msg("scan said %d of text jansson reads: %s", got, text);
+                    json_decref(doc);
+                }
+            }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_list_paginated), cmocka_unit_test(test_watch),
-        cmocka_unit_test(test_retries),        cmocka_unit_test(test_binding),
-        cmocka_unit_test(test_bucket),         cmocka_unit_test(test_backoff),
-        cmocka_unit_test(test_lines),          cmocka_unit_test(test_scan_rv),
+        cmocka_unit_test(test_list_paginated),
+        cmocka_unit_test(test_watch),
+        cmocka_unit_test(test_retries),
+        cmocka_unit_test(test_binding),
+        cmocka_unit_test(test_bucket),
+        cmocka_unit_test(test_backoff),
+        cmocka_unit_test(test_lines),
+        cmocka_unit_test(test_scan_rv),
+        cmocka_unit_test(test_scan_string_places),
     };
     return cmocka_run_group_tests(tests, kd_start, kd_stop);
 }
