@@ -308,7 +308,9 @@ struct sampler {
     struct gp_kube_client *c;
     long base; /* Bindings before the measure: the init pods' */
     atomic_int stop;
-    double *rate; /* pods/s, one per interval */
+    atomic_int created; /* set once the creators are done */
+    double *rate;       /* pods/s, one per interval */
+    bool *creating;     /* the interval ended while the creators ran */
     size_t n, cap;
     double cpu_s, sys_s;
 };
@@ -318,11 +320,16 @@ static void sample_push(struct sampler *s, double rate)
     if (s->n == s->cap) {
         size_t cap = s->cap ? 2 * s->cap : 64;
         double *r = realloc(s->rate, cap * sizeof *r);
-        if (!r)
+        if (r)
+            s->rate = r;
+        bool *c = realloc(s->creating, cap * sizeof *c);
+        if (c)
+            s->creating = c;
+        if (!r || !c)
             return;
-        s->rate = r;
         s->cap = cap;
     }
+    s->creating[s->n] = !atomic_load(&s->created);
     s->rate[s->n++] = rate;
 }
 
@@ -531,6 +538,7 @@ static int perf_mode(const struct perf_args *a, struct gp_kube_run_opts *o,
         csys += w[k].sys_s;
         made += w[k].made;
     }
+    atomic_store(&smp.created, 1);
     long backlog = (long)made - ((long)double_stat(c, "bindings") - bound);
     if (atomic_load(&all.failed))
         stop_flag = 1;
@@ -580,6 +588,19 @@ static int perf_mode(const struct perf_args *a, struct gp_kube_run_opts *o,
         for (size_t i = 0; i < smp.n; i++)
             printf(" %.0f", smp.rate[i]);
         printf("\n");
+        double sum_c = 0, sum_a = 0;
+        size_t n_c = 0;
+        for (size_t i = 0; i < smp.n; i++) {
+            if (smp.creating[i])
+                sum_c += smp.rate[i], n_c++;
+            else
+                sum_a += smp.rate[i];
+        }
+        if (n_c > 0 && n_c < smp.n)
+            printf(
+                "samples' average while the creators ran: %.0f pods/s (%zu samples); after: %.0f "
+                "pods/s (%zu samples)\n",
+                sum_c / (double)n_c, n_c, sum_a / (double)(smp.n - n_c), smp.n - n_c);
         qsort(smp.rate, smp.n, sizeof *smp.rate, cmp_double);
         double sum = 0;
         for (size_t i = 0; i < smp.n; i++)
@@ -607,6 +628,7 @@ static int perf_mode(const struct perf_args *a, struct gp_kube_run_opts *o,
            dcpu / a->pods * 1e6, ccpu, ccpu / a->pods * 1e6, smp.cpu_s, 100 * scpu / all_cpu,
            100 * dcpu / all_cpu, 100 * ccpu / all_cpu);
     free(smp.rate);
+    free(smp.creating);
     free(w);
     gp_kube_client_free(sc);
     return 0;
@@ -662,6 +684,19 @@ int main(int argc, char **argv)
     }
     if (!prelisted && (pa.creators < 1 || pa.creators > 64 || pa.init_milli > 1000)) {
         fprintf(stderr, "bench_kube: --creators must be 1 to 64, --init-milli 0 to 1000\n");
+        return 2;
+    }
+    /* every pod must bind (the measure ends at the last one): whole GPUs
+     * for the measured pods (a share per half GPU, rounded up) and the
+     * init pods' shares, against 8 a node (a share never straddles GPUs:
+     * a bound, not exact when --init-milli does not divide 1000) */
+    double gpus_asked = (double)(pods - pods / 2) + (double)(pods / 2 + 1) / 2 +
+                        ceil((double)pa.init_pods * pa.init_milli / 1000.0);
+    if (!prelisted && gpus_asked > 8.0 * nodes) {
+        fprintf(stderr,
+                "bench_kube: %u measured and %u init pods ask about %.0f GPUs, the %u nodes have "
+                "%u: more nodes or fewer pods\n",
+                pods, pa.init_pods, gpus_asked, nodes, 8 * nodes);
         return 2;
     }
     char server[64];
