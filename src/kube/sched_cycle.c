@@ -233,6 +233,38 @@ static uint32_t greater_than_one(struct gp_kube_sched *s, const struct spod *p,
     return n;
 }
 
+/* The nodes that turn p away only because one pod's replicas go on
+ * distinct GPUs (objects_share.c, distinct_replicas): they have as many
+ * free replicas as it asks, but on fewer GPUs. kube-scheduler counts only
+ * the node's nvidia.com/gpu (or .shared), so it would bind the pod there;
+ * NVIDIA's plugin could then give a container two replicas of one GPU
+ * (k8s-device-plugin #491) and gpuplane's agent refuses them. "Insufficient
+ * nvidia.com/gpu" would be false (the node advertises enough): said apart,
+ * in gpuplane's words, and taken out of x's replica count. */
+static uint32_t distinct_out(struct gp_kube_sched *s, const struct spod *p, struct gp_explain *x)
+{
+    const struct gp_pod *ep = s->e && p->eng != SP_NONE ? gp_engine_pod(s->e, p->eng) : NULL;
+    if (!ep || p->spec.gpu_count < 2 || p->spec.mig_profile ||
+        x->rejected[GP_FILTER_GPU_REPLICA] == 0)
+        return 0;
+    uint32_t n = 0;
+    for (size_t i = 0; i < gp_engine_node_count(s->e) && n < x->rejected[GP_FILTER_GPU_REPLICA];
+         i++) {
+        const struct gp_node *nd = gp_engine_node(s->e, (uint32_t)i);
+        const struct gp_sharing_spec *sh = nd ? nd->spec.sharing : NULL;
+        if (!sh || nd->state == GP_NODE_GONE || !sh->distinct_replicas ||
+            (sh->mode != GP_SHARE_TIMESLICE && sh->mode != GP_SHARE_MPS))
+            continue;
+        uint32_t free = 0; /* the node's free replicas, as the kubelet counts them */
+        for (uint32_t g = 0; g < nd->spec.gpu_count; g++)
+            if (nd->gpu[g].pods < sh->replicas)
+                free += sh->replicas - nd->gpu[g].pods;
+        n += free >= p->spec.gpu_count && gp_engine_filter(s->e, nd, ep) == GP_FILTER_GPU_REPLICA;
+    }
+    x->rejected[GP_FILTER_GPU_REPLICA] -= n;
+    return n;
+}
+
 /* The nodes that turn p away only because of its own gpuplane.io/sharing
  * pin (objects_share.c): they advertise the resource it asks, so
  * kube-scheduler has no word for them (its "Insufficient nvidia.com/gpu"
@@ -325,7 +357,8 @@ static void unschedulable(struct gp_kube_sched *s, struct spod *p, const struct 
 {
     char msg[1024];
     struct gp_explain x = d->explain;
-    uint32_t gt1 = greater_than_one(s, p, &x), pin = pinned_out(s, p, &x);
+    uint32_t gt1 = greater_than_one(s, p, &x), pin = pinned_out(s, p, &x),
+             distinct = distinct_out(s, p, &x);
     struct gp_ks_reasons *kr = malloc(sizeof *kr);
     if (kr)
         gp_ks_words_nodes(s, words, p, &x, kr);           /* sched_explain.c */
@@ -336,6 +369,9 @@ static void unschedulable(struct gp_kube_sched *s, struct spod *p, const struct 
                               "nvidia.com/gpu.shared (failRequestsGreaterThanOne)"
                             : "node(s) refuse a container asking more than one shared "
                               "nvidia.com/gpu (failRequestsGreaterThanOne)");
+    gp_kube_explain_add(msg, sizeof msg, distinct,
+                        "node(s) had too few GPUs with a free replica for the pod's replicas on "
+                        "distinct GPUs");
     gp_kube_explain_add(msg, sizeof msg, pin,
                         "node(s) share their GPUs in a way the pod's gpuplane.io/sharing does not "
                         "allow");

@@ -881,8 +881,10 @@ static void test_explain_add(void **state)
  * names each GPU once and the agent refuses two replicas of one GPU for
  * one container (NVIDIA #491). Two replicas on a node of one GPU: before,
  * bound with gpuplane.io/gpus "0" (two replicas booked, one named, the
- * agent then refusing the container's two IDs); now refused as kube-
- * scheduler's words say a full node; on a node of two GPUs both named. */
+ * agent then refusing the container's two IDs); now refused, in gpuplane's
+ * words: the node advertises 4 free nvidia.com/gpu, so kube-scheduler would
+ * bind it and "Insufficient nvidia.com/gpu" would be false; on a node of two
+ * GPUs both named. */
 static void test_distinct_replicas(void **state)
 {
     (void)state;
@@ -893,8 +895,9 @@ static void test_distinct_replicas(void **state)
     assert_int_equal(w_cycle(&w), 0);
     assert_string_equal(w_node_of(&w, "two", NULL), "");
     assert_string_equal(w_events(&w, "FailedScheduling", "two"),
-                        "0/1 nodes are available: 1 Insufficient nvidia.com/gpu. preemption: 0/1 "
-                        "nodes are available: 1 No preemption victims found for incoming pod..");
+                        "0/1 nodes are available: 1 node(s) had too few GPUs with a free replica "
+                        "for the pod's replicas on distinct GPUs. preemption: 0/1 nodes are "
+                        "available: 1 No preemption victims found for incoming pod..");
     w_shared_node(&w, "pair", 2, 4, "time-slicing");
     w_pod(&w, "fill", 1);
     w.now += 10;
