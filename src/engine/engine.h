@@ -88,7 +88,7 @@ struct gp_decision {
     uint32_t node;             /* BIND; EVICT: where it ran */
     struct gp_pick pick;       /* BIND; EVICT: the GPUs it had */
     uint8_t evict;             /* EVICT: an enum gp_evict_reason */
-    struct gp_explain explain; /* UNSCHEDULABLE */
+    struct gp_explain explain; /* UNSCHEDULABLE (a BIND's counts are 0) */
     enum gp_gang_wait gang;    /* UNSCHEDULABLE */
     union {
         /* UNSCHEDULABLE because its queue (or an ancestor) has no quota
@@ -352,6 +352,13 @@ enum gp_filter gp_engine_filter_alone(const struct gp_engine *e, const struct gp
                                       const struct gp_pod *pod);
 bool gp_engine_node_take_alone(const struct gp_engine *e, struct gp_node *n,
                                const struct gp_pod *p);
+
+/* Placement statistics since the engine was made: the placements tried
+ * (one pod each) and the nodes they looked at - a node's filters run by
+ * a scan, a ranking's fill or replay, or an explanation's count (the node
+ * index, DESIGN.md section 4, keeps the second well under the first times
+ * the nodes). Either pointer may be NULL. */
+void gp_engine_place_stats(const struct gp_engine *e, uint64_t *places, uint64_t *nodes_visited);
 
 /* The default choice of GPUs inside a feasible node: for a share, the
  * fullest GPU it still fits on (best fit, lowest index on ties); for whole

@@ -24,7 +24,23 @@
  *
  * Every node also has a version, a new number from one clock on each of
  * its changes (gp_eng_node_ver): what is remembered of a node elsewhere
- * (the backfill reservation's memory, resv.c) holds while it is the same. */
+ * (the backfill reservation's memory, resv.c) holds while it is the same.
+ *
+ * Under the rankings, the capacity index (DESIGN.md section 4): the nodes
+ * in classes of one GPU model and sharing mode (the nodes without GPUs in
+ * their own), each class a tree over its members in node order of the
+ * largest free CPU and memory, the most whole GPUs free, the largest free
+ * share of one GPU and the MIG profiles some GPU has room for, kept on
+ * every change (gp_eng_index_touch). A pod's candidates are the members of
+ * the classes its request may use (its GPU models; a whole-GPU, share,
+ * replica or MIG test by the class's mode) in the branches whose largest
+ * free capacity holds it, merged in node order (gp_eng_cand_begin/next):
+ * every node the filters would pass is among them, and each other node is
+ * one a filter rejects. The scan of gp_eng_place() and a ranking's fill
+ * look at those alone, in the order the scan of every node did, so their
+ * choice (and a random policy's draws, one per feasible node) is the same;
+ * the nodes left out are counted for an explanation only when the pod
+ * fits nowhere (the explanation names every node). */
 #include "engine/internal.h"
 
 #include <math.h>
@@ -53,6 +69,10 @@ struct ranking {
     uint32_t rejected[GP_FILTER_COUNT];
     uint32_t nan;    /* candidates whose score is not a number */
     uint32_t nopick; /* nodes that pass the filters with no valid pick */
+    /* filled from the capacity index's candidates: the other nodes are
+     * WHY_UNSEEN (rejected, and counted in `rejected` once an explanation
+     * needs them: rank_complete) */
+    bool partial;
 };
 
 static inline uint32_t rank_win(const struct ranking *r, uint32_t a, uint32_t b)
@@ -77,7 +97,213 @@ void gp_eng_index_free(struct gp_engine *e)
     GP_VEC_FREE(&x->out);
     free(x->seen);
     free(x->ver);
+    for (size_t i = 0; i < x->cap.ncls; i++) {
+        GP_VEC_FREE(&x->cap.cls[i].member);
+        free(x->cap.cls[i].tree);
+    }
+    free(x->cap.cls);
+    GP_VEC_FREE(&x->cap.slot);
+    GP_VEC_FREE(&x->cap.pos);
     memset(x, 0, sizeof *x);
+}
+
+/* ---- the capacity index ---------------------------------------------------- */
+
+static const struct cap_sum cap_none = {INT64_MIN, INT64_MIN, 0, 0, 0};
+
+/* What node n offers, as the filters read it; nothing when not ready. */
+static struct cap_sum cap_leaf(const struct gp_node *n)
+{
+    if (n->state != GP_NODE_READY)
+        return cap_none;
+    struct cap_sum s = {n->cpu_free_milli, n->mem_free_mib, n->gpus_whole_free,
+                        n->gpu_milli_max_free, n->mig_mask};
+    return s;
+}
+
+static inline struct cap_sum cap_join(const struct cap_sum *a, const struct cap_sum *b)
+{
+    struct cap_sum s = {a->cpu_milli > b->cpu_milli ? a->cpu_milli : b->cpu_milli,
+                        a->mem_mib > b->mem_mib ? a->mem_mib : b->mem_mib,
+                        a->whole > b->whole ? a->whole : b->whole,
+                        a->share_milli > b->share_milli ? a->share_milli : b->share_milli,
+                        a->mig_mask | b->mig_mask};
+    return s;
+}
+
+/* Whether a branch whose largest free capacity is s may hold request q. */
+static inline bool cap_ok(const struct cap_sum *s, const struct cap_req *q)
+{
+    return s->cpu_milli >= q->cpu_milli && s->mem_mib >= q->mem_mib && s->whole >= q->whole &&
+           s->share_milli >= q->share_milli && (!q->mig || s->mig_mask != 0);
+}
+
+/* Fills class c's tree from its members' nodes. */
+static void cap_build(const struct gp_engine *e, struct cap_class *c)
+{
+    for (size_t j = 0; j < c->leaves; j++)
+        c->tree[c->leaves + j] =
+            j < c->member.len ? cap_leaf(&e->nodes.items[c->member.items[j]]) : cap_none;
+    for (size_t k = c->leaves - 1; k >= 1; k--)
+        c->tree[k] = cap_join(&c->tree[2 * k], &c->tree[2 * k + 1]);
+}
+
+/* A new node, the last by id, into its class (made when it is the first
+ * of its model and mode). 0, or -1 when out of memory. */
+static int cap_add(struct gp_engine *e, const struct gp_node *n)
+{
+    struct cap_index *x = &e->index.cap;
+    uint32_t model = n->spec.gpu_count > 0 ? n->model : NONE;
+    int mode = n->spec.sharing ? (int)n->spec.sharing->mode : -1;
+    size_t k = 0;
+    while (k < x->ncls && !(x->cls[k].model == model && x->cls[k].mode == mode))
+        k++;
+    if (k == x->ncls) {
+        if (x->ncls == x->capcls) {
+            size_t cap = x->capcls ? 2 * x->capcls : 8;
+            struct cap_class *cls = realloc(x->cls, cap * sizeof *cls);
+            if (!cls)
+                return -1;
+            x->cls = cls;
+            x->capcls = cap;
+        }
+        memset(&x->cls[k], 0, sizeof x->cls[k]);
+        x->cls[k].model = model;
+        x->cls[k].mode = mode;
+        x->ncls++;
+    }
+    struct cap_class *c = &x->cls[k];
+    if (GP_VEC_PUSH(&c->member, n->id) != 0 || GP_VEC_PUSH(&x->slot, (uint32_t)k) != 0 ||
+        GP_VEC_PUSH(&x->pos, (uint32_t)(c->member.len - 1)) != 0)
+        return -1;
+    if (c->member.len > c->leaves) { /* a tree twice as wide */
+        size_t leaves = c->leaves ? 2 * c->leaves : 1;
+        struct cap_sum *tree = realloc(c->tree, 2 * leaves * sizeof *tree);
+        if (!tree)
+            return -1;
+        c->tree = tree;
+        c->leaves = leaves;
+        cap_build(e, c);
+        return 0;
+    }
+    size_t j = c->member.len - 1;
+    c->tree[c->leaves + j] = cap_leaf(n);
+    for (size_t t = (c->leaves + j) / 2; t >= 1; t /= 2)
+        c->tree[t] = cap_join(&c->tree[2 * t], &c->tree[2 * t + 1]);
+    return 0;
+}
+
+/* Node `node` changed (or was added): its leaf, and the branches above. */
+static void cap_touch(struct gp_engine *e, uint32_t node)
+{
+    struct cap_index *x = &e->index.cap;
+    if (x->broken)
+        return;
+    if (node >= x->slot.len) { /* a new node: they come in id order */
+        if (node != x->slot.len || cap_add(e, &e->nodes.items[node]) != 0)
+            x->broken = true;
+        return;
+    }
+    struct cap_class *c = &x->cls[x->slot.items[node]];
+    size_t t = c->leaves + x->pos.items[node];
+    c->tree[t] = cap_leaf(&e->nodes.items[node]);
+    for (t /= 2; t >= 1; t /= 2)
+        c->tree[t] = cap_join(&c->tree[2 * t], &c->tree[2 * t + 1]);
+}
+
+/* The request p makes of a node of class c, as filter_own tests it; false
+ * when no node of c can pass (a GPU model p does not allow, GPUs asked of
+ * a node without). The GPU tests follow filter_own and gp_share_filter:
+ * whole GPUs free (no sharing spec, or exclusive), the largest free share
+ * (no sharing spec), a free replica (time-slicing, MPS: milli left), a
+ * free MIG profile (MIG; the pod's own among them is the filter's). */
+static bool cap_request(const struct cap_class *c, const struct gp_pod *p, struct cap_req *q)
+{
+    memset(q, 0, sizeof *q);
+    q->cpu_milli = p->spec.cpu_milli;
+    q->mem_mib = p->spec.mem_mib;
+    uint32_t want = p->spec.gpu_count;
+    if (want == 0)
+        return true;
+    if (c->model == NONE || !(p->model_mask >> c->model & 1))
+        return false;
+    switch (c->mode) {
+    case -1:
+        if (p->spec.gpu_milli == GP_GPU_MILLI)
+            q->whole = want;
+        else
+            q->share_milli = p->spec.gpu_milli;
+        break;
+    case GP_SHARE_EXCLUSIVE:
+        q->whole = want;
+        break;
+    case GP_SHARE_TIMESLICE:
+    case GP_SHARE_MPS:
+        q->share_milli = 1;
+        break;
+    case GP_SHARE_MIG:
+        q->mig = true;
+        break;
+    default:
+        break; /* a mode the filters may not know: the cpu and memory alone */
+    }
+    return true;
+}
+
+/* The first member at or after j of class c whose node may hold q;
+ * SIZE_MAX: none. The branch at tree index k covers members [lo, hi). */
+static size_t cap_find(const struct cap_class *c, size_t k, size_t lo, size_t hi, size_t j,
+                       const struct cap_req *q)
+{
+    if (hi <= j || lo >= c->member.len || !cap_ok(&c->tree[k], q))
+        return SIZE_MAX;
+    if (hi - lo == 1)
+        return lo;
+    size_t mid = lo + (hi - lo) / 2;
+    size_t r = cap_find(c, 2 * k, lo, mid, j, q);
+    return r != SIZE_MAX ? r : cap_find(c, 2 * k + 1, mid, hi, j, q);
+}
+
+bool gp_eng_cand_begin(struct gp_engine *e, const struct gp_pod *p, struct cand_walk *w)
+{
+    const struct cap_index *x = &e->index.cap;
+    w->n = 0;
+    if (e->no_index || x->broken || x->slot.len != e->nodes.len)
+        return false;
+    for (size_t k = 0; k < x->ncls; k++) {
+        const struct cap_class *c = &x->cls[k];
+        struct cap_req q;
+        if (!cap_request(c, p, &q))
+            continue;
+        size_t j = cap_find(c, 1, 0, c->leaves, 0, &q);
+        if (j == SIZE_MAX)
+            continue;
+        if (w->n == CAND_CLASSES_MAX)
+            return false;
+        w->cur[w->n].c = c;
+        w->cur[w->n].req = q;
+        w->cur[w->n].j = j;
+        w->n++;
+    }
+    return true;
+}
+
+uint32_t gp_eng_cand_next(struct cand_walk *w)
+{
+    if (w->n == 0)
+        return NONE;
+    size_t b = 0; /* the class whose next candidate comes first */
+    for (size_t k = 1; k < w->n; k++)
+        if (w->cur[k].c->member.items[w->cur[k].j] < w->cur[b].c->member.items[w->cur[b].j])
+            b = k;
+    const struct cap_class *c = w->cur[b].c;
+    uint32_t node = c->member.items[w->cur[b].j];
+    size_t j = cap_find(c, 1, 0, c->leaves, w->cur[b].j + 1, &w->cur[b].req);
+    if (j == SIZE_MAX)
+        w->cur[b] = w->cur[--w->n];
+    else
+        w->cur[b].j = j;
+    return node;
 }
 
 /* Room for nn nodes. 0, or -1 when out of memory. */
@@ -120,6 +346,7 @@ static void rank_eval(struct gp_engine *e, struct ranking *r, uint32_t i, const 
     double score = 0;
     struct gp_pick pick;
     uint8_t why;
+    e->index.visits++;
     if (gp_eng_node_eval(e, &e->nodes.items[i], p, &f, &score, &pick))
         why = 0;
     else
@@ -136,17 +363,26 @@ static void rank_eval(struct gp_engine *e, struct ranking *r, uint32_t i, const 
     r->tree[r->leaves + i] = why == 0 ? i : NONE;
 }
 
-/* Fills the ranking from a scan of every node. */
+/* Fills the ranking from the capacity index's candidates, or a scan of
+ * every node. */
 static void rank_fill(struct gp_engine *e, struct ranking *r, const struct gp_pod *p)
 {
     size_t nn = e->nodes.len;
     memset(r->rejected, 0, sizeof r->rejected);
     r->nan = r->nopick = 0;
     memset(r->why, WHY_UNSEEN, r->leaves); /* counts nothing before it is evaluated */
-    for (size_t i = 0; i < nn; i++)
-        rank_eval(e, r, (uint32_t)i, p);
-    for (size_t i = nn; i < r->leaves; i++)
+    for (size_t i = 0; i < r->leaves; i++)
         r->tree[r->leaves + i] = NONE;
+    struct cand_walk w;
+    r->partial = gp_eng_cand_begin(e, p, &w);
+    if (r->partial) {
+        uint32_t i;
+        while ((i = gp_eng_cand_next(&w)) != NONE)
+            rank_eval(e, r, i, p);
+    } else {
+        for (size_t i = 0; i < nn; i++)
+            rank_eval(e, r, (uint32_t)i, p);
+    }
     for (size_t k = r->leaves - 1; k >= 1; k--)
         r->tree[k] = rank_win(r, r->tree[2 * k], r->tree[2 * k + 1]);
     r->valid = true;
@@ -160,6 +396,21 @@ static void rank_leaf(struct ranking *r, uint32_t i, uint32_t leaf)
     r->tree[r->leaves + i] = leaf;
     for (size_t k = (r->leaves + i) / 2; k >= 1; k /= 2)
         r->tree[k] = rank_win(r, r->tree[2 * k], r->tree[2 * k + 1]);
+}
+
+/* A partial ranking's explanation made whole: the nodes the fill left out
+ * evaluated (each rejected by a filter), once. */
+static void rank_complete(struct gp_engine *e, struct ranking *r, const struct gp_pod *p)
+{
+    if (!r->partial)
+        return;
+    for (size_t i = 0; i < e->nodes.len; i++)
+        if (r->why[i] == WHY_UNSEEN) {
+            rank_eval(e, r, (uint32_t)i, p);
+            if (r->why[i] == 0) /* cannot be: the index left out a candidate */
+                rank_leaf(r, (uint32_t)i, (uint32_t)i);
+        }
+    r->partial = false;
 }
 
 /* Replays the changes the ranking has not seen, each changed node once. */
@@ -292,6 +543,7 @@ void gp_eng_index_touch(struct gp_engine *e, uint32_t node)
 {
     struct node_index *x = &e->index;
     ver_bump(x, node);
+    cap_touch(e, node);
     if (x->nrank == 0)
         return; /* no ranking to tell */
     if (x->log.len >= 2 * e->nodes.len + 64)
@@ -318,6 +570,8 @@ bool gp_eng_index_place(struct gp_engine *e, const struct gp_pod *p, struct gp_d
         if (!gp_eng_node_eval(e, &e->nodes.items[win], p, &f, &score, pick))
             return false; /* cannot be: it is a candidate */
         *best = &e->nodes.items[win];
+    } else {
+        rank_complete(e, r, p);
     }
     memcpy(d->explain.rejected, r->rejected, sizeof r->rejected);
     return true;
@@ -355,6 +609,8 @@ bool gp_eng_index_place_resv(struct gp_engine *e, const struct gp_pod *p, int64_
         if (!gp_eng_node_eval(e, &e->nodes.items[win], p, &f, &score, pick))
             return false; /* cannot be: it is a candidate */
         *best = &e->nodes.items[win];
+    } else {
+        rank_complete(e, r, p);
     }
     memcpy(d->explain.rejected, r->rejected, sizeof r->rejected);
     e->resv_index_hits++;
@@ -366,7 +622,16 @@ bool gp_eng_index_explain(struct gp_engine *e, const struct gp_pod *p, struct gp
     struct ranking *r = rank_get(e, p);
     if (!r || r->nan > 0 || r->tree[1] != NONE)
         return false;
+    rank_complete(e, r, p);
     memcpy(out->rejected, r->rejected, sizeof r->rejected);
     out->nodes_total = (uint32_t)e->nodes.len;
     return true;
+}
+
+void gp_engine_place_stats(const struct gp_engine *e, uint64_t *places, uint64_t *nodes_visited)
+{
+    if (places)
+        *places = e->index.places;
+    if (nodes_visited)
+        *nodes_visited = e->index.visits;
 }

@@ -464,6 +464,48 @@ struct cand {
 
 struct ranking; /* index.c */
 
+/* The capacity index (index.c): the nodes in classes of one GPU model and
+ * sharing mode (GPU-less nodes in their own), each a tree over its members
+ * in node order of the largest free CPU, memory, whole GPUs, share of one
+ * GPU and the free MIG profiles below each branch; a pod's candidates are
+ * the members of the classes it may use whose branches can hold it,
+ * visited in node order. */
+struct cap_sum {
+    int64_t cpu_milli, mem_mib; /* the largest free; INT64_MIN: no ready node */
+    uint32_t whole;             /* the most GPUs free of one node */
+    uint32_t share_milli;       /* the largest free milli of one GPU */
+    uint32_t mig_mask;          /* any free MIG profile (mig_mask, ORed) */
+};
+struct cap_class {
+    uint32_t model;          /* NONE: nodes without GPUs */
+    int mode;                /* -1: no sharing spec, else enum gp_share_mode */
+    GP_VEC(uint32_t) member; /* node ids, increasing */
+    size_t leaves;           /* a power of two, at least the members */
+    struct cap_sum *tree;    /* 2 x leaves, the root at 1 */
+};
+struct cap_index {
+    struct cap_class *cls;
+    size_t ncls, capcls;
+    GP_VEC(uint32_t) slot; /* per node: its class */
+    GP_VEC(uint32_t) pos;  /* per node: its place among the class's members */
+    bool broken;           /* out of memory once: every decision scans */
+};
+/* A walk over a pod's candidates (gp_eng_cand_begin/next). */
+#define CAND_CLASSES_MAX 64
+struct cap_req {
+    int64_t cpu_milli, mem_mib;
+    uint32_t whole, share_milli;
+    bool mig;
+};
+struct cand_walk {
+    size_t n;
+    struct {
+        const struct cap_class *c;
+        struct cap_req req;
+        size_t j; /* the member it is at */
+    } cur[CAND_CLASSES_MAX];
+};
+
 /* The node index (index.c): rankings of every node for the shapes placed
  * most recently, and the log of the nodes changed since (the node ids; the
  * first has sequence number `base`). */
@@ -482,6 +524,11 @@ struct node_index {
     uint64_t *ver;
     size_t nver;
     uint64_t ver_clock;
+    struct cap_index cap;
+    /* gp_eng_place's decisions, and the nodes they looked at (filters run,
+     * from a scan, a ranking's fill or replay, or an explanation's count):
+     * gp_engine_place_stats */
+    uint64_t places, visits;
 };
 
 /* order.c: where the last FIFO cycle's walk ended and the state it ran
@@ -851,6 +898,16 @@ bool gp_eng_index_place_resv(struct gp_engine *e, const struct gp_pod *p, int64_
  * when p fits somewhere or the index cannot say. */
 bool gp_eng_index_explain(struct gp_engine *e, const struct gp_pod *p, struct gp_explain *out);
 void gp_eng_index_free(struct gp_engine *e);
+/* A walk over the nodes that may pass p's filters (filter_own) as far as
+ * their free capacity, GPU model and sharing mode say: every node that
+ * passes is among them, in increasing node id, so that a scan over them
+ * makes the choice (and the policy's draws) of a scan over every node;
+ * the nodes left out are rejected by a filter, and counted only when an
+ * explanation needs them. False when the index cannot say (off, out of
+ * memory, too many classes): the caller scans every node. */
+bool gp_eng_cand_begin(struct gp_engine *e, const struct gp_pod *p, struct cand_walk *w);
+/* The next candidate, NONE after the last. */
+uint32_t gp_eng_cand_next(struct cand_walk *w);
 
 /* ---- node.c: what a bind takes from a node and a release gives back ------ */
 void gp_eng_node_summarise(struct gp_node *n);

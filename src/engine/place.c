@@ -1,6 +1,9 @@
-/* place.c - one pod's placement: filter every node, score the feasible
- * ones with the policy, pick the GPUs (the policy's pick, checked, or the
- * default one) and commit the best; one node's evaluation as the scan
+/* place.c - one pod's placement: filter the nodes that may hold it (the
+ * capacity index's candidates, in node order; every node when it cannot
+ * say), score the feasible ones with the policy, pick the GPUs (the
+ * policy's pick, checked, or the default one) and commit the best; when
+ * none fits, count every node's rejection for the explanation. One node's
+ * evaluation as the scan
  * makes it (gp_eng_node_eval), which the node index (index.c) and, during
  * a gang attempt with a node-local policy, the memo - a tournament tree
  * over every node's score - use to make the same choice as the scan
@@ -162,6 +165,7 @@ static struct gp_node *memo_fill(struct gp_engine *e, const struct gp_pod *p, st
     struct gang_memo *m = &e->memo;
     uint8_t *rej = e->gang_rej;
     bool nan = false;
+    e->index.visits += e->nodes.len;
     for (size_t i = 0; i < e->nodes.len; i++) {
         m->tree[m->leaves + i] = NONE;
         if (rej[i]) { /* it rejected an earlier member alike */
@@ -207,13 +211,51 @@ static struct gp_node *memo_fill(struct gp_engine *e, const struct gp_pod *p, st
     return best;
 }
 
-/* Filters every node, scores the feasible ones and commits the best. Fills
- * *d with a BIND or an UNSCHEDULABLE decision. */
+/* The filters of the scan for node n (filter_own, the test of topo_hard
+ * hoisted, then the per-model quota as gp_engine_filter has it). */
+static inline enum gp_filter place_filter(const struct gp_engine *e, const struct gp_node *n,
+                                          const struct gp_pod *p, bool hard, bool model_quota)
+{
+    enum gp_filter f = filter_own(e, n, p);
+    if (f == GP_FILTER_COUNT && hard)
+        f = gp_eng_topo_filter(e, n, p);
+    if (f == GP_FILTER_COUNT && model_quota && gp_eng_model_quota_blocks(e, p, n->model))
+        f = GP_FILTER_QUOTA;
+    return f;
+}
+
+/* The scan looked at the capacity index's candidates alone and p fits
+ * nowhere: the explanation counts every node, as a scan of every node
+ * does (the nodes passed over are rejected by a filter; a rejection is
+ * remembered for a gang's next member alike, rej). */
+static void explain_all(struct gp_engine *e, const struct gp_pod *p, struct gp_decision *d,
+                        uint8_t *rej, bool hard, bool model_quota)
+{
+    memset(d->explain.rejected, 0, sizeof d->explain.rejected);
+    e->index.visits += e->nodes.len;
+    for (size_t i = 0; i < e->nodes.len; i++) {
+        if (rej && rej[i]) {
+            d->explain.rejected[rej[i] - 1]++;
+            continue;
+        }
+        enum gp_filter f = place_filter(e, &e->nodes.items[i], p, hard, model_quota);
+        if (f != GP_FILTER_COUNT) {
+            d->explain.rejected[f]++;
+            if (rej)
+                rej[i] = (uint8_t)(f + 1);
+        }
+    }
+}
+
+/* Filters the nodes (the capacity index's candidates, else every node),
+ * scores the feasible ones and commits the best. Fills *d with a BIND or
+ * an UNSCHEDULABLE decision. */
 void gp_eng_place(struct gp_engine *e, struct gp_pod *p, struct gp_decision *d)
 {
     memset(d, 0, sizeof *d);
     d->pod = p->id;
     d->quota_queue = GP_QUEUE_NONE;
+    e->index.places++;
     if (e->quotas && e->queues.items[p->spec.queue].capped) {
         uint32_t q = gp_eng_quota_blocks(e, p, 1);
         if (q != NONE) { /* no node is looked at: the queue says no */
@@ -289,17 +331,22 @@ void gp_eng_place(struct gp_engine *e, struct gp_pod *p, struct gp_decision *d)
     if (indexable && resv && !e->no_resv_index &&
         gp_eng_index_place_resv(e, p, spare, d, &best, &best_pick, &held))
         goto chosen;
-    for (size_t i = 0; i < e->nodes.len; i++) {
+    /* the nodes that may hold p, in node order (index.c), else all */
+    struct cand_walk walk;
+    bool cand = gp_eng_cand_begin(e, p, &walk);
+    for (size_t k = 0;; k++) {
+        size_t i = k;
+        if (cand && (i = gp_eng_cand_next(&walk)) == NONE)
+            break;
+        if (!cand && i >= e->nodes.len)
+            break;
+        e->index.visits++;
         if (rej && rej[i]) { /* it rejected an earlier member alike */
             d->explain.rejected[rej[i] - 1]++;
             continue;
         }
         struct gp_node *n = &e->nodes.items[i];
-        enum gp_filter f = filter_own(e, n, p); /* filter_fit, the test of topo_hard hoisted */
-        if (f == GP_FILTER_COUNT && hard)
-            f = gp_eng_topo_filter(e, n, p);
-        if (f == GP_FILTER_COUNT && model_quota && gp_eng_model_quota_blocks(e, p, n->model))
-            f = GP_FILTER_QUOTA; /* as gp_engine_filter */
+        enum gp_filter f = place_filter(e, n, p, hard, model_quota);
         if (f != GP_FILTER_COUNT) {
             d->explain.rejected[f]++;
             if (rej)
@@ -341,6 +388,8 @@ void gp_eng_place(struct gp_engine *e, struct gp_pod *p, struct gp_decision *d)
         best = &e->nodes.items[c->node];
         best_pick = c->pick;
     }
+    if (cand && !best)
+        explain_all(e, p, d, rej, hard, model_quota);
 chosen:
     d->explain.nodes_total = (uint32_t)e->nodes.len;
     if (!best) {
@@ -359,6 +408,9 @@ chosen:
     d->kind = GP_DECISION_BIND;
     d->node = best->id;
     d->pick = best_pick;
+    /* a bind explains nothing: the scan of the candidates alone, the
+     * ranking and the memo would count different nodes */
+    memset(d->explain.rejected, 0, sizeof d->explain.rejected);
     if (resv)
         gp_eng_resv_take(e, best,
                          p); /* before the commit: the loss is measured on the projection */
