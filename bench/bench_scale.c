@@ -27,9 +27,18 @@
  * the head) and strict FIFO. A cycle that costs what changed takes the
  * same time whatever N.
  *
+ * --distinct measures the placements the rankings do not help (issue 15
+ * item 1), the engine alone: --gpus' sizes nearly full, then cycles in
+ * each of which one pod ends and one pod of a request shape no pod had
+ * arrives; per size the CPU time per cycle and the nodes looked at per
+ * placement with the capacity index and without the indexes (which is
+ * how every first placement of a shape ran before it), and a digest of
+ * the decisions, the same either way.
+ *
  * Usage:
  *   bench_scale [--gpus N[,N...]] [--load L[,L...]] [--policy NAME]
  *               [--seed N] [--max-s S] [--no-index] [--pending N[,N...]]
+ *               [--distinct]
  * Defaults: --gpus 1000,10000,100000 --load 0.8,1.2 --policy best-fit
  * --seed 42 --max-s 600. */
 #include <math.h>
@@ -47,6 +56,7 @@
 #include "io/workload.h"
 #include "sim/sim.h"
 #include "util/arena.h"
+#include "util/rng.h"
 
 #define GPUS_PER_NODE 8
 #define PODS_PER_GPU  10
@@ -299,6 +309,127 @@ out:
     return rc;
 }
 
+/* --distinct: the engine alone, nnodes 8-GPU nodes nearly full of pods
+ * of the eight streams, each pod a request shape of its own (its CPU
+ * differs by a milli), then `cycles` cycles of one bound pod ended and
+ * one such pod arrived: the CPU microseconds per cycle in *us, the nodes
+ * looked at per placement in *visits (gp_engine_place_stats), and a digest
+ * of the decisions of the cycles (pod, kind, node, GPUs) in *dig. A shape
+ * placed once is never ranked (index.c): before the capacity index every
+ * such placement scanned every node, as the engine without its indexes
+ * does. Returns 0, or 1 on an error. */
+/* A pod of a stream drawn by its share, with a CPU request no pod had. */
+static struct gp_pod_spec distinct_pod(struct gp_rng *rng, const struct gp_pod_spec *specs,
+                                       int64_t *milli)
+{
+    double u = gp_rng_unit(rng), acc = 0;
+    size_t k = 0;
+    while (k + 1 < NSTREAMS && (acc += streams[k].share) < u)
+        k++;
+    struct gp_pod_spec ps = specs[k];
+    ps.cpu_milli = 1000 * (int64_t)streams[k].gpus + ++*milli;
+    return ps;
+}
+
+static int run_distinct(size_t nnodes, const struct gp_policy_ops *policy, bool index,
+                        size_t cycles, double *us, double *visits, uint64_t *dig)
+{
+    struct gp_arena a;
+    gp_arena_init(&a);
+    struct gp_engine *e = gp_engine_new(policy, 42);
+    struct gp_node_spec *nodes = make_nodes(&a, nnodes);
+    size_t fill = nnodes * GPUS_PER_NODE / 3, cap = fill + 64; /* 2.7 GPUs a pod */
+    struct gp_decision *d = malloc(cap * sizeof *d);
+    uint32_t *bound = malloc((fill + cycles) * sizeof *bound);
+    int rc = 1;
+    if (!e || !nodes || !d || !bound)
+        goto out;
+    gp_engine_set_index(e, index, index);
+    for (size_t i = 0; i < nnodes; i++)
+        if (gp_engine_node_add(e, &nodes[i], NULL) != GP_OK)
+            goto out;
+    struct gp_pod_spec specs[NSTREAMS];
+    for (size_t k = 0; k < NSTREAMS; k++) {
+        memset(&specs[k], 0, sizeof specs[k]);
+        specs[k].name = "p";
+        specs[k].gpu_count = streams[k].gpus;
+        specs[k].gpu_milli = GP_GPU_MILLI;
+        specs[k].gpu_models = streams[k].models;
+        specs[k].ngpu_models = streams[k].models ? 1 : 0;
+        specs[k].mem_mib = 65536 * (int64_t)streams[k].gpus;
+    }
+    gp_engine_set_target(e, specs, NULL, NSTREAMS, 1.0);
+    struct gp_rng rng;
+    gp_rng_seed(&rng, 7);
+    int64_t milli = 0;
+    double now = 0;
+    struct gp_pod_spec ps;
+    size_t nb = 0, head = 0, n;
+    for (size_t i = 0; i < fill; i++) { /* about 90 % of the GPUs asked for */
+        ps = distinct_pod(&rng, specs, &milli);
+        if (gp_engine_pod_add(e, &ps, now, NULL) != GP_OK)
+            goto out;
+    }
+    n = gp_engine_schedule(e, now, 0, d, cap);
+    for (size_t i = 0; i < n; i++)
+        if (d[i].kind == GP_DECISION_BIND)
+            bound[nb++] = d[i].pod;
+    uint64_t p0, v0, p1, v1, h = 0xcbf29ce484222325ULL;
+    gp_engine_place_stats(e, &p0, &v0);
+    double c0 = clock_s(CLOCK_PROCESS_CPUTIME_ID);
+    for (size_t c = 0; c < cycles; c++) {
+        now += 1;
+        if (head < nb && gp_engine_pod_finished(e, bound[head++]) != GP_OK)
+            goto out;
+        ps = distinct_pod(&rng, specs, &milli);
+        if (gp_engine_pod_add(e, &ps, now, NULL) != GP_OK)
+            goto out;
+        n = gp_engine_schedule(e, now, 0, d, cap);
+        for (size_t i = 0; i < n; i++) {
+            const uint32_t w[] = {d[i].pod, (uint32_t)d[i].kind, d[i].node};
+            h = mix(h, w, sizeof w);
+            if (d[i].kind != GP_DECISION_BIND)
+                continue;
+            h = mix(h, d[i].pick.gpu, d[i].pick.ngpus);
+            bound[nb++] = d[i].pod;
+        }
+    }
+    *us = (clock_s(CLOCK_PROCESS_CPUTIME_ID) - c0) * 1e6 / (double)cycles;
+    gp_engine_place_stats(e, &p1, &v1);
+    *visits = p1 > p0 ? (double)(v1 - v0) / (double)(p1 - p0) : 0;
+    *dig = h;
+    rc = 0;
+out:
+    if (rc)
+        fprintf(stderr, "bench_scale: the distinct run failed\n");
+    gp_engine_free(e);
+    free(d);
+    free(bound);
+    gp_arena_free(&a);
+    return rc;
+}
+
+/* The --distinct table: per size, the index on and off in turn. */
+static int distinct_table(const double *gpus, size_t ng, const char *policy)
+{
+    printf("bench_scale --distinct: 8-GPU nodes (half A100, half H100) nearly full, 2,000 "
+           "cycles of one pod ended and one of a new request shape arrived, policy %s\n",
+           policy);
+    printf("%8s %6s %12s %12s %18s\n", "gpus", "index", "us/cycle", "nodes/place", "digest");
+    for (size_t g = 0; g < ng; g++)
+        for (int index = 1; index >= 0; index--) {
+            double us, visits;
+            uint64_t dig;
+            if (run_distinct((size_t)gpus[g] / GPUS_PER_NODE, gp_policy_find(policy), index, 2000,
+                             &us, &visits, &dig) != 0)
+                return 1;
+            printf("%8.0f %6s %12.2f %12.1f   %016llx\n", gpus[g], index ? "on" : "off", us, visits,
+                   (unsigned long long)dig);
+            fflush(stdout);
+        }
+    return 0;
+}
+
 /* The --pending table: per N and order, the CPU time per cycle. */
 static int pending_table(const double *ns, size_t nn, const char *policy)
 {
@@ -400,6 +531,7 @@ int main(int argc, char **argv)
     const char *policy = "best-fit";
     unsigned long long seed = 42;
     int max_s = 600;
+    bool distinct = false;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--gpus") == 0 && i + 1 < argc)
             ngpus = parse_list(argv[++i], gpus);
@@ -415,6 +547,8 @@ int main(int argc, char **argv)
             plain = true;
         else if (strcmp(argv[i], "--pending") == 0 && i + 1 < argc)
             npend = parse_list(argv[++i], pend);
+        else if (strcmp(argv[i], "--distinct") == 0)
+            distinct = true;
         else {
             fprintf(stderr, "bench_scale: bad argument '%s'\n", argv[i]);
             return 2;
@@ -426,6 +560,8 @@ int main(int argc, char **argv)
     }
     if (npend > 0)
         return pending_table(pend, npend, policy);
+    if (distinct)
+        return distinct_table(gpus, ngpus, policy);
     printf("bench_scale: 8-GPU nodes (half A100, half H100), %d pods per GPU, policy %s, "
            "seed %llu, timed mode%s\n",
            PODS_PER_GPU, policy, seed, plain ? ", engine without its indexes" : "");
