@@ -176,6 +176,8 @@ static enum gp_err check(const struct agent_opts *s, const struct gp_node_config
         return gp_diag_set(d, GP_EUSAGE, "node agent: --cdi-dir and --no-cdi: one or the other");
     o->cdi_dir = s->cdi_dir;
     o->driver_root = s->driver_root ? s->driver_root : cf->driver_root; /* nvidiaDriverRoot */
+    if (cf->mps_root) /* checked absolute and short by the reader */
+        snprintf(o->sharing.mps_root, sizeof o->sharing.mps_root, "%s", cf->mps_root);
     o->no_cdi = s->no_cdi;
     o->quiet = s->quiet;
     return GP_OK;

@@ -83,6 +83,21 @@ static enum gp_err f_driver_root(struct gp_yaml *y, struct fy_node *v, void *obj
     return gp_yaml_string(y, v, &c->out->driver_root);
 }
 
+/* flags.mpsRoot (NVIDIA's --mps-root, MPS_ROOT): an absolute host path
+ * the MPS pipe and shm mounts are made under (devices.h, gp_node_alloc) */
+static enum gp_err f_mps_root(struct gp_yaml *y, struct fy_node *v, void *obj)
+{
+    struct cfg *c = obj;
+    enum gp_err e = gp_yaml_string(y, v, &c->out->mps_root);
+    if (e != GP_OK)
+        return e;
+    if (c->out->mps_root[0] != '/' || strlen(c->out->mps_root) >= 256)
+        return gp_yaml_fail(y, v, GP_EINVALID,
+                            "expected an absolute path under 256 bytes, got \"%s\"",
+                            c->out->mps_root);
+    return GP_OK;
+}
+
 static enum gp_err f_pass_specs(struct gp_yaml *y, struct fy_node *v, void *obj)
 {
     (void)obj;
@@ -184,7 +199,7 @@ static const struct gp_yaml_field flags_fields[] = {
     {"mofedEnabled", GP_YT_IGNORE, 0, 0, 0, 0, NULL},
     {"useNodeFeatureAPI", GP_YT_IGNORE, 0, 0, 0, 0, NULL},
     {"deviceDiscoveryStrategy", GP_YT_IGNORE, 0, 0, 0, 0, NULL},
-    {"mpsRoot", GP_YT_IGNORE, 0, 0, 0, 0, NULL},
+    GP_YCUSTOM("mpsRoot", f_mps_root, 0),
 };
 
 static enum gp_err f_flags(struct gp_yaml *y, struct fy_node *v, void *obj)

@@ -9,6 +9,7 @@
  *     migStrategy: none|single|mixed
  *     failOnInitError: true
  *     nvidiaDriverRoot: "/"
+ *     mpsRoot: /run/nvidia/mps       # MPS: the control daemon's pipes and shm
  *     plugin:
  *       passDeviceSpecs: false
  *       deviceListStrategy: envvar   # or a list of strategies
@@ -55,6 +56,7 @@ struct gp_node_config {
     bool fail_on_init_error;
     const char
         *driver_root; /* flags.nvidiaDriverRoot (--driver-root); NULL when absent, in the arena */
+    const char *mps_root; /* flags.mpsRoot; NULL when absent, in the arena */
     /* sharing.timeSlicing or sharing.mps */
     bool has_sharing;
     enum gp_node_share_mode mode;

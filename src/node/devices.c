@@ -454,6 +454,18 @@ static void alloc_env(const struct gp_node_resource *r, const struct gp_node_sha
     size_t mlen = 0;
     out->mps = sh->mode == GP_NODE_SHARE_MPS && r->shared;
     out->mps_thread_percent = out->mps ? 100 / r->replicas : 0;
+    if (out->mps) {
+        const char *root = sh->mps_root[0] ? sh->mps_root : GP_NODE_MPS_ROOT_DEFAULT;
+        size_t rl = strlen(root);
+        while (rl > 1 && root[rl - 1] == '/') /* filepath.Join's cleaning */
+            rl--;
+        if (rl == 1 && root[0] == '/')
+            rl = 0;
+        snprintf(out->mps_pipe_dir, sizeof out->mps_pipe_dir, "/mps/%s/pipe", r->name);
+        snprintf(out->mps_pipe_host, sizeof out->mps_pipe_host, "%.*s/%s/pipe", (int)rl, root,
+                 r->name);
+        snprintf(out->mps_shm_host, sizeof out->mps_shm_host, "%.*s/shm", (int)rl, root);
+    }
     for (size_t i = 0; i < out->n; i++) {
         const struct gp_node_dev *d = &r->devs[out->dev[i]];
         int w =

@@ -118,6 +118,14 @@ struct gp_node_alloc {
     unsigned mps_thread_percent; /* CUDA_MPS_ACTIVE_THREAD_PERCENTAGE */
     char
         mps_mem_limit[GP_NODE_ALLOC_MAX * 24]; /* CUDA_MPS_PINNED_DEVICE_MEM_LIMIT "0=10240M,1=…" */
+    /* MPS: how the container reaches the control daemon of its resource, as
+     * NVIDIA's plugin answers (internal/plugin/mps.go updateReponse, with
+     * internal/mps/root.go): CUDA_MPS_PIPE_DIRECTORY and the container path
+     * of the pipe mount "/mps/<resource>/pipe", its host path
+     * "<mpsRoot>/<resource>/pipe", and /dev/shm mounted from "<mpsRoot>/shm" */
+    char mps_pipe_dir[128];
+    char mps_pipe_host[384];
+    char mps_shm_host[288];
 };
 
 /* Allocate for one container's device IDs. Refused (GP_EINVALID, the

@@ -94,7 +94,13 @@ struct gp_node_sharing {
      * --time-slicing and --mps flags): nvidia.com/gpu alone. */
     size_t n_named;
     char named[GP_NODE_SHARING_MAX_NAMES][64];
+    /* MPS: the host directory NVIDIA's MPS control daemon keeps its
+     * per-resource pipe directories and its shm under (flags.mpsRoot,
+     * NVIDIA's --mps-root); "" is NVIDIA's default GP_NODE_MPS_ROOT_DEFAULT */
+    char mps_root[256];
 };
+
+#define GP_NODE_MPS_ROOT_DEFAULT "/run/nvidia/mps"
 
 /* Whether sh replicates the resource (its name before any ".shared":
  * "nvidia.com/gpu", "nvidia.com/mig-1g.10gb"; under MIG's single strategy

@@ -361,11 +361,13 @@ done:
     protobuf_c_message_free_unpacked(&req->base, NULL);
 }
 
-/* One container's answer as protobuf: envs, CDI devices. */
+/* One container's answer as protobuf: envs, mounts (MPS), CDI devices. */
 struct c_answer {
     V1beta1__ContainerAllocateResponse r;
-    V1beta1__ContainerAllocateResponse__EnvsEntry env[3];
-    V1beta1__ContainerAllocateResponse__EnvsEntry *envp[3];
+    V1beta1__ContainerAllocateResponse__EnvsEntry env[4];
+    V1beta1__ContainerAllocateResponse__EnvsEntry *envp[4];
+    V1beta1__Mount mount[2];
+    V1beta1__Mount *mountp[2];
     V1beta1__CDIDevice cdi[GP_NODE_ALLOC_MAX];
     V1beta1__CDIDevice *cdip[GP_NODE_ALLOC_MAX];
     char cdi_name[GP_NODE_ALLOC_MAX][GP_NODE_UUID_LEN + 16];
@@ -377,7 +379,8 @@ static void answer_fill(struct c_answer *x, const struct gp_node_resource *r)
 {
     static char k_visible[] = "NVIDIA_VISIBLE_DEVICES",
                 k_pct[] = "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE",
-                k_mem[] = "CUDA_MPS_PINNED_DEVICE_MEM_LIMIT";
+                k_mem[] = "CUDA_MPS_PINNED_DEVICE_MEM_LIMIT", k_pipe[] = "CUDA_MPS_PIPE_DIRECTORY",
+                shm[] = "/dev/shm";
     V1beta1__ContainerAllocateResponse r0;
     v1beta1__container_allocate_response__init(&r0);
     x->r = r0;
@@ -395,6 +398,24 @@ static void answer_fill(struct c_answer *x, const struct gp_node_resource *r)
         x->env[ne] = e0;
         x->env[ne].key = k_mem;
         x->env[ne++].value = x->a.mps_mem_limit;
+        /* the control daemon of the resource, through its pipe directory
+         * and its shm (NVIDIA's plugin, internal/plugin/mps.go updateReponse;
+         * the daemon itself is NVIDIA's mps-control-daemon, docs/node.md) */
+        x->env[ne] = e0;
+        x->env[ne].key = k_pipe;
+        x->env[ne++].value = x->a.mps_pipe_dir;
+        V1beta1__Mount m0;
+        v1beta1__mount__init(&m0);
+        x->mount[0] = m0;
+        x->mount[0].container_path = x->a.mps_pipe_dir;
+        x->mount[0].host_path = x->a.mps_pipe_host;
+        x->mount[1] = m0;
+        x->mount[1].container_path = shm;
+        x->mount[1].host_path = x->a.mps_shm_host;
+        x->mountp[0] = &x->mount[0];
+        x->mountp[1] = &x->mount[1];
+        x->r.n_mounts = 2;
+        x->r.mounts = x->mountp;
     }
     for (size_t i = 0; i < ne; i++)
         x->envp[i] = &x->env[i];

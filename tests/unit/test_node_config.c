@@ -60,7 +60,11 @@ static void test_readme_flags(void **state)
     assert_true(cfg.has_fail_on_init_error);
     assert_true(cfg.fail_on_init_error);
     assert_string_equal(cfg.driver_root, "/");
+    assert_null(cfg.mps_root);
     assert_false(cfg.has_sharing);
+    /* flags.mpsRoot: where the MPS pipe and shm mounts come from */
+    assert_int_equal(parse("flags:\n  mpsRoot: /var/run/mps\n"), GP_OK);
+    assert_string_equal(cfg.mps_root, "/var/run/mps");
     assert_int_equal(cfg.n_warnings, 0);
     /* mixed, as JSON (NVIDIA reads YAML or JSON) */
     assert_int_equal(parse("{\"version\": \"v1\", \"flags\": {\"migStrategy\": \"mixed\"}}"),
@@ -200,6 +204,8 @@ static void test_bad(void **state)
          "dp.yaml:3:25: flags.plugin.deviceListStrategy: \"volume-mounts\" is not supported"},
         {"flags:\n  plugin:\n    deviceListStrategy: [envvar, bogus]\n",
          "dp.yaml:3:34: flags.plugin.deviceListStrategy[1]: expected envvar, volume-mounts"},
+        {"flags:\n  mpsRoot: run/mps\n",
+         "dp.yaml:2:12: flags.mpsRoot: expected an absolute path under 256 bytes, got \"run/mps\""},
         {"flags:\n  plugin:\n    deviceIDStrategy: index\n",
          "dp.yaml:3:23: flags.plugin.deviceIDStrategy: \"index\" is not supported"},
         {"flags:\n  plugin:\n    passDeviceSpecs: true\n",

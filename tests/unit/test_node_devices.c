@@ -239,6 +239,24 @@ static void test_allocate(void **state)
     assert_true(a.mps);
     assert_int_equal(a.mps_thread_percent, 25);
     assert_string_equal(a.mps_mem_limit, "0=20480M,1=20480M");
+    /* the daemon's pipe and shm, as NVIDIA's plugin mounts them: the
+     * container's /mps/<resource>/pipe from <mpsRoot>/<resource>/pipe,
+     * /dev/shm from <mpsRoot>/shm; mpsRoot /run/nvidia/mps by default */
+    assert_string_equal(a.mps_pipe_dir, "/mps/nvidia.com/gpu/pipe");
+    assert_string_equal(a.mps_pipe_host, "/run/nvidia/mps/nvidia.com/gpu/pipe");
+    assert_string_equal(a.mps_shm_host, "/run/nvidia/mps/shm");
+    snprintf(sh.mps_root, sizeof sh.mps_root, "/var/mps/");
+    assert_int_equal(gp_node_dev_allocate(&s.res[0], &inv, pair, 2, NULL, &sh, &a, &d), GP_OK);
+    assert_string_equal(a.mps_pipe_dir, "/mps/nvidia.com/gpu/pipe");
+    assert_string_equal(a.mps_pipe_host, "/var/mps/nvidia.com/gpu/pipe");
+    assert_string_equal(a.mps_shm_host, "/var/mps/shm");
+    gp_node_devset_free(&s);
+    /* time-slicing: no MPS daemon to reach */
+    sh = (struct gp_node_sharing){.mode = GP_NODE_SHARE_TIME_SLICING, .replicas = 4};
+    assert_int_equal(gp_node_devset_build(&inv, &sh, &s, &d), GP_OK);
+    assert_int_equal(gp_node_dev_allocate(&s.res[0], &inv, pair, 2, NULL, &sh, &a, &d), GP_OK);
+    assert_false(a.mps);
+    assert_string_equal(a.mps_pipe_dir, "");
     gp_node_devset_free(&s);
 }
 
