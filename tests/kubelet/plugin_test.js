@@ -61,7 +61,8 @@ async function wholeGpus() {
   check(JSON.stringify(c.cdi_devices.map((d) => d.name)) ===
         JSON.stringify([`nvidia.com/gpu=${uuid(1)}`, `nvidia.com/gpu=${uuid(0)}`]),
         'Allocate: CDI device names nvidia.com/gpu=<uuid>', c.cdi_devices);
-  check(!('CUDA_MPS_ACTIVE_THREAD_PERCENTAGE' in c.envs), 'Allocate: no MPS limits without MPS', c.envs);
+  check(!('CUDA_MPS_ACTIVE_THREAD_PERCENTAGE' in c.envs) && !('CUDA_MPS_PIPE_DIRECTORY' in c.envs) &&
+        c.mounts.length === 0, 'Allocate: no MPS limits, pipe or mounts without MPS', c);
   await expectError(p.allocate([[uuid(2), uuid(2)]]), /asked twice/, 'Allocate: a duplicate device ID is refused (HAMi #1741)');
   await expectError(p.allocate([['GPU-nope']]), /unknown device ID/, 'Allocate: an unknown device ID is refused');
   const ps = await p.preStart([uuid(0)]);
@@ -152,6 +153,12 @@ async function mps() {
   check(e.NVIDIA_VISIBLE_DEVICES === uuid(1) && e.CUDA_MPS_ACTIVE_THREAD_PERCENTAGE === '25' &&
         e.CUDA_MPS_PINNED_DEVICE_MEM_LIMIT === '0=20480M',
         'MPS: a quarter of the threads and of the 80 GiB', e);
+  // the daemon's pipe directory and shm, as NVIDIA's plugin answers
+  // (internal/plugin/mps.go, internal/mps/root.go; mpsRoot /run/nvidia/mps)
+  const m = a.container_responses[0].mounts.map((x) => `${x.container_path}<-${x.host_path}`);
+  check(e.CUDA_MPS_PIPE_DIRECTORY === '/mps/nvidia.com/gpu/pipe' &&
+        m.join(' ') === '/mps/nvidia.com/gpu/pipe<-/run/nvidia/mps/nvidia.com/gpu/pipe /dev/shm<-/run/nvidia/mps/shm',
+        'MPS: the control daemon\'s pipe directory and shm mounted', {e, m});
   await expectError(p.allocate([[`${uuid(0)}::0`, `${uuid(1)}::0`]]), /maximum request size/,
         'MPS: failRequestsGreaterThanOne by default');
   p.close();
