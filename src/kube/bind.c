@@ -96,7 +96,7 @@ static double mono_s(void)
  * while the scheduling thread still waits on a renewal. */
 static bool leading(const struct gp_kube_sched *s)
 {
-    return atomic_load(&s->leading) && mono_s() < atomic_load(&s->lead_until_s);
+    return gp_ks_leading(s);
 }
 
 /* --- a job, run by a binder or the scheduling thread -------------------- */

@@ -46,10 +46,11 @@ struct gp_kube_client {
     size_t urlcap;
     /* requests by http1.c: its connections' handles copied from tmpl */
     CURL *tmpl;
-    struct gp_http1 *h1;    /* NULL: opts.curl_http */
-    char *h1_host;          /* the Host header's value */
-    size_t h1_prefix_len;   /* the path of the server's URL, before each request's */
-    atomic_ulong pipelined; /* requests sent in batches */
+    struct gp_http1 *h1;         /* NULL: opts.curl_http */
+    char *h1_host;               /* the Host header's value */
+    size_t h1_prefix_len;        /* the path of the server's URL, before each request's */
+    atomic_ulong pipelined;      /* requests sent in batches */
+    double stream_retry_after_s; /* the last gp_kube_stream's Retry-After (-1: none) */
 };
 
 /* what a transfer writes into */
@@ -231,6 +232,7 @@ enum gp_err gp_kube_client_new(const struct gp_kube_config *cfg,
     struct gp_kube_client *c = calloc(1, sizeof *c);
     if (!c)
         return gp_diag_set(diag, GP_ENOMEM, "kube client: out of memory");
+    c->stream_retry_after_s = -1;
     if (opts)
         c->o = *opts;
     else
@@ -760,6 +762,9 @@ enum gp_err gp_kube_stream(struct gp_kube_client *c, const char *path, double ti
     double retry_after;
     char errbuf[CURL_ERROR_SIZE];
     CURLcode rc = perform(c, "GET", path, NULL, NULL, timeout_s, &s, &retry_after, status, errbuf);
+    c->stream_retry_after_s = retry_after < 0                        ? -1
+                              : retry_after < c->o.retry_after_max_s ? retry_after
+                                                                     : c->o.retry_after_max_s;
     gp_kube_lines_free(&lines);
     if (err_body)
         *err_body = s.buf;
@@ -775,6 +780,11 @@ enum gp_err gp_kube_stream(struct gp_kube_client *c, const char *path, double ti
     if (atomic_load(&c->cancelled))
         return gp_diag_set(diag, GP_ESTATE, "GET %s%s: cancelled", c->server, path);
     return transfer_failed(c, "GET", path, rc, errbuf, false, diag);
+}
+
+double gp_kube_client_stream_retry_after(const struct gp_kube_client *c)
+{
+    return c->stream_retry_after_s;
 }
 
 enum gp_err gp_kube_status_err(long status, const char *body, const char *method, const char *path,

@@ -100,6 +100,10 @@ enum gp_err gp_kube_stream(struct gp_kube_client *c, const char *path, double ti
                            gp_kube_line_fn fn, void *ctx, long *status, char **err_body,
                            struct gp_diag *diag);
 
+/* The Retry-After (seconds, cut to opts.retry_after_max_s) of the last
+ * gp_kube_stream's answer; -1 when it had none. */
+double gp_kube_client_stream_retry_after(const struct gp_kube_client *c);
+
 /* The status as an error, with the Status body's message in diag:
  * 2xx GP_OK; 404 GP_ENOTFOUND; 409 and 410 GP_ESTATE; 400 and 422
  * GP_EINVALID; 401 and 403 GP_EUSAGE; 413 and 429 GP_ELIMIT; else GP_EIO. */

@@ -22,6 +22,8 @@ struct gp_httpd {
     bool leader_election;
     gp_httpd_ready_fn ready;
     void *ready_ctx;
+    gp_httpd_ready_fn healthy;
+    void *healthy_ctx;
     atomic_bool synced;
     atomic_int role;
     unsigned port;
@@ -82,6 +84,11 @@ bool gp_httpd_ready(struct gp_httpd *h, char *why, size_t n)
     if (h->ready && !h->ready(h->ready_ctx, why, n))
         return false;
     return true;
+}
+
+bool gp_httpd_healthy(struct gp_httpd *h, char *why, size_t n)
+{
+    return !h->healthy || h->healthy(h->healthy_ctx, why, n);
 }
 
 void gp_httpd_set_synced(struct gp_httpd *h, bool synced)
@@ -165,9 +172,13 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         return answer_text(c, MHD_HTTP_METHOD_NOT_ALLOWED, "method not allowed\n");
     if (strcmp(url, "/metrics") == 0)
         return answer_metrics(h, c);
-    if (strcmp(url, "/healthz") == 0)
-        return answer_text(c, MHD_HTTP_OK, "ok\n");
     char why[200] = "", text[256];
+    if (strcmp(url, "/healthz") == 0) {
+        if (gp_httpd_healthy(h, why, sizeof why))
+            return answer_text(c, MHD_HTTP_OK, "ok\n");
+        snprintf(text, sizeof text, "unhealthy: %s\n", why);
+        return answer_text(c, MHD_HTTP_INTERNAL_SERVER_ERROR, text);
+    }
     if (gp_httpd_ready(h, why, sizeof why))
         return answer_text(c, MHD_HTTP_OK, "ok\n");
     snprintf(text, sizeof text, "not ready: %s\n", why);
@@ -212,6 +223,8 @@ enum gp_err gp_httpd_start(const struct gp_httpd_opts *o, struct gp_httpd **out,
     h->leader_election = o->leader_election;
     h->ready = o->ready;
     h->ready_ctx = o->ready_ctx;
+    h->healthy = o->healthy;
+    h->healthy_ctx = o->healthy_ctx;
     atomic_init(&h->synced, false);
     atomic_init(&h->role, GP_HTTPD_ROLE_NONE);
     unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO;

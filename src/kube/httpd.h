@@ -3,7 +3,10 @@
  *
  *   GET /metrics  the registry's exposition (metrics.h), Content-Type
  *                 "text/plain; version=0.0.4; charset=utf-8"
- *   GET /healthz  200 "ok": the process is alive and serving (liveness)
+ *   GET /healthz  200 "ok" when healthy (liveness), else 500 with the
+ *                 reason: the optional health callback (gpuplane schedule:
+ *                 the scheduling loop's heartbeat and the leader-election
+ *                 watchdog, run.c) says so; without one, always 200
  *   GET /readyz   200 "ok" when ready, else 503 with the reason: ready
  *                 means the informers have synced and, with leader
  *                 election on, this replica is the leader or a standby
@@ -45,6 +48,8 @@ struct gp_httpd_opts {
     bool leader_election;       /* /readyz needs a role (gp_httpd_set_role) */
     gp_httpd_ready_fn ready;    /* NULL: none */
     void *ready_ctx;
+    gp_httpd_ready_fn healthy; /* /healthz's condition, as ready is /readyz's; NULL: none */
+    void *healthy_ctx;
 };
 
 struct gp_httpd;
@@ -66,6 +71,8 @@ void gp_httpd_set_role(struct gp_httpd *h, enum gp_httpd_role role);
 
 /* Whether /readyz would answer 200 now; the reason into why when not. */
 bool gp_httpd_ready(struct gp_httpd *h, char *why, size_t n);
+/* Whether /healthz would answer 200 now; the reason into why when not. */
+bool gp_httpd_healthy(struct gp_httpd *h, char *why, size_t n);
 
 /* Splits "HOST:PORT", "[V6]:PORT" or ":PORT" into host ("" for none) and
  * port; false when it does not parse. For tests and the flag's check. */

@@ -19,6 +19,7 @@ struct gp_kube_informer {
     struct gp_kube_informer_stats st;
     /* the watch in progress */
     bool stale, failed;
+    double retry_after_s; /* the last watch's Retry-After on a 429/5xx; -1 none */
     struct gp_diag *diag;
     enum gp_err err;
     /* gp_kube_informer_skip: the object's members left out, as seen from a
@@ -63,6 +64,7 @@ enum gp_err gp_kube_informer_new(struct gp_kube_client *c, const char *path, uns
         return gp_diag_set(diag, GP_ENOMEM, "informer %s: out of memory", path);
     }
     inf->c = c;
+    inf->retry_after_s = -1;
     inf->limit = page_limit ? page_limit : 500;
     inf->fn = fn;
     inf->ctx = ctx;
@@ -282,9 +284,18 @@ enum gp_err gp_kube_informer_watch(struct gp_kube_informer *inf, double timeout_
     }
     if (err == GP_EIO)
         inf->st.drops++;
+    inf->retry_after_s = -1;
     if (err == GP_OK && status == 410)
         inf->stale = true; /* a plain HTTP 410, as etcd answers */
-    else if (err == GP_OK && status != 200)
+    else if (err == GP_OK && (status == 429 || status >= 500)) {
+        /* throttled (API Priority and Fairness) or failing: the same watch
+         * again later, from the same resourceVersion - a re-list is what
+         * costs the server most (gp_kube_informer_retry_after_s) */
+        gp_kube_status_err(status, body, "GET", path, diag);
+        inf->retry_after_s = gp_kube_client_stream_retry_after(inf->c);
+        inf->st.watch_retries++;
+        err = GP_EIO;
+    } else if (err == GP_OK && status != 200)
         err = gp_kube_status_err(status, body, "GET", path, diag);
     free(body);
     if (err == GP_OK && inf->stale) {
@@ -292,6 +303,11 @@ enum gp_err gp_kube_informer_watch(struct gp_kube_informer *inf, double timeout_
         return gp_kube_informer_list(inf, diag);
     }
     return err;
+}
+
+double gp_kube_informer_retry_after_s(const struct gp_kube_informer *inf)
+{
+    return inf->retry_after_s;
 }
 
 const char *gp_kube_informer_rv(const struct gp_kube_informer *inf)

@@ -28,6 +28,7 @@ typedef void (*gp_kube_change_fn)(enum gp_kube_event_type type, const json_t *ob
 
 struct gp_kube_informer_stats {
     unsigned long lists, pages, watches, relists_410, drops, bookmarks, events;
+    unsigned long watch_retries; /* watches answered 429 or 5xx (retried, not re-listed) */
 };
 
 struct gp_kube_informer;
@@ -50,8 +51,9 @@ enum gp_err gp_kube_informer_list(struct gp_kube_informer *inf, struct gp_diag *
 
 /* One watch from the last resourceVersion, for at most timeout_s: GP_OK
  * when the server ended it (or it went stale and the re-list is done),
- * GP_EIO when the connection dropped (call again to resume), other errors
- * as they come. */
+ * GP_EIO when the connection dropped or the watch was answered 429 or 5xx
+ * (call again to resume from the same resourceVersion, after
+ * gp_kube_informer_retry_after_s), other errors as they come. */
 enum gp_err gp_kube_informer_watch(struct gp_kube_informer *inf, double timeout_s,
                                    struct gp_diag *diag);
 
@@ -62,5 +64,13 @@ size_t gp_kube_informer_count(const struct gp_kube_informer *inf);
 const json_t *gp_kube_informer_get(const struct gp_kube_informer *inf, const char *ns,
                                    const char *name);
 struct gp_kube_informer_stats gp_kube_informer_stats(const struct gp_kube_informer *inf);
+
+/* How long the server asked to wait (Retry-After) before the next watch,
+ * when the last one was answered 429 or 5xx with one; else -1. The
+ * caller waits at least this, or its own back-off when -1 (client-go:
+ * the rest client honours Retry-After on 429/5xx, with_retry.go
+ * checkWait, and the reflector backs off and watches again on a 429,
+ * reflector.go isWatchErrorRetriable; a re-list only on 410). */
+double gp_kube_informer_retry_after_s(const struct gp_kube_informer *inf);
 
 #endif

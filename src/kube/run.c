@@ -1,9 +1,10 @@
 /* run.c - the scheduler's threads (run.h): informer threads feeding a
- * queue, and the scheduling thread that drains it, applies the ConfigMap's
- * versions (config.h) between cycles, keeps the Lease, runs cycles and the
- * metrics. */
+ * queue, the Lease's thread, and the scheduling thread that drains the
+ * queue, applies the ConfigMap's versions (config.h) and the Lease's
+ * verdicts between cycles, runs cycles and the metrics. */
 #include <math.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -127,8 +128,13 @@ static void *feed_main(void *arg)
         if (f->q->stop)
             break;
         if (err != GP_EIO)
-            listed = false; /* anything but a drop: list again */
-        nap(wait);
+            listed = false; /* anything but a drop or a 429/5xx on the watch: list again */
+        /* the server's Retry-After when a watch was throttled, else the
+         * back-off; in steps, so that a stop is not kept waiting */
+        double ra = listed ? gp_kube_informer_retry_after_s(f->inf) : -1;
+        double until = mono() + (ra > wait ? ra : wait);
+        while (!f->q->stop && mono() < until)
+            nap(fmin(0.1, until - mono() > 0 ? until - mono() : 0));
         wait = wait * 2 < 10 ? wait * 2 : 10;
     }
     return NULL;
@@ -168,6 +174,15 @@ static const struct gp_kube_jskip pod_unread_kids[] = {
     {"spec", pod_spec_unread, sizeof pod_spec_unread / sizeof *pod_spec_unread},
 };
 static const struct gp_kube_jskip pod_unread = {NULL, pod_unread_kids, 2};
+
+/* Pods that have not ended, as kube-scheduler lists and watches them
+ * (pkg/scheduler/scheduler.go newPodInformer: the field selector
+ * "status.phase!=Succeeded,status.phase!=Failed"): a pod that ends leaves
+ * the watch as a DELETED event and its record and store entry are freed,
+ * so that memory follows the live pods, not every pod ever seen (ended
+ * Job pods stay in the API until the pod GC's threshold, 12,500). */
+#define GP_RUN_PODS_PATH                                                                           \
+    "/api/v1/pods?fieldSelector=status.phase%21%3DSucceeded%2Cstatus.phase%21%3DFailed"
 
 static enum gp_err feed_start(struct feed *f, struct runq *q, int kind, const char *path,
                               const struct gp_kube_run_opts *o, struct gp_diag *d)
@@ -334,8 +349,45 @@ static bool drain(struct runq *q, struct gp_kube_sched *s, struct run_config *cw
     return any;
 }
 
+/* The Lease's thread (client-go's LeaderElector.Run: the renew loop in a
+ * goroutine of its own, every RetryPeriod, whatever the scheduling
+ * goroutines do): it ticks the Lease on the Lease's own client and
+ * publishes leadership and the renew deadline under mu - the deadline at
+ * once into the scheduler's atomics (gp_kube_sched_lead_until), which
+ * every write checks, so that a long cycle neither lets the Lease lapse
+ * nor writes past it; leadership itself (the rebuild on becoming leader)
+ * the scheduling thread takes between cycles (lease_apply). */
+struct lease_run {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    pthread_t th;
+    bool started, stop;
+    bool lead;        /* the last tick's answer */
+    double until_s;   /* its renew deadline (-INFINITY: not leading) */
+    uint64_t seq;     /* ticks published */
+    uint64_t seen;    /* the last the scheduling thread applied */
+    double renewed_s; /* the last tick that found this replica leading */
+};
+
+/* /healthz (httpd.h): unhealthy when the scheduling loop has not come
+ * round, nor a cycle written anything, for GP_RUN_STALL_S (a long cycle
+ * writes as it goes; an idle loop comes round each second), or when this
+ * replica believes it leads but has not renewed the Lease for
+ * leaseDurationSeconds + GP_RUN_LEASE_TOLERANCE_S (the Lease's thread
+ * stuck) - client-go's
+ * leaderelection HealthzAdaptor (healthzadaptor.go, Check: "failed
+ * election to renew leadership on lease"), which kube-scheduler adds to
+ * its /healthz with a tolerance of 20 s (cmd/kube-scheduler/app/options,
+ * NewLeaderHealthzAdaptor(time.Second * 20)). The rendered Deployment's
+ * livenessProbe (10 s period, 3 failures) then restarts the pod. */
+#define GP_RUN_STALL_S           60.0
+#define GP_RUN_LEASE_TOLERANCE_S 20.0
+
 struct run_state {
     struct runq q;
+    struct lease_run lr;
+    const struct gp_kube_run_opts *o;
+    _Atomic double beat_s; /* the scheduling loop's last round (CLOCK_MONOTONIC) */
     struct feed nodes, pods, groups;
     struct feed volcano, prios; /* Volcano's PodGroups; PriorityClasses */
     struct feed config;         /* the ConfigMap (kind 4) */
@@ -349,6 +401,106 @@ struct run_state {
     bool km_ok;
     struct gp_httpd *h;
 };
+
+static void *lease_main(void *arg)
+{
+    struct run_state *r = arg;
+    struct lease_run *lr = &r->lr;
+    pthread_mutex_lock(&lr->mu);
+    while (!lr->stop) {
+        pthread_mutex_unlock(&lr->mu);
+        double now = mono();
+        bool lead = gp_kube_lease_tick(r->lease, now); /* bounded: lease.h */
+        double until = lead ? gp_kube_lease_deadline(r->lease) : -INFINITY;
+        pthread_mutex_lock(&lr->mu);
+        lr->lead = lead;
+        lr->until_s = until;
+        if (lead)
+            lr->renewed_s = now;
+        lr->seq++;
+        /* a leader's writes see the new deadline now, mid-cycle; a replica
+         * that is not leading (yet, as the scheduling thread knows it)
+         * writes nothing whatever the deadline says (sched.c) */
+        gp_kube_sched_lead_until(r->s, until);
+        if (r->h)
+            gp_httpd_set_role(r->h, lead ? GP_HTTPD_ROLE_LEADER : GP_HTTPD_ROLE_STANDBY);
+        pthread_mutex_unlock(&lr->mu);
+        wake(&r->q);
+        pthread_mutex_lock(&lr->mu);
+        double next = now + r->o->lease.retry_period_s;
+        while (!lr->stop && mono() < next) {
+            struct timespec ts;
+            clock_gettime(CLOCK_REALTIME, &ts);
+            double dt = next - mono();
+            dt = dt < 0 ? 0 : dt > 0.2 ? 0.2 : dt;
+            long ns = ts.tv_nsec + (long)(dt * 1e9);
+            ts.tv_sec += ns / 1000000000L;
+            ts.tv_nsec = ns % 1000000000L;
+            pthread_cond_timedwait(&lr->cv, &lr->mu, &ts);
+        }
+    }
+    pthread_mutex_unlock(&lr->mu);
+    return NULL;
+}
+
+/* What the Lease's thread published since the last call, applied on the
+ * scheduling thread (under the thread's lock, so that it never puts back
+ * an older deadline); true when there was something. */
+static bool lease_apply(struct run_state *r)
+{
+    struct lease_run *lr = &r->lr;
+    pthread_mutex_lock(&lr->mu);
+    bool fresh = lr->seq != lr->seen;
+    if (fresh) {
+        lr->seen = lr->seq;
+        gp_kube_sched_set_leader_until(r->s, lr->lead, lr->until_s);
+    }
+    pthread_mutex_unlock(&lr->mu);
+    return fresh;
+}
+
+static bool run_healthy(void *ctx, char *why, size_t n)
+{
+    struct run_state *r = ctx;
+    double now = mono();
+    double stall = r->o->healthz_stall_s > 0 ? r->o->healthz_stall_s : GP_RUN_STALL_S;
+    double tol = r->o->healthz_lease_tolerance_s > 0 ? r->o->healthz_lease_tolerance_s
+                                                     : GP_RUN_LEASE_TOLERANCE_S;
+    double beat = fmax(atomic_load(&r->beat_s), gp_kube_sched_beat_s(r->s));
+    if (beat > 0 && now - beat > stall) {
+        snprintf(why, n, "scheduling loop: no progress for %.1f s (at most %.0f s)", now - beat,
+                 stall);
+        return false;
+    }
+    if (!r->o->leader_elect)
+        return true;
+    struct lease_run *lr = &r->lr;
+    pthread_mutex_lock(&lr->mu);
+    bool lead = lr->lead;
+    double since = now - lr->renewed_s;
+    pthread_mutex_unlock(&lr->mu);
+    if (lead && since > r->o->lease.duration_s + tol) {
+        snprintf(why, n,
+                 "leaderElection: failed election to renew leadership on lease %s/%s: not "
+                 "renewed for %.0f s (leaseDuration + %.0f s)",
+                 r->o->lease.ns, r->o->lease.name, since, tol);
+        return false;
+    }
+    return true;
+}
+
+static void lease_stop(struct run_state *r)
+{
+    struct lease_run *lr = &r->lr;
+    if (!lr->started)
+        return;
+    pthread_mutex_lock(&lr->mu);
+    lr->stop = true;
+    pthread_cond_broadcast(&lr->cv);
+    pthread_mutex_unlock(&lr->mu);
+    pthread_join(lr->th, NULL);
+    lr->started = false;
+}
 
 static enum gp_err run_loop(const struct gp_kube_run_opts *o, struct run_state *r, double t0,
                             struct gp_kube_run_result *res, struct gp_diag *d)
@@ -368,22 +520,21 @@ static enum gp_err run_loop(const struct gp_kube_run_opts *o, struct run_state *
     res->synced_s = mono() - t0;
     if (r->h)
         gp_httpd_set_synced(r->h, true);
-    double next_lease = o->leader_elect ? 0 : INFINITY, next_metrics = 0;
+    double next_metrics = 0;
     bool stale = false; /* a cycle ran since the metrics were brought up to date */
     bool changed = true;
     if (!o->leader_elect)
         gp_kube_sched_set_leader(r->s, true);
+    else if (pthread_create(&r->lr.th, NULL, lease_main, r) != 0) /* once synced, as
+                                                                   * kube-scheduler */
+        return gp_diag_set(d, GP_ENOMEM, "cannot start the Lease's thread");
+    else
+        r->lr.started = true;
     while (!stopping(o, t0)) {
         double now = mono();
-        if (o->leader_elect && now >= next_lease) {
-            bool lead = gp_kube_lease_tick(r->lease, now);
-            /* binders stop at the renew deadline, renewed or not by then */
-            gp_kube_sched_set_leader_until(r->s, lead, gp_kube_lease_deadline(r->lease));
-            if (r->h)
-                gp_httpd_set_role(r->h, lead ? GP_HTTPD_ROLE_LEADER : GP_HTTPD_ROLE_STANDBY);
-            next_lease = now + o->lease.retry_period_s;
-            changed = true;
-        }
+        atomic_store(&r->beat_s, now);
+        if (o->leader_elect && lease_apply(r))
+            changed = true; /* a cycle each retry period, as before */
         if (changed || gp_kube_sched_next_retry_s(r->s) <= now ||
             gp_kube_sched_results_ready(r->s)) {
             size_t bound;
@@ -412,7 +563,7 @@ static enum gp_err run_loop(const struct gp_kube_run_opts *o, struct run_state *
             if (st.assumed == 0 && st.waiting_backoff == 0 && st.pending == st.unschedulable_now)
                 break;
         }
-        double until = fmin(next_lease, gp_kube_sched_next_retry_s(r->s));
+        double until = gp_kube_sched_next_retry_s(r->s); /* the Lease's thread wakes it too */
         until = fmin(until, stale ? next_metrics : mono() + 1);
         changed = drain(&r->q, r->s, &r->cw, until);
     }
@@ -541,8 +692,11 @@ enum gp_err gp_kube_run(const struct gp_kube_run_opts *o, struct gp_kube_run_res
     res->first_bind_s = res->last_bind_s = -1;
     struct run_state r;
     memset(&r, 0, sizeof r);
+    r.o = o;
     pthread_mutex_init(&r.q.mu, NULL);
     pthread_cond_init(&r.q.cv, NULL);
+    pthread_mutex_init(&r.lr.mu, NULL);
+    pthread_cond_init(&r.lr.cv, NULL);
     struct gp_kube_sched_opts so = o->sched; /* the ConfigMap's values over the flags' */
     enum gp_err err = config_list(o, &r, &so, d);
     if (err == GP_OK)
@@ -565,8 +719,11 @@ enum gp_err gp_kube_run(const struct gp_kube_run_opts *o, struct gp_kube_run_res
     if (err == GP_OK)
         err = config_watch(&r, d);
     if (err == GP_OK && o->metrics_addr) {
-        struct gp_httpd_opts ho = {
-            .addr = o->metrics_addr, .metrics = r.km.reg, .leader_election = o->leader_elect};
+        struct gp_httpd_opts ho = {.addr = o->metrics_addr,
+                                   .metrics = r.km.reg,
+                                   .leader_election = o->leader_elect,
+                                   .healthy = run_healthy,
+                                   .healthy_ctx = &r};
         err = gp_httpd_start(&ho, &r.h, d);
         if (err == GP_OK && o->log) {
             fprintf(o->log, "gpuplane schedule: /metrics, /healthz and /readyz on port %u\n",
@@ -586,7 +743,7 @@ enum gp_err gp_kube_run(const struct gp_kube_run_opts *o, struct gp_kube_run_res
     if (err == GP_OK)
         err = feed_start(&r.nodes, &r.q, 1, "/api/v1/nodes", o, d);
     if (err == GP_OK)
-        err = feed_start(&r.pods, &r.q, 0, "/api/v1/pods", o, d);
+        err = feed_start(&r.pods, &r.q, 0, GP_RUN_PODS_PATH, o, d);
     if (err == GP_OK)
         err = run_loop(o, &r, t0, res, d);
     pthread_mutex_lock(&r.q.mu);
@@ -602,6 +759,7 @@ enum gp_err gp_kube_run(const struct gp_kube_run_opts *o, struct gp_kube_run_res
     /* the binders finish the job each is on (none not begun is started) */
     if (r.s)
         gp_kube_sched_stop_binders(r.s);
+    lease_stop(&r); /* renewing until the binders are done */
     if (r.lease)
         gp_kube_lease_release(r.lease);
     if (r.s)
@@ -622,5 +780,7 @@ enum gp_err gp_kube_run(const struct gp_kube_run_opts *o, struct gp_kube_run_res
     free(r.bc);
     pthread_mutex_destroy(&r.q.mu);
     pthread_cond_destroy(&r.q.cv);
+    pthread_mutex_destroy(&r.lr.mu);
+    pthread_cond_destroy(&r.lr.cv);
     return err;
 }

@@ -26,7 +26,11 @@ struct gp_kube_run_opts {
     struct gp_kube_sched_opts sched;
     bool leader_elect;
     struct gp_kube_lease_opts lease;
-    const char *metrics_addr;    /* NULL: no HTTP server */
+    const char *metrics_addr; /* NULL: no HTTP server */
+    /* /healthz fails when the scheduling loop made no progress for stall_s
+     * (0: 60), or when leading without a renewal for the Lease's duration
+     * + lease_tolerance_s (0: 20, kube-scheduler's); run.c */
+    double healthz_stall_s, healthz_lease_tolerance_s;
     double max_s;                /* stop after this long (0: until *stop) */
     uint64_t stop_after_binds;   /* stop once this many pods are bound (0: never) */
     bool stop_when_idle;         /* stop once pods were bound and every pending one fits nowhere */

@@ -905,7 +905,22 @@ void gp_kube_sched_set_leader(struct gp_kube_sched *s, bool leader)
     gp_kube_sched_set_leader_until(s, leader, INFINITY);
 }
 
+void gp_kube_sched_lead_until(struct gp_kube_sched *s, double until_s)
+{
+    atomic_store(&s->lead_until_s, until_s);
+}
+
 static double mono_s(void);
+
+double gp_kube_sched_beat_s(const struct gp_kube_sched *s)
+{
+    return atomic_load(&s->beat_s);
+}
+
+bool gp_ks_leading(const struct gp_kube_sched *s)
+{
+    return atomic_load(&s->leading) && mono_s() < atomic_load(&s->lead_until_s);
+}
 
 double gp_kube_sched_next_retry_s(const struct gp_kube_sched *s)
 {

@@ -139,6 +139,17 @@ void gp_kube_sched_set_leader(struct gp_kube_sched *s, bool leader);
  * is written - a binder checks it before each patch and Binding, a cycle
  * gives the leadership up - until leadership is set again. */
 void gp_kube_sched_set_leader_until(struct gp_kube_sched *s, bool leader, double until_s);
+/* The renew deadline moved to until_s (-INFINITY: leadership lost) by the
+ * Lease's own thread while the scheduling thread may be in a cycle: what
+ * the binders and the cycle's own writes check (gp_ks_leading) changes at
+ * once; leadership itself (becoming leader, the rebuild) changes only by
+ * gp_kube_sched_set_leader_until on the scheduling thread. Thread-safe;
+ * the caller serializes it with its set_leader_until calls. */
+void gp_kube_sched_lead_until(struct gp_kube_sched *s, double until_s);
+/* When (CLOCK_MONOTONIC seconds) the scheduling thread last sent a
+ * write of a cycle (a pod's status, an Event, an eviction): a cycle that
+ * is long but moving; 0 before the first. Thread-safe (/healthz). */
+double gp_kube_sched_beat_s(const struct gp_kube_sched *s);
 
 /* One cycle at now_s (a monotonic clock): the state rebuilt if it must
  * be, pods whose back-off ended back in the queue, the engine's decisions

@@ -50,7 +50,9 @@ static void expire(struct gp_kube_sched *s, struct spod *p)
     snprintf(path, sizeof path, "/api/v1/namespaces/%s/pods/%s", p->info.ns, p->info.name);
     json_t *body = json_pack("{s:{s:s,s:{s:s}}}", "metadata", "resourceVersion", p->info.rv,
                              "annotations", GP_KUBE_ANN_PHASE, PHASE_EXPIRED);
-    long st = gp_ks_send(s->c, "PATCH", path, body, "application/merge-patch+json", NULL);
+    long st = gp_ks_leading(s)
+                  ? gp_ks_send(s->c, "PATCH", path, body, "application/merge-patch+json", NULL)
+                  : (json_decref(body), 0L);
     if (st != 200) { /* 409: it changed (allocated, started, failed); else try again in 1 s */
         p->alloc_since += 1.0;
         return;

@@ -57,9 +57,20 @@ long gp_ks_send(struct gp_kube_client *c, const char *method, const char *path, 
     return status;
 }
 
+/* A write of the scheduling thread: none once the renew deadline passed,
+ * even in the middle of a cycle (0, as when no answer came). */
 static long send_json(struct gp_kube_sched *s, const char *method, const char *path, json_t *body,
                       const char *ctype, json_t **out)
 {
+    if (!gp_ks_leading(s)) {
+        json_decref(body);
+        if (out)
+            *out = NULL;
+        return 0;
+    }
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    atomic_store(&s->beat_s, (double)ts.tv_sec + (double)ts.tv_nsec / 1e9);
     return gp_ks_send(s->c, method, path, body, ctype, out);
 }
 
@@ -101,7 +112,7 @@ void gp_ks_event(struct gp_kube_sched *s, const char *kind, const char *ns, cons
                  const char *uid, const char *type, const char *reason, const char *action,
                  const char *note)
 {
-    if (!s->leader || !s->c)
+    if (!s->c || !gp_ks_leading(s))
         return;
     if (gp_ks_event_send(s->c, &s->o, atomic_fetch_add(&s->event_seq, 1) + 1, kind, ns, name, uid,
                          type, reason, action, note))
@@ -325,7 +336,7 @@ static void write_condition(struct gp_kube_sched *s, struct spod *p, const char 
     }
     gp_ks_event(s, "Pod", p->info.ns, p->info.name, p->info.uid, "Warning", "FailedScheduling",
                 "Scheduling", msg);
-    if (p->info.ann_node && !p->bound_to) /* a decision of before: not a booking */
+    if (p->info.ann_node && !p->bound_to && gp_ks_leading(s)) /* a decision of before */
         gp_ks_clear_annotations(s->c, p->info.ns, p->info.name, NULL);
 }
 

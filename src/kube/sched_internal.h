@@ -164,6 +164,9 @@ struct gp_kube_sched {
     bool nodes_gone, groups_gone;
     /* leading until then (CLOCK_MONOTONIC; the Lease's renew deadline), for the binders */
     _Atomic double lead_until_s;
+    /* the scheduling thread's last write (CLOCK_MONOTONIC): a long cycle's progress, for
+     * /healthz (gp_kube_sched_beat_s) */
+    _Atomic double beat_s;
 };
 
 /* sched.c */
@@ -215,7 +218,13 @@ void gp_ks_resume(struct gp_kube_sched *s, size_t *bound);
 bool gp_ks_event_send(struct gp_kube_client *c, const struct gp_kube_sched_opts *o, uint64_t seq,
                       const char *kind, const char *ns, const char *name, const char *uid,
                       const char *type, const char *reason, const char *action, const char *note);
-/* An Event (events.k8s.io/v1) about an object: kind "Pod" or "Node". */
+/* Leading, and the Lease's renew deadline (gp_kube_sched_lead_until) not
+ * passed: checked before every write, on any thread - as kube-scheduler
+ * writes nothing once its leader election's renewal fails past
+ * RenewDeadline (OnStoppedLeading). */
+bool gp_ks_leading(const struct gp_kube_sched *s);
+/* An Event (events.k8s.io/v1) about an object: kind "Pod" or "Node"; not
+ * sent unless gp_ks_leading. */
 void gp_ks_event(struct gp_kube_sched *s, const char *kind, const char *ns, const char *name,
                  const char *uid, const char *type, const char *reason, const char *action,
                  const char *note);

@@ -5,7 +5,8 @@
  * arrives once each, nothing else), a dropped watch resumed from the last
  * resourceVersion with nothing delivered twice, a re-list that fails on
  * a later page followed by a fresh list (never a watch from the failed
- * list's RV). Every change is logged and the log compared whole. */
+ * list's RV), a watch answered 429/503 watched again, not re-listed. Every change is logged and the
+ * log compared whole. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -179,11 +180,52 @@ static void test_relist_page_fails(void **state)
     gp_kube_client_free(admin);
 }
 
+/* A watch answered 429 (API Priority and Fairness, with a Retry-After) or
+ * 503 (without): GP_EIO with the Retry-After to wait, the next watch from
+ * the same resourceVersion - no re-list (client-go: reflector.go
+ * isWatchErrorRetriable, rest with_retry.go checkWait) - and what was
+ * created meanwhile delivered once. */
+static void test_watch_throttled(void **state)
+{
+    (void)state;
+    struct gp_kube_client *admin = kd_client(), *c = kd_client();
+    struct log log = {.len = 0};
+    struct gp_kube_informer *inf;
+    struct gp_diag d = {""};
+    pod(admin, "t1");
+    assert_int_equal(gp_kube_informer_new(c, "/api/v1/pods", 0, on_change, &log, &inf, &d), GP_OK);
+    assert_int_equal(gp_kube_informer_list(inf, &d), GP_OK);
+    assert_non_null(strstr(take(&log), "ADDED t1\n")); /* (and earlier tests' pods) */
+    char rv[64];
+    snprintf(rv, sizeof rv, "%s", gp_kube_informer_rv(inf));
+    struct gp_kube_informer_stats st0 = gp_kube_informer_stats(inf);
+    kd_call(admin, "POST", "/_control/fault",
+            "{\"status\":429,\"retry_after_s\":3,\"match\":\"/api/v1/pods\",\"count\":1}", 200);
+    assert_int_equal(gp_kube_informer_watch(inf, 1, &d), GP_EIO);
+    assert_true(gp_kube_informer_retry_after_s(inf) == 3);
+    assert_string_equal(gp_kube_informer_rv(inf), rv);
+    kd_call(admin, "POST", "/_control/fault",
+            "{\"status\":503,\"match\":\"/api/v1/pods\",\"count\":1}", 200);
+    assert_int_equal(gp_kube_informer_watch(inf, 1, &d), GP_EIO);
+    assert_true(gp_kube_informer_retry_after_s(inf) < 0);
+    pod(admin, "t2");
+    assert_int_equal(gp_kube_informer_watch(inf, 1, &d), GP_OK);
+    assert_string_equal(take(&log), "ADDED t2\n");
+    struct gp_kube_informer_stats st = gp_kube_informer_stats(inf);
+    assert_int_equal(st.lists, st0.lists); /* never listed again */
+    assert_int_equal(st.watch_retries, 2);
+    assert_int_equal(st.watches, st0.watches + 3);
+    gp_kube_informer_free(inf);
+    gp_kube_client_free(c);
+    gp_kube_client_free(admin);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_informer),
         cmocka_unit_test(test_relist_page_fails),
+        cmocka_unit_test(test_watch_throttled),
     };
     return cmocka_run_group_tests(tests, kd_start, kd_stop);
 }
