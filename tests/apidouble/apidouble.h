@@ -203,6 +203,8 @@ bool schema_enabled(void);
 bool schema_check(const struct route *r, json_t *obj, char *err, size_t n);
 /* 422 Invalid for an object that fails schema_check (counted). */
 bool schema_refuse(const struct route *r, json_t *obj, const char *name, struct answer *a);
+/* A body checked against the named schema (a DELETE's DeleteOptions). */
+bool schema_check_as(const char *schema, json_t *obj, char *err, size_t n);
 
 /* auth.c */
 bool auth_load(struct auth *au, const char *cert, const char *key, const char *client_ca,

@@ -289,6 +289,15 @@ bool schema_check(const struct route *r, json_t *obj, char *err, size_t n)
     return true;
 }
 
+/* A request's body that is no object of the route's resource (a DELETE's
+ * DeleteOptions) checked against the named schema; true when it passes. */
+bool schema_check_as(const char *schema, json_t *obj, char *err, size_t n)
+{
+    json_t *sc = schemas ? json_object_get(schemas, schema) : NULL;
+    char path[512] = "";
+    return !sc || check(sc, obj, path, sizeof path, err, n);
+}
+
 bool schema_refuse(const struct route *r, json_t *obj, const char *name, struct answer *a)
 {
     char err[600];

@@ -109,6 +109,7 @@ const char *kind_of(const char *res)
         {"events", "Event"},
         {"events.k8s.io/events", "Event"},
         {"coordination.k8s.io/leases", "Lease"},
+        {"policy/poddisruptionbudgets", "PodDisruptionBudget"},
     };
     for (size_t i = 0; i < sizeof table / sizeof *table; i++)
         if (strcmp(table[i][0], res) == 0)

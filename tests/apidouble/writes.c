@@ -318,6 +318,37 @@ void do_delete(const struct route *r, json_t *body, const char *grace_q, struct 
     struct object *o = target(r, a);
     if (!o)
         return;
+    char err[600];
+    if (body && !schema_check_as("io.k8s.apimachinery.pkg.apis.meta.v1.DeleteOptions", body, err,
+                                 sizeof err)) {
+        S.schema_errors++;
+        fprintf(stderr, "apidouble: schema: DeleteOptions %s: %s\n", r->name, err);
+        answer_status(a, 400, "BadRequest", NULL, NULL, "DeleteOptions is invalid: %s", err);
+        return;
+    }
+    /* preconditions (meta/v1 Preconditions): a uid or resourceVersion that
+     * differs fails as a storage precondition, answered 409 Conflict
+     * (apiserver registry InterpretDeleteError; the DeleteOptions schema:
+     * "If not possible, a 409 Conflict status will be returned") */
+    json_t *pre = json_object_get(body, "preconditions"), *om = json_object_get(o->cur, "metadata");
+    const char *puid = json_string_value(json_object_get(pre, "uid"));
+    const char *prv = json_string_value(json_object_get(pre, "resourceVersion"));
+    const char *huid = json_string_value(json_object_get(om, "uid"));
+    const char *hrv = json_string_value(json_object_get(om, "resourceVersion"));
+    if (puid && (!huid || strcmp(puid, huid) != 0)) {
+        answer_status(a, 409, "Conflict", r->name, plural_kind(r),
+                      "Operation cannot be fulfilled on %s \"%s\": Precondition failed: UID in "
+                      "precondition: %s, UID in object meta: %s",
+                      plural_kind(r), r->name, puid, huid ? huid : "");
+        return;
+    }
+    if (prv && (!hrv || strcmp(prv, hrv) != 0)) {
+        answer_status(a, 409, "Conflict", r->name, plural_kind(r),
+                      "Operation cannot be fulfilled on %s \"%s\": Precondition failed: "
+                      "ResourceVersion in precondition: %s, ResourceVersion in object meta: %s",
+                      plural_kind(r), r->name, prv, hrv ? hrv : "");
+        return;
+    }
     long grace = -1;
     json_t *g = json_object_get(body, "gracePeriodSeconds");
     if (json_is_integer(g))
