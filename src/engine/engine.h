@@ -291,6 +291,11 @@ const struct gp_pod *gp_engine_pod(const struct gp_engine *e, uint32_t id);
 /* Pod records the engine holds memory for now (whole chunks of them):
  * bounded by the pods alive at once, for tests and benchmarks. */
 size_t gp_engine_pods_held(const struct gp_engine *e);
+/* Whether evicting the pod would break a PodDisruptionBudget: preemption
+ * takes such victims last and reprieves them first (preempt.c, as
+ * kube-scheduler's DefaultPreemption prefers candidates violating fewer
+ * PDBs). Nothing for an id not alive. */
+void gp_engine_pod_set_pdb_violating(struct gp_engine *e, uint32_t id, bool violating);
 /* When a bound pod was bound (the now_s of that cycle); -1 if not bound. */
 double gp_engine_pod_bound_at(const struct gp_engine *e, uint32_t id);
 size_t gp_engine_pending_count(const struct gp_engine *e);

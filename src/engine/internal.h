@@ -325,6 +325,7 @@ struct unit {
     uint32_t vc, qc;   /* reclaim: the victim's and the preemptor's branches under
                         * their common ancestor */
     enum gp_evict_reason reason;
+    bool pdb_violating; /* a member would break a PodDisruptionBudget */
 };
 
 /* During a gang attempt with a node-local policy (gp_policy_ops.node_local):

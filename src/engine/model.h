@@ -325,6 +325,10 @@ struct gp_pod {
     /* engine: whether it has a node selector (bit 0) or required node
      * affinity (bit 1): one test on the common path */
     uint8_t label_filters;
+    /* a victim that would break a PodDisruptionBudget (the Kubernetes
+     * driver's, gp_engine_pod_set_pdb_violating; never set by the
+     * simulator): evicted only after every other candidate */
+    bool pdb_violating;
 };
 
 /* Why a node was rejected for a pod. Each rejected node counts once, under

@@ -179,11 +179,25 @@ static bool unit_borrowing(const struct gp_engine *e, const struct unit *u,
     return false;
 }
 
-/* Cost order of victims: lowest priority first, then the most recently
- * bound, then the newest pod. */
+void gp_engine_pod_set_pdb_violating(struct gp_engine *e, uint32_t id, bool violating)
+{
+    struct gp_pod *p = (struct gp_pod *)gp_engine_pod(e, id);
+    if (p)
+        p->pdb_violating = violating;
+}
+
+/* Cost order of victims: those that keep every PodDisruptionBudget first
+ * (kube-scheduler's selectVictimsOnNode reprieves the PDB-violating ones
+ * first, and pickOneNodeForPreemption's first criterion is the fewest PDB
+ * violations: taken last here, so put back first by the reprieve pass,
+ * which goes from the costliest), then lowest priority first, then the
+ * most recently bound, then the newest pod. Without PDBs (the simulator
+ * never has any) the order is the one it always was. */
 static int unit_cmp(const void *pa, const void *pb)
 {
     const struct unit *a = pa, *b = pb;
+    if (a->pdb_violating != b->pdb_violating)
+        return a->pdb_violating ? 1 : -1;
     if (a->priority != b->priority)
         return a->priority < b->priority ? -1 : 1;
     if (a->bound_at_s != b->bound_at_s)
@@ -240,7 +254,8 @@ static size_t collect_units(struct gp_engine *e, const struct gp_pod *p, uint32_
                              v->id,
                              vc,
                              qc,
-                             reason};
+                             reason,
+                             v->pdb_violating};
             if (v->spec.group) { /* a gang goes whole */
                 struct group *g = group_at(e, v->spec.group);
                 if (v->spec.group == gid || g->mark == e->mark)
@@ -256,6 +271,7 @@ static size_t collect_units(struct gp_engine *e, const struct gp_pod *p, uint32_
                         u.bound_at_s = px_at(e, m->id)->bound_at_s;
                     if (m->id > u.key)
                         u.key = m->id;
+                    u.pdb_violating |= m->pdb_violating;
                 }
                 if (!ok) {
                     e->victims.len = u.first;
