@@ -48,7 +48,7 @@ static void wake(void *ctx)
 struct feed {
     struct runq *q;
     int kind;      /* 0 pods, 1 nodes, 2 PodGroups (either API group), 3 PriorityClasses, 4 the
-                    * ConfigMap */
+                    * ConfigMap, 5 PodDisruptionBudgets */
     bool optional; /* a resource that may not exist (a CRD): 404 counts as listed */
     const char *path;
     struct gp_kube_client *c;
@@ -340,6 +340,8 @@ static bool drain(struct runq *q, struct gp_kube_sched *s, struct run_config *cw
             gp_kube_sched_group_change(c->type, c->obj, NULL, s);
         else if (s && c->kind == 3)
             gp_kube_sched_priority_change(c->type, c->obj, NULL, s);
+        else if (s && c->kind == 5)
+            gp_kube_sched_pdb_change(c->type, c->obj, NULL, s);
         else if (s)
             gp_kube_sched_pod_change(c->type, c->obj, NULL, s);
         json_decref(c->obj);
@@ -391,6 +393,7 @@ struct run_state {
     struct feed nodes, pods, groups;
     struct feed volcano, prios; /* Volcano's PodGroups; PriorityClasses */
     struct feed config;         /* the ConfigMap (kind 4) */
+    struct feed pdbs;           /* PodDisruptionBudgets (kind 5): preemption's victims */
     struct run_config cw;
     struct gp_kube_client *c, *lc;
     struct gp_kube_client **bc; /* the binders' clients */
@@ -508,7 +511,7 @@ static enum gp_err run_loop(const struct gp_kube_run_opts *o, struct run_state *
     for (;;) { /* both informers listed first */
         pthread_mutex_lock(&r->q.mu);
         bool synced = r->nodes.synced && r->pods.synced && r->groups.synced && r->volcano.synced &&
-                      r->prios.synced && r->config.synced;
+                      r->prios.synced && r->config.synced && r->pdbs.synced;
         pthread_mutex_unlock(&r->q.mu);
         if (synced)
             break;
@@ -741,6 +744,8 @@ enum gp_err gp_kube_run(const struct gp_kube_run_opts *o, struct gp_kube_run_res
     while (err == GP_OK && !feed_synced(&r.prios) && !stopping(o, t0))
         nap(0.01);
     if (err == GP_OK)
+        err = feed_start(&r.pdbs, &r.q, 5, "/apis/policy/v1/poddisruptionbudgets", o, d);
+    if (err == GP_OK)
         err = feed_start(&r.nodes, &r.q, 1, "/api/v1/nodes", o, d);
     if (err == GP_OK)
         err = feed_start(&r.pods, &r.q, 0, GP_RUN_PODS_PATH, o, d);
@@ -753,6 +758,7 @@ enum gp_err gp_kube_run(const struct gp_kube_run_opts *o, struct gp_kube_run_res
     feed_stop(&r.groups);
     feed_stop(&r.volcano);
     feed_stop(&r.prios);
+    feed_stop(&r.pdbs);
     feed_stop(&r.nodes);
     feed_stop(&r.pods);
     drain(&r.q, NULL, NULL, 0); /* what came after the end: dropped */

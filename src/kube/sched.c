@@ -139,6 +139,7 @@ void gp_kube_sched_free(struct gp_kube_sched *s)
     free(s->dec);
     json_decref(s->pod_index);
     json_decref(s->node_index);
+    json_decref(s->pdbs);
     free(s);
 }
 
@@ -329,6 +330,7 @@ static enum gp_err engine_add(struct gp_kube_sched *s, struct spod *p, bool any_
     }
     *r = p;
     p->eng = id;
+    gp_ks_pdb_mark(s, p); /* its PodDisruptionBudgets' standing (pdb.c) */
     return GP_OK;
 }
 
@@ -689,6 +691,7 @@ void gp_kube_sched_pod_change(enum gp_kube_event_type type, const json_t *obj, c
     if (!p && !(p = pod_add(s, key)))
         return;
     pod_read(s, p, obj);
+    gp_ks_pdb_mark(s, p); /* its labels may have changed (pdb.c) */
     const struct gp_kube_pod_info *in = &p->info;
     if (!s->e) { /* before the first rebuild: the rebuild places it */
         gp_ks_audit_pod(s, p, false);
@@ -696,8 +699,14 @@ void gp_kube_sched_pod_change(enum gp_kube_event_type type, const json_t *obj, c
         return;
     }
     if (in->ended || (in->terminating && !in->node_name)) {
+        /* ended (the kubelet writes the phase before the final delete):
+         * its GPUs are free now, its preemptor waits for it no more */
+        if (p->st == SP_EVICTED && p->preemptor && p->preemptor->victims > 0)
+            p->preemptor->victims--;
+        if (p->st == SP_EVICTED)
+            p->preemptor = NULL;
         if (p->st == SP_EVICTED && s->nstopping > 0)
-            s->nstopping--; /* ended: its GPUs are free now */
+            s->nstopping--;
         gp_ks_kept_gone(s, p);
         gp_ks_engine_drop(s, p); /* it holds nothing now */
         p->st = SP_DONE;
@@ -789,7 +798,8 @@ enum gp_err gp_ks_rebuild(struct gp_kube_sched *s, struct gp_diag *d)
     for (size_t i = 0; i < s->npods; i++)
         json_object_set_new(s->pod_index, s->pods[i]->key, json_integer((json_int_t)i));
     /* 1. what the API shows on nodes, where it is (a victim still
-     * stopping too: booked again, so no pod is left SP_EVICTED): first the
+     * stopping too: booked again; step 2b takes a nominated preemptor's
+     * victims out again): first the
      * pods that name their GPUs, then those that name none, at GPUs no
      * pod of ours names (bound or being bound, step 2), when free ones
      * are left - else a pod naming none, sorted first, took the GPU a
@@ -863,6 +873,7 @@ enum gp_err gp_ks_rebuild(struct gp_kube_sched *s, struct gp_diag *d)
         p->pick = gp_engine_pod(s->e, p->eng)->pick;
         p->resume = true;
     }
+    gp_ks_nominated_claim(s);                  /* 2b. a preemptor's claim kept (sched_cycle.c) */
     s->maybe_backoff = s->maybe_resume = true; /* the next cycle looks */
     /* 3. every other pending pod of ours, tried again */
     for (size_t i = 0; i < s->npods; i++) {

@@ -131,6 +131,13 @@ void gp_kube_sched_group_change(enum gp_kube_event_type type, const json_t *obj,
 void gp_kube_sched_priority_change(enum gp_kube_event_type type, const json_t *obj,
                                    const json_t *old, void *ctx);
 
+/* PodDisruptionBudgets (policy/v1, pdb.c): preemption takes a victim
+ * that would break one (its budget's status.disruptionsAllowed used up)
+ * only after every other, as kube-scheduler's DefaultPreemption prefers
+ * the candidates violating fewer budgets. */
+void gp_kube_sched_pdb_change(enum gp_kube_event_type type, const json_t *obj, const json_t *old,
+                              void *ctx);
+
 /* Leadership (lease.c decides): only a leader writes. Becoming leader
  * rebuilds the state from what the informers delivered. */
 void gp_kube_sched_set_leader(struct gp_kube_sched *s, bool leader);

@@ -394,9 +394,56 @@ static void unschedulable(struct gp_kube_sched *s, struct spod *p, const struct 
     write_condition(s, p, msg, attempt_s, NULL);
 }
 
-/* A victim deleted gracefully (its own terminationGracePeriodSeconds). */
+/* status.nominatedNodeName of pod p written through /status (node NULL:
+ * cleared), as kube-scheduler's prepareCandidate clears it on the
+ * lower-priority pods nominated to the node it preempts on
+ * (getLowerPriorityNominatedPods, util.ClearNominatedNodeName); a
+ * preemptor's own is written with its PodScheduled words
+ * (preemptor_waits). */
+static void nominate(struct gp_kube_sched *s, struct spod *p, const char *node)
+{
+    char path[600];
+    pod_path(p, "/status", path, sizeof path);
+    json_t *body = json_pack("{s:{s:o}}", "status", "nominatedNodeName",
+                             node ? json_string(node) : json_null());
+    send_json(s, "PATCH", path, body, "application/merge-patch+json", NULL);
+}
+
+/* A pod bound in the engine but not on a node (SP_PREEMPTING: nominated,
+ * waiting for its own victims) chosen as a victim: not deleted, its
+ * nomination taken back and the pod queued again, as kube-scheduler
+ * clears the nominatedNodeName of lower-priority pods nominated to the
+ * node it preempts on (their nominations no longer hold room there). */
+static void unnominate(struct gp_kube_sched *s, struct spod *v)
+{
+    gp_ks_engine_drop(s, v);
+    for (size_t i = 0; i < s->npods; i++) /* its victims still stop: on_stopping holds */
+        if (s->pods[i]->preemptor == v)
+            s->pods[i]->preemptor = NULL;
+    v->victims = 0;
+    v->st = SP_DONE;
+    if (gp_ks_engine_add(s, v) == GP_OK)
+        v->st = SP_WAITING;
+    nominate(s, v, NULL);
+    gp_ks_audit_pod(s, v, false);
+    gp_ks_slot_update(s, v, false);
+}
+
+/* A victim marked and deleted as kube-scheduler's prepareCandidate does
+ * (v1.28, PodDisruptionConditions on by default since 1.26): the
+ * DisruptionTarget condition (reason PreemptionByScheduler) applied to its
+ * status first, so that a controller (a Job's podFailurePolicy) can tell
+ * a preemption from another failure, then the graceful delete (its own
+ * terminationGracePeriodSeconds) - with the victim's uid as the
+ * precondition, so that a pod re-created under the same name (a
+ * StatefulSet's) since the decision is never the one deleted (the server
+ * answers 409 Conflict to a uid that differs). */
 static void evict(struct gp_kube_sched *s, struct spod *v, struct spod *by)
 {
+    if (v->st == SP_PREEMPTING && !v->info.node_name) {
+        unnominate(s, v);
+        return;
+    }
     v->stop_node = v->node; /* its GPUs until it is gone (on_stopping) */
     v->stop_pick = v->pick;
     gp_ks_engine_drop(s, v); /* the engine released it: forgotten */
@@ -405,8 +452,20 @@ static void evict(struct gp_kube_sched *s, struct spod *v, struct spod *by)
     v->preemptor = by;
     if (by)
         by->victims++;
-    char path[600], note[700];
-    pod_path(v, "", path, sizeof path);
+    char path[600], note[700], msg[400], ts[32];
+    pod_path(v, "/status", path, sizeof path);
+    rfc3339(ts, sizeof ts);
+    snprintf(msg, sizeof msg, "%s: preempting to accommodate a higher priority pod",
+             s->o.scheduler_name);
+    json_t *cond = json_pack("{s:{s:[{s:s,s:s,s:s,s:s,s:s}]}}", "status", "conditions", "type",
+                             "DisruptionTarget", "status", "True", "reason",
+                             "PreemptionByScheduler", "message", msg, "lastTransitionTime", ts);
+    long st = send_json(s, "PATCH", path, cond, "application/strategic-merge-patch+json", NULL);
+    if (st == 404) { /* gone already: nothing to delete */
+        if (by)
+            by->victims--;
+        return;
+    }
     /* kube-scheduler v1.28's words (framework/preemption/preemption.go
      * prepareCandidate: "Preempted by pod %v on node %v", the
      * preemptor's UID and the candidate node) */
@@ -418,10 +477,78 @@ static void evict(struct gp_kube_sched *s, struct spod *v, struct spod *by)
              on ? on : "?");
     gp_ks_event(s, "Pod", v->info.ns, v->info.name, v->info.uid, "Normal", "Preempted",
                 "Preempting", note);
-    long st = send_json(s, "DELETE", path, NULL, NULL, NULL);
+    pod_path(v, "", path, sizeof path);
+    json_t *opts = json_pack("{s:s,s:s,s:{s:s}}", "kind", "DeleteOptions", "apiVersion", "v1",
+                             "preconditions", "uid", v->info.uid);
+    st = send_json(s, "DELETE", path, opts, "application/json", NULL);
     s->st.evictions++;
-    if (st == 404 && by) /* gone already */
+    /* 404: gone already; 409: the name is another pod's now (the victim
+     * is gone): the preemptor waits for neither */
+    if ((st == 404 || st == 409) && by)
         by->victims--;
+}
+
+/* After a restart or a leader change while victims are still stopping:
+ * each pending pod of ours whose status.nominatedNodeName names a node
+ * where lower-priority pods are being deleted keeps its claim there, as
+ * kube-scheduler's queue keeps a nominated pod's room on its node
+ * (framework.RunFilterPluginsWithNominatedPods adds it to that node for
+ * every pod of no higher priority): those pods taken out of the engine as
+ * victims still stopping (their GPUs held: on_stopping), the pod placed on
+ * the room they leave, waiting for them (SP_PREEMPTING), so that no other
+ * pod takes it. A claim that no longer fits is dropped (the pod decided
+ * anew). Called by the rebuild, after
+ * what the API shows on nodes and the half-finished binds. */
+void gp_ks_nominated_claim(struct gp_kube_sched *s)
+{
+    for (size_t i = 0; i < s->npods; i++) {
+        struct spod *p = s->pods[i];
+        const char *nom = json_string_value(
+            json_object_get(json_object_get(p->obj, "status"), "nominatedNodeName"));
+        if (!nom || !nom[0] || !p->ours || !p->readable || p->info.node_name || p->eng != SP_NONE ||
+            p->st == SP_DONE || p->info.terminating || p->info.ended)
+            continue;
+        struct snode *n = gp_ks_node_get(s, nom, false);
+        if (!n || n->eng == SP_NONE)
+            continue;
+        unsigned k = 0;
+        for (size_t j = 0; j < s->npods; j++) {
+            struct spod *v = s->pods[j];
+            if (v->st != SP_BOUND || !v->info.terminating || v->eng == SP_NONE ||
+                !v->info.node_name || strcmp(v->info.node_name, nom) != 0 ||
+                v->spec.priority >= p->spec.priority)
+                continue;
+            v->stop_node = v->node;
+            v->stop_pick = v->pick;
+            gp_ks_engine_drop(s, v);
+            v->st = SP_EVICTED;
+            v->preemptor = p;
+            s->nstopping++;
+            k++;
+        }
+        uint32_t part;
+        bool placed = k > 0 && gp_ks_engine_add(s, p) == GP_OK;
+        if (placed && gp_ks_place(s, p, n, NULL, false, &part) != GP_OK) {
+            gp_ks_engine_drop(s, p);
+            placed = false;
+        }
+        if (placed) {
+            p->st = SP_PREEMPTING;
+            p->node = part;
+            p->pick = gp_engine_pod(s->e, p->eng)->pick;
+            p->victims = k;
+            p->nominated_at = s->now_s > 0 ? s->now_s : 1e-9; /* its words said already */
+            p->wait_said = false;
+            s->maybe_resume = true;
+            continue;
+        }
+        /* no room there now: its claim dropped, the pod decided anew; the
+         * pods stopping stay out of the engine, their GPUs held until gone
+         * (on_stopping), as any victim's */
+        for (size_t j = 0; j < s->npods && k > 0; j++)
+            if (s->pods[j]->preemptor == p)
+                s->pods[j]->preemptor = NULL;
+    }
 }
 
 enum gp_err gp_ks_write_decisions(struct gp_kube_sched *s, size_t n, double attempt_s,

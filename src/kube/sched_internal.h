@@ -75,6 +75,7 @@ struct spod {
     /* the audit's booking: the node it books in the API's view */
     struct snode *booked;
     size_t booked_slot;
+    bool pdb_marked; /* the engine told it would break a PodDisruptionBudget (pdb.c) */
 };
 
 struct snode {
@@ -167,6 +168,7 @@ struct gp_kube_sched {
     /* the scheduling thread's last write (CLOCK_MONOTONIC): a long cycle's progress, for
      * /healthz (gp_kube_sched_beat_s) */
     _Atomic double beat_s;
+    json_t *pdbs; /* pdb.c: "ns/name" -> PodDisruptionBudget; NULL until one comes */
 };
 
 /* sched.c */
@@ -213,6 +215,14 @@ void gp_ks_release(struct gp_kube_sched *s, struct spod *p);
 enum gp_err gp_ks_write_decisions(struct gp_kube_sched *s, size_t n, double attempt_s,
                                   size_t *bound);
 void gp_ks_resume(struct gp_kube_sched *s, size_t *bound);
+/* pdb.c: whether evicting p would break a PodDisruptionBudget
+ * (kube-scheduler's filterPodsWithPDBViolation, p judged alone);
+ * gp_ks_pdb_mark: that told to the engine, for p in it. */
+bool gp_ks_pdb_violating(const struct gp_kube_sched *s, const struct spod *p);
+void gp_ks_pdb_mark(struct gp_kube_sched *s, struct spod *p);
+/* The rebuild's step for pending pods nominated (status.nominatedNodeName)
+ * to a node where lower-priority pods are still stopping: their claim kept. */
+void gp_ks_nominated_claim(struct gp_kube_sched *s);
 /* An Event (events.k8s.io/v1) about an object, on client c; true when
  * created. gp_ks_event: the same on the scheduler's client, leader only. */
 bool gp_ks_event_send(struct gp_kube_client *c, const struct gp_kube_sched_opts *o, uint64_t seq,
