@@ -181,9 +181,8 @@ static bool unit_borrowing(const struct gp_engine *e, const struct unit *u,
 
 void gp_engine_pod_set_pdb_violating(struct gp_engine *e, uint32_t id, bool violating)
 {
-    struct gp_pod *p = (struct gp_pod *)gp_engine_pod(e, id);
-    if (p)
-        p->pdb_violating = violating;
+    if (id < gp_engine_pod_count(e) && gp_engine_pod(e, id))
+        pod_at(e, id)->pdb_violating = violating;
 }
 
 /* Cost order of victims: those that keep every PodDisruptionBudget first

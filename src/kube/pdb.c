@@ -17,6 +17,16 @@
 
 #include "kube/sched_internal.h"
 
+/* jansson's iterators take no const object (nothing here changes one) */
+static json_t *mut(const json_t *j)
+{
+    union {
+        const json_t *c;
+        json_t *m;
+    } u = {.c = j};
+    return u.m;
+}
+
 static bool value_in(const json_t *values, const char *v)
 {
     size_t i;
@@ -39,7 +49,7 @@ static int selector_match(const json_t *sel, const json_t *labels)
         return -1;
     const char *k;
     json_t *v;
-    json_object_foreach((json_t *)ml, k, v)
+    json_object_foreach(mut(ml), k, v)
     {
         const char *have = json_string_value(json_object_get(labels, k));
         if (!json_is_string(v) || !have || strcmp(have, json_string_value(v)) != 0)
@@ -47,7 +57,7 @@ static int selector_match(const json_t *sel, const json_t *labels)
     }
     size_t i;
     json_t *e;
-    json_array_foreach((json_t *)me, i, e)
+    json_array_foreach(mut(me), i, e)
     {
         const char *key = json_string_value(json_object_get(e, "key"));
         const char *op = json_string_value(json_object_get(e, "operator"));
@@ -130,7 +140,7 @@ void gp_kube_sched_pdb_change(enum gp_kube_event_type type, const json_t *obj, c
     if (type == GP_KUBE_DELETED)
         json_object_del(s->pdbs, key);
     else
-        json_object_set(s->pdbs, key, (json_t *)obj);
+        json_object_set(s->pdbs, key, mut(obj));
     for (size_t i = 0; i < s->npods; i++) /* every pod's standing, again (budgets are few) */
         gp_ks_pdb_mark(s, s->pods[i]);
 }

@@ -421,6 +421,7 @@ static void unnominate(struct gp_kube_sched *s, struct spod *v)
         if (s->pods[i]->preemptor == v)
             s->pods[i]->preemptor = NULL;
     v->victims = 0;
+    v->nominated_at = 0;
     v->st = SP_DONE;
     if (gp_ks_engine_add(s, v) == GP_OK)
         v->st = SP_WAITING;
@@ -478,8 +479,9 @@ static void evict(struct gp_kube_sched *s, struct spod *v, struct spod *by)
     gp_ks_event(s, "Pod", v->info.ns, v->info.name, v->info.uid, "Normal", "Preempted",
                 "Preempting", note);
     pod_path(v, "", path, sizeof path);
-    json_t *opts = json_pack("{s:s,s:s,s:{s:s}}", "kind", "DeleteOptions", "apiVersion", "v1",
-                             "preconditions", "uid", v->info.uid);
+    json_t *opts = json_pack("{s:s,s:s}", "kind", "DeleteOptions", "apiVersion", "v1");
+    if (v->info.uid && v->info.uid[0]) /* (an empty uid would match no pod) */
+        json_object_set_new(opts, "preconditions", json_pack("{s:s}", "uid", v->info.uid));
     st = send_json(s, "DELETE", path, opts, "application/json", NULL);
     s->st.evictions++;
     /* 404: gone already; 409: the name is another pod's now (the victim

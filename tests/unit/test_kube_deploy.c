@@ -335,6 +335,8 @@ static void test_rbac_table(void **state)
         {"get", "", "pods", NULL},
         {"list", "scheduling.k8s.io", "priorityclasses", NULL},
         {"watch", "scheduling.k8s.io", "priorityclasses", NULL},
+        {"list", "policy", "poddisruptionbudgets", NULL},
+        {"watch", "policy", "poddisruptionbudgets", NULL},
         {"list", "scheduling.x-k8s.io", "podgroups", NULL},
         {"watch", "scheduling.volcano.sh", "podgroups", NULL},
         {"get", "coordination.k8s.io", "leases", NULL},
@@ -367,6 +369,8 @@ static void test_rbac_table(void **state)
         {"list", "scheduling.k8s.io", "pods", NULL},
         {"list", "", "pods", "status"},
         {"escalate", "rbac.authorization.k8s.io", "clusterroles", NULL},
+        {"get", "policy", "poddisruptionbudgets", NULL}, /* listed and watched, never read alone */
+        {"update", "policy", "poddisruptionbudgets", "status"},
     };
     for (size_t i = 0; i < sizeof yes / sizeof yes[0]; i++)
         if (!gp_rbac_allows(yes[i][0], yes[i][1], yes[i][2], yes[i][3]))
@@ -467,6 +471,7 @@ static void test_rbac_requests(void **state)
         {"POST", "/apis/events.k8s.io/v1/namespaces/default/events"},
         {"GET", "/api/v1/namespaces/team-a/pods/p"},
         {"GET", "/apis/scheduling.k8s.io/v1/priorityclasses?limit=500"},
+        {"GET", "/apis/policy/v1/poddisruptionbudgets?watch=true"},
         {"GET", "/apis/scheduling.volcano.sh/v1beta1/podgroups?watch=true"},
         {"POST", "/apis/coordination.k8s.io/v1/namespaces/gpuplane-system/leases"},
         {"GET",
