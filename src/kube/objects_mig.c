@@ -580,8 +580,11 @@ enum gp_err gp_kube_node_mig_read(const json_t *node, struct gp_arena *a, struct
     }
     if (!is_single)
         allocatable_of(json_object_get(status, "allocatable"), m, info);
-    if (labelled == 0)
-        drop_unhealthy(m, info, per);
+    /* labelled by gpuplane's agent too: the kubelet admits no more pods
+     * of a profile than allocatable's healthy devices (which one is
+     * unhealthy the Node does not say: the last GPU's instance is left
+     * out, docs/kube.md) */
+    drop_unhealthy(m, info, per);
     info->layouts_labelled = labelled > 0;
     info->gpu_layout = per;
     return make_parts(node, labels, a, s, info, per, model_name, r, d);

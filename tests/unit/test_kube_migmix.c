@@ -379,6 +379,31 @@ static void twin_layouts(struct gp_node_inventory *inv)
 #define TWIN_RES                                                                                   \
     "\"nvidia.com/gpu\":\"0\",\"nvidia.com/mig-1g.10gb\":\"7\",\"nvidia.com/mig-3g.40gb\":\"2\""
 
+/* An agent-labelled node with a MIG device unhealthy (allocatable's
+ * 1g.10gb 6 of capacity's 7): no more of them placed than the kubelet
+ * admits (NodeResourcesFit and the device manager count allocatable).
+ * Before, the labelled layouts offered all 7. */
+static void test_unhealthy_labelled(void **state)
+{
+    (void)state;
+    struct gp_node_inventory inv;
+    two_layouts(&inv);
+    const struct gp_node_sharing sh = {
+        .mode = GP_NODE_SHARE_NONE, .replicas = 1, .mig_strategy = GP_NODE_MIG_MIXED};
+    struct world w;
+    w_open(&w, true);
+    mig_node(&w, "dl", agent_labels(&inv, &sh), DL_RES);
+    kd_call(w.admin, "PATCH", "/api/v1/nodes/dl/status",
+            "{\"status\":{\"allocatable\":{\"nvidia.com/mig-1g.10gb\":\"6\"}}}", 200);
+    char name[16];
+    for (int i = 1; i <= 7; i++) {
+        snprintf(name, sizeof name, "s%d", i);
+        res_pod(&w, name, "\"nvidia.com/mig-1g.10gb\":\"1\"");
+    }
+    assert_int_equal(w_cycle(&w), 6);
+    w_close(&w);
+}
+
 /* GPUs of different layouts: another scheduler's pod (no annotations:
  * the device plugin chose its device) is counted on the GPU that has its
  * profile, and a restart books each pod of ours at the instance it names,
@@ -643,6 +668,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_readers),
         cmocka_unit_test_setup_teardown(test_split_timesliced, kd_start, kd_stop),
         cmocka_unit_test_setup_teardown(test_two_layouts, kd_start, kd_stop),
+        cmocka_unit_test_setup_teardown(test_unhealthy_labelled, kd_start, kd_stop),
         cmocka_unit_test_setup_teardown(test_layouts_restart, kd_start, kd_stop),
         cmocka_unit_test_setup_teardown(test_across_layouts, kd_start, kd_stop),
     };
