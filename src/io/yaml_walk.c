@@ -473,11 +473,17 @@ enum gp_err gp_yaml_cpu_milli(struct gp_yaml *y, struct fy_node *n, int64_t *out
 {
     const char *s = NULL;
     enum gp_err err = gp_yaml_text(y, n, "a Kubernetes CPU quantity", &s);
-    if (err == GP_OK && !gp_units_cpu_milli(s, out)) {
+    enum gp_units_qty r = GP_UNITS_QTY_OK;
+    if (err == GP_OK &&
+        (r = gp_units_quantity(s, 3, 0, GP_UNITS_QTY_MAX, out)) != GP_UNITS_QTY_OK) {
         char q[80];
-        err = gp_yaml_fail(y, n, GP_EINVALID,
-                           "expected a Kubernetes CPU quantity like 8 or 500m, got \"%s\"",
-                           gp_yaml_quote(n, q, sizeof q));
+        err = r == GP_UNITS_QTY_SYNTAX
+                  ? gp_yaml_fail(y, n, GP_EINVALID,
+                                 "expected a Kubernetes CPU quantity like 8 or 500m, got \"%s\"",
+                                 gp_yaml_quote(n, q, sizeof q))
+                  : gp_yaml_fail(y, n, GP_EINVALID,
+                                 "the CPU quantity \"%s\" is %s (0 to 10^15 millicores)",
+                                 gp_yaml_quote(n, q, sizeof q), gp_units_quantity_why(r));
     }
     return err;
 }
@@ -486,11 +492,16 @@ enum gp_err gp_yaml_mem_mib(struct gp_yaml *y, struct fy_node *n, int64_t *out)
 {
     const char *s = NULL;
     enum gp_err err = gp_yaml_text(y, n, "a Kubernetes quantity", &s);
-    if (err == GP_OK && !gp_units_mem_mib(s, out)) {
+    enum gp_units_qty r = GP_UNITS_QTY_OK;
+    if (err == GP_OK &&
+        (r = gp_units_quantity(s, 0, 20, GP_UNITS_QTY_MAX, out)) != GP_UNITS_QTY_OK) {
         char q[80];
-        err =
-            gp_yaml_fail(y, n, GP_EINVALID, "expected a Kubernetes quantity like 16Gi, got \"%s\"",
-                         gp_yaml_quote(n, q, sizeof q));
+        err = r == GP_UNITS_QTY_SYNTAX
+                  ? gp_yaml_fail(y, n, GP_EINVALID,
+                                 "expected a Kubernetes quantity like 16Gi, got \"%s\"",
+                                 gp_yaml_quote(n, q, sizeof q))
+                  : gp_yaml_fail(y, n, GP_EINVALID, "the quantity \"%s\" is %s (0 to 10^15 MiB)",
+                                 gp_yaml_quote(n, q, sizeof q), gp_units_quantity_why(r));
     }
     return err;
 }

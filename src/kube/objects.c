@@ -55,7 +55,7 @@ static enum gp_err mig_request(const char *k, const char *s, const char *where, 
 {
     const char *profile = k + strlen("nvidia.com/mig-");
     int64_t n;
-    if (!profile[0] || !gp_units_uint(s, &n) || n > GP_MAX_GPUS_PER_NODE)
+    if (!profile[0] || !gp_units_count(s, &n) || n > GP_MAX_GPUS_PER_NODE)
         return gp_diag_set(d, GP_EINVALID,
                            "%s.resources.requests.%s: not a number of MIG devices from 0 to %d",
                            where, k, GP_MAX_GPUS_PER_NODE);
@@ -77,18 +77,25 @@ static enum gp_err read_request(const char *k, const json_t *v, const char *wher
     char b[32];
     const char *s = qty(v, b, sizeof b);
     bool ok = s != NULL;
+    enum gp_units_qty q = GP_UNITS_QTY_SYNTAX; /* (the whole quantity grammar: util/units.h) */
     if (ok && strcmp(k, "cpu") == 0)
-        ok = gp_units_cpu_milli(s, &r->cpu_milli);
+        ok = (q = gp_units_quantity(s, 3, 0, GP_UNITS_QTY_MAX, &r->cpu_milli)) == GP_UNITS_QTY_OK;
     else if (ok && strcmp(k, "memory") == 0)
-        ok = gp_units_mem_mib(s, &r->mem_mib);
+        ok = (q = gp_units_quantity(s, 0, 20, GP_UNITS_QTY_MAX, &r->mem_mib)) == GP_UNITS_QTY_OK;
     else if (ok && strcmp(k, "nvidia.com/gpu") == 0)
-        ok = gp_units_uint(s, &r->gpus) && r->gpus <= GP_MAX_GPUS_PER_NODE;
+        ok = gp_units_count(s, &r->gpus) && r->gpus <= GP_MAX_GPUS_PER_NODE;
     else if (ok && strcmp(k, "nvidia.com/gpu.shared") == 0)
-        ok = gp_units_uint(s, &r->shared) && r->shared <= GP_MAX_GPUS_PER_NODE;
+        ok = gp_units_count(s, &r->shared) && r->shared <= GP_MAX_GPUS_PER_NODE;
     else if (ok && strncmp(k, "nvidia.com/mig-", 15) == 0)
         return mig_request(k, s, where, r, d);
+    bool count = strncmp(k, "nvidia.com/gpu", 14) == 0;
     if (!ok)
-        return gp_diag_set(d, GP_EINVALID, "%s.resources.requests.%s: not a quantity", where, k);
+        return gp_diag_set(d, GP_EINVALID, "%s.resources.requests.%s: \"%s\" is %s%s", where, k,
+                           s ? s : "?",
+                           count                      ? "not a whole number from 0 to "
+                           : q == GP_UNITS_QTY_SYNTAX ? "not a quantity"
+                                                      : gp_units_quantity_why(q),
+                           count ? "16" : "");
     return GP_OK;
 }
 

@@ -646,6 +646,53 @@ static void pod_read(struct gp_kube_sched *s, struct spod *p, const json_t *obj)
     p->arena = a;
     p->spec = spec;
     p->readable = ok;
+    if (ok || p->info.ended) {
+        p->unread_said = false;
+    } else if (!p->unread_said) { /* once a spell: a line, and an Event on a pod of ours */
+        p->unread_said = true;
+        fprintf(stderr, "gpuplane schedule: pod %s: %s; %s\n", p->key, d.msg,
+                p->info.node_name ? "its node takes no new pods until it is readable or ends"
+                : p->ours         ? "not scheduled"
+                                  : "not counted until it is bound");
+        if (p->ours) {
+            char note[600];
+            snprintf(note, sizeof note, "gpuplane cannot read the pod: %s", d.msg);
+            gp_ks_event(s, "Pod", p->info.ns, p->info.name, p->info.uid, "Warning",
+                        "FailedScheduling", "Scheduling", note);
+        }
+    }
+}
+
+/* The engine node(s) of n take no new pods (its pods stay). */
+static void node_drain(struct gp_kube_sched *s, const struct snode *n)
+{
+    uint32_t id[2] = {n->eng, n->eng_mig};
+    for (int k = 0; k < 2; k++) {
+        const struct gp_node *e = s->e && id[k] != SP_NONE ? gp_engine_node(s->e, id[k]) : NULL;
+        if (e && e->state == GP_NODE_READY) {
+            gp_engine_node_drain(s->e, id[k]);
+            gp_evlog_node_drain(s->rec, id[k]);
+        }
+    }
+}
+
+/* A bound pod gpuplane cannot read (a request it refuses) holds what its
+ * node gave it, which gpuplane does not know: the node takes no new pods
+ * until the pod is readable again or ends (then a rebuild brings it
+ * back), rather than be counted free (the audit's finding A5). */
+static void pod_unreadable(struct gp_kube_sched *s, struct spod *p, bool gone)
+{
+    const struct gp_kube_pod_info *in = &p->info;
+    struct snode *want = !gone && !p->readable && in->node_name && !in->ended
+                             ? gp_ks_node_get(s, in->node_name, true)
+                             : NULL;
+    if (want == p->unread_on)
+        return;
+    if (p->unread_on && --p->unread_on->unread == 0)
+        s->dirty = true; /* the rebuild makes it ready again */
+    p->unread_on = want;
+    if (want && want->unread++ == 0)
+        node_drain(s, want);
 }
 
 void gp_kube_sched_pod_change(enum gp_kube_event_type type, const json_t *obj, const json_t *old,
@@ -685,12 +732,14 @@ void gp_kube_sched_pod_change(enum gp_kube_event_type type, const json_t *obj, c
         gp_ks_engine_drop(s, p);
         gp_ks_audit_pod(s, p, true);
         gp_ks_slot_update(s, p, true);
+        pod_unreadable(s, p, true);
         pod_remove(s, p);
         return;
     }
     if (!p && !(p = pod_add(s, key)))
         return;
     pod_read(s, p, obj);
+    pod_unreadable(s, p, false);
     gp_ks_pdb_mark(s, p); /* its labels may have changed (pdb.c) */
     const struct gp_kube_pod_info *in = &p->info;
     if (!s->e) { /* before the first rebuild: the rebuild places it */
@@ -788,6 +837,8 @@ enum gp_err gp_ks_rebuild(struct gp_kube_sched *s, struct gp_diag *d)
         n->eng = n->eng_mig = SP_NONE;
         if (n->obj && gp_ks_node_add(s, n) != GP_OK)
             return gp_diag_set(d, GP_ENOMEM, "out of memory (node %s)", n->name);
+        if (n->unread) /* a pod bound there that gpuplane cannot read (pod_unreadable) */
+            node_drain(s, n);
     }
     for (size_t i = 0; i < s->npods; i++) {
         s->pods[i]->eng = SP_NONE;

@@ -76,6 +76,11 @@ struct spod {
     struct snode *booked;
     size_t booked_slot;
     bool pdb_marked; /* the engine told it would break a PodDisruptionBudget (pdb.c) */
+    /* unreadable (its spec refused) and bound there, not ended: the node
+     * takes no new pods while it is (sched.c pod_unreadable); said: its
+     * log line and Event given for this spell */
+    struct snode *unread_on;
+    bool unread_said;
 };
 
 struct snode {
@@ -94,8 +99,9 @@ struct snode {
      * gpuplane's doing), the decisions waiting for it, oldest first */
     unsigned slot_n;
     struct spod *wait_head, *wait_tail;
-    bool kicked; /* in s->kick */
-    bool ref;    /* sched_records.c: something refers to it */
+    bool kicked;     /* in s->kick */
+    bool ref;        /* sched_records.c: something refers to it */
+    unsigned unread; /* bound pods on it whose spec gpuplane cannot read: drained */
 };
 
 /* A PodGroup (scheduling.x-k8s.io or Volcano): a gang. */

@@ -8,7 +8,10 @@
  * And a pod naming no GPUs (another scheduler's) never takes, in the
  * engine, a GPU a gpuplane pod's gpuplane.io/gpus names on its node: not
  * in a rebuild where it sorts first, nor bound while that pod's decision
- * is written and not bound yet (test_rebuild_order, test_named_later). */
+ * is written and not bound yet (test_rebuild_order, test_named_later).
+ * A bound pod in a valid quantity form is counted; one gpuplane cannot
+ * read keeps its node from new pods (test_exponent_quantity,
+ * test_unreadable_bound). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -127,12 +130,66 @@ static void test_named_later(void **state)
     w_close(&w);
 }
 
+/* A bound pod in the exponent form the docs give (memory 129e6: valid,
+ * kept so by the API server) is read and counted: before, the quantity
+ * parser refused it and its GPU looked free (audit finding A5). */
+static void test_exponent_quantity(void **state)
+{
+    (void)state;
+    struct world w;
+    w_open(&w, true);
+    w_node(&w, "n1", 1);
+    kd_call(
+        w.admin, "POST", "/api/v1/namespaces/default/pods",
+        "{\"metadata\":{\"name\":\"other\"},\"spec\":{\"schedulerName\":\"default-scheduler\","
+        "\"containers\":[{\"name\":\"c\",\"image\":\"x\",\"resources\":{\"requests\":{\"cpu\":"
+        "\"2000000n\",\"memory\":\"129e6\",\"nvidia.com/gpu\":\"1e0\"},\"limits\":{\"nvidia.com/"
+        "gpu\":\"1e0\"}}}]}}",
+        201);
+    w_bind(&w, "other", "n1");
+    w_pod(&w, "mine", 1);
+    w_cycle(&w);
+    const char *gpus;
+    assert_string_equal(w_node_of(&w, "mine", &gpus), ""); /* n1's one GPU is other's */
+    assert_int_equal(gp_kube_sched_stats(w.s).audit_violations, 0);
+    w_close(&w);
+}
+
+/* A bound pod gpuplane cannot read (17 GPUs: more than a node has) holds
+ * what its node gave it, unknown to gpuplane: the node takes no new pods
+ * until it ends; then it does. */
+static void test_unreadable_bound(void **state)
+{
+    (void)state;
+    struct world w;
+    w_open(&w, true);
+    w_node(&w, "n1", 2);
+    w_cycle(&w);
+    w_pod_full(&w, "other", 17, 0, "default-scheduler", NULL);
+    w_bind(&w, "other", "n1");
+    w_pod(&w, "mine", 1);
+    w_cycle(&w);
+    const char *gpus;
+    assert_string_equal(w_node_of(&w, "mine", &gpus), "");
+    w.now += 10;
+    cycles(&w);
+    assert_string_equal(w_node_of(&w, "mine", &gpus), "");
+    kd_call(w.admin, "DELETE", "/api/v1/namespaces/default/pods/other", NULL, 200);
+    kd_call(w.admin, "POST", "/_control/finish_deletions", NULL, 200);
+    w.now += 10;
+    cycles(&w);
+    assert_string_equal(w_node_of(&w, "mine", &gpus), "n1");
+    w_close(&w);
+}
+
 int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_pod_on_unknown_node, kd_start, kd_stop),
         cmocka_unit_test_setup_teardown(test_rebuild_order, kd_start, kd_stop),
         cmocka_unit_test_setup_teardown(test_named_later, kd_start, kd_stop),
+        cmocka_unit_test_setup_teardown(test_exponent_quantity, kd_start, kd_stop),
+        cmocka_unit_test_setup_teardown(test_unreadable_bound, kd_start, kd_stop),
     };
     return kd_main(argc, argv, tests, NULL, NULL);
 }
