@@ -397,6 +397,14 @@ const char *const gp_km_result_names[] = {"scheduled", "unschedulable", "error",
 const char *const gp_km_bind_failure_names[] = {"conflict", "rejected", "error", NULL};
 const char *const gp_km_queue_names[] = {"active", "backoff", "unschedulable", NULL};
 const char *const gp_km_audit_names[] = {"gpu", "mig", "memory", NULL};
+const char *const gp_km_informer_names[] = {"pods",
+                                            "nodes",
+                                            "podgroups.scheduling.x-k8s.io",
+                                            "podgroups.scheduling.volcano.sh",
+                                            "priorityclasses",
+                                            "configmaps",
+                                            "poddisruptionbudgets",
+                                            NULL};
 const double gp_km_duration_buckets_s[15] = {0.001, 0.002, 0.004, 0.008, 0.016, 0.032, 0.064, 0.128,
                                              0.256, 0.512, 1.024, 2.048, 4.096, 8.192, 16.384};
 
@@ -432,6 +440,10 @@ static const struct gp_metric_def km_defs[] = {
     {GP_KM_SLOT_WAITING,
      "Pods decided and waiting for their node's allocating slot (one pod allocating per node).",
      GP_METRIC_GAUGE, NULL, NULL, 0, NULL, 0},
+    {GP_KM_INFORMER_ERRORS,
+     "Lists and watches of the API server that failed (not reached, refused, 4xx, 5xx, a "
+     "dropped watch), by the informer's resource.",
+     GP_METRIC_COUNTER, "resource", gp_km_informer_names, 0, NULL, 0},
 };
 
 enum gp_err gp_kube_metrics_init(struct gp_kube_metrics *km, struct gp_diag *diag)
@@ -461,6 +473,8 @@ enum gp_err gp_kube_metrics_init(struct gp_kube_metrics *km, struct gp_diag *dia
     km->leader = gp_metrics_series(mt[9], NULL);
     km->allocation_timeouts = gp_metrics_series(mt[10], NULL);
     km->slot_waiting = gp_metrics_series(mt[11], NULL);
+    for (int i = 0; i < GP_KM_INFORMER_COUNT; i++)
+        km->informer_errors[i] = gp_metrics_series(mt[12], gp_km_informer_names[i]);
     return GP_OK;
 }
 

@@ -111,6 +111,7 @@ const char *gp_metrics_format_value(double v, char buf[32]);
 #define GP_KM_LEADER           "gpuplane_scheduler_leader"
 #define GP_KM_ALLOC_TIMEOUTS   "gpuplane_scheduler_allocation_timeouts_total"
 #define GP_KM_SLOT_WAITING     "gpuplane_scheduler_allocating_slot_waiting_pods"
+#define GP_KM_INFORMER_ERRORS  "gpuplane_scheduler_informer_errors_total"
 
 /* decisions_total{result}: one per scheduling attempt's outcome. */
 enum gp_km_result {
@@ -144,12 +145,26 @@ enum gp_km_audit {
     GP_KM_AUDIT_COUNT
 };
 
+/* informer_errors_total{resource}: a list or watch that failed (the API
+ * not reached, 401/403, 5xx, a drop), by the informer's resource. */
+enum gp_km_informer {
+    GP_KM_INF_PODS,       /* "pods" */
+    GP_KM_INF_NODES,      /* "nodes" */
+    GP_KM_INF_PODGROUPS,  /* "podgroups.scheduling.x-k8s.io" */
+    GP_KM_INF_VOLCANO,    /* "podgroups.scheduling.volcano.sh" */
+    GP_KM_INF_PRIORITIES, /* "priorityclasses" */
+    GP_KM_INF_CONFIGMAP,  /* "configmaps" (gpuplane's own) */
+    GP_KM_INF_PDBS,       /* "poddisruptionbudgets" */
+    GP_KM_INFORMER_COUNT
+};
+
 #define GP_KM_MAX_POOLS 64 /* gpu_allocated{pool} and gpu_capacity{pool} */
 
 extern const char *const gp_km_result_names[GP_KM_RESULT_COUNT + 1];
 extern const char *const gp_km_bind_failure_names[GP_KM_BIND_FAILURE_COUNT + 1];
 extern const char *const gp_km_queue_names[GP_KM_QUEUE_COUNT + 1];
 extern const char *const gp_km_audit_names[GP_KM_AUDIT_COUNT + 1];
+extern const char *const gp_km_informer_names[GP_KM_INFORMER_COUNT + 1];
 /* The histograms' buckets: 1 ms doubling to 16.384 s (15 bounds). */
 extern const double gp_km_duration_buckets_s[15];
 
@@ -169,6 +184,7 @@ struct gp_kube_metrics {
     struct gp_metric_series *allocation_timeouts; /* inc: pods left allocating (sched_alloc.c) */
     struct gp_metric_series
         *slot_waiting; /* set: pods waiting for their node's slot (sched_slot.c) */
+    struct gp_metric_series *informer_errors[GP_KM_INFORMER_COUNT]; /* inc (run.c) */
 };
 
 enum gp_err gp_kube_metrics_init(struct gp_kube_metrics *km, struct gp_diag *diag);

@@ -57,6 +57,14 @@ struct feed {
     int synced; /* under q->mu */
     bool started;
     bool listed; /* listed before its thread starts (the ConfigMap): it watches first */
+    /* its failures (feed_main): said on f->log, the first of a spell and
+     * then at most one line per back-off cap (10 s); counted */
+    FILE *log;
+    const char *resource;            /* gp_km_informer_names' */
+    struct gp_metric_series *errors; /* NULL: no metrics */
+    unsigned long fails;             /* in a row, 0 once it succeeds */
+    double said_s;                   /* when the last line was written */
+    char last[512];                  /* the last failure (under q->mu) */
 };
 
 static double mono(void)
@@ -94,6 +102,34 @@ static void on_change(enum gp_kube_event_type type, const json_t *obj, const jso
     pthread_mutex_unlock(&f->q->mu);
 }
 
+/* A list or watch of f failed: counted; the first failure of a spell on
+ * f->log, then at most one line per back-off cap while it keeps failing
+ * (client-go's reflector logs each "failed to list"/"failed to watch"
+ * through the rate-limited utilruntime.HandleError). The diag names the
+ * request, the HTTP status and the server's message. */
+static void feed_failed(struct feed *f, bool watching, const struct gp_diag *d)
+{
+    gp_metrics_inc(f->errors, 1);
+    pthread_mutex_lock(&f->q->mu);
+    snprintf(f->last, sizeof f->last, "%s", d->msg[0] ? d->msg : "failed");
+    pthread_mutex_unlock(&f->q->mu);
+    double now = mono();
+    if (f->log && (f->fails == 0 || now - f->said_s >= 10)) {
+        if (f->fails == 0)
+            fprintf(f->log, "gpuplane schedule: the %s informer failed to %s: %s\n", f->resource,
+                    watching ? "watch" : "list", d->msg[0] ? d->msg : "failed");
+        else
+            fprintf(f->log,
+                    "gpuplane schedule: the %s informer failed to %s: %s (%lu failures in a "
+                    "row, retrying)\n",
+                    f->resource, watching ? "watch" : "list", d->msg[0] ? d->msg : "failed",
+                    f->fails + 1);
+        fflush(f->log);
+        f->said_s = now;
+    }
+    f->fails++;
+}
+
 /* List, then watch for as long as it runs; a failure waits a back-off
  * (0.1 s doubling to 10 s) and tries again from where the store is. */
 static void *feed_main(void *arg)
@@ -122,11 +158,18 @@ static void *feed_main(void *arg)
                 pthread_cond_signal(&f->q->cv);
                 pthread_mutex_unlock(&f->q->mu);
             }
+            if (f->fails > 0 && f->log) {
+                fprintf(f->log, "gpuplane schedule: the %s informer works again (%lu failures)\n",
+                        f->resource, f->fails);
+                fflush(f->log);
+            }
+            f->fails = 0;
             wait = 0.1;
             continue;
         }
         if (f->q->stop)
             break;
+        feed_failed(f, listed, &d);
         if (err != GP_EIO)
             listed = false; /* anything but a drop or a 429/5xx on the watch: list again */
         /* the server's Retry-After when a watch was throttled, else the
@@ -183,6 +226,15 @@ static const struct gp_kube_jskip pod_unread = {NULL, pod_unread_kids, 2};
  * Job pods stay in the API until the pod GC's threshold, 12,500). */
 #define GP_RUN_PODS_PATH                                                                           \
     "/api/v1/pods?fieldSelector=status.phase%21%3DSucceeded%2Cstatus.phase%21%3DFailed"
+
+/* f's failures said on o->log and counted in km (NULL: not) as resource. */
+static void feed_report(struct feed *f, const struct gp_kube_run_opts *o,
+                        struct gp_kube_metrics *km, enum gp_km_informer resource)
+{
+    f->log = o->log;
+    f->resource = gp_km_informer_names[resource];
+    f->errors = km ? km->informer_errors[resource] : NULL;
+}
 
 static enum gp_err feed_start(struct feed *f, struct runq *q, int kind, const char *path,
                               const struct gp_kube_run_opts *o, struct gp_diag *d)
@@ -505,6 +557,29 @@ static void lease_stop(struct run_state *r)
     lr->started = false;
 }
 
+/* The run ends before the informers synced: a stop asked (a signal) is
+ * no error; --max-s running out is (nothing was scheduled), naming the
+ * first informer not synced and its last failure. */
+static enum gp_err not_synced(const struct gp_kube_run_opts *o, struct run_state *r,
+                              struct gp_diag *d)
+{
+    if (o->stop && *o->stop)
+        return GP_OK;
+    struct feed *f[] = {&r->config, &r->groups, &r->volcano, &r->prios,
+                        &r->nodes,  &r->pods,   &r->pdbs};
+    pthread_mutex_lock(&r->q.mu);
+    size_t i = 0;
+    while (i + 1 < sizeof f / sizeof f[0] && f[i]->synced)
+        i++;
+    char last[512];
+    snprintf(last, sizeof last, "%s", f[i]->last[0] ? f[i]->last : "no answer yet");
+    pthread_mutex_unlock(&r->q.mu);
+    return gp_diag_set(d, GP_EIO,
+                       "schedule: the informers did not sync within --max-s %g s (the %s "
+                       "informer: %s)",
+                       o->max_s, f[i]->resource ? f[i]->resource : "?", last);
+}
+
 static enum gp_err run_loop(const struct gp_kube_run_opts *o, struct run_state *r, double t0,
                             struct gp_kube_run_result *res, struct gp_diag *d)
 {
@@ -516,7 +591,7 @@ static enum gp_err run_loop(const struct gp_kube_run_opts *o, struct run_state *
         if (synced)
             break;
         if (stopping(o, t0))
-            return GP_OK;
+            return not_synced(o, r, d);
         drain(&r->q, r->s, &r->cw, mono() + 0.05);
     }
     drain(&r->q, r->s, &r->cw, 0);
@@ -655,6 +730,7 @@ static enum gp_err config_watch(struct run_state *r, struct gp_diag *d)
     struct feed *f = &r->config;
     if (!f->inf)
         return GP_OK;
+    feed_report(f, r->cw.o, r->km_ok ? &r->km : NULL, GP_KM_INF_CONFIGMAP);
     if (pthread_create(&f->th, NULL, feed_main, f) != 0)
         return gp_diag_set(d, GP_ENOMEM, "cannot start the ConfigMap's informer");
     f->started = true;
@@ -734,6 +810,13 @@ enum gp_err gp_kube_run(const struct gp_kube_run_opts *o, struct gp_kube_run_res
             fflush(o->log);
         }
     }
+    struct gp_kube_metrics *km = r.km_ok ? &r.km : NULL;
+    feed_report(&r.groups, o, km, GP_KM_INF_PODGROUPS);
+    feed_report(&r.volcano, o, km, GP_KM_INF_VOLCANO);
+    feed_report(&r.prios, o, km, GP_KM_INF_PRIORITIES);
+    feed_report(&r.nodes, o, km, GP_KM_INF_NODES);
+    feed_report(&r.pods, o, km, GP_KM_INF_PODS);
+    feed_report(&r.pdbs, o, km, GP_KM_INF_PDBS);
     if (err == GP_OK) /* PodGroups first: a gang's members wait for theirs */
         err = feed_start(&r.groups, &r.q, 2, "/apis/scheduling.x-k8s.io/v1alpha1/podgroups", o, d);
     if (err == GP_OK)
