@@ -217,6 +217,18 @@ static const char *wait_node(struct world *w, const char *pod)
     return "";
 }
 
+/* Waits (at most 15 s) until an Event of `reason` about the ConfigMap
+ * says `want`: the run logs a change before its Event is written. */
+static void wait_event(struct world *w, const char *reason, const char *want)
+{
+    for (int i = 0; i < 300; i++) {
+        if (strstr(w_events(w, reason, GP_RBAC_CONFIGMAP_NAME), want))
+            return;
+        nanosleep(&(struct timespec){0, 50 * 1000000L}, NULL);
+    }
+    fail_msg("no %s Event saying \"%s\"", reason, want);
+}
+
 static void cm_create(struct world *w, const char *data)
 {
     char b[1024];
@@ -296,10 +308,8 @@ static void test_live(void **state)
     assert_true(metric(&r, "gpuplane_scheduler_config_reloads_total{result=\"invalid\"} 1\n"));
     w_pod(&w, "p4", 1); /* a: 2 of 4, b: 1 of 4 - spread takes b, best-fit a */
     assert_string_equal(wait_node(&w, "p4"), b);
-    assert_non_null(strstr(w_events(&w, "InvalidConfiguration", GP_RBAC_CONFIGMAP_NAME),
-                           "data.policy: expected one of"));
-    assert_non_null(strstr(w_events(&w, "ConfigurationApplied", GP_RBAC_CONFIGMAP_NAME),
-                           "applied: policy=spread"));
+    wait_event(&w, "InvalidConfiguration", "data.policy: expected one of");
+    wait_event(&w, "ConfigurationApplied", "applied: policy=spread");
     /* mended: valid again, nothing else changes */
     kd_call(w.admin, "PATCH", CM_ITEM, "{\"data\":{\"policy\":\"spread\"}}", 200);
     for (int i = 0; i < 300 && !metric(&r, "gpuplane_scheduler_config_last_reload_successful 1\n");
@@ -348,8 +358,7 @@ static void test_restart(void **state)
     /* another schedulerName: reported, not applied */
     kd_call(w.admin, "PATCH", CM_ITEM, "{\"data\":{\"schedulerName\":\"gpu-b\"}}", 200);
     wait_logged(&r, "schedulerName=gpu-b needs a restart; running with schedulerName=gpu-a");
-    assert_non_null(strstr(w_events(&w, "RestartRequired", GP_RBAC_CONFIGMAP_NAME),
-                           "schedulerName=gpu-b needs a restart"));
+    wait_event(&w, "RestartRequired", "schedulerName=gpu-b needs a restart");
     w_pod_full(&w, "q3", 1, 0, "gpu-a", NULL);
     wait_node(&w, "q3");
     r.stop = 1;
