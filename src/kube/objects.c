@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/mig.h"
 #include "engine/sharing.h"
 #include "io/podreq.h"
 #include "kube/objects.h"
@@ -454,13 +455,20 @@ enum gp_err gp_kube_node_read(const json_t *node, struct gp_arena *a, struct gp_
         return gp_diag_set(d, GP_EINVALID, "node %s: status.allocatable.memory: not a quantity",
                            info->name);
     const char *gpus = qty(json_object_get(alloc, "nvidia.com/gpu"), b, sizeof b);
-    int64_t n = 0;
-    if (gpus && (!gp_units_uint(gpus, &n) ||
-                 n > (int64_t)GP_MAX_GPUS_PER_NODE * gp_kube_node_replicas(node)))
+    /* nvidia.com/gpu counts devices: a GPU's replicas when it is shared,
+     * and under MIG's single strategy each MIG device (NVIDIA's plugin
+     * advertises them all as nvidia.com/gpu: 8 A100s of all-1g.10gb are
+     * 56), so the bound is the node's GPUs times that */
+    const char *strategy = str(json_object_get(meta, "labels"), "nvidia.com/mig.strategy");
+    int64_t per_gpu = gp_kube_node_replicas(node), n = 0;
+    if (strategy && strcmp(strategy, "single") == 0 && per_gpu < GP_MIG_MAX_INSTANCES)
+        per_gpu = GP_MIG_MAX_INSTANCES;
+    if (gpus && (!gp_units_uint(gpus, &n) || n > (int64_t)GP_MAX_GPUS_PER_NODE * per_gpu))
         return gp_diag_set(d, GP_EINVALID,
-                           "node %s: status.allocatable.nvidia.com/gpu: \"%s\" is not a number "
-                           "of GPUs from 0 to %d",
-                           info->name, gpus, GP_MAX_GPUS_PER_NODE);
+                           "node %s: status.allocatable.nvidia.com/gpu: \"%s\" is not a count "
+                           "from 0 to %lld (%d GPUs of %lld devices each)",
+                           info->name, gpus, (long long)(GP_MAX_GPUS_PER_NODE * per_gpu),
+                           GP_MAX_GPUS_PER_NODE, (long long)per_gpu);
     s->gpu_count = (uint32_t)n;
     const json_t *labels = json_object_get(meta, "labels");
     if (pod_kv(labels, a, &s->labels, &s->nlabels) != GP_OK)

@@ -293,6 +293,28 @@ static void test_single(void **state)
     w_close(&w);
 }
 
+/* Eight H100s of all-1g.10gb under the single strategy: NVIDIA's plugin
+ * advertises the 56 MIG devices as nvidia.com/gpu (and GFD counts them in
+ * gpu.count). Such a node was refused as "not a number of GPUs from 0 to
+ * 16" and never used; all 56 instances are placed, a 57th pod waits. */
+static void test_single_eight(void **state)
+{
+    (void)state;
+    struct world w;
+    w_open(&w, true);
+    json_t *l = single_labels();
+    json_object_set_new(l, "nvidia.com/gpu.count", json_string("56"));
+    mig_node(&w, "sg8", l, "\"nvidia.com/gpu\":\"56\"");
+    char name[16];
+    for (int i = 1; i <= 57; i++) {
+        snprintf(name, sizeof name, "e%d", i);
+        res_pod(&w, name, "gpuplane", "\"nvidia.com/gpu\":\"1\"");
+    }
+    assert_int_equal(w_cycle(&w), 56);
+    assert_int_equal(check_slices(&w, h100()), 56);
+    w_close(&w);
+}
+
 /* The label gpuplane's node agent puts on four H100s whose GPUs 1 and 2
  * are in MIG mode with seven 1g.10gb each (node/labels.c from the
  * inventory, the mixed strategy). */
@@ -845,6 +867,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_pod_requests),
         cmocka_unit_test_setup_teardown(test_mixed, kd_start, kd_stop),
         cmocka_unit_test_setup_teardown(test_single, kd_start, kd_stop),
+        cmocka_unit_test_setup_teardown(test_single_eight, kd_start, kd_stop),
         cmocka_unit_test_setup_teardown(test_whole_and_mig, kd_start, kd_stop),
         cmocka_unit_test_setup_teardown(test_unhealthy, kd_start, kd_stop),
         cmocka_unit_test_setup_teardown(test_unhealthy_single, kd_start, kd_stop),
