@@ -419,7 +419,8 @@ static void *probe_main(void *arg)
         if (code == 200)
             *(pr->bad ? &pr->ok_after : &pr->ok_before) += 1;
         else if (code == 500 && ++pr->bad == 1)
-            snprintf(pr->bad_body, sizeof pr->bad_body, "%s", sc.body);
+            snprintf(pr->bad_body, sizeof pr->bad_body, "%.*s", (int)sizeof pr->bad_body - 1,
+                     sc.body);
         if (pr->ok_after >= 3)
             break;
         nanosleep(&(struct timespec){0, 100 * 1000000L}, NULL);
