@@ -13,6 +13,7 @@
 #include "kube/config.h"
 #include "kube/httpd.h"
 #include "kube/informer.h"
+#include "kube/jalloc.h"
 #include "kube/jload.h"
 #include "kube/metrics.h"
 #include "kube/run.h"
@@ -137,6 +138,7 @@ static void *feed_main(void *arg)
     struct feed *f = arg;
     bool listed = f->listed;
     double wait = 0.1;
+    gp_kube_jalloc_thread(true); /* its trees from the slabs (jalloc.h; it dumps none) */
     while (!f->q->stop) {
         struct gp_diag d = {""};
         enum gp_err err =
@@ -767,6 +769,7 @@ enum gp_err gp_kube_run(const struct gp_kube_run_opts *o, struct gp_kube_run_res
                         struct gp_diag *d)
 {
     double t0 = mono();
+    gp_kube_jalloc_install(); /* before the informers' threads start (jalloc.h) */
     memset(res, 0, sizeof *res);
     res->first_bind_s = res->last_bind_s = -1;
     struct run_state r;
