@@ -98,7 +98,7 @@ static const struct gp_mig_model *mig_model_of(const struct gp_kube_sched *s, co
     const struct gp_node *e = s->e && n->eng != SP_NONE ? gp_engine_node(s->e, n->eng) : NULL;
     if (e && e->mig_model >= 0)
         return &gp_mig_models[e->mig_model];
-    return n->spec.gpu_model ? gp_mig_model_find(n->spec.gpu_model) : NULL;
+    return n->model_mig; /* gp_mig_model_find(n->spec.gpu_model), kept (sched.c) */
 }
 
 /* The profile of the MIG devices a pod that names no instance holds on a

@@ -41,7 +41,7 @@ void gp_kube_informer_skip(struct gp_kube_informer *inf, const struct gp_kube_js
 static void key_of(const json_t *obj, char *key, size_t n)
 {
     const char *ns = gp_kube_meta(obj, "namespace"), *name = gp_kube_meta(obj, "name");
-    snprintf(key, n, "%s/%s", ns ? ns : "", name ? name : "");
+    gp_kube_key_make(ns, name, key, n);
 }
 
 static const char *rv_of(const json_t *obj)
@@ -252,7 +252,7 @@ static int on_watch_line(const char *line, size_t len, void *ctx)
         break;
     }
     if (!stop && ev.rv[0])
-        snprintf(inf->rv, sizeof inf->rv, "%s", ev.rv);
+        gp_kube_str_copy(inf->rv, sizeof inf->rv, ev.rv);
     gp_kube_event_clear(&ev);
     return stop;
 }
@@ -324,7 +324,7 @@ const json_t *gp_kube_informer_get(const struct gp_kube_informer *inf, const cha
                                    const char *name)
 {
     char key[600];
-    snprintf(key, sizeof key, "%s/%s", ns ? ns : "", name);
+    gp_kube_key_make(ns, name, key, sizeof key);
     return json_object_get(inf->store, key);
 }
 

@@ -118,30 +118,37 @@ static bool jl_string(struct jl *s, const char **out, size_t *n, bool *esc)
     return false;
 }
 
-/* An integer as jansson reads one (json_integer); NULL for a fraction, an
- * exponent, a leading zero, more than 18 digits or no digit. */
-static json_t *jl_number(struct jl *s)
+/* An integer as jansson reads one (json_integer) in *out; false for a
+ * fraction, an exponent, a leading zero, more than 18 digits or no digit. */
+static bool jl_number_read(struct jl *s, json_int_t *out)
 {
     const char *q = s->p;
     bool neg = q < s->end && *q == '-';
     if (neg)
         q++;
     if (q >= s->end || *q < '0' || *q > '9')
-        return NULL;
+        return false;
     if (*q == '0' && q + 1 < s->end && q[1] >= '0' && q[1] <= '9')
-        return NULL;
+        return false;
     uint64_t v = 0;
     int nd = 0;
     while (q < s->end && *q >= '0' && *q <= '9') {
         if (++nd > 18)
-            return NULL;
+            return false;
         v = v * 10 + (uint64_t)(*q - '0');
         q++;
     }
     if (q < s->end && (*q == '.' || *q == 'e' || *q == 'E'))
-        return NULL;
+        return false;
     s->p = q;
-    return json_integer(neg ? -(json_int_t)v : (json_int_t)v);
+    *out = neg ? -(json_int_t)v : (json_int_t)v;
+    return true;
+}
+
+static json_t *jl_number(struct jl *s)
+{
+    json_int_t v;
+    return jl_number_read(s, &v) ? json_integer(v) : NULL;
 }
 
 static json_t *jl_value(struct jl *s, const struct gp_kube_jskip *sk);
@@ -161,16 +168,140 @@ static const struct gp_kube_jskip *jl_kid(const struct gp_kube_jskip *sk, const 
     return NULL;
 }
 
-/* A value left out (sk's leaf): read as it would be, then dropped, so the
- * text's verdict is the same; a string without building it. */
-static bool jl_drop(struct jl *s)
+static bool jl_word(struct jl *s, const char *w, size_t n)
 {
-    if (s->p < s->end && *s->p == '"') {
+    if ((size_t)(s->end - s->p) < n || memcmp(s->p, w, n) != 0)
+        return false;
+    s->p += n;
+    return true;
+}
+
+#define JL_SKIP_KEYS 16 /* an object's keys compared for a duplicate while skipping */
+
+static int jl_skip(struct jl *s);
+
+static int jl_skip_object(struct jl *s)
+{
+    struct {
+        const char *k;
+        size_t n;
+    } keys[JL_SKIP_KEYS];
+    size_t nk = 0;
+    s->p++; /* '{' */
+    jl_ws(s);
+    if (s->p < s->end && *s->p == '}') {
+        s->p++;
+        return 1;
+    }
+    for (;;) {
+        const char *k;
+        size_t kl;
+        bool esc;
+        if (s->p >= s->end || *s->p != '"' || !jl_string(s, &k, &kl, &esc) || esc)
+            return 0;
+        for (size_t i = 0; i < nk; i++)
+            if (keys[i].n == kl && memcmp(keys[i].k, k, kl) == 0)
+                return 0; /* a duplicate: jansson's verdict, as jl_object's */
+        if (nk == JL_SKIP_KEYS)
+            return -1;
+        keys[nk].k = k;
+        keys[nk++].n = kl;
+        jl_ws(s);
+        if (s->p >= s->end || *s->p != ':')
+            return 0;
+        s->p++;
+        jl_ws(s);
+        int r = jl_skip(s);
+        if (r != 1)
+            return r;
+        jl_ws(s);
+        if (s->p >= s->end)
+            return 0;
+        if (*s->p == '}') {
+            s->p++;
+            return 1;
+        }
+        if (*s->p != ',')
+            return 0;
+        s->p++;
+        jl_ws(s);
+    }
+}
+
+static int jl_skip_array(struct jl *s)
+{
+    s->p++; /* '[' */
+    jl_ws(s);
+    if (s->p < s->end && *s->p == ']') {
+        s->p++;
+        return 1;
+    }
+    for (;;) {
+        int r = jl_skip(s);
+        if (r != 1)
+            return r;
+        jl_ws(s);
+        if (s->p >= s->end)
+            return 0;
+        if (*s->p == ']') {
+            s->p++;
+            return 1;
+        }
+        if (*s->p != ',')
+            return 0;
+        s->p++;
+        jl_ws(s);
+    }
+}
+
+/* A value read as jl_value reads it (the same subset, depth and verdicts)
+ * with nothing built: 1 read, 0 what jl_value refuses, -1 an object of
+ * more than JL_SKIP_KEYS keys (its duplicates are not looked for here). */
+static int jl_skip(struct jl *s)
+{
+    if (s->p >= s->end)
+        return 0;
+    switch (*s->p) {
+    case '"': {
         const char *b;
         size_t n;
         bool esc;
         return jl_string(s, &b, &n, &esc);
     }
+    case '{':
+    case '[': {
+        if (++s->depth > JL_MAX_DEPTH) {
+            s->depth--;
+            return 0;
+        }
+        int r = *s->p == '{' ? jl_skip_object(s) : jl_skip_array(s);
+        s->depth--;
+        return r;
+    }
+    case 't':
+        return jl_word(s, "true", 4);
+    case 'f':
+        return jl_word(s, "false", 5);
+    case 'n':
+        return jl_word(s, "null", 4);
+    default: {
+        json_int_t v;
+        return jl_number_read(s, &v);
+    }
+    }
+}
+
+/* A value left out (sk's leaf): read as it would be, then dropped, so the
+ * text's verdict is the same; scanned without building it (jl_skip), or,
+ * for an object of many keys inside, built and freed. */
+static bool jl_drop(struct jl *s)
+{
+    const char *at = s->p;
+    int depth = s->depth, r = jl_skip(s);
+    if (r >= 0)
+        return r == 1;
+    s->p = at;
+    s->depth = depth;
     json_t *v = jl_value(s, NULL);
     json_decref(v);
     return v != NULL;
@@ -260,14 +391,6 @@ static json_t *jl_array(struct jl *s, const struct gp_kube_jskip *sk)
     }
     json_decref(a);
     return NULL;
-}
-
-static bool jl_word(struct jl *s, const char *w, size_t n)
-{
-    if ((size_t)(s->end - s->p) < n || memcmp(s->p, w, n) != 0)
-        return false;
-    s->p += n;
-    return true;
 }
 
 static json_t *jl_value(struct jl *s, const struct gp_kube_jskip *sk)

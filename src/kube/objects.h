@@ -48,6 +48,11 @@ struct gp_kube_pod_info {
                           or annotation scheduling.k8s.io/group-name); NULL: none */
 };
 
+/* A Pod's members no reader here reads (objects_unread.c): the pods
+ * informer leaves them out of its trees (gp_kube_informer_skip). */
+struct gp_kube_jskip;
+extern const struct gp_kube_jskip gp_kube_pod_unread;
+
 /* The info alone, the same as gp_kube_pod_read gives (whether or not its
  * spec reads): for a pod whose spec the scheduler does not read again (the
  * engine holds the one it was given), without the cost of the spec. */

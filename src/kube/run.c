@@ -16,6 +16,7 @@
 #include "kube/jalloc.h"
 #include "kube/jload.h"
 #include "kube/metrics.h"
+#include "kube/objects.h"
 #include "kube/run.h"
 
 struct change {
@@ -185,41 +186,6 @@ static void *feed_main(void *arg)
     return NULL;
 }
 
-/* A Pod's members that nothing in the scheduler reads (objects.c,
- * objects_share.c, objects_mig.c, priority.c and sched*.c read metadata,
- * the containers' resources and an init container's restartPolicy,
- * nodeName, schedulerName, nodeSelector, tolerations, priority, overhead
- * and status): the API server's defaults (pkg/apis/core/v1/defaults.go)
- * and metadata.managedFields, which kube-controller-manager's informers
- * also drop (cmd/kube-controller-manager/app/controllermanager.go,
- * CreateControllerContext's trim transform). Left out of the
- * pods informer's store: no tree, no memory for them. */
-static const struct gp_kube_jskip pod_container_unread[] = {
-    {"imagePullPolicy", NULL, 0},
-    {"terminationMessagePath", NULL, 0},
-    {"terminationMessagePolicy", NULL, 0},
-};
-static const struct gp_kube_jskip pod_containers_each[] = {
-    {"[]", pod_container_unread, sizeof pod_container_unread / sizeof *pod_container_unread},
-};
-static const struct gp_kube_jskip pod_spec_unread[] = {
-    {"containers", pod_containers_each, 1},
-    {"initContainers", pod_containers_each, 1},
-    {"dnsPolicy", NULL, 0},
-    {"enableServiceLinks", NULL, 0},
-    {"restartPolicy", NULL, 0},
-    {"securityContext", NULL, 0},
-    {"serviceAccount", NULL, 0},
-    {"serviceAccountName", NULL, 0},
-    {"terminationGracePeriodSeconds", NULL, 0},
-};
-static const struct gp_kube_jskip pod_meta_unread[] = {{"managedFields", NULL, 0}};
-static const struct gp_kube_jskip pod_unread_kids[] = {
-    {"metadata", pod_meta_unread, 1},
-    {"spec", pod_spec_unread, sizeof pod_spec_unread / sizeof *pod_spec_unread},
-};
-static const struct gp_kube_jskip pod_unread = {NULL, pod_unread_kids, 2};
-
 /* Pods that have not ended, as kube-scheduler lists and watches them
  * (pkg/scheduler/scheduler.go newPodInformer: the field selector
  * "status.phase!=Succeeded,status.phase!=Failed"): a pod that ends leaves
@@ -249,7 +215,7 @@ static enum gp_err feed_start(struct feed *f, struct runq *q, int kind, const ch
     if (err == GP_OK)
         err = gp_kube_informer_new(f->c, path, 500, on_change, f, &f->inf, d);
     if (err == GP_OK && kind == 0)
-        gp_kube_informer_skip(f->inf, &pod_unread);
+        gp_kube_informer_skip(f->inf, &gp_kube_pod_unread); /* objects_unread.c */
     if (err != GP_OK)
         return err;
     if (pthread_create(&f->th, NULL, feed_main, f) != 0)

@@ -578,6 +578,7 @@ void gp_kube_sched_node_change(enum gp_kube_event_type type, const json_t *obj, 
                         gp_kube_meta(obj, "resourceVersion"));
         json_decref(n->obj);
         n->obj = NULL;
+        n->unread_said = false;
         s->dirty = true; /* its pods are gone or going; the engine forgets it */
         gp_ks_audit_node(s, n);
         s->nodes_gone = true; /* its record freed once its pods are gone (sched_records.c) */
@@ -590,9 +591,20 @@ void gp_kube_sched_node_change(enum gp_kube_event_type type, const json_t *obj, 
     struct gp_kube_node_info info;
     struct gp_diag d = {""};
     if (gp_kube_node_read(obj, &a, &spec, &info, &d) != GP_OK) {
-        gp_arena_free(&a); /* kept as it was: its pods still count */
+        gp_arena_free(&a);     /* kept as it was: its pods still count */
+        if (!n->unread_said) { /* once a spell: a line and a Warning Event, as pod_read */
+            n->unread_said = true;
+            const char *then = n->obj ? "kept as it was last read" : "no pods go there";
+            fprintf(stderr, "gpuplane schedule: %s; %s until it is readable\n", d.msg, then);
+            char note[700];
+            snprintf(note, sizeof note,
+                     "gpuplane cannot read the node: %s; %s until it is readable", d.msg, then);
+            gp_ks_event(s, "Node", "", name, gp_kube_meta(obj, "uid"), "Warning", "FailedToRead",
+                        "Scheduling", note);
+        }
         return;
     }
+    n->unread_said = false;
     uint64_t print = node_print(obj, info.schedulable);
     bool known = n->obj != NULL, changed = print != n->print;
     bool agent = gp_ks_node_agent(n);
@@ -608,6 +620,7 @@ void gp_kube_sched_node_change(enum gp_kube_event_type type, const json_t *obj, 
         spec_retire(s, &n->arena);
         n->arena = a;
         n->spec = spec;
+        n->model_mig = spec.gpu_model ? gp_mig_model_find(spec.gpu_model) : NULL;
         n->info = info;
         n->info.name = n->spec.name;
         n->print = print;
@@ -705,7 +718,7 @@ void gp_kube_sched_pod_change(enum gp_kube_event_type type, const json_t *obj, c
     if (!name)
         return;
     char key[600];
-    snprintf(key, sizeof key, "%s/%s", ns ? ns : "", name);
+    gp_kube_key_make(ns, name, key, sizeof key);
     struct spod *p = gp_ks_pod_find(s, key);
     gp_evlog_change(s->rec, s->now_s, "pod", gp_kube_event_type_name(type), key,
                     gp_kube_meta(obj, "resourceVersion"));

@@ -89,6 +89,9 @@ struct snode {
     struct gp_arena arena;
     struct gp_node_spec spec;
     struct gp_kube_node_info info;
+    /* gp_mig_model_find(spec.gpu_model), NULL without one: looked up when
+     * the spec is read, not at each audit of the node (audit.c) */
+    const struct gp_mig_model *model_mig;
     uint64_t print;     /* a hash of what the engine reads of it */
     uint32_t eng;       /* engine node id, SP_NONE when not in the engine */
     uint32_t eng_mig;   /* info.split: its MIG part's engine node (sched_mig.c); else SP_NONE */
@@ -99,9 +102,10 @@ struct snode {
      * gpuplane's doing), the decisions waiting for it, oldest first */
     unsigned slot_n;
     struct spod *wait_head, *wait_tail;
-    bool kicked;     /* in s->kick */
-    bool ref;        /* sched_records.c: something refers to it */
-    unsigned unread; /* bound pods on it whose spec gpuplane cannot read: drained */
+    bool kicked;      /* in s->kick */
+    bool ref;         /* sched_records.c: something refers to it */
+    unsigned unread;  /* bound pods on it whose spec gpuplane cannot read: drained */
+    bool unread_said; /* its own object cannot be read: said (a line, an Event) this spell */
 };
 
 /* A PodGroup (scheduling.x-k8s.io or Volcano): a gang. */

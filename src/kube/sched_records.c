@@ -24,7 +24,8 @@ void gp_ks_records_sweep(struct gp_kube_sched *s)
         for (size_t i = 0; i < s->nnodes; i++) {
             struct snode *n = s->nodes[i];
             n->ref = n->obj || n->nbook > 0 || n->slot_n > 0 || n->wait_head || n->kicked ||
-                     n->unread > 0; /* (sched.c pod_unreadable) */
+                     n->unread > 0 /* (sched.c pod_unreadable) */ ||
+                     n->unread_said; /* its Node unreadable: said once a spell */
         }
         for (size_t i = 0; i < s->npods; i++) {
             struct snode *r[] = {s->pods[i]->booked, s->pods[i]->slot, s->pods[i]->wait_on,

@@ -75,6 +75,32 @@ const char *gp_kube_event_type_name(enum gp_kube_event_type t)
     return (unsigned)t < 5 ? names[t] : "?";
 }
 
+static size_t put_part(char *key, size_t n, size_t at, const char *src, size_t len)
+{
+    if (at + 1 < n) {
+        size_t k = len < n - 1 - at ? len : n - 1 - at;
+        memcpy(key + at, src, k);
+        key[at + k] = '\0';
+    }
+    return at + len;
+}
+
+size_t gp_kube_key_make(const char *ns, const char *name, char *key, size_t n)
+{
+    if (n > 0)
+        key[0] = '\0';
+    size_t at = put_part(key, n, 0, ns ? ns : "", ns ? strlen(ns) : 0);
+    at = put_part(key, n, at, "/", 1);
+    return put_part(key, n, at, name ? name : "", name ? strlen(name) : 0);
+}
+
+void gp_kube_str_copy(char *dst, size_t n, const char *src)
+{
+    if (n > 0)
+        dst[0] = '\0';
+    put_part(dst, n, 0, src, strlen(src));
+}
+
 const char *gp_kube_meta(const json_t *obj, const char *field)
 {
     json_t *m = json_object_get(obj, "metadata");

@@ -67,6 +67,15 @@ void gp_kube_event_clear(struct gp_kube_event *ev);
 /* The metadata strings of an object (NULL when absent or not strings). */
 const char *gp_kube_meta(const json_t *obj, const char *field);
 
+/* "ns/name" (ns NULL: "") in key[n], cut where snprintf(key, n, "%s/%s")
+ * would cut it; the length snprintf would answer. The stores' and the
+ * scheduler's key of an object, made for every watch event: without
+ * printf's format walk. */
+size_t gp_kube_key_make(const char *ns, const char *name, char *key, size_t n);
+
+/* src in dst[n], cut where snprintf(dst, n, "%s", src) would cut it. */
+void gp_kube_str_copy(char *dst, size_t n, const char *src);
+
 /* metadata.resourceVersion of a JSON object's text, read without building
  * a tree (an answer of which only that is needed: a patch's): 1 and the
  * version in rv; 0 when the document has none (or not as a string); -1

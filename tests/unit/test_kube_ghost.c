@@ -182,6 +182,33 @@ static void test_unreadable_bound(void **state)
     w_close(&w);
 }
 
+/* A node gpuplane cannot read (80 nvidia.com/gpu without a replicas
+ * label: more than 16 GPUs) is said once, on stderr and in a Warning
+ * Event naming why, not dropped without a word (the review's R6); no pod
+ * goes there. */
+static void test_unreadable_node(void **state)
+{
+    (void)state;
+    struct world w;
+    w_open(&w, true);
+    w_node(&w, "bad", 80);
+    w_pod(&w, "mine", 1);
+    w_cycle(&w);
+    w.now += 10;
+    cycles(&w);
+    kd_call(w.admin, "PATCH", "/api/v1/nodes/bad", "{\"metadata\":{\"labels\":{\"x\":\"y\"}}}",
+            200); /* another version, still unreadable */
+    w.now += 10;
+    cycles(&w);
+    const char *gpus;
+    assert_string_equal(w_node_of(&w, "mine", &gpus), "");
+    const char *ev = w_events(&w, "FailedToRead", "bad");
+    assert_non_null(strstr(ev, "gpuplane cannot read the node: "));
+    assert_non_null(strstr(ev, "no pods go there until it is readable"));
+    assert_null(strchr(ev, '|')); /* once, not at each event */
+    w_close(&w);
+}
+
 int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
@@ -190,6 +217,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup_teardown(test_named_later, kd_start, kd_stop),
         cmocka_unit_test_setup_teardown(test_exponent_quantity, kd_start, kd_stop),
         cmocka_unit_test_setup_teardown(test_unreadable_bound, kd_start, kd_stop),
+        cmocka_unit_test_setup_teardown(test_unreadable_node, kd_start, kd_stop),
     };
     return kd_main(argc, argv, tests, NULL, NULL);
 }

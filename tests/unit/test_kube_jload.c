@@ -309,16 +309,43 @@ static void test_skip(void **state)
     gp_kube_event_clear(&ev);
 }
 
+/* gp_kube_key_make and gp_kube_str_copy cut and answer as snprintf does,
+ * for every length of namespace, name and buffer (NULL namespace: ""). */
+static void test_key_make(void **state)
+{
+    (void)state;
+    char src[24];
+    for (int i = 0; i < 23; i++)
+        src[i] = (char)('a' + i);
+    for (size_t nl = 0; nl < 12; nl++)
+        for (size_t ml = 0; ml < 12; ml++)
+            for (size_t n = 0; n < 28; n++) {
+                char ns[16], name[16], want[32], got[32];
+                memcpy(ns, src, nl);
+                ns[nl] = '\0';
+                memcpy(name, src + 11, ml);
+                name[ml] = '\0';
+                memset(want, 'X', sizeof want);
+                memset(got, 'X', sizeof got);
+                int w = snprintf(want, n, "%s/%s", nl ? ns : "", name);
+                size_t g = gp_kube_key_make(nl ? ns : NULL, name, got, n);
+                assert_int_equal(g, (size_t)w);
+                assert_memory_equal(got, want, sizeof got); /* bytes past the cut untouched */
+                memset(want, 'X', sizeof want);
+                memset(got, 'X', sizeof got);
+                snprintf(want, n, "%s", name);
+                gp_kube_str_copy(got, n, name);
+                assert_memory_equal(got, want, sizeof got);
+            }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_subset_read),
-        cmocka_unit_test(test_outside_subset),
-        cmocka_unit_test(test_duplicate_without_flag),
-        cmocka_unit_test(test_length_bound),
-        cmocka_unit_test(test_watch_event),
-        cmocka_unit_test(test_skip),
-        cmocka_unit_test(test_string_places),
+        cmocka_unit_test(test_key_make),       cmocka_unit_test(test_subset_read),
+        cmocka_unit_test(test_outside_subset), cmocka_unit_test(test_duplicate_without_flag),
+        cmocka_unit_test(test_length_bound),   cmocka_unit_test(test_watch_event),
+        cmocka_unit_test(test_skip),           cmocka_unit_test(test_string_places),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -130,11 +130,131 @@ static void test_unreadable_spec(void **state)
     assert_true(i.terminating);
 }
 
+/* A pod with every member the pods informer leaves out
+ * (gp_kube_pod_unread, objects_unread.c) and every one the readers read:
+ * read from the tree with them left out, it is the same pod as read from
+ * the whole tree (info, request, selectors, tolerations, labels, priority,
+ * status.nominatedNodeName), and they are truly out. */
+static const char rich_pod[] =
+    "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"p\",\"generateName\":\"p-\","
+    "\"namespace\":\"ml\",\"uid\":\"u1\",\"resourceVersion\":\"9\",\"creationTimestamp\":"
+    "\"2026-12-02T03:00:00Z\",\"labels\":{\"app\":\"a\",\"scheduling.x-k8s.io/pod-group\":\"g\"},"
+    "\"annotations\":{\"gpuplane.io/node\":\"n1\",\"gpuplane.io/gpus\":\"0,1\","
+    "\"gpuplane.io/phase\":\"allocated\",\"gpuplane.io/gpu-memory\":\"20Gi\","
+    "\"kubectl.kubernetes.io/last-applied-configuration\":\"{\\\"kind\\\":\\\"Pod\\\"}\"},"
+    "\"managedFields\":[{\"manager\":\"kubectl\"}]},"
+    "\"spec\":{\"schedulerName\":\"gpuplane\",\"nodeName\":\"n1\",\"priority\":7,"
+    "\"priorityClassName\":\"high\",\"preemptionPolicy\":\"Never\","
+    "\"nodeSelector\":{\"zone\":\"z1\"},\"overhead\":{\"cpu\":\"250m\",\"memory\":\"64Mi\"},"
+    "\"tolerations\":[{\"key\":\"k\",\"operator\":\"Equal\",\"value\":\"v\",\"effect\":"
+    "\"NoSchedule\"},{\"key\":\"node.kubernetes.io/not-ready\",\"operator\":\"Exists\","
+    "\"effect\":\"NoExecute\",\"tolerationSeconds\":300}],"
+    "\"initContainers\":[{\"name\":\"side\",\"image\":\"s\",\"restartPolicy\":\"Always\","
+    "\"resources\":{\"requests\":{\"cpu\":\"500m\"}},\"imagePullPolicy\":\"Always\"}],"
+    "\"containers\":[{\"name\":\"c\",\"image\":\"x\",\"command\":[\"run\"],\"args\":[\"-v\"],"
+    "\"env\":[{\"name\":\"A\",\"value\":\"1\"}],\"ports\":[{\"containerPort\":80}],"
+    "\"volumeMounts\":[{\"name\":\"tok\",\"mountPath\":\"/var/run\"}],\"livenessProbe\":{},"
+    "\"resources\":{\"requests\":{\"cpu\":\"2\",\"memory\":\"4Gi\",\"nvidia.com/gpu\":\"2\"},"
+    "\"limits\":{\"nvidia.com/gpu\":\"2\"}},\"terminationMessagePath\":\"/dev/termination-log\"}],"
+    "\"volumes\":[{\"name\":\"tok\",\"projected\":{\"sources\":[{\"serviceAccountToken\":{"
+    "\"path\":\"token\"}}]}}],\"dnsPolicy\":\"ClusterFirst\",\"restartPolicy\":\"Always\","
+    "\"serviceAccountName\":\"default\",\"securityContext\":{},\"hostname\":\"h\"},"
+    "\"status\":{\"phase\":\"Pending\",\"nominatedNodeName\":\"n1\",\"qosClass\":\"Burstable\","
+    "\"conditions\":[{\"type\":\"PodScheduled\",\"status\":\"True\"}],\"podIP\":\"10.0.0.1\","
+    "\"containerStatuses\":[{\"name\":\"c\",\"image\":\"x\",\"ready\":false,\"restartCount\":0,"
+    "\"state\":{\"running\":{\"startedAt\":\"2026-12-02T03:00:00Z\"}}}]}}";
+
+static void test_unread_left_out(void **state)
+{
+    (void)state;
+    size_t n = strlen(rich_pod);
+    json_t *whole = gp_kube_jload(rich_pod, n, JSON_REJECT_DUPLICATES, NULL);
+    json_t *lean =
+        gp_kube_jload_skip(rich_pod, n, JSON_REJECT_DUPLICATES, NULL, &gp_kube_pod_unread);
+    assert_non_null(whole);
+    assert_non_null(lean);
+    struct gp_arena a, b;
+    gp_arena_init(&a);
+    gp_arena_init(&b);
+    struct gp_pod_spec sw, sl;
+    struct gp_kube_pod_info iw, il;
+    struct gp_diag d = {""};
+    assert_int_equal(gp_kube_pod_read(whole, &a, &sw, &iw, &d), GP_OK);
+    assert_int_equal(gp_kube_pod_read(lean, &b, &sl, &il, &d), GP_OK);
+    same_str(iw.ns, il.ns);
+    same_str(iw.name, il.name);
+    same_str(iw.uid, il.uid);
+    same_str(iw.rv, il.rv);
+    same_str(iw.node_name, il.node_name);
+    same_str(iw.scheduler_name, il.scheduler_name);
+    same_str(iw.ann_node, il.ann_node);
+    same_str(iw.ann_phase, il.ann_phase);
+    same_str(iw.group, il.group);
+    assert_int_equal(iw.started, il.started);
+    assert_true(il.started); /* the container's state is kept */
+    assert_int_equal(iw.has_pick, il.has_pick);
+    assert_memory_equal(&iw.pick, &il.pick, sizeof iw.pick);
+    assert_int_equal(sw.cpu_milli, sl.cpu_milli);
+    assert_int_equal(sw.cpu_milli, 2750); /* 2, the sidecar's 500m and the overhead's 250m */
+    assert_int_equal(sw.mem_mib, sl.mem_mib);
+    assert_int_equal(sw.gpu_count, sl.gpu_count);
+    assert_int_equal(sw.gpu_count, 2);
+    assert_int_equal(sw.gpu_milli, sl.gpu_milli);
+    assert_int_equal(sw.gpu_mem_mib, sl.gpu_mem_mib);
+    assert_int_equal(sw.gpu_container_max, sl.gpu_container_max);
+    assert_int_equal(sw.priority, sl.priority);
+    assert_int_equal(sw.preempt_never, sl.preempt_never);
+    assert_true(sl.preempt_never);
+    assert_int_equal(sw.share_modes, sl.share_modes);
+    assert_int_equal(sw.gpu_resource, sl.gpu_resource);
+    same_str(sw.mig_profile, sl.mig_profile);
+    assert_int_equal(sw.nnode_selector, sl.nnode_selector);
+    for (size_t i = 0; i < sw.nnode_selector; i++) {
+        same_str(sw.node_selector[i].key, sl.node_selector[i].key);
+        same_str(sw.node_selector[i].value, sl.node_selector[i].value);
+    }
+    assert_int_equal(sw.nlabels, sl.nlabels);
+    for (size_t i = 0; i < sw.nlabels; i++) {
+        same_str(sw.labels[i].key, sl.labels[i].key);
+        same_str(sw.labels[i].value, sl.labels[i].value);
+    }
+    assert_int_equal(sw.ntolerations, 2);
+    assert_int_equal(sw.ntolerations, sl.ntolerations);
+    for (size_t i = 0; i < sw.ntolerations; i++) {
+        same_str(sw.tolerations[i].key, sl.tolerations[i].key);
+        same_str(sw.tolerations[i].value, sl.tolerations[i].value);
+        assert_int_equal(sw.tolerations[i].op_exists, sl.tolerations[i].op_exists);
+        assert_int_equal(sw.tolerations[i].any_effect, sl.tolerations[i].any_effect);
+        assert_int_equal(sw.tolerations[i].effect, sl.tolerations[i].effect);
+    }
+    const json_t *st = json_object_get(lean, "status"), *sp = json_object_get(lean, "spec");
+    assert_string_equal(json_string_value(json_object_get(st, "nominatedNodeName")), "n1");
+    assert_string_equal(json_string_value(json_object_get(sp, "priorityClassName")), "high");
+    assert_true(json_equal(json_object_get(json_object_get(lean, "metadata"), "labels"),
+                           json_object_get(json_object_get(whole, "metadata"), "labels")));
+    /* and left out */
+    assert_null(json_object_get(lean, "kind"));
+    assert_null(json_object_get(sp, "volumes"));
+    assert_null(json_object_get(st, "conditions"));
+    assert_null(json_object_get(json_array_get(json_object_get(sp, "tolerations"), 1),
+                                "tolerationSeconds"));
+    assert_null(json_object_get(json_array_get(json_object_get(sp, "containers"), 0), "image"));
+    assert_null(json_object_get(json_object_get(json_object_get(lean, "metadata"), "annotations"),
+                                "kubectl.kubernetes.io/last-applied-configuration"));
+    assert_null(
+        json_object_get(json_array_get(json_object_get(st, "containerStatuses"), 0), "image"));
+    gp_arena_free(&a);
+    gp_arena_free(&b);
+    json_decref(whole);
+    json_decref(lean);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_each_change_read),
         cmocka_unit_test(test_unreadable_spec),
+        cmocka_unit_test(test_unread_left_out),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
