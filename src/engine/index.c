@@ -109,25 +109,40 @@ void gp_eng_index_free(struct gp_engine *e)
 
 /* ---- the capacity index ---------------------------------------------------- */
 
-static const struct cap_sum cap_none = {INT64_MIN, INT64_MIN, 0, 0, 0};
+static const struct cap_sum cap_none = {.cpu_milli = INT64_MIN,
+                                        .mem_mib = INT64_MIN,
+                                        .cpu_min_milli = INT64_MAX,
+                                        .mem_min_mib = INT64_MAX};
 
 /* What node n offers, as the filters read it; nothing when not ready. */
 static struct cap_sum cap_leaf(const struct gp_node *n)
 {
     if (n->state != GP_NODE_READY)
         return cap_none;
-    struct cap_sum s = {n->cpu_free_milli, n->mem_free_mib, n->gpus_whole_free,
-                        n->gpu_milli_max_free, n->mig_mask};
+    struct cap_sum s = {.cpu_milli = n->cpu_free_milli,
+                        .mem_mib = n->mem_free_mib,
+                        .whole = n->gpus_whole_free,
+                        .share_milli = n->gpu_milli_max_free,
+                        .mig_mask = n->mig_mask,
+                        .ready = 1,
+                        .cpu_min_milli = n->cpu_free_milli,
+                        .mem_min_mib = n->mem_free_mib};
     return s;
 }
 
+#define CAP_MAX(a, b) ((a) > (b) ? (a) : (b))
+#define CAP_MIN(a, b) ((a) < (b) ? (a) : (b))
+
 static inline struct cap_sum cap_join(const struct cap_sum *a, const struct cap_sum *b)
 {
-    struct cap_sum s = {a->cpu_milli > b->cpu_milli ? a->cpu_milli : b->cpu_milli,
-                        a->mem_mib > b->mem_mib ? a->mem_mib : b->mem_mib,
-                        a->whole > b->whole ? a->whole : b->whole,
-                        a->share_milli > b->share_milli ? a->share_milli : b->share_milli,
-                        a->mig_mask | b->mig_mask};
+    struct cap_sum s = {.cpu_milli = CAP_MAX(a->cpu_milli, b->cpu_milli),
+                        .mem_mib = CAP_MAX(a->mem_mib, b->mem_mib),
+                        .whole = CAP_MAX(a->whole, b->whole),
+                        .share_milli = CAP_MAX(a->share_milli, b->share_milli),
+                        .mig_mask = a->mig_mask | b->mig_mask,
+                        .ready = a->ready + b->ready,
+                        .cpu_min_milli = CAP_MIN(a->cpu_min_milli, b->cpu_min_milli),
+                        .mem_min_mib = CAP_MIN(a->mem_min_mib, b->mem_min_mib)};
     return s;
 }
 
@@ -170,9 +185,13 @@ static int cap_add(struct gp_engine *e, const struct gp_node *n)
         memset(&x->cls[k], 0, sizeof x->cls[k]);
         x->cls[k].model = model;
         x->cls[k].mode = mode;
+        x->cls[k].drv_lo = UINT32_MAX;
         x->ncls++;
     }
     struct cap_class *c = &x->cls[k];
+    c->ntaint += n->spec.ntaints > 0;
+    if (n->spec.driver_version && n->spec.driver_version < c->drv_lo)
+        c->drv_lo = n->spec.driver_version;
     if (GP_VEC_PUSH(&c->member, n->id) != 0 || GP_VEC_PUSH(&x->slot, (uint32_t)k) != 0 ||
         GP_VEC_PUSH(&x->pos, (uint32_t)(c->member.len - 1)) != 0)
         return -1;
@@ -306,6 +325,111 @@ uint32_t gp_eng_cand_next(struct cand_walk *w)
     return node;
 }
 
+/* ---- an explanation counted from the capacity index ------------------------ */
+
+/* What filter_own says of every ready node of class c before it reads the
+ * node's free capacity: a filter that rejects them all (GPU_MODEL), none
+ * (GP_FILTER_COUNT), or -1 when it depends on the node (taints, a sharing
+ * mode test, a driver below the pod's need). Follows filter_own's order:
+ * taints, then for a GPU pod on a node with GPUs the model, the sharing
+ * mode and the driver. */
+static int explain_static(const struct cap_class *c, const struct gp_pod *p)
+{
+    if (c->ntaint > 0)
+        return -1;
+    if (p->spec.gpu_count == 0 || c->model == NONE)
+        return GP_FILTER_COUNT;
+    if (!(p->model_mask >> c->model & 1))
+        return GP_FILTER_GPU_MODEL;
+    bool exclusive = c->mode == GP_SHARE_EXCLUSIVE;
+    bool plain =
+        !p->spec.share_modes && !p->spec.mig_profile && p->spec.gpu_resource != GP_GPU_RES_SHARED;
+    if ((c->mode != -1 || !plain) && !(exclusive && plain))
+        return -1; /* gp_share_mode_ok reads the node's sharing spec */
+    if (p->spec.cuda_driver_min && c->drv_lo < p->spec.cuda_driver_min)
+        return -1;
+    return GP_FILTER_COUNT;
+}
+
+/* What filter_own's GPU tests say of every node below branch s (each ready,
+ * past the static tests, with the CPU and memory the pod asks): a filter
+ * that rejects them all, GP_FILTER_COUNT when they all pass, or -1 when it
+ * depends on the node. */
+static int explain_gpus(const struct cap_class *c, const struct cap_sum *s, const struct gp_pod *p)
+{
+    uint32_t want = p->spec.gpu_count, milli = p->spec.gpu_milli;
+    if (want == 0)
+        return GP_FILTER_COUNT;
+    if (c->mode == GP_SHARE_EXCLUSIVE || (c->mode == -1 && milli == GP_GPU_MILLI))
+        return s->whole < want ? GP_FILTER_GPU_COUNT : -1; /* then the GPU memory */
+    if (c->mode != -1)
+        return -1; /* gp_share_filter */
+    if (c->model == NONE)
+        return GP_FILTER_GPU_COUNT; /* a share of a node without GPUs */
+    return s->share_milli < milli ? GP_FILTER_GPU_SHARE : -1;
+}
+
+/* Counts the members [lo, hi) of class c below tree index k into rej;
+ * stat is explain_static's answer; *looked counts the nodes evaluated and
+ * the branches counted at once. */
+static void explain_count(const struct gp_engine *e, const struct cap_class *c, int stat, size_t k,
+                          size_t lo, size_t hi, const struct gp_pod *p, uint32_t *rej,
+                          uint64_t *looked)
+{
+    if (lo >= c->member.len)
+        return;
+    uint32_t cnt = (uint32_t)((hi < c->member.len ? hi : c->member.len) - lo);
+    const struct cap_sum *s = &c->tree[k];
+    int f = -1; /* the filter every member below fails first, if one */
+    if (s->ready == 0) {
+        f = GP_FILTER_NODE_STATE;
+    } else if (s->ready == cnt && stat >= 0) {
+        if (stat != GP_FILTER_COUNT)
+            f = stat;
+        else if (s->cpu_milli < p->spec.cpu_milli)
+            f = GP_FILTER_CPU;
+        else if (s->cpu_min_milli >= p->spec.cpu_milli && s->mem_mib < p->spec.mem_mib)
+            f = GP_FILTER_MEMORY;
+        else if (s->cpu_min_milli >= p->spec.cpu_milli && s->mem_min_mib >= p->spec.mem_mib)
+            f = explain_gpus(c, s, p);
+    }
+    if (f >= 0) {
+        (*looked)++;
+        if (f != GP_FILTER_COUNT)
+            rej[f] += cnt;
+        return;
+    }
+    if (hi - lo == 1) {
+        (*looked)++;
+        enum gp_filter g = filter_own(e, &e->nodes.items[c->member.items[lo]], p);
+        if (g != GP_FILTER_COUNT)
+            rej[g]++;
+        return;
+    }
+    size_t mid = lo + (hi - lo) / 2;
+    explain_count(e, c, stat, 2 * k, lo, mid, p, rej, looked);
+    explain_count(e, c, stat, 2 * k + 1, mid, hi, p, rej, looked);
+}
+
+bool gp_eng_cand_explain(struct gp_engine *e, const struct gp_pod *p,
+                         uint32_t rejected[GP_FILTER_COUNT])
+{
+    const struct cap_index *x = &e->index.cap;
+    if (e->no_index || x->broken || x->slot.len != e->nodes.len || e->domain_key)
+        return false;
+    if (p->label_filters &&
+        (p->spec.nnode_selector || (p->spec.constraints && p->spec.constraints->nnode_required)))
+        return false; /* labels are read node by node */
+    memset(rejected, 0, GP_FILTER_COUNT * sizeof *rejected);
+    uint64_t looked = 0;
+    for (size_t k = 0; k < x->ncls; k++) {
+        const struct cap_class *c = &x->cls[k];
+        explain_count(e, c, explain_static(c, p), 1, 0, c->leaves, p, rejected, &looked);
+    }
+    e->index.visits += looked;
+    return true;
+}
+
 /* Room for nn nodes. 0, or -1 when out of memory. */
 static int rank_reserve(struct ranking *r, size_t nn)
 {
@@ -411,6 +535,19 @@ static void rank_complete(struct gp_engine *e, struct ranking *r, const struct g
                 rank_leaf(r, (uint32_t)i, (uint32_t)i);
         }
     r->partial = false;
+}
+
+/* The explanation of a ranking without a candidate: of a partial one
+ * from the capacity index's counts where it can say (the same counts as
+ * the nodes left out evaluated one by one, which rank_complete does
+ * otherwise, once). */
+static void rank_explain(struct gp_engine *e, struct ranking *r, const struct gp_pod *p,
+                         uint32_t rejected[GP_FILTER_COUNT])
+{
+    if (r->partial && gp_eng_cand_explain(e, p, rejected))
+        return;
+    rank_complete(e, r, p);
+    memcpy(rejected, r->rejected, sizeof r->rejected);
 }
 
 /* Replays the changes the ranking has not seen, each changed node once. */
@@ -571,9 +708,8 @@ bool gp_eng_index_place(struct gp_engine *e, const struct gp_pod *p, struct gp_d
             return false; /* cannot be: it is a candidate */
         *best = &e->nodes.items[win];
     } else {
-        rank_complete(e, r, p);
+        rank_explain(e, r, p, d->explain.rejected);
     }
-    memcpy(d->explain.rejected, r->rejected, sizeof r->rejected);
     return true;
 }
 
@@ -610,9 +746,8 @@ bool gp_eng_index_place_resv(struct gp_engine *e, const struct gp_pod *p, int64_
             return false; /* cannot be: it is a candidate */
         *best = &e->nodes.items[win];
     } else {
-        rank_complete(e, r, p);
+        rank_explain(e, r, p, d->explain.rejected);
     }
-    memcpy(d->explain.rejected, r->rejected, sizeof r->rejected);
     e->resv_index_hits++;
     return true;
 }
@@ -622,8 +757,7 @@ bool gp_eng_index_explain(struct gp_engine *e, const struct gp_pod *p, struct gp
     struct ranking *r = rank_get(e, p);
     if (!r || r->nan > 0 || r->tree[1] != NONE)
         return false;
-    rank_complete(e, r, p);
-    memcpy(out->rejected, r->rejected, sizeof r->rejected);
+    rank_explain(e, r, p, out->rejected);
     out->nodes_total = (uint32_t)e->nodes.len;
     return true;
 }

@@ -476,6 +476,10 @@ struct cap_sum {
     uint32_t whole;             /* the most GPUs free of one node */
     uint32_t share_milli;       /* the largest free milli of one GPU */
     uint32_t mig_mask;          /* any free MIG profile (mig_mask, ORed) */
+    uint32_t ready;             /* ready nodes below (a count) */
+    /* the smallest free of a ready node; INT64_MAX: none (for the counts
+     * of an explanation, gp_eng_cand_explain) */
+    int64_t cpu_min_milli, mem_min_mib;
 };
 struct cap_class {
     uint32_t model;          /* NONE: nodes without GPUs */
@@ -483,6 +487,8 @@ struct cap_class {
     GP_VEC(uint32_t) member; /* node ids, increasing */
     size_t leaves;           /* a power of two, at least the members */
     struct cap_sum *tree;    /* 2 x leaves, the root at 1 */
+    uint32_t ntaint;         /* members with taints (specs do not change) */
+    uint32_t drv_lo;         /* the lowest known driver version; UINT32_MAX: none */
 };
 struct cap_index {
     struct cap_class *cls;
@@ -909,6 +915,15 @@ void gp_eng_index_free(struct gp_engine *e);
 bool gp_eng_cand_begin(struct gp_engine *e, const struct gp_pod *p, struct cand_walk *w);
 /* The next candidate, NONE after the last. */
 uint32_t gp_eng_cand_next(struct cand_walk *w);
+/* The explanation of a pod that fits nowhere from the capacity index:
+ * rejected[f] = the nodes whose first failing filter_own filter is f, as a
+ * count over every node makes it, with a branch of a class counted at once
+ * where every node in it fails the same filter first, and the other nodes
+ * evaluated one by one. False (rejected untouched) when the index cannot
+ * say: off or broken, a gang domain, or a pod's node selector or required
+ * node affinity (the labels are per node). */
+bool gp_eng_cand_explain(struct gp_engine *e, const struct gp_pod *p,
+                         uint32_t rejected[GP_FILTER_COUNT]);
 
 /* ---- node.c: what a bind takes from a node and a release gives back ------ */
 void gp_eng_node_summarise(struct gp_node *n);

@@ -227,10 +227,15 @@ static inline enum gp_filter place_filter(const struct gp_engine *e, const struc
 /* The scan looked at the capacity index's candidates alone and p fits
  * nowhere: the explanation counts every node, as a scan of every node
  * does (the nodes passed over are rejected by a filter; a rejection is
- * remembered for a gang's next member alike, rej). */
+ * remembered for a gang's next member alike, rej). Where the filters are
+ * filter_own's alone and no gang remembers rejections, the capacity index
+ * counts them, whole branches at once (gp_eng_cand_explain: the same
+ * counts, without a visit to every node of a nearly full cluster). */
 static void explain_all(struct gp_engine *e, const struct gp_pod *p, struct gp_decision *d,
                         uint8_t *rej, bool hard, bool model_quota)
 {
+    if (!rej && !hard && !model_quota && gp_eng_cand_explain(e, p, d->explain.rejected))
+        return;
     memset(d->explain.rejected, 0, sizeof d->explain.rejected);
     e->index.visits += e->nodes.len;
     for (size_t i = 0; i < e->nodes.len; i++) {

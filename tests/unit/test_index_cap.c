@@ -8,7 +8,9 @@
  * (filter_own) pass; and the index leaves out most other nodes. Then, with
  * more request shapes than the rankings keep (each pod its own shape), the
  * decisions are those of the engine without the index (every node
- * scanned), with fewer nodes looked at (gp_engine_place_stats). */
+ * scanned), with fewer nodes looked at (gp_engine_place_stats). And the
+ * explanation of a pod that fits nowhere, counted from the index's
+ * branches, is the count node by node. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -293,11 +295,109 @@ static void test_distinct_shapes_same_decisions(void **state)
     }
 }
 
+/* The explanation counted from the capacity index (gp_eng_cand_explain)
+ * is the count of every node's first failing filter (filter_own), on the
+ * random clusters above with drivers of several versions; then, in a
+ * nearly full cluster, a pod that fits nowhere is explained looking at a
+ * few branches, not every node (the count node by node of before looked
+ * at all 2,000). */
+static void test_explain_counts(void **state)
+{
+    (void)state;
+    sharing_init();
+    static const uint32_t drivers[] = {0, 52506, 53554, 55006};
+    unsigned long pods = 0, rejected = 0;
+    for (uint64_t seed = 1; seed <= 16; seed++) {
+        struct gp_engine *e = gp_engine_new(gp_policy_find("best-fit"), seed);
+        assert_non_null(e);
+        struct gp_rng r;
+        gp_rng_seed(&r, seed);
+        uint32_t nnodes = 20 + (uint32_t)gp_rng_below(&r, 200);
+        for (uint32_t i = 0; i < nnodes; i++) {
+            struct gp_node_spec n = rand_node(&r, i);
+            n.driver_version = seed % 2 ? drivers[gp_rng_below(&r, 4)] : 0;
+            assert_int_equal(gp_engine_node_add(e, &n, NULL), GP_OK);
+        }
+        for (int step = 0; step < 20; step++) {
+            churn(e, &r, step);
+            for (int t = 0; t < 40; t++) {
+                struct gp_pod_spec ps = rand_pod(&r);
+                ps.cuda_driver_min = gp_rng_below(&r, 3) == 0 ? drivers[gp_rng_below(&r, 4)] : 0;
+                uint32_t id;
+                assert_int_equal(gp_engine_pod_add(e, &ps, step, &id), GP_OK);
+                const struct gp_pod *p = gp_engine_pod(e, id);
+                uint32_t want[GP_FILTER_COUNT] = {0}, got[GP_FILTER_COUNT];
+                for (uint32_t n = 0; n < gp_engine_node_count(e); n++) {
+                    enum gp_filter f = filter_own(e, gp_engine_node(e, n), p);
+                    if (f != GP_FILTER_COUNT)
+                        want[f]++, rejected++;
+                }
+                assert_true(gp_eng_cand_explain(e, p, got));
+                for (int f = 0; f < GP_FILTER_COUNT; f++)
+                    if (got[f] != want[f]) {
+                        print_error("seed %llu step %d: %s counted %u, the nodes say %u\n",
+                                    (unsigned long long)seed, step,
+                                    gp_filter_name((enum gp_filter)f), got[f], want[f]);
+                        fail();
+                    }
+                pods++;
+                assert_int_equal(gp_engine_pod_finished(e, id), GP_OK);
+            }
+        }
+        gp_engine_free(e);
+    }
+    assert_true(pods == 16 * 20 * 40 && rejected > 100000);
+
+    /* 2,000 8-GPU nodes with 7 GPUs taken each; a pod asking 8 fits nowhere */
+    struct gp_engine *e = gp_engine_new(gp_policy_find("best-fit"), 1);
+    assert_non_null(e);
+    for (uint32_t i = 0; i < 2000; i++) {
+        struct gp_node_spec n = {.name = "n",
+                                 .gpu_model = i % 2 ? "A100-80GB" : "H100-80GB",
+                                 .gpu_count = 8,
+                                 .gpu_mem_mib = 81920,
+                                 .cpu_milli = 128000,
+                                 .mem_mib = 1 << 20};
+        assert_int_equal(gp_engine_node_add(e, &n, NULL), GP_OK);
+    }
+    struct gp_pod_spec seven = {.name = "s",
+                                .gpu_count = 7,
+                                .gpu_milli = GP_GPU_MILLI,
+                                .cpu_milli = 1000 + (int64_t)0,
+                                .mem_mib = 1024};
+    static struct gp_decision d[2048];
+    for (uint32_t i = 0; i < 2000; i++) {
+        seven.cpu_milli = 1000 + i % 7; /* a few shapes */
+        assert_int_equal(gp_engine_pod_add(e, &seven, 0, NULL), GP_OK);
+    }
+    assert_int_equal(gp_engine_schedule(e, 0, 0, d, 2048), 2000);
+    uint64_t p0, v0, p1, v1;
+    gp_engine_place_stats(e, &p0, &v0);
+    struct gp_pod_spec eight = {
+        .name = "e", .gpu_count = 8, .gpu_milli = GP_GPU_MILLI, .cpu_milli = 1000, .mem_mib = 1024};
+    for (int k = 0; k < 10; k++) {
+        eight.cpu_milli = 2000 + k; /* each its own shape */
+        assert_int_equal(gp_engine_pod_add(e, &eight, 1, NULL), GP_OK);
+    }
+    assert_int_equal(gp_engine_schedule(e, 1, 0, d, 2048), 10);
+    for (int k = 0; k < 10; k++) {
+        assert_int_equal(d[k].kind, GP_DECISION_UNSCHEDULABLE);
+        assert_int_equal(d[k].explain.nodes_total, 2000);
+        assert_int_equal(d[k].explain.rejected[GP_FILTER_GPU_COUNT], 2000);
+    }
+    gp_engine_place_stats(e, &p1, &v1);
+    print_message("nearly full: %llu nodes looked at for %llu placements\n",
+                  (unsigned long long)(v1 - v0), (unsigned long long)(p1 - p0));
+    assert_true(p1 - p0 == 10 && v1 - v0 < 10 * 20);
+    gp_engine_free(e);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_candidates_hold_every_fit),
         cmocka_unit_test(test_distinct_shapes_same_decisions),
+        cmocka_unit_test(test_explain_counts),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
