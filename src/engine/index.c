@@ -40,7 +40,10 @@
  * look at those alone, in the order the scan of every node did, so their
  * choice (and a random policy's draws, one per feasible node) is the same;
  * the nodes left out are counted for an explanation only when the pod
- * fits nowhere (the explanation names every node). */
+ * fits nowhere (the explanation names every node), and then from the
+ * classes' trees where whole branches fail the same filter first
+ * (gp_eng_cand_explain: the ready count and the smallest free CPU and
+ * memory are kept beside the largest). */
 #include "engine/internal.h"
 
 #include <math.h>
