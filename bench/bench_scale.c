@@ -38,9 +38,9 @@
  * Usage:
  *   bench_scale [--gpus N[,N...]] [--load L[,L...]] [--policy NAME]
  *               [--seed N] [--max-s S] [--no-index] [--pending N[,N...]]
- *               [--distinct]
+ *               [--distinct [--cycles N]]
  * Defaults: --gpus 1000,10000,100000 --load 0.8,1.2 --policy best-fit
- * --seed 42 --max-s 600. */
+ * --seed 42 --max-s 600 --cycles 2000 (--distinct's). */
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
@@ -410,17 +410,17 @@ out:
 }
 
 /* The --distinct table: per size, the index on and off in turn. */
-static int distinct_table(const double *gpus, size_t ng, const char *policy)
+static int distinct_table(const double *gpus, size_t ng, const char *policy, size_t cycles)
 {
-    printf("bench_scale --distinct: 8-GPU nodes (half A100, half H100) nearly full, 2,000 "
+    printf("bench_scale --distinct: 8-GPU nodes (half A100, half H100) nearly full, %zu "
            "cycles of one pod ended and one of a new request shape arrived, policy %s\n",
-           policy);
+           cycles, policy);
     printf("%8s %6s %12s %12s %18s\n", "gpus", "index", "us/cycle", "nodes/place", "digest");
     for (size_t g = 0; g < ng; g++)
         for (int index = 1; index >= 0; index--) {
             double us, visits;
             uint64_t dig;
-            if (run_distinct((size_t)gpus[g] / GPUS_PER_NODE, gp_policy_find(policy), index, 2000,
+            if (run_distinct((size_t)gpus[g] / GPUS_PER_NODE, gp_policy_find(policy), index, cycles,
                              &us, &visits, &dig) != 0)
                 return 1;
             printf("%8.0f %6s %12.2f %12.1f   %016llx\n", gpus[g], index ? "on" : "off", us, visits,
@@ -532,6 +532,7 @@ int main(int argc, char **argv)
     unsigned long long seed = 42;
     int max_s = 600;
     bool distinct = false;
+    long cycles = 2000;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--gpus") == 0 && i + 1 < argc)
             ngpus = parse_list(argv[++i], gpus);
@@ -549,19 +550,21 @@ int main(int argc, char **argv)
             npend = parse_list(argv[++i], pend);
         else if (strcmp(argv[i], "--distinct") == 0)
             distinct = true;
+        else if (strcmp(argv[i], "--cycles") == 0 && i + 1 < argc)
+            cycles = atol(argv[++i]);
         else {
             fprintf(stderr, "bench_scale: bad argument '%s'\n", argv[i]);
             return 2;
         }
     }
-    if (ngpus == 0 || nloads == 0 || max_s < 1 || !gp_policy_find(policy)) {
-        fprintf(stderr, "bench_scale: bad --gpus, --load, --max-s or --policy\n");
+    if (ngpus == 0 || nloads == 0 || max_s < 1 || !gp_policy_find(policy) || cycles < 1) {
+        fprintf(stderr, "bench_scale: bad --gpus, --load, --max-s, --cycles or --policy\n");
         return 2;
     }
     if (npend > 0)
         return pending_table(pend, npend, policy);
     if (distinct)
-        return distinct_table(gpus, ngpus, policy);
+        return distinct_table(gpus, ngpus, policy, (size_t)cycles);
     printf("bench_scale: 8-GPU nodes (half A100, half H100), %d pods per GPU, policy %s, "
            "seed %llu, timed mode%s\n",
            PODS_PER_GPU, policy, seed, plain ? ", engine without its indexes" : "");
