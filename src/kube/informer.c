@@ -40,8 +40,8 @@ void gp_kube_informer_skip(struct gp_kube_informer *inf, const struct gp_kube_js
 
 static void key_of(const json_t *obj, char *key, size_t n)
 {
-    const char *ns = gp_kube_meta(obj, "namespace"), *name = gp_kube_meta(obj, "name");
-    gp_kube_key_make(ns, name, key, n);
+    const json_t *meta = json_object_get(obj, "metadata");
+    gp_kube_key_make(gp_kube_meta_of(meta, "namespace"), gp_kube_meta_of(meta, "name"), key, n);
 }
 
 static const char *rv_of(const json_t *obj)
@@ -84,12 +84,10 @@ void gp_kube_informer_free(struct gp_kube_informer *inf)
 /* An object now at `obj` (ADDED or MODIFIED from the server's view): the
  * store takes it and the change is delivered unless it is the version the
  * store already holds. */
-static void apply_upsert(struct gp_kube_informer *inf, json_t *obj)
+static void apply_upsert(struct gp_kube_informer *inf, json_t *obj, const char *key, const char *rv)
 {
-    char key[600];
-    key_of(obj, key, sizeof key);
     json_t *old = json_object_get(inf->store, key);
-    if (old && strcmp(rv_of(old), rv_of(obj)) == 0)
+    if (old && strcmp(rv_of(old), rv) == 0)
         return; /* seen: not twice */
     json_incref(old);
     json_object_set(inf->store, key, obj);
@@ -98,10 +96,8 @@ static void apply_upsert(struct gp_kube_informer *inf, json_t *obj)
     json_decref(old);
 }
 
-static void apply_delete(struct gp_kube_informer *inf, json_t *obj)
+static void apply_delete(struct gp_kube_informer *inf, json_t *obj, const char *key)
 {
-    char key[600];
-    key_of(obj, key, sizeof key);
     json_t *old = json_incref(json_object_get(inf->store, key));
     if (!old)
         return; /* never seen, or already gone */
@@ -203,14 +199,17 @@ enum gp_err gp_kube_informer_list(struct gp_kube_informer *inf, struct gp_diag *
         for (i = 0; i < n; i++)
             json_array_append(dead, json_object_get(inf->store, gone[i]));
         free(gone);
+        char key[600];
         json_array_foreach(dead, i, v)
         {
-            apply_delete(inf, v);
+            key_of(v, key, sizeof key);
+            apply_delete(inf, v, key);
         }
         json_decref(dead);
         json_array_foreach(order, i, v)
         {
-            apply_upsert(inf, v);
+            key_of(v, key, sizeof key);
+            apply_upsert(inf, v, key, rv_of(v));
         }
         snprintf(inf->rv, sizeof inf->rv, "%s", list_rv);
     }
@@ -232,11 +231,15 @@ static int on_watch_line(const char *line, size_t len, void *ctx)
     switch (ev.type) {
     case GP_KUBE_ADDED:
     case GP_KUBE_MODIFIED:
-        apply_upsert(inf, ev.object);
+    case GP_KUBE_DELETED: {
+        char key[600]; /* the event's own names (watch.c read them) */
+        gp_kube_key_make(ev.ns, ev.name, key, sizeof key);
+        if (ev.type == GP_KUBE_DELETED)
+            apply_delete(inf, ev.object, key);
+        else
+            apply_upsert(inf, ev.object, key, ev.rv);
         break;
-    case GP_KUBE_DELETED:
-        apply_delete(inf, ev.object);
-        break;
+    }
     case GP_KUBE_BOOKMARK:
         inf->st.bookmarks++;
         break;

@@ -713,15 +713,16 @@ void gp_kube_sched_pod_change(enum gp_kube_event_type type, const json_t *obj, c
 {
     (void)old;
     struct gp_kube_sched *s = ctx;
-    const char *ns = gp_kube_meta(obj, "namespace"), *name = gp_kube_meta(obj, "name");
-    const char *uid = gp_kube_meta(obj, "uid");
+    const json_t *meta = json_object_get(obj, "metadata"); /* looked up once */
+    const char *ns = gp_kube_meta_of(meta, "namespace"), *name = gp_kube_meta_of(meta, "name");
+    const char *uid = gp_kube_meta_of(meta, "uid");
     if (!name)
         return;
     char key[600];
     gp_kube_key_make(ns, name, key, sizeof key);
     struct spod *p = gp_ks_pod_find(s, key);
     gp_evlog_change(s->rec, s->now_s, "pod", gp_kube_event_type_name(type), key,
-                    gp_kube_meta(obj, "resourceVersion"));
+                    s->rec ? gp_kube_meta_of(meta, "resourceVersion") : NULL);
     if (p && p->booked && !p->booked->obj)
         s->nodes_gone = true; /* its node's record may be left unused (sched_records.c) */
     if (p && uid && strcmp(p->info.uid, uid) != 0 && type != GP_KUBE_DELETED) {

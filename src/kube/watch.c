@@ -103,8 +103,12 @@ void gp_kube_str_copy(char *dst, size_t n, const char *src)
 
 const char *gp_kube_meta(const json_t *obj, const char *field)
 {
-    json_t *m = json_object_get(obj, "metadata");
-    json_t *v = json_object_get(m, field);
+    return gp_kube_meta_of(json_object_get(obj, "metadata"), field);
+}
+
+const char *gp_kube_meta_of(const json_t *meta, const char *field)
+{
+    json_t *v = json_object_get(meta, field);
     return json_is_string(v) ? json_string_value(v) : NULL;
 }
 
@@ -149,8 +153,9 @@ enum gp_err gp_kube_event_parse_skip(const char *line, size_t len, const struct 
     ev->object = json_incref(obj);
     json_decref(doc); /* t pointed into it: the type's name is used from here */
     t = gp_kube_event_type_name(et);
-    const char *ns = gp_kube_meta(obj, "namespace"), *name = gp_kube_meta(obj, "name");
-    const char *rv = gp_kube_meta(obj, "resourceVersion");
+    const json_t *meta = json_object_get(obj, "metadata");
+    const char *ns = gp_kube_meta_of(meta, "namespace"), *name = gp_kube_meta_of(meta, "name");
+    const char *rv = gp_kube_meta_of(meta, "resourceVersion");
     ev->ns = ns ? ns : "";
     ev->name = name ? name : "";
     ev->rv = rv ? rv : "";

@@ -66,6 +66,8 @@ void gp_kube_event_clear(struct gp_kube_event *ev);
 
 /* The metadata strings of an object (NULL when absent or not strings). */
 const char *gp_kube_meta(const json_t *obj, const char *field);
+/* The same of an object's metadata already looked up (NULL: none). */
+const char *gp_kube_meta_of(const json_t *meta, const char *field);
 
 /* "ns/name" (ns NULL: "") in key[n], cut where snprintf(key, n, "%s/%s")
  * would cut it; the length snprintf would answer. The stores' and the
