@@ -3,7 +3,8 @@
  * resourceVersions, answers, routes), listwatch.c (lists and watches),
  * fields.c (field selectors),
  * writes.c (create, update, patch, delete, binding), control.c (faults and
- * /_control/), jsonout.c (JSON text), main.c (the HTTP server). One mutex (S.mu) guards it all. */
+ * /_control/), jsonout.c (JSON text), park.c (suspended connections), main.c (the HTTP
+ * server). One mutex (S.mu) guards it all. */
 #ifndef GP_APIDOUBLE_H
 #define GP_APIDOUBLE_H
 
@@ -20,7 +21,16 @@
 #define MAX_BODY   ((size_t)3 << 20) /* the real server's request limit */
 #define MAX_SNAPS  64
 #define MAX_FAULTS 16
-#define WATCH_CVS  8 /* watchers wait on the condition of their resource's hash */
+
+/* A connection suspended until a write to res (NULL: none) or due_s
+ * (mono(); 0: none), whichever comes first (park.c). */
+struct parked {
+    struct MHD_Connection *c;
+    const char *res;
+    double due_s;
+    bool on; /* suspended now */
+    struct parked *prev, *next;
+};
 
 struct object {
     char *res, *ns, *name; /* res: "pods", "scheduling.k8s.io/priorityclasses" */
@@ -86,10 +96,11 @@ struct auth {
 
 struct state {
     pthread_mutex_t mu;
-    pthread_cond_t cv;             /* the reaper's: broadcast when stopping */
-    pthread_cond_t wcv[WATCH_CVS]; /* a write to resource R wakes wcv[watch_cv(R)] only */
-    long rv;                       /* the last resourceVersion given */
-    long compacted;                /* watches from before this are 410 */
+    pthread_cond_t cv;     /* the reaper's (CLOCK_MONOTONIC): signalled when stopping or
+                            * when a connection parks until before reaper_until_s */
+    double reaper_until_s; /* when the reaper wakes next (mono()) */
+    long rv;               /* the last resourceVersion given */
+    long compacted;        /* watches from before this are 410 */
     struct object **objs;
     size_t nobjs, capobjs;
     struct object **table; /* by res/ns/name, chained; nbuckets a power of 2 */
@@ -140,9 +151,6 @@ struct route {
 
 /* store.c */
 void now_rfc3339(char *buf, size_t n);
-/* The condition a watch of res waits on (S.wcv). */
-pthread_cond_t *watch_cv(const char *res);
-void wake_all_watches(void);
 struct object *find(const char *res, const char *ns, const char *name);
 /* A new object (no version yet) in the index. */
 struct object *obj_new(const char *res, const char *ns, const char *name);
@@ -184,8 +192,19 @@ struct snapshot *snap_new(const struct route *r, const struct fsel *fs);
 void snap_free(struct snapshot *s);
 void do_list(const struct route *r, const struct fsel *fs, long limit, const char *cont,
              struct answer *a);
-struct MHD_Response *do_watch(const struct route *r, const struct fsel *fs, const char *rv_s,
-                              bool bookmarks, long timeout_s, long drop_after);
+struct MHD_Response *do_watch(struct MHD_Connection *c, const struct route *r,
+                              const struct fsel *fs, const char *rv_s, bool bookmarks,
+                              long timeout_s, long drop_after);
+
+/* park.c (lock held) */
+/* Suspends c until a write to res (NULL: none) or due_s (mono(); 0: none);
+ * false (nothing done) once stopping. */
+bool park(struct parked *p, struct MHD_Connection *c, const char *res, double due_s);
+void park_wake(struct parked *p);         /* resumes p's connection if parked */
+void park_drop(struct parked *p);         /* forgets p without resuming it */
+void park_wake_resource(const char *res); /* record(): the watches of res */
+double park_run_due(double now_s); /* resumes those due; the first due left (INFINITY none) */
+void park_wake_all(void);
 
 /* writes.c */
 void do_create(const struct route *r, json_t *body, struct answer *a);

@@ -157,6 +157,8 @@ struct watch {
     long drop_after, sent;
     double deadline, next_bookmark;
     double sent_s; /* when its last chunk went (mono()); 0 none yet */
+    struct MHD_Connection *c;
+    struct parked park; /* suspended while it has nothing to send (park.c) */
 };
 
 double mono(void)
@@ -306,22 +308,21 @@ static void watch_fill(struct watch *w, size_t max)
     }
 }
 
+/* The content reader of a watch's stream. With nothing to send it parks
+ * its connection and returns 0 (libmicrohttpd calls it again once resumed):
+ * until a write to its resource, its next bookmark or its timeoutSeconds,
+ * or, within --watch-batch-ms of its last chunk, until that time (what
+ * comes in that time goes in one chunk: one write and one wake-up of the
+ * reader for many events, and a write in the meantime wakes no one; the
+ * first event after a quiet spell goes at once). */
 static ssize_t watch_read(void *cls, uint64_t pos, char *buf, size_t max)
 {
     (void)pos;
     struct watch *w = cls;
-    /* a chunk at most every --watch-batch-ms: what comes in that time goes
-     * in one chunk, one write and one wake-up of the reader for many
-     * events, and a write in the meantime wakes no one (no waiter); the
-     * first event after a quiet spell goes at once */
-    double wait_s = w->pending ? 0 : w->sent_s + (double)S.watch_batch_ms / 1000 - mono();
-    if (wait_s > 0) {
-        struct timespec ts = {(time_t)wait_s, (long)((wait_s - (double)(time_t)wait_s) * 1e9)};
-        nanosleep(&ts, NULL);
-    }
-    pthread_mutex_lock(&S.mu);
-    while (!w->pending) {
-        if (S.stopping || w->done || mono() >= w->deadline) {
+    if (!w->pending) {
+        pthread_mutex_lock(&S.mu);
+        double now = mono();
+        if (S.stopping || w->done || now >= w->deadline) {
             pthread_mutex_unlock(&S.mu);
             return MHD_CONTENT_READER_END_OF_STREAM;
         }
@@ -329,19 +330,23 @@ static ssize_t watch_read(void *cls, uint64_t pos, char *buf, size_t max)
             pthread_mutex_unlock(&S.mu);
             return MHD_CONTENT_READER_END_WITH_ERROR; /* the connection drops mid-stream */
         }
-        watch_fill(w, max);
-        if (w->pending)
-            break;
-        struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        ts.tv_nsec += 20 * 1000000L;
-        if (ts.tv_nsec >= 1000000000L) {
-            ts.tv_sec++;
-            ts.tv_nsec -= 1000000000L;
+        double batch_end = w->sent_s + (double)S.watch_batch_ms / 1000;
+        if (w->sent_s > 0 && now < batch_end) {
+            bool parked = park(&w->park, w->c, NULL, batch_end);
+            pthread_mutex_unlock(&S.mu);
+            return parked ? 0 : MHD_CONTENT_READER_END_OF_STREAM;
         }
-        pthread_cond_timedwait(watch_cv(w->r.res), &S.mu, &ts);
+        watch_fill(w, max);
+        if (!w->pending) {
+            double due = w->deadline;
+            if (w->bookmarks && S.bookmark_ms > 0 && w->next_bookmark < due)
+                due = w->next_bookmark;
+            bool parked = park(&w->park, w->c, w->r.res, due);
+            pthread_mutex_unlock(&S.mu);
+            return parked ? 0 : MHD_CONTENT_READER_END_OF_STREAM;
+        }
+        pthread_mutex_unlock(&S.mu);
     }
-    pthread_mutex_unlock(&S.mu);
     size_t n = w->plen - w->poff < max ? w->plen - w->poff : max;
     memcpy(buf, w->pending + w->poff, n);
     w->poff += n;
@@ -357,6 +362,7 @@ static void watch_free(void *cls)
 {
     struct watch *w = cls;
     pthread_mutex_lock(&S.mu); /* the items' references are counted under the lock */
+    park_drop(&w->park);       /* (a suspended connection is not closed: never on) */
     snap_free(&w->initial);
     pthread_mutex_unlock(&S.mu);
     free(w->pending);
@@ -364,10 +370,12 @@ static void watch_free(void *cls)
 }
 
 /* Starts a watch (lock held); sets *resp or answers a. */
-struct MHD_Response *do_watch(const struct route *r, const struct fsel *fs, const char *rv_s,
-                              bool bookmarks, long timeout_s, long drop_after)
+struct MHD_Response *do_watch(struct MHD_Connection *c, const struct route *r,
+                              const struct fsel *fs, const char *rv_s, bool bookmarks,
+                              long timeout_s, long drop_after)
 {
     struct watch *w = calloc(1, sizeof *w);
+    w->c = c;
     w->r = *r;
     w->fs = *fs;
     w->bookmarks = bookmarks;

@@ -1,7 +1,10 @@
-/* main.c - the API server double's HTTP server (libmicrohttpd, a thread
- * per connection waiting in poll(2), 127.0.0.1 only): bodies read and parsed, faults applied,
- * requests routed to lists, watches and writes; "port N" printed once
- * listening; SIGTERM stops it. */
+/* main.c - the API server double's HTTP server (libmicrohttpd, 127.0.0.1
+ * only: a pool of --threads threads, each with its own epoll(7) set, where
+ * nothing blocks: a watch with nothing to send and a request under a delay
+ * or late-answer fault are suspended (park.c) and resumed by a write or by
+ * the reaper): bodies read and parsed, faults applied, requests routed to
+ * lists, watches and writes; "port N" printed once listening; SIGTERM
+ * stops it. */
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -17,16 +20,26 @@
 #include "apidouble.h"
 #include "kube/jload.h"
 
-struct state S = {.mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER};
-/* S.wcv is set up in main. */
+struct state S = {.mu = PTHREAD_MUTEX_INITIALIZER};
+/* S.cv is set up in main (on CLOCK_MONOTONIC, the clock of mono()). */
 static struct auth AUTH;
 
 /* --- the server -------------------------------------------------------- */
 
+/* A request's own state, from its first call of on_request to on_done. */
 struct upload {
     char *buf;
     size_t len;
     bool over;
+    enum {
+        FRESH,   /* not routed yet */
+        DELAYED, /* its delay fault (fault) taken: routed once resumed */
+        LATE,    /* applied: its answer (held, stream) goes once resumed */
+    } phase;
+    struct fault fault;
+    struct answer held;
+    struct MHD_Response *stream;
+    struct parked park;
 };
 
 static enum MHD_Result send_answer(struct MHD_Connection *c, struct answer *a)
@@ -46,26 +59,30 @@ static enum MHD_Result send_answer(struct MHD_Connection *c, struct answer *a)
     return ret;
 }
 
-static void route_request(struct MHD_Connection *c, const char *url, const char *method,
-                          json_t *body, struct answer *a, struct MHD_Response **stream)
+/* Routes the request (lock held); false when it must first wait out the
+ * delay fault it took (up->fault; routed again once resumed). */
+static bool route_request(struct MHD_Connection *c, const char *url, const char *method,
+                          json_t *body, struct answer *a, struct MHD_Response **stream,
+                          struct upload *up)
 {
     struct route r;
     if (!parse_route(url, &r)) {
         answer_status(a, 404, "NotFound", NULL, NULL,
                       "the server could not find the requested "
                       "resource");
-        return;
+        return true;
     }
     const char *watch = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "watch");
     bool is_watch = watch && (strcmp(watch, "1") == 0 || strcmp(watch, "true") == 0);
-    struct fault f = take_fault(url, is_watch && !r.item && strcmp(method, "GET") == 0);
-    a->late_ms = f.late_ms;
-    if (f.delay_ms > 0) {
-        pthread_mutex_unlock(&S.mu);
-        struct timespec ts = {f.delay_ms / 1000, f.delay_ms % 1000 * 1000000L};
-        nanosleep(&ts, NULL);
-        pthread_mutex_lock(&S.mu);
+    struct fault f = up->fault;
+    if (up->phase == FRESH) {
+        f = take_fault(url, is_watch && !r.item && strcmp(method, "GET") == 0);
+        if (f.delay_ms > 0) {
+            up->fault = f;
+            return false;
+        }
     }
+    a->late_ms = f.late_ms;
     if (f.status == 429) {
         static char ra[32];
         snprintf(ra, sizeof ra, "%ld", f.retry_after_s >= 0 ? f.retry_after_s : 1);
@@ -73,27 +90,27 @@ static void route_request(struct MHD_Connection *c, const char *url, const char 
         answer_status(a, 429, "TooManyRequests", NULL, NULL,
                       "the server has received too many requests and has asked us to try again "
                       "later");
-        return;
+        return true;
     }
     if (f.status >= 400) {
         answer_status(a, (unsigned)f.status, "InternalError", NULL, NULL,
                       "an error on the server (\"injected\") has prevented the request from "
                       "succeeding");
-        return;
+        return true;
     }
     bool get = strcmp(method, "GET") == 0;
     struct fsel fs;
     if (!r.item && get &&
         !fsel_parse(MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "fieldSelector"), r.res,
                     &fs, a))
-        return;
+        return true;
     if (!r.item && get && is_watch) {
         const char *rv = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "resourceVersion");
         const char *bm =
             MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "allowWatchBookmarks");
         const char *to = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "timeoutSeconds");
-        *stream =
-            do_watch(&r, &fs, rv, bm && strcmp(bm, "true") == 0, to ? atol(to) : 0, f.drop_after);
+        *stream = do_watch(c, &r, &fs, rv, bm && strcmp(bm, "true") == 0, to ? atol(to) : 0,
+                           f.drop_after);
     } else if (!r.item && get) {
         const char *lim = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "limit");
         const char *cont = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "continue");
@@ -117,7 +134,7 @@ static void route_request(struct MHD_Connection *c, const char *url, const char 
                           "the body of the request was in an unknown format - accepted media "
                           "types include: application/merge-patch+json, "
                           "application/strategic-merge-patch+json");
-            return;
+            return true;
         }
         do_update(&r, body,
                   !patch ? UPDATE_PUT
@@ -132,6 +149,7 @@ static void route_request(struct MHD_Connection *c, const char *url, const char 
         answer_status(a, 405, "MethodNotAllowed", NULL, NULL,
                       "the server does not allow this method on the requested resource");
     }
+    return true;
 }
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
@@ -155,6 +173,19 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         }
         *data_size = 0;
         return MHD_YES;
+    }
+    if (up->phase == LATE) { /* resumed: the late answer goes now */
+        struct MHD_Response *stream = up->stream;
+        struct answer a = up->held;
+        up->stream = NULL;
+        up->held.body = NULL;
+        up->phase = FRESH;
+        if (stream) {
+            enum MHD_Result ret = MHD_queue_response(c, 200, stream);
+            MHD_destroy_response(stream);
+            return ret;
+        }
+        return send_answer(c, &a);
     }
     struct answer a = {0};
     struct MHD_Response *stream = NULL;
@@ -183,19 +214,36 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     if (control) {
         do_control(url + 10, method, body, &a);
     } else {
-        const char *w = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "watch");
-        log_request(user, method, url, w && (strcmp(w, "1") == 0 || strcmp(w, "true") == 0),
-                    MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "fieldSelector"));
-        S.requests++;
-        S.writes += strcmp(method, "GET") != 0;
-        route_request(c, url, method, body, &a, &stream);
+        if (up->phase == FRESH) { /* counted once, not again after its delay */
+            const char *w = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "watch");
+            log_request(user, method, url, w && (strcmp(w, "1") == 0 || strcmp(w, "true") == 0),
+                        MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "fieldSelector"));
+            S.requests++;
+            S.writes += strcmp(method, "GET") != 0;
+        }
+        if (!route_request(c, url, method, body, &a, &stream, up)) {
+            /* its delay, suspended: routed when the reaper resumes it */
+            if (park(&up->park, c, NULL, mono() + (double)up->fault.delay_ms / 1000)) {
+                up->phase = DELAYED;
+                pthread_mutex_unlock(&S.mu);
+                json_decref(body);
+                return MHD_YES;
+            }
+            up->phase = DELAYED; /* stopping: no wait */
+            route_request(c, url, method, body, &a, &stream, up);
+        }
+        /* applied; the answer comes late (suspended until then) */
+        if (a.late_ms > 0 && park(&up->park, c, NULL, mono() + (double)a.late_ms / 1000)) {
+            up->phase = LATE;
+            up->held = a;
+            up->stream = stream;
+            pthread_mutex_unlock(&S.mu);
+            json_decref(body);
+            return MHD_YES;
+        }
     }
     pthread_mutex_unlock(&S.mu);
     json_decref(body);
-    if (a.late_ms > 0) { /* applied; the answer comes late */
-        struct timespec ts = {a.late_ms / 1000, a.late_ms % 1000 * 1000000L};
-        nanosleep(&ts, NULL);
-    }
     if (stream) {
         enum MHD_Result ret = MHD_queue_response(c, 200, stream);
         MHD_destroy_response(stream);
@@ -210,13 +258,22 @@ static void on_done(void *cls, struct MHD_Connection *c, void **con_cls,
     (void)cls, (void)c, (void)toe;
     struct upload *up = *con_cls;
     if (up) {
+        if (up->park.on) { /* not expected: a suspended connection is not closed */
+            pthread_mutex_lock(&S.mu);
+            park_drop(&up->park);
+            pthread_mutex_unlock(&S.mu);
+        }
+        if (up->stream)
+            MHD_destroy_response(up->stream);
+        free(up->held.body);
         free(up->buf);
         free(up);
     }
     *con_cls = NULL;
 }
 
-/* Ends graceful deletions when their time comes (every 10 ms). */
+/* Ends graceful deletions when their time comes (every 10 ms) and resumes
+ * the parked connections whose time has come (park.c), at that time. */
 static void *reaper(void *arg)
 {
     (void)arg;
@@ -224,9 +281,11 @@ static void *reaper(void *arg)
     while (!S.stopping) {
         finish_deletions(false);
         autoalloc_run();
-        struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        ts.tv_nsec += 10 * 1000000L;
+        double now = mono(), until = now + 0.010, first = park_run_due(now);
+        if (first < until)
+            until = first;
+        S.reaper_until_s = until;
+        struct timespec ts = {(time_t)until, (long)((until - (double)(time_t)until) * 1e9)};
         if (ts.tv_nsec >= 1000000000L) {
             ts.tv_sec++;
             ts.tv_nsec -= 1000000000L;
@@ -243,7 +302,7 @@ static void usage(void)
                     "                 [--schemas DIR]\n"
                     "                 [--tls-cert PEM --tls-key PEM [--client-ca PEM]] "
                     "[--tokens FILE]\n"
-                    "                 [--auto-allocate MS]\n"
+                    "                 [--auto-allocate MS] [--threads N]\n"
                     "  serves on 127.0.0.1 (port 0: any free port); prints \"port N\" once "
                     "listening; SIGTERM stops it\n");
     exit(2);
@@ -266,8 +325,12 @@ int main(int argc, char **argv)
      * grown by brk 16 MiB at a time, where a thread's own arena grew a
      * few pages at a time, an mprotect each (about 0.3 a pod in bench_kube) */
     mallopt(M_ARENA_MAX, 1);
-    for (size_t i = 0; i < WATCH_CVS; i++)
-        pthread_cond_init(&S.wcv[i], NULL);
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&S.cv, &ca);
+    pthread_condattr_destroy(&ca);
+    unsigned threads = 1; /* nearly all the work is under S.mu: more threads contend for it */
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--port") == 0 && i + 1 < argc)
             port = atol(argv[++i]);
@@ -276,6 +339,8 @@ int main(int argc, char **argv)
                 return 2;
         } else if (strcmp(argv[i], "--bookmark-ms") == 0 && i + 1 < argc)
             S.bookmark_ms = atol(argv[++i]);
+        else if (strcmp(argv[i], "--watch-batch-ms") == 0 && i + 1 < argc)
+            S.watch_batch_ms = atol(argv[++i]) > 0 ? atol(argv[i]) : 0;
         else if (strcmp(argv[i], "--tls-cert") == 0 && i + 1 < argc)
             cert = argv[++i];
         else if (strcmp(argv[i], "--tls-key") == 0 && i + 1 < argc)
@@ -286,6 +351,9 @@ int main(int argc, char **argv)
             tokens = argv[++i];
         else if (strcmp(argv[i], "--auto-allocate") == 0 && i + 1 < argc)
             autoalloc_set(atol(argv[++i]));
+        else if (strcmp(argv[i], "--threads") == 0 && i + 1 < argc && atol(argv[i + 1]) > 0 &&
+                 atol(argv[i + 1]) <= 64)
+            threads = (unsigned)atol(argv[++i]);
         else
             usage();
     }
@@ -303,25 +371,32 @@ int main(int argc, char **argv)
     sa.sin_family = AF_INET;
     sa.sin_port = htons((uint16_t)port);
     sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    /* poll(2) rather than select(2): no FD_SETSIZE bound on connections */
-    unsigned flags = MHD_USE_POLL_INTERNAL_THREAD | MHD_USE_THREAD_PER_CONNECTION;
+    /* a pool of threads, each waiting in epoll(7) for any of its
+     * connections (no FD_SETSIZE bound on them), where a thread per
+     * connection cost two polls, a wake-up and a context switch a request;
+     * nothing may block in them, so what waits is suspended (park.c:
+     * MHD_ALLOW_SUSPEND_RESUME, which brings the inter-thread channel that
+     * wakes a pool thread for a resumed connection) */
+    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME;
     struct MHD_Daemon *d;
     if (AUTH.cert_pem && AUTH.ca_pem) /* HTTPS asking for a client certificate */
         d = MHD_start_daemon(flags | MHD_USE_TLS, 0, NULL, NULL, on_request, NULL,
                              MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa,
-                             MHD_OPTION_NOTIFY_COMPLETED, on_done, NULL,
-                             MHD_OPTION_CONNECTION_TIMEOUT, 0u, MHD_OPTION_HTTPS_MEM_CERT,
-                             AUTH.cert_pem, MHD_OPTION_HTTPS_MEM_KEY, AUTH.key_pem,
-                             MHD_OPTION_HTTPS_MEM_TRUST, AUTH.ca_pem, MHD_OPTION_END);
+                             MHD_OPTION_THREAD_POOL_SIZE, threads, MHD_OPTION_NOTIFY_COMPLETED,
+                             on_done, NULL, MHD_OPTION_CONNECTION_TIMEOUT, 0u,
+                             MHD_OPTION_HTTPS_MEM_CERT, AUTH.cert_pem, MHD_OPTION_HTTPS_MEM_KEY,
+                             AUTH.key_pem, MHD_OPTION_HTTPS_MEM_TRUST, AUTH.ca_pem, MHD_OPTION_END);
     else if (AUTH.cert_pem)
         d = MHD_start_daemon(flags | MHD_USE_TLS, 0, NULL, NULL, on_request, NULL,
                              MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa,
-                             MHD_OPTION_NOTIFY_COMPLETED, on_done, NULL,
-                             MHD_OPTION_CONNECTION_TIMEOUT, 0u, MHD_OPTION_HTTPS_MEM_CERT,
-                             AUTH.cert_pem, MHD_OPTION_HTTPS_MEM_KEY, AUTH.key_pem, MHD_OPTION_END);
+                             MHD_OPTION_THREAD_POOL_SIZE, threads, MHD_OPTION_NOTIFY_COMPLETED,
+                             on_done, NULL, MHD_OPTION_CONNECTION_TIMEOUT, 0u,
+                             MHD_OPTION_HTTPS_MEM_CERT, AUTH.cert_pem, MHD_OPTION_HTTPS_MEM_KEY,
+                             AUTH.key_pem, MHD_OPTION_END);
     else
         d = MHD_start_daemon(flags, 0, NULL, NULL, on_request, NULL, MHD_OPTION_SOCK_ADDR,
-                             (struct sockaddr *)&sa, MHD_OPTION_NOTIFY_COMPLETED, on_done, NULL,
+                             (struct sockaddr *)&sa, MHD_OPTION_THREAD_POOL_SIZE, threads,
+                             MHD_OPTION_NOTIFY_COMPLETED, on_done, NULL,
                              MHD_OPTION_CONNECTION_TIMEOUT, 0u, MHD_OPTION_END);
     if (!d) {
         fprintf(stderr, "apidouble: cannot listen on 127.0.0.1:%ld: %s\n", port, strerror(errno));
@@ -337,7 +412,7 @@ int main(int argc, char **argv)
     pthread_mutex_lock(&S.mu);
     S.stopping = 1;
     pthread_cond_broadcast(&S.cv);
-    wake_all_watches();
+    park_wake_all(); /* MHD_stop_daemon must find no suspended connection */
     pthread_mutex_unlock(&S.mu);
     pthread_join(reap, NULL);
     MHD_stop_daemon(d);

@@ -43,20 +43,6 @@ static size_t key_hash(const char *res, const char *ns, const char *name)
     return (size_t)h;
 }
 
-pthread_cond_t *watch_cv(const char *res)
-{
-    uint64_t h = 1469598103934665603u;
-    for (const char *c = res; *c; c++)
-        h = (h ^ (unsigned char)*c) * 1099511628211u;
-    return &S.wcv[h % WATCH_CVS];
-}
-
-void wake_all_watches(void)
-{
-    for (size_t i = 0; i < WATCH_CVS; i++)
-        pthread_cond_broadcast(&S.wcv[i]);
-}
-
 struct object *find(const char *res, const char *ns, const char *name)
 {
     if (!S.nbuckets)
@@ -154,7 +140,7 @@ void record(struct object *o, const char *type, json_t *obj)
     text_unref(o->text);
     o->text = gone ? NULL : text_ref(text);
     json_decref(obj);
-    pthread_cond_broadcast(watch_cv(o->res)); /* the watches of this resource, no others */
+    park_wake_resource(o->res); /* the watches of this resource, no others */
 }
 
 void answer_recorded(struct answer *a, unsigned status)
