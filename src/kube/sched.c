@@ -708,6 +708,25 @@ static void pod_unreadable(struct gp_kube_sched *s, struct spod *p, bool gone)
         node_drain(s, want);
 }
 
+/* The pods the API shows on node n that the engine left out for want of
+ * room there (SP_UNCOUNTED: another scheduler bound one while gpuplane's
+ * decision was written, a race only one of them wins at the kubelet),
+ * placed again once a pod on n has freed what it held: an uncounted pod
+ * really holds its GPUs, so they must not go to the next pod of ours (the
+ * review's R11; kube-scheduler's cache counts every bound pod,
+ * pkg/scheduler/internal/cache: AddPod whatever the node's room). */
+static void node_recount(struct gp_kube_sched *s, struct snode *n)
+{
+    if (!n || !s->e)
+        return;
+    for (size_t i = 0; i < n->nbook; i++) {
+        struct spod *q = n->book[i];
+        if (q->st == SP_UNCOUNTED && q->readable && q->info.node_name && !q->info.ended &&
+            strcmp(q->info.node_name, n->name) == 0)
+            engine_place(s, q, n->name); /* counted when it fits now, else still uncounted */
+    }
+}
+
 void gp_kube_sched_pod_change(enum gp_kube_event_type type, const json_t *obj, const json_t *old,
                               void *ctx)
 {
@@ -729,6 +748,9 @@ void gp_kube_sched_pod_change(enum gp_kube_event_type type, const json_t *obj, c
         gp_kube_sched_pod_change(GP_KUBE_DELETED, p->obj, NULL, s); /* a new pod, same name */
         p = NULL;
     }
+    /* where it held engine room: freed below, that node's uncounted pods
+     * are counted again (node_recount) */
+    struct snode *held_on = p && p->eng != SP_NONE ? p->booked : NULL;
     if (type == GP_KUBE_DELETED) {
         if (!p)
             return;
@@ -748,6 +770,7 @@ void gp_kube_sched_pod_change(enum gp_kube_event_type type, const json_t *obj, c
         gp_ks_slot_update(s, p, true);
         pod_unreadable(s, p, true);
         pod_remove(s, p);
+        node_recount(s, held_on); /* (node records outlive a pod: sched_records.c) */
         return;
     }
     if (!p && !(p = pod_add(s, key)))
@@ -810,6 +833,8 @@ void gp_kube_sched_pod_change(enum gp_kube_event_type type, const json_t *obj, c
     }
     gp_ks_audit_pod(s, p, false);
     gp_ks_slot_update(s, p, false);
+    if (held_on && (p->eng == SP_NONE || p->booked != held_on)) /* freed there */
+        node_recount(s, held_on);
 }
 
 /* --- rebuild ----------------------------------------------------------- */

@@ -209,6 +209,36 @@ static void test_unreadable_node(void **state)
     w_close(&w);
 }
 
+/* A pod another scheduler bound on a node with no room left in gpuplane's
+ * view is uncounted; when a pod there ends and frees its GPU, the
+ * uncounted pod is counted on it (it really holds a GPU there), so the
+ * next pod of ours is not sent onto that GPU (the review's R11: it was,
+ * and the audit only reported the double booking). */
+static void test_uncounted_recounted(void **state)
+{
+    (void)state;
+    struct world w;
+    w_open(&w, true);
+    w_node(&w, "n1", 1);
+    w_pod(&w, "mine", 1);
+    w_cycle(&w);
+    const char *gpus;
+    assert_string_equal(w_node_of(&w, "mine", &gpus), "n1");
+    w_pod_full(&w, "other", 1, 0, "default-scheduler", NULL);
+    w_bind(&w, "other", "n1"); /* the race: both bound on the one GPU */
+    w.now += 1;
+    cycles(&w);
+    kd_call(w.admin, "PATCH", "/api/v1/namespaces/default/pods/mine/status",
+            "{\"status\":{\"phase\":\"Failed\"}}", 200); /* the kubelet refused it */
+    w.now += 1;
+    cycles(&w);
+    w_pod(&w, "next", 1);
+    w.now += 10;
+    cycles(&w);
+    assert_string_equal(w_node_of(&w, "next", &gpus), ""); /* other holds n1's GPU */
+    w_close(&w);
+}
+
 int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
@@ -218,6 +248,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup_teardown(test_exponent_quantity, kd_start, kd_stop),
         cmocka_unit_test_setup_teardown(test_unreadable_bound, kd_start, kd_stop),
         cmocka_unit_test_setup_teardown(test_unreadable_node, kd_start, kd_stop),
+        cmocka_unit_test_setup_teardown(test_uncounted_recounted, kd_start, kd_stop),
     };
     return kd_main(argc, argv, tests, NULL, NULL);
 }
