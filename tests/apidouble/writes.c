@@ -443,6 +443,17 @@ void do_binding(const struct route *r, json_t *body, struct answer *a)
                       r->name, r->name, bound);
         return;
     }
+    /* a gated pod (PodSchedulingReadiness, on by default since v1.27) is
+     * not bound: pkg/registry/core/pod/storage/storage.go
+     * setPodHostAndAnnotations "pod %v has non-empty .spec.schedulingGates",
+     * answered as its other refusals, 409 on pods/binding */
+    if (json_array_size(json_object_get(spec, "schedulingGates")) > 0) {
+        answer_status(a, 409, "Conflict", r->name, "pods/binding",
+                      "Operation cannot be fulfilled on pods/binding \"%s\": pod %s has "
+                      "non-empty .spec.schedulingGates",
+                      r->name, r->name);
+        return;
+    }
     if (json_object_get(om, "deletionTimestamp")) {
         answer_status(a, 409, "Conflict", r->name, "pods/binding",
                       "Operation cannot be fulfilled on pods/binding \"%s\": pod %s is being "

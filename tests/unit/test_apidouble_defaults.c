@@ -7,7 +7,9 @@
  * pod says itself is kept (a NoExecute toleration of its own of either
  * taint, or one of every taint, adds none for it; its own policies), a
  * limit without a request is requested, priority comes from the named
- * class, or the smallest globalDefault one (its name written). */
+ * class, or the smallest globalDefault one (its name written); and a
+ * Binding of a pod with schedulingGates is refused (409) until a patch
+ * removes them, as the real server's setPodHostAndAnnotations refuses it. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -167,9 +169,47 @@ static void test_as_recorded(void **state)
     gp_kube_client_free(c);
 }
 
+static long req(struct gp_kube_client *c, const char *method, const char *path, const char *body,
+                const char *type, char *text, size_t n)
+{
+    struct gp_kube_response r;
+    struct gp_diag d = {""};
+    assert_int_equal(gp_kube_request(c, method, path, body, type, &r, &d), GP_OK);
+    snprintf(text, n, "%.*s", (int)r.len, r.body ? r.body : "");
+    long status = r.status;
+    gp_kube_response_free(&r);
+    return status;
+}
+
+static void test_gated_binding(void **state)
+{
+    (void)state;
+    struct gp_kube_client *c = kd_client();
+    char t[2048];
+    json_decref(create(c, POD("gated", ",\"schedulingGates\":[{\"name\":\"example.com/q\"}]")));
+    const char *bind = "{\"apiVersion\":\"v1\",\"kind\":\"Binding\",\"metadata\":{\"name\":"
+                       "\"gated\"},\"target\":{\"apiVersion\":\"v1\",\"kind\":\"Node\","
+                       "\"name\":\"n1\"}}";
+    const char *path = "/api/v1/namespaces/default/pods/gated";
+    char bpath[128];
+    snprintf(bpath, sizeof bpath, "%s/binding", path);
+    assert_int_equal(req(c, "POST", bpath, bind, "application/json", t, sizeof t), 409);
+    assert_non_null(strstr(t, "pod gated has non-empty .spec.schedulingGates"));
+    assert_int_equal(req(c, "GET", path, NULL, NULL, t, sizeof t), 200);
+    assert_null(strstr(t, "\"nodeName\""));
+    /* the gates removed (the one change of a pod's spec that may remove a field) */
+    assert_int_equal(req(c, "PATCH", path, "{\"spec\":{\"schedulingGates\":null}}",
+                         "application/merge-patch+json", t, sizeof t),
+                     200);
+    assert_int_equal(req(c, "POST", bpath, bind, "application/json", t, sizeof t), 201);
+    gp_kube_client_free(c);
+}
+
 int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {cmocka_unit_test_setup_teardown(test_own_kept, kd_start,
+                                                                       kd_stop),
+                                       cmocka_unit_test_setup_teardown(test_gated_binding, kd_start,
                                                                        kd_stop)},
                             shared[] = {cmocka_unit_test_setup_teardown(test_as_recorded, kd_start,
                                                                         kd_stop)};
