@@ -347,6 +347,7 @@ void gp_kube_pod_info_read(const json_t *pod, struct gp_kube_pod_info *info)
     info->node_name = node && node[0] ? node : NULL;
     const char *sched = str(spec, "schedulerName");
     info->scheduler_name = sched && sched[0] ? sched : "default-scheduler";
+    info->gated = json_array_size(json_object_get(spec, "schedulingGates")) > 0;
     info->terminating = json_object_get(meta, "deletionTimestamp") &&
                         !json_is_null(json_object_get(meta, "deletionTimestamp"));
     const char *phase = str(status, "phase");

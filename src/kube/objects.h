@@ -46,6 +46,8 @@ struct gp_kube_pod_info {
     struct gp_pick pick;
     const char *group; /* the PodGroup it belongs to (label scheduling.x-k8s.io/pod-group
                           or annotation scheduling.k8s.io/group-name); NULL: none */
+    bool gated;        /* spec.schedulingGates not empty: not to be scheduled yet (they can only be
+                        * removed: "Pod Scheduling Readiness", KEP-3521) */
 };
 
 /* A Pod's members no reader here reads (objects_unread.c): the pods

@@ -336,6 +336,12 @@ static enum gp_err engine_add(struct gp_kube_sched *s, struct spod *p, bool any_
 
 enum gp_err gp_ks_engine_add(struct gp_kube_sched *s, struct spod *p)
 {
+    /* a gated pod waits out of the queue, as kube-scheduler's SchedulingGates
+     * PreEnqueue plugin keeps it (and the API server refuses its Binding:
+     * pod/storage/storage.go setPodHostAndAnnotations); its MODIFIED event
+     * without gates brings it in (gp_kube_sched_pod_change) */
+    if (p->info.gated)
+        return GP_ESTATE;
     return engine_add(s, p, false);
 }
 

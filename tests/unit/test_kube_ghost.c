@@ -239,6 +239,35 @@ static void test_uncounted_recounted(void **state)
     w_close(&w);
 }
 
+/* A pod of ours with scheduling gates (Kueue's admission gate) is not
+ * scheduled while they stay, as kube-scheduler's SchedulingGates plugin
+ * keeps it out of the queue (the review's R9: it was bound, which the API
+ * server refuses with 409); once its gates are removed it is. */
+static void test_gated_waits(void **state)
+{
+    (void)state;
+    struct world w;
+    w_open(&w, true);
+    w_node(&w, "n1", 2);
+    kd_call(w.admin, "POST", "/api/v1/namespaces/default/pods",
+            "{\"metadata\":{\"name\":\"gated\"},\"spec\":{\"schedulerName\":\"gpuplane\","
+            "\"schedulingGates\":[{\"name\":\"kueue.x-k8s.io/admission\"}],\"containers\":[{"
+            "\"name\":\"c\",\"image\":\"x\",\"resources\":{\"requests\":{\"cpu\":\"1\","
+            "\"nvidia.com/gpu\":\"1\"},\"limits\":{\"nvidia.com/gpu\":\"1\"}}}]}}",
+            201);
+    w_cycle(&w);
+    w.now += 10;
+    cycles(&w);
+    const char *gpus;
+    assert_string_equal(w_node_of(&w, "gated", &gpus), "");
+    kd_call(w.admin, "PATCH", "/api/v1/namespaces/default/pods/gated",
+            "{\"spec\":{\"schedulingGates\":null}}", 200); /* admitted: the gate removed */
+    w.now += 1;
+    cycles(&w);
+    assert_string_equal(w_node_of(&w, "gated", &gpus), "n1");
+    w_close(&w);
+}
+
 int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
@@ -249,6 +278,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup_teardown(test_unreadable_bound, kd_start, kd_stop),
         cmocka_unit_test_setup_teardown(test_unreadable_node, kd_start, kd_stop),
         cmocka_unit_test_setup_teardown(test_uncounted_recounted, kd_start, kd_stop),
+        cmocka_unit_test_setup_teardown(test_gated_waits, kd_start, kd_stop),
     };
     return kd_main(argc, argv, tests, NULL, NULL);
 }

@@ -52,6 +52,7 @@ static struct gp_kube_pod_info both(const char *text, bool spec_reads)
     same_str(full.ann_mig, alone.ann_mig);
     same_str(full.ann_phase, alone.ann_phase);
     same_str(full.group, alone.group);
+    assert_int_equal(full.gated, alone.gated);
     gp_arena_free(&a);
     /* the strings borrow from pod: copy what the caller checks */
     static char node[64], phase[64], group[64];
