@@ -76,6 +76,10 @@ struct ranking {
      * WHY_UNSEEN (rejected, and counted in `rejected` once an explanation
      * needs them: rank_complete) */
     bool partial;
+    /* explained once from the capacity index since the fill: the next
+     * explanation completes the ranking instead (its counts then kept
+     * node by node as the log is replayed) */
+    bool explained;
 };
 
 static inline uint32_t rank_win(const struct ranking *r, uint32_t a, uint32_t b)
@@ -427,7 +431,19 @@ bool gp_eng_cand_explain(struct gp_engine *e, const struct gp_pod *p,
     uint64_t looked = 0;
     for (size_t k = 0; k < x->ncls; k++) {
         const struct cap_class *c = &x->cls[k];
-        explain_count(e, c, explain_static(c, p), 1, 0, c->leaves, p, rejected, &looked);
+        int stat = explain_static(c, p);
+        if (stat >= 0) {
+            explain_count(e, c, stat, 1, 0, c->leaves, p, rejected, &looked);
+            continue;
+        }
+        /* the node decides (taints, a sharing test, drivers): each one, as
+         * the count of every node does */
+        looked += c->member.len;
+        for (size_t j = 0; j < c->member.len; j++) {
+            enum gp_filter f = filter_own(e, &e->nodes.items[c->member.items[j]], p);
+            if (f != GP_FILTER_COUNT)
+                rejected[f]++;
+        }
     }
     e->index.visits += looked;
     return true;
@@ -502,6 +518,7 @@ static void rank_fill(struct gp_engine *e, struct ranking *r, const struct gp_po
         r->tree[r->leaves + i] = NONE;
     struct cand_walk w;
     r->partial = gp_eng_cand_begin(e, p, &w);
+    r->explained = false;
     if (r->partial) {
         uint32_t i;
         while ((i = gp_eng_cand_next(&w)) != NONE)
@@ -541,14 +558,18 @@ static void rank_complete(struct gp_engine *e, struct ranking *r, const struct g
 }
 
 /* The explanation of a ranking without a candidate: of a partial one
- * from the capacity index's counts where it can say (the same counts as
- * the nodes left out evaluated one by one, which rank_complete does
- * otherwise, once). */
+ * explained for the first time since its fill, from the capacity index's
+ * counts where it can say (the same counts as the nodes left out
+ * evaluated one by one); else (a shape that keeps failing: its ranking is
+ * asked again) rank_complete evaluates them, once, and the ranking's
+ * counts answer from then on. */
 static void rank_explain(struct gp_engine *e, struct ranking *r, const struct gp_pod *p,
                          uint32_t rejected[GP_FILTER_COUNT])
 {
-    if (r->partial && gp_eng_cand_explain(e, p, rejected))
+    if (r->partial && !r->explained && gp_eng_cand_explain(e, p, rejected)) {
+        r->explained = true;
         return;
+    }
     rank_complete(e, r, p);
     memcpy(rejected, r->rejected, sizeof r->rejected);
 }

@@ -392,12 +392,78 @@ static void test_explain_counts(void **state)
     gp_engine_free(e);
 }
 
+/* A MIG shape that keeps failing (the sharing test is the node's: no
+ * count by branches) is explained from its ranking's counts once the
+ * ranking is complete, not by a filter run on every node each time: 200
+ * MIG nodes full of 7g.80gb instances, a 7g.80gb pod retried in 10 cycles
+ * (a pod elsewhere ends before each) looks at a few nodes a cycle. */
+static void test_explain_repeated_mig(void **state)
+{
+    (void)state;
+    sharing_init();
+    struct gp_engine *e = gp_engine_new(gp_policy_find("best-fit"), 1);
+    assert_non_null(e);
+    for (uint32_t i = 0; i < 201; i++) {
+        struct gp_node_spec n = {.name = "n",
+                                 .gpu_model = "A100-80GB",
+                                 .gpu_count = 8,
+                                 .gpu_mem_mib = 81920,
+                                 .cpu_milli = 128000,
+                                 .mem_mib = 1 << 20};
+        if (i < 200)
+            n.sharing = &mig_spec;
+        else
+            n.gpu_count = 0, n.gpu_model = NULL; /* where the CPU pods go */
+        assert_int_equal(gp_engine_node_add(e, &n, NULL), GP_OK);
+    }
+    struct gp_pod_spec big = {.name = "m",
+                              .gpu_count = 1,
+                              .gpu_milli = 1000,
+                              .gpu_mem_mib = 81920,
+                              .cpu_milli = 100,
+                              .mem_mib = 1024,
+                              .mig_profile = "7g.80gb",
+                              .share_modes = 1u << GP_SHARE_MIG};
+    struct gp_pod_spec cpu = {.name = "c", .cpu_milli = 100, .mem_mib = 1024};
+    static struct gp_decision d[4096];
+    uint32_t cpu_ids[10];
+    for (uint32_t i = 0; i < 1600; i++)
+        assert_int_equal(gp_engine_pod_add(e, &big, 0, NULL), GP_OK);
+    for (int k = 0; k < 10; k++)
+        assert_int_equal(gp_engine_pod_add(e, &cpu, 0, &cpu_ids[k]), GP_OK);
+    size_t n = gp_engine_schedule(e, 0, 0, d, 4096), binds = 0;
+    for (size_t i = 0; i < n; i++)
+        binds += d[i].kind == GP_DECISION_BIND;
+    assert_int_equal(binds, 1610);
+    assert_int_equal(gp_engine_pod_add(e, &big, 1, NULL), GP_OK); /* fits nowhere */
+    gp_engine_schedule(e, 1, 0, d, 4096);
+    assert_int_equal(gp_engine_pod_add(e, &big, 1, NULL), GP_OK); /* its ranking's fill */
+    gp_engine_schedule(e, 2, 0, d, 4096);
+    uint64_t p0, v0, p1, v1;
+    gp_engine_place_stats(e, &p0, &v0);
+    for (int k = 0; k < 10; k++) {
+        assert_int_equal(gp_engine_pod_finished(e, cpu_ids[k]), GP_OK);
+        n = gp_engine_schedule(e, 3 + k, 0, d, 4096);
+        for (size_t i = 0; i < n; i++) {
+            assert_int_equal(d[i].kind, GP_DECISION_UNSCHEDULABLE);
+            assert_int_equal(d[i].explain.rejected[GP_FILTER_MIG], 200);
+        }
+    }
+    gp_engine_place_stats(e, &p1, &v1);
+    print_message("repeated MIG failure: %llu nodes looked at for %llu placements\n",
+                  (unsigned long long)(v1 - v0), (unsigned long long)(p1 - p0));
+    assert_true(p1 > p0);
+    assert_true(v1 - v0 <= 8 * (p1 - p0) + 201);
+    gp_engine_free(e);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_candidates_hold_every_fit),
         cmocka_unit_test(test_distinct_shapes_same_decisions),
         cmocka_unit_test(test_explain_counts),
+        cmocka_unit_test(test_explain_repeated_mig),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
