@@ -238,6 +238,85 @@ bool stale(const struct route *r, struct object *o, json_t *body, bool required,
 
 /* A new version from body (PUT) or patch (PATCH): status only through
  * /status, and nothing but status through it. */
+/* Every element of small is in big (json_equal). */
+static bool all_in(json_t *small, json_t *big)
+{
+    size_t i, j;
+    json_t *x, *y;
+    json_array_foreach(small, i, x)
+    {
+        bool found = false;
+        json_array_foreach(big, j, y)
+        {
+            found = found || json_equal(x, y);
+        }
+        if (!found)
+            return false;
+    }
+    return true;
+}
+
+/* Containers alike but for their image (a pod's one changeable field of them). */
+static bool same_but_images(json_t *a, json_t *b)
+{
+    if (json_array_size(a) != json_array_size(b))
+        return false;
+    for (size_t i = 0; i < json_array_size(a); i++) {
+        json_t *x = json_array_get(a, i), *y = json_array_get(b, i);
+        const char *k;
+        json_t *v;
+        json_object_foreach(x, k, v)
+        {
+            if (strcmp(k, "image") != 0 && !json_equal(v, json_object_get(y, k)))
+                return false;
+        }
+        json_object_foreach(y, k, v)
+        {
+            if (strcmp(k, "image") != 0 && !json_object_get(x, k))
+                return false;
+        }
+    }
+    return true;
+}
+
+/* Whether a pod's spec may go from old to next, as ValidatePodUpdate
+ * (pkg/apis/core/validation/validation.go) allows: only the containers'
+ * and init containers' images, activeDeadlineSeconds,
+ * terminationGracePeriodSeconds, tolerations added to, and schedulingGates
+ * removed (PodSchedulingReadiness); nodeName, schedulerName, resources and
+ * the rest are fixed once the pod is made. */
+static bool pod_spec_update_ok(json_t *old, json_t *next)
+{
+    if (old == next) /* a patch that left the spec alone shares it */
+        return true;
+    static const char *const free_keys[] = {"activeDeadlineSeconds",
+                                            "terminationGracePeriodSeconds"};
+    const char *k;
+    json_t *v;
+    for (int pass = 0; pass < 2; pass++) {
+        json_t *from = pass ? next : old, *to = pass ? old : next;
+        json_object_foreach(from, k, v)
+        {
+            if (strcmp(k, free_keys[0]) == 0 || strcmp(k, free_keys[1]) == 0)
+                continue;
+            json_t *w = json_object_get(to, k);
+            if (strcmp(k, "containers") == 0 || strcmp(k, "initContainers") == 0) {
+                if (!same_but_images(v, w))
+                    return false;
+            } else if (strcmp(k, "tolerations") == 0) {
+                if (!all_in(json_object_get(old, k), json_object_get(next, k)))
+                    return false;
+            } else if (strcmp(k, "schedulingGates") == 0) {
+                if (!all_in(json_object_get(next, k), json_object_get(old, k)))
+                    return false;
+            } else if (!json_equal(v, w)) {
+                return false;
+            }
+        }
+    }
+    return true;
+}
+
 void do_update(const struct route *r, json_t *body, enum update_kind how, struct answer *a)
 {
     bool patch = how != UPDATE_PUT;
@@ -282,6 +361,20 @@ void do_update(const struct route *r, json_t *body, enum update_kind how, struct
             json_object_set(m, fixed[i], json_object_get(om, fixed[i]));
     json_object_set_new(keep, "kind", json_string(kind_of(r->res)));
     json_object_set_new(keep, "apiVersion", json_string(r->api_version));
+    /* (patches only: a PUT's body lacks the defaults the server fills in
+     * before it compares, which the double fills in on create only) */
+    if (patch && !status_only && strcmp(r->res, "pods") == 0 &&
+        !pod_spec_update_ok(json_object_get(old, "spec"), json_object_get(keep, "spec"))) {
+        json_decref(keep);
+        answer_status(a, 422, "Invalid", r->name, "pods",
+                      "Pod \"%s\" is invalid: spec: Forbidden: pod updates may not change fields "
+                      "other than `spec.containers[*].image`,`spec.initContainers[*].image`,"
+                      "`spec.activeDeadlineSeconds`,`spec.tolerations` (only additions to "
+                      "existing tolerations),`spec.terminationGracePeriodSeconds` (allow it to be "
+                      "set to 1 if it was previously negative)",
+                      r->name);
+        return;
+    }
     if (schema_refuse(r, keep, r->name, a)) {
         json_decref(keep);
         return;

@@ -9,7 +9,9 @@
  * limit without a request is requested, priority comes from the named
  * class, or the smallest globalDefault one (its name written); and a
  * Binding of a pod with schedulingGates is refused (409) until a patch
- * removes them, as the real server's setPodHostAndAnnotations refuses it. */
+ * removes them, as the real server's setPodHostAndAnnotations refuses it;
+ * a patch that changes a pod's spec beyond what ValidatePodUpdate allows
+ * (nodeName, schedulerName, tolerations taken away) is 422 Invalid. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -205,14 +207,46 @@ static void test_gated_binding(void **state)
     gp_kube_client_free(c);
 }
 
+static void test_spec_fixed(void **state)
+{
+    (void)state;
+    struct gp_kube_client *c = kd_client();
+    char t[2048];
+    json_decref(create(c, POD("fixed", "")));
+    const char *path = "/api/v1/namespaces/default/pods/fixed",
+               *mp = "application/merge-patch+json";
+    assert_int_equal(req(c, "PATCH", path, "{\"spec\":{\"nodeName\":\"n9\"}}", mp, t, sizeof t),
+                     422);
+    assert_non_null(strstr(t, "Pod \\\"fixed\\\" is invalid: spec: Forbidden: pod updates may "
+                              "not change fields other than"));
+    assert_int_equal(
+        req(c, "PATCH", path, "{\"spec\":{\"schedulerName\":\"other\"}}", mp, t, sizeof t), 422);
+    assert_int_equal(req(c, "PATCH", path, "{\"spec\":{\"tolerations\":[]}}", mp, t, sizeof t),
+                     422);
+    assert_int_equal(req(c, "GET", path, NULL, NULL, t, sizeof t), 200);
+    assert_null(strstr(t, "\"nodeName\""));
+    assert_non_null(strstr(t, "\"default-scheduler\""));
+    /* what may change does */
+    assert_int_equal(req(c, "PATCH", path,
+                         "{\"metadata\":{\"annotations\":{\"a\":\"b\"}},"
+                         "\"spec\":{\"activeDeadlineSeconds\":60}}",
+                         mp, t, sizeof t),
+                     200);
+    assert_int_equal(req(c, "PATCH", path,
+                         "{\"spec\":{\"containers\":[{\"name\":\"c\",\"image\":\"x:2\"}]}}",
+                         "application/strategic-merge-patch+json", t, sizeof t),
+                     200);
+    assert_non_null(strstr(t, "\"x:2\""));
+    gp_kube_client_free(c);
+}
+
 int main(int argc, char **argv)
 {
-    const struct CMUnitTest tests[] = {cmocka_unit_test_setup_teardown(test_own_kept, kd_start,
-                                                                       kd_stop),
-                                       cmocka_unit_test_setup_teardown(test_gated_binding, kd_start,
-                                                                       kd_stop)},
-                            shared[] = {cmocka_unit_test_setup_teardown(test_as_recorded, kd_start,
-                                                                        kd_stop)};
+    const struct CMUnitTest
+        tests[] = {cmocka_unit_test_setup_teardown(test_own_kept, kd_start, kd_stop),
+                   cmocka_unit_test_setup_teardown(test_gated_binding, kd_start, kd_stop),
+                   cmocka_unit_test_setup_teardown(test_spec_fixed, kd_start, kd_stop)},
+        shared[] = {cmocka_unit_test_setup_teardown(test_as_recorded, kd_start, kd_stop)};
     if (gp_shared_mode(argc, argv))
         return gp_shared_exit(cmocka_run_group_tests_name("shared", shared, NULL, NULL));
     return cmocka_run_group_tests(tests, NULL, NULL);
