@@ -139,7 +139,7 @@ static enum gp_err check(const struct agent_opts *s, const struct gp_node_config
                       : s->mps        ? GP_NODE_SHARE_MPS
                                       : GP_NODE_SHARE_NONE;
     o->sharing.rename_by_default = s->rename_by_default;
-    /* failRequestsGreaterThanOne defaults to true for MPS (NVIDIA README) */
+    /* failRequestsGreaterThanOne: always true for MPS (node/config.c) */
     o->sharing.fail_requests_greater_than_one = s->fail_gt_one || s->mps;
     if (s->config_file && !s->time_slicing && !s->mps && cf->has_sharing) {
         /* the file's sharing, the flags above it (config.go: command line

@@ -395,9 +395,16 @@ static enum gp_err sharing_one(struct gp_yaml *y, struct fy_node *v, struct cfg 
     o->mode = mps ? GP_NODE_SHARE_MPS : GP_NODE_SHARE_TIME_SLICING;
     o->replicas = c->replicas;
     o->rename_by_default = c->rename_by_default;
-    /* MPS keeps failing requests of more than one unless the file says
-     * otherwise (config.go: "Preserve the historical MPS behavior") */
-    o->fail_requests_greater_than_one = c->has_fail_gt1 ? c->fail_gt1 : mps;
+    /* Under MPS the plugin fails requests of more than one whatever the
+     * file says: NVIDIA k8s-device-plugin v0.15.0-rc.2 to v0.17.x,
+     * api/config/v1/config.go NewConfig ("We explicitly set
+     * sharing.mps.failRequestsGreaterThanOne = true"; CHANGELOG
+     * v0.15.0-rc.2, PR #574: "this setting is ignored for MPS sharing").
+     * gpuplane's scheduler reads an MPS node so (kube/objects_share.c) and
+     * the agent labels it so (labels.c); an explicit false is not honoured
+     * (upstream's main honours it only since PR #1762, May 2026: docs/
+     * node.md). Time-slicing: the file's value, false when absent. */
+    o->fail_requests_greater_than_one = mps || (c->has_fail_gt1 && c->fail_gt1);
     return GP_OK;
 }
 

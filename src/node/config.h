@@ -17,7 +17,7 @@
  *   sharing:
  *     timeSlicing:                   # or mps:, not both
  *       renameByDefault: false
- *       failRequestsGreaterThanOne: false   # MPS: true when absent
+ *       failRequestsGreaterThanOne: false   # MPS: always true
  *       resources:
  *       - name: nvidia.com/gpu
  *         replicas: 10               # at least 2
