@@ -467,6 +467,55 @@ static void test_healthz_stall(void **state)
     w_close(&w);
 }
 
+/* /healthz's Lease rule (client-go leaderelection HealthzAdaptor, which
+ * kube-scheduler adds with a 20 s tolerance): a replica that believes it
+ * leads but has not renewed the Lease for leaseDurationSeconds plus the
+ * tolerance is unhealthy, "failed election to renew leadership on lease",
+ * so that the liveness probe restarts it. The Lease's thread is made
+ * late by a retry period (3 s) longer than the duration (1 s) plus the
+ * tolerance (0.3 s): between two ticks it still says it leads. Healthy
+ * before, unhealthy in the gap, healthy again once it renews. */
+static void test_healthz_lease(void **state)
+{
+    (void)state;
+    struct world w;
+    w_open(&w, false);
+    w_node(&w, "n1", 1);
+    struct gp_kube_run_opts o;
+    struct gp_kube_config cfg;
+    run_opts(&o, &cfg);
+    o.leader_elect = true;
+    o.sched.identity = o.lease.identity = "replica-a";
+    o.lease.duration_s = 1;
+    o.lease.renew_deadline_s = 0.8;
+    o.lease.retry_period_s = 3;
+    o.healthz_lease_tolerance_s = 0.3;
+    static struct probe pr;
+    memset(&pr, 0, sizeof pr);
+    int fd[2];
+    assert_int_equal(pipe(fd), 0);
+    o.log = fdopen(fd[1], "w");
+    pr.log = fdopen(fd[0], "r");
+    assert_true(o.log && pr.log);
+    o.metrics_addr = "127.0.0.1:0";
+    o.stop = &pr.stop;
+    pthread_t tp;
+    pthread_create(&tp, NULL, probe_main, &pr);
+    struct gp_kube_run_result res;
+    struct gp_diag d = {""};
+    assert_int_equal(gp_kube_run(&o, &res, &d), GP_OK);
+    fclose(o.log);
+    pthread_join(tp, NULL);
+    fclose(pr.log);
+    if (pr.bad == 0)
+        fail_msg("/healthz stayed 200 while the leader's Lease went unrenewed");
+    assert_true(pr.ok_before >= 1);
+    assert_non_null(strstr(pr.bad_body, "unhealthy: leaderElection: failed election to renew "
+                                        "leadership on lease kube-system/gpuplane-scheduler"));
+    assert_true(pr.ok_after >= 3); /* renewed: healthy again */
+    w_close(&w);
+}
+
 /* Pods that end leave the Pods informer (listed and watched with
  * kube-scheduler's field selector status.phase!=Succeeded,
  * status.phase!=Failed): two of four bound pods go Succeeded and Failed,
@@ -535,6 +584,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup_teardown(test_run_faults, kd_start, kd_stop),
         cmocka_unit_test_setup_teardown(test_lease_long_cycle, kd_start, kd_stop),
         cmocka_unit_test_setup_teardown(test_healthz_stall, kd_start, kd_stop),
+        cmocka_unit_test_setup_teardown(test_healthz_lease, kd_start, kd_stop),
         cmocka_unit_test_setup_teardown(test_ended_pods_leave, kd_start, kd_stop),
     };
     return kd_main(argc, argv, tests, NULL, NULL);
