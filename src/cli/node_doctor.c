@@ -15,8 +15,8 @@
 #include "node/nvml.h"
 
 struct doctor_opts {
-    const char *root, *nvml, *cuda, *image, *mig;
-    bool json, help;
+    const char *root, *nvml, *cuda, *image, *mig, *mps_root;
+    bool mps, json, help;
 };
 
 static const struct gp_opt doctor_opt_table[] = {
@@ -25,6 +25,8 @@ static const struct gp_opt doctor_opt_table[] = {
     GP_OPT_STRING_AT("--cuda", struct doctor_opts, cuda),
     GP_OPT_STRING_AT("--image", struct doctor_opts, image),
     GP_OPT_STRING_AT("--mig", struct doctor_opts, mig),
+    GP_OPT_FLAG_AT("--mps", struct doctor_opts, mps),
+    GP_OPT_STRING_AT("--mps-root", struct doctor_opts, mps_root),
     GP_OPT_FLAG_AT("--json", struct doctor_opts, json),
     GP_OPT_FLAG_AT("--help", struct doctor_opts, help),
     GP_OPT_FLAG_AT("-h", struct doctor_opts, help),
@@ -33,13 +35,13 @@ static const struct gp_opt doctor_opt_table[] = {
 static void doctor_usage(FILE *f)
 {
     fprintf(f, "usage: gpuplane node doctor [--cuda VERSION | --image REF] [--mig LAYOUT] "
-               "[--json]\n"
+               "[--mps [--mps-root DIR]] [--json]\n"
                "\n"
                "Checks this GPU node as the GPU Operator would set it up, each check with its\n"
                "fix (docs/node.md): the NVIDIA driver and its version, the CUDA the images need\n"
                "against it (gpuplane compat's rules), the NVIDIA Container Toolkit, containerd\n"
                "or CRI-O with the nvidia runtime or CDI, the kubelet's device-plugin directory,\n"
-               "the MIG layout and persistence mode.\n"
+               "the MIG layout, persistence mode and, under MPS, the MPS control daemon.\n"
                "\n"
                "options:\n"
                "  --cuda VERSION  the CUDA toolkit the node's images are built with: 12.4\n"
@@ -47,6 +49,8 @@ static void doctor_usage(FILE *f)
                "                  (nvcr.io/nvidia/pytorch:24.05-py3)\n"
                "  --mig LAYOUT    the pool's MIG layout for every GPU: none, or\n"
                "                  PROFILE=N[,PROFILE=N...] (3g.40gb=2)\n"
+               "  --mps           the pool shares its GPUs by MPS: check the control daemon\n"
+               "  --mps-root DIR  the agent's flags.mpsRoot (default /run/nvidia/mps)\n"
                "  --root DIR      read the node's files under DIR (tests: a fake root)\n"
                "  --nvml PATH     the NVML library to load (default: $GPUPLANE_NVML, then\n"
                "                  libnvidia-ml.so.1)\n"
@@ -114,7 +118,8 @@ int gp_node_cmd_doctor(int argc, char **argv)
     struct gp_diag nd = {""};
     bool have = gp_node_discover_path(o.nvml, &inv, &nd) == GP_OK;
     struct gp_node_doctor_opts dopt = {
-        o.root, NULL, have ? &inv : NULL, have ? NULL : nd.msg, o.cuda, o.image, o.mig};
+        o.root, NULL,  have ? &inv : NULL, have ? NULL : nd.msg, o.cuda, o.image,
+        o.mig,  o.mps, o.mps_root};
     struct gp_node_doctor r;
     if ((err = gp_node_doctor_run(&dopt, &r, &diag)) != GP_OK)
         return gp_cli_fail(err, diag.msg);

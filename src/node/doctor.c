@@ -434,6 +434,139 @@ static void check_persistence(const struct gp_node_doctor_opts *o, struct gp_nod
         "systemctl enable --now nvidia-persistenced (or nvidia-smi -pm 1, lost at reboot)");
 }
 
+/* The pid of a running nvidia-cuda-mps-control (its /proc/PID/cmdline's
+ * first word, by its base name: /proc/PID/comm holds 15 characters of
+ * it), or 0. */
+static long mps_daemon_pid(const char *root)
+{
+    char p[4096];
+    under(root, "/proc", p, sizeof p);
+    DIR *dir = opendir(p);
+    if (!dir)
+        return 0;
+    long pid = 0;
+    struct dirent *de;
+    while (!pid && (de = readdir(dir)) != NULL) {
+        if (de->d_name[0] < '1' || de->d_name[0] > '9' ||
+            strspn(de->d_name, "0123456789") != strlen(de->d_name))
+            continue;
+        char rel[300];
+        snprintf(rel, sizeof rel, "/proc/%s/cmdline", de->d_name);
+        char *cmd = slurp(root, rel);
+        if (!cmd)
+            continue;
+        const char *base = strrchr(cmd, '/');
+        base = base ? base + 1 : cmd;
+        if (strcmp(base, "nvidia-cuda-mps-control") == 0)
+            pid = strtol(de->d_name, NULL, 10);
+        free(cmd);
+    }
+    closedir(dir);
+    return pid;
+}
+
+/* The first <mpsRoot>/nvidia.com/<resource>/pipe directory (the pipe
+ * directory NVIDIA's mps-control-daemon gives each resource it shares:
+ * cmd/mps-control-daemon/mps/daemon.go, root.PipeDir), with has_control
+ * set when the control daemon's `control` pipe is in it. */
+static bool mps_pipe_dir(const char *root, const char *mps_root, char *out, size_t n,
+                         bool *has_control)
+{
+    char base[4096];
+    snprintf(base, sizeof base, "%s%s/nvidia.com", root, mps_root);
+    DIR *dir = opendir(base);
+    *has_control = false;
+    if (!dir)
+        return false;
+    bool found = false;
+    struct dirent *de;
+    while ((de = readdir(dir)) != NULL) {
+        if (de->d_name[0] == '.')
+            continue;
+        char pipe[4096 + 300], control[4096 + 310];
+        snprintf(pipe, sizeof pipe, "%s/%s/pipe", base, de->d_name);
+        struct stat st;
+        if (stat(pipe, &st) != 0 || !S_ISDIR(st.st_mode))
+            continue;
+        snprintf(control, sizeof control, "%s/control", pipe);
+        bool ctl = access(control, F_OK) == 0;
+        if (!found || (ctl && !*has_control)) {
+            snprintf(out, n, "%s/nvidia.com/%s/pipe", mps_root, de->d_name);
+            *has_control = ctl;
+            found = true;
+        }
+    }
+    closedir(dir);
+    return found;
+}
+
+#define MPS_DAEMON_FIX                                                                             \
+    "run NVIDIA's mps-control-daemon (the device plugin's DaemonSet with sharing.mps: one "        \
+    "per resource), or nvidia-cuda-mps-control -d with "                                           \
+    "CUDA_MPS_PIPE_DIRECTORY=%s/nvidia.com/gpu/pipe, as root"
+
+/* MPS (--mps): the limits of MPS replicas are the MPS server's, which a
+ * container reaches only through the control daemon's pipe directory,
+ * mounted from <mpsRoot>/<resource>/pipe by the agent's Allocate answer
+ * (docs/node.md, "MPS: the control daemon is not gpuplane's"). Fails when
+ * a GPU is in MIG mode (NVIDIA's plugin refuses MPS with MIG), when no
+ * nvidia-cuda-mps-control runs, or when no resource's pipe directory
+ * under mpsRoot holds the daemon's `control` pipe. */
+static void check_mps(const struct gp_node_doctor_opts *o, struct gp_node_doctor *r)
+{
+    if (!o->mps) {
+        struct gp_node_check *c = add(r, "mps", GP_NODE_SKIP);
+        say(c->detail, sizeof c->detail, "the pool does not share by MPS (no --mps)");
+        return;
+    }
+    const char *root = root_of(o);
+    const char *mr = o->mps_root && o->mps_root[0] ? o->mps_root : "/run/nvidia/mps";
+    for (size_t i = 0; o->inv && i < o->inv->n_gpus; i++)
+        if (o->inv->gpus[i].mig_enabled) {
+            struct gp_node_check *c = add(r, "mps", GP_NODE_FAIL);
+            say(c->detail, sizeof c->detail,
+                "GPU %u is in MIG mode: NVIDIA's device plugin refuses MPS with MIG devices",
+                o->inv->gpus[i].index);
+            say(c->fix, sizeof c->fix,
+                "turn MIG mode off on the pool's GPUs (nvidia-smi -i N -mig 0), or share them "
+                "by time-slicing");
+            return;
+        }
+    long pid = mps_daemon_pid(root);
+    if (!pid) {
+        struct gp_node_check *c = add(r, "mps", GP_NODE_FAIL);
+        say(c->detail, sizeof c->detail,
+            "no nvidia-cuda-mps-control process: MPS clients cannot connect, their limits are "
+            "not applied");
+        say(c->fix, sizeof c->fix, MPS_DAEMON_FIX, mr);
+        return;
+    }
+    char dir[4096] = "";
+    bool control = false;
+    bool have = mps_pipe_dir(root, mr, dir, sizeof dir, &control);
+    if (!have || !control) {
+        struct gp_node_check *c = add(r, "mps", GP_NODE_FAIL);
+        if (have)
+            say(c->detail, sizeof c->detail,
+                "nvidia-cuda-mps-control runs (pid %ld) but %s has no control pipe: the daemon "
+                "listens elsewhere",
+                pid, dir);
+        else
+            say(c->detail, sizeof c->detail,
+                "nvidia-cuda-mps-control runs (pid %ld) but %s/nvidia.com/<resource>/pipe does "
+                "not exist: the containers' CUDA_MPS_PIPE_DIRECTORY is mounted from there",
+                pid, mr);
+        say(c->fix, sizeof c->fix,
+            "restart the daemon with CUDA_MPS_PIPE_DIRECTORY=%s/nvidia.com/gpu/pipe (the "
+            "agent's flags.mpsRoot must be the daemon's root)",
+            mr);
+        return;
+    }
+    struct gp_node_check *c = add(r, "mps", GP_NODE_PASS);
+    say(c->detail, sizeof c->detail, "nvidia-cuda-mps-control runs (pid %ld), listening in %s", pid,
+        dir);
+}
+
 enum gp_err gp_node_doctor_run(const struct gp_node_doctor_opts *o, struct gp_node_doctor *out,
                                struct gp_diag *d)
 {
@@ -447,8 +580,10 @@ enum gp_err gp_node_doctor_run(const struct gp_node_doctor_opts *o, struct gp_no
         check_plugins(o, out);
         err = check_mig(o, out, d);
     }
-    if (err == GP_OK)
+    if (err == GP_OK) {
         check_persistence(o, out);
+        check_mps(o, out);
+    }
     return err;
 }
 

@@ -2,7 +2,7 @@
  * verdict and its fix: what NVIDIA's GPU Operator would otherwise set up
  * (driver, CUDA against the images, container toolkit, containerd or CRI-O
  * with the nvidia runtime or CDI, the kubelet's device-plugin directory,
- * MIG layout, persistence mode). Files are read under a root directory so
+ * MIG layout, persistence mode, the MPS control daemon). Files are read under a root directory so
  * tests build fake filesystems (docs/node.md, "node doctor"). */
 #ifndef GP_NODE_DOCTOR_H
 #define GP_NODE_DOCTOR_H
@@ -22,13 +22,13 @@ enum gp_node_verdict {
 
 struct gp_node_check {
     const char *name; /* "driver", "cuda", "toolkit", "runtime", "device-plugins", "mig",
-                         "persistence" */
+                         "persistence", "mps" */
     enum gp_node_verdict verdict;
     char detail[320]; /* what was found */
     char fix[320];    /* what to do; "" when it passes */
 };
 
-#define GP_NODE_DOCTOR_CHECKS 7
+#define GP_NODE_DOCTOR_CHECKS 8
 
 struct gp_node_doctor {
     size_t n;
@@ -42,9 +42,11 @@ struct gp_node_doctor_opts {
     /* what discovery found (NULL: NVML could not be asked; nvml_error says why) */
     const struct gp_node_inventory *inv;
     const char *nvml_error;
-    const char *cuda;  /* --cuda X.Y[.Z]: the CUDA the images need */
-    const char *image; /* --image REF: or an image whose CUDA is known (io/compat.h) */
-    const char *mig;   /* --mig none | PROFILE=N[,PROFILE=N...]: each GPU's expected layout */
+    const char *cuda;     /* --cuda X.Y[.Z]: the CUDA the images need */
+    const char *image;    /* --image REF: or an image whose CUDA is known (io/compat.h) */
+    const char *mig;      /* --mig none | PROFILE=N[,PROFILE=N...]: each GPU's expected layout */
+    bool mps;             /* --mps: the pool shares its GPUs by MPS */
+    const char *mps_root; /* --mps-root DIR (NULL: /run/nvidia/mps, the agent's mpsRoot) */
 };
 
 /* Runs every check. GP_EUSAGE (one line in d): a bad --cuda, --image or

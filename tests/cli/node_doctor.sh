@@ -61,7 +61,7 @@ has nonvml '^  pass  runtime +containerd: CDI enabled'
 has nonvml '^  pass  device-plugins'
 has nonvml '^  skip  mig'
 doctor json 1 --root "$r" --json
-python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["exit"] == 1 and not d["no_driver"] and len(d["checks"]) == 7, d' "$tmp/json" ||
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["exit"] == 1 and not d["no_driver"] and len(d["checks"]) == 8, d' "$tmp/json" ||
     failed "json: not the doctor's JSON"
 
 # one breach at a time
@@ -89,7 +89,7 @@ if [ -n "$fake" ] && [ -f "$fake" ]; then
     gpu='gpu name="NVIDIA H100 80GB HBM3" uuid=GPU-0 pci=00000000:07:00.0 memory=81559 cc=9.0'
     printf 'driver 550.54.15\ncuda 12040\n%s persistence=1 mig=0\n' "$gpu" >"$conf"
     GPUPLANE_NVML="$fake" GPUPLANE_FAKE_NVML="$conf" doctor allpass 0 --root "$r" --cuda 12.4 --mig none
-    has allpass '^gpuplane node doctor: 7 passed, 0 warnings, 0 failed, 0 skipped$'
+    has allpass '^gpuplane node doctor: 7 passed, 0 warnings, 0 failed, 1 skipped$'
     has allpass '^  pass  driver +NVIDIA driver 550.54.15 loaded, 1 GPU, CUDA driver API 12.4$'
     GPUPLANE_NVML="$fake" GPUPLANE_FAKE_NVML="$conf" doctor migwrong 1 --root "$r" --mig 3g.40gb=2
     has migwrong '^  fail  mig +the pool.s layout is 3g.40gb=2: GPU 0 has MIG mode off$'

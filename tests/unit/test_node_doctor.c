@@ -2,7 +2,8 @@
  * inventories: a node where every check passes, then one breach per check
  * (no driver, a driver upgrade half done, CUDA too new, no toolkit, a
  * runtime without the nvidia runtime or CDI, no kubelet directory, the
- * wrong MIG layout, persistence off), with the exit code each gives. */
+ * wrong MIG layout, persistence off, no MPS control daemon or pipe), with
+ * the exit code each gives. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -84,7 +85,8 @@ static struct gp_node_doctor r;
 static const struct gp_node_check *run(const char *cuda, const char *mig, const char *want,
                                        enum gp_node_verdict v)
 {
-    struct gp_node_doctor_opts o = {root, "/usr/local/bin:/usr/bin", &inv, NULL, cuda, NULL, mig};
+    struct gp_node_doctor_opts o = {
+        root, "/usr/local/bin:/usr/bin", &inv, NULL, cuda, NULL, mig, false, NULL};
     struct gp_diag d = {""};
     if (gp_node_doctor_run(&o, &r, &d) != GP_OK)
         fail_msg("doctor: %s", d.msg);
@@ -106,8 +108,9 @@ static void test_all_pass(void **state)
 {
     (void)state;
     run("12.4", "none", "driver", GP_NODE_PASS);
-    for (size_t i = 0; i < r.n; i++)
-        assert_int_equal(r.checks[i].verdict, GP_NODE_PASS);
+    for (size_t i = 0; i < r.n; i++) /* mps: no --mps, skipped (test_mps) */
+        assert_int_equal(r.checks[i].verdict,
+                         strcmp(r.checks[i].name, "mps") == 0 ? GP_NODE_SKIP : GP_NODE_PASS);
     assert_int_equal(gp_node_doctor_exit(&r), 0);
     run(NULL, NULL, "cuda", GP_NODE_SKIP); /* nothing asked: skipped, still exit 0 */
     assert_non_null(strstr(r.checks[1].detail, "12.4"));
@@ -137,7 +140,8 @@ static void test_driver_mismatch(void **state)
     assert_int_equal(gp_node_doctor_exit(&r), 1);
     snprintf(inv.driver_version, sizeof inv.driver_version, "550.54.15");
     /* no NVML at all */
-    struct gp_node_doctor_opts o = {root, "/usr/bin", NULL, "NVML: not found", NULL, NULL, NULL};
+    struct gp_node_doctor_opts o = {root, "/usr/bin", NULL, "NVML: not found", NULL, NULL,
+                                    NULL, false,      NULL};
     struct gp_diag d = {""};
     assert_int_equal(gp_node_doctor_run(&o, &r, &d), GP_OK);
     assert_int_equal(r.checks[0].verdict, GP_NODE_FAIL);
@@ -152,7 +156,8 @@ static void test_cuda(void **state)
     assert_non_null(strstr(c->fix, "upgrade the driver"));
     assert_int_equal(gp_node_doctor_exit(&r), 0);
     run("11.8", NULL, "cuda", GP_NODE_PASS);
-    struct gp_node_doctor_opts o = {root, "/usr/bin", &inv, NULL, "twelve", NULL, NULL};
+    struct gp_node_doctor_opts o = {root, "/usr/bin", &inv,  NULL, "twelve",
+                                    NULL, NULL,       false, NULL};
     struct gp_diag d = {""};
     assert_int_equal(gp_node_doctor_run(&o, &r, &d), GP_EUSAGE);
     o.cuda = NULL;
@@ -237,7 +242,8 @@ static void test_mig(void **state)
     assert_int_equal(gp_node_doctor_exit(&r), 1);
     static const char *const bad[] = {"3g.40gb", "=2", "3g.40gb=0", "3g.40gb=2,", "a=2x"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-        struct gp_node_doctor_opts o = {root, "/usr/bin", &inv, NULL, NULL, NULL, bad[i]};
+        struct gp_node_doctor_opts o = {root, "/usr/bin", &inv,  NULL, NULL,
+                                        NULL, bad[i],     false, NULL};
         struct gp_diag d = {""};
         if (gp_node_doctor_run(&o, &r, &d) != GP_EUSAGE)
             fail_msg("--mig %s accepted", bad[i]);
@@ -254,6 +260,53 @@ static void test_persistence(void **state)
     assert_int_equal(gp_node_doctor_exit(&r), 0);
 }
 
+/* --mps: NVIDIA's MPS control daemon running (/proc/PID/cmdline) and its
+ * control pipe in <mpsRoot>/nvidia.com/<resource>/pipe; no --mps: skip. */
+static void test_mps(void **state)
+{
+    (void)state;
+    struct gp_node_doctor_opts o = {root, "/usr/bin", &inv, NULL, NULL, NULL, NULL, true, NULL};
+    struct gp_diag d = {""};
+    const struct gp_node_check *c;
+#define MPS_CHECK(v)                                                                               \
+    do {                                                                                           \
+        assert_int_equal(gp_node_doctor_run(&o, &r, &d), GP_OK);                                   \
+        assert_int_equal(r.n, GP_NODE_DOCTOR_CHECKS);                                              \
+        c = &r.checks[r.n - 1];                                                                    \
+        assert_string_equal(c->name, "mps");                                                       \
+        if (c->verdict != (v))                                                                     \
+            fail_msg("mps: %s: %s", gp_node_verdict_name(c->verdict), c->detail);                  \
+        if ((v) == GP_NODE_FAIL)                                                                   \
+            assert_true(c->fix[0] != '\0');                                                        \
+    } while (0)
+    MPS_CHECK(GP_NODE_FAIL); /* no daemon */
+    assert_non_null(strstr(c->detail, "no nvidia-cuda-mps-control process"));
+    assert_non_null(strstr(c->fix, "CUDA_MPS_PIPE_DIRECTORY=/run/nvidia/mps/nvidia.com/gpu/pipe"));
+    assert_int_equal(gp_node_doctor_exit(&r), 1);
+    put("/proc/1/cmdline", "/sbin/init\0splash", 0644);
+    put("/proc/731/cmdline", "/usr/bin/nvidia-cuda-mps-control\0-d", 0644);
+    MPS_CHECK(GP_NODE_FAIL); /* running, no pipe directory */
+    assert_non_null(strstr(c->detail, "pid 731"));
+    assert_non_null(strstr(c->detail, "does not exist"));
+    put("/run/nvidia/mps/nvidia.com/gpu/pipe/log", "", 0644);
+    MPS_CHECK(GP_NODE_FAIL); /* the directory, without the daemon's control pipe */
+    assert_non_null(strstr(c->detail, "/run/nvidia/mps/nvidia.com/gpu/pipe has no control pipe"));
+    put("/run/nvidia/mps/nvidia.com/gpu/pipe/control", "", 0644);
+    MPS_CHECK(GP_NODE_PASS);
+    assert_non_null(strstr(c->detail, "listening in /run/nvidia/mps/nvidia.com/gpu/pipe"));
+    assert_int_equal(gp_node_doctor_exit(&r), 0);
+    o.mps_root = "/var/mps"; /* the agent's flags.mpsRoot elsewhere */
+    MPS_CHECK(GP_NODE_FAIL);
+    assert_non_null(strstr(c->fix, "/var/mps/nvidia.com/gpu/pipe"));
+    o.mps_root = NULL;
+    add_mig(&inv.gpus[0], "3g.40gb"); /* MPS with MIG: refused */
+    MPS_CHECK(GP_NODE_FAIL);
+    assert_non_null(strstr(c->detail, "GPU 0 is in MIG mode"));
+    o.mps = false;
+    MPS_CHECK(GP_NODE_SKIP);
+#undef MPS_CHECK
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -266,6 +319,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_device_plugins, healthy, cleanup),
         cmocka_unit_test_setup_teardown(test_mig, healthy, cleanup),
         cmocka_unit_test_setup_teardown(test_persistence, healthy, cleanup),
+        cmocka_unit_test_setup_teardown(test_mps, healthy, cleanup),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
