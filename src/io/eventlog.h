@@ -67,6 +67,10 @@ void gp_evlog_pod_assign(struct gp_evlog *w, uint32_t pod, uint32_t node,
                          const struct gp_pick *pick, enum gp_err err);
 void gp_evlog_pod_finished(struct gp_evlog *w, uint32_t pod);
 void gp_evlog_pod_forget(struct gp_evlog *w, uint32_t pod);
+/* gp_engine_pod_set_pdb_violating(pod, violating): the PodDisruptionBudgets'
+ * verdict the driver gave the engine, so that a replay prefers the same
+ * victims. */
+void gp_evlog_pod_pdb(struct gp_evlog *w, uint32_t pod, bool violating);
 /* One cycle, gp_engine_schedule(e, t_s, 0, out, cap) giving dec[0..n):
  * the cycle, each decision (names read from e), its end; then a flush. */
 void gp_evlog_cycle(struct gp_evlog *w, const struct gp_engine *e, double t_s, size_t cap,
@@ -108,6 +112,7 @@ enum gp_evlog_kind {
     GP_EVLOG_CYCLE,
     GP_EVLOG_DECISION,
     GP_EVLOG_CYCLE_END,
+    GP_EVLOG_POD_PDB, /* gp_engine_pod_set_pdb_violating (the Kubernetes driver's budgets) */
 };
 
 /* One line read. Strings and arrays live in the reader's arena (the specs
@@ -120,7 +125,8 @@ struct gp_evlog_event {
     double t_s;                 /* change, pod_add, cycle */
     bool ok;                    /* the call's result: GP_OK or not */
     uint32_t id;                /* what the call issued, when ok */
-    uint32_t pod, node;         /* node_drain, pod_assign, pod_finished, pod_forget */
+    uint32_t pod, node;         /* node_drain, pod_assign, pod_finished, pod_forget, pod_pdb */
+    bool violating;             /* pod_pdb */
     bool has_pick;              /* pod_assign */
     struct gp_pick pick;        /* pod_assign */
     const char *policy;         /* reset */

@@ -90,6 +90,14 @@ static enum gp_err body_of(struct gp_evl_rd *r, const json_t *o, struct gp_evlog
     case GP_EVLOG_POD_FORGET:
         GP_EVL_U32(r, o, "", "pod", true, ev->pod);
         return GP_OK;
+    case GP_EVLOG_POD_PDB: {
+        GP_EVL_U32(r, o, "", "pod", true, ev->pod);
+        json_t *vj = json_object_get(o, "violating");
+        if (!json_is_boolean(vj))
+            return gp_evl_bad(r, "violating", vj ? "expected true or false" : "missing");
+        ev->violating = json_is_true(vj);
+        return GP_OK;
+    }
     case GP_EVLOG_CYCLE:
         if ((err = gp_evl_int(r, o, "", "cycle", 0, INT64_MAX, true, &v)) != GP_OK)
             return err;

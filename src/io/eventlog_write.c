@@ -20,8 +20,9 @@ static const char *const gangs[] = {"none", "members", "no-room", "never-fits"};
 static const char *const evicts[] = {"none", "preempted", "reclaimed"};
 static const char *const modes[] = {"exclusive", "timeslice", "mps", "mig"};
 static const char *const events[] = {
-    "log",     "change",     "reset",        "queue_set",  "node_add", "node_drain", "group_add",
-    "pod_add", "pod_assign", "pod_finished", "pod_forget", "cycle",    "decision",   "cycle_end",
+    "log",        "change",    "reset",    "queue_set",  "node_add",
+    "node_drain", "group_add", "pod_add",  "pod_assign", "pod_finished",
+    "pod_forget", "cycle",     "decision", "cycle_end",  "pod_pdb",
 };
 static const char *const match_ops[] = {"In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"};
 const struct gp_evl_names gp_evl_effects = NAMES(effects);
@@ -625,6 +626,13 @@ void gp_evlog_pod_forget(struct gp_evlog *w, uint32_t pod)
 {
     if (engine_event(w))
         put(w, json_pack("{s:s,s:I}", "ev", "pod_forget", "pod", (json_int_t)pod));
+}
+
+void gp_evlog_pod_pdb(struct gp_evlog *w, uint32_t pod, bool violating)
+{
+    if (engine_event(w))
+        put(w, json_pack("{s:s,s:I,s:b}", "ev", "pod_pdb", "pod", (json_int_t)pod, "violating",
+                         violating));
 }
 
 void gp_evlog_cycle(struct gp_evlog *w, const struct gp_engine *e, double t_s, size_t cap,

@@ -119,6 +119,11 @@ void gp_ks_pdb_mark(struct gp_kube_sched *s, struct spod *p)
     if (s->e && p->eng != SP_NONE && (json_object_size(s->pdbs) > 0 || p->pdb_marked)) {
         bool v = gp_ks_pdb_violating(s, p);
         gp_engine_pod_set_pdb_violating(s->e, p->eng, v);
+        /* --record: a replay gives the engine the same (a pod enters an
+         * engine keeping every budget, so only a breach, or its end, is
+         * written) */
+        if (v || p->pdb_marked)
+            gp_evlog_pod_pdb(s->rec, p->eng, v);
         p->pdb_marked = v;
     }
 }

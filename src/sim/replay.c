@@ -246,6 +246,12 @@ static enum gp_err on_event(struct rp *p, const struct gp_evlog_event *ev, struc
             p->r->calls++;
         }
         break;
+    case GP_EVLOG_POD_PDB: /* the budgets' verdict, as the driver gave it */
+        if (known(p, ev, true, false)) {
+            gp_engine_pod_set_pdb_violating(p->e, ev->pod, ev->violating);
+            p->r->calls++;
+        }
+        break;
     case GP_EVLOG_CYCLE:
         return on_cycle(p, ev, d);
     case GP_EVLOG_DECISION:

@@ -22,6 +22,7 @@
 #include "kube_double.h"
 #include "shared_data.h"
 #include "kube_world.h"
+#include "sim/replay.h"
 
 #define SCHEMAS GP_SHARED_DIR "/k8s/schemas"
 
@@ -80,10 +81,10 @@ static void pdb(struct world *w, const char *name, const char *app, int allowed)
  * engine's own order takes "b" (the newest); a budget that allows no
  * disruption of "b" (app=keep) makes "a" the victim, and one that allows
  * a disruption changes nothing. */
-static void pdb_case(int allowed, const char *victim, const char *kept)
+static void pdb_case_rec(int allowed, const char *victim, const char *kept, const char *record)
 {
     struct world w;
-    w_open(&w, true);
+    w_open_record(&w, true, record);
     struct gp_kube_client *ic = kd_client();
     struct gp_kube_informer *pdbs;
     struct gp_diag d = {""};
@@ -109,6 +110,33 @@ static void pdb_case(int allowed, const char *victim, const char *kept)
     gp_kube_informer_free(pdbs);
     gp_kube_client_free(ic);
     w_close(&w);
+}
+
+static void pdb_case(int allowed, const char *victim, const char *kept)
+{
+    pdb_case_rec(allowed, victim, kept, NULL);
+}
+
+/* --record with a budget that steered the victim: the log holds the
+ * budgets' verdict (pod_pdb), so `gpuplane sim --replay` evicts the same
+ * pod (without it the replay's engine takes "b", the recorded run "a"). */
+static void test_pdb_replay(void **state)
+{
+    (void)state;
+    char path[] = "/tmp/gp-pdb-replay-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+    pdb_case_rec(0, "a", "b", path);
+    struct gp_replay_result r;
+    struct gp_diag d = {""};
+    assert_int_equal(gp_replay_file(path, NULL, NULL, &r, &d), GP_OK);
+    if (r.has_diff)
+        fail_msg("%s at line %zu:\n  recorded %s\n  replayed %s", r.first.what, r.first.line,
+                 r.first.recorded, r.first.replayed);
+    assert_true(r.decisions >= 4); /* two binds, the eviction and the preemptor's bind */
+    assert_int_equal(r.matched, r.decisions);
+    unlink(path);
 }
 
 static void test_pdb_steers(void **state)
@@ -287,6 +315,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup_teardown(test_pdb_steers, kd_start, kd_stop),
         cmocka_unit_test_setup_teardown(test_pdb_steers_used_up, kd_start, kd_stop),
         cmocka_unit_test_setup_teardown(test_pdb_steers_allows, kd_start, kd_stop),
+        cmocka_unit_test_setup_teardown(test_pdb_replay, kd_start, kd_stop),
         cmocka_unit_test_setup_teardown(test_condition_then_delete, kd_start, kd_stop),
         cmocka_unit_test_setup_teardown(test_victim_ends, kd_start, kd_stop),
         cmocka_unit_test_setup_teardown(test_uid_mismatch, kd_start, kd_stop),
