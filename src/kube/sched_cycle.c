@@ -488,6 +488,16 @@ static void evict(struct gp_kube_sched *s, struct spod *v, struct spod *by)
      * is gone): the preemptor waits for neither */
     if ((st == 404 || st == 409) && by)
         by->victims--;
+    /* Any other failure (403, 422, 5xx or no answer past the client's
+     * retries): the victim still runs and nothing would delete it again.
+     * kube-scheduler's prepareCandidate fails the PostFilter on a failed
+     * DeletePod, and the preemptor preempts anew at its next attempt
+     * (framework/preemption/preemption.go, v1.28): here the next cycle
+     * rebuilds from the API - the victim on its node again (no
+     * deletionTimestamp), the preemptor's nomination not held (no victim
+     * stopping there) - and the preemptor preempts again (the review's R1) */
+    else if (st != 200 && st != 202 && st != 404 && st != 409)
+        s->dirty = true;
 }
 
 /* After a restart or a leader change while victims are still stopping:

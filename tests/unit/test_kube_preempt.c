@@ -224,6 +224,40 @@ static void test_victim_ends(void **state)
     w_close(&w);
 }
 
+/* A victim whose DELETE fails (403: its condition PATCH and its DELETE
+ * refused) is not left running for ever with its preemptor waiting: the
+ * next cycle starts again from the API and preempts it again, and once it
+ * is gone the preemptor binds (the review's R1). */
+static void test_delete_fails(void **state)
+{
+    (void)state;
+    struct world w;
+    w_open(&w, true);
+    w_node(&w, "n1", 1);
+    w_pod(&w, "low", 1);
+    assert_int_equal(w_cycle(&w), 1);
+    kd_call(w.admin, "POST", "/_control/fault",
+            "{\"status\":403,\"count\":2,\"match\":\"pods/low\"}", 200);
+    w_pod_full(&w, "high", 1, 100, "gpuplane", NULL);
+    w.now += 1;
+    assert_int_equal(w_cycle(&w), 0);
+    assert_false(deleting(&w, "low")); /* refused */
+    kd_call(w.admin, "POST", "/_control/clear", NULL, 200);
+    for (int i = 0; i < 3 && !deleting(&w, "low"); i++) {
+        w.now += 1;
+        w_cycle(&w);
+    }
+    assert_true(deleting(&w, "low")); /* preempted again */
+    kd_call(w.admin, "POST", "/_control/finish_deletions", NULL, 200);
+    for (int i = 0; i < 3 && strcmp(w_node_of(&w, "high", NULL), "n1") != 0; i++) {
+        w.now += 1;
+        w_cycle(&w);
+    }
+    assert_string_equal(w_node_of(&w, "high", NULL), "n1");
+    w_check_distinct(&w);
+    w_close(&w);
+}
+
 /* A victim deleted and re-created under its name (a StatefulSet's)
  * between what the scheduler saw and its DELETE: the precondition's uid is
  * the old pod's, the double answers 409, the new pod stays. */
@@ -316,6 +350,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup_teardown(test_pdb_steers_used_up, kd_start, kd_stop),
         cmocka_unit_test_setup_teardown(test_pdb_steers_allows, kd_start, kd_stop),
         cmocka_unit_test_setup_teardown(test_pdb_replay, kd_start, kd_stop),
+        cmocka_unit_test_setup_teardown(test_delete_fails, kd_start, kd_stop),
         cmocka_unit_test_setup_teardown(test_condition_then_delete, kd_start, kd_stop),
         cmocka_unit_test_setup_teardown(test_victim_ends, kd_start, kd_stop),
         cmocka_unit_test_setup_teardown(test_uid_mismatch, kd_start, kd_stop),
