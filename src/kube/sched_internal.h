@@ -128,7 +128,7 @@ struct gp_kube_sched {
     size_t npods, cappods;
     struct snode **nodes;
     size_t nnodes, capnodes;
-    /* gp_ks_rebuild only (NULL otherwise): per node, in nodes' order, the
+    /* gp_ks_rebuild only (NULL otherwise, sched_rebuild.c): per node, in nodes' order, the
      * GPU indexes (bits) gpuplane.io/gpus of a pod of ours names there */
     uint32_t *claims;
     json_t *group_index; /* key -> index in groups */
@@ -191,7 +191,21 @@ static inline struct spod *gp_ks_by_eng(const struct gp_kube_sched *s, uint32_t 
 struct spod *gp_ks_pod_find(struct gp_kube_sched *s, const char *key);
 struct snode *gp_ks_node_get(struct gp_kube_sched *s, const char *name, bool create);
 enum gp_err gp_ks_engine_add(struct gp_kube_sched *s, struct spod *p);
+/* The pod into the engine (queued, not placed): a gang member only once
+ * its PodGroup is known, unless any_group (a pod already on a node). */
+enum gp_err gp_ks_engine_add_any(struct gp_kube_sched *s, struct spod *p, bool any_group);
 void gp_ks_engine_drop(struct gp_kube_sched *s, struct spod *p);
+/* The engine node(s) of n take no new pods (its pods stay). */
+void gp_ks_node_drain(struct gp_kube_sched *s, const struct snode *n);
+
+/* sched_rebuild.c. gp_ks_annotated_pick: the GPUs (or MIG instances) p's
+ * gpuplane.io annotations name on n, into *pick (NULL when none there);
+ * gp_ks_engine_place: a pod the API shows on node `name` into the engine
+ * there (SP_BOUND, or SP_UNCOUNTED when it does not fit: the audit says);
+ * gp_ks_rebuild: the engine rebuilt from the records. */
+const struct gp_pick *gp_ks_annotated_pick(struct gp_kube_sched *s, const struct spod *p,
+                                           const struct snode *n, struct gp_pick *pick);
+void gp_ks_engine_place(struct gp_kube_sched *s, struct spod *p, const char *name);
 enum gp_err gp_ks_rebuild(struct gp_kube_sched *s, struct gp_diag *d);
 double gp_ks_backoff_s(const struct gp_kube_sched *s, unsigned attempts);
 
