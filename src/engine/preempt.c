@@ -1,8 +1,9 @@
 /* preempt.c - preemption and reclaim: when a bound pod may be evicted
  * (its minimum runtime), which pods a preemptor may evict (lower priority
  * in its queue, or borrowed quota of another branch), the search that
- * frees room with the fewest and cheapest victims, and failed searches
- * remembered until the possible victims change. */
+ * frees room with the fewest and cheapest victims (kube-scheduler's
+ * node-by-node choice when a victim would break a PodDisruptionBudget),
+ * and failed searches remembered until the possible victims change. */
 #include "engine/internal.h"
 
 #include <math.h>
@@ -186,12 +187,11 @@ void gp_engine_pod_set_pdb_violating(struct gp_engine *e, uint32_t id, bool viol
 }
 
 /* Cost order of victims: those that keep every PodDisruptionBudget first
- * (kube-scheduler's selectVictimsOnNode reprieves the PDB-violating ones
- * first, and pickOneNodeForPreemption's first criterion is the fewest PDB
- * violations: taken last here, so put back first by the reprieve pass,
- * which goes from the costliest), then lowest priority first, then the
- * most recently bound, then the newest pod. Without PDBs (the simulator
- * never has any) the order is the one it always was. */
+ * (with one at stake, preempt_by_node decides as kube-scheduler does and
+ * walks this order backwards: the most important first), then lowest
+ * priority first, then the most recently bound, then the newest pod.
+ * Without PDBs (the simulator never has any) the order is the one it
+ * always was. */
 static int unit_cmp(const void *pa, const void *pb)
 {
     const struct unit *a = pa, *b = pb;
@@ -428,6 +428,166 @@ static bool room_possible(struct gp_engine *e, const struct gp_pod *p, uint32_t 
     return false;
 }
 
+/* Would pod p (alone) fit node n now: within its quotas and through every
+ * filter there. */
+static bool preemptor_fits_on(struct gp_engine *e, const struct gp_pod *p, const struct gp_node *n)
+{
+    if (e->quotas && e->queues.items[p->spec.queue].capped && gp_eng_quota_blocks(e, p, 1) != NONE)
+        return false;
+    return gp_engine_filter(e, n, p) == GP_FILTER_COUNT;
+}
+
+/* One node's victims as kube-scheduler's pickOneNodeForPreemption weighs
+ * them (pkg/scheduler/framework/preemption/preemption.go). */
+struct node_victims {
+    uint32_t node;
+    uint32_t violations; /* victims that break a PodDisruptionBudget */
+    int32_t highest;     /* the highest victim priority */
+    int64_t sum;         /* sum of (priority + 2^31) over the victim pods */
+    uint32_t pods;
+    double earliest_s; /* the earliest bind among the highest-priority victims */
+};
+
+/* Is a better than b? The fewest PDB violations, then the lowest highest
+ * victim priority, the lowest sum of priorities, the fewest victims, the
+ * latest start of the highest-priority victims; then the first node. */
+static bool node_victims_better(const struct node_victims *a, const struct node_victims *b)
+{
+    if (a->violations != b->violations)
+        return a->violations < b->violations;
+    if (a->highest != b->highest)
+        return a->highest < b->highest;
+    if (a->sum != b->sum)
+        return a->sum < b->sum;
+    if (a->pods != b->pods)
+        return a->pods < b->pods;
+    return a->earliest_s > b->earliest_s;
+}
+
+static int pair_cmp(const void *pa, const void *pb)
+{
+    const uint32_t *a = pa, *b = pb;
+    if (a[0] != b[0])
+        return a[0] < b[0] ? -1 : 1;
+    return (a[1] > b[1]) - (a[1] < b[1]);
+}
+
+/* The victims of units[list[0..n)] that p needs on node `node`, as
+ * kube-scheduler's SelectVictimsOnNode finds them
+ * (plugins/defaultpreemption/default_preemption.go): every candidate
+ * released; none if p still does not fit there; else each put back in
+ * turn - those that break a budget first, then the others, the most
+ * important first (the highest priority, then the earliest bound: the
+ * units are in cost order, so that is walking the list backwards) - and
+ * kept out only if p no longer fits with it. Victims are flagged in
+ * keep[] (by list position); everything is put back as it was. */
+static bool victims_on_node(struct gp_engine *e, const struct gp_pod *p, uint32_t node,
+                            const uint32_t *list, size_t n, bool *keep, struct node_victims *out)
+{
+    const struct gp_node *nd = &e->nodes.items[node];
+    for (size_t k = 0; k < n; k++)
+        unit_release(e, &e->units.items[list[k]]);
+    bool fits = preemptor_fits_on(e, p, nd);
+    memset(out, 0, sizeof *out);
+    out->node = node;
+    bool any = false;
+    for (int pass = 0; pass < 2 && fits; pass++) /* the violating ones, then the others */
+        for (size_t k = n; k-- > 0;) {
+            const struct unit *u = &e->units.items[list[k]];
+            if (u->pdb_violating != (pass == 0))
+                continue;
+            unit_restore(e, u);
+            keep[k] = !preemptor_fits_on(e, p, nd);
+            if (!keep[k])
+                continue; /* reprieved */
+            unit_release(e, u);
+            out->violations += u->pdb_violating;
+            out->pods += u->n;
+            for (uint32_t i = 0; i < u->n; i++) {
+                const struct gp_pod *v = pod_at(e, e->victims.items[u->first + i]);
+                double at = px_at(e, v->id)->bound_at_s;
+                out->sum += (int64_t)v->spec.priority + ((int64_t)1 << 31);
+                if (!any || v->spec.priority > out->highest) {
+                    any = true;
+                    out->highest = v->spec.priority;
+                    out->earliest_s = at;
+                } else if (v->spec.priority == out->highest && at < out->earliest_s) {
+                    out->earliest_s = at;
+                }
+            }
+        }
+    /* put back every victim still out (reverse order of release) */
+    for (size_t k = n; k-- > 0;)
+        if (!fits || keep[k])
+            unit_restore(e, &e->units.items[list[k]]);
+    return fits && out->pods > 0;
+}
+
+/* kube-scheduler's choice, node by node, for a pod (not a gang) when some
+ * candidate victim would break a PodDisruptionBudget: the victims each
+ * node needs (victims_on_node), the node picked by node_victims_better,
+ * its victims released and their unit indexes in e->chosen. false: no
+ * node can host p however many it evicts (nothing changed). */
+static bool preempt_by_node(struct gp_engine *e, const struct gp_pod *p)
+{
+    size_t npairs = 0;
+    for (size_t i = 0; i < e->units.len; i++)
+        npairs += e->units.items[i].n;
+    uint32_t(*pairs)[2] = malloc(npairs * sizeof *pairs);
+    uint32_t *list = malloc(e->units.len * sizeof *list);
+    uint32_t *best_list = malloc(e->units.len * sizeof *best_list);
+    bool *keep = malloc(e->units.len * sizeof *keep);
+    bool found = false;
+    size_t best_n = 0;
+    struct node_victims best = {0};
+    if (!pairs || !list || !best_list || !keep)
+        goto done;
+    npairs = 0;
+    for (size_t i = 0; i < e->units.len; i++) { /* (node, unit) once per node a unit touches */
+        const struct unit *u = &e->units.items[i];
+        for (uint32_t k = 0; k < u->n; k++) {
+            uint32_t nd = pod_at(e, e->victims.items[u->first + k])->node;
+            bool seen = false;
+            for (uint32_t j = 0; j < k && !seen; j++)
+                seen = pod_at(e, e->victims.items[u->first + j])->node == nd;
+            if (!seen) {
+                pairs[npairs][0] = nd;
+                pairs[npairs++][1] = (uint32_t)i;
+            }
+        }
+    }
+    qsort(pairs, npairs, sizeof *pairs, pair_cmp);
+    for (size_t a = 0; a < npairs;) {
+        size_t b = a, n = 0;
+        for (; b < npairs && pairs[b][0] == pairs[a][0]; b++)
+            list[n++] = pairs[b][1];
+        struct node_victims nv;
+        if (victims_on_node(e, p, pairs[a][0], list, n, keep, &nv) &&
+            (!found || node_victims_better(&nv, &best))) {
+            found = true;
+            best = nv;
+            best_n = 0;
+            for (size_t k = 0; k < n; k++)
+                if (keep[k])
+                    best_list[best_n++] = list[k];
+        }
+        a = b;
+    }
+    e->chosen.len = 0;
+    if (found && GP_VEC_RESERVE(&e->chosen, best_n) != 0)
+        found = false;
+    for (size_t k = 0; found && k < best_n; k++) {
+        e->chosen.items[e->chosen.len++] = best_list[k];
+        unit_release(e, &e->units.items[best_list[k]]);
+    }
+done:
+    free(pairs);
+    free(list);
+    free(best_list);
+    free(keep);
+    return found;
+}
+
 /* Tries to make room for pod p (with gid, for the pending members of its
  * gang) by evicting others. Takes candidate victims in cost order,
  * releasing each until the preemptor fits, then puts back, the costliest
@@ -465,8 +625,17 @@ size_t gp_eng_preempt(struct gp_engine *e, struct gp_pod *p, uint32_t gid, struc
     int64_t want[NBASIC];
     pod_request(p, want);
     e->chosen.len = 0;
-    bool fits = false;
-    for (size_t i = 0; i < e->units.len && !fits; i++) {
+    bool fits = false, pdb = false, reclaim = false;
+    for (size_t i = 0; i < e->units.len; i++) {
+        pdb |= e->units.items[i].pdb_violating;
+        reclaim |= e->units.items[i].reason == GP_EVICT_RECLAIMED;
+    }
+    /* a budget at stake: kube-scheduler's node-by-node choice (the
+     * simulator, which never has budgets, keeps the search below) */
+    bool by_node = !g && pdb && !reclaim;
+    if (by_node)
+        fits = preempt_by_node(e, p);
+    for (size_t i = 0; i < e->units.len && !fits && !by_node; i++) {
         const struct unit *u = &e->units.items[i];
         if (u->reason == GP_EVICT_RECLAIMED && !unit_borrowing(e, u, want))
             continue;
@@ -475,7 +644,7 @@ size_t gp_eng_preempt(struct gp_engine *e, struct gp_pod *p, uint32_t gid, struc
         unit_release(e, u);
         fits = preemptor_fits(e, p, g, need);
     }
-    if (fits) { /* keep only the victims it needs, the cheapest */
+    if (fits && !by_node) { /* keep only the victims it needs, the cheapest */
         size_t keep = 0;
         for (size_t k = e->chosen.len; k-- > 0;) {
             const struct unit *u = &e->units.items[e->chosen.items[k]];

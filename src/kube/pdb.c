@@ -1,8 +1,9 @@
 /* pdb.c - PodDisruptionBudgets (policy/v1) as kube-scheduler's
  * DefaultPreemption reads them: the budgets from their informer, and for
  * each pod in the engine whether evicting it would break one, handed to
- * the engine's preemption (gp_engine_pod_set_pdb_violating: such victims
- * are taken last and reprieved first). The rule is
+ * the engine's preemption (gp_engine_pod_set_pdb_violating: with such a
+ * candidate it chooses node by node as kube-scheduler does, the fewest
+ * violations first, violating victims reprieved first: preempt.c). The rule is
  * filterPodsWithPDBViolation's (pkg/scheduler/framework/plugins/
  * defaultpreemption/default_preemption.go, v1.28): a budget of the pod's
  * namespace whose spec.selector matches the pod's labels (a nil or empty

@@ -1,0 +1,168 @@
+/* test_preempt_pdb.c - the engine's preemption when a candidate victim
+ * would break a PodDisruptionBudget (gp_engine_pod_set_pdb_violating, as
+ * the live scheduler's pdb.c tells it): kube-scheduler's node-by-node
+ * choice (pkg/scheduler/framework/preemption/preemption.go
+ * pickOneNodeForPreemption: the fewest violations, then the lowest
+ * highest victim priority, the lowest sum of priorities, the fewest
+ * victims, the latest start) and its reprieve on the node
+ * (plugins/defaultpreemption/default_preemption.go SelectVictimsOnNode:
+ * the violating victims put back first); without budgets the search is
+ * the one it always was (the simulator's golden tests). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "engine/engine.h"
+
+static struct gp_engine *cluster(const uint32_t *gpus, uint32_t nodes)
+{
+    struct gp_engine *e = gp_engine_new(gp_policy_find("best-fit"), 1);
+    struct gp_queue_spec q = {.name = "default"}; /* preempts by priority, as gpuplane schedule */
+    uint32_t qid;
+    assert_int_equal(gp_engine_queue_set(e, &q, &qid), GP_OK);
+    static const char *const names[] = {"n0", "n1", "n2", "n3"};
+    for (uint32_t i = 0; i < nodes; i++) {
+        struct gp_node_spec n = {0};
+        n.name = names[i];
+        n.gpu_model = "H100";
+        n.gpu_count = gpus[i];
+        n.gpu_mem_mib = 81920;
+        n.cpu_milli = 64000;
+        n.mem_mib = 524288;
+        assert_int_equal(gp_engine_node_add(e, &n, NULL), GP_OK);
+    }
+    return e;
+}
+
+/* A pod of `gpus` whole GPUs at priority prio, bound at once on node
+ * `node` (the GPUs the engine picks there). */
+static uint32_t bound(struct gp_engine *e, uint32_t node, uint32_t gpus, int32_t prio, double t)
+{
+    struct gp_pod_spec s = {0};
+    s.name = "p";
+    s.cpu_milli = 1000;
+    s.mem_mib = 4096;
+    s.gpu_count = gpus;
+    s.gpu_milli = 1000;
+    s.priority = prio;
+    uint32_t id;
+    assert_int_equal(gp_engine_pod_add(e, &s, t, &id), GP_OK);
+    assert_int_equal(gp_engine_pod_assign(e, id, node, NULL), GP_OK);
+    return id;
+}
+
+static uint32_t pending(struct gp_engine *e, uint32_t gpus, int32_t prio, double t)
+{
+    struct gp_pod_spec s = {0};
+    s.name = "hi";
+    s.cpu_milli = 1000;
+    s.mem_mib = 4096;
+    s.gpu_count = gpus;
+    s.gpu_milli = 1000;
+    s.priority = prio;
+    uint32_t id;
+    assert_int_equal(gp_engine_pod_add(e, &s, t, &id), GP_OK);
+    return id;
+}
+
+/* The pods evicted by one cycle at t, as a bit set of pod ids; the
+ * preemptor bound. */
+static uint64_t evicted(struct gp_engine *e, double t, uint32_t preemptor)
+{
+    struct gp_decision d[16];
+    size_t n = gp_engine_schedule(e, t, 0, d, 16);
+    uint64_t set = 0;
+    bool bound_it = false;
+    for (size_t i = 0; i < n; i++) {
+        if (d[i].kind == GP_DECISION_EVICT)
+            set |= 1ull << d[i].pod;
+        bound_it |= d[i].kind == GP_DECISION_BIND && d[i].pod == preemptor;
+    }
+    assert_true(bound_it);
+    return set;
+}
+
+/* Every candidate breaks a budget: n0's two 1-GPU pods (priority 0) or
+ * n1's one 2-GPU pod (priority 1). kube-scheduler evicts on the node of
+ * the fewest violations (n1: one), not where the cheapest victims are
+ * (n0: two violations; the engine's own search, cheapest first, took
+ * those). */
+static void test_fewest_violations(void **state)
+{
+    (void)state;
+    struct gp_engine *e = cluster((const uint32_t[]){2, 2}, 2);
+    uint32_t a1 = bound(e, 0, 1, 0, 0), a2 = bound(e, 0, 1, 0, 0), b = bound(e, 1, 2, 1, 0);
+    gp_engine_pod_set_pdb_violating(e, a1, true);
+    gp_engine_pod_set_pdb_violating(e, a2, true);
+    gp_engine_pod_set_pdb_violating(e, b, true);
+    uint32_t hi = pending(e, 2, 10, 1);
+    assert_int_equal(evicted(e, 1, hi), 1ull << b);
+    assert_int_equal(gp_engine_pod(e, hi)->node, 1);
+    gp_engine_free(e);
+}
+
+/* On the node chosen, a victim that breaks a budget is put back first:
+ * of v (violating) and w (not), both priority 0 and either enough, w
+ * goes. */
+static void test_violating_reprieved(void **state)
+{
+    (void)state;
+    struct gp_engine *e = cluster((const uint32_t[]){2}, 1);
+    uint32_t w = bound(e, 0, 1, 0, 0), v = bound(e, 0, 1, 0, 0.5);
+    gp_engine_pod_set_pdb_violating(e, v, true);
+    uint32_t hi = pending(e, 1, 10, 1);
+    assert_int_equal(evicted(e, 1, hi), 1ull << w);
+    assert_int_equal(gp_engine_pod(e, v)->state, GP_POD_BOUND);
+    gp_engine_free(e);
+}
+
+/* Violations alike (none on the nodes that can host it: the violating
+ * pod on n2 cannot make room there), then the lowest sum of priorities,
+ * each counted 2^31 up: n1's one 2-GPU pod rather than n0's two 1-GPU
+ * pods of the same priority (the engine's search, the most recently
+ * bound first, took n0's). */
+static void test_fewest_victims(void **state)
+{
+    (void)state;
+    struct gp_engine *e = cluster((const uint32_t[]){2, 2, 1}, 3);
+    uint32_t y = bound(e, 1, 2, 0, 0);
+    bound(e, 0, 1, 0, 1);
+    bound(e, 0, 1, 0, 2);
+    uint32_t z = bound(e, 2, 1, 0, 0);
+    gp_engine_pod_set_pdb_violating(e, z, true);
+    uint32_t hi = pending(e, 2, 10, 3);
+    assert_int_equal(evicted(e, 3, hi), 1ull << y);
+    gp_engine_free(e);
+}
+
+/* The highest victim priority decides before the sum: n0's pods of
+ * priority 1 and 1 (sum 2) rather than n1's 0 and 3 (highest 3). */
+static void test_lowest_highest(void **state)
+{
+    (void)state;
+    struct gp_engine *e = cluster((const uint32_t[]){2, 2}, 2);
+    uint32_t a = bound(e, 0, 1, 1, 0), b = bound(e, 0, 1, 1, 0);
+    uint32_t c = bound(e, 1, 1, 0, 1), d = bound(e, 1, 1, 3, 1);
+    gp_engine_pod_set_pdb_violating(e, c, true); /* n1 then has one violation */
+    gp_engine_pod_set_pdb_violating(e, a, true); /* and n0 one too */
+    uint32_t hi = pending(e, 2, 10, 2);
+    assert_int_equal(evicted(e, 2, hi), 1ull << a | 1ull << b);
+    (void)d;
+    gp_engine_free(e);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_fewest_violations),
+        cmocka_unit_test(test_violating_reprieved),
+        cmocka_unit_test(test_fewest_victims),
+        cmocka_unit_test(test_lowest_highest),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
