@@ -974,6 +974,11 @@ static inline bool order_before(const struct gp_engine *e, const struct gp_pod *
 /* ---- shape_key.c: request shapes compared by content ---------------------- */
 uint64_t gp_eng_shape_hash(const struct shape_key *k);
 bool gp_eng_shape_eq(const struct shape_key *a, const struct shape_key *b);
+/* Whether two pods' constraints say the same, by content (NULL equals
+ * only NULL): topo.c keeps one record for pods whose constraints are
+ * alike though each reader's copy is its own (the live scheduler reads
+ * each pod into its own arena). */
+bool gp_eng_cons_eq(const struct gp_pod_constraints *a, const struct gp_pod_constraints *b);
 
 /* ---- pending.c: pending pods by shape, and the walk over them ------------- */
 enum gp_err gp_eng_walk_add(struct gp_engine *e, uint32_t pod);

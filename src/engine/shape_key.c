@@ -225,7 +225,7 @@ static bool spread_eq(const struct gp_spread *a, size_t na, const struct gp_spre
     return true;
 }
 
-static bool cons_eq(const struct gp_pod_constraints *a, const struct gp_pod_constraints *b)
+bool gp_eng_cons_eq(const struct gp_pod_constraints *a, const struct gp_pod_constraints *b)
 {
     if (a == b)
         return true;
@@ -258,5 +258,5 @@ bool gp_eng_shape_eq(const struct shape_key *a, const struct shape_key *b)
            kv_eq(a->labels, b->labels, a->nlabels) &&
            kv_eq(a->node_selector, b->node_selector, a->nnode_selector) &&
            tol_eq(a->tolerations, b->tolerations, a->ntolerations) &&
-           cons_eq(a->constraints, b->constraints);
+           gp_eng_cons_eq(a->constraints, b->constraints);
 }

@@ -413,8 +413,14 @@ enum gp_err gp_eng_topo_pod_added(struct gp_engine *e, struct gp_pod *p)
         return GP_OK;
     const char *ns = gp_eng_pod_ns(p);
     struct topo *t = &e->topo;
+    /* by content: pods of one template read by the live scheduler each
+     * have their own copy, and one record (its matchers and tallies) must
+     * serve them all, or each bind would test every pod's selectors; the
+     * pod then borrows the record's copy (alike, and alive as long: the
+     * engine's borrowed specs outlive it) */
     for (size_t i = 0; i < t->recs.len; i++)
-        if (t->recs.items[i].c == c && strcmp(t->recs.items[i].ns, ns) == 0) {
+        if (strcmp(t->recs.items[i].ns, ns) == 0 && gp_eng_cons_eq(t->recs.items[i].c, c)) {
+            p->spec.constraints = t->recs.items[i].c; /* the record's: topo_hard's identity */
             x->cons = (uint32_t)i;
             return GP_OK;
         }

@@ -67,6 +67,7 @@ void gp_kube_pod_info_read(const json_t *pod, struct gp_kube_pod_info *info);
  * cpu, memory, nvidia.com/gpu, nvidia.com/gpu.shared (replicas of renamed
  * time-sliced or MPS GPUs, gpu_resource GP_GPU_RES_SHARED), nvidia.com/mig-*,
  * gpuplane.io/gpu-milli and gpu-memory, gpu-model ("A|B"), nodeSelector,
+ * affinity and topologySpreadConstraints (gp_kube_pod_constraints_read),
  * tolerations, priority. GP_EINVALID (with the field in diag) for what
  * cannot be read. */
 enum gp_err gp_kube_pod_read(const json_t *pod, struct gp_arena *a, struct gp_pod_spec *spec,
@@ -219,6 +220,16 @@ enum gp_err gp_kube_node_whole_replicas(const json_t *node, const char *name, ui
  * field: a mode not known, a pod asking no GPU, nothing left. */
 enum gp_err gp_kube_pod_sharing_read(const json_t *annotations, struct gp_pod_spec *spec,
                                      struct gp_diag *diag);
+/* objects_affinity.c: the pod's spec.affinity (nodeAffinity, podAffinity,
+ * podAntiAffinity, required and preferred) and
+ * spec.topologySpreadConstraints into spec->constraints (in the arena;
+ * NULL when it has none, the common pod: the engine then tracks nothing
+ * for it), matchLabelKeys and mismatchLabelKeys merged with
+ * spec->labels, which must be read first. GP_EINVALID with one line
+ * naming the field for what does not read (an operator not known, a
+ * weight outside 1-100, a maxSkew below 1, a missing topologyKey, ...). */
+enum gp_err gp_kube_pod_constraints_read(const json_t *spec, struct gp_arena *a,
+                                         struct gp_pod_spec *s, struct gp_diag *d);
 /* The compute slices and memory of a MIG profile by name, from the first
  * GPU model that has it; false when none has. */
 bool gp_kube_mig_profile_info(const char *profile, unsigned *compute, uint32_t *mem_mib);

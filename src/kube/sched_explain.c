@@ -15,6 +15,13 @@
  *  - .../nodeaffinity/node_affinity.go: ErrReasonPod, "node(s) didn't
  *    match Pod's node affinity/selector", for the selector and the
  *    required affinity alike;
+ *  - .../podtopologyspread/filtering.go: a node without a DoNotSchedule
+ *    constraint's topologyKey is ErrReasonNodeLabelNotMatch, "node(s)
+ *    didn't match pod topology spread constraints (missing required
+ *    label)", UnschedulableAndUnresolvable (the engine's one spreading
+ *    reason told apart here); the skew is ErrReasonConstraintsNotMatch,
+ *    Unschedulable; .../interpodaffinity/filtering.go's three reasons are
+ *    the engine's words (the affinity rules UnschedulableAndUnresolvable);
  *  - the default profile's filter order (NodeUnschedulable, NodeName,
  *    TaintToleration, NodeAffinity, ..., NodeResourcesFit): a node counts
  *    under its first failing plugin;
@@ -130,6 +137,39 @@ static bool unresolvable(enum gp_filter f)
            f == GP_FILTER_DRIVER || f == GP_FILTER_TOPOLOGY;
 }
 
+/* Whether node n lacks the topologyKey of one of the pod's DoNotSchedule
+ * spread constraints: PodTopologySpread's Filter then says
+ * ErrReasonNodeLabelNotMatch, "node(s) didn't match pod topology spread
+ * constraints (missing required label)", UnschedulableAndUnresolvable
+ * (podtopologyspread/filtering.go), where the engine has one reason for
+ * both. kubernetes.io/hostname is on every node (the kubelet's label; the
+ * engine reads the node's name for it). */
+static bool spread_label_missing(const struct snode *n, const struct gp_pod_spec *ps)
+{
+    const struct gp_pod_constraints *c = ps->constraints;
+    for (size_t i = 0; c && i < c->nspread; i++) {
+        const char *key = c->spread[i].topology_key;
+        if (c->spread[i].schedule_anyway || strcmp(key, "kubernetes.io/hostname") == 0)
+            continue;
+        bool has = false;
+        for (size_t j = 0; j < n->spec.nlabels && !has; j++)
+            has = strcmp(n->spec.labels[j].key, key) == 0;
+        if (!has)
+            return true;
+    }
+    return false;
+}
+
+/* Whether the pod has a DoNotSchedule spread constraint. */
+static bool ps_spreads(const struct gp_pod_spec *ps)
+{
+    const struct gp_pod_constraints *c = ps->constraints;
+    for (size_t i = 0; c && i < c->nspread; i++)
+        if (!c->spread[i].schedule_anyway)
+            return true;
+    return false;
+}
+
 static uint32_t parts_of(const struct snode *n)
 {
     return n->info.split && n->eng_mig != SP_NONE ? n->info.nparts : 1;
@@ -229,6 +269,8 @@ void gp_ks_words_nodes(struct gp_kube_sched *s, struct gp_ks_words *w, const str
         if (hist ? unresolvable((enum gp_filter)f) : is_static((enum gp_filter)f))
             left += x->rejected[f];
     uint32_t short_left = x->rejected[GP_FILTER_CPU] + x->rejected[GP_FILTER_MEMORY];
+    /* spreading's nodes, to tell those without the key (spread_label_missing) */
+    uint32_t spread_left = ps_spreads(&p->spec) ? x->rejected[GP_FILTER_SPREAD] : 0;
     char text[160];
     uint32_t no_victims = 0;
     for (size_t i = 0; i < s->nnodes; i++) {
@@ -251,7 +293,7 @@ void gp_ks_words_nodes(struct gp_kube_sched *s, struct gp_ks_words *w, const str
         uint32_t part = gp_ks_part(n, &p->spec);
         bool lower = hist && has_lower(w, n, p->spec.priority);
         out->nodes++;
-        if (left == 0 && short_left == 0 && !lower) {
+        if (left == 0 && short_left == 0 && spread_left == 0 && !lower) {
             no_victims += hist; /* counted, added once below */
             continue;
         }
@@ -263,6 +305,17 @@ void gp_ks_words_nodes(struct gp_kube_sched *s, struct gp_ks_words *w, const str
             short_left--;
             also_short(pd ? pd : nd, &p->spec, f, &out->nodes_words);
         }
+        bool no_label = false;
+        if (f == GP_FILTER_SPREAD && spread_left > 0) {
+            spread_left--;
+            no_label = spread_label_missing(n, &p->spec) && x->rejected[f] > 0;
+            if (no_label) {
+                x->rejected[f]--;
+                gp_kube_reasons_add(&out->nodes_words, 1,
+                                    "node(s) didn't match pod topology spread constraints "
+                                    "(missing required label)");
+            }
+        }
         if (is_static(f) && x->rejected[f] > 0) {
             /* one node for kube-scheduler: its other parts are taken out
              * as any split node's are (gp_ks_explain_text) */
@@ -272,7 +325,7 @@ void gp_ks_words_nodes(struct gp_kube_sched *s, struct gp_ks_words *w, const str
         }
         if (!hist)
             continue;
-        if (unresolvable(f))
+        if (unresolvable(f) || no_label)
             gp_kube_reasons_add(&out->victims, 1, "Preemption is not helpful for scheduling");
         else if (!lower || f == GP_FILTER_COUNT)
             no_victims++;
