@@ -2,10 +2,12 @@
  * assumed and handed to bind.c (the annotation patch, the Binding, the
  * clearing on a failure), a gang's members together, and taken back here
  * once cleared (the engine's assumption released, then a back-off); an
- * EVICT as a graceful delete of the victim, its preemptor bound once the
- * victims are gone; an UNSCHEDULABLE as PodScheduled=False through
+ * EVICT as a graceful delete of the victim (all it holds held until it
+ * is gone; a refused delete backs its preemptor off), its preemptor bound
+ * once the victims are gone; an UNSCHEDULABLE as PodScheduled=False through
  * /status and a FailedScheduling Event; and the Events themselves
  * (events.k8s.io/v1, as kube-scheduler records them). */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -158,16 +160,22 @@ static bool on_stopping(const struct gp_kube_sched *s, const struct spod *p)
 {
     if (s->nstopping == 0 || p->node == SP_NONE)
         return false;
+    bool held = false; /* a victim's cpu and memory held on p's node (victim_hold) */
     for (size_t i = 0; i < s->npods; i++) {
         const struct spod *v = s->pods[i];
         if (v->st != SP_EVICTED || v->stop_node != p->node)
             continue;
+        held |= v->eng != SP_NONE;
         for (unsigned a = 0; a < v->stop_pick.ngpus; a++)
             for (unsigned b = 0; b < p->pick.ngpus; b++)
                 if (v->stop_pick.gpu[a] == p->pick.gpu[b])
                     return true;
     }
-    return false;
+    /* placed, in the cycle that evicted them, in the cpu or memory they
+     * still hold: the node is short of it until they are gone */
+    const struct gp_node *nd = held ? gp_engine_node(s->e, p->node) : NULL;
+    return nd && ((p->spec.cpu_milli > 0 && nd->cpu_free_milli < 0) ||
+                  (p->spec.mem_mib > 0 && nd->mem_free_mib < 0));
 }
 
 void gp_ks_resume(struct gp_kube_sched *s, size_t *bound)
@@ -430,6 +438,82 @@ static void unnominate(struct gp_kube_sched *s, struct spod *v)
     gp_ks_slot_update(s, v, false);
 }
 
+/* A victim's cpu and memory held where it runs until it is gone, as
+ * kube-scheduler keeps a terminating pod in its cache with all its
+ * requests (the kubelet admits the preemptor only once the victim has
+ * stopped): an engine pod of the victim's cpu and memory alone, bound on
+ * its node (gp_engine_pod_assign lets them go below zero: the preemptor
+ * took that room already, and waits), registered under the victim's
+ * record, so that gp_ks_engine_drop releases it when the victim's
+ * DELETED event or its end comes. At the highest priority, so that no
+ * preemptor picks it. Its GPUs are on_stopping's: the preemptor holds
+ * them in the engine, and any other pod placed on one waits. */
+static void victim_hold(struct gp_kube_sched *s, struct spod *v)
+{
+    if (!s->e || v->eng != SP_NONE || v->stop_node == SP_NONE ||
+        (v->spec.cpu_milli <= 0 && v->spec.mem_mib <= 0))
+        return;
+    struct gp_pod_spec h = {0};
+    h.name = v->spec.name;
+    h.cpu_milli = v->spec.cpu_milli;
+    h.mem_mib = v->spec.mem_mib;
+    h.priority = INT32_MAX;
+    h.preempt_never = true;
+    h.namespace_name = v->spec.namespace_name; /* (affinity and spreading still see it) */
+    h.labels = v->spec.labels;
+    h.nlabels = v->spec.nlabels;
+    uint32_t id;
+    enum gp_err err = gp_engine_pod_add(s->e, &h, s->now_s, &id);
+    gp_evlog_pod_add(s->rec, &h, s->now_s, err, id);
+    if (err != GP_OK)
+        return;
+    err = gp_engine_pod_assign(s->e, id, v->stop_node, NULL);
+    gp_evlog_pod_assign(s->rec, id, v->stop_node, NULL, err);
+    /* the record under the engine's id, as sched.c's engine_add does */
+    struct spod **r = NULL;
+    uint32_t mine = 0;
+    while (err == GP_OK && s->by_eng.n <= id && (r = gp_idtab_add(&s->by_eng, &mine)) && mine != id)
+        gp_idtab_release(&s->by_eng, mine);
+    if (err != GP_OK || !r || mine != id) {
+        gp_engine_pod_finished(s->e, id);
+        gp_evlog_pod_finished(s->rec, id);
+        gp_engine_pod_forget(s->e, id);
+        gp_evlog_pod_forget(s->rec, id);
+        return;
+    }
+    *r = v;
+    v->eng = id;
+}
+
+/* Victim v keeps running: its DELETE was refused (403, 422, 5xx, no
+ * answer past the client's retries), or its preemptor's decision was
+ * taken back by an earlier refusal. kube-scheduler's prepareCandidate
+ * fails the PostFilter on a failed DeletePod and the preemptor goes back
+ * to its queue with its back-off (framework/preemption/preemption.go):
+ * here the preemptor's decision is taken back (gp_ks_release: out of the
+ * engine until its back-off, podInitialBackoffSeconds doubled per failure
+ * up to podMaxBackoffSeconds), its other victims already deleted stop on
+ * (held: victim_hold), and v is back in the engine where it runs. Its
+ * next attempt preempts anew, so a DELETE that keeps failing costs one
+ * attempt per back-off, not a rebuild per cycle (the review's R1). */
+static void victim_stays(struct gp_kube_sched *s, struct spod *v, struct spod *by)
+{
+    if (by && by->st != SP_BACKOFF) {
+        for (size_t i = 0; i < s->npods; i++)
+            if (s->pods[i]->preemptor == by)
+                s->pods[i]->preemptor = NULL;
+        by->victims = 0;
+        by->nominated_at = 0;
+        gp_ks_release(s, by);
+    }
+    v->preemptor = NULL;
+    if (v->st == SP_EVICTED && s->nstopping > 0)
+        s->nstopping--;
+    gp_ks_engine_drop(s, v);
+    gp_ks_engine_place(s, v, v->info.node_name); /* SP_BOUND again */
+    gp_ks_audit_pod(s, v, false);
+}
+
 /* A victim marked and deleted as kube-scheduler's prepareCandidate does
  * (v1.28, PodDisruptionConditions on by default since 1.26): the
  * DisruptionTarget condition (reason PreemptionByScheduler) applied to its
@@ -443,6 +527,10 @@ static void evict(struct gp_kube_sched *s, struct spod *v, struct spod *by)
 {
     if (v->st == SP_PREEMPTING && !v->info.node_name) {
         unnominate(s, v);
+        return;
+    }
+    if (by && by->spec.group == 0 && by->st == SP_BACKOFF && v->info.node_name) {
+        victim_stays(s, v, by); /* its preemptor's decision was taken back: v is spared */
         return;
     }
     v->stop_node = v->node; /* its GPUs until it is gone (on_stopping) */
@@ -488,15 +576,15 @@ static void evict(struct gp_kube_sched *s, struct spod *v, struct spod *by)
      * is gone): the preemptor waits for neither */
     if ((st == 404 || st == 409) && by)
         by->victims--;
-    /* Any other failure (403, 422, 5xx or no answer past the client's
-     * retries): the victim still runs and nothing would delete it again.
-     * kube-scheduler's prepareCandidate fails the PostFilter on a failed
-     * DeletePod, and the preemptor preempts anew at its next attempt
-     * (framework/preemption/preemption.go, v1.28): here the next cycle
-     * rebuilds from the API - the victim on its node again (no
-     * deletionTimestamp), the preemptor's nomination not held (no victim
-     * stopping there) - and the preemptor preempts again (the review's R1) */
-    else if (st != 200 && st != 202 && st != 404 && st != 409)
+    else if (st == 200 || st == 202)
+        victim_hold(s, v); /* all it holds, until it is gone (the review's R4) */
+    /* Any other failure: the victim still runs (victim_stays). A gang's
+     * preemptor (its members decided together) or none: the next cycle
+     * rebuilds from the API instead - the victim on its node again, the
+     * preemptor's nomination not held - and it preempts again */
+    else if (by && by->spec.group == 0 && v->info.node_name)
+        victim_stays(s, v, by);
+    else
         s->dirty = true;
 }
 
@@ -537,6 +625,7 @@ void gp_ks_nominated_claim(struct gp_kube_sched *s)
             v->preemptor = p;
             s->nstopping++;
             k++;
+            victim_hold(s, v); /* its cpu and memory until it is gone */
         }
         uint32_t part;
         bool placed = k > 0 && gp_ks_engine_add(s, p) == GP_OK;

@@ -419,10 +419,14 @@ void gp_ks_words_waiting(struct gp_kube_sched *s, const struct spod *p, bool ret
     /* the nominated node: what its victims hold beyond what is free
      * without them (kube-scheduler's free = the engine's free + the
      * preemptor's request - the victims'; short when victims > free) */
-    int64_t cpu = 0, mem = 0;
+    int64_t cpu = 0, mem = 0, held_cpu = 0, held_mem = 0;
     bool gpus = false;
     for (size_t i = 0; i < s->npods; i++) {
         const struct spod *v = s->pods[i];
+        if (v->st == SP_EVICTED && v->eng != SP_NONE && v->stop_node == p->node) {
+            held_cpu += v->spec.cpu_milli; /* held in the engine (sched_cycle.c victim_hold) */
+            held_mem += (int64_t)v->spec.mem_mib;
+        }
         if (v->st != SP_EVICTED || v->preemptor != p)
             continue;
         cpu += v->spec.cpu_milli;
@@ -434,11 +438,11 @@ void gp_ks_words_waiting(struct gp_kube_sched *s, const struct spod *p, bool ret
     const struct gp_node *nd = gp_engine_node(s->e, p->node);
     char text[160];
     bool said = false;
-    if (nd && p->spec.cpu_milli > 0 && cpu > nd->cpu_free_milli) {
+    if (nd && p->spec.cpu_milli > 0 && cpu > nd->cpu_free_milli + held_cpu) {
         gp_kube_explain_add(msg, size, 1, "Insufficient cpu");
         said = true;
     }
-    if (nd && p->spec.mem_mib > 0 && mem > nd->mem_free_mib) {
+    if (nd && p->spec.mem_mib > 0 && mem > nd->mem_free_mib + held_mem) {
         gp_kube_explain_add(msg, size, 1, "Insufficient memory");
         said = true;
     }

@@ -258,6 +258,116 @@ static void test_delete_fails(void **state)
     w_close(&w);
 }
 
+/* How many requests of method the double's log holds whose path ends
+ * with tail. */
+static long logged_count(struct world *w, const char *method, const char *tail)
+{
+    json_t *l = w_get(w, "/_control/requests");
+    long n = 0;
+    size_t i, tl = strlen(tail);
+    json_t *e;
+    json_array_foreach(json_object_get(l, "requests"), i, e)
+    {
+        const char *m = json_string_value(json_object_get(e, "method"));
+        const char *p = json_string_value(json_object_get(e, "path"));
+        size_t pl = p ? strlen(p) : 0;
+        n += m && strcmp(m, method) == 0 && pl >= tl && strcmp(p + pl - tl, tail) == 0;
+    }
+    json_decref(l);
+    return n;
+}
+
+/* A DELETE that keeps failing (403) costs one attempt per back-off of
+ * the preemptor (0.5 s doubled, at most 4 s in these tests), not a
+ * rebuild and a DELETE every cycle: 24 cycles over 6 s make 4 attempts
+ * (at 0, 0.5, 1.5 and 3.5 s) and no rebuild (2ac236c rebuilt and sent a
+ * DELETE at each of the 24). The victim keeps its room meanwhile, and
+ * once the DELETE goes through the preemptor binds. */
+static void test_delete_backoff(void **state)
+{
+    (void)state;
+    struct world w;
+    w_open(&w, true);
+    w_node(&w, "n1", 1);
+    w_pod(&w, "low", 1);
+    assert_int_equal(w_cycle(&w), 1);
+    uint64_t rebuilds = gp_kube_sched_stats(w.s).rebuilds;
+    kd_call(w.admin, "POST", "/_control/fault",
+            "{\"status\":403,\"count\":1000,\"match\":\"pods/low\"}", 200);
+    w_pod_full(&w, "high", 1, 100, "gpuplane", NULL);
+    for (int i = 0; i < 24; i++) {
+        w.now += 0.25;
+        assert_int_equal(w_cycle(&w), 0);
+    }
+    long deletes = logged_count(&w, "DELETE", "/pods/low");
+    assert_true(deletes >= 3 && deletes <= 5);
+    assert_int_equal(gp_kube_sched_stats(w.s).rebuilds, rebuilds);
+    assert_false(deleting(&w, "low"));
+    assert_string_equal(w_node_of(&w, "high", NULL), "");
+    kd_call(w.admin, "POST", "/_control/clear", NULL, 200);
+    for (int i = 0; i < 40 && !deleting(&w, "low"); i++) {
+        w.now += 0.25;
+        w_cycle(&w);
+    }
+    assert_true(deleting(&w, "low"));
+    kd_call(w.admin, "POST", "/_control/finish_deletions", NULL, 200);
+    w.now += 1;
+    w_cycle(&w);
+    assert_string_equal(w_node_of(&w, "high", NULL), "n1");
+    w_check_distinct(&w);
+    w_close(&w);
+}
+
+/* A pod of `gpus` GPUs (0: none) asking `cpu` cores. */
+static void pod_cpu(struct world *w, const char *name, unsigned gpus, unsigned cpu, int priority)
+{
+    char b[1024];
+    snprintf(b, sizeof b,
+             "{\"metadata\":{\"name\":\"%s\"},\"spec\":{\"schedulerName\":\"gpuplane\","
+             "\"priority\":%d,\"terminationGracePeriodSeconds\":30,\"containers\":[{\"name\":"
+             "\"c\",\"image\":\"x\",\"resources\":{\"requests\":{\"cpu\":\"%u\",\"memory\":"
+             "\"1Gi\",\"nvidia.com/gpu\":\"%u\"},\"limits\":{\"nvidia.com/gpu\":\"%u\"}}}]}}",
+             name, priority, cpu, gpus, gpus);
+    kd_call(w->admin, "POST", "/api/v1/namespaces/default/pods", b, 201);
+}
+
+/* A victim in its grace period holds its cpu and memory, not only its
+ * GPUs (the review's R4): of n1's 64 cores low (60) still uses 60, so
+ * neither c1 (10 cores, decided in the cycle that preempts) nor c2 (10,
+ * later) is bound there until low is gone - the kubelet could not admit
+ * them (without the hold both were bound at once, into cores the engine
+ * had freed) - and then all three are. */
+static void test_victim_holds_cpu(void **state)
+{
+    (void)state;
+    struct world w;
+    w_open(&w, true);
+    w_node(&w, "n1", 1);
+    pod_cpu(&w, "low", 1, 60, 0);
+    assert_int_equal(w_cycle(&w), 1);
+    pod_cpu(&w, "high", 1, 1, 100);
+    pod_cpu(&w, "c1", 0, 10, 0);
+    w.now += 1;
+    assert_int_equal(w_cycle(&w), 0);
+    assert_true(deleting(&w, "low"));
+    pod_cpu(&w, "c2", 0, 10, 0);
+    for (int i = 0; i < 3; i++) {
+        w.now += 1;
+        assert_int_equal(w_cycle(&w), 0);
+    }
+    assert_string_equal(w_node_of(&w, "c1", NULL), "");
+    assert_string_equal(w_node_of(&w, "c2", NULL), "");
+    kd_call(w.admin, "POST", "/_control/finish_deletions", NULL, 200);
+    for (int i = 0; i < 4; i++) {
+        w.now += 1;
+        w_cycle(&w);
+    }
+    assert_string_equal(w_node_of(&w, "high", NULL), "n1");
+    assert_string_equal(w_node_of(&w, "c1", NULL), "n1");
+    assert_string_equal(w_node_of(&w, "c2", NULL), "n1");
+    w_close(&w);
+}
+
 /* A victim deleted and re-created under its name (a StatefulSet's)
  * between what the scheduler saw and its DELETE: the precondition's uid is
  * the old pod's, the double answers 409, the new pod stays. */
@@ -351,6 +461,8 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup_teardown(test_pdb_steers_allows, kd_start, kd_stop),
         cmocka_unit_test_setup_teardown(test_pdb_replay, kd_start, kd_stop),
         cmocka_unit_test_setup_teardown(test_delete_fails, kd_start, kd_stop),
+        cmocka_unit_test_setup_teardown(test_delete_backoff, kd_start, kd_stop),
+        cmocka_unit_test_setup_teardown(test_victim_holds_cpu, kd_start, kd_stop),
         cmocka_unit_test_setup_teardown(test_condition_then_delete, kd_start, kd_stop),
         cmocka_unit_test_setup_teardown(test_victim_ends, kd_start, kd_stop),
         cmocka_unit_test_setup_teardown(test_uid_mismatch, kd_start, kd_stop),
