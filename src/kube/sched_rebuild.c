@@ -170,6 +170,42 @@ void gp_ks_engine_place(struct gp_kube_sched *s, struct spod *p, const char *nam
 
 /* --- rebuild ----------------------------------------------------------- */
 
+/* Whether in's annotations are a decision gpuplane wrote and has not
+ * bound yet: the node, the GPUs and the phase "allocating", the keys its
+ * one annotation patch writes together (bind.c annotate_text; DESIGN.md
+ * section 7, docs/kube.md "Annotations"), the node agent's "allocated"
+ * coming only after the Binding. A gpuplane.io/node set by a user alone,
+ * or the annotations of a running pod copied into a new one (phase
+ * "allocated"), is no decision: the pod is decided anew. */
+static bool decision_written(const struct gp_kube_pod_info *in)
+{
+    return in->ann_node && in->has_pick && in->ann_phase &&
+           strcmp(in->ann_phase, "allocating") == 0;
+}
+
+/* Whether p (in the engine, pending) passes every filter of a fresh
+ * decision on n's engine node, the engine's own (gp_engine_filter: node
+ * state, nodeSelector and affinity, taints, cpu, memory, GPUs, spread,
+ * inter-pod affinity, quotas), as kube-scheduler runs a pod's whole
+ * Filter phase for every node it may go to
+ * (pkg/scheduler/schedule_one.go, findNodesThatPassFilters); else the
+ * reason, kube-scheduler's words, into why. The GPUs are left to
+ * gp_ks_place, which books the named ones or refuses. */
+static bool still_fits(struct gp_kube_sched *s, const struct spod *p, const struct snode *n,
+                       char *why, size_t size)
+{
+    const struct gp_node *e = gp_engine_node(s->e, gp_ks_part(n, &p->spec));
+    const struct gp_pod *ep = gp_engine_pod(s->e, p->eng);
+    enum gp_filter f = e && ep ? gp_engine_filter(s->e, e, ep) : GP_FILTER_NODE_STATE;
+    /* the GPUs: whether the ones it names are free is gp_ks_place's (at
+     * exactly those, by placement's rules), not a count's */
+    if (f == GP_FILTER_COUNT || f == GP_FILTER_GPU_COUNT || f == GP_FILTER_GPU_SHARE ||
+        f == GP_FILTER_GPU_MEMORY || f == GP_FILTER_GPU_REPLICA || f == GP_FILTER_MIG)
+        return true;
+    snprintf(why, size, "no longer fits it: %s", gp_filter_text(f));
+    return false;
+}
+
 static int by_key(const void *a, const void *b)
 {
     return strcmp((*(struct spod *const *)a)->key, (*(struct spod *const *)b)->key);
@@ -233,7 +269,7 @@ enum gp_err gp_ks_rebuild(struct gp_kube_sched *s, struct gp_diag *d)
         const struct gp_kube_pod_info *in = &s->pods[i]->info;
         json_t *at = in->ann_node ? json_object_get(s->node_index, in->ann_node) : NULL;
         if (!s->pods[i]->ours || !in->has_pick || in->ended || !at ||
-            (in->node_name && strcmp(in->node_name, in->ann_node) != 0))
+            (in->node_name ? strcmp(in->node_name, in->ann_node) != 0 : !decision_written(in)))
             continue;
         for (uint32_t k = 0; k < in->pick.ngpus; k++)
             s->claims[json_integer_value(at)] |= 1u << (in->pick.gpu[k] % GP_MAX_GPUS_PER_NODE);
@@ -259,12 +295,11 @@ enum gp_err gp_ks_rebuild(struct gp_kube_sched *s, struct gp_diag *d)
     free(s->claims);
     s->claims = NULL;
     /* 2. half-finished decisions: annotated, not bound - resumed where the
-     * GPUs are still free, else taken back */
+     * pod still fits at the GPUs it names, else taken back */
     for (size_t i = 0; i < s->npods; i++) {
         struct spod *p = s->pods[i];
         const struct gp_kube_pod_info *in = &p->info;
-        if (!p->ours || !p->readable || in->node_name || p->st == SP_DONE || !in->ann_node ||
-            !in->has_pick)
+        if (!p->ours || !p->readable || in->node_name || p->st == SP_DONE || !decision_written(in))
             continue;
         struct snode *n = gp_ks_node_get(s, in->ann_node, false);
         struct gp_pick named;
@@ -276,8 +311,13 @@ enum gp_err gp_ks_rebuild(struct gp_kube_sched *s, struct gp_diag *d)
                                ? "takes no new pods (cordoned)"
                                : NULL;
         uint32_t part;
+        char unfit[200];
         if (!lost && gp_ks_engine_add(s, p) != GP_OK)
             continue;
+        if (!lost && !still_fits(s, p, n, unfit, sizeof unfit)) {
+            gp_ks_engine_drop(s, p);
+            lost = unfit;
+        }
         if (!lost && gp_ks_place(s, p, n, pick, false, &part) != GP_OK) { /* sched_mig.c */
             gp_ks_engine_drop(s, p);
             lost = "has its GPUs taken";
