@@ -42,6 +42,7 @@ struct bind_member {
     bool annotate; /* false: annotated already (resumed after a rebuild, or waiting) */
     bool bind;     /* false: annotated only, its node's slot being taken (sched_slot.c) */
     bool check;    /* only read back: maybe bound (BO_UNSURE before) */
+    bool phase;    /* gpuplane.io/phase written: it asks a GPU (gp_ks_asks_gpu) */
     /* a gang's member past the point of no return (its gang's decision
      * written and a member bound, or maybe bound): a failure that shows it
      * not bound keeps it (BO_KEPT), never takes it back */
@@ -52,7 +53,7 @@ struct bind_member {
     long patch_st, bind_st; /* -1: not sent */
     bool unknown;           /* a clearing got no answer: the annotations may remain */
     bool unbound;           /* read back not bound anywhere */
-    char rv_out[64];        /* BO_ANNOTATED: the version its patch made */
+    char rv_now[64];        /* the version it has: its patch's once answered 200 (job_run) */
     json_t *got;            /* the pod read back after a Binding without an answer */
     double bind_s;          /* the patch's start to the Binding's answer */
 };
@@ -205,7 +206,8 @@ static char *annotate_text(const struct bind_member *m)
         put_str(&p, m->node);
         put_raw(&p, ",\"" GP_KUBE_ANN_GPUS "\":");
         put_str(&p, m->gpus);
-        put_raw(&p, ",\"" GP_KUBE_ANN_PHASE "\":\"allocating\"");
+        if (m->phase) /* (a pod asking no GPU: no Allocate marks it, sched_slot.c) */
+            put_raw(&p, ",\"" GP_KUBE_ANN_PHASE "\":\"allocating\"");
         if (m->mig[0]) {
             put_raw(&p, ",\"" GP_KUBE_ANN_MIG "\":");
             put_str(&p, m->mig);
@@ -395,12 +397,11 @@ static void bind(struct binder *b, struct bind_job *j, struct bind_member *m, co
  * that shows it not bound, its own annotation patch's included. */
 static void job_run(struct binder *b, struct bind_job *j)
 {
-    char rvs[GP_KS_GANG_MAX][64];
     size_t failed = j->n;
     double t0 = mono_s();
     for (size_t i = 0; i < j->n; i++) {
         struct bind_member *m = &j->m[i];
-        snprintf(rvs[i], sizeof rvs[i], "%s", m->rv);
+        snprintf(m->rv_now, sizeof m->rv_now, "%s", m->rv);
         m->patch_st = m->bind_st = -1;
         if (failed < j->n || !m->annotate || m->check)
             continue;
@@ -408,7 +409,7 @@ static void job_run(struct binder *b, struct bind_job *j)
             failed = i;
             break;
         }
-        m->patch_st = annotate(b->c, m, rvs[i], sizeof rvs[i]);
+        m->patch_st = annotate(b->c, m, m->rv_now, sizeof m->rv_now);
         if (m->patch_st != 200)
             failed = i;
     }
@@ -428,10 +429,9 @@ static void job_run(struct binder *b, struct bind_job *j)
             settle(b, m);
         } else if (!m->bind) {
             m->out = BO_ANNOTATED;
-            snprintf(m->rv_out, sizeof m->rv_out, "%s", rvs[i]);
         } else {
             m->keep = m->keep || placed;
-            bind(b, j, m, rvs[i]);
+            bind(b, j, m, m->rv_now);
             m->bind_s = mono_s() - t0;
             placed = placed || m->out == BO_BOUND || m->out == BO_UNSURE ||
                      (m->out == BO_FAILED && !m->unbound); /* (bound elsewhere) */
@@ -718,7 +718,7 @@ static void apply_member(struct gp_kube_sched *s, struct bind_member *m, size_t 
         break;
     case BO_ANNOTATED: /* its decision is durable: bound once its node's slot frees */
         p->resume = true;
-        snprintf(p->resume_rv, sizeof p->resume_rv, "%s", m->rv_out);
+        snprintf(p->resume_rv, sizeof p->resume_rv, "%s", m->rv_now);
         gp_ks_slot_wait(s, p);
         break;
     case BO_UNSURE: /* kept: its GPUs stay booked and its node's slot held */
@@ -811,31 +811,41 @@ static const char *put(char **cur, const char *v)
 
 /* The job of pods m[0..k) (all ASSUMED, their engine picks set), with
  * copies of what its requests need. */
+struct member_text {
+    char gpus[64], mig[128], group[300];
+    const char *node;
+};
+
 static struct bind_job *job_make(struct gp_kube_sched *s, struct spod *const *m, size_t k,
                                  const bool *bind_now)
 {
-    char gpus[GP_KS_GANG_MAX][64], mig[GP_KS_GANG_MAX][128], group[GP_KS_GANG_MAX][300];
-    const char *node[GP_KS_GANG_MAX];
+    /* (a gang's members all in one job, whatever their number: R5) */
+    struct member_text one, *tx = k == 1 ? &one : malloc(k * sizeof *tx);
+    if (!tx)
+        return NULL;
     size_t bytes = 0;
     for (size_t i = 0; i < k; i++) {
         const struct spod *p = m[i];
         const struct gp_node *nd = gp_engine_node(s->e, p->node);
-        node[i] = nd->spec.name;
+        tx[i].node = nd->spec.name;
         struct gp_pick named; /* in the node's GPU indexes (sched_mig.c) */
         gp_ks_pick_to_node(s, p->node, &p->pick, &named);
-        gp_kube_pick_format(&named, gpus[i], sizeof gpus[i]);
+        gp_kube_pick_format(&named, tx[i].gpus, sizeof tx[i].gpus);
         gp_kube_mig_format(&named, nd->mig_model >= 0 ? &gp_mig_models[nd->mig_model] : NULL,
-                           mig[i], sizeof mig[i]);
+                           tx[i].mig, sizeof tx[i].mig);
         const char *rv = p->resume_rv[0] ? p->resume_rv : p->info.rv;
-        snprintf(group[i], sizeof group[i], "%s%s%s", p->info.group ? p->info.ns : "",
+        snprintf(tx[i].group, sizeof tx[i].group, "%s%s%s", p->info.group ? p->info.ns : "",
                  p->info.group ? "/" : "", p->info.group ? p->info.group : "");
         bytes += strlen(p->key) + strlen(p->info.ns) + strlen(p->info.name) + strlen(p->info.uid) +
-                 strlen(rv) + strlen(node[i]) + strlen(gpus[i]) + strlen(mig[i]) +
-                 strlen(group[i]) + 9;
+                 strlen(rv) + strlen(tx[i].node) + strlen(tx[i].gpus) + strlen(tx[i].mig) +
+                 strlen(tx[i].group) + 9;
     }
     struct bind_job *j = calloc(1, sizeof *j + k * sizeof j->m[0] + bytes);
-    if (!j)
+    if (!j) {
+        if (tx != &one)
+            free(tx);
         return NULL;
+    }
     j->n = k;
     char *cur = (char *)&j->m[k];
     for (size_t i = 0; i < k; i++) {
@@ -847,11 +857,12 @@ static struct bind_job *job_make(struct gp_kube_sched *s, struct spod *const *m,
         b->name = put(&cur, p->info.name);
         b->uid = put(&cur, p->info.uid);
         b->rv = put(&cur, p->resume_rv[0] ? p->resume_rv : p->info.rv);
-        b->node = put(&cur, node[i]);
-        b->gpus = put(&cur, gpus[i]);
-        b->mig = put(&cur, mig[i]);
-        b->group = put(&cur, group[i]);
+        b->node = put(&cur, tx[i].node);
+        b->gpus = put(&cur, tx[i].gpus);
+        b->mig = put(&cur, tx[i].mig);
+        b->group = put(&cur, tx[i].group);
         b->check = p->recheck_at > 0;
+        b->phase = gp_ks_asks_gpu(p);
         /* a kept gang member (BO_KEPT) is annotated again (the same values,
          * from the newest version seen), then bound */
         b->annotate = (!p->resume || p->rebind_at > 0) && !b->check;
@@ -866,34 +877,19 @@ static struct bind_job *job_make(struct gp_kube_sched *s, struct spod *const *m,
         p->rebind_at = 0;
         p->job = j;
     }
+    if (tx != &one)
+        free(tx);
     return j;
 }
 
-void gp_ks_bind_dispatch(struct gp_kube_sched *s, struct spod *const *m, size_t k, size_t *bound)
+/* The job of m[0..k), now[i] and at[i] said (gp_ks_bind_dispatch),
+ * handed to a binder or run here; false: out of memory. */
+static bool job_dispatch(struct gp_kube_sched *s, struct spod *const *m, size_t k, const bool *now,
+                         struct snode *const *at, size_t *bound)
 {
-    if (k == 0)
-        return;
-    /* which members are bound now: those whose node's slot is free, one
-     * per node (a re-check only reads) */
-    bool now[GP_KS_GANG_MAX];
-    struct snode *at[GP_KS_GANG_MAX];
-    for (size_t i = 0; i < k; i++) {
-        at[i] = gp_ks_slot_node(s, m[i]);
-        bool taken = false;
-        for (size_t e = 0; e < i && at[i]; e++)
-            taken |= now[e] && at[e] == at[i];
-        now[i] = m[i]->recheck_at > 0 || (!taken && gp_ks_slot_free(s, m[i]));
-    }
-    if (k == 1 && !now[0]) { /* waits, not annotated yet (or annotated before) */
-        gp_ks_slot_wait(s, m[0]);
-        return;
-    }
     struct bind_job *j = job_make(s, m, k, now);
-    if (!j) { /* out of memory: taken back, tried after a back-off */
-        for (size_t i = 0; i < k; i++)
-            gp_ks_release(s, m[i]);
-        return;
-    }
+    if (!j)
+        return false;
     for (size_t i = 0; i < k; i++) {
         m[i]->binding = now[i] && !j->m[i].check ? at[i] : NULL;
         gp_ks_slot_update(s, m[i], false);
@@ -904,7 +900,7 @@ void gp_ks_bind_dispatch(struct gp_kube_sched *s, struct spod *const *m, size_t 
         struct binder b = {s, s->c, NULL, 0};
         job_run(&b, j);
         apply(s, j, bound);
-        return;
+        return true;
     }
     pthread_mutex_lock(&q->mu);
     if (q->todo_tail)
@@ -915,4 +911,33 @@ void gp_ks_bind_dispatch(struct gp_kube_sched *s, struct spod *const *m, size_t 
     q->ntodo++;
     pthread_cond_signal(&q->work);
     pthread_mutex_unlock(&q->mu);
+    return true;
+}
+
+void gp_ks_bind_dispatch(struct gp_kube_sched *s, struct spod *const *m, size_t k, size_t *bound)
+{
+    if (k == 0)
+        return;
+    /* which members are bound now: those whose node's slot is free, one
+     * per node (a re-check only reads); a gang's members all in one job,
+     * whatever their number (the review's R5) */
+    bool now1, *now = k == 1 ? &now1 : malloc(k * sizeof *now);
+    struct snode *at1, **at = k == 1 ? &at1 : malloc(k * sizeof *at);
+    bool ok = now && at;
+    for (size_t i = 0; ok && i < k; i++) {
+        at[i] = gp_ks_slot_node(s, m[i]);
+        bool taken = false;
+        for (size_t e = 0; e < i && at[i]; e++)
+            taken |= now[e] && at[e] == at[i];
+        now[i] = m[i]->recheck_at > 0 || (!taken && gp_ks_slot_free(s, m[i]));
+    }
+    if (ok && k == 1 && !now[0]) /* waits, not annotated yet (or annotated before) */
+        gp_ks_slot_wait(s, m[0]);
+    else if (!ok || !job_dispatch(s, m, k, now, at, bound))
+        for (size_t i = 0; i < k; i++) /* out of memory: taken back, tried after a back-off */
+            gp_ks_release(s, m[i]);
+    if (k > 1) {
+        free(now);
+        free(at);
+    }
 }

@@ -68,6 +68,7 @@ enum gp_err gp_kube_sched_new(struct gp_kube_client *c, const struct gp_kube_sch
     s->pod_index = json_object();
     s->node_index = json_object();
     s->group_index = json_object();
+    s->group_wait = json_object();
     s->dirty = true;
     if (o->record_path) {
         enum gp_err err = gp_evlog_open(o->record_path, o->record_max_bytes, o->scheduler_name,
@@ -100,6 +101,7 @@ static void spec_retire(struct gp_kube_sched *s, struct gp_arena *a)
 static void pod_free(struct gp_kube_sched *s, struct spod *p)
 {
     free(p->key);
+    free(p->wait_group);
     json_decref(p->obj);
     spec_retire(s, &p->arena);
     free(p->last_message);
@@ -133,11 +135,13 @@ void gp_kube_sched_free(struct gp_kube_sched *s)
         free(s->groups[i].key);
     free(s->groups);
     json_decref(s->group_index);
+    json_decref(s->group_wait);
     free(s->pods);
     free(s->nodes);
     free(s->kick);
     gp_idtab_free(&s->by_eng);
     free(s->dec);
+    free(s->gang);
     json_decref(s->pod_index);
     json_decref(s->node_index);
     json_decref(s->pdbs);
@@ -177,6 +181,7 @@ static struct spod *pod_add(struct gp_kube_sched *s, const char *key)
 static void pod_remove(struct gp_kube_sched *s, struct spod *p)
 {
     gp_ks_bind_orphan(p); /* a bind still running for it finds no record */
+    gp_ks_group_unwait(s, p);
     size_t i = (size_t)json_integer_value(json_object_get(s->pod_index, p->key));
     json_object_del(s->pod_index, p->key);
     s->pods[i] = s->pods[--s->npods];
@@ -225,13 +230,18 @@ static struct snode *node_of_eng(struct gp_kube_sched *s, uint32_t eng)
 static enum gp_err pod_group(struct gp_kube_sched *s, struct spod *p)
 {
     p->spec.group = 0;
-    if (!p->info.group)
+    if (!p->info.group) {
+        gp_ks_group_unwait(s, p); /* (its label gone) */
         return GP_OK;
+    }
     char key[600];
     snprintf(key, sizeof key, "%s/%s", p->info.ns, p->info.group);
     json_t *i = json_object_get(s->group_index, key);
-    if (!i)
+    if (!i) {
+        gp_ks_group_wait(s, p, key); /* let in when it comes (gp_ks_group_admit) */
         return GP_ESTATE;
+    }
+    gp_ks_group_unwait(s, p);
     struct sgroup *g = &s->groups[json_integer_value(i)];
     if (!g->eng) {
         struct gp_group_spec gs = {.name = g->key, .min_member = g->min_member};
@@ -299,7 +309,13 @@ void gp_kube_sched_group_change(enum gp_kube_event_type type, const json_t *obj,
         return;
     s->groups[s->ngroups] = (struct sgroup){k, min, 0, false, false};
     json_object_set_new(s->group_index, key, json_integer((json_int_t)s->ngroups++));
-    s->dirty = true; /* its members wait outside the engine until now */
+    /* its members waited outside the engine until now: let in, as
+     * scheduler-plugins' coscheduling has a PodGroup's Add move them back
+     * to the active queue (pkg/coscheduling/coscheduling.go
+     * EventsToRegister), not a rebuild (the review's R13); without an
+     * engine yet the first rebuild brings them */
+    if (s->e && !s->dirty)
+        gp_ks_group_admit(s, key);
 }
 
 /* A pod into the engine; a gang member only once its PodGroup is known,

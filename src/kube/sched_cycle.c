@@ -708,17 +708,35 @@ enum gp_err gp_ks_write_decisions(struct gp_kube_sched *s, size_t n, double atte
             gp_ks_bind_dispatch(s, &p, 1, bound);
             continue;
         }
-        struct spod *m[GP_KS_GANG_MAX];
+        /* every member decided now in one job, whatever their number (a
+         * second job would bind its members whatever the first's fate: the
+         * review's R5) */
         size_t k = 0;
-        for (size_t j = i; j < n && k < GP_KS_GANG_MAX; j++) {
+        bool oom = false; /* then all of them taken back, none bound */
+        for (size_t j = i; j < n; j++) {
             const struct gp_decision *e = &s->dec[j];
             struct spod *q = gp_ks_by_eng(s, e->pod);
             if (e->kind != GP_DECISION_BIND || !q || q->spec.group != p->spec.group ||
                 q->st != SP_ASSUMED || q->job || q->rebind_at > 0)
                 continue;
-            m[k++] = q;
+            if (k == s->capgang && !oom) {
+                size_t cap = s->capgang ? s->capgang * 2 : 64;
+                struct spod **v = realloc(s->gang, cap * sizeof *v);
+                oom = !v;
+                if (v) {
+                    s->gang = v;
+                    s->capgang = cap;
+                }
+            }
+            if (oom)
+                gp_ks_release(s, q);
+            else
+                s->gang[k++] = q;
         }
-        gp_ks_bind_dispatch(s, m, k, bound);
+        for (size_t j = 0; oom && j < k; j++)
+            gp_ks_release(s, s->gang[j]);
+        if (!oom)
+            gp_ks_bind_dispatch(s, s->gang, k, bound);
     }
     return GP_OK;
 }

@@ -16,8 +16,6 @@
 
 #define SP_NONE UINT32_MAX
 
-#define GP_KS_GANG_MAX 64 /* a gang's members written together, at most */
-
 /* Where a pod stands for the scheduler. */
 enum sp_state {
     SP_IGNORED,    /* not ours and not on a node: nothing to do */
@@ -37,6 +35,7 @@ struct spod {
     char *key; /* "ns/name" */
     json_t *obj;
     struct gp_kube_pod_info info; /* strings borrowed from obj */
+    char *wait_group;             /* the PodGroup it waits for (gp_ks_group_wait); NULL */
     bool ours, readable;          /* readable: its spec could be read */
     struct gp_arena arena;        /* the engine spec's strings */
     struct gp_pod_spec spec;
@@ -132,6 +131,9 @@ struct gp_kube_sched {
      * GPU indexes (bits) gpuplane.io/gpus of a pod of ours names there */
     uint32_t *claims;
     json_t *group_index; /* key -> index in groups */
+    /* PodGroup key -> {pod key: true}: gang members waiting for it
+     * (sched_records.c gp_ks_group_wait) */
+    json_t *group_wait;
     struct sgroup *groups;
     struct gp_kube_priorities prio; /* PriorityClasses (priority.h) */
     size_t ngroups, capgroups;
@@ -140,6 +142,9 @@ struct gp_kube_sched {
     struct gp_idtab by_eng;
     struct gp_decision *dec;
     size_t capdec;
+    /* sched_cycle.c: a gang's members decided in one cycle, one job */
+    struct spod **gang;
+    size_t capgang;
     bool leader, dirty; /* dirty: rebuild before the next cycle */
     /* hints, so that the scans run on every loop are skipped when they
      * would find nothing: a pod may be SP_BACKOFF (maybe_backoff), or may
@@ -181,6 +186,13 @@ struct gp_kube_sched {
     json_t *pdbs; /* pdb.c: "ns/name" -> PodDisruptionBudget; NULL until one comes */
 };
 
+/* Whether p asks a GPU device (whole, shared or MIG): a node agent's
+ * Allocate serves it (sched_slot.c). */
+static inline bool gp_ks_asks_gpu(const struct spod *p)
+{
+    return !p->readable || p->spec.gpu_count > 0;
+}
+
 /* sched.c */
 /* The record of engine pod id; NULL when it has left the engine. */
 static inline struct spod *gp_ks_by_eng(const struct gp_kube_sched *s, uint32_t id)
@@ -220,6 +232,14 @@ void gp_ks_node_free(struct gp_kube_sched *s, struct snode *n);
  * Binding went through (rebind_at cleared). */
 void gp_ks_records_sweep(struct gp_kube_sched *s);
 bool gp_ks_group_deleted(const struct gp_kube_sched *s, const struct gp_kube_pod_info *in);
+/* Gang members waiting for their PodGroup (key "ns/name"): gp_ks_group_wait
+ * notes p (pending, kept out of the engine until it comes),
+ * gp_ks_group_unwait forgets it (it went, or names another),
+ * gp_ks_group_admit lets the pending ones into the engine (its PodGroup
+ * came: sched.c gp_kube_sched_group_change). */
+void gp_ks_group_wait(struct gp_kube_sched *s, struct spod *p, const char *key);
+void gp_ks_group_unwait(struct gp_kube_sched *s, struct spod *p);
+void gp_ks_group_admit(struct gp_kube_sched *s, const char *key);
 void gp_ks_gang_event(struct gp_kube_sched *s, const struct spod *p, const char *why);
 void gp_ks_kept_gone(struct gp_kube_sched *s, struct spod *p);
 

@@ -3,7 +3,9 @@
  * nodes only pods named) and of deleted PodGroups freed once nothing
  * refers to them (docs/kube.md, "Memory"), and the Events on a gang's
  * member that loses its decision after its siblings were bound ("Gangs":
- * a bound pod cannot be unbound). */
+ * a bound pod cannot be unbound); and the members waiting for their
+ * PodGroup, by its key, let into the engine when it comes (no rebuild:
+ * the review's R13). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -116,4 +118,60 @@ void gp_ks_kept_gone(struct gp_kube_sched *s, struct spod *p)
              p->info.ann_node ? p->info.ann_node : "its node");
     gp_ks_gang_event(s, p, why);
     p->rebind_at = 0;
+}
+
+/* --- members waiting for their PodGroup ---------------------------------- */
+
+void gp_ks_group_unwait(struct gp_kube_sched *s, struct spod *p)
+{
+    if (!p->wait_group)
+        return;
+    json_t *set = json_object_get(s->group_wait, p->wait_group);
+    json_object_del(set, p->key);
+    if (set && json_object_size(set) == 0)
+        json_object_del(s->group_wait, p->wait_group);
+    free(p->wait_group);
+    p->wait_group = NULL;
+}
+
+void gp_ks_group_wait(struct gp_kube_sched *s, struct spod *p, const char *key)
+{
+    if (p->wait_group && strcmp(p->wait_group, key) == 0)
+        return;
+    gp_ks_group_unwait(s, p);
+    json_t *set = json_object_get(s->group_wait, key);
+    if (!set && json_object_set_new(s->group_wait, key, set = json_object()) != 0)
+        return; /* (out of memory: the PodGroup's arrival misses it; a rebuild finds it) */
+    if (json_object_set_new(set, p->key, json_true()) == 0)
+        p->wait_group = strdup(key);
+    if (!p->wait_group)
+        json_object_del(set, p->key);
+}
+
+void gp_ks_group_admit(struct gp_kube_sched *s, const char *key)
+{
+    json_t *set = json_object_get(s->group_wait, key);
+    if (!set)
+        return;
+    json_incref(set); /* (unwait below empties and deletes it) */
+    const char *pk;
+    json_t *v, *tmp;
+    json_object_foreach_safe(set, tmp, pk, v)
+    {
+        struct spod *p = gp_ks_pod_find(s, pk);
+        if (!p)
+            continue;
+        gp_ks_group_unwait(s, p);
+        /* a pending pod of ours that waited for it alone (gated, bound or
+         * ended pods are not: sched.c gp_kube_sched_pod_change) */
+        if (p->st != SP_IGNORED || p->eng != SP_NONE || !p->ours || !p->readable ||
+            p->info.node_name || p->info.ended)
+            continue;
+        if (gp_ks_engine_add(s, p) == GP_OK) {
+            p->st = SP_WAITING;
+            gp_ks_audit_pod(s, p, false);
+            gp_ks_slot_update(s, p, false);
+        }
+    }
+    json_decref(set);
 }

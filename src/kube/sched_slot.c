@@ -14,6 +14,8 @@
  *  - while the API shows another scheduler's pod (another gpuplane
  *    replica) annotated allocating for that node and not bound yet: it is
  *    being bound.
+ * A pod asking no GPU holds no slot and waits for none: no Allocate is
+ * made for it (gp_ks_slot_node).
  * A pod of another scheduler stops counting --allocating-timeout after it
  * was first seen so (sched_alloc.c); ours is then written "expired".
  * A decision for a node whose slot is taken waits, ASSUMED (the engine's
@@ -57,7 +59,13 @@ static struct snode *engine_node(struct gp_kube_sched *s, const struct spod *p)
 
 struct snode *gp_ks_slot_node(struct gp_kube_sched *s, const struct spod *p)
 {
-    struct snode *n = engine_node(s, p);
+    /* a pod asking no GPU gets no Allocate (the kubelet's device manager
+     * calls the plugin only for a container that requests its resource:
+     * pkg/kubelet/cm/devicemanager/manager.go, allocateContainerResources),
+     * so no agent marks it allocated: it neither waits for a slot nor
+     * holds one (the review's R16), and its decision is written without
+     * gpuplane.io/phase (bind.c), so the agent does not count it either */
+    struct snode *n = gp_ks_asks_gpu(p) ? engine_node(s, p) : NULL;
     return gp_ks_node_agent(n) ? n : NULL;
 }
 
@@ -65,7 +73,7 @@ struct snode *gp_ks_slot_node(struct gp_kube_sched *s, const struct spod *p)
 static struct snode *holding_any(struct gp_kube_sched *s, const struct spod *p)
 {
     const struct gp_kube_pod_info *in = &p->info;
-    if (!p->obj || in->ended || in->terminating)
+    if (!p->obj || in->ended || in->terminating || !gp_ks_asks_gpu(p))
         return NULL;
     if (!in->node_name && p->binding)
         return p->binding;
