@@ -170,17 +170,22 @@ void gp_ks_engine_place(struct gp_kube_sched *s, struct spod *p, const char *nam
 
 /* --- rebuild ----------------------------------------------------------- */
 
-/* Whether in's annotations are a decision gpuplane wrote and has not
+/* Whether p's annotations are a decision gpuplane wrote and has not
  * bound yet: the node, the GPUs and the phase "allocating", the keys its
  * one annotation patch writes together (bind.c annotate_text; DESIGN.md
  * section 7, docs/kube.md "Annotations"), the node agent's "allocated"
- * coming only after the Binding. A gpuplane.io/node set by a user alone,
- * or the annotations of a running pod copied into a new one (phase
- * "allocated"), is no decision: the pod is decided anew. */
-static bool decision_written(const struct gp_kube_pod_info *in)
+ * coming only after the Binding; for a pod asking no GPU, the node, no
+ * GPU and no phase, as that patch writes them. A gpuplane.io/node set by
+ * a user alone, or the annotations of a running pod copied into a new one
+ * (phase "allocated"), is no decision: the pod is decided anew. */
+static bool decision_written(const struct spod *p)
 {
-    return in->ann_node && in->has_pick && in->ann_phase &&
-           strcmp(in->ann_phase, "allocating") == 0;
+    const struct gp_kube_pod_info *in = &p->info;
+    if (!in->ann_node || !in->has_pick)
+        return false;
+    if (!gp_ks_asks_gpu(p))
+        return !in->ann_phase && in->pick.ngpus == 0;
+    return in->ann_phase && strcmp(in->ann_phase, "allocating") == 0;
 }
 
 /* Whether p (in the engine, pending) passes every filter of a fresh
@@ -269,7 +274,8 @@ enum gp_err gp_ks_rebuild(struct gp_kube_sched *s, struct gp_diag *d)
         const struct gp_kube_pod_info *in = &s->pods[i]->info;
         json_t *at = in->ann_node ? json_object_get(s->node_index, in->ann_node) : NULL;
         if (!s->pods[i]->ours || !in->has_pick || in->ended || !at ||
-            (in->node_name ? strcmp(in->node_name, in->ann_node) != 0 : !decision_written(in)))
+            (in->node_name ? strcmp(in->node_name, in->ann_node) != 0
+                           : !decision_written(s->pods[i])))
             continue;
         for (uint32_t k = 0; k < in->pick.ngpus; k++)
             s->claims[json_integer_value(at)] |= 1u << (in->pick.gpu[k] % GP_MAX_GPUS_PER_NODE);
@@ -299,7 +305,7 @@ enum gp_err gp_ks_rebuild(struct gp_kube_sched *s, struct gp_diag *d)
     for (size_t i = 0; i < s->npods; i++) {
         struct spod *p = s->pods[i];
         const struct gp_kube_pod_info *in = &p->info;
-        if (!p->ours || !p->readable || in->node_name || p->st == SP_DONE || !decision_written(in))
+        if (!p->ours || !p->readable || in->node_name || p->st == SP_DONE || !decision_written(p))
             continue;
         struct snode *n = gp_ks_node_get(s, in->ann_node, false);
         struct gp_pick named;

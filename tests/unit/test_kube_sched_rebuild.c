@@ -7,7 +7,8 @@
  *    tolerate, CPU another pod took since - each sends it elsewhere;
  *  - annotations gpuplane did not write as one decision (a user's
  *    gpuplane.io/node and gpus without the phase; a running pod's copied,
- *    phase "allocated") are no decision: the pod is decided anew. */
+ *    phase "allocated") are no decision: the pod is decided anew; a pod
+ *    asking no GPU, whose decision has no phase, is resumed. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -140,6 +141,23 @@ static void test_user_annotations(void **state)
     w_close(&w);
 }
 
+/* A pod asking no GPU: gpuplane's decision names the node, no GPU and
+ * no phase (bind.c); such a half-finished decision is resumed there. */
+static void test_resume_cpu_only(void **state)
+{
+    (void)state;
+    struct world w;
+    w_open(&w, true);
+    w_node(&w, "n1", 4);
+    w_node(&w, "n2", 4);
+    pod_spec(&w, "cpu", "gpuplane", 0, 1,
+             ",\"annotations\":{\"gpuplane.io/node\":\"n2\",\"gpuplane.io/gpus\":\"\"}", NULL);
+    assert_int_equal(w_cycle(&w), 1);
+    assert_string_equal(w_node_of(&w, "cpu", NULL), "n2");
+    assert_int_equal(gp_kube_sched_stats(w.s).resumed, 1);
+    w_close(&w);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -148,6 +166,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_resume_cpu, kd_start, kd_stop),
         cmocka_unit_test_setup_teardown(test_resume_fits, kd_start, kd_stop),
         cmocka_unit_test_setup_teardown(test_user_annotations, kd_start, kd_stop),
+        cmocka_unit_test_setup_teardown(test_resume_cpu_only, kd_start, kd_stop),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
