@@ -198,7 +198,7 @@ enum gp_err gp_workload_load(const char *arg, struct gp_arena *a, struct gp_work
  * or parallelism, plus backoffLimit retries when a pod can fail, times
  * sim.gpuplane.io/repeat). Process-wide; 0 restores the default. hint is
  * added to the message ("--max-pods raises it"). */
-#define GP_WORKLOAD_MAX_PODS_DEFAULT 5000000u
+#define GP_WORKLOAD_MAX_PODS_DEFAULT 20000000u
 void gp_workload_set_max_pods(uint64_t n, const char *hint);
 uint64_t gp_workload_item_pods(const struct gp_item *it);
 /* GP_EINVALID when w's items make more pods than the budget, naming the

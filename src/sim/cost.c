@@ -47,29 +47,9 @@ void gp_cost_pod(struct gp_cost *c, size_t pool, double seconds, double rate_usd
 }
 
 /* Indexes of the n costliest jobs, costliest first (ties: earlier job). */
-static size_t top_jobs(const double *usd, size_t njobs, size_t *idx, size_t n)
-{
-    size_t k = 0;
-    for (size_t i = 0; i < njobs; i++) {
-        if (!(usd[i] > 0))
-            continue;
-        size_t j = k < n ? k++ : n;
-        if (j == n && !(usd[i] > usd[idx[n - 1]]))
-            continue;
-        if (j == n)
-            j = n - 1;
-        while (j > 0 && usd[i] > usd[idx[j - 1]]) {
-            idx[j] = idx[j - 1];
-            j--;
-        }
-        idx[j] = i;
-    }
-    return k;
-}
-
 enum gp_err gp_cost_finish(const struct gp_cost *c, double total_nodes_usd,
-                           double control_plane_usd, double services_usd, const double *job_usd,
-                           const char *const *names, const uint32_t *ks, size_t njobs,
+                           double control_plane_usd, double services_usd, double *job_usd,
+                           size_t njobs, const struct gp_sim_job_cost *top, size_t ntop,
                            double lost_work_usd, struct gp_arena *a, struct gp_sim_result *out)
 {
     struct gp_sim_cost *cost = &out->cost;
@@ -122,22 +102,14 @@ enum gp_err gp_cost_finish(const struct gp_cost *c, double total_nodes_usd,
     cost->total_usd = total_nodes_usd + control_plane_usd;
     cost->lost_work_usd = lost_work_usd;
     cost->services_usd = services_usd;
-    double *sorted = NULL;
     if (njobs) {
-        sorted = gp_arena_memdup(a, job_usd, njobs * sizeof *job_usd);
-        if (!sorted)
-            return GP_ENOMEM;
-        for (size_t i = 0; i < njobs; i++)
+        for (size_t i = 0; i < njobs; i++) /* in submission order, as ever */
             cost->jobs_usd += job_usd[i];
-        gp_sim_metrics_sort(sorted, njobs);
-        gp_sim_metrics_stats(sorted, njobs, &cost->job_usd);
-        size_t idx[GP_SIM_TOP_JOBS];
-        cost->ntop_jobs = top_jobs(job_usd, njobs, idx, GP_SIM_TOP_JOBS);
-        for (size_t i = 0; i < cost->ntop_jobs; i++) {
-            cost->top_jobs[i].name = names[idx[i]];
-            cost->top_jobs[i].k = ks[idx[i]];
-            cost->top_jobs[i].usd = job_usd[idx[i]];
-        }
+        gp_sim_metrics_sort(job_usd, njobs);
+        gp_sim_metrics_stats(job_usd, njobs, &cost->job_usd);
     }
+    cost->ntop_jobs = ntop < GP_SIM_TOP_JOBS ? ntop : GP_SIM_TOP_JOBS;
+    for (size_t i = 0; i < cost->ntop_jobs; i++)
+        cost->top_jobs[i] = top[i];
     return GP_OK;
 }

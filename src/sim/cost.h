@@ -52,11 +52,13 @@ void gp_cost_pod(struct gp_cost *c, size_t pool, double seconds, double rate_usd
 /* Fills out->cost from the pools and the figures the simulator kept:
  * total_usd (the integral of the billing rate, the independent check of
  * the parts), the control plane's cost, the queues' and the jobs' shares
- * (job_usd: one per job, names[i]/ks[i] theirs), lost work. Arrays go to
- * arena a. */
+ * (job_usd: one per job, in submission order; summed in that order, then
+ * sorted in place, so it must live as long as the result: in arena a),
+ * the costliest jobs (top, ntop, costliest first), lost work. Arrays go
+ * to arena a. */
 enum gp_err gp_cost_finish(const struct gp_cost *c, double total_nodes_usd,
-                           double control_plane_usd, double services_usd, const double *job_usd,
-                           const char *const *names, const uint32_t *ks, size_t njobs,
+                           double control_plane_usd, double services_usd, double *job_usd,
+                           size_t njobs, const struct gp_sim_job_cost *top, size_t ntop,
                            double lost_work_usd, struct gp_arena *a, struct gp_sim_result *out);
 
 #endif

@@ -35,6 +35,7 @@
 #include "sim/cost.h"
 #include "sim/heap.h"
 #include "sim/sim.h"
+#include "sim/values.h"
 #include "util/idtab.h"
 #include "util/vec.h"
 
@@ -144,10 +145,12 @@ struct lpod {
     uint32_t end_ver; /* the live EV_END carries it; older ones are stale */
 };
 
-/* What an instance's pods cost (cost.c's per-job figures and top jobs). */
-struct inst_cost {
+/* One of the costliest jobs so far (cost.c's top jobs): its cost, its
+ * instance id (the earlier wins a tie, as the scan in id order did), its
+ * item and submission number. */
+struct top_job {
     double usd;
-    uint32_t item, k;
+    uint32_t inst, item, k;
 };
 
 /* One engine pod (an attempt), indexed by the engine's dense pod id. */
@@ -220,8 +223,10 @@ struct queue_run {
     uint32_t equeue;      /* in the engine; NONE when the engine does not know it */
     int64_t alloc_milli;  /* GPU milli its bound pods hold now */
     double alloc_milli_s; /* the integral of alloc_milli */
-    GP_VEC(double) delays;
-    GP_VEC(double) jcts;
+    /* its binds' delays and its jobs' completion times: the run's own
+     * figures are these of every queue together (8 bytes a value, kept
+     * once) */
+    struct gp_sim_values delays, jcts;
 };
 
 struct run {
@@ -239,11 +244,25 @@ struct run {
      * needs them, so a run holds what its live pods need (and the
      * figures below), not a record of every pod it has submitted */
     struct gp_idtab insts, lpods, epods;
-    GP_VEC(struct inst_cost) inst_cost; /* per instance id: what it cost, for cost.c */
+    /* per instance id: what its pods cost (8 bytes an instance, kept for
+     * the per-job percentiles in id order); the Deployments' ids (they
+     * are services, not jobs); the costliest jobs released so far */
+    struct gp_sim_values inst_usd;
+    GP_VEC(uint32_t) deploy_insts;
+    GP_VEC(double) deploy_usd; /* at the end: their cost (deploy_insts' order) */
+    struct top_job top[GP_SIM_TOP_JOBS];
+    size_t ntop;
     GP_VEC(struct gp_decision) dec;
-    GP_VEC(double) delays;
-    GP_VEC(double) jcts;
+    struct gp_sim_values delays, jcts; /* without queues (static mode) */
+    /* the state log the samples read, thinned as it grows (sim.c,
+     * log_state): an entry is kept while a sample may read it */
     GP_VEC(struct change) log;
+    double log_grid_s;    /* entries are kept for the multiples of it; 0: all */
+    bool log_step_known;  /* the sample step is known from the start (grid = step) */
+    bool log_nice;        /* automatic step, long run: a 1-2-5 step (samples_plan) */
+    uint64_t log_changes; /* entries the log would have unthinned */
+    struct change peak;   /* the highest sealed entry (the exact peak) */
+    bool have_peak;
     struct queue_run *queues; /* as out->queues */
     size_t nqueues;
 
@@ -353,6 +372,11 @@ static inline double node_price_h(const struct gp_node_spec *n)
  * and was dropped: nofit.c reads those at the end of the run. */
 enum gp_err gp_sim_pod_forget(struct run *r, uint32_t epod);
 
+/* What instance ii's pods cost: so far, or once the run's cost is
+ * finished, a Deployment's (the jobs' are then in the result). */
+double gp_sim_inst_usd(const struct run *r, uint32_t ii);
+/* Instance ii's cost is final: a job among the costliest joins r->top. */
+void gp_sim_cost_job_done(struct run *r, uint32_t ii);
 /* Sets r->diag to "out of memory" and returns GP_ENOMEM. */
 enum gp_err gp_sim_nomem(struct run *r);
 /* Seeds g from the run's seed, a stream and up to four keys. */

@@ -53,6 +53,7 @@ static enum gp_err inst_settle(struct run *r, uint32_t ii)
         gp_idtab_release(&r->lpods, lp);
         lp = next;
     }
+    gp_sim_cost_job_done(r, ii); /* its cost is final: one of the costliest? */
     gp_idtab_release(&r->insts, ii);
     return GP_OK;
 }
@@ -82,13 +83,10 @@ static enum gp_err job_end(struct run *r, uint32_t ii, bool completed)
     }
     double jct = r->now_s - in->submit_s;
     r->out->jobs_completed++;
-    if (GP_VEC_PUSH(&r->jcts, jct) != 0)
-        return gp_sim_nomem(r);
-    if (q) {
+    if (q) /* kept once: the run's are its queues' (queues.c) */
         r->out->queues[qi].jobs_completed++;
-        if (GP_VEC_PUSH(&q->jcts, jct) != 0)
-            return gp_sim_nomem(r);
-    }
+    if (gp_sim_values_push(q ? &q->jcts : &r->jcts, jct) != 0)
+        return gp_sim_nomem(r);
     return GP_OK;
 }
 
@@ -210,8 +208,8 @@ static enum gp_err instance_submit(struct run *r, uint32_t item, uint32_t k)
     if (!ni)
         return gp_sim_nomem(r);
     *ni = in;
-    struct inst_cost c = {0, item, k};
-    if (GP_VEC_PUSH(&r->inst_cost, c) != 0)
+    if (gp_sim_values_push(&r->inst_usd, 0) != 0 ||
+        (it->kind == GP_ITEM_DEPLOYMENT && GP_VEC_PUSH(&r->deploy_insts, ii) != 0))
         return gp_sim_nomem(r);
     uint32_t n;
     if (it->kind == GP_ITEM_DEPLOYMENT) {

@@ -6,6 +6,7 @@
 
 #include "sim/internal.h"
 #include "sim/metrics.h"
+#include "util/arena.h"
 
 static const char *item_queue_name(const struct gp_item *it)
 {
@@ -178,25 +179,58 @@ out:
     return err;
 }
 
-/* The queues' figures at the end of the run. */
-enum gp_err gp_sim_queues_finish(struct run *r)
+/* Gathers the values of one kind (the delays or the JCTs) of every queue
+ * and of the run itself into all (total of them): each queue's sorted and
+ * its figures taken, then all of them sorted for the run's figures. The
+ * sets are emptied as they are copied (one copy of the values at most). */
+static void gather(struct run *r, size_t which, double *all, struct gp_sim_stats *run_stats)
 {
+    size_t at = 0;
     for (size_t i = 0; i < r->nqueues; i++) {
         struct queue_run *q = &r->queues[i];
+        struct gp_sim_values *v = which == 0 ? &q->delays : &q->jcts;
         struct gp_sim_queue *row = &r->out->queues[i];
-        row->gpu_hours_allocated = q->alloc_milli_s / GP_GPU_MILLI / 3600.0;
-        if (q->delays.len) {
-            gp_sim_metrics_sort(q->delays.items, q->delays.len);
-            gp_sim_metrics_stats(q->delays.items, q->delays.len, &row->queue_delay_s);
+        size_t n = v->n;
+        gp_sim_values_drain(v, all + at);
+        if (n) {
+            gp_sim_metrics_sort(all + at, n);
+            gp_sim_metrics_stats(all + at, n, which == 0 ? &row->queue_delay_s : &row->jct_s);
         }
-        if (q->jcts.len) {
-            gp_sim_metrics_sort(q->jcts.items, q->jcts.len);
-            gp_sim_metrics_stats(q->jcts.items, q->jcts.len, &row->jct_s);
-        }
+        at += n;
     }
-    if (r->jcts.len) {
-        gp_sim_metrics_sort(r->jcts.items, r->jcts.len);
-        gp_sim_metrics_stats(r->jcts.items, r->jcts.len, &r->out->jct_s);
+    struct gp_sim_values *own = which == 0 ? &r->delays : &r->jcts;
+    size_t n = own->n;
+    gp_sim_values_drain(own, all + at);
+    at += n;
+    if (at) {
+        gp_sim_metrics_sort(all, at);
+        gp_sim_metrics_stats(all, at, run_stats);
     }
+}
+
+/* The queues' figures at the end of the run, and the run's delays and
+ * completion times (every bound pod's delay, sorted, into the result). */
+enum gp_err gp_sim_queues_finish(struct run *r)
+{
+    size_t nd = r->delays.n, nj = r->jcts.n;
+    for (size_t i = 0; i < r->nqueues; i++) {
+        struct queue_run *q = &r->queues[i];
+        r->out->queues[i].gpu_hours_allocated = q->alloc_milli_s / GP_GPU_MILLI / 3600.0;
+        nd += q->delays.n;
+        nj += q->jcts.n;
+    }
+    if (nd) {
+        double *d = gp_arena_alloc(r->a, nd * sizeof *d);
+        if (!d)
+            return gp_sim_nomem(r);
+        gather(r, 0, d, &r->out->queue_delay_s);
+        r->out->queue_delays_s = d;
+        r->out->nqueue_delays = nd;
+    }
+    double *j = malloc((nj ? nj : 1) * sizeof *j);
+    if (!j)
+        return gp_sim_nomem(r);
+    gather(r, 1, j, &r->out->jct_s);
+    free(j);
     return GP_OK;
 }

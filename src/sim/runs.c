@@ -28,7 +28,7 @@ void gp_sim_runs_cost(struct run *r, struct lpod *l, double until_s)
     if (!(secs > 0) || l->node == NONE)
         return;
     double usd = secs * l->rate_usd_s;
-    r->inst_cost.items[l->inst].usd += usd;
+    *gp_sim_values_at(&r->inst_usd, l->inst) += usd;
     size_t qi;
     if (lpod_queue(r, l, &qi))
         r->out->queues[qi].cost_usd += usd;
@@ -285,16 +285,14 @@ enum gp_err gp_sim_runs_on_bind(struct run *r, const struct gp_decision *d)
     l->bound_s = r->now_s;
     bind_node(r, l, lp, d);
     double delay = r->now_s - ep->added_s;
-    if (GP_VEC_PUSH(&r->delays, delay) != 0)
-        return gp_sim_nomem(r);
     size_t qi;
     struct queue_run *q = lpod_queue(r, l, &qi);
-    if (q) {
+    if (q) { /* kept once: the run's delays are its queues' (sim.c) */
         r->out->queues[qi].binds++;
         q->alloc_milli += pod_gpu_milli(&it->pod);
-        if (GP_VEC_PUSH(&q->delays, delay) != 0)
-            return gp_sim_nomem(r);
     }
+    if (gp_sim_values_push(q ? &q->delays : &r->delays, delay) != 0)
+        return gp_sim_nomem(r);
     if (l->resume) {
         l->resume = 0;
         return run_start(r, lp, d, it);

@@ -619,7 +619,7 @@ static enum gp_err service_finish(struct run *r, struct svc_run *sv, struct gp_s
     o->peak_replicas = sv->peak_ready;
     o->gpu_hours = sv->gpu_s / 3600.0;
     if (sv->found)
-        o->cost_usd = r->inst_cost.items[sv->inst].usd;
+        o->cost_usd = gp_sim_inst_usd(r, sv->inst);
     double units = s->llm ? sv->tokens : sv->requests - sv->backlog_n;
     o->usd_per_million = units > 0 ? o->cost_usd / (units / 1e6) : 0;
     /* timelines at the result's samples */

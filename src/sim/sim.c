@@ -22,6 +22,9 @@
 #define MAX_EVENTS    100000000          /* guards against workloads that never settle */
 #define MAX_SAME_TIME 100000 /* cycles at one instant: zero-length runs retried at once */
 #define MAX_INFLATE   100.0
+/* automatic interval, no horizon: state changes the log keeps exactly
+ * before a run is long enough to take a 1-2-5 step (samples_plan) */
+#define LOG_EXACT_MAX ((uint64_t)1 << 18)
 
 static uint64_t mix64(uint64_t z)
 {
@@ -338,7 +341,79 @@ static bool sample_eq(const struct gp_sim_sample *a, const struct gp_sim_sample 
            a->cost_usd == b->cost_usd;
 }
 
-/* Records the state from now on (one entry per distinct time and state). */
+/* Whether a multiple of grid_s, as the samples compute it ((double)i *
+ * step), lies in [t0_s, t1_s). */
+static bool grid_between(double t0_s, double t1_s, double grid_s)
+{
+    double i = ceil(t0_s / grid_s);
+    if (i * grid_s < t0_s)
+        i += 1;
+    else if (i > 0 && (i - 1) * grid_s >= t0_s)
+        i -= 1;
+    return i * grid_s < t1_s;
+}
+
+/* The 1-2-5 value at or above x >= 1 (1, 2, 5, 10, 20, 50, ...). */
+static double nice_step(double x)
+{
+    double d = 1;
+    while (d * 10 <= x)
+        d *= 10;
+    return x <= d ? d : x <= 2 * d ? 2 * d : x <= 5 * d ? 5 * d : 10 * d;
+}
+
+/* The grid a long automatic run keeps the log for by now: the power of
+ * ten at or below the 1-2-5 step of a run ending now, which divides the
+ * step of any later end (samples_plan). */
+static double nice_grid(double now_s)
+{
+    double c = nice_step(now_s / AUTO_SAMPLES > 1 ? now_s / AUTO_SAMPLES : 1), d = 1;
+    while (d * 10 <= c)
+        d *= 10;
+    return d;
+}
+
+/* An entry is final (a later time follows it): the exact peak of the GPU
+ * allocation is the highest such entry, the first time it was reached
+ * (a pod that ran between two samples counts). */
+static void log_seal(struct run *r, const struct change *c)
+{
+    struct gp_sim_result *out = r->out;
+    if (c->s.gpu_alloc_pct > out->gpu_alloc_peak_pct) {
+        out->gpu_alloc_peak_pct = c->s.gpu_alloc_pct;
+        out->gpu_alloc_peak_t_s = c->t_s;
+        out->gpu_alloc_peak_gpus = (double)c->gpu_milli_alloc / GP_GPU_MILLI;
+    }
+}
+
+/* Keeps the entries a sample on the grid can read: an entry whose time
+ * and its successor's hold no multiple of the grid is read by no sample
+ * (each reads the last entry at or before its time). Exact with the kept
+ * successor too: the entries dropped before held no grid point either. */
+static void log_thin(struct run *r)
+{
+    size_t k = 0, n = r->log.len;
+    for (size_t i = 0; i < n; i++)
+        if (i + 1 == n || grid_between(r->log.items[i].t_s, r->log.items[i + 1].t_s, r->log_grid_s))
+            r->log.items[k++] = r->log.items[i];
+    r->log.len = k;
+    if (r->log.cap > 2 * k + 1024) { /* the exact phase's room given back */
+        size_t cap = 2 * k + 1024;
+        struct change *t = realloc(r->log.items, cap * sizeof *t);
+        if (t) {
+            r->log.items = t;
+            r->log.cap = cap;
+        }
+    }
+}
+
+/* Records the state from now on (one entry per distinct time and state),
+ * thinned to the entries the samples will read: with the sample step
+ * known (an interval, or a horizon), those at the step's multiples; in an
+ * automatic run without a horizon, all of them for the first
+ * LOG_EXACT_MAX changes, then those of a grid that divides any 1-2-5 step
+ * the run can end with. The log holds about one entry per sample
+ * (docs/simulator.md, "Samples"), not two per pod. */
 static enum gp_err log_state(struct run *r)
 {
     struct change c = {.t_s = r->now_s,
@@ -355,6 +430,21 @@ static enum gp_err log_state(struct run *r)
             return GP_OK;
         if (last->t_s == r->now_s) {
             *last = c;
+            return GP_OK;
+        }
+        log_seal(r, last);
+        r->log_changes++;
+        if (!r->log_step_known && (r->log_nice || r->log_changes > LOG_EXACT_MAX)) {
+            double g = nice_grid(r->now_s);
+            r->log_nice = true;
+            if (g != r->log_grid_s) { /* coarser: what the finer grid kept, thinned */
+                r->log_grid_s = g;
+                log_thin(r);
+                last = &r->log.items[r->log.len - 1];
+            }
+        }
+        if (r->log_grid_s > 0 && !grid_between(last->t_s, c.t_s, r->log_grid_s)) {
+            *last = c; /* no sample reads it */
             return GP_OK;
         }
     }
@@ -397,36 +487,76 @@ static enum gp_err cost_finish(struct run *r, double end)
         if (l && l->state == LP_RUNNING)
             gp_sim_runs_cost(r, l, end);
     }
-    size_t njobs = 0, ninst = r->inst_cost.len;
+    for (uint32_t i = gp_idtab_first(&r->insts); i < r->insts.n; i++)
+        if (inst_at(r, i)) /* the instances not released: their cost is final now */
+            gp_sim_cost_job_done(r, i);
+    /* every instance's cost in id order (released ones too), the
+     * Deployments' summed as services, the jobs' kept in place */
+    size_t ninst = r->inst_usd.n, njobs = 0, nd = 0;
     double services = 0;
-    double *usd = malloc((ninst ? ninst : 1) * sizeof *usd);
-    const char **names = malloc((ninst ? ninst : 1) * sizeof *names);
-    uint32_t *ks = malloc((ninst ? ninst : 1) * sizeof *ks);
-    enum gp_err err = GP_OK;
-    if (!usd || !names || !ks) {
-        err = gp_sim_nomem(r);
-        goto out;
-    }
-    for (size_t i = 0; i < ninst; i++) { /* every instance, released ones too */
-        const struct inst_cost *in = &r->inst_cost.items[i];
-        const struct gp_item *it = &r->wl->items[in->item];
-        if (it->kind == GP_ITEM_DEPLOYMENT) {
-            services += in->usd;
+    double *usd = gp_arena_alloc(r->a, (ninst ? ninst : 1) * sizeof *usd);
+    if (!usd)
+        return gp_sim_nomem(r);
+    gp_sim_values_drain(&r->inst_usd, usd);
+    for (size_t i = 0; i < ninst; i++) {
+        if (nd < r->deploy_insts.len && r->deploy_insts.items[nd] == i) {
+            nd++;
+            services += usd[i];
+            if (GP_VEC_PUSH(&r->deploy_usd, usd[i]) != 0)
+                return gp_sim_nomem(r);
             continue;
         }
-        usd[njobs] = in->usd;
-        names[njobs] = it->name ? it->name : "unnamed";
-        ks[njobs++] = in->k;
+        usd[njobs++] = usd[i];
     }
-    err = gp_cost_finish(&r->cost, r->cost_usd, r->cp_per_s * end, services, usd,
-                         (const char *const *)names, ks, njobs, r->lost_usd, r->a, r->out);
-    if (err != GP_OK)
-        err = gp_sim_nomem(r);
-out:
-    free(usd);
-    free(names);
-    free(ks);
-    return err;
+    struct gp_sim_job_cost top[GP_SIM_TOP_JOBS];
+    for (size_t i = 0; i < r->ntop; i++) {
+        const struct gp_item *it = &r->wl->items[r->top[i].item];
+        top[i] = (struct gp_sim_job_cost){
+            .name = it->name ? it->name : "unnamed", .k = r->top[i].k, .usd = r->top[i].usd};
+    }
+    enum gp_err err = gp_cost_finish(&r->cost, r->cost_usd, r->cp_per_s * end, services, usd, njobs,
+                                     top, r->ntop, r->lost_usd, r->a, r->out);
+    return err != GP_OK ? gp_sim_nomem(r) : GP_OK;
+}
+
+double gp_sim_inst_usd(const struct run *r, uint32_t ii)
+{
+    if (ii < r->inst_usd.n)
+        return *gp_sim_values_at(&r->inst_usd, ii);
+    size_t lo = 0, hi = r->deploy_usd.len; /* drained: a Deployment's, by binary search */
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (r->deploy_insts.items[mid] < ii)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < r->deploy_usd.len && r->deploy_insts.items[lo] == ii ? r->deploy_usd.items[lo] : 0;
+}
+
+/* Instance ii's cost is final (it is released, or the run ends): a job
+ * among the costliest takes its place in r->top, costliest first, the
+ * lower id first on a tie (as a scan of the jobs in id order would). */
+void gp_sim_cost_job_done(struct run *r, uint32_t ii)
+{
+    const struct inst *in = inst_at(r, ii);
+    if (!in || r->wl->items[in->item].kind == GP_ITEM_DEPLOYMENT)
+        return;
+    double usd = *gp_sim_values_at(&r->inst_usd, ii);
+    if (!(usd > 0))
+        return;
+    size_t j = r->ntop;
+    while (j > 0 &&
+           (usd > r->top[j - 1].usd || (usd == r->top[j - 1].usd && ii < r->top[j - 1].inst)))
+        j--;
+    if (j >= GP_SIM_TOP_JOBS)
+        return;
+    size_t last = r->ntop < GP_SIM_TOP_JOBS ? r->ntop : GP_SIM_TOP_JOBS - 1;
+    for (size_t k = last; k > j; k--)
+        r->top[k] = r->top[k - 1];
+    r->top[j] = (struct top_job){.usd = usd, .inst = ii, .item = in->item, .k = in->k};
+    if (r->ntop < GP_SIM_TOP_JOBS)
+        r->ntop++;
 }
 
 static enum gp_err apply_event(struct run *r, const struct gp_sim_event *ev)
@@ -484,6 +614,8 @@ static enum gp_err samples_plan(struct run *r, double end_s, double *step, size_
         *step = end_s / AUTO_SAMPLES;
         if (*step < 1)
             *step = 1;
+        if (r->log_nice) /* a long run: the log was kept for a 1-2-5 step (log_state) */
+            *step = nice_step(*step);
     }
     double regular = floor(end_s / *step) + 1;
     double count = regular + ((regular - 1) * *step < end_s);
@@ -521,24 +653,6 @@ static enum gp_err samples_build(struct run *r, double end_s)
     return GP_OK;
 }
 
-/* The exact peak of the GPU allocation: the log holds the state after
- * every instant's events and cycle (one entry per time at which it
- * changed), so its highest entry is the highest the allocation ever was
- * for any length of time - a pod that ran between two samples counts. The
- * first time it was reached wins. */
-static void peak_build(struct run *r)
-{
-    struct gp_sim_result *out = r->out;
-    for (size_t i = 0; i < r->log.len; i++) {
-        const struct change *c = &r->log.items[i];
-        if (c->s.gpu_alloc_pct > out->gpu_alloc_peak_pct) {
-            out->gpu_alloc_peak_pct = c->s.gpu_alloc_pct;
-            out->gpu_alloc_peak_t_s = c->t_s;
-            out->gpu_alloc_peak_gpus = (double)c->gpu_milli_alloc / GP_GPU_MILLI;
-        }
-    }
-}
-
 static enum gp_err run_timed(struct run *r)
 {
     const struct gp_workload *wl = r->wl;
@@ -564,6 +678,11 @@ static enum gp_err run_timed(struct run *r)
         size_t n;
         if ((err = samples_plan(r, horizon, &step, &n)) != GP_OK)
             return err;
+        r->log_step_known = true; /* the run ends at the horizon: the step is this */
+        r->log_grid_s = step;
+    } else if (r->cfg->sample_s > 0) {
+        r->log_step_known = true;
+        r->log_grid_s = r->cfg->sample_s;
     }
     if ((err = log_state(r)) != GP_OK)
         return err;
@@ -630,23 +749,16 @@ static enum gp_err run_timed(struct run *r)
         out->pods_pending_end += s == LP_PENDING || s == LP_BACKOFF;
         out->pods_running_end += s == LP_RUNNING;
     }
-    if (r->delays.len > 0) {
-        gp_sim_metrics_sort(r->delays.items, r->delays.len);
-        out->queue_delays_s =
-            gp_arena_memdup(r->a, r->delays.items, r->delays.len * sizeof *r->delays.items);
-        if (!out->queue_delays_s)
-            return gp_sim_nomem(r);
-        out->nqueue_delays = r->delays.len;
-        gp_sim_metrics_stats(out->queue_delays_s, out->nqueue_delays, &out->queue_delay_s);
-    }
-    gp_sim_queues_finish(r);
+    if ((err = gp_sim_queues_finish(r)) != GP_OK) /* the delays and JCTs, by queue and all */
+        return err;
     if ((err = gp_sim_nofit_finish(r)) != GP_OK)
         return err;
     if ((err = cost_finish(r, end)) != GP_OK)
         return err;
     /* one number: the whole bill, control plane included */
     out->cost_usd = out->cost.total_usd;
-    peak_build(r);
+    if (r->log.len > 0)
+        log_seal(r, &r->log.items[r->log.len - 1]);
     if ((err = samples_build(r, end)) != GP_OK)
         return err;
     return gp_sim_services_finish(r, end);
@@ -728,14 +840,16 @@ done:
     gp_idtab_free(&r.insts);
     gp_idtab_free(&r.lpods);
     gp_idtab_free(&r.epods);
-    GP_VEC_FREE(&r.inst_cost);
+    gp_sim_values_free(&r.inst_usd);
+    GP_VEC_FREE(&r.deploy_insts);
+    GP_VEC_FREE(&r.deploy_usd);
     GP_VEC_FREE(&r.dec);
-    GP_VEC_FREE(&r.delays);
-    GP_VEC_FREE(&r.jcts);
+    gp_sim_values_free(&r.delays);
+    gp_sim_values_free(&r.jcts);
     GP_VEC_FREE(&r.log);
-    for (size_t i = 0; i < r.nqueues; i++) {
-        GP_VEC_FREE(&r.queues[i].delays);
-        GP_VEC_FREE(&r.queues[i].jcts);
+    for (size_t i = 0; r.queues && i < r.nqueues; i++) {
+        gp_sim_values_free(&r.queues[i].delays);
+        gp_sim_values_free(&r.queues[i].jcts);
     }
     free(r.queues);
     GP_VEC_FREE(&r.snodes);

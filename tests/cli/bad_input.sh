@@ -81,7 +81,7 @@ expect "ambiguous offer" \
 expect "oversize input file" "/dev/zero: gives more than the input limit of 1 MiB; --max-input-mib" \
     --cluster "$good_cluster" --workload /dev/zero --max-input-mib 1
 expect "expansion over the pod budget" \
-    "over-budget\.yaml:3: Job/stream: up to 10000000 pods \(10000000 submissions of 1\), more than the pod budget of 5000000; --max-pods raises it" \
+    "over-budget\.yaml:3: Job/stream: up to 30000000 pods \(10000000 submissions of 3\), more than the pod budget of 20000000; --max-pods raises it" \
     --cluster "$good_cluster" --workload "$bad/over-budget.yaml"
 expect "horizon past ten years" "--horizon: expected a positive duration of at most 3650d" \
     --cluster "$good_cluster" --workload "$good_workload" --horizon 999999999999d

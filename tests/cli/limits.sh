@@ -2,7 +2,7 @@
 # limits.sh - bounded resources on any input (README, "Limits"): an input
 # file over --max-input-mib (default 256) is refused before it is read, a
 # pipe or /dev/zero is read to the limit and refused; a workload that would
-# make more pods than --max-pods (default 5,000,000) is refused before any
+# make more pods than --max-pods (default 20,000,000) is refused before any
 # pod is made, naming the object and the number; --horizon is at most
 # 3650d. Each refusal is one line on stderr and exit 2.
 set -uo pipefail
@@ -77,13 +77,13 @@ $3
           limits: {nvidia.com/gpu: 1}
 EOF
 }
-job stream ', sim.gpuplane.io/repeat: "10000000"' '  completions: 1' >repeat.yaml
+job stream ', sim.gpuplane.io/repeat: "10000000"' '  completions: 3' >repeat.yaml
 expect "repeat over the budget" \
-    "^gpuplane: repeat\.yaml:1: Job/stream: up to 10000000 pods \(10000000 submissions of 1\), more than the pod budget of 5000000; --max-pods raises it$" \
+    "^gpuplane: repeat\.yaml:1: Job/stream: up to 30000000 pods \(10000000 submissions of 3\), more than the pod budget of 20000000; --max-pods raises it$" \
     "$gp" sim --quiet --cluster "$cluster" --workload repeat.yaml
-job wide '' '  completions: 6000000
-  parallelism: 6000000' >completions.yaml
-expect "completions over the budget" "completions\.yaml:1: Job/wide: up to 6000000 pods, more than" \
+job wide '' '  completions: 24000000
+  parallelism: 24000000' >completions.yaml
+expect "completions over the budget" "completions\.yaml:1: Job/wide: up to 24000000 pods, more than" \
     "$gp" sim --quiet --cluster "$cluster" --workload completions.yaml
 cat >deploy.yaml <<'EOF'
 apiVersion: apps/v1
@@ -91,7 +91,7 @@ kind: Deployment
 metadata:
   name: fleet
 spec:
-  replicas: 3000000
+  replicas: 18000000
   template:
     spec:
       containers:
@@ -102,7 +102,7 @@ spec:
 EOF
 job more ', sim.gpuplane.io/repeat: "2500000"' '  completions: 1' >more.yaml
 expect "the total crossing the budget names the object that crosses it" \
-    "more\.yaml:1: Job/more: its 2500000 pods take the workload to 5500000, more than the pod budget of 5000000" \
+    "more\.yaml:1: Job/more: its 2500000 pods take the workload to 20500000, more than the pod budget of 20000000" \
     "$gp" sim --quiet --cluster "$cluster" --workload deploy.yaml --workload more.yaml
 job flaky ', sim.gpuplane.io/repeat: "200", sim.gpuplane.io/failure-probability: "0.5"' \
     '  backoffLimit: 6' >flaky.yaml
