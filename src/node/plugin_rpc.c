@@ -461,10 +461,6 @@ static enum gp_err alloc_one(struct gp_plugin *p, size_t ri, const V1beta1__Allo
     const V1beta1__ContainerAllocateRequest *q = req->container_requests[i];
     struct gp_node_choice ch = {.set = false};
     enum gp_err e = GP_OK;
-    const char *dup = dup_across(req, i);
-    if (dup) /* HAMi #1741, across the containers of one request */
-        return gp_diag_set(d, GP_EINVALID, "%s: device ID \"%s\" asked for two containers", resname,
-                           dup);
     if (*asking && p->o.choice) {
         e = p->o.choice(p->o.ctx, resname, q->n_devices_ids, true, &ch, d);
         *asking = ch.set;
@@ -511,6 +507,14 @@ static bool answer_alloc(struct call *c)
     /* one Allocate at a time on the node: the kubelet sends one per
      * container (devicemanager allocateContainerResources), each served
      * with that container's part of the pod's GPUs (node/podseq.h) */
+    /* a device ID named for two containers (HAMi #1741) is refused
+     * before any pod is looked for */
+    for (size_t i = 0; i < nc && e == GP_OK; i++) {
+        const char *dup = dup_across(req, i);
+        if (dup)
+            e = gp_diag_set(&d, GP_EINVALID, "%s: device ID \"%s\" asked for two containers",
+                            resname, dup);
+    }
     pthread_mutex_lock(&p->alloc_mu);
     for (size_t i = 0; i < nc && e == GP_OK; i++) {
         e = alloc_one(p, c->s->ri, req, i, &asking, &xs[i], who, sizeof who, &d);

@@ -19,6 +19,12 @@
 
 #define GP_NODE_PHASE_ALLOCATING "allocating"
 #define GP_NODE_PHASE_ALLOCATED  "allocated"
+#define GP_NODE_PHASE_EXPIRED    "expired" /* the scheduler gave the pod's GPUs up */
+
+/* pods another scheduler placed that this agent served, remembered so
+ * that they are no candidates while the kubelet has not yet reported
+ * their containers */
+#define GP_NODE_PROTOCOL_SERVED 64
 
 struct gp_node_protocol {
     struct gp_kube_client *client; /* borrowed */
@@ -27,6 +33,9 @@ struct gp_node_protocol {
     double poll_s;                 /* between looks while waiting (0.05 s) */
     pthread_mutex_t mu;            /* the client: one request at a time */
     char ns[128], name[128];       /* the pod the last choice named */
+    char rv[64];                   /* its resourceVersion as the look saw it */
+    char served_uid[GP_NODE_PROTOCOL_SERVED][128];
+    size_t served_next;
     unsigned long served, refused, foreign;
 };
 
@@ -35,8 +44,16 @@ void gp_node_protocol_init(struct gp_node_protocol *p, struct gp_kube_client *cl
 void gp_node_protocol_destroy(struct gp_node_protocol *p);
 
 /* plugin.h's gp_plugin_choice_fn and gp_plugin_done_fn, ctx a
- * gp_node_protocol. No pod allocating here after the wait: GP_OK with no
- * choice (a pod gpuplane did not schedule gets the kubelet's devices). */
+ * gp_node_protocol. The candidates of an Allocate are the pods bound
+ * here that ask the resource and that the kubelet has not admitted yet
+ * (no container status, not Running or ended, not being deleted, not
+ * served already). Exactly one, ours and allocating: its choice. Only
+ * pods another scheduler placed: GP_OK with no choice (the kubelet's
+ * devices). Otherwise, after waiting wait_s for the candidates to
+ * settle: GP_ESTATE with the reason (a pod the scheduler gave up on,
+ * several candidates of which one is ours, none at all): the kubelet
+ * fails the pod it admits (UnexpectedAdmissionError) rather than give it
+ * another pod's GPUs. Two pods allocating: GP_ESTATE at once. */
 enum gp_err gp_node_protocol_choice(void *ctx, const char *resource, size_t n_devices, bool wait,
                                     struct gp_node_choice *out, struct gp_diag *diag);
 enum gp_err gp_node_protocol_done(void *ctx, const char *resource,

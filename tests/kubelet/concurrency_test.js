@@ -7,8 +7,10 @@
 // kubelet may), and every container must get exactly the GPU the
 // scheduler chose, every pod end "allocated", nothing refused. Then the
 // protocol broken on purpose (two pods allocating at once): the agent
-// must refuse, not guess. And a pod gpuplane did not place gets the
-// kubelet's devices.
+// must refuse, not guess. Then which pod an Allocate serves: none awaiting
+// admission, ours beside a foreign one, ours expired: refused; a foreign
+// pod alone: the kubelet's devices; ours once the foreign one is
+// admitted: the GPU the scheduler chose.
 'use strict';
 const fs = require('fs');
 const http = require('http');
@@ -163,10 +165,56 @@ current-context: c
     for (const nm of ['bad-a', 'bad-b'])
       await request(port, 'DELETE', `/api/v1/namespaces/default/pods/${nm}`, {gracePeriodSeconds: 0});
 
-    // a pod gpuplane did not place: the kubelet's device, after the wait
+    // which pod an Allocate serves is told apart, never guessed (the
+    // review's R3): the candidates are the pods bound here that ask the
+    // resource and that the kubelet has not admitted (no container status)
+    const bound = async (nm, ann, foreign) => {
+      const body = pod(nm);
+      if (foreign) body.spec.schedulerName = 'default-scheduler';
+      delete body.metadata.annotations;
+      const made = await request(port, 'POST', '/api/v1/namespaces/default/pods', body);
+      if (ann) {
+        await request(port, 'PATCH', `/api/v1/namespaces/default/pods/${nm}`, {metadata: {annotations: ann}},
+          'application/merge-patch+json');
+      }
+      await request(port, 'POST', `/api/v1/namespaces/default/pods/${nm}/binding`, {apiVersion: 'v1', kind: 'Binding',
+        metadata: {name: nm, namespace: 'default', uid: made.body.metadata.uid},
+        target: {apiVersion: 'v1', kind: 'Node', name: NODE}});
+    };
+    const ours = (g, phase) => ({'gpuplane.io/node': NODE, 'gpuplane.io/gpus': String(g), 'gpuplane.io/phase': phase});
+    // no pod awaits admission here: refused (it used to get the kubelet's device)
+    await expectError(plugin.allocate([[`${uuid(2)}::6`]]),
+      /no pod bound to node n1 awaits admission asking 1 nvidia\.com\/gpu: cannot tell which pod this Allocate serves/,
+      'no pod awaiting admission: Allocate refused, not served blind');
+    // a pod another scheduler placed, alone: the kubelet's device
+    await bound('other-a', null, true);
     const a = await plugin.allocate([[`${uuid(2)}::6`]]);
     check(a.container_responses[0].envs.NVIDIA_VISIBLE_DEVICES === uuid(2),
-      'no pod allocating: the kubelet\'s device is served', a.container_responses[0].envs);
+      'a pod another scheduler placed, the only one awaiting admission: the kubelet\'s device', a.container_responses[0].envs);
+    // ours allocating and a foreign pod both awaiting: the foreign pod's
+    // Allocate must not get ours' GPU, so neither is guessed
+    await bound('mine', ours(1, 'allocating'), false);
+    await bound('other-b', null, true);
+    await expectError(plugin.allocate([[`${uuid(3)}::7`]]),
+      /2 pods bound to node n1 await admission asking nvidia\.com\/gpu \(default\/mine allocating, default\/other-b \(not placed by gpuplane\)\): cannot tell which one/,
+      'ours allocating beside a foreign pod awaiting admission: refused, not given to whichever asks');
+    // the foreign pod admitted (the kubelet reports its container): the
+    // Allocate is ours', with the GPU the scheduler chose
+    await request(port, 'PATCH', '/api/v1/namespaces/default/pods/other-b/status', {status: {phase: 'Running'}},
+      'application/merge-patch+json');
+    const m = await plugin.allocate([[`${uuid(3)}::7`]]);
+    check(m.container_responses[0].envs.NVIDIA_VISIBLE_DEVICES === uuid(1),
+      'the foreign pod admitted: the allocating pod gets its chosen GPU, not the kubelet\'s', m.container_responses[0].envs);
+    const mine = await request(port, 'GET', '/api/v1/namespaces/default/pods/mine');
+    check(mine.body.metadata.annotations['gpuplane.io/phase'] === 'allocated', 'and it is marked allocated',
+      mine.body.metadata.annotations);
+    // a pod whose decision expired (the scheduler gave its GPU up): refused
+    await bound('late', ours(0, 'expired'), false);
+    await expectError(plugin.allocate([[`${uuid(0)}::5`]]),
+      /pod default\/late \(gpuplane\.io\/phase: expired\) is no longer the scheduler's decision on node n1: its GPUs may be another pod's now; refusing/,
+      'a pod whose decision expired: refused, not served the GPU the scheduler may have given away');
+    for (const nm of ['other-a', 'mine', 'other-b', 'late'])
+      await request(port, 'DELETE', `/api/v1/namespaces/default/pods/${nm}`, {gracePeriodSeconds: 0});
     const mport = /metrics and \/healthz on port (\d+)/.exec(agent.log);
     const scrape = () => new Promise((res) => http.get({host: '127.0.0.1', port: Number(mport[1]), path: '/metrics'},
       (r) => { let b = ''; r.on('data', (d) => { b += d; }); r.on('end', () => res(b)); }));
@@ -174,11 +222,12 @@ current-context: c
     if (mport) { // the agent updates them every 0.2 s
       await lib.waitUntil(async () => {
         metrics = await scrape();
-        return new RegExp(`^gpuplane_node_allocations_total ${N_PODS + 1}$`, 'm').test(metrics);
+        return new RegExp(`^gpuplane_node_allocations_total ${N_PODS + 2}$`, 'm').test(metrics) &&
+          /^gpuplane_node_allocate_refusals_total 4$/m.test(metrics);
       }, 'the allocations counted in /metrics', lib.WAIT_MS, 100).catch(() => {});
     }
-    check(new RegExp(`^gpuplane_node_allocations_total ${N_PODS + 1}$`, 'm').test(metrics) &&
-      /^gpuplane_node_allocate_refusals_total 1$/m.test(metrics) &&
+    check(new RegExp(`^gpuplane_node_allocations_total ${N_PODS + 2}$`, 'm').test(metrics) &&
+      /^gpuplane_node_allocate_refusals_total 4$/m.test(metrics) &&
       /^gpuplane_node_plugin_devices\{resource="nvidia.com\/gpu"\} 32$/m.test(metrics) &&
       /^gpuplane_node_gpu_healthy\{gpu="GPU-10000000-aaaa-bbbb-cccc-000000000000"\} 1$/m.test(metrics),
       '/metrics: allocations, refusals, devices, per-GPU health', metrics.split('\n').filter((l) => /^gpuplane_node_(alloc|plugin_dev|gpu_healthy)/.test(l)));
@@ -186,8 +235,8 @@ current-context: c
     const ag = agent;
     agent = null;
     const r = await lib.stopAgent(ag);
-    check(r.code === 0 && new RegExp(`: ${N_PODS + 1} allocations, 1 refused`).test(ag.log),
-      `the agent counts ${N_PODS + 1} allocations and 1 refusal`, ag.log.split('\n').slice(-3));
+    check(r.code === 0 && new RegExp(`: ${N_PODS + 2} allocations, 4 refused`).test(ag.log),
+      `the agent counts ${N_PODS + 2} allocations and 4 refusals`, ag.log.split('\n').slice(-3));
   } catch (e) {
     check(false, 'no exception', e.stack || String(e));
   } finally {

@@ -134,7 +134,13 @@ static void test_silent_agent(void **state)
     gp_kube_sched_metrics(w.s);
     assert_true(gp_metrics_value(km.allocation_timeouts) == 1);
     assert_true(gp_metrics_value(km.slot_waiting) == 0);
-    /* the expired pod blocks no one: r1's Allocate is served */
+    /* while the expired pod may still be the one the kubelet admits, the
+     * agent cannot tell its Allocate from r1's: no choice (an Allocate is
+     * refused, the review's R3); once the kubelet has admitted q1 (it
+     * runs), r1's Allocate is served */
+    assert_string_equal(agent_choice(&w, "n1"), "");
+    kd_call(w.admin, "PATCH", "/api/v1/namespaces/default/pods/q1/status",
+            "{\"status\":{\"phase\":\"Running\"}}", 200);
     assert_string_equal(agent_choice(&w, "n1"), "default/r1");
     /* r1 runs (its phase left allocating, say by another device plugin):
      * never timed out, no Allocate's pod, and it holds no slot */
