@@ -738,12 +738,14 @@ bool gp_ks_leading(const struct gp_kube_sched *s)
 double gp_kube_sched_next_retry_s(const struct gp_kube_sched *s)
 {
     double t = gp_ks_allocations_next(s); /* sched_alloc.c: pods left allocating */
-    if (!s->maybe_backoff && !s->maybe_recheck)
+    if (!s->maybe_backoff && !s->maybe_recheck && !s->maybe_resume)
         return t;
     for (size_t i = 0; i < s->npods; i++) {
         const struct spod *p = s->pods[i];
         if (p->st == SP_BACKOFF && p->retry_at < t)
             t = p->retry_at;
+        if (s->leader && p->st == SP_PREEMPTING && p->retry_at > 0 && p->retry_at < t)
+            t = p->retry_at; /* waiting: tried elsewhere again (sched_cycle.c waiting_moves) */
         if (p->st == SP_ASSUMED && p->recheck_at > 0 && p->recheck_at < t)
             t = p->recheck_at; /* maybe bound: asked about again (bind.c) */
         if (p->st == SP_ASSUMED && p->rebind_at > 0 && p->rebind_at < t)

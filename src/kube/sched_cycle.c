@@ -178,6 +178,75 @@ static bool on_stopping(const struct gp_kube_sched *s, const struct spod *p)
                   (p->spec.mem_mib > 0 && nd->mem_free_mib < 0));
 }
 
+/* A pod waiting on its node (SP_PREEMPTING: for its victims, or on room
+ * a victim still holds) tried again where it could go now, as
+ * kube-scheduler tries a nominated pod again at each attempt and binds it
+ * wherever it fits (status.nominatedNodeName is a hint, not a claim:
+ * schedule_one.go evaluates the nominated node first, then every node).
+ * Only when another node passes every filter: then the pod is released
+ * and placed by the engine's policy (gp_engine_schedule_pod, written to
+ * --record's log as the assignment it made); if it lands where nothing
+ * stops it, true (ASSUMED there, to be bound; its victims stop on, held,
+ * waited for by nobody); else it is put back where it was. A gang's
+ * member is left alone (its gang was placed together). Each try is an
+ * attempt: the next comes after the pod's back-off (kube-scheduler's
+ * backoffQ), so a long grace period costs a few tries (the review's R7). */
+static bool waiting_moves(struct gp_kube_sched *s, struct spod *p)
+{
+    if (p->spec.group || p->job || !s->e) {
+        p->retry_at = 0; /* never tried elsewhere (no wake for it) */
+        return false;
+    }
+    if (p->retry_at > s->now_s)
+        return false;
+    p->attempts++;
+    p->retry_at = s->now_s + gp_ks_backoff_s(s, p->attempts);
+    const struct gp_pod *ep = gp_engine_pod(s->e, p->eng);
+    bool elsewhere = false;
+    for (size_t i = 0; ep && i < gp_engine_node_count(s->e) && !elsewhere; i++) {
+        const struct gp_node *nd = gp_engine_node(s->e, (uint32_t)i);
+        elsewhere = (uint32_t)i != p->node && nd && nd->state == GP_NODE_READY &&
+                    gp_engine_filter(s->e, nd, ep) == GP_FILTER_COUNT;
+    }
+    if (!elsewhere)
+        return false;
+    uint32_t was_node = p->node;
+    struct gp_pick was_pick = ep->pick;
+    gp_ks_engine_drop(s, p);
+    if (gp_ks_engine_add(s, p) != GP_OK) {
+        gp_ks_release(s, p); /* (out of memory) decided anew after a back-off */
+        return false;
+    }
+    struct gp_decision d;
+    if (gp_engine_schedule_pod(s->e, p->eng, &d) == GP_OK && d.kind == GP_DECISION_BIND) {
+        gp_evlog_pod_assign(s->rec, p->eng, d.node, &d.pick, GP_OK);
+        p->node = d.node;
+        p->pick = d.pick;
+        if (!on_stopping(s, p)) {
+            for (size_t i = 0; i < s->npods; i++) /* its victims stop on, held */
+                if (s->pods[i]->preemptor == p)
+                    s->pods[i]->preemptor = NULL;
+            p->victims = 0;
+            p->nominated_at = 0;
+            return true;
+        }
+        gp_ks_engine_drop(s, p); /* there too it would wait: back where it was */
+        if (gp_ks_engine_add(s, p) != GP_OK) {
+            gp_ks_release(s, p);
+            return false;
+        }
+    }
+    enum gp_err err = gp_engine_pod_assign(s->e, p->eng, was_node, &was_pick);
+    gp_evlog_pod_assign(s->rec, p->eng, was_node, &was_pick, err);
+    if (err != GP_OK) {
+        gp_ks_release(s, p);
+        return false;
+    }
+    p->node = was_node;
+    p->pick = gp_engine_pod(s->e, p->eng)->pick;
+    return false;
+}
+
 void gp_ks_resume(struct gp_kube_sched *s, size_t *bound)
 {
     if (!s->maybe_resume)
@@ -194,7 +263,12 @@ void gp_ks_resume(struct gp_kube_sched *s, size_t *bound)
             p->wait_said = true;
             preemptor_waits(s, p, true);
         }
-        if (p->st == SP_PREEMPTING && !held) {
+        if (held && waiting_moves(s, p)) {
+            p->st = SP_ASSUMED; /* it fits elsewhere now */
+            gp_ks_audit_pod(s, p, false);
+            gp_ks_slot_update(s, p, false);
+            gp_ks_bind_dispatch(s, &p, 1, bound);
+        } else if (p->st == SP_PREEMPTING && !held) {
             p->st = SP_ASSUMED; /* the room is free now */
             gp_ks_audit_pod(s, p, false);
             gp_ks_bind_dispatch(s, &p, 1, bound);
@@ -683,6 +757,10 @@ enum gp_err gp_ks_write_decisions(struct gp_kube_sched *s, size_t n, double atte
             s->maybe_resume |= p->st == SP_PREEMPTING;
             gp_ks_audit_pod(s, p, false);
             p->nominated_at = 0;
+            if (p->st == SP_PREEMPTING) { /* tried again after its back-off (waiting_moves) */
+                p->attempts++;
+                p->retry_at = s->now_s + gp_ks_backoff_s(s, p->attempts);
+            }
             if (p->victims > 0) { /* the attempt that preempted */
                 p->nominated_at = s->now_s > 0 ? s->now_s : 1e-9;
                 p->wait_said = false;

@@ -45,7 +45,7 @@ struct spod {
     struct gp_pick pick;      /* the engine's pick, when bound in the engine */
     bool resume;              /* ASSUMED after a rebuild: annotated already, bind it */
     unsigned attempts;        /* failed bind attempts in a row */
-    double retry_at;          /* SP_BACKOFF */
+    double retry_at;          /* SP_BACKOFF; SP_PREEMPTING: its next try elsewhere (0: none) */
     unsigned victims;         /* SP_PREEMPTING: victims not yet gone */
     double nominated_at;      /* SP_PREEMPTING: when its victims were evicted (0: not a
                                * preemptor); its waiting message written once past it */

@@ -368,6 +368,50 @@ static void test_victim_holds_cpu(void **state)
     w_close(&w);
 }
 
+/* A preemptor is not pinned to its nominated node through its victims'
+ * grace period (the review's R7): high preempts low; once the other
+ * node's pod, of a priority it could not preempt, is gone, its next try (after its
+ * back-off) binds it on n2 while low still stops, as kube-scheduler binds
+ * a nominated pod wherever it fits at its next attempt. low's GPU stays
+ * held until it is gone. */
+static void test_preemptor_moves(void **state)
+{
+    (void)state;
+    struct world w;
+    w_open(&w, true);
+    w_node(&w, "n1", 1);
+    w_node(&w, "n2", 1);
+    w_pod_full(&w, "keep", 1, 200, "gpuplane", NULL);
+    assert_int_equal(w_cycle(&w), 1);
+    w_pod(&w, "low", 1);
+    assert_int_equal(w_cycle(&w), 1);
+    char vnode[64], knode[64];
+    snprintf(vnode, sizeof vnode, "%s", w_node_of(&w, "low", NULL));
+    snprintf(knode, sizeof knode, "%s", w_node_of(&w, "keep", NULL));
+    w_pod_full(&w, "high", 1, 100, "gpuplane", NULL);
+    w.now += 1;
+    assert_int_equal(w_cycle(&w), 0);
+    assert_true(deleting(&w, "low"));
+    assert_string_equal(nominated(&w, "high"), vnode);
+    kd_call(w.admin, "DELETE", "/api/v1/namespaces/default/pods/keep?gracePeriodSeconds=0", NULL,
+            200);
+    for (int i = 0; i < 12 && strcmp(w_node_of(&w, "high", NULL), "") == 0; i++) {
+        w.now += 0.25;
+        w_cycle(&w);
+    }
+    assert_string_equal(w_node_of(&w, "high", NULL), knode);
+    assert_true(deleting(&w, "low")); /* still stopping */
+    w_pod(&w, "next", 1);             /* low's GPU is not free yet */
+    w.now += 1;
+    assert_int_equal(w_cycle(&w), 0);
+    kd_call(w.admin, "POST", "/_control/finish_deletions", NULL, 200);
+    w.now += 1;
+    assert_int_equal(w_cycle(&w), 1);
+    assert_string_equal(w_node_of(&w, "next", NULL), vnode);
+    w_check_distinct(&w);
+    w_close(&w);
+}
+
 /* A victim deleted and re-created under its name (a StatefulSet's)
  * between what the scheduler saw and its DELETE: the precondition's uid is
  * the old pod's, the double answers 409, the new pod stays. */
@@ -463,6 +507,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup_teardown(test_delete_fails, kd_start, kd_stop),
         cmocka_unit_test_setup_teardown(test_delete_backoff, kd_start, kd_stop),
         cmocka_unit_test_setup_teardown(test_victim_holds_cpu, kd_start, kd_stop),
+        cmocka_unit_test_setup_teardown(test_preemptor_moves, kd_start, kd_stop),
         cmocka_unit_test_setup_teardown(test_condition_then_delete, kd_start, kd_stop),
         cmocka_unit_test_setup_teardown(test_victim_ends, kd_start, kd_stop),
         cmocka_unit_test_setup_teardown(test_uid_mismatch, kd_start, kd_stop),
