@@ -189,7 +189,19 @@ void do_create(const struct route *r, json_t *body, struct answer *a)
     json_object_set_new(obj, "kind", json_string(kind_of(r->res)));
     json_object_set_new(obj, "apiVersion", json_string(r->api_version));
     if (strcmp(r->res, "pods") == 0) { /* status is the server's to write */
-        json_object_set_new(obj, "status", json_pack("{s:s}", "phase", "Pending"));
+        json_t *st = json_pack("{s:s}", "phase", "Pending");
+        /* a pod created with scheduling gates: PodScheduled False, reason
+         * SchedulingGated (pkg/registry/core/pod/strategy.go PrepareForCreate,
+         * applySchedulingGatedCondition); an update keeps the status
+         * (PrepareForUpdate), so the condition stays until a scheduler's
+         * status patch or the Binding replaces it */
+        if (json_array_size(json_object_get(json_object_get(obj, "spec"), "schedulingGates")) > 0)
+            json_object_set_new(st, "conditions",
+                                json_pack("[{s:s,s:s,s:s,s:s,s:n,s:s}]", "type", "PodScheduled",
+                                          "status", "False", "reason", "SchedulingGated", "message",
+                                          "Scheduling is blocked due to non-empty scheduling gates",
+                                          "lastProbeTime", "lastTransitionTime", ts));
+        json_object_set_new(obj, "status", st);
         pod_defaults(obj);
     }
     normalize(obj);

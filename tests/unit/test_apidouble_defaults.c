@@ -7,9 +7,12 @@
  * pod says itself is kept (a NoExecute toleration of its own of either
  * taint, or one of every taint, adds none for it; its own policies), a
  * limit without a request is requested, priority comes from the named
- * class, or the smallest globalDefault one (its name written); and a
- * Binding of a pod with schedulingGates is refused (409) until a patch
- * removes them, as the real server's setPodHostAndAnnotations refuses it;
+ * class, or the smallest globalDefault one (its name written); a pod
+ * created with schedulingGates has PodScheduled False, reason
+ * SchedulingGated (strategy.go applySchedulingGatedCondition), kept by an
+ * update and replaced by the Binding's; and a Binding of a pod with
+ * schedulingGates is refused (409) until a patch removes them, as the
+ * real server's setPodHostAndAnnotations refuses it;
  * a patch that changes a pod's spec beyond what ValidatePodUpdate allows
  * (nodeName, schedulerName, tolerations taken away) is 422 Invalid. */
 #include <setjmp.h>
@@ -188,7 +191,19 @@ static void test_gated_binding(void **state)
     (void)state;
     struct gp_kube_client *c = kd_client();
     char t[2048];
-    json_decref(create(c, POD("gated", ",\"schedulingGates\":[{\"name\":\"example.com/q\"}]")));
+    json_t *pod = create(c, POD("gated", ",\"schedulingGates\":[{\"name\":\"example.com/q\"}]"));
+    /* PodScheduled False, SchedulingGated, as the real server's
+     * applySchedulingGatedCondition writes it at create */
+    json_t *cond = json_array_get(json_object_get(json_object_get(pod, "status"), "conditions"), 0);
+    assert_string_equal(json_string_value(json_object_get(cond, "type")), "PodScheduled");
+    assert_string_equal(json_string_value(json_object_get(cond, "status")), "False");
+    assert_string_equal(json_string_value(json_object_get(cond, "reason")), "SchedulingGated");
+    assert_string_equal(json_string_value(json_object_get(cond, "message")),
+                        "Scheduling is blocked due to non-empty scheduling gates");
+    json_decref(pod);
+    pod = create(c, POD("open", "")); /* no gates: no condition */
+    assert_null(json_object_get(json_object_get(pod, "status"), "conditions"));
+    json_decref(pod);
     const char *bind = "{\"apiVersion\":\"v1\",\"kind\":\"Binding\",\"metadata\":{\"name\":"
                        "\"gated\"},\"target\":{\"apiVersion\":\"v1\",\"kind\":\"Node\","
                        "\"name\":\"n1\"}}";
@@ -203,7 +218,10 @@ static void test_gated_binding(void **state)
     assert_int_equal(req(c, "PATCH", path, "{\"spec\":{\"schedulingGates\":null}}",
                          "application/merge-patch+json", t, sizeof t),
                      200);
+    assert_non_null(strstr(t, "\"SchedulingGated\"")); /* an update keeps the status */
     assert_int_equal(req(c, "POST", bpath, bind, "application/json", t, sizeof t), 201);
+    assert_int_equal(req(c, "GET", path, NULL, NULL, t, sizeof t), 200);
+    assert_null(strstr(t, "\"SchedulingGated\"")); /* the Binding's PodScheduled True */
     gp_kube_client_free(c);
 }
 
