@@ -662,17 +662,21 @@ static void evict(struct gp_kube_sched *s, struct spod *v, struct spod *by)
         s->dirty = true;
 }
 
-/* After a restart or a leader change while victims are still stopping:
- * each pending pod of ours whose status.nominatedNodeName names a node
- * where lower-priority pods are being deleted keeps its claim there, as
- * kube-scheduler's queue keeps a nominated pod's room on its node
- * (framework.RunFilterPluginsWithNominatedPods adds it to that node for
- * every pod of no higher priority): those pods taken out of the engine as
- * victims still stopping (their GPUs held: on_stopping), the pod placed on
- * the room they leave, waiting for them (SP_PREEMPTING), so that no other
- * pod takes it. A claim that no longer fits is dropped (the pod decided
- * anew). Called by the rebuild, after
- * what the API shows on nodes and the half-finished binds. */
+/* After a restart or a leader change (any rebuild): each pending pod of
+ * ours whose status.nominatedNodeName names a node keeps its claim there,
+ * as kube-scheduler's nominator keeps a nominated pod's room on its node
+ * (the queue reads status.nominatedNodeName back; addNominatedPods in
+ * framework/runtime/framework.go adds the pod to that node when
+ * filtering every pod of no higher priority): where lower-priority pods
+ * are still being deleted, they are taken out of the engine as victims
+ * still stopping (held: victim_hold, on_stopping) and the pod placed on
+ * the room they leave, waiting for them (SP_PREEMPTING); where they are
+ * gone and the pod passes every filter there, it is placed there and
+ * bound before the next cycle places anything else - so that no pod of
+ * equal priority, older in the queue, takes that room (the review's R15).
+ * A claim that no longer fits is dropped (the pod decided anew). Called
+ * by the rebuild, after what the API shows on nodes and the
+ * half-finished binds. */
 void gp_ks_nominated_claim(struct gp_kube_sched *s)
 {
     for (size_t i = 0; i < s->npods; i++) {
@@ -702,10 +706,28 @@ void gp_ks_nominated_claim(struct gp_kube_sched *s)
             victim_hold(s, v); /* its cpu and memory until it is gone */
         }
         uint32_t part;
-        bool placed = k > 0 && gp_ks_engine_add(s, p) == GP_OK;
+        bool placed = gp_ks_engine_add(s, p) == GP_OK;
+        if (placed && k == 0) { /* its victims gone: its room there if it fits now */
+            const struct gp_node *nd = gp_engine_node(s->e, gp_ks_part(n, &p->spec));
+            placed =
+                nd && gp_engine_filter(s->e, nd, gp_engine_pod(s->e, p->eng)) == GP_FILTER_COUNT;
+            if (!placed)
+                gp_ks_engine_drop(s, p); /* decided with the others (step 3) */
+        }
         if (placed && gp_ks_place(s, p, n, NULL, false, &part) != GP_OK) {
             gp_ks_engine_drop(s, p);
             placed = false;
+        }
+        if (placed && k == 0) {
+            /* bound there by the next cycle before anything else is placed
+             * (gp_ks_resume: a preemptor whose victims are gone) */
+            p->st = SP_PREEMPTING;
+            p->node = part;
+            p->pick = gp_engine_pod(s->e, p->eng)->pick;
+            p->victims = 0;
+            p->nominated_at = 0;
+            s->maybe_resume = true;
+            continue;
         }
         if (placed) {
             p->st = SP_PREEMPTING;

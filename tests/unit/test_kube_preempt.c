@@ -495,6 +495,40 @@ static void test_nominated_restart(void **state)
     w_close(&w);
 }
 
+/* A restart once the victim is gone, its preemptor not yet bound: its
+ * nomination still holds the room (the review's R15). a-rival, of the
+ * same priority and first in the rebuilt queue, would take n1's GPU;
+ * kube-scheduler filters it as if high (nominated there, priority as
+ * high) were on n1 already, so high binds there and a-rival waits. */
+static void test_nominated_gone_restart(void **state)
+{
+    (void)state;
+    struct world w;
+    w_open(&w, true);
+    w_node(&w, "n1", 1);
+    w_pod(&w, "low", 1);
+    assert_int_equal(w_cycle(&w), 1);
+    w_pod_full(&w, "high", 1, 100, "gpuplane", NULL);
+    w.now += 1;
+    assert_int_equal(w_cycle(&w), 0);
+    assert_true(deleting(&w, "low"));
+    assert_string_equal(nominated(&w, "high"), "n1");
+    w_close(&w); /* the scheduler goes; its victim goes too, before the next one lists */
+    w_open(&w, true);
+    kd_call(w.admin, "POST", "/_control/finish_deletions", NULL, 200);
+    kd_call(w.admin, "POST", "/api/v1/namespaces/default/pods",
+            "{\"metadata\":{\"name\":\"a-rival\"},\"spec\":{\"schedulerName\":\"gpuplane\","
+            "\"priority\":100,\"containers\":[{\"name\":\"c\","
+            "\"image\":\"x\",\"resources\":{\"limits\":{\"nvidia.com/gpu\":\"1\"}}}]}}",
+            201);
+    w.now += 1;
+    assert_int_equal(w_cycle(&w), 1);
+    assert_string_equal(w_node_of(&w, "high", NULL), "n1");
+    assert_string_equal(w_node_of(&w, "a-rival", NULL), "");
+    w_check_distinct(&w);
+    w_close(&w);
+}
+
 /* Run with "shared": the double checks every write against the published
  * OpenAPI schemas (the DeleteOptions of a DELETE too). */
 int main(int argc, char **argv)
@@ -512,6 +546,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup_teardown(test_victim_ends, kd_start, kd_stop),
         cmocka_unit_test_setup_teardown(test_uid_mismatch, kd_start, kd_stop),
         cmocka_unit_test_setup_teardown(test_nominated_restart, kd_start, kd_stop),
+        cmocka_unit_test_setup_teardown(test_nominated_gone_restart, kd_start, kd_stop),
     };
     if (gp_shared_mode(argc, argv)) {
         if (!gp_shared_have(SCHEMAS "/api__v1_openapi.json"))
