@@ -15,9 +15,12 @@
  * as NVIDIA's NVSentinel carries it (xiderrorsmapping.csv, its
  * gpu-health-monitor chart): RESTART_APP and IGNORE are application
  * errors (the GPU is fine), RESTART_BM and RESTART_VM fatal (the GPU is
- * back only with the machine or the driver), and RESET_GPU, the WORKFLOW_
- * buckets, CHECK_MECHANICALS, UPDATE_SWFW and the rest recoverable (kept
- * out until a reset or a quiet period). The catalog wins over NVIDIA
+ * back only with the machine or the driver), RESET_GPU (and XID 48, whose
+ * WORKFLOW_XID_48 ends in a reset: an uncorrectable ECC error's row
+ * remapping pends until one) kept out until a GPU reset is seen, never by
+ * the quiet period alone, and the other WORKFLOW_ buckets,
+ * CHECK_MECHANICALS, UPDATE_SWFW and the rest recoverable (kept out until
+ * a reset or a quiet period). The catalog wins over NVIDIA
  * k8s-device-plugin's default ignore list (13, 31, 43, 45, 68, 109) where
  * they disagree: 109 is RESET_GPU in the catalog (k8s-device-plugin #1974
  * is that disagreement). An XID not listed: recoverable. */
@@ -43,14 +46,14 @@ static const struct xid_row xid_table[] = {
     {43, GP_XID_APPLICATION, "GPU stopped processing (reset channel)"},
     {44, GP_XID_APPLICATION, "graphics engine fault during context switch"},
     {45, GP_XID_APPLICATION, "preemptive cleanup, due to previous errors"},
-    {46, GP_XID_RECOVERABLE, "GPU timeout"},
-    {48, GP_XID_RECOVERABLE, "double bit ECC error"},
+    {46, GP_XID_RESET, "GPU timeout"},
+    {48, GP_XID_RESET, "double bit ECC error"},
     {54, GP_XID_RECOVERABLE, "power-reduced clocking"},
     {60, GP_XID_APPLICATION, "SEC2 error"},
     {61, GP_XID_RECOVERABLE, "internal micro-controller breakpoint/warning"},
-    {62, GP_XID_RECOVERABLE, "internal micro-controller halt"},
+    {62, GP_XID_RESET, "internal micro-controller halt"},
     {63, GP_XID_APPLICATION, "ECC page retirement or row remapping recorded"},
-    {64, GP_XID_RECOVERABLE, "ECC page retirement or row remapping failure"},
+    {64, GP_XID_RESET, "ECC page retirement or row remapping failure"},
     {66, GP_XID_APPLICATION, "FECS register access violation"},
     {67, GP_XID_APPLICATION, "FECS verification violation"},
     {68, GP_XID_APPLICATION, "NVDEC0 exception"},
@@ -75,7 +78,7 @@ static const struct xid_row xid_table[] = {
     {92, GP_XID_APPLICATION, "excessive single-bit ECC interrupts"},
     {93, GP_XID_APPLICATION, "InfoROM erase limit exceeded"},
     {94, GP_XID_APPLICATION, "contained ECC error"},
-    {95, GP_XID_RECOVERABLE, "uncontained ECC error"},
+    {95, GP_XID_RESET, "uncontained ECC error"},
     {96, GP_XID_APPLICATION, "NVDEC5 error"},
     {97, GP_XID_APPLICATION, "NVDEC6 error"},
     {98, GP_XID_APPLICATION, "NVDEC7 error"},
@@ -88,10 +91,10 @@ static const struct xid_row xid_table[] = {
     {105, GP_XID_APPLICATION, "NVJPG7 error"},
     {106, GP_XID_APPLICATION, "SMBPBI test message"},
     {107, GP_XID_APPLICATION, "SMBPBI test message (silent)"},
-    {109, GP_XID_RECOVERABLE, "context switch timeout"},
-    {110, GP_XID_RECOVERABLE, "security fault"},
-    {119, GP_XID_RECOVERABLE, "GSP RPC timeout"},
-    {120, GP_XID_RECOVERABLE, "GSP error"},
+    {109, GP_XID_RESET, "context switch timeout"},
+    {110, GP_XID_RESET, "security fault"},
+    {119, GP_XID_RESET, "GSP RPC timeout"},
+    {120, GP_XID_RESET, "GSP error"},
     {121, GP_XID_APPLICATION, "C2C error"},
     {126, GP_XID_APPLICATION, "copy engine 10 error"},
     {127, GP_XID_APPLICATION, "copy engine 11 error"},
@@ -103,12 +106,12 @@ static const struct xid_row xid_table[] = {
     {133, GP_XID_APPLICATION, "copy engine 17 error"},
     {134, GP_XID_APPLICATION, "copy engine 18 error"},
     {135, GP_XID_APPLICATION, "copy engine 19 error"},
-    {136, GP_XID_RECOVERABLE, "NVLink ALI training failure"},
+    {136, GP_XID_RESET, "NVLink ALI training failure"},
     {137, GP_XID_APPLICATION, "NVLink FLA privilege error"},
     {139, GP_XID_APPLICATION, "OFA1 error"},
-    {140, GP_XID_RECOVERABLE, "unrecovered ECC error"},
+    {140, GP_XID_RESET, "unrecovered ECC error"},
     {141, GP_XID_APPLICATION, "fast path error"},
-    {143, GP_XID_RECOVERABLE, "GPU initialisation error"},
+    {143, GP_XID_RESET, "GPU initialisation error"},
     {151, GP_XID_FATAL, "key rotation error"},
     {152, GP_XID_APPLICATION, "DLA SMMU error"},
     {153, GP_XID_APPLICATION, "DLA timeout"},
@@ -144,6 +147,8 @@ const char *gp_node_xid_class_name(enum gp_xid_class c)
         return "recoverable";
     case GP_XID_FATAL:
         return "fatal";
+    case GP_XID_RESET:
+        return "reset";
     default:
         return "unknown";
     }
@@ -164,6 +169,8 @@ const char *gp_node_health_state_name(enum gp_node_health_state s)
         return "unhealthy (recoverable)";
     case GP_NODE_UNHEALTHY_FATAL:
         return "unhealthy (fatal)";
+    case GP_NODE_UNHEALTHY_RESET:
+        return "unhealthy (until a reset)";
     }
     return "unknown";
 }
@@ -218,6 +225,10 @@ bool gp_node_health_xid(struct gp_node_health *h, unsigned gpu, unsigned xid, do
         return move(h, gpu, GP_NODE_UNHEALTHY_FATAL, GP_NODE_CAUSE_XID, xid, cls, now_s, ch);
     if (s->state == GP_NODE_UNHEALTHY_FATAL)
         return false;
+    if (cls == GP_XID_RESET) /* no quiet period brings it back: only a reset */
+        return move(h, gpu, GP_NODE_UNHEALTHY_RESET, GP_NODE_CAUSE_XID, xid, cls, now_s, ch);
+    if (s->state == GP_NODE_UNHEALTHY_RESET)
+        return false;
     return move(h, gpu, GP_NODE_UNHEALTHY_RECOVERABLE, GP_NODE_CAUSE_XID, xid, cls, now_s, ch);
 }
 
@@ -233,7 +244,8 @@ bool gp_node_health_lost(struct gp_node_health *h, unsigned gpu, double now_s,
 bool gp_node_health_reset(struct gp_node_health *h, unsigned gpu, double now_s,
                           struct gp_node_health_change *ch)
 {
-    if (gpu >= h->n_gpus || h->gpus[gpu].state != GP_NODE_UNHEALTHY_RECOVERABLE)
+    if (gpu >= h->n_gpus || (h->gpus[gpu].state != GP_NODE_UNHEALTHY_RECOVERABLE &&
+                             h->gpus[gpu].state != GP_NODE_UNHEALTHY_RESET))
         return false;
     return move(h, gpu, GP_NODE_HEALTHY, GP_NODE_CAUSE_RESET, 0, GP_XID_RECOVERABLE, now_s, ch);
 }
@@ -354,8 +366,9 @@ void gp_node_health_note(const struct gp_node_health_change *ch, const struct gp
     else
         snprintf(who, sizeof who, "GPU %u", ch->gpu);
     const char *until = ch->to == GP_NODE_UNHEALTHY_FATAL ? "unhealthy until the driver is reloaded"
-                                                          : "unhealthy until a GPU reset or a "
-                                                            "quiet period";
+                        : ch->to == GP_NODE_UNHEALTHY_RESET
+                            ? "unhealthy until a GPU reset is seen"
+                            : "unhealthy until a GPU reset or a quiet period";
     if (ch->to == GP_NODE_HEALTHY) {
         snprintf(note, n, "%s: healthy again: %s", who, cause_text(ch));
     } else if (ch->cause == GP_NODE_CAUSE_XID) {

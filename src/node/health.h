@@ -23,8 +23,9 @@
 
 enum gp_xid_class {
     GP_XID_APPLICATION, /* ignored: RESTART_APP / IGNORE in the catalog */
-    GP_XID_RECOVERABLE, /* until a reset or the quiet period: RESET_GPU, and unknown XIDs */
+    GP_XID_RECOVERABLE, /* until the quiet period (or a reset): the other buckets, unknown XIDs */
     GP_XID_FATAL,       /* until the driver reloads: RESTART_BM / RESTART_VM, the GPU lost */
+    GP_XID_RESET,       /* until a GPU reset is seen: RESET_GPU, and XID 48 (its workflow's) */
     GP_XID_CLASS_COUNT
 };
 
@@ -32,7 +33,7 @@ enum gp_xid_class {
  * recoverable, as NVIDIA's device plugin treats every XID it does not
  * ignore as critical). */
 enum gp_xid_class gp_node_xid_class(unsigned xid);
-/* "application", "recoverable", "fatal". */
+/* "application", "recoverable", "fatal", "reset". */
 const char *gp_node_xid_class_name(enum gp_xid_class c);
 /* The catalog's short description of an XID ("GPU has fallen off the
  * bus"), or NULL for one not in our table. */
@@ -42,13 +43,14 @@ enum gp_node_health_state {
     GP_NODE_HEALTHY,
     GP_NODE_UNHEALTHY_RECOVERABLE, /* back on a reset or after the quiet period */
     GP_NODE_UNHEALTHY_FATAL,       /* back when the driver reloads */
+    GP_NODE_UNHEALTHY_RESET,       /* back when a GPU reset is seen (no quiet period) */
 };
 
 /* What changed a GPU's health. */
 enum gp_node_health_cause {
     GP_NODE_CAUSE_XID,           /* an XID came (xid, cls say which) */
     GP_NODE_CAUSE_LOST,          /* NVML said the GPU is lost (fatal) */
-    GP_NODE_CAUSE_RESET,         /* a GPU reset was seen */
+    GP_NODE_CAUSE_RESET,         /* a GPU reset was seen (a pending row remapping done) */
     GP_NODE_CAUSE_QUIET,         /* the quiet period passed without a recoverable XID */
     GP_NODE_CAUSE_DRIVER_RELOAD, /* the driver was reloaded */
     GP_NODE_CAUSE_BACK,          /* NVML reads a GPU it had reported lost again */
@@ -95,9 +97,10 @@ void gp_node_health_init(struct gp_node_health *h, size_t n_gpus,
  * GPU index out of range). The rules:
  *   xid:    application: counted only. recoverable: HEALTHY ->
  *           RECOVERABLE, the quiet period restarts (also when already
- *           RECOVERABLE; a FATAL GPU stays FATAL). fatal: -> FATAL.
+ *           RECOVERABLE; a FATAL or RESET GPU stays so). reset: HEALTHY or
+ *           RECOVERABLE -> RESET (a FATAL GPU stays FATAL). fatal: -> FATAL.
  *   lost:   -> FATAL.
- *   reset:  RECOVERABLE -> HEALTHY (a FATAL GPU stays FATAL).
+ *   reset:  RECOVERABLE or RESET -> HEALTHY (a FATAL GPU stays FATAL).
  *   tick:   each RECOVERABLE GPU whose last recoverable XID is quiet_s old
  *           or more -> HEALTHY; up to cap changes written, all applied;
  *           returns how many changed.
@@ -134,7 +137,8 @@ double gp_node_health_next_s(const struct gp_node_health *h);
  * (GPUs matched by index; those past h->n_gpus left as they are). */
 void gp_node_health_apply(const struct gp_node_health *h, struct gp_node_inventory *inv);
 
-/* "healthy", "unhealthy (recoverable)", "unhealthy (fatal)". */
+/* "healthy", "unhealthy (recoverable)", "unhealthy (fatal)", "unhealthy
+ * (until a reset)". */
 const char *gp_node_health_state_name(enum gp_node_health_state s);
 
 /* A change as an Event's reason, type and note: "GPUUnhealthy" (Warning)

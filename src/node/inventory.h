@@ -53,7 +53,11 @@ struct gp_node_gpu {
     uint64_t memory_used_mib;
     bool persistence_mode; /* NVML's persistence mode on (nvmlDeviceGetPersistenceMode) */
     bool healthy;          /* false while an XID keeps it out (node/health) */
-    unsigned last_xid;     /* the last XID seen on it; 0 for none */
+    /* a row remapping pends until a GPU reset (nvmlDeviceGetRemappedRows'
+     * isPending, Ampere and newer): 1 pending, 0 not, -1 not known (not
+     * supported, or MIG instances active) */
+    int remap_pending;
+    unsigned last_xid; /* the last XID seen on it; 0 for none */
 };
 
 /* A node's GPUs and driver. */

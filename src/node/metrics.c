@@ -16,6 +16,8 @@ static const struct {
     {GP_NM_XIDS_APP, "XIDs of the application class (ignored) seen on the GPU", GP_METRIC_COUNTER},
     {GP_NM_XIDS_REC, "XIDs of the recoverable class seen on the GPU", GP_METRIC_COUNTER},
     {GP_NM_XIDS_FATAL, "XIDs of the fatal class seen on the GPU", GP_METRIC_COUNTER},
+    {GP_NM_XIDS_RESET, "XIDs of the reset class (out until a GPU reset) seen on the GPU",
+     GP_METRIC_COUNTER},
 };
 
 enum gp_err gp_node_metrics_init(struct gp_node_metrics *nm, struct gp_diag *diag)
@@ -24,9 +26,9 @@ enum gp_err gp_node_metrics_init(struct gp_node_metrics *nm, struct gp_diag *dia
     enum gp_err err = gp_metrics_new(&nm->reg, diag);
     if (err != GP_OK)
         return err;
-    struct gp_metric **slots[] = {&nm->util,    &nm->mem_used, &nm->mem_total,
-                                  &nm->pods,    &nm->healthy,  &nm->last_xid,
-                                  &nm->xids[0], &nm->xids[1],  &nm->xids[2]};
+    struct gp_metric **slots[] = {&nm->util,    &nm->mem_used, &nm->mem_total, &nm->pods,
+                                  &nm->healthy, &nm->last_xid, &nm->xids[0],   &nm->xids[1],
+                                  &nm->xids[2], &nm->xids[3]};
     for (size_t i = 0; i < sizeof defs / sizeof defs[0]; i++) {
         struct gp_metric_def d = {.name = defs[i].name,
                                   .help = defs[i].help,

@@ -22,6 +22,7 @@
 #define GP_NM_XIDS_APP   "gpuplane_node_gpu_xids_application_total"
 #define GP_NM_XIDS_REC   "gpuplane_node_gpu_xids_recoverable_total"
 #define GP_NM_XIDS_FATAL "gpuplane_node_gpu_xids_fatal_total"
+#define GP_NM_XIDS_RESET "gpuplane_node_gpu_xids_reset_total"
 
 #define GP_NM_MAX_SERIES (2 * GP_NODE_MAX_GPUS) /* UUIDs per metric over the agent's life */
 

@@ -323,6 +323,11 @@ static enum gp_err read_gpu(struct gp_nvml *nv, unsigned i, struct gp_nvml_devic
         g->persistence_mode = pm == GP_NVML_FEATURE_ENABLED;
     else if (!absent(rc))
         return fail(nv, diag, "nvmlDeviceGetPersistenceMode", (int)i, rc);
+    /* a pending row remapping is done by a GPU reset: the agent sees the
+     * reset that a reset-class XID waits for when it ends (nvwatch.c) */
+    unsigned corr = 0, unc = 0, pending = 0, failed = 0;
+    rc = OPT(nv, nvmlDeviceGetRemappedRows, dev, &corr, &unc, &pending, &failed);
+    g->remap_pending = rc == GP_NVML_SUCCESS ? pending != 0 : -1;
     return GP_OK;
 }
 

@@ -133,6 +133,9 @@ struct gp_nvml_gi_info {
     X(nvmlDeviceGetNvLinkRemotePciInfo_v2, 0,                                                      \
       (struct gp_nvml_device * device, unsigned link, struct gp_nvml_pci_info *pci))               \
     X(nvmlDeviceGetPersistenceMode, 0, (struct gp_nvml_device * device, int *mode))                \
+    X(nvmlDeviceGetRemappedRows, 0,                                                                \
+      (struct gp_nvml_device * device, unsigned *corr_rows, unsigned *unc_rows,                    \
+       unsigned *is_pending, unsigned *failure_occurred))                                          \
     X(nvmlEventSetCreate, 0, (struct gp_nvml_event_set * *set))                                    \
     X(nvmlDeviceRegisterEvents, 0,                                                                 \
       (struct gp_nvml_device * device, unsigned long long types, struct gp_nvml_event_set *set))   \

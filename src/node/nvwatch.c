@@ -94,6 +94,10 @@ static void *xid_loop(void *arg)
             if (w->nvml_index[g] == (int)ev.gpu_index &&
                 gp_node_health_xid(&w->health, (unsigned)g, ev.xid, mono_s(), &ch))
                 queue(w, &ch);
+        /* a reset-class XID: a discovery now, to see the row remapping it
+         * leaves pending before the reset that does it (merge) */
+        if (gp_node_xid_class((unsigned)ev.xid) == GP_XID_RESET)
+            w->rediscover = true;
         pthread_mutex_unlock(&w->mu);
     }
     return NULL;
@@ -156,6 +160,7 @@ static void merge(struct gp_node_nvwatch *w, const struct gp_node_inventory *fre
         for (size_t g = 0; g < w->cur.n_gpus; g++)
             if (strcmp(w->cur.gpus[g].uuid, f->uuid) == 0)
                 pos = g;
+        bool existed = pos < w->cur.n_gpus;
         if (pos == w->cur.n_gpus) {
             if (pos >= GP_NODE_MAX_GPUS)
                 continue;
@@ -165,6 +170,10 @@ static void merge(struct gp_node_nvwatch *w, const struct gp_node_inventory *fre
         } else if (!same_devices(&w->cur.gpus[pos], f)) {
             rep->devices_changed = true;
         }
+        /* a row remapping pending before and done now: the GPU was reset
+         * (NVML: "a reset will be required to actually remap the row") */
+        bool reset_seen = existed && w->cur.gpus[pos].remap_pending == 1 && f->remap_pending == 0 &&
+                          w->nvml_index[pos] >= 0;
         w->cur.gpus[pos] = *f;
         w->cur.gpus[pos].index = (unsigned)pos;
         w->nvml_index[pos] = (int)f->index;
@@ -180,6 +189,8 @@ static void merge(struct gp_node_nvwatch *w, const struct gp_node_inventory *fre
                                        reload ? GP_NODE_CAUSE_DRIVER_RELOAD : GP_NODE_CAUSE_BACK,
                                        now, &ch),
                    &ch);
+        else if (reset_seen) /* what a reset-class XID waits for (node/health.h) */
+            change(w, gp_node_health_reset(&w->health, (unsigned)pos, now, &ch), &ch);
         w->gone[pos] = false;
     }
     for (size_t g = 0; g < w->cur.n_gpus; g++) { /* NVLink peers: NVML indexes to positions */

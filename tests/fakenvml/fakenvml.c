@@ -57,6 +57,7 @@ struct fake_gpu {
     char name[GP_NVML_NAME_LEN], uuid[GP_NVML_UUID_LEN], bus[GP_NVML_BUS_ID_LEN];
     unsigned pciid, util, mig_mode; /* mig_mode: 0 off, 1 on, 2 not supported */
     int cc_major, cc_minor, persistence;
+    int remap; /* a row remapping pending: 1, 0; -1 NOT_SUPPORTED (the default) */
     unsigned long long memory_mib, used_mib;
     int lost;
     size_t n_migs;
@@ -144,6 +145,7 @@ static int parse_gpu(char *rest, struct fake_gpu *g)
     memset(g, 0, sizeof *g);
     g->mig_mode = 2;
     g->persistence = -1;
+    g->remap = -1;
     while (next_token(&rest, k, sizeof k, v, sizeof v)) {
         if (!strcmp(k, "name"))
             copy(g->name, sizeof g->name, v);
@@ -163,6 +165,8 @@ static int parse_gpu(char *rest, struct fake_gpu *g)
             g->util = (unsigned)num(v);
         else if (!strcmp(k, "persistence"))
             g->persistence = (int)num(v);
+        else if (!strcmp(k, "remap"))
+            g->remap = (int)num(v);
         else if (!strcmp(k, "mig"))
             g->mig_mode = !strcmp(v, "none") ? 2 : (unsigned)num(v);
         else if (!strcmp(k, "lost"))
@@ -675,6 +679,21 @@ int nvmlDeviceGetPersistenceMode(struct gp_nvml_device *device, int *mode)
         rc = GP_NVML_ERROR_NOT_SUPPORTED;
     else
         *mode = g->persistence ? GP_NVML_FEATURE_ENABLED : 0;
+    END;
+}
+
+int nvmlDeviceGetRemappedRows(struct gp_nvml_device *device, unsigned *corr_rows,
+                              unsigned *unc_rows, unsigned *is_pending, unsigned *failure_occurred)
+{
+    BEGIN_DEV("nvmlDeviceGetRemappedRows", device);
+    if (g->remap < 0) {
+        rc = GP_NVML_ERROR_NOT_SUPPORTED;
+    } else {
+        *corr_rows = 0;
+        *unc_rows = (unsigned)g->remap;
+        *is_pending = (unsigned)g->remap;
+        *failure_occurred = 0;
+    }
     END;
 }
 

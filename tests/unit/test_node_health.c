@@ -22,9 +22,14 @@ static void test_classes(void **state)
     static const unsigned app[] = {8, 11, 13, 31, 43, 45, 63, 68, 69, 94, 121};
     for (size_t i = 0; i < sizeof app / sizeof app[0]; i++)
         assert_int_equal(gp_node_xid_class(app[i]), GP_XID_APPLICATION);
-    /* RESET_GPU and the WORKFLOW_ buckets: recoverable; 109 too, although
-     * the device plugin's default list ignores it (the catalog wins) */
-    static const unsigned rec[] = {46, 48, 62, 64, 74, 95, 109, 119, 120, 140};
+    /* RESET_GPU, and 48 (WORKFLOW_XID_48 ends in a reset): until a reset;
+     * 109 too, although the device plugin's default list ignores it (the
+     * catalog wins) */
+    static const unsigned rst[] = {46, 48, 62, 64, 95, 109, 110, 119, 120, 136, 140, 143};
+    for (size_t i = 0; i < sizeof rst / sizeof rst[0]; i++)
+        assert_int_equal(gp_node_xid_class(rst[i]), GP_XID_RESET);
+    /* the other WORKFLOW_ buckets and the rest: recoverable */
+    static const unsigned rec[] = {54, 61, 74, 154};
     for (size_t i = 0; i < sizeof rec / sizeof rec[0]; i++)
         assert_int_equal(gp_node_xid_class(rec[i]), GP_XID_RECOVERABLE);
     /* RESTART_BM and RESTART_VM: fatal */
@@ -40,20 +45,34 @@ static void test_classes(void **state)
     assert_string_equal(gp_node_xid_class_name(GP_XID_APPLICATION), "application");
     assert_string_equal(gp_node_xid_class_name(GP_XID_RECOVERABLE), "recoverable");
     assert_string_equal(gp_node_xid_class_name(GP_XID_FATAL), "fatal");
+    assert_string_equal(gp_node_xid_class_name(GP_XID_RESET), "reset");
 }
 
-enum input { APP_XID, REC_XID, FATAL_XID, LOST, RESET, TICK_EARLY, TICK_QUIET, RELOAD, N_INPUTS };
+enum input {
+    APP_XID,
+    REC_XID,
+    FATAL_XID,
+    LOST,
+    RESET,
+    TICK_EARLY,
+    TICK_QUIET,
+    RELOAD,
+    RESET_XID,
+    N_INPUTS
+};
 
 #define H GP_NODE_HEALTHY
 #define R GP_NODE_UNHEALTHY_RECOVERABLE
 #define F GP_NODE_UNHEALTHY_FATAL
+#define X GP_NODE_UNHEALTHY_RESET
 
 /* next[state][input]: the whole transition table. */
-static const enum gp_node_health_state next[3][N_INPUTS] = {
-    /*        app rec fatal lost reset early quiet reload */
-    [H] = {H, R, F, F, H, H, H, H},
-    [R] = {R, R, F, F, H, R, H, H},
-    [F] = {F, F, F, F, F, F, F, H},
+static const enum gp_node_health_state next[4][N_INPUTS] = {
+    /*        app rec fatal lost reset early quiet reload reset-xid */
+    [H] = {H, R, F, F, H, H, H, H, X},
+    [R] = {R, R, F, F, H, R, H, H, X},
+    [F] = {F, F, F, F, F, F, F, H, F},
+    [X] = {X, X, F, F, H, X, X, H, X}, /* the quiet period does not bring it back */
 };
 
 static const double quiet = 100;
@@ -64,7 +83,9 @@ static void make(struct gp_node_health *h, enum gp_node_health_state s)
     struct gp_node_health_opts o = {.quiet_s = quiet};
     gp_node_health_init(h, 2, &o);
     if (s == R)
-        assert_true(gp_node_health_xid(h, 1, 48, 0, NULL));
+        assert_true(gp_node_health_xid(h, 1, 74, 0, NULL));
+    if (s == X)
+        assert_true(gp_node_health_xid(h, 1, 95, 0, NULL));
     if (s == F)
         assert_true(gp_node_health_xid(h, 1, 79, 0, NULL));
     assert_int_equal(h->gpus[1].state, s);
@@ -94,6 +115,8 @@ static bool apply(struct gp_node_health *h, enum input in, struct gp_node_health
     case RELOAD:
         n = gp_node_health_driver_reload(h, 10, many, 4);
         break;
+    case RESET_XID:
+        return gp_node_health_xid(h, 1, 95, 10, ch);
     default:
         fail();
     }
@@ -107,9 +130,10 @@ static void test_transitions(void **state)
 {
     (void)state;
     static const enum gp_node_health_cause cause[N_INPUTS] = {
-        GP_NODE_CAUSE_XID,   GP_NODE_CAUSE_XID,   GP_NODE_CAUSE_XID,   GP_NODE_CAUSE_LOST,
-        GP_NODE_CAUSE_RESET, GP_NODE_CAUSE_QUIET, GP_NODE_CAUSE_QUIET, GP_NODE_CAUSE_DRIVER_RELOAD};
-    for (int s = H; s <= F; s++)
+        GP_NODE_CAUSE_XID,   GP_NODE_CAUSE_XID,           GP_NODE_CAUSE_XID,
+        GP_NODE_CAUSE_LOST,  GP_NODE_CAUSE_RESET,         GP_NODE_CAUSE_QUIET,
+        GP_NODE_CAUSE_QUIET, GP_NODE_CAUSE_DRIVER_RELOAD, GP_NODE_CAUSE_XID};
+    for (int s = H; s <= X; s++)
         for (int in = 0; in < N_INPUTS; in++) {
             struct gp_node_health h;
             make(&h, (enum gp_node_health_state)s);
@@ -129,9 +153,55 @@ static void test_transitions(void **state)
             assert_int_equal(ch.to, want);
             assert_int_equal(ch.cause, cause[in]);
             if (ch.cause == GP_NODE_CAUSE_XID)
-                assert_int_equal(ch.xid, in == REC_XID ? 74 : 79);
+                assert_int_equal(ch.xid, in == REC_XID ? 74 : in == RESET_XID ? 95 : 79);
             assert_int_equal(gp_node_health_ok(&h, 1), want == H);
         }
+}
+
+/* The XIDs whose catalog action is a GPU reset (95 uncontained ECC, 48
+ * double-bit ECC, RESET_GPU's rows) stay unhealthy however long it is
+ * quiet: only a reset seen brings the GPU back (the review: they came back
+ * after 600 s without one). */
+static void test_reset_class(void **state)
+{
+    (void)state;
+    struct gp_node_health h;
+    gp_node_health_init(&h, 3, NULL); /* the default quiet period, 600 s */
+    struct gp_node_health_change ch[4];
+    assert_true(gp_node_health_xid(&h, 0, 95, 0, &ch[0]));
+    assert_int_equal(ch[0].to, GP_NODE_UNHEALTHY_RESET);
+    assert_int_equal(ch[0].cls, GP_XID_RESET);
+    assert_true(gp_node_health_xid(&h, 1, 48, 0, &ch[0]));
+    assert_true(gp_node_health_xid(&h, 2, 74, 0, &ch[0])); /* recoverable: the quiet period */
+    assert_true(gp_node_health_next_s(&h) == 600);         /* GPU 2's; none for 0 and 1 */
+    assert_int_equal(gp_node_health_tick(&h, 600, ch, 4), 1);
+    assert_int_equal(ch[0].gpu, 2);
+    assert_true(gp_node_health_next_s(&h) < 0);
+    assert_int_equal(gp_node_health_tick(&h, 1e9, ch, 4), 0);
+    assert_false(gp_node_health_ok(&h, 0));
+    assert_false(gp_node_health_ok(&h, 1));
+    /* a recoverable XID does not turn a reset-bound GPU into a quiet-bound one */
+    assert_false(gp_node_health_xid(&h, 0, 74, 10, ch));
+    assert_int_equal(gp_node_health_tick(&h, 1e9, ch, 4), 0);
+    assert_int_equal(h.gpus[0].state, GP_NODE_UNHEALTHY_RESET);
+    /* a reset seen: back, with its cause */
+    assert_true(gp_node_health_reset(&h, 0, 2000, &ch[0]));
+    assert_int_equal(ch[0].from, GP_NODE_UNHEALTHY_RESET);
+    assert_int_equal(ch[0].cause, GP_NODE_CAUSE_RESET);
+    assert_true(gp_node_health_ok(&h, 0));
+    assert_false(gp_node_health_reset(&h, 0, 2001, &ch[0])); /* healthy: nothing */
+    char note[256];
+    struct gp_node_health_change x = {.gpu = 1,
+                                      .from = GP_NODE_HEALTHY,
+                                      .to = GP_NODE_UNHEALTHY_RESET,
+                                      .cause = GP_NODE_CAUSE_XID,
+                                      .xid = 48,
+                                      .cls = GP_XID_RESET};
+    gp_node_health_note(&x, NULL, note, sizeof note);
+    assert_string_equal(note, "GPU 1: XID 48 (reset: double bit ECC error): unhealthy until a GPU "
+                              "reset is seen");
+    assert_string_equal(gp_node_health_state_name(GP_NODE_UNHEALTHY_RESET),
+                        "unhealthy (until a reset)");
 }
 
 static void test_quiet_period(void **state)
@@ -142,9 +212,9 @@ static void test_quiet_period(void **state)
     gp_node_health_init(&h, 3, &o);
     assert_true(gp_node_health_next_s(&h) < 0);
     struct gp_node_health_change ch[4];
-    assert_true(gp_node_health_xid(&h, 0, 48, 0, &ch[0]));
-    assert_false(gp_node_health_xid(&h, 0, 48, 60, &ch[0])); /* restarts the quiet period */
-    assert_true(gp_node_health_xid(&h, 2, 119, 30, &ch[0]));
+    assert_true(gp_node_health_xid(&h, 0, 74, 0, &ch[0]));
+    assert_false(gp_node_health_xid(&h, 0, 74, 60, &ch[0])); /* restarts the quiet period */
+    assert_true(gp_node_health_xid(&h, 2, 54, 30, &ch[0]));
     assert_true(gp_node_health_next_s(&h) == 130);
     assert_int_equal(gp_node_health_tick(&h, 129, ch, 4), 0);
     assert_int_equal(gp_node_health_tick(&h, 130, ch, 4), 1);
@@ -163,7 +233,7 @@ static void test_quiet_period(void **state)
     assert_int_equal(h.gpus[1].xids[GP_XID_APPLICATION], 1);
     assert_int_equal(h.gpus[1].last_xid, 13);
     /* a fatal XID on a recoverable GPU: no quiet period brings it back */
-    assert_true(gp_node_health_xid(&h, 1, 48, 300, ch));
+    assert_true(gp_node_health_xid(&h, 1, 74, 300, ch));
     assert_true(gp_node_health_xid(&h, 1, 79, 310, ch));
     assert_int_equal(ch[0].from, R);
     assert_int_equal(gp_node_health_tick(&h, 1e9, ch, 4), 0);
@@ -281,8 +351,7 @@ static void test_event(void **state)
     assert_int_equal(gp_node_health_event(c, "gpu-node-1", "uid-1", NULL, &ch, &gpu, &d), GP_OK);
     assert_string_equal(node_events(c, "gpu-node-1"),
                         "GPUUnhealthy|Warning|gpuplane.io/node-agent|GPU 0 (GPU-1234): XID 48 "
-                        "(recoverable: double bit ECC error): unhealthy until a GPU reset or a "
-                        "quiet period;"
+                        "(reset: double bit ECC error): unhealthy until a GPU reset is seen;"
                         "GPUHealthy|Normal|gpuplane.io/node-agent|GPU 0 (GPU-1234): healthy "
                         "again: a GPU reset was seen");
     gp_kube_client_free(c);
@@ -306,6 +375,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_classes),
         cmocka_unit_test(test_transitions),
         cmocka_unit_test(test_quiet_period),
+        cmocka_unit_test(test_reset_class),
         cmocka_unit_test(test_bounds_and_apply),
         cmocka_unit_test(test_note),
         cmocka_unit_test_setup_teardown(test_event, kd_start, kd_stop),

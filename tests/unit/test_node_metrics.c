@@ -87,10 +87,12 @@ static void test_metrics(void **state)
     /* another GPU at index 1: its own series, counted from its own start */
     snprintf(inv.gpus[1].uuid, sizeof inv.gpus[1].uuid, "GPU-new");
     gp_node_health_init(&h, 2, NULL);
-    assert_true(gp_node_health_xid(&h, 1, 48, 0, NULL));
+    assert_true(gp_node_health_xid(&h, 1, 74, 0, NULL));
+    assert_true(gp_node_health_xid(&h, 1, 48, 0, NULL)); /* recoverable -> reset */
     gp_node_metrics_update(&nm, &inv, &h, NULL, 0);
     t = expose(&nm);
     has(t, "gpuplane_node_gpu_xids_recoverable_total{gpu=\"GPU-new\"} 1");
+    has(t, "gpuplane_node_gpu_xids_reset_total{gpu=\"GPU-new\"} 1");
     has(t, "gpuplane_node_gpu_xids_application_total{gpu=\"GPU-1\"} 3");
     /* without a health: the inventory's own fields */
     inv.gpus[0].healthy = false;

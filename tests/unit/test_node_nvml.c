@@ -12,12 +12,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
 #include <dlfcn.h>
 
+#include "node/health.h"
 #include "node/nvml.h"
+#include "node/nvwatch.h"
 
 static char dir[64], conf[128], xids[128];
 
@@ -497,6 +500,88 @@ static void test_xid_events(void **state)
     gp_nvml_close(nv);
 }
 
+static double now_mono(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void write_live(const char *remap)
+{
+    char tmp[160];
+    snprintf(tmp, sizeof tmp, "%s.new", conf);
+    FILE *f = fopen(tmp, "w");
+    assert_non_null(f);
+    fprintf(f,
+            "live\nxids %s\ndriver 550.54.15\ncuda 12040\n"
+            "gpu name=\"NVIDIA H100 80GB HBM3\" uuid=GPU-h0 pci=00000000:01:00.0 "
+            "pciid=0x233010DE memory=81559 used=0 cc=9.0 util=0 persistence=1 remap=%s\n",
+            xids, remap);
+    fclose(f);
+    assert_int_equal(rename(tmp, conf), 0);
+}
+
+/* Polls until a health change of GPU 0 to `to` is reported (true), or
+ * wait_s pass (false); now_add moves the poller's clock on (a quiet
+ * period past). */
+static bool poll_for(struct gp_node_nvwatch *w, enum gp_node_health_state to, double now_add,
+                     double wait_s, enum gp_node_health_cause *cause)
+{
+    static struct gp_node_nvwatch_report rep;
+    double until = now_mono() + wait_s;
+    while (now_mono() < until) {
+        gp_node_nvwatch_poll(w, now_mono() + now_add, &rep);
+        for (size_t i = 0; i < rep.n_changes; i++)
+            if (rep.changes[i].gpu == 0 && rep.changes[i].to == to) {
+                if (cause)
+                    *cause = rep.changes[i].cause;
+                return true;
+            }
+        struct timespec ts = {0, 20 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
+    return false;
+}
+
+/* An XID whose catalog action is a GPU reset (95) keeps the GPU out past
+ * any quiet period; the reset is seen when NVML's pending row remapping
+ * (nvmlDeviceGetRemappedRows) is done, and the GPU is healthy again. */
+static void test_reset_seen(void **state)
+{
+    (void)state;
+    append_xid("");
+    write_live("0");
+    struct gp_node_health_opts ho = {.quiet_s = 1};
+    struct gp_node_nvwatch_opts o = {.nvml_path = GP_FAKENVML, .period_s = 0.05, .health = &ho};
+    struct gp_node_nvwatch *w = NULL;
+    struct gp_diag d = {""};
+    assert_int_equal(gp_node_nvwatch_start(&o, &w, &d), GP_OK);
+    char sets[160];
+    snprintf(sets, sizeof sets, "%s.sets", xids);
+    for (int i = 0; i < 250 && access(sets, R_OK) != 0; i++) {
+        struct timespec ts = {0, 20 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
+    assert_int_equal(access(sets, R_OK), 0); /* the agent's event set follows the file */
+    write_live("1"); /* the uncontained ECC error leaves a row remapping pending */
+    append_xid("0 95\n");
+    enum gp_node_health_cause cause = GP_NODE_CAUSE_XID;
+    assert_true(poll_for(w, GP_NODE_UNHEALTHY_RESET, 0, 5, &cause));
+    assert_int_equal(cause, GP_NODE_CAUSE_XID);
+    /* a day later with nothing new, ten discoveries on: still out (the
+     * quiet period is 1 s) */
+    assert_false(poll_for(w, GP_NODE_HEALTHY, 86400, 0.5, NULL));
+    struct gp_node_health h;
+    gp_node_nvwatch_health(w, &h);
+    assert_int_equal(h.gpus[0].state, GP_NODE_UNHEALTHY_RESET);
+    /* the GPU reset: the remapping done, the GPU back */
+    write_live("0");
+    assert_true(poll_for(w, GP_NODE_HEALTHY, 86400, 5, &cause)); /* the clock as above */
+    assert_int_equal(cause, GP_NODE_CAUSE_RESET);
+    gp_node_nvwatch_stop(w);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -507,7 +592,7 @@ int main(void)
         cmocka_unit_test(test_fail_each_call),    cmocka_unit_test(test_mid_run_failure),
         cmocka_unit_test(test_one_call_fails),    cmocka_unit_test(test_gpu_lost),
         cmocka_unit_test(test_discover_lost),     cmocka_unit_test(test_live_config),
-        cmocka_unit_test(test_xid_events),
+        cmocka_unit_test(test_xid_events),        cmocka_unit_test(test_reset_seen),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
