@@ -567,18 +567,33 @@ static void victim_hold(struct gp_kube_sched *s, struct spod *v)
  * here the preemptor's decision is taken back (gp_ks_release: out of the
  * engine until its back-off, podInitialBackoffSeconds doubled per failure
  * up to podMaxBackoffSeconds), its other victims already deleted stop on
- * (held: victim_hold), and v is back in the engine where it runs. Its
+ * (held: victim_hold), a gang's members placed with it go back with it,
+ * and v is back in the engine where it runs. Its
  * next attempt preempts anew, so a DELETE that keeps failing costs one
  * attempt per back-off, not a rebuild per cycle (the review's R1). */
-static void victim_stays(struct gp_kube_sched *s, struct spod *v, struct spod *by)
+static void preemptor_back(struct gp_kube_sched *s, struct spod *by)
+{
+    for (size_t i = 0; i < s->npods; i++)
+        if (s->pods[i]->preemptor == by)
+            s->pods[i]->preemptor = NULL;
+    by->victims = 0;
+    by->nominated_at = 0;
+    gp_ks_release(s, by);
+}
+
+static void victim_stays(struct gp_kube_sched *s, struct spod *v, struct spod *by, size_t ndec)
 {
     if (by && by->st != SP_BACKOFF) {
-        for (size_t i = 0; i < s->npods; i++)
-            if (s->pods[i]->preemptor == by)
-                s->pods[i]->preemptor = NULL;
-        by->victims = 0;
-        by->nominated_at = 0;
-        gp_ks_release(s, by);
+        uint32_t group = by->spec.group;
+        preemptor_back(s, by);
+        /* a gang's members placed with it in this cycle go back with it
+         * (all or none) */
+        for (size_t i = 0; group && i < ndec; i++) {
+            struct spod *q = gp_ks_by_eng(s, s->dec[i].pod);
+            if (s->dec[i].kind == GP_DECISION_BIND && q && q->spec.group == group &&
+                q->st != SP_BACKOFF)
+                preemptor_back(s, q);
+        }
     }
     v->preemptor = NULL;
     if (v->st == SP_EVICTED && s->nstopping > 0)
@@ -597,14 +612,14 @@ static void victim_stays(struct gp_kube_sched *s, struct spod *v, struct spod *b
  * precondition, so that a pod re-created under the same name (a
  * StatefulSet's) since the decision is never the one deleted (the server
  * answers 409 Conflict to a uid that differs). */
-static void evict(struct gp_kube_sched *s, struct spod *v, struct spod *by)
+static void evict(struct gp_kube_sched *s, struct spod *v, struct spod *by, size_t ndec)
 {
     if (v->st == SP_PREEMPTING && !v->info.node_name) {
         unnominate(s, v);
         return;
     }
-    if (by && by->spec.group == 0 && by->st == SP_BACKOFF && v->info.node_name) {
-        victim_stays(s, v, by); /* its preemptor's decision was taken back: v is spared */
+    if (by && by->st == SP_BACKOFF && v->info.node_name) {
+        victim_stays(s, v, by, ndec); /* its preemptor's decision was taken back: v is spared */
         return;
     }
     v->stop_node = v->node; /* its GPUs until it is gone (on_stopping) */
@@ -652,12 +667,11 @@ static void evict(struct gp_kube_sched *s, struct spod *v, struct spod *by)
         by->victims--;
     else if (st == 200 || st == 202)
         victim_hold(s, v); /* all it holds, until it is gone (the review's R4) */
-    /* Any other failure: the victim still runs (victim_stays). A gang's
-     * preemptor (its members decided together) or none: the next cycle
-     * rebuilds from the API instead - the victim on its node again, the
-     * preemptor's nomination not held - and it preempts again */
-    else if (by && by->spec.group == 0 && v->info.node_name)
-        victim_stays(s, v, by);
+    /* Any other failure: the victim still runs (victim_stays). Without a
+     * preemptor or a node (neither happens: a victim only nominated is
+     * unnominated above): the next cycle rebuilds from the API instead */
+    else if (by && v->info.node_name)
+        victim_stays(s, v, by, ndec);
     else
         s->dirty = true;
 }
@@ -754,11 +768,19 @@ enum gp_err gp_ks_write_decisions(struct gp_kube_sched *s, size_t n, double atte
     struct gp_ks_words words = {0}; /* the unschedulable pods' words (sched_explain.c) */
     /* the evictions first, so that every placement of the cycle knows
      * which GPUs victims still hold (on_stopping) */
+    struct spod *by = NULL; /* the preemptor of the victims before (its id
+                             * released if victim_stays took it back) */
+    uint32_t by_id = UINT32_MAX;
     for (size_t i = 0; i < n; i++) {
         const struct gp_decision *d = &s->dec[i];
         struct spod *p = gp_ks_by_eng(s, d->pod);
-        if (p && d->kind == GP_DECISION_EVICT)
-            evict(s, p, gp_ks_by_eng(s, d->by));
+        if (!p || d->kind != GP_DECISION_EVICT)
+            continue;
+        if (d->by != by_id) { /* a preemptor's victims come together */
+            by_id = d->by;
+            by = gp_ks_by_eng(s, d->by);
+        }
+        evict(s, p, by, n);
     }
     for (size_t i = 0; i < n; i++) {
         const struct gp_decision *d = &s->dec[i];

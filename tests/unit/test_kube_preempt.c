@@ -318,6 +318,56 @@ static void test_delete_backoff(void **state)
     w_close(&w);
 }
 
+/* The same for a gang's preemption (a PodGroup of minMember 2 evicting
+ * two pods): its members go back together, the second victim is spared
+ * once the first DELETE is refused, and a refusal that lasts costs a
+ * DELETE per back-off, no rebuild (2ac236c rebuilt at every cycle). */
+static void test_delete_backoff_gang(void **state)
+{
+    (void)state;
+    struct world w;
+    w_open(&w, true);
+    w_node(&w, "n1", 2);
+    w_pod(&w, "low1", 1);
+    w_pod(&w, "low2", 1);
+    assert_int_equal(w_cycle(&w), 2);
+    kd_call(w.admin, "POST", "/apis/scheduling.x-k8s.io/v1alpha1/namespaces/default/podgroups",
+            "{\"apiVersion\":\"scheduling.x-k8s.io/v1alpha1\",\"kind\":\"PodGroup\","
+            "\"metadata\":{\"name\":\"train\"},\"spec\":{\"minMember\":2}}",
+            201);
+    w.now += 1;
+    w_cycle(&w);
+    uint64_t rebuilds = gp_kube_sched_stats(w.s).rebuilds;
+    kd_call(w.admin, "POST", "/_control/fault",
+            "{\"status\":403,\"count\":1000,\"match\":\"pods/low\"}", 200);
+    const char *member = ",\"labels\":{\"scheduling.x-k8s.io/pod-group\":\"train\"}";
+    w_pod_full(&w, "g1", 1, 100, "gpuplane", member);
+    w_pod_full(&w, "g2", 1, 100, "gpuplane", member);
+    for (int i = 0; i < 24; i++) {
+        w.now += 0.25;
+        assert_int_equal(w_cycle(&w), 0);
+    }
+    long deletes =
+        logged_count(&w, "DELETE", "/pods/low1") + logged_count(&w, "DELETE", "/pods/low2");
+    assert_true(deletes >= 3 && deletes <= 8);
+    assert_int_equal(gp_kube_sched_stats(w.s).rebuilds, rebuilds);
+    assert_false(deleting(&w, "low1"));
+    assert_false(deleting(&w, "low2"));
+    kd_call(w.admin, "POST", "/_control/clear", NULL, 200);
+    for (int i = 0; i < 40 && !(deleting(&w, "low1") && deleting(&w, "low2")); i++) {
+        w.now += 0.25;
+        w_cycle(&w);
+    }
+    assert_true(deleting(&w, "low1") && deleting(&w, "low2"));
+    kd_call(w.admin, "POST", "/_control/finish_deletions", NULL, 200);
+    w.now += 1;
+    w_cycle(&w);
+    assert_string_equal(w_node_of(&w, "g1", NULL), "n1");
+    assert_string_equal(w_node_of(&w, "g2", NULL), "n1");
+    w_check_distinct(&w);
+    w_close(&w);
+}
+
 /* A pod of `gpus` GPUs (0: none) asking `cpu` cores. */
 static void pod_cpu(struct world *w, const char *name, unsigned gpus, unsigned cpu, int priority)
 {
@@ -540,6 +590,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup_teardown(test_pdb_replay, kd_start, kd_stop),
         cmocka_unit_test_setup_teardown(test_delete_fails, kd_start, kd_stop),
         cmocka_unit_test_setup_teardown(test_delete_backoff, kd_start, kd_stop),
+        cmocka_unit_test_setup_teardown(test_delete_backoff_gang, kd_start, kd_stop),
         cmocka_unit_test_setup_teardown(test_victim_holds_cpu, kd_start, kd_stop),
         cmocka_unit_test_setup_teardown(test_preemptor_moves, kd_start, kd_stop),
         cmocka_unit_test_setup_teardown(test_condition_then_delete, kd_start, kd_stop),
