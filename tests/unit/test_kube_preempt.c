@@ -117,6 +117,46 @@ static void pdb_case(int allowed, const char *victim, const char *kept)
     pdb_case_rec(allowed, victim, kept, NULL);
 }
 
+/* Every candidate breaks a budget: two 1-GPU pods of app=keep on one
+ * node, one 2-GPU pod of app=keep2 (a higher priority) on the other, both
+ * budgets used up. kube-scheduler evicts on the node of the fewest PDB
+ * violations (pickOneNodeForPreemption): the one pod of keep2, not the two
+ * of keep (the engine's own search, the cheapest first, took those). */
+static void test_pdb_fewest_violations(void **state)
+{
+    (void)state;
+    struct world w;
+    w_open(&w, true);
+    struct gp_kube_client *ic = kd_client();
+    struct gp_kube_informer *pdbs;
+    struct gp_diag d = {""};
+    assert_int_equal(gp_kube_informer_new(ic, "/apis/policy/v1/poddisruptionbudgets", 0,
+                                          gp_kube_sched_pdb_change, w.s, &pdbs, &d),
+                     GP_OK);
+    w_node(&w, "n1", 2);
+    w_node(&w, "n2", 2);
+    w_pod_full(&w, "a1", 1, 0, "gpuplane", ",\"labels\":{\"app\":\"keep\"}");
+    w_pod_full(&w, "a2", 1, 0, "gpuplane", ",\"labels\":{\"app\":\"keep\"}");
+    assert_int_equal(w_cycle(&w), 2);
+    char an[64];
+    snprintf(an, sizeof an, "%s", w_node_of(&w, "a1", NULL));
+    assert_string_equal(w_node_of(&w, "a2", NULL), an); /* packed together */
+    w_pod_full(&w, "b", 2, 1, "gpuplane", ",\"labels\":{\"app\":\"keep2\"}");
+    assert_int_equal(w_cycle(&w), 1);
+    pdb(&w, "keep", "keep", 0);
+    pdb(&w, "keep2", "keep2", 0);
+    assert_int_equal(gp_kube_informer_list(pdbs, &d), GP_OK);
+    w_pod_full(&w, "high", 2, 100, "gpuplane", NULL);
+    w.now += 1;
+    assert_int_equal(w_cycle(&w), 0);
+    assert_true(deleting(&w, "b"));
+    assert_false(deleting(&w, "a1"));
+    assert_false(deleting(&w, "a2"));
+    gp_kube_informer_free(pdbs);
+    gp_kube_client_free(ic);
+    w_close(&w);
+}
+
 /* --record with a budget that steered the victim: the log holds the
  * budgets' verdict (pod_pdb), so `gpuplane sim --replay` evicts the same
  * pod (without it the replay's engine takes "b", the recorded run "a"). */
@@ -588,6 +628,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup_teardown(test_pdb_steers_used_up, kd_start, kd_stop),
         cmocka_unit_test_setup_teardown(test_pdb_steers_allows, kd_start, kd_stop),
         cmocka_unit_test_setup_teardown(test_pdb_replay, kd_start, kd_stop),
+        cmocka_unit_test_setup_teardown(test_pdb_fewest_violations, kd_start, kd_stop),
         cmocka_unit_test_setup_teardown(test_delete_fails, kd_start, kd_stop),
         cmocka_unit_test_setup_teardown(test_delete_backoff, kd_start, kd_stop),
         cmocka_unit_test_setup_teardown(test_delete_backoff_gang, kd_start, kd_stop),
