@@ -143,10 +143,25 @@ void gp_kube_sched_pdb_change(enum gp_kube_event_type type, const json_t *obj, c
         return;
     gp_evlog_change(s->rec, s->now_s, "poddisruptionbudget", gp_kube_event_type_name(type), key,
                     gp_kube_meta(obj, "resourceVersion"));
+    /* the pods whose standing it may change: those of its namespace its
+     * selector matched before or matches now (a pod's own change marks
+     * it again: sched.c), not every pod against every budget (R13) */
+    json_t *before = json_incref(json_object_get(s->pdbs, key));
     if (type == GP_KUBE_DELETED)
         json_object_del(s->pdbs, key);
     else
         json_object_set(s->pdbs, key, mut(obj));
-    for (size_t i = 0; i < s->npods; i++) /* every pod's standing, again (budgets are few) */
-        gp_ks_pdb_mark(s, s->pods[i]);
+    const json_t *was = json_object_get(json_object_get(before, "spec"), "selector");
+    const json_t *now =
+        type == GP_KUBE_DELETED ? NULL : json_object_get(json_object_get(obj, "spec"), "selector");
+    size_t n;
+    struct spod *const *v = gp_ks_ns_pods(s, ns ? ns : "", &n);
+    for (size_t i = 0; i < n; i++) {
+        const json_t *labels = json_object_get(json_object_get(v[i]->obj, "metadata"), "labels");
+        if (json_object_size(labels) > 0 &&
+            (selector_match(was, labels) == 1 || selector_match(now, labels) == 1))
+            gp_ks_pdb_mark(s, v[i]);
+    }
+    s->st.pdb_pods_walked += n;
+    json_decref(before);
 }

@@ -69,6 +69,7 @@ enum gp_err gp_kube_sched_new(struct gp_kube_client *c, const struct gp_kube_sch
     s->node_index = json_object();
     s->group_index = json_object();
     s->group_wait = json_object();
+    s->ns_index = json_object();
     s->dirty = true;
     if (o->record_path) {
         enum gp_err err = gp_evlog_open(o->record_path, o->record_max_bytes, o->scheduler_name,
@@ -136,6 +137,13 @@ void gp_kube_sched_free(struct gp_kube_sched *s)
     free(s->groups);
     json_decref(s->group_index);
     json_decref(s->group_wait);
+    json_decref(s->ns_index);
+    for (size_t i = 0; i < s->nnss; i++) {
+        free(s->nss[i]->pods);
+        free(s->nss[i]->name);
+        free(s->nss[i]);
+    }
+    free(s->nss);
     free(s->pods);
     free(s->nodes);
     free(s->kick);
@@ -173,6 +181,11 @@ static struct spod *pod_add(struct gp_kube_sched *s, const char *key)
     p->arena.block_size = 1024;
     p->eng = SP_NONE;
     p->node = SP_NONE;
+    if (!gp_ks_ns_add(s, p)) {
+        free(p->key);
+        free(p);
+        return NULL;
+    }
     json_object_set_new(s->pod_index, key, json_integer((json_int_t)s->npods));
     s->pods[s->npods++] = p;
     return p;
@@ -182,6 +195,7 @@ static void pod_remove(struct gp_kube_sched *s, struct spod *p)
 {
     gp_ks_bind_orphan(p); /* a bind still running for it finds no record */
     gp_ks_group_unwait(s, p);
+    gp_ks_ns_remove(s, p);
     size_t i = (size_t)json_integer_value(json_object_get(s->pod_index, p->key));
     json_object_del(s->pod_index, p->key);
     s->pods[i] = s->pods[--s->npods];

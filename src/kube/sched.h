@@ -80,6 +80,7 @@ struct gp_kube_sched_stats {
     uint64_t evictions;               /* victims deleted for a preemptor */
     uint64_t rebuilds;                /* engine state rebuilt from the API */
     uint64_t resumed;                 /* half-finished decisions bound after a rebuild */
+    uint64_t pdb_pods_walked;         /* pods a PodDisruptionBudget's change looked at (pdb.c) */
     uint64_t gang_kept;               /* gang members kept after a failed Binding (bind.c) */
     uint64_t audit_runs;              /* node audits */
     uint64_t audit_violations;        /* nodes found with a GPU or GPU memory booked twice */

@@ -36,6 +36,8 @@ struct spod {
     json_t *obj;
     struct gp_kube_pod_info info; /* strings borrowed from obj */
     char *wait_group;             /* the PodGroup it waits for (gp_ks_group_wait); NULL */
+    struct sns *ns;               /* its namespace's record (gp_ks_ns_pods) */
+    size_t ns_at;                 /* its index in ns->pods */
     bool ours, readable;          /* readable: its spec could be read */
     struct gp_arena arena;        /* the engine spec's strings */
     struct gp_pod_spec spec;
@@ -108,6 +110,15 @@ struct snode {
 };
 
 /* A PodGroup (scheduling.x-k8s.io or Volcano): a gang. */
+/* A namespace's pods (sched_records.c), so that what concerns one
+ * namespace (a PodDisruptionBudget's change, pdb.c) walks its pods, not
+ * every pod; freed with its last pod. */
+struct sns {
+    char *name;
+    struct spod **pods;
+    size_t n, cap;
+};
+
 struct sgroup {
     char *key; /* "ns/name" */
     uint32_t min_member;
@@ -134,6 +145,9 @@ struct gp_kube_sched {
     /* PodGroup key -> {pod key: true}: gang members waiting for it
      * (sched_records.c gp_ks_group_wait) */
     json_t *group_wait;
+    json_t *ns_index; /* namespace -> index in nss */
+    struct sns **nss;
+    size_t nnss, capnss;
     struct sgroup *groups;
     struct gp_kube_priorities prio; /* PriorityClasses (priority.h) */
     size_t ngroups, capgroups;
@@ -240,6 +254,12 @@ bool gp_ks_group_deleted(const struct gp_kube_sched *s, const struct gp_kube_pod
 void gp_ks_group_wait(struct gp_kube_sched *s, struct spod *p, const char *key);
 void gp_ks_group_unwait(struct gp_kube_sched *s, struct spod *p);
 void gp_ks_group_admit(struct gp_kube_sched *s, const char *key);
+/* Pods by namespace: gp_ks_ns_add files p under its key's namespace
+ * (false: out of memory), gp_ks_ns_remove takes it out, gp_ks_ns_pods
+ * answers the pods of namespace ns (*n of them; NULL, 0 for none). */
+bool gp_ks_ns_add(struct gp_kube_sched *s, struct spod *p);
+void gp_ks_ns_remove(struct gp_kube_sched *s, struct spod *p);
+struct spod *const *gp_ks_ns_pods(const struct gp_kube_sched *s, const char *ns, size_t *n);
 void gp_ks_gang_event(struct gp_kube_sched *s, const struct spod *p, const char *why);
 void gp_ks_kept_gone(struct gp_kube_sched *s, struct spod *p);
 

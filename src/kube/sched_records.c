@@ -5,7 +5,8 @@
  * member that loses its decision after its siblings were bound ("Gangs":
  * a bound pod cannot be unbound); and the members waiting for their
  * PodGroup, by its key, let into the engine when it comes (no rebuild:
- * the review's R13). */
+ * the review's R13); and the pods by namespace (pdb.c: a budget's change
+ * looks at its namespace's pods alone, R13). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -174,4 +175,74 @@ void gp_ks_group_admit(struct gp_kube_sched *s, const char *key)
         }
     }
     json_decref(set);
+}
+
+/* --- pods by namespace ----------------------------------------------------- */
+
+bool gp_ks_ns_add(struct gp_kube_sched *s, struct spod *p)
+{
+    const char *slash = strchr(p->key, '/'); /* "ns/name" (gp_kube_key_make) */
+    size_t len = slash ? (size_t)(slash - p->key) : 0;
+    char name[300];
+    snprintf(name, sizeof name, "%.*s", (int)len, p->key);
+    json_t *at = json_object_get(s->ns_index, name);
+    struct sns *ns = at ? s->nss[json_integer_value(at)] : NULL;
+    if (!ns) {
+        if (s->nnss == s->capnss) {
+            size_t cap = s->capnss ? s->capnss * 2 : 16;
+            struct sns **v = realloc(s->nss, cap * sizeof *v);
+            if (!v)
+                return false;
+            s->nss = v;
+            s->capnss = cap;
+        }
+        if (!(ns = calloc(1, sizeof *ns)) || !(ns->name = strdup(name)) ||
+            json_object_set_new(s->ns_index, name, json_integer((json_int_t)s->nnss)) != 0) {
+            if (ns)
+                free(ns->name);
+            free(ns);
+            return false;
+        }
+        s->nss[s->nnss++] = ns;
+    }
+    if (ns->n == ns->cap) {
+        size_t cap = ns->cap ? ns->cap * 2 : 8;
+        struct spod **v = realloc(ns->pods, cap * sizeof *v);
+        if (!v)
+            return false; /* (an empty new record stays: freed with the scheduler) */
+        ns->pods = v;
+        ns->cap = cap;
+    }
+    p->ns = ns;
+    p->ns_at = ns->n;
+    ns->pods[ns->n++] = p;
+    return true;
+}
+
+void gp_ks_ns_remove(struct gp_kube_sched *s, struct spod *p)
+{
+    struct sns *ns = p->ns;
+    if (!ns)
+        return;
+    ns->pods[p->ns_at] = ns->pods[--ns->n];
+    ns->pods[p->ns_at]->ns_at = p->ns_at;
+    p->ns = NULL;
+    if (ns->n > 0)
+        return;
+    size_t i = (size_t)json_integer_value(json_object_get(s->ns_index, ns->name));
+    json_object_del(s->ns_index, ns->name);
+    s->nss[i] = s->nss[--s->nnss];
+    if (i < s->nnss)
+        json_object_set_new(s->ns_index, s->nss[i]->name, json_integer((json_int_t)i));
+    free(ns->pods);
+    free(ns->name);
+    free(ns);
+}
+
+struct spod *const *gp_ks_ns_pods(const struct gp_kube_sched *s, const char *ns, size_t *n)
+{
+    json_t *at = json_object_get(s->ns_index, ns);
+    const struct sns *r = at ? s->nss[json_integer_value(at)] : NULL;
+    *n = r ? r->n : 0;
+    return r ? r->pods : NULL;
 }
