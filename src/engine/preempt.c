@@ -557,13 +557,23 @@ static bool preempt_by_node(struct gp_engine *e, const struct gp_pod *p)
         }
     }
     qsort(pairs, npairs, sizeof *pairs, pair_cmp);
-    for (size_t a = 0; a < npairs;) {
+    /* as DryRunPreemption, the nodes tried stop once there are enough
+     * candidates, one of them without violations (GetOffsetAndNumCandidates:
+     * 10 % of the nodes, at least 100); from the first node, not a random
+     * offset, so that a replay decides the same */
+    size_t nnodes = 0, want, ncand = 0, nclean = 0;
+    for (size_t a = 0; a < npairs; a++)
+        nnodes += a == 0 || pairs[a][0] != pairs[a - 1][0];
+    want = nnodes / 10 > 100 ? nnodes / 10 : 100;
+    for (size_t a = 0; a < npairs && !(nclean > 0 && ncand >= want);) {
         size_t b = a, n = 0;
         for (; b < npairs && pairs[b][0] == pairs[a][0]; b++)
             list[n++] = pairs[b][1];
         struct node_victims nv;
-        if (victims_on_node(e, p, pairs[a][0], list, n, keep, &nv) &&
-            (!found || node_victims_better(&nv, &best))) {
+        bool cand = victims_on_node(e, p, pairs[a][0], list, n, keep, &nv);
+        ncand += cand;
+        nclean += cand && nv.violations == 0;
+        if (cand && (!found || node_victims_better(&nv, &best))) {
             found = true;
             best = nv;
             best_n = 0;

@@ -13,11 +13,14 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include <cmocka.h>
 
 #include "engine/engine.h"
+
+static char names[128][8];
 
 static struct gp_engine *cluster(const uint32_t *gpus, uint32_t nodes)
 {
@@ -25,9 +28,10 @@ static struct gp_engine *cluster(const uint32_t *gpus, uint32_t nodes)
     struct gp_queue_spec q = {.name = "default"}; /* preempts by priority, as gpuplane schedule */
     uint32_t qid;
     assert_int_equal(gp_engine_queue_set(e, &q, &qid), GP_OK);
-    static const char *const names[] = {"n0", "n1", "n2", "n3"};
+    assert_true(nodes <= 128);
     for (uint32_t i = 0; i < nodes; i++) {
         struct gp_node_spec n = {0};
+        snprintf(names[i], sizeof names[i], "n%u", i);
         n.name = names[i];
         n.gpu_model = "H100";
         n.gpu_count = gpus[i];
@@ -156,13 +160,42 @@ static void test_lowest_highest(void **state)
     gp_engine_free(e);
 }
 
+/* Like DryRunPreemption, the nodes are tried only until there are enough
+ * candidates (10 % of them, at least 100) with one that breaks no budget:
+ * of 120 one-GPU nodes whose pods all break one but n105's (priority 5)
+ * and n110's (priority 1), the search stops at n105 (the 106th candidate)
+ * and evicts there, not at n110 that it never tries. */
+static void test_enough_candidates(void **state)
+{
+    (void)state;
+    uint32_t gpus[120];
+    for (int i = 0; i < 120; i++)
+        gpus[i] = 1;
+    struct gp_engine *e = cluster(gpus, 120);
+    uint32_t at105 = 0;
+    for (uint32_t i = 0; i < 120; i++) {
+        uint32_t id = bound(e, i, 1, i == 105 ? 5 : i == 110 ? 1 : 0, 0);
+        if (i == 105)
+            at105 = id;
+        if (i != 105 && i != 110)
+            gp_engine_pod_set_pdb_violating(e, id, true);
+    }
+    uint32_t hi = pending(e, 1, 10, 1);
+    struct gp_decision d[4];
+    size_t n = gp_engine_schedule(e, 1, 0, d, 4);
+    assert_int_equal(n, 2);
+    assert_int_equal(d[0].kind, GP_DECISION_EVICT);
+    assert_int_equal(d[0].pod, at105);
+    assert_int_equal(d[1].pod, hi);
+    gp_engine_free(e);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_fewest_violations),
-        cmocka_unit_test(test_violating_reprieved),
-        cmocka_unit_test(test_fewest_victims),
-        cmocka_unit_test(test_lowest_highest),
+        cmocka_unit_test(test_fewest_violations), cmocka_unit_test(test_violating_reprieved),
+        cmocka_unit_test(test_fewest_victims),    cmocka_unit_test(test_lowest_highest),
+        cmocka_unit_test(test_enough_candidates),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
