@@ -3,8 +3,10 @@
  * tree json_loadb reads from the same bytes (members in the same order),
  * with or without JSON_REJECT_DUPLICATES; gp_kube_jload must answer
  * exactly as json_loadb does (a tree or not); gp_kube_jload_skip as
- * json_loadb does with the members named deleted after; never a crash, a
- * read past the input or a leak. */
+ * json_loadb does with the members named deleted after; gp_kube_jload_reuse
+ * (the text after the first newline, the text before it its previous
+ * version) as gp_kube_jload_skip does; never a crash, a read past the
+ * input or a leak. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -62,6 +64,48 @@ static void pruned(json_t *v)
     json_array_foreach(json_object_get(s, "e"), j, f) json_object_del(f, "f");
 }
 
+/* gp_kube_jload_reuse's previous version: the text before the input's
+ * first newline, read at the root with its marks. */
+static json_t *fz_prev;
+static struct gp_kube_jmarks fz_marks;
+
+static const json_t *fz_prev_of(const json_t *meta, void *ctx, const struct gp_kube_jmark **m,
+                                size_t *n)
+{
+    (void)meta;
+    (void)ctx;
+    if (!fz_prev)
+        return NULL;
+    *m = fz_marks.m;
+    *n = fz_marks.n;
+    return fz_prev;
+}
+
+/* The text after the first newline read with the text before it as the
+ * previous version: gp_kube_jload_skip's answer, whatever was taken. */
+static void reuse_check(const char *text, size_t size)
+{
+    const char *nl = memchr(text, '\n', size);
+    if (!nl)
+        return;
+    size_t a = (size_t)(nl - text), b = size - a - 1;
+    struct gp_kube_jreuse ru = {NULL, fz_prev_of, NULL, {{{0}}, 0}, 0};
+    fz_prev = NULL;
+    json_t *prev = gp_kube_jload_reuse(text, a, JSON_REJECT_DUPLICATES, NULL, &skip_root, &ru);
+    fz_prev = prev;
+    fz_marks = ru.out;
+    json_t *got = gp_kube_jload_reuse(nl + 1, b, JSON_REJECT_DUPLICATES, NULL, &skip_root, &ru);
+    json_t *want = gp_kube_jload_skip(nl + 1, b, JSON_REJECT_DUPLICATES, NULL, &skip_root);
+    if ((got != NULL) != (want != NULL))
+        __builtin_trap();
+    if (got)
+        same(got, want);
+    json_decref(got);
+    json_decref(want);
+    json_decref(prev);
+    fz_prev = NULL;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     /* a copy of its exact size: ASan sees any read past the end */
@@ -92,6 +136,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         same(skip, strict);
     }
     json_decref(skip);
+    reuse_check(text, size);
     json_decref(lean);
     json_decref(strict);
     json_decref(loose);

@@ -2,11 +2,100 @@
  * re-list on 410 and the resume after a drop (see informer.h). */
 #include "kube/informer.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "kube/jload.h"
+#include "kube/watch.h"
+
+/* The marks of each stored object read from a watch event (jload.h's
+ * gp_kube_jreuse), by the object's address: open addressing with linear
+ * probing, deleted by backward shift. An entry lives while the store holds
+ * its object: an object replaced or deleted takes its entry with it. */
+struct mark_ent {
+    const json_t *obj;
+    struct gp_kube_jmark *m;
+    size_t n;
+};
+struct marks_tab {
+    struct mark_ent *e;
+    size_t cap, n; /* cap: 0 or a power of two */
+};
+
+static size_t tab_home(const struct marks_tab *t, const json_t *obj)
+{
+    uint64_t x = (uint64_t)(uintptr_t)obj * UINT64_C(0x9e3779b97f4a7c15);
+    return (size_t)(x >> 32) & (t->cap - 1);
+}
+
+static struct mark_ent *tab_find(struct marks_tab *t, const json_t *obj)
+{
+    for (size_t i = t->cap ? tab_home(t, obj) : 0; t->cap && t->e[i].obj;
+         i = (i + 1) & (t->cap - 1))
+        if (t->e[i].obj == obj)
+            return &t->e[i];
+    return NULL;
+}
+
+static void tab_del(struct marks_tab *t, const json_t *obj)
+{
+    struct mark_ent *hit = tab_find(t, obj);
+    if (!hit)
+        return;
+    size_t mask = t->cap - 1, i = (size_t)(hit - t->e);
+    free(hit->m);
+    hit->obj = NULL;
+    t->n--;
+    for (size_t j = (i + 1) & mask; t->e[j].obj; j = (j + 1) & mask) {
+        size_t k = tab_home(t, t->e[j].obj); /* stays unless its home is outside (i, j] */
+        bool stays = i <= j ? (i < k && k <= j) : (i < k || k <= j);
+        if (stays)
+            continue;
+        t->e[i] = t->e[j];
+        t->e[j].obj = NULL;
+        i = j;
+    }
+}
+
+static void tab_insert(struct marks_tab *t, struct mark_ent ent)
+{
+    size_t i = tab_home(t, ent.obj);
+    while (t->e[i].obj)
+        i = (i + 1) & (t->cap - 1);
+    t->e[i] = ent;
+    t->n++;
+}
+
+/* obj's marks kept (none on no memory: its members are then read again). */
+static void tab_put(struct marks_tab *t, const json_t *obj, const struct gp_kube_jmarks *mk)
+{
+    if (2 * (t->n + 1) > t->cap) {
+        struct marks_tab g = {calloc(t->cap ? 2 * t->cap : 1024, sizeof *g.e),
+                              t->cap ? 2 * t->cap : 1024, 0};
+        if (!g.e)
+            return;
+        for (size_t i = 0; i < t->cap; i++)
+            if (t->e[i].obj)
+                tab_insert(&g, t->e[i]);
+        free(t->e);
+        *t = g;
+    }
+    struct mark_ent ent = {obj, malloc(mk->n * sizeof *mk->m), mk->n};
+    if (!ent.m)
+        return;
+    memcpy(ent.m, mk->m, mk->n * sizeof *mk->m);
+    tab_insert(t, ent);
+}
+
+static void tab_free(struct marks_tab *t)
+{
+    for (size_t i = 0; i < t->cap; i++)
+        if (t->e[i].obj)
+            free(t->e[i].m);
+    free(t->e);
+}
 
 struct gp_kube_informer {
     struct gp_kube_client *c;
@@ -26,6 +115,9 @@ struct gp_kube_informer {
      * watch event's document ({"object": ...}) and a list's ({"items":
      * [...]}); ev.nkids 0: none */
     struct gp_kube_jskip ev, ev_obj, list, list_items, list_each;
+    /* a watch event's members taken from the version stored (jload.h) */
+    struct gp_kube_jreuse ru;
+    struct marks_tab marks;
 };
 
 void gp_kube_informer_skip(struct gp_kube_informer *inf, const struct gp_kube_jskip *sk)
@@ -50,6 +142,26 @@ static const char *rv_of(const json_t *obj)
     return rv ? rv : "";
 }
 
+/* gp_kube_jreuse's prev: the stored version of the object whose metadata
+ * the event's parse has read, and its marks. */
+static const json_t *prev_of(const json_t *meta, void *ctx, const struct gp_kube_jmark **marks,
+                             size_t *nmarks)
+{
+    struct gp_kube_informer *inf = ctx;
+    const char *name = gp_kube_meta_of(meta, "name");
+    if (!name || !inf->marks.n)
+        return NULL;
+    char key[600];
+    gp_kube_key_make(gp_kube_meta_of(meta, "namespace"), name, key, sizeof key);
+    const json_t *prev = json_object_get(inf->store, key);
+    struct mark_ent *e = prev ? tab_find(&inf->marks, prev) : NULL;
+    if (!e)
+        return NULL;
+    *marks = e->m;
+    *nmarks = e->n;
+    return prev;
+}
+
 enum gp_err gp_kube_informer_new(struct gp_kube_client *c, const char *path, unsigned page_limit,
                                  gp_kube_change_fn fn, void *ctx, struct gp_kube_informer **out,
                                  struct gp_diag *diag)
@@ -68,6 +180,9 @@ enum gp_err gp_kube_informer_new(struct gp_kube_client *c, const char *path, uns
     inf->limit = page_limit ? page_limit : 500;
     inf->fn = fn;
     inf->ctx = ctx;
+    inf->ru.at = "object";
+    inf->ru.prev = prev_of;
+    inf->ru.ctx = inf;
     *out = inf;
     return GP_OK;
 }
@@ -77,18 +192,25 @@ void gp_kube_informer_free(struct gp_kube_informer *inf)
     if (!inf)
         return;
     json_decref(inf->store);
+    tab_free(&inf->marks);
     free(inf->path);
     free(inf);
 }
 
 /* An object now at `obj` (ADDED or MODIFIED from the server's view): the
- * store takes it and the change is delivered unless it is the version the
- * store already holds. */
-static void apply_upsert(struct gp_kube_informer *inf, json_t *obj, const char *key, const char *rv)
+ * store takes it, with its marks (mk: a watch event's; NULL: a list's),
+ * and the change is delivered unless it is the version the store already
+ * holds. */
+static void apply_upsert(struct gp_kube_informer *inf, json_t *obj, const char *key, const char *rv,
+                         const struct gp_kube_jmarks *mk)
 {
     json_t *old = json_object_get(inf->store, key);
     if (old && strcmp(rv_of(old), rv) == 0)
         return; /* seen: not twice */
+    if (old)
+        tab_del(&inf->marks, old);
+    if (mk && mk->n)
+        tab_put(&inf->marks, obj, mk);
     json_incref(old);
     json_object_set(inf->store, key, obj);
     inf->st.events++;
@@ -101,6 +223,7 @@ static void apply_delete(struct gp_kube_informer *inf, json_t *obj, const char *
     json_t *old = json_incref(json_object_get(inf->store, key));
     if (!old)
         return; /* never seen, or already gone */
+    tab_del(&inf->marks, old);
     json_object_del(inf->store, key);
     inf->st.events++;
     inf->fn(GP_KUBE_DELETED, obj, old, inf->ctx);
@@ -209,7 +332,7 @@ enum gp_err gp_kube_informer_list(struct gp_kube_informer *inf, struct gp_diag *
         json_array_foreach(order, i, v)
         {
             key_of(v, key, sizeof key);
-            apply_upsert(inf, v, key, rv_of(v));
+            apply_upsert(inf, v, key, rv_of(v), NULL);
         }
         snprintf(inf->rv, sizeof inf->rv, "%s", list_rv);
     }
@@ -222,7 +345,8 @@ static int on_watch_line(const char *line, size_t len, void *ctx)
 {
     struct gp_kube_informer *inf = ctx;
     struct gp_kube_event ev;
-    inf->err = gp_kube_event_parse_skip(line, len, inf->ev.nkids ? &inf->ev : NULL, &ev, inf->diag);
+    inf->err = gp_kube_event_parse_reuse(line, len, inf->ev.nkids ? &inf->ev : NULL, &inf->ru, &ev,
+                                         inf->diag);
     if (inf->err != GP_OK) {
         inf->failed = true;
         return 1;
@@ -237,7 +361,8 @@ static int on_watch_line(const char *line, size_t len, void *ctx)
         if (ev.type == GP_KUBE_DELETED)
             apply_delete(inf, ev.object, key);
         else
-            apply_upsert(inf, ev.object, key, ev.rv);
+            apply_upsert(inf, ev.object, key, ev.rv, &inf->ru.out);
+        inf->st.reused += inf->ru.reused;
         break;
     }
     case GP_KUBE_BOOKMARK:

@@ -29,6 +29,9 @@ typedef void (*gp_kube_change_fn)(enum gp_kube_event_type type, const json_t *ob
 struct gp_kube_informer_stats {
     unsigned long lists, pages, watches, relists_410, drops, bookmarks, events;
     unsigned long watch_retries; /* watches answered 429 or 5xx (retried, not re-listed) */
+    /* members of a watch event's object taken from the version stored
+     * before it, their text unchanged (jload.h's gp_kube_jload_reuse) */
+    unsigned long reused;
 };
 
 struct gp_kube_informer;

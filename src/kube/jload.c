@@ -2,10 +2,12 @@
  * straight into jansson's values, everything else left to json_loadb. */
 #include "kube/jload.h"
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 
 #define JL_MAX_DEPTH 64
 
@@ -14,7 +16,18 @@ struct jl {
     char *tmp; /* a string's bytes with its escapes undone */
     size_t tmpcap;
     int depth;
+    /* gp_kube_jload_reuse (ru NULL: none): the previous version once its
+     * metadata was read (prev), its marks (pm), and whether it was asked */
+    struct gp_kube_jreuse *ru;
+    const json_t *prev;
+    const struct gp_kube_jmark *pm;
+    size_t npm;
+    bool asked;
 };
+
+/* Where an object is read (gp_kube_jload_reuse): anywhere else; the root
+ * whose member ru->at is the object; the object; a member of it. */
+enum jl_level { JL_PLAIN, JL_DOC, JL_TARGET, JL_MEMBER };
 
 static void jl_ws(struct jl *s)
 {
@@ -152,15 +165,22 @@ static json_t *jl_number(struct jl *s)
 }
 
 static json_t *jl_value(struct jl *s, const struct gp_kube_jskip *sk);
+static json_t *jl_object(struct jl *s, const struct gp_kube_jskip *sk, enum jl_level lvl,
+                         const json_t *pp);
 
 /* sk's member named [k, k + n); NULL: none (sk NULL: none; only its first
  * 64 kids are looked at, jload.h). */
 static const struct gp_kube_jskip *jl_kid(const struct gp_kube_jskip *sk, const char *k, size_t n,
                                           size_t *at)
 {
-    for (size_t i = 0; sk && i < sk->nkids && i < 64; i++) {
-        const char *key = sk->kids[i].key; /* the first byte first: most differ there */
-        if ((n == 0 || key[0] == k[0]) && strncmp(key, k, n) == 0 && key[n] == '\0') {
+    size_t nk = !sk ? 0 : sk->nkids < 64 ? sk->nkids : 64;
+    for (size_t i = 0; i < nk; i++) {
+        /* the first two bytes first, inline: most keys differ there (a
+         * key read has no NUL: k[0] is one only when n is 0) */
+        const char *key = sk->kids[i].key;
+        if (key[0] != (n ? k[0] : '\0') || (n > 1 && key[1] != k[1]))
+            continue;
+        if (n == 0 || (strncmp(key + 1, k + 1, n - 1) == 0 && key[n] == '\0')) {
             *at = i;
             return &sk->kids[i];
         }
@@ -307,7 +327,137 @@ static bool jl_drop(struct jl *s)
     return v != NULL;
 }
 
-static json_t *jl_object(struct jl *s, const struct gp_kube_jskip *sk)
+/* --- members taken from the previous version (gp_kube_jload_reuse) ---- */
+
+static uint64_t jl_le64(const unsigned char *b)
+{
+    uint64_t x;
+    memcpy(&x, b, 8);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    x = __builtin_bswap64(x);
+#endif
+    return x;
+}
+
+#define JL_ROTL(x, b) (uint64_t)(((x) << (b)) | ((x) >> (64 - (b))))
+#define JL_SIPROUND                                                                                \
+    do {                                                                                           \
+        v0 += v1;                                                                                  \
+        v1 = JL_ROTL(v1, 13);                                                                      \
+        v1 ^= v0;                                                                                  \
+        v0 = JL_ROTL(v0, 32);                                                                      \
+        v2 += v3;                                                                                  \
+        v3 = JL_ROTL(v3, 16);                                                                      \
+        v3 ^= v2;                                                                                  \
+        v0 += v3;                                                                                  \
+        v3 = JL_ROTL(v3, 21);                                                                      \
+        v3 ^= v0;                                                                                  \
+        v2 += v1;                                                                                  \
+        v1 = JL_ROTL(v1, 17);                                                                      \
+        v1 ^= v2;                                                                                  \
+        v2 = JL_ROTL(v2, 32);                                                                      \
+    } while (0)
+
+/* SipHash-c-d: c rounds a word, d at the end. */
+static inline uint64_t jl_siphash(int c, int d, const uint8_t key[16], const void *data, size_t len)
+{
+    const unsigned char *p = data, *end = p + (len & ~(size_t)7);
+    uint64_t k0 = jl_le64(key), k1 = jl_le64(key + 8);
+    uint64_t v0 = k0 ^ UINT64_C(0x736f6d6570736575), v1 = k1 ^ UINT64_C(0x646f72616e646f6d);
+    uint64_t v2 = k0 ^ UINT64_C(0x6c7967656e657261), v3 = k1 ^ UINT64_C(0x7465646279746573);
+    for (; p < end; p += 8) {
+        uint64_t m = jl_le64(p);
+        v3 ^= m;
+        for (int i = 0; i < c; i++)
+            JL_SIPROUND;
+        v0 ^= m;
+    }
+    uint64_t b = (uint64_t)len << 56;
+    for (size_t i = 0; i < (len & 7); i++)
+        b |= (uint64_t)p[i] << (8 * i);
+    v3 ^= b;
+    for (int i = 0; i < c; i++)
+        JL_SIPROUND;
+    v0 ^= b;
+    v2 ^= 0xff;
+    for (int i = 0; i < d; i++)
+        JL_SIPROUND;
+    return v0 ^ v1 ^ v2 ^ v3;
+}
+
+uint64_t gp_kube_siphash(const uint8_t key[16], const void *data, size_t len)
+{
+    return jl_siphash(2, 4, key, data, len);
+}
+
+/* The texts' hash: SipHash-1-3 (the same function, fewer rounds: what
+ * Rust's HashMap hashes its keys with against chosen collisions), about
+ * half SipHash-2-4's instructions. */
+static uint64_t jl_text_hash(const uint8_t key[16], const char *text, size_t len)
+{
+    return jl_siphash(1, 3, key, text, len);
+}
+
+static uint8_t jl_key[16];
+static bool jl_keyed;
+static pthread_once_t jl_key_once = PTHREAD_ONCE_INIT;
+
+static void jl_key_draw(void)
+{
+    jl_keyed = getrandom(jl_key, sizeof jl_key, 0) == (ssize_t)sizeof jl_key;
+}
+
+static void jl_mark(struct jl *s, const json_t *v, const json_t *parent, uint64_t h, size_t len)
+{
+    struct gp_kube_jmarks *o = &s->ru->out;
+    if (o->n < GP_KUBE_JMARKS)
+        o->m[o->n++] = (struct gp_kube_jmark){v, parent, h, len};
+}
+
+/* The member [k, k + kl) whose value (an object or an array) is at s->p:
+ * the previous version's when the text here is, for that version's length,
+ * the text that version was read from (a container ends at its bracket, so
+ * the same bytes are the same value, ending there), else read (at
+ * JL_TARGET an object is read as JL_MEMBER, so that its own members may be
+ * taken); marked either way. pp: the previous version of the object it is
+ * a member of (NULL: none); parent: the new one, when marked. */
+static json_t *jl_member(struct jl *s, const struct gp_kube_jskip *kid, enum jl_level lvl,
+                         const json_t *pp, json_t *parent, const char *k, size_t kl)
+{
+    const char *b = s->p;
+    const json_t *pv = pp && jl_keyed ? json_object_getn(pp, k, kl) : NULL;
+    for (size_t i = 0; pv && i < s->npm; i++) {
+        const struct gp_kube_jmark *m = &s->pm[i];
+        if (m->v != pv)
+            continue;
+        if (m->len > (size_t)(s->end - b) || jl_text_hash(jl_key, b, m->len) != m->hash)
+            break;
+        s->p = b + m->len;
+        s->ru->reused++;
+        jl_mark(s, pv, parent, m->hash, m->len);
+        for (size_t j = 0; lvl == JL_TARGET && j < s->npm; j++)
+            if (s->pm[j].parent == pv) /* its own members' marks hold: it is the same tree */
+                jl_mark(s, s->pm[j].v, pv, s->pm[j].hash, s->pm[j].len);
+        return json_incref((json_t *)(uintptr_t)pv);
+    }
+    json_t *v;
+    if (lvl == JL_TARGET && *b == '{') {
+        if (++s->depth > JL_MAX_DEPTH)
+            return NULL;
+        v = jl_object(s, kid, JL_MEMBER, json_is_object(pv) ? pv : NULL);
+        s->depth--;
+    } else {
+        v = jl_value(s, kid);
+    }
+    if (v && jl_keyed) {
+        size_t len = (size_t)(s->p - b);
+        jl_mark(s, v, lvl == JL_MEMBER ? parent : NULL, jl_text_hash(jl_key, b, len), len);
+    }
+    return v;
+}
+
+static json_t *jl_object(struct jl *s, const struct gp_kube_jskip *sk, enum jl_level lvl,
+                         const json_t *pp)
 {
     json_t *o = json_object();
     if (!o)
@@ -340,7 +490,26 @@ static json_t *jl_object(struct jl *s, const struct gp_kube_jskip *sk)
             dropped |= UINT64_C(1) << at;
             goto next;
         }
-        json_t *v = jl_value(s, kid);
+        json_t *v;
+        bool meta = lvl == JL_TARGET && kl == 8 && memcmp(k, "metadata", 8) == 0;
+        char c = s->p < s->end ? *s->p : '\0'; /* the value's first byte */
+        if (lvl == JL_DOC && kl == strlen(s->ru->at) && memcmp(k, s->ru->at, kl) == 0 && c == '{') {
+            if (++s->depth > JL_MAX_DEPTH)
+                break;
+            v = jl_object(s, kid, JL_TARGET, NULL);
+            s->depth--;
+        } else if (lvl >= JL_TARGET && !meta && (c == '{' || c == '[')) {
+            v = jl_member(s, kid, lvl, lvl == JL_TARGET ? s->prev : pp, lvl == JL_MEMBER ? o : NULL,
+                          k, kl);
+        } else {
+            v = jl_value(s, kid);
+        }
+        if (meta && v && !s->asked && s->ru->prev) {
+            s->asked = true;
+            s->prev = s->ru->prev(v, s->ru->ctx, &s->pm, &s->npm);
+            if (!s->prev)
+                s->npm = 0;
+        }
         size_t before = json_object_size(o);
         if (!v || json_object_setn_new_nocheck(o, k, kl, v) != 0 || json_object_size(o) == before)
             break; /* a duplicate key: jansson's rule (last wins, or refused) */
@@ -408,7 +577,7 @@ static json_t *jl_value(struct jl *s, const struct gp_kube_jskip *sk)
     case '[': {
         if (++s->depth > JL_MAX_DEPTH)
             return NULL;
-        json_t *v = *s->p == '{' ? jl_object(s, sk) : jl_array(s, sk);
+        json_t *v = *s->p == '{' ? jl_object(s, sk, JL_PLAIN, NULL) : jl_array(s, sk);
         s->depth--;
         return v;
     }
@@ -423,12 +592,17 @@ static json_t *jl_value(struct jl *s, const struct gp_kube_jskip *sk)
     }
 }
 
-static json_t *jload_lean(const char *text, size_t len, const struct gp_kube_jskip *sk)
+static json_t *jload_lean(const char *text, size_t len, const struct gp_kube_jskip *sk,
+                          struct gp_kube_jreuse *ru)
 {
-    struct jl s = {text, text + len, NULL, 0, 0};
+    struct jl s = {text, text + len, NULL, 0, 0, ru, NULL, NULL, 0, false};
     jl_ws(&s);
     json_t *v = NULL;
-    if (s.p < s.end && (*s.p == '{' || *s.p == '['))
+    if (ru && s.p < s.end && *s.p == '{') {
+        s.depth++;
+        v = jl_object(&s, sk, ru->at ? JL_DOC : JL_TARGET, NULL);
+        s.depth--;
+    } else if (s.p < s.end && (*s.p == '{' || *s.p == '['))
         v = jl_value(&s, sk);
     jl_ws(&s);
     if (v && s.p != s.end) { /* text after the document: jansson's verdict */
@@ -441,7 +615,7 @@ static json_t *jload_lean(const char *text, size_t len, const struct gp_kube_jsk
 
 json_t *gp_kube_jload_lean(const char *text, size_t len)
 {
-    return jload_lean(text, len, NULL);
+    return jload_lean(text, len, NULL, NULL);
 }
 
 /* sk's leaves taken out of v (a tree jansson gave). */
@@ -463,9 +637,22 @@ static void jl_prune(json_t *v, const struct gp_kube_jskip *sk)
 json_t *gp_kube_jload_skip(const char *text, size_t len, size_t flags, json_error_t *err,
                            const struct gp_kube_jskip *sk)
 {
-    json_t *v = flags & JSON_DECODE_INT_AS_REAL ? NULL : jload_lean(text, len, sk);
+    return gp_kube_jload_reuse(text, len, flags, err, sk, NULL);
+}
+
+json_t *gp_kube_jload_reuse(const char *text, size_t len, size_t flags, json_error_t *err,
+                            const struct gp_kube_jskip *sk, struct gp_kube_jreuse *ru)
+{
+    if (ru) {
+        pthread_once(&jl_key_once, jl_key_draw);
+        ru->out.n = 0;
+        ru->reused = 0;
+    }
+    json_t *v = flags & JSON_DECODE_INT_AS_REAL ? NULL : jload_lean(text, len, sk, ru);
     if (v)
         return v;
+    if (ru) /* jansson reads it: nothing taken, nothing marked */
+        ru->out.n = ru->reused = 0;
     v = json_loadb(text, len, flags, err);
     if (v && sk)
         jl_prune(v, sk);

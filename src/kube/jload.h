@@ -59,4 +59,51 @@ struct gp_kube_jskip {
 json_t *gp_kube_jload_skip(const char *text, size_t len, size_t flags, json_error_t *err,
                            const struct gp_kube_jskip *sk);
 
+/* SipHash-2-4 of data[0, len) under the 16-byte key (Aumasson and
+ * Bernstein, "SipHash: a fast short-input PRF", 2012): a keyed hash whose
+ * collisions cannot be made without the key. */
+uint64_t gp_kube_siphash(const uint8_t key[16], const void *data, size_t len);
+
+/* One object or array of a version of an object and its text's hash: the
+ * text it was read from, its length and SipHash-1-3 (gp_kube_siphash's
+ * function with one round a word and three at the end) under a key drawn
+ * once a process (getrandom). parent: the object it is a member of when that is
+ * itself marked, else NULL. */
+struct gp_kube_jmark {
+    const json_t *v, *parent;
+    uint64_t hash;
+    size_t len;
+};
+
+#define GP_KUBE_JMARKS 16 /* marks a version keeps at most */
+
+struct gp_kube_jmarks {
+    struct gp_kube_jmark m[GP_KUBE_JMARKS];
+    size_t n;
+};
+
+/* Members of an object taken from its previous version instead of built
+ * again (gp_kube_jload_reuse): an object or array that is a member of the
+ * object (depth 1, but metadata) or of such a member (depth 2) and whose
+ * text is byte for byte the text its previous version was read from (the
+ * same length and hash) is that version's value, with a reference, and its
+ * text is only scanned for its end. The object is the root's member `at`
+ * (NULL: the root); once its metadata is read, prev(metadata, ctx, &marks,
+ * &nmarks) gives the previous version (borrowed) and its marks, or NULL. The tree
+ * is the one gp_kube_jload_skip gives, with the same skip list at the same
+ * place, as long as the previous version was read with that skip list. */
+struct gp_kube_jreuse {
+    const char *at;
+    const json_t *(*prev)(const json_t *meta, void *ctx, const struct gp_kube_jmark **marks,
+                          size_t *nmarks);
+    void *ctx;
+    struct gp_kube_jmarks out; /* the new version's marks (n 0 when jansson read the text) */
+    size_t reused;             /* values taken from the previous version */
+};
+
+/* gp_kube_jload_skip, with members taken from the previous version as ru
+ * says (ru NULL: gp_kube_jload_skip). */
+json_t *gp_kube_jload_reuse(const char *text, size_t len, size_t flags, json_error_t *err,
+                            const struct gp_kube_jskip *sk, struct gp_kube_jreuse *ru);
+
 #endif

@@ -127,9 +127,16 @@ enum gp_err gp_kube_event_parse(const char *line, size_t len, struct gp_kube_eve
 enum gp_err gp_kube_event_parse_skip(const char *line, size_t len, const struct gp_kube_jskip *sk,
                                      struct gp_kube_event *ev, struct gp_diag *diag)
 {
+    return gp_kube_event_parse_reuse(line, len, sk, NULL, ev, diag);
+}
+
+enum gp_err gp_kube_event_parse_reuse(const char *line, size_t len, const struct gp_kube_jskip *sk,
+                                      struct gp_kube_jreuse *ru, struct gp_kube_event *ev,
+                                      struct gp_diag *diag)
+{
     memset(ev, 0, sizeof *ev);
     json_error_t jerr;
-    json_t *doc = gp_kube_jload_skip(line, len, JSON_REJECT_DUPLICATES, &jerr, sk);
+    json_t *doc = gp_kube_jload_reuse(line, len, JSON_REJECT_DUPLICATES, &jerr, sk, ru);
     if (!doc)
         return gp_diag_set(diag, GP_EPARSE, "watch event: column %d: %s", jerr.column, jerr.text);
     json_t *type = json_object_get(doc, "type"), *obj = json_object_get(doc, "object");

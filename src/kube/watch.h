@@ -60,8 +60,14 @@ enum gp_err gp_kube_event_parse(const char *line, size_t len, struct gp_kube_eve
  * document (its root: {"type", "object"}; gp_kube_jload_skip), e.g. an
  * object's fields no caller reads. sk NULL: none left out. */
 struct gp_kube_jskip;
+struct gp_kube_jreuse;
 enum gp_err gp_kube_event_parse_skip(const char *line, size_t len, const struct gp_kube_jskip *sk,
                                      struct gp_kube_event *ev, struct gp_diag *diag);
+/* gp_kube_event_parse_skip, the object's members taken from its previous
+ * version as ru says (jload.h's gp_kube_jload_reuse; ru->at "object"). */
+enum gp_err gp_kube_event_parse_reuse(const char *line, size_t len, const struct gp_kube_jskip *sk,
+                                      struct gp_kube_jreuse *ru, struct gp_kube_event *ev,
+                                      struct gp_diag *diag);
 void gp_kube_event_clear(struct gp_kube_event *ev);
 
 /* The metadata strings of an object (NULL when absent or not strings). */

@@ -5,8 +5,9 @@
  * arrives once each, nothing else), a dropped watch resumed from the last
  * resourceVersion with nothing delivered twice, a re-list that fails on
  * a later page followed by a fresh list (never a watch from the failed
- * list's RV), a watch answered 429/503 watched again, not re-listed. Every change is logged and the
- * log compared whole. */
+ * list's RV), a watch answered 429/503 watched again, not re-listed, and
+ * a watch event's unchanged members shared with the stored version. Every
+ * change is logged and the log compared whole. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -220,12 +221,113 @@ static void test_watch_throttled(void **state)
     gp_kube_client_free(admin);
 }
 
+/* What the change callback saw of the versions' members: whether the
+ * spec and its containers are the stored version's (shared) and each
+ * version as the server holds it. */
+struct shared_seen {
+    struct gp_kube_client *c;
+    int changes, spec_shared, containers_shared;
+};
+
+static void on_shared(enum gp_kube_event_type type, const json_t *obj, const json_t *old, void *ctx)
+{
+    struct shared_seen *ss = ctx;
+    if (strcmp(gp_kube_meta(obj, "name"), "s1") != 0)
+        return; /* the other tests' pods (one double for the group) */
+    ss->changes++;
+    if (type != GP_KUBE_MODIFIED)
+        return;
+    const json_t *spec = json_object_get(obj, "spec"), *ospec = json_object_get(old, "spec");
+    ss->spec_shared += spec == ospec;
+    ss->containers_shared +=
+        json_object_get(spec, "containers") == json_object_get(ospec, "containers");
+    /* the version delivered is the server's, member for member */
+    struct gp_kube_response r;
+    struct gp_diag d = {""};
+    assert_int_equal(
+        gp_kube_request(ss->c, "GET", "/api/v1/namespaces/default/pods/s1", NULL, NULL, &r, &d),
+        GP_OK);
+    json_t *cur = r.status == 200 ? json_loadb(r.body, r.len, 0, NULL) : NULL;
+    gp_kube_response_free(&r);
+    if (!cur)
+        return; /* gone since */
+    /* (a list's items carry no kind and apiVersion, as the API server's) */
+    json_t *got = json_copy((json_t *)(uintptr_t)obj);
+    json_object_del(cur, "kind");
+    json_object_del(cur, "apiVersion");
+    json_object_del(got, "kind");
+    json_object_del(got, "apiVersion");
+    if (strcmp(gp_kube_meta(cur, "resourceVersion"), gp_kube_meta(obj, "resourceVersion")) == 0)
+        assert_true(json_equal(cur, got));
+    json_decref(got);
+    json_decref(cur);
+}
+
+/* A watch event's members whose text is the stored version's are that
+ * version's values (jload.h's gp_kube_jload_reuse): an annotation patch
+ * shares the spec, a Binding (spec.nodeName added) the spec's containers;
+ * what a re-list stored has no marks, so the next event shares nothing. */
+static void test_shared_versions(void **state)
+{
+    (void)state;
+    struct gp_kube_client *admin = kd_client(), *c = kd_client();
+    struct shared_seen ss = {.c = admin};
+    struct gp_kube_informer *inf;
+    struct gp_diag d = {""};
+    assert_int_equal(gp_kube_informer_new(c, "/api/v1/pods", 0, on_shared, &ss, &inf, &d), GP_OK);
+    assert_int_equal(gp_kube_informer_list(inf, &d), GP_OK);
+    kd_call(admin, "POST", "/api/v1/namespaces/default/pods",
+            "{\"metadata\":{\"name\":\"s1\"},\"spec\":{\"containers\":[{\"name\":\"c\","
+            "\"image\":\"x\"}]}}",
+            201);
+    assert_int_equal(gp_kube_informer_watch(inf, 1, &d), GP_OK);
+    kd_call(admin, "PATCH", "/api/v1/namespaces/default/pods/s1",
+            "{\"metadata\":{\"annotations\":{\"a\":\"1\"}}}", 200);
+    assert_int_equal(gp_kube_informer_watch(inf, 1, &d), GP_OK);
+    assert_int_equal(ss.changes, 2);
+    assert_int_equal(ss.spec_shared, 1);
+    kd_call(admin, "POST", "/api/v1/namespaces/default/pods/s1/binding",
+            "{\"metadata\":{\"name\":\"s1\"},\"target\":{\"kind\":\"Node\",\"name\":\"n1\"}}", 201);
+    assert_int_equal(gp_kube_informer_watch(inf, 1, &d), GP_OK);
+    assert_int_equal(ss.changes, 3);
+    assert_int_equal(ss.spec_shared, 1); /* the spec changed */
+    assert_int_equal(ss.containers_shared, 2);
+    unsigned long reused = gp_kube_informer_stats(inf).reused;
+    assert_true(reused >= 3);
+    /* a re-list's versions carry no marks: the next event reads all */
+    kd_call(admin, "PATCH", "/api/v1/namespaces/default/pods/s1",
+            "{\"metadata\":{\"annotations\":{\"a\":\"2\"}}}", 200);
+    kd_call(admin, "POST", "/_control/compact", NULL, 200);
+    assert_int_equal(gp_kube_informer_watch(inf, 1, &d), GP_OK);
+    assert_int_equal(gp_kube_informer_stats(inf).relists_410, 1);
+    kd_call(admin, "PATCH", "/api/v1/namespaces/default/pods/s1",
+            "{\"metadata\":{\"annotations\":{\"a\":\"3\"}}}", 200);
+    assert_int_equal(gp_kube_informer_watch(inf, 1, &d), GP_OK);
+    assert_int_equal(ss.changes, 5);
+    assert_int_equal(gp_kube_informer_stats(inf).reused, reused);
+    assert_int_equal(ss.spec_shared, 1);
+    /* marked again from there */
+    kd_call(admin, "PATCH", "/api/v1/namespaces/default/pods/s1",
+            "{\"metadata\":{\"annotations\":{\"a\":\"4\"}}}", 200);
+    assert_int_equal(gp_kube_informer_watch(inf, 1, &d), GP_OK);
+    assert_int_equal(ss.changes, 6);
+    assert_int_equal(ss.spec_shared, 2);
+    kd_call(admin, "DELETE", "/api/v1/namespaces/default/pods/s1", NULL, 200);
+    kd_call(admin, "POST", "/_control/finish_deletions", NULL, 200); /* bound: graceful */
+    assert_int_equal(gp_kube_informer_watch(inf, 1, &d), GP_OK);
+    assert_null(gp_kube_informer_get(inf, "default", "s1"));
+    gp_kube_informer_free(inf);
+    gp_kube_client_free(c);
+    gp_kube_client_free(admin);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_informer),
         cmocka_unit_test(test_relist_page_fails),
         cmocka_unit_test(test_watch_throttled),
+        cmocka_unit_test(test_shared_versions),
     };
     return cmocka_run_group_tests(tests, kd_start, kd_stop);
 }
