@@ -18,8 +18,10 @@ const char *gp_filter_name(enum gp_filter f)
                                         "gpu-model",
                                         "sharing",
                                         "cuda-driver",
+                                        "pods",
                                         "cpu",
                                         "memory",
+                                        "extended-resource",
                                         "gpu-count",
                                         "gpu-share",
                                         "gpu-memory",
@@ -37,7 +39,8 @@ const char *gp_filter_name(enum gp_filter f)
 bool gp_filter_optional(enum gp_filter f)
 {
     return f == GP_FILTER_NODE_AFFINITY || f == GP_FILTER_SPREAD || f == GP_FILTER_POD_AFFINITY ||
-           f == GP_FILTER_POD_ANTI_AFFINITY || f == GP_FILTER_EXISTING_ANTI_AFFINITY;
+           f == GP_FILTER_POD_ANTI_AFFINITY || f == GP_FILTER_EXISTING_ANTI_AFFINITY ||
+           f == GP_FILTER_PODS || f == GP_FILTER_SCALAR;
 }
 
 const char *gp_filter_text(enum gp_filter f)
@@ -72,6 +75,44 @@ bool gp_eng_selector_matches(const struct gp_node *n, const struct gp_pod *p)
             return false;
     }
     return true;
+}
+
+/* Both lists sorted by name: the index of each of the pod's in the node's
+ * (NONE where the node lacks it), by one merge. */
+static void scalar_match(const struct gp_node *n, const struct gp_pod *p,
+                         uint32_t at[GP_MAX_SCALARS])
+{
+    size_t j = 0;
+    for (size_t i = 0; i < p->spec.nscalars && i < GP_MAX_SCALARS; i++) {
+        int c = 1;
+        while (j < n->spec.nscalars &&
+               (c = strcmp(n->spec.scalars[j].name, p->spec.scalars[i].name)) < 0)
+            j++;
+        at[i] = c == 0 ? (uint32_t)j : NONE;
+    }
+}
+
+bool gp_eng_scalars_fit(const struct gp_node *n, const struct gp_pod *p, bool empty)
+{
+    uint32_t at[GP_MAX_SCALARS];
+    scalar_match(n, p, at);
+    for (size_t i = 0; i < p->spec.nscalars && i < GP_MAX_SCALARS; i++) {
+        int64_t have = at[i] == NONE ? 0
+                       : empty       ? n->spec.scalars[at[i]].amount
+                                     : n->scalar_free[at[i]];
+        if (p->spec.scalars[i].amount > have)
+            return false;
+    }
+    return true;
+}
+
+void gp_eng_scalars_take(struct gp_node *n, const struct gp_pod *p, int sign)
+{
+    uint32_t at[GP_MAX_SCALARS];
+    scalar_match(n, p, at);
+    for (size_t i = 0; i < p->spec.nscalars && i < GP_MAX_SCALARS; i++)
+        if (at[i] != NONE) /* a resource the node lacks: nothing of it to take */
+            n->scalar_free[at[i]] -= sign * p->spec.scalars[i].amount;
 }
 
 bool gp_eng_has_label(const struct gp_node *n, const char *key, const char *value)
@@ -156,7 +197,9 @@ bool gp_eng_fits_empty(const struct gp_engine *e, const struct gp_node *n, const
         (n->spec.ntaints && !gp_eng_taints_tolerated(n, p)))
         return false;
     (void)e;
-    if (p->spec.cpu_milli > n->spec.cpu_milli || p->spec.mem_mib > n->spec.mem_mib)
+    if (p->spec.cpu_milli > n->spec.cpu_milli || p->spec.mem_mib > n->spec.mem_mib ||
+        (n->spec.pods_limited && n->spec.pods_max == 0) ||
+        (p->spec.nscalars && !gp_eng_scalars_fit(n, p, true)))
         return false;
     if (p->spec.gpu_count == 0)
         return true;

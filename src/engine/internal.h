@@ -147,7 +147,9 @@ struct shape_key {
     size_t nlabels;
     const char *ns;
     uint32_t cuda_driver_min;
-    uint32_t gpu_container_max; /* failRequestsGreaterThanOne's count (share.c) */
+    uint32_t gpu_container_max;      /* failRequestsGreaterThanOne's count (share.c) */
+    const struct gp_scalar *scalars; /* its other resources (model.h), by content */
+    size_t nscalars;
 };
 
 struct shape {
@@ -480,6 +482,9 @@ struct cap_sum {
     /* the smallest free of a ready node; INT64_MAX: none (for the counts
      * of an explanation, gp_eng_cand_explain) */
     int64_t cpu_min_milli, mem_min_mib;
+    /* the most and the fewest more pods a ready node below may take
+     * (spec.pods_max; INT64_MAX without a limit) */
+    int64_t pods_room, pods_room_min;
 };
 struct cap_class {
     uint32_t model;          /* NONE: nodes without GPUs */
@@ -979,6 +984,11 @@ bool gp_eng_shape_eq(const struct shape_key *a, const struct shape_key *b);
  * alike though each reader's copy is its own (the live scheduler reads
  * each pod into its own arena). */
 bool gp_eng_cons_eq(const struct gp_pod_constraints *a, const struct gp_pod_constraints *b);
+/* Whether node n has what pod p asks of its other resources (struct
+ * gp_scalar): free now, or (empty) all it offers; and the pod's amounts
+ * taken from (sign 1) or given back to (-1) the node's free (filter.c). */
+bool gp_eng_scalars_fit(const struct gp_node *n, const struct gp_pod *p, bool empty);
+void gp_eng_scalars_take(struct gp_node *n, const struct gp_pod *p, int sign);
 
 /* ---- pending.c: pending pods by shape, and the walk over them ------------- */
 enum gp_err gp_eng_walk_add(struct gp_engine *e, uint32_t pod);
@@ -1096,10 +1106,16 @@ static inline enum gp_filter filter_own(const struct gp_engine *e, const struct 
         if (!gp_eng_driver_ok(n, p))
             return GP_FILTER_DRIVER;
     }
+    /* NodeResourcesFit's order (noderesources/fit.go): pods, cpu, memory,
+     * the other resources */
+    if (n->spec.pods_limited && n->pods >= n->spec.pods_max)
+        return GP_FILTER_PODS;
     if (p->spec.cpu_milli > n->cpu_free_milli)
         return GP_FILTER_CPU;
     if (p->spec.mem_mib > n->mem_free_mib)
         return GP_FILTER_MEMORY;
+    if (p->spec.nscalars && !gp_eng_scalars_fit(n, p, false))
+        return GP_FILTER_SCALAR;
     if (want == 0)
         return GP_FILTER_COUNT;
     uint32_t milli = p->spec.gpu_milli, mem = p->spec.gpu_mem_mib;

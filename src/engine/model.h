@@ -141,6 +141,18 @@ struct gp_pod_constraints {
 
 struct gp_sharing_spec; /* engine/sharing.h */
 
+/* A resource beyond cpu, memory and the GPUs that kube-scheduler's
+ * NodeResourcesFit checks as it checks them (noderesources/fit.go
+ * fitsRequest: ephemeral-storage, hugepages-<size>, extended resources
+ * such as example.com/foo), in its own unit (bytes, devices). Lists of
+ * them are sorted by name (strcmp), each name once, amounts above 0. The
+ * simulator's readers give none. */
+#define GP_MAX_SCALARS 16
+struct gp_scalar {
+    const char *name;
+    int64_t amount;
+};
+
 struct gp_node_spec {
     const char *name;
     const char *pool;      /* node pool name; may be NULL */
@@ -165,6 +177,14 @@ struct gp_node_spec {
      * (major * 100000 + minor * 100 + patch: 535.104.05 is 53510405;
      * io/compat.h); 0 = not declared: the driver filter passes it */
     uint32_t driver_version;
+    /* the pods it may hold (a Node's status.allocatable.pods) when
+     * pods_limited; otherwise no limit */
+    bool pods_limited;
+    uint32_t pods_max;
+    /* the other resources it offers (struct gp_scalar; borrowed), at most
+     * GP_MAX_SCALARS: a pod asking one it lacks does not fit */
+    const struct gp_scalar *scalars;
+    size_t nscalars;
 };
 
 /* The extended resource a pod asks its GPUs with, as NVIDIA's device
@@ -231,6 +251,10 @@ struct gp_pod_spec {
      * cuda_version names the CUDA for explanations ("12.2"; borrowed) */
     uint32_t cuda_driver_min;
     const char *cuda_version;
+    /* what it asks of the node's other resources (struct gp_scalar;
+     * borrowed); none for the simulator's pods */
+    const struct gp_scalar *scalars;
+    size_t nscalars;
 };
 
 /* One GPU's free capacity inside a node. On a shared GPU (docs/sharing.md)
@@ -276,6 +300,8 @@ struct gp_node {
     uint32_t gpu_milli_free;     /* sum of milli_free */
     uint32_t gpu_milli_max_free; /* largest milli_free of one GPU */
     uint32_t pods;
+    /* what is free of spec.scalars[i], kept on every bind and release */
+    int64_t scalar_free[GP_MAX_SCALARS];
     /* MIG nodes: mig_model indexes gp_mig_models; mig[] per GPU;
      * mig_mask: the profiles of which one more instance fits some GPU,
      * mig_way_mask: the same as a free instance, a new one in free slices,
@@ -342,8 +368,10 @@ struct gp_pod {
     X(GPU_MODEL, "node(s) had a different GPU model")                                              \
     X(SHARING, "node(s) didn't share GPUs the way the pod asks")                                   \
     X(DRIVER, "node(s) had a driver older than the pod's CUDA needs")                              \
+    X(PODS, "Too many pods")                                                                       \
     X(CPU, "Insufficient cpu")                                                                     \
     X(MEMORY, "Insufficient memory")                                                               \
+    X(SCALAR, "Insufficient extended resource")                                                    \
     X(GPU_COUNT, "Insufficient nvidia.com/gpu")                                                    \
     X(GPU_SHARE, "no GPU with enough free share")                                                  \
     X(GPU_MEMORY, "no GPU with enough free GPU memory")                                            \

@@ -23,7 +23,8 @@ void gp_eng_node_summarise(struct gp_node *n)
 enum gp_err gp_engine_node_probe(struct gp_engine *e, const struct gp_node_spec *spec,
                                  struct gp_node *out)
 {
-    if (spec->gpu_count > GP_MAX_GPUS_PER_NODE || spec->cpu_milli < 0 || spec->mem_mib < 0)
+    if (spec->gpu_count > GP_MAX_GPUS_PER_NODE || spec->cpu_milli < 0 || spec->mem_mib < 0 ||
+        spec->nscalars > GP_MAX_SCALARS)
         return GP_EINVALID;
     struct gp_node n;
     memset(&n, 0, sizeof n);
@@ -32,6 +33,8 @@ enum gp_err gp_engine_node_probe(struct gp_engine *e, const struct gp_node_spec 
     n.state = GP_NODE_READY;
     n.cpu_free_milli = spec->cpu_milli;
     n.mem_free_mib = spec->mem_mib;
+    for (size_t i = 0; i < spec->nscalars; i++)
+        n.scalar_free[i] = spec->scalars[i].amount;
     if (spec->gpu_count > 0) {
         int m = gp_eng_model_intern(e, spec->gpu_model ? spec->gpu_model : "");
         if (m < 0)
@@ -117,6 +120,8 @@ bool gp_eng_node_take(struct gp_node *n, const struct gp_pod *p, const struct gp
     n->cpu_free_milli -= p->spec.cpu_milli;
     n->mem_free_mib -= p->spec.mem_mib;
     n->pods++;
+    if (p->spec.nscalars)
+        gp_eng_scalars_take(n, p, 1);
     if (n->spec.sharing) {
         bool over = gp_share_take(n, p, pick);
         gp_eng_node_summarise(n);
@@ -140,6 +145,8 @@ void gp_eng_node_give(struct gp_node *n, const struct gp_pod *p, const struct gp
     n->cpu_free_milli += p->spec.cpu_milli;
     n->mem_free_mib += p->spec.mem_mib;
     n->pods--;
+    if (p->spec.nscalars)
+        gp_eng_scalars_take(n, p, -1);
     if (n->spec.sharing) {
         gp_share_give(n, p, pick);
         gp_eng_node_summarise(n);

@@ -25,6 +25,8 @@ static void node_emptied(const struct gp_node *n, struct gp_node *c)
     *c = *n;
     c->cpu_free_milli = n->spec.cpu_milli;
     c->mem_free_mib = n->spec.mem_mib;
+    for (size_t i = 0; i < n->spec.nscalars; i++)
+        c->scalar_free[i] = n->spec.scalars[i].amount;
     for (uint32_t g = 0; g < n->spec.gpu_count; g++) {
         c->gpu[g].milli_free = GP_GPU_MILLI;
         c->gpu[g].mem_free_mib = n->spec.gpu_mem_mib;

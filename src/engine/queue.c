@@ -154,7 +154,8 @@ enum gp_err gp_engine_pod_add(struct gp_engine *e, const struct gp_pod_spec *spe
         spec->gpu_mem_mib,  spec->queue,          p.model_mask,          spec->node_selector,
         spec->tolerations,  spec->nnode_selector, spec->ntolerations,    spec->share_modes,
         spec->gpu_resource, spec->mig_profile,    spec->constraints,     spec->labels,
-        spec->nlabels,      spec->namespace_name, spec->cuda_driver_min, spec->gpu_container_max};
+        spec->nlabels,      spec->namespace_name, spec->cuda_driver_min, spec->gpu_container_max,
+        spec->scalars,      spec->nscalars};
     p.shape = shape_intern(e, &k);
     if (p.shape == NONE)
         return GP_ENOMEM;

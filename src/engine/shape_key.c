@@ -126,6 +126,8 @@ uint64_t gp_eng_shape_hash(const struct shape_key *k)
     h = cons_hash(h, k->constraints);
     h = str_hash(h, k->ns ? k->ns : "default");
     h = kv_hash(h, k->labels, k->nlabels);
+    for (size_t i = 0; i < k->nscalars; i++)
+        h = mix(str_hash(h, k->scalars[i].name), (uint64_t)k->scalars[i].amount);
     h ^= h >> 29; /* the table takes the low bits */
     h *= 0xbf58476d1ce4e5b9ULL;
     return h ^ (h >> 32);
@@ -225,6 +227,16 @@ static bool spread_eq(const struct gp_spread *a, size_t na, const struct gp_spre
     return true;
 }
 
+static bool scalars_eq(const struct gp_scalar *a, const struct gp_scalar *b, size_t na, size_t nb)
+{
+    if (na != nb)
+        return false;
+    for (size_t i = 0; i < na && a != b; i++)
+        if (a[i].amount != b[i].amount || strcmp(a[i].name, b[i].name) != 0)
+            return false;
+    return true;
+}
+
 bool gp_eng_cons_eq(const struct gp_pod_constraints *a, const struct gp_pod_constraints *b)
 {
     if (a == b)
@@ -258,5 +270,6 @@ bool gp_eng_shape_eq(const struct shape_key *a, const struct shape_key *b)
            kv_eq(a->labels, b->labels, a->nlabels) &&
            kv_eq(a->node_selector, b->node_selector, a->nnode_selector) &&
            tol_eq(a->tolerations, b->tolerations, a->ntolerations) &&
+           scalars_eq(a->scalars, b->scalars, a->nscalars, b->nscalars) &&
            gp_eng_cons_eq(a->constraints, b->constraints);
 }

@@ -176,6 +176,38 @@ static enum gp_err kv_item(struct gp_evl_rd *r, const json_t *e, const char *fie
 static const struct items_how kv_how = {"expected an array of [key, value]", false,
                                         sizeof(struct gp_kv), kv_item};
 
+/* [name, amount]: a resource beyond cpu, memory and GPUs (model.h) */
+static enum gp_err scalar_item(struct gp_evl_rd *r, const json_t *e, const char *field, void *item)
+{
+    struct gp_scalar *s = item;
+    if (!json_is_array(e) || json_array_size(e) != 2 || !json_is_integer(json_array_get(e, 1)) ||
+        json_integer_value(json_array_get(e, 1)) <= 0)
+        return gp_evl_bad(r, field, "expected an array of [name, amount above 0]");
+    s->amount = (int64_t)json_integer_value(json_array_get(e, 1));
+    return str_item(r, json_array_get(e, 0), field, &s->name);
+}
+
+static const struct items_how scalars_how = {"expected an array of [name, amount]", false,
+                                             sizeof(struct gp_scalar), scalar_item};
+
+/* o's "scalars", sorted by name with each once, at most GP_MAX_SCALARS. */
+static enum gp_err scalars_of(struct gp_evl_rd *r, const json_t *o, const char *field,
+                              const struct gp_scalar **out, size_t *n)
+{
+    enum gp_err err;
+    const struct gp_scalar *s =
+        items_of(r, json_object_get(o, "scalars"), field, &scalars_how, n, &err);
+    *out = s;
+    if (err != GP_OK)
+        return err;
+    if (*n > GP_MAX_SCALARS)
+        return gp_evl_bad(r, field, "more than 16 resources");
+    for (size_t i = 1; i < *n; i++)
+        if (!s[i - 1].name || !s[i].name || strcmp(s[i - 1].name, s[i].name) >= 0)
+            return gp_evl_bad(r, field, "names not sorted, or one twice");
+    return GP_OK;
+}
+
 static enum gp_err kv_of(struct gp_evl_rd *r, const json_t *v, const char *field,
                          const struct gp_kv **out, size_t *n)
 {
@@ -435,7 +467,15 @@ enum gp_err gp_evl_node(struct gp_evl_rd *r, const json_t *o, struct gp_node_spe
         return gp_evl_bad(r, "node.sharing", "sharing needs GPUs (gpu_count is 0)");
     n->taints =
         items_of(r, json_object_get(o, "taints"), "node.taints", &taints_how, &n->ntaints, &err);
-    return err;
+    const json_t *pm = json_object_get(o, "pods_max");
+    if (err == GP_OK && pm) {
+        if (!json_is_integer(pm) || json_integer_value(pm) < 0 ||
+            json_integer_value(pm) > UINT32_MAX)
+            return gp_evl_bad(r, "node.pods_max", "expected a count");
+        n->pods_limited = true;
+        n->pods_max = (uint32_t)json_integer_value(pm);
+    }
+    return err == GP_OK ? scalars_of(r, o, "node.scalars", &n->scalars, &n->nscalars) : err;
 }
 
 /* --- a pod's affinity and spreading ---------------------------------------- */
@@ -664,7 +704,8 @@ enum gp_err gp_evl_pod(struct gp_evl_rd *r, const json_t *o, struct gp_pod_spec 
         (err = gp_evl_str(r, o, f, "namespace", false, &p->namespace_name)) != GP_OK ||
         (err = get_kv(r, o, f, "labels", &p->labels, &p->nlabels)) != GP_OK ||
         (err = constraints_of(r, json_object_get(o, "constraints"), &p->constraints)) != GP_OK ||
-        (err = gp_evl_str(r, o, f, "cuda_version", false, &p->cuda_version)) != GP_OK)
+        (err = gp_evl_str(r, o, f, "cuda_version", false, &p->cuda_version)) != GP_OK ||
+        (err = scalars_of(r, o, "pod.scalars", &p->scalars, &p->nscalars)) != GP_OK)
         return err;
     return GP_OK;
 }

@@ -107,6 +107,19 @@ static void set_kv(json_t *o, const char *k, const struct gp_kv *kv, size_t n)
         json_object_set_new(o, k, ARRAY_JSON(kv, n, kv_json));
 }
 
+/* [name, amount] */
+static json_t *scalar_json(const void *item)
+{
+    const struct gp_scalar *s = item;
+    return json_pack("[s?,I]", s->name, (json_int_t)s->amount);
+}
+
+static void set_scalars(json_t *o, const struct gp_scalar *s, size_t n)
+{
+    if (n)
+        json_object_set_new(o, "scalars", ARRAY_JSON(s, n, scalar_json));
+}
+
 static json_t *string_json(const void *item)
 {
     const char *const *s = item;
@@ -194,6 +207,9 @@ static json_t *node_json(const struct gp_node_spec *n)
     if (n->sharing)
         json_object_set_new(o, "sharing", sharing_json(n->sharing, n->gpu_count));
     set_int(o, "driver_version", n->driver_version);
+    if (n->pods_limited)
+        json_object_set_new(o, "pods_max", json_integer(n->pods_max));
+    set_scalars(o, n->scalars, n->nscalars);
     return o;
 }
 
@@ -296,6 +312,7 @@ static json_t *pod_json(const struct gp_pod_spec *p)
         json_object_set_new(o, "constraints", constraints_json(p->constraints));
     set_int(o, "cuda_driver_min", p->cuda_driver_min);
     set_str(o, "cuda_version", p->cuda_version);
+    set_scalars(o, p->scalars, p->nscalars);
     return o;
 }
 

@@ -47,6 +47,7 @@ struct req {
     /* the pod's: the most nvidia.com/gpu, nvidia.com/gpu.shared one
      * container asks (failRequestsGreaterThanOne is per container) */
     int64_t gpus_one, shared_one;
+    bool other; /* a container's: it asks another resource (objects_scalar.c) */
 };
 
 /* nvidia.com/mig-<profile>: one profile per pod, as gpuplane places MIG
@@ -89,6 +90,8 @@ static enum gp_err read_request(const char *k, const json_t *v, const char *wher
         ok = gp_units_count(s, &r->shared) && r->shared <= GP_MAX_GPUS_PER_NODE;
     else if (ok && strncmp(k, "nvidia.com/mig-", 15) == 0)
         return mig_request(k, s, where, r, d);
+    else
+        r->other = true;
     bool count = strncmp(k, "nvidia.com/gpu", 14) == 0;
     if (!ok)
         return gp_diag_set(d, GP_EINVALID, "%s.resources.requests.%s: \"%s\" is %s%s", where, k,
@@ -141,7 +144,8 @@ static void need_of(const struct req *r, int64_t v[GP_PODREQ_COUNT])
  * io/podreq.h, the manifest reader's. A sidecar (an init container with
  * restartPolicy: Always) runs beside the app containers, so its GPUs are
  * the pod's for its whole life; spec.overhead is added last. */
-static enum gp_err pod_requests(const json_t *spec, struct req *total, struct gp_diag *d)
+static enum gp_err pod_requests(const json_t *spec, struct req *total,
+                                struct gp_kube_scalar_acc *sc, struct gp_diag *d)
 {
     struct gp_podreq acc;
     memset(&acc, 0, sizeof acc);
@@ -151,7 +155,7 @@ static enum gp_err pod_requests(const json_t *spec, struct req *total, struct gp
     char where[64];
     json_array_foreach(json_object_get(spec, "containers"), i, c)
     {
-        struct req r = {0, 0, 0, 0, total->profile, 0, 0, 0};
+        struct req r = {0, 0, 0, 0, total->profile, 0, 0, 0, false};
         snprintf(where, sizeof where, "spec.containers[%zu]", i);
         enum gp_err err = read_requests(json_object_get(c, "resources"), where, &r, d);
         if (err != GP_OK)
@@ -159,18 +163,28 @@ static enum gp_err pod_requests(const json_t *spec, struct req *total, struct gp
         total->profile = r.profile;
         need_of(&r, v);
         gp_podreq_app(&acc, v);
+        if (r.other && (err = gp_kube_scalars_container(sc, json_object_get(c, "resources"), false,
+                                                        false, where, d)) != GP_OK)
+            return err;
     }
     json_array_foreach(json_object_get(spec, "initContainers"), i, c)
     {
-        struct req r = {0, 0, 0, 0, total->profile, 0, 0, 0};
+        struct req r = {0, 0, 0, 0, total->profile, 0, 0, 0, false};
         snprintf(where, sizeof where, "spec.initContainers[%zu]", i);
         enum gp_err err = read_requests(json_object_get(c, "resources"), where, &r, d);
         if (err != GP_OK)
             return err;
         total->profile = r.profile;
         const char *rp = str(c, "restartPolicy");
+        bool sidecar = rp && strcmp(rp, "Always") == 0;
         need_of(&r, v);
-        gp_podreq_init(&acc, v, rp && strcmp(rp, "Always") == 0);
+        gp_podreq_init(&acc, v, sidecar);
+        /* every init container once any has another resource: its
+         * init(i) counts the sidecars before it */
+        if ((r.other || sc->n) &&
+            (err = gp_kube_scalars_container(sc, json_object_get(c, "resources"), true, sidecar,
+                                             where, d)) != GP_OK)
+            return err;
     }
     total->cpu_milli = gp_podreq_total(&acc, GP_PODREQ_CPU_MILLI);
     total->mem_mib = gp_podreq_total(&acc, GP_PODREQ_MEM_MIB);
@@ -378,8 +392,12 @@ enum gp_err gp_kube_pod_read(const json_t *pod, struct gp_arena *a, struct gp_po
     memset(s, 0, sizeof *s);
     gp_kube_pod_info_read(pod, info);
     const json_t *meta = json_object_get(pod, "metadata"), *spec = json_object_get(pod, "spec");
-    struct req r = {0, 0, 0, 0, NULL, 0, 0, 0};
-    enum gp_err err = pod_requests(spec, &r, d);
+    struct req r = {0, 0, 0, 0, NULL, 0, 0, 0, false};
+    struct gp_kube_scalar_acc sc;
+    sc.n = 0; /* (the rest is made as names come: most pods ask none) */
+    enum gp_err err = pod_requests(spec, &r, &sc, d);
+    if (err == GP_OK && sc.n)
+        err = gp_kube_scalars_finish(&sc, a, s, d); /* objects_scalar.c */
     if (err != GP_OK)
         return err;
     s->name = gp_arena_printf(a, "%s/%s", info->ns, info->name);
@@ -473,6 +491,9 @@ enum gp_err gp_kube_node_read(const json_t *node, struct gp_arena *a, struct gp_
                            info->name, gpus, (long long)(GP_MAX_GPUS_PER_NODE * per_gpu),
                            GP_MAX_GPUS_PER_NODE, (long long)per_gpu);
     s->gpu_count = (uint32_t)n;
+    enum gp_err err = gp_kube_node_scalars_read(alloc, info->name, a, s, d); /* objects_scalar.c */
+    if (err != GP_OK)
+        return err;
     const json_t *labels = json_object_get(meta, "labels");
     if (pod_kv(labels, a, &s->labels, &s->nlabels) != GP_OK)
         return gp_diag_set(d, GP_ENOMEM, "out of memory");
@@ -512,7 +533,7 @@ enum gp_err gp_kube_node_read(const json_t *node, struct gp_arena *a, struct gp_
         s->taints = t;
         s->ntaints = nt;
     }
-    enum gp_err err = gp_kube_node_mig_read(node, a, s, info, d);             /* objects_mig.c */
+    err = gp_kube_node_mig_read(node, a, s, info, d);                         /* objects_mig.c */
     return err == GP_OK ? gp_kube_node_share_read(node, a, s, info, d) : err; /* objects_share.c */
 }
 

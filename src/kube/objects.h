@@ -22,6 +22,7 @@
 #include <jansson.h>
 
 #include "engine/model.h"
+#include "io/podreq.h"
 #include "util/arena.h"
 #include "util/err.h"
 
@@ -230,6 +231,38 @@ enum gp_err gp_kube_pod_sharing_read(const json_t *annotations, struct gp_pod_sp
  * weight outside 1-100, a maxSkew below 1, a missing topologyKey, ...). */
 enum gp_err gp_kube_pod_constraints_read(const json_t *spec, struct gp_arena *a,
                                          struct gp_pod_spec *s, struct gp_diag *d);
+/* objects_scalar.c: the resources NodeResourcesFit checks beyond cpu,
+ * memory and NVIDIA's (noderesources/fit.go): ephemeral-storage,
+ * hugepages-<size>, and names with a '/' (extended resources,
+ * kubernetes.io/ ones) but nvidia.com/gpu, gpu.shared and mig-*. */
+bool gp_kube_scalar_name(const char *k);
+/* A pod's such requests, counted per name as io/podreq.h counts every
+ * request: each container fed in the order podreq.h asks (init: an init
+ * container; sidecar: its restartPolicy Always), then finished into
+ * spec->scalars (sorted, amounts above 0; in the arena). n must be 0
+ * before the first container. GP_EINVALID with one line: an amount not a
+ * quantity, more than GP_MAX_SCALARS names. */
+struct gp_kube_scalar_acc {
+    size_t n;
+    const char *name[GP_MAX_SCALARS]; /* borrowed from the JSON */
+    struct gp_podreq acc[GP_MAX_SCALARS];
+};
+enum gp_err gp_kube_scalars_container(struct gp_kube_scalar_acc *sc, const json_t *resources,
+                                      bool init, bool sidecar, const char *where,
+                                      struct gp_diag *d);
+enum gp_err gp_kube_scalars_finish(const struct gp_kube_scalar_acc *sc, struct gp_arena *a,
+                                   struct gp_pod_spec *s, struct gp_diag *d);
+/* A Node's allocatable pods (spec->pods_limited, pods_max) and such
+ * resources (spec->scalars, sorted, those above 0); GP_EINVALID with one
+ * line naming the field, or past GP_MAX_SCALARS. */
+enum gp_err gp_kube_node_scalars_read(const json_t *allocatable, const char *node,
+                                      struct gp_arena *a, struct gp_node_spec *s,
+                                      struct gp_diag *d);
+/* A split node's pods and such resources shared out as its CPU and
+ * memory are: the MIG part mig_gpus of gpus (a part that takes pods at
+ * least one), the whole part the rest. */
+enum gp_err gp_kube_node_scalars_split(struct gp_arena *a, struct gp_node_spec *whole,
+                                       struct gp_node_spec *mig, uint32_t mig_gpus, uint32_t gpus);
 /* The compute slices and memory of a MIG profile by name, from the first
  * GPU model that has it; false when none has. */
 bool gp_kube_mig_profile_info(const char *profile, unsigned *compute, uint32_t *mem_mib);

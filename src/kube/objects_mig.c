@@ -432,6 +432,8 @@ static enum gp_err make_parts(const json_t *node, const json_t *labels, struct g
         ps->mem_mib = base.mem_mib * info->mig_gpus / info->gpus;
         s->cpu_milli = base.cpu_milli - ps->cpu_milli;
         s->mem_mib = base.mem_mib - ps->mem_mib;
+        if (gp_kube_node_scalars_split(a, s, ps, info->mig_gpus, info->gpus) != GP_OK)
+            return gp_diag_set(d, GP_ENOMEM, "out of memory"); /* objects_scalar.c */
     }
     memset(sh, 0, sizeof *sh);
     sh->mode = GP_SHARE_MIG;

@@ -231,6 +231,25 @@ static void filter_words(const struct spod *p, enum gp_filter f, char *buf, size
     buf[len] = '\0';
 }
 
+/* The i-th of the pod's other resources (model.h, struct gp_scalar)
+ * node part nd has too little of free, as "Insufficient NAME"; false
+ * when there are not so many. */
+static bool scalar_short(const struct gp_node *nd, const struct gp_pod_spec *ps, size_t i,
+                         char *buf, size_t size)
+{
+    for (size_t k = 0; k < ps->nscalars; k++) {
+        int64_t free = 0;
+        for (size_t j = 0; j < nd->spec.nscalars && j < GP_MAX_SCALARS; j++)
+            if (strcmp(nd->spec.scalars[j].name, ps->scalars[k].name) == 0)
+                free = nd->scalar_free[j];
+        if (ps->scalars[k].amount > free && i-- == 0) {
+            snprintf(buf, size, "Insufficient %s", ps->scalars[k].name);
+            return true;
+        }
+    }
+    return false;
+}
+
 /* NodeResourcesFit names every resource a node is short of
  * (noderesources/fit.go fitsRequest: cpu, memory, then the extended
  * resources, each "Insufficient <name>"), where the engine stops at the
@@ -239,8 +258,15 @@ static void filter_words(const struct spod *p, enum gp_filter f, char *buf, size
 static void also_short(const struct gp_node *nd, const struct gp_pod_spec *ps, enum gp_filter f,
                        struct gp_kube_reasons *r)
 {
-    if (f == GP_FILTER_CPU && (int64_t)ps->mem_mib > nd->mem_free_mib)
+    if (f == GP_FILTER_PODS && ps->cpu_milli > nd->cpu_free_milli)
+        gp_kube_reasons_add(r, 1, "Insufficient cpu");
+    if ((f == GP_FILTER_PODS || f == GP_FILTER_CPU) && (int64_t)ps->mem_mib > nd->mem_free_mib)
         gp_kube_reasons_add(r, 1, "Insufficient memory");
+    /* ephemeral-storage, hugepages, extended resources: each by name (the
+     * engine's one reason, GP_FILTER_SCALAR, is these) */
+    char text[160];
+    for (size_t i = 0; scalar_short(nd, ps, i, text, sizeof text); i++)
+        gp_kube_reasons_add(r, 1, text);
     bool whole = ps->gpu_count > 0 && ps->gpu_milli == GP_GPU_MILLI && !ps->share_modes &&
                  !ps->mig_profile && ps->gpu_resource == GP_GPU_RES_GPU && !nd->spec.sharing;
     if (whole && nd->gpus_whole_free < ps->gpu_count)
@@ -268,7 +294,8 @@ void gp_ks_words_nodes(struct gp_kube_sched *s, struct gp_ks_words *w, const str
     for (int f = 0; f < GP_FILTER_COUNT; f++)
         if (hist ? unresolvable((enum gp_filter)f) : is_static((enum gp_filter)f))
             left += x->rejected[f];
-    uint32_t short_left = x->rejected[GP_FILTER_CPU] + x->rejected[GP_FILTER_MEMORY];
+    uint32_t short_left = x->rejected[GP_FILTER_CPU] + x->rejected[GP_FILTER_MEMORY] +
+                          x->rejected[GP_FILTER_PODS] + x->rejected[GP_FILTER_SCALAR];
     /* spreading's nodes, to tell those without the key (spread_label_missing) */
     uint32_t spread_left = ps_spreads(&p->spec) ? x->rejected[GP_FILTER_SPREAD] : 0;
     char text[160];
@@ -301,9 +328,13 @@ void gp_ks_words_nodes(struct gp_kube_sched *s, struct gp_ks_words *w, const str
         enum gp_filter f = gp_engine_filter(s->e, pd ? pd : nd, ep);
         if (left > 0 && (hist ? unresolvable(f) : is_static(f)))
             left--; /* its other parts, if any, keep the walk asking */
-        if ((f == GP_FILTER_CPU || f == GP_FILTER_MEMORY) && short_left > 0) {
+        if ((f == GP_FILTER_CPU || f == GP_FILTER_MEMORY || f == GP_FILTER_PODS ||
+             f == GP_FILTER_SCALAR) &&
+            short_left > 0) {
             short_left--;
             also_short(pd ? pd : nd, &p->spec, f, &out->nodes_words);
+            if (f == GP_FILTER_SCALAR && x->rejected[f] > 0)
+                x->rejected[f]--; /* said by name above */
         }
         bool no_label = false;
         if (f == GP_FILTER_SPREAD && spread_left > 0) {
@@ -332,7 +363,9 @@ void gp_ks_words_nodes(struct gp_kube_sched *s, struct gp_ks_words *w, const str
         else {
             /* removing its pods of lower priority was not enough: the
              * reason it fails now stands for the one it would fail then */
-            filter_words(p, f, text, sizeof text);
+            if (f != GP_FILTER_SCALAR ||
+                !scalar_short(pd ? pd : nd, &p->spec, 0, text, sizeof text))
+                filter_words(p, f, text, sizeof text);
             gp_kube_reasons_add(&out->victims, 1, text);
         }
     }
