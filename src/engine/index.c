@@ -119,9 +119,7 @@ void gp_eng_index_free(struct gp_engine *e)
 static const struct cap_sum cap_none = {.cpu_milli = INT64_MIN,
                                         .mem_mib = INT64_MIN,
                                         .cpu_min_milli = INT64_MAX,
-                                        .mem_min_mib = INT64_MAX,
-                                        .pods_room = INT64_MIN,
-                                        .pods_room_min = INT64_MAX};
+                                        .mem_min_mib = INT64_MAX};
 
 /* What node n offers, as the filters read it; nothing when not ready. */
 static struct cap_sum cap_leaf(const struct gp_node *n)
@@ -136,8 +134,6 @@ static struct cap_sum cap_leaf(const struct gp_node *n)
                         .ready = 1,
                         .cpu_min_milli = n->cpu_free_milli,
                         .mem_min_mib = n->mem_free_mib};
-    s.pods_room = n->spec.pods_limited ? (int64_t)n->spec.pods_max - n->pods : INT64_MAX;
-    s.pods_room_min = s.pods_room;
     return s;
 }
 
@@ -153,9 +149,7 @@ static inline struct cap_sum cap_join(const struct cap_sum *a, const struct cap_
                         .mig_mask = a->mig_mask | b->mig_mask,
                         .ready = a->ready + b->ready,
                         .cpu_min_milli = CAP_MIN(a->cpu_min_milli, b->cpu_min_milli),
-                        .mem_min_mib = CAP_MIN(a->mem_min_mib, b->mem_min_mib),
-                        .pods_room = CAP_MAX(a->pods_room, b->pods_room),
-                        .pods_room_min = CAP_MIN(a->pods_room_min, b->pods_room_min)};
+                        .mem_min_mib = CAP_MIN(a->mem_min_mib, b->mem_min_mib)};
     return s;
 }
 
@@ -163,7 +157,7 @@ static inline struct cap_sum cap_join(const struct cap_sum *a, const struct cap_
 static inline bool cap_ok(const struct cap_sum *s, const struct cap_req *q)
 {
     return s->cpu_milli >= q->cpu_milli && s->mem_mib >= q->mem_mib && s->whole >= q->whole &&
-           s->share_milli >= q->share_milli && (!q->mig || s->mig_mask != 0) && s->pods_room >= 1;
+           s->share_milli >= q->share_milli && (!q->mig || s->mig_mask != 0);
 }
 
 /* Fills class c's tree from its members' nodes. */
@@ -203,6 +197,7 @@ static int cap_add(struct gp_engine *e, const struct gp_node *n)
     }
     struct cap_class *c = &x->cls[k];
     c->ntaint += n->spec.ntaints > 0;
+    c->nlimited += n->spec.pods_limited;
     if (n->spec.driver_version && n->spec.driver_version < c->drv_lo)
         c->drv_lo = n->spec.driver_version;
     if (GP_VEC_PUSH(&c->member, n->id) != 0 || GP_VEC_PUSH(&x->slot, (uint32_t)k) != 0 ||
@@ -348,8 +343,11 @@ uint32_t gp_eng_cand_next(struct cand_walk *w)
  * mode and the driver. */
 static int explain_static(const struct cap_class *c, const struct gp_pod *p)
 {
-    if (c->ntaint > 0 || p->spec.nscalars)
-        return -1; /* (the other resources: node by node) */
+    /* a pod limit (filter_own's PODS, before the free capacity the tree
+     * sums) and the other resources: node by node, where the tree's sums
+     * cannot say (the common case pays nothing on a bind) */
+    if (c->ntaint > 0 || c->nlimited > 0 || p->spec.nscalars)
+        return -1;
     if (p->spec.gpu_count == 0 || c->model == NONE)
         return GP_FILTER_COUNT;
     if (!(p->model_mask >> c->model & 1))
@@ -399,10 +397,6 @@ static void explain_count(const struct gp_engine *e, const struct cap_class *c, 
     } else if (s->ready == cnt && stat >= 0) {
         if (stat != GP_FILTER_COUNT)
             f = stat;
-        else if (s->pods_room < 1)
-            f = GP_FILTER_PODS; /* every node below is full */
-        else if (s->pods_room_min < 1)
-            f = -1; /* some are: node by node */
         else if (s->cpu_milli < p->spec.cpu_milli)
             f = GP_FILTER_CPU;
         else if (s->cpu_min_milli >= p->spec.cpu_milli && s->mem_mib < p->spec.mem_mib)

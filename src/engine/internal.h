@@ -482,9 +482,6 @@ struct cap_sum {
     /* the smallest free of a ready node; INT64_MAX: none (for the counts
      * of an explanation, gp_eng_cand_explain) */
     int64_t cpu_min_milli, mem_min_mib;
-    /* the most and the fewest more pods a ready node below may take
-     * (spec.pods_max; INT64_MAX without a limit) */
-    int64_t pods_room, pods_room_min;
 };
 struct cap_class {
     uint32_t model;          /* NONE: nodes without GPUs */
@@ -493,6 +490,7 @@ struct cap_class {
     size_t leaves;           /* a power of two, at least the members */
     struct cap_sum *tree;    /* 2 x leaves, the root at 1 */
     uint32_t ntaint;         /* members with taints (specs do not change) */
+    uint32_t nlimited;       /* members with a pod limit (spec.pods_limited) */
     uint32_t drv_lo;         /* the lowest known driver version; UINT32_MAX: none */
 };
 struct cap_index {
@@ -1108,7 +1106,7 @@ static inline enum gp_filter filter_own(const struct gp_engine *e, const struct 
     }
     /* NodeResourcesFit's order (noderesources/fit.go): pods, cpu, memory,
      * the other resources */
-    if (n->spec.pods_limited && n->pods >= n->spec.pods_max)
+    if (n->pods >= n->pods_cap) /* (UINT32_MAX without a limit: one test) */
         return GP_FILTER_PODS;
     if (p->spec.cpu_milli > n->cpu_free_milli)
         return GP_FILTER_CPU;

@@ -300,6 +300,7 @@ struct gp_node {
     uint32_t gpu_milli_free;     /* sum of milli_free */
     uint32_t gpu_milli_max_free; /* largest milli_free of one GPU */
     uint32_t pods;
+    uint32_t pods_cap; /* spec.pods_max when spec.pods_limited, else UINT32_MAX */
     /* what is free of spec.scalars[i], kept on every bind and release */
     int64_t scalar_free[GP_MAX_SCALARS];
     /* MIG nodes: mig_model indexes gp_mig_models; mig[] per GPU;

@@ -33,6 +33,7 @@ enum gp_err gp_engine_node_probe(struct gp_engine *e, const struct gp_node_spec 
     n.state = GP_NODE_READY;
     n.cpu_free_milli = spec->cpu_milli;
     n.mem_free_mib = spec->mem_mib;
+    n.pods_cap = spec->pods_limited ? spec->pods_max : UINT32_MAX;
     for (size_t i = 0; i < spec->nscalars; i++)
         n.scalar_free[i] = spec->scalars[i].amount;
     if (spec->gpu_count > 0) {
