@@ -98,6 +98,7 @@ void gp_engine_free(struct gp_engine *e)
     GP_VEC_FREE(&e->resv_log);
     gp_eng_index_free(e);
     gp_eng_topo_free(e);
+    gp_eng_ports_free(e);
     GP_VEC_FREE(&e->cands);
     free(e);
 }

@@ -18,6 +18,7 @@ const char *gp_filter_name(enum gp_filter f)
                                         "gpu-model",
                                         "sharing",
                                         "cuda-driver",
+                                        "host-ports",
                                         "pods",
                                         "cpu",
                                         "memory",
@@ -40,7 +41,7 @@ bool gp_filter_optional(enum gp_filter f)
 {
     return f == GP_FILTER_NODE_AFFINITY || f == GP_FILTER_SPREAD || f == GP_FILTER_POD_AFFINITY ||
            f == GP_FILTER_POD_ANTI_AFFINITY || f == GP_FILTER_EXISTING_ANTI_AFFINITY ||
-           f == GP_FILTER_PODS || f == GP_FILTER_SCALAR;
+           f == GP_FILTER_PODS || f == GP_FILTER_SCALAR || f == GP_FILTER_PORTS;
 }
 
 const char *gp_filter_text(enum gp_filter f)

@@ -150,6 +150,8 @@ struct shape_key {
     uint32_t gpu_container_max;      /* failRequestsGreaterThanOne's count (share.c) */
     const struct gp_scalar *scalars; /* its other resources (model.h), by content */
     size_t nscalars;
+    const struct gp_host_port *host_ports; /* by content */
+    size_t nhost_ports;
 };
 
 struct shape {
@@ -549,11 +551,27 @@ struct walk_mark {
     size_t len;
 };
 
+/* ports.c: the host ports the bound pods of one node hold */
+struct port_use {
+    uint32_t pod;
+    const struct gp_host_port *hp;
+};
+struct port_list {
+    struct port_use *items;
+    uint32_t len, cap;
+};
+
 struct gp_engine {
     const struct gp_policy_ops *policy;
     void *policy_state;
     struct gp_rng rng;
     GP_VEC(struct gp_node) nodes;
+    /* ports.c: per node id (made as pods with host ports bind), and
+     * whether a list could not grow (then every such pod is refused
+     * everywhere rather than given a port in use) */
+    struct port_list *node_ports;
+    size_t nnode_ports;
+    bool ports_broken;
     struct pod_store pods;       /* pod_at(), px_at() */
     GP_VEC(struct queue) queues; /* queue 0 is the default queue */
     size_t npending;             /* pods in the queues' pending lists */
@@ -986,6 +1004,13 @@ bool gp_eng_cons_eq(const struct gp_pod_constraints *a, const struct gp_pod_cons
  * gp_scalar): free now, or (empty) all it offers; and the pod's amounts
  * taken from (sign 1) or given back to (-1) the node's free (filter.c). */
 bool gp_eng_scalars_fit(const struct gp_node *n, const struct gp_pod *p, bool empty);
+/* ports.c: whether p's host ports conflict with those the pods bound on
+ * n hold (HostPortInfo.CheckConflict); a pod's bind (sign 1) or release
+ * (-1) recorded; the lists freed. */
+bool gp_eng_ports_conflict(const struct gp_engine *e, const struct gp_node *n,
+                           const struct gp_pod *p);
+void gp_eng_ports_bind(struct gp_engine *e, const struct gp_pod *p, uint32_t node, int sign);
+void gp_eng_ports_free(struct gp_engine *e);
 void gp_eng_scalars_take(struct gp_node *n, const struct gp_pod *p, int sign);
 
 /* ---- pending.c: pending pods by shape, and the walk over them ------------- */
@@ -1106,6 +1131,9 @@ static inline enum gp_filter filter_own(const struct gp_engine *e, const struct 
     }
     /* NodeResourcesFit's order (noderesources/fit.go): pods, cpu, memory,
      * the other resources */
+    /* NodePorts runs before NodeResourcesFit (the default profile's order) */
+    if (p->spec.nhost_ports && gp_eng_ports_conflict(e, n, p))
+        return GP_FILTER_PORTS;
     if (n->pods >= n->pods_cap) /* (UINT32_MAX without a limit: one test) */
         return GP_FILTER_PODS;
     if (p->spec.cpu_milli > n->cpu_free_milli)

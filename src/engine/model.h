@@ -153,6 +153,16 @@ struct gp_scalar {
     int64_t amount;
 };
 
+/* A container's hostPort, as kube-scheduler's NodePorts plugin reads it
+ * (nodeports/node_ports.go): no two pods of a node may hold the same port
+ * and protocol on addresses that overlap (ip NULL: 0.0.0.0, every one). */
+enum gp_port_protocol { GP_PROTO_TCP, GP_PROTO_UDP, GP_PROTO_SCTP };
+struct gp_host_port {
+    const char *ip;
+    uint16_t port; /* 1..65535 */
+    uint8_t protocol;
+};
+
 struct gp_node_spec {
     const char *name;
     const char *pool;      /* node pool name; may be NULL */
@@ -255,6 +265,10 @@ struct gp_pod_spec {
      * borrowed); none for the simulator's pods */
     const struct gp_scalar *scalars;
     size_t nscalars;
+    /* the host ports its containers bind (borrowed); none for the
+     * simulator's pods */
+    const struct gp_host_port *host_ports;
+    size_t nhost_ports;
 };
 
 /* One GPU's free capacity inside a node. On a shared GPU (docs/sharing.md)
@@ -369,6 +383,7 @@ struct gp_pod {
     X(GPU_MODEL, "node(s) had a different GPU model")                                              \
     X(SHARING, "node(s) didn't share GPUs the way the pod asks")                                   \
     X(DRIVER, "node(s) had a driver older than the pod's CUDA needs")                              \
+    X(PORTS, "node(s) didn't have free ports for the requested pod ports")                         \
     X(PODS, "Too many pods")                                                                       \
     X(CPU, "Insufficient cpu")                                                                     \
     X(MEMORY, "Insufficient memory")                                                               \

@@ -204,6 +204,8 @@ void gp_eng_commit(struct gp_engine *e, struct gp_pod *p, struct gp_node *n,
     if (p->spec.group)
         group_at(e, p->spec.group)->bound++;
     gp_eng_topo_bind(e, p, n, 1);
+    if (p->spec.nhost_ports)
+        gp_eng_ports_bind(e, p, n->id, 1);
     if (e->policy && e->policy->on_bind)
         e->policy->on_bind(e->policy_state, e, n, p);
     gp_eng_index_touch(e, n->id);
@@ -229,6 +231,8 @@ void gp_eng_release(struct gp_engine *e, struct gp_pod *p, bool grow)
     if (p->spec.group)
         group_at(e, p->spec.group)->bound--;
     gp_eng_topo_bind(e, p, n, -1);
+    if (p->spec.nhost_ports)
+        gp_eng_ports_bind(e, p, n->id, -1);
     if (grow) {
         e->generation++;
         e->victim_gen++;

@@ -128,6 +128,9 @@ uint64_t gp_eng_shape_hash(const struct shape_key *k)
     h = kv_hash(h, k->labels, k->nlabels);
     for (size_t i = 0; i < k->nscalars; i++)
         h = mix(str_hash(h, k->scalars[i].name), (uint64_t)k->scalars[i].amount);
+    for (size_t i = 0; i < k->nhost_ports; i++)
+        h = mix(str_hash(h, k->host_ports[i].ip),
+                (uint64_t)k->host_ports[i].port << 8 | k->host_ports[i].protocol);
     h ^= h >> 29; /* the table takes the low bits */
     h *= 0xbf58476d1ce4e5b9ULL;
     return h ^ (h >> 32);
@@ -237,6 +240,17 @@ static bool scalars_eq(const struct gp_scalar *a, const struct gp_scalar *b, siz
     return true;
 }
 
+static bool ports_eq(const struct gp_host_port *a, const struct gp_host_port *b, size_t na,
+                     size_t nb)
+{
+    if (na != nb)
+        return false;
+    for (size_t i = 0; i < na && a != b; i++)
+        if (a[i].port != b[i].port || a[i].protocol != b[i].protocol || !same_str(a[i].ip, b[i].ip))
+            return false;
+    return true;
+}
+
 bool gp_eng_cons_eq(const struct gp_pod_constraints *a, const struct gp_pod_constraints *b)
 {
     if (a == b)
@@ -271,5 +285,6 @@ bool gp_eng_shape_eq(const struct shape_key *a, const struct shape_key *b)
            kv_eq(a->node_selector, b->node_selector, a->nnode_selector) &&
            tol_eq(a->tolerations, b->tolerations, a->ntolerations) &&
            scalars_eq(a->scalars, b->scalars, a->nscalars, b->nscalars) &&
+           ports_eq(a->host_ports, b->host_ports, a->nhost_ports, b->nhost_ports) &&
            gp_eng_cons_eq(a->constraints, b->constraints);
 }

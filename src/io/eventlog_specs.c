@@ -190,6 +190,25 @@ static enum gp_err scalar_item(struct gp_evl_rd *r, const json_t *e, const char 
 static const struct items_how scalars_how = {"expected an array of [name, amount]", false,
                                              sizeof(struct gp_scalar), scalar_item};
 
+/* [ip, port, protocol] */
+static enum gp_err port_item(struct gp_evl_rd *r, const json_t *e, const char *field, void *item)
+{
+    struct gp_host_port *h = item;
+    json_t *port = json_array_get(e, 1), *proto = json_array_get(e, 2), *ip = json_array_get(e, 0);
+    if (!json_is_array(e) || json_array_size(e) != 3 || !json_is_integer(port) ||
+        json_integer_value(port) < 1 || json_integer_value(port) > 65535 ||
+        !json_is_integer(proto) || json_integer_value(proto) < 0 ||
+        json_integer_value(proto) > GP_PROTO_SCTP)
+        return gp_evl_bad(r, field, "expected an array of [ip, port 1-65535, protocol 0-2]");
+    h->port = (uint16_t)json_integer_value(port);
+    h->protocol = (uint8_t)json_integer_value(proto);
+    h->ip = NULL;
+    return json_is_null(ip) ? GP_OK : str_item(r, ip, field, &h->ip);
+}
+
+static const struct items_how ports_how = {"expected an array of [ip, port, protocol]", false,
+                                           sizeof(struct gp_host_port), port_item};
+
 /* o's "scalars", sorted by name with each once, at most GP_MAX_SCALARS. */
 static enum gp_err scalars_of(struct gp_evl_rd *r, const json_t *o, const char *field,
                               const struct gp_scalar **out, size_t *n)
@@ -707,7 +726,9 @@ enum gp_err gp_evl_pod(struct gp_evl_rd *r, const json_t *o, struct gp_pod_spec 
         (err = gp_evl_str(r, o, f, "cuda_version", false, &p->cuda_version)) != GP_OK ||
         (err = scalars_of(r, o, "pod.scalars", &p->scalars, &p->nscalars)) != GP_OK)
         return err;
-    return GP_OK;
+    p->host_ports = items_of(r, json_object_get(o, "host_ports"), "pod.host_ports", &ports_how,
+                             &p->nhost_ports, &err);
+    return err;
 }
 
 static enum gp_err quota_of(struct gp_evl_rd *r, const json_t *o, const char *key,

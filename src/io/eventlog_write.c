@@ -114,6 +114,13 @@ static json_t *scalar_json(const void *item)
     return json_pack("[s?,I]", s->name, (json_int_t)s->amount);
 }
 
+/* [ip, port, protocol] */
+static json_t *port_json(const void *item)
+{
+    const struct gp_host_port *h = item;
+    return json_pack("[s?,i,i]", h->ip, (int)h->port, (int)h->protocol);
+}
+
 static void set_scalars(json_t *o, const struct gp_scalar *s, size_t n)
 {
     if (n)
@@ -313,6 +320,8 @@ static json_t *pod_json(const struct gp_pod_spec *p)
     set_int(o, "cuda_driver_min", p->cuda_driver_min);
     set_str(o, "cuda_version", p->cuda_version);
     set_scalars(o, p->scalars, p->nscalars);
+    if (p->nhost_ports)
+        json_object_set_new(o, "host_ports", ARRAY_JSON(p->host_ports, p->nhost_ports, port_json));
     return o;
 }
 

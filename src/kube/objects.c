@@ -435,7 +435,8 @@ enum gp_err gp_kube_pod_read(const json_t *pod, struct gp_arena *a, struct gp_po
         (err = pod_kv(json_object_get(meta, "labels"), a, &s->labels, &s->nlabels)) != GP_OK ||
         (err = pod_tolerations(json_object_get(spec, "tolerations"), a, s)) != GP_OK)
         return err == GP_ENOMEM ? gp_diag_set(d, err, "out of memory") : err;
-    if ((err = gp_kube_pod_constraints_read(spec, a, s, d)) != GP_OK) /* objects_affinity.c */
+    if ((err = gp_kube_pod_constraints_read(spec, a, s, d)) != GP_OK || /* objects_affinity.c */
+        (err = gp_kube_pod_ports_read(spec, a, s, d)) != GP_OK)         /* objects_scalar.c */
         return err;
     const json_t *ann = json_object_get(meta, "annotations");
     err = pod_annotations(ann, a, s, d);

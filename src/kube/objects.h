@@ -263,6 +263,13 @@ enum gp_err gp_kube_node_scalars_read(const json_t *allocatable, const char *nod
  * least one), the whole part the rest. */
 enum gp_err gp_kube_node_scalars_split(struct gp_arena *a, struct gp_node_spec *whole,
                                        struct gp_node_spec *mig, uint32_t mig_gpus, uint32_t gpus);
+/* objects_scalar.c: the host ports of the pod's containers
+ * (spec.containers[].ports[] with a hostPort; protocol TCP unless given;
+ * hostIP "" or absent: every address) into spec->host_ports, which the
+ * engine checks as NodePorts does. GP_EINVALID with one line: a port
+ * outside 1-65535, a protocol not TCP, UDP or SCTP. */
+enum gp_err gp_kube_pod_ports_read(const json_t *spec, struct gp_arena *a, struct gp_pod_spec *s,
+                                   struct gp_diag *d);
 /* The compute slices and memory of a MIG profile by name, from the first
  * GPU model that has it; false when none has. */
 bool gp_kube_mig_profile_info(const char *profile, unsigned *compute, uint32_t *mem_mib);

@@ -10,7 +10,9 @@
  * status.allocatable (else capacity) and its `pods`. Amounts are
  * Quantity.Value()'s: bytes, devices, rounded up. NVIDIA's resources
  * (nvidia.com/gpu, gpu.shared, mig-*) are the GPUs' (objects.c,
- * objects_mig.c), not these. */
+ * objects_mig.c), not these. And the host ports a Pod's containers bind,
+ * which kube-scheduler's NodePorts checks (nodeports/node_ports.go
+ * getContainerPorts: spec.containers[].ports[] with a hostPort). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -216,5 +218,62 @@ enum gp_err gp_kube_node_scalars_split(struct gp_arena *a, struct gp_node_spec *
     whole->nscalars = nw;
     mig->scalars = nm ? m : NULL;
     mig->nscalars = nm;
+    return GP_OK;
+}
+
+enum gp_err gp_kube_pod_ports_read(const json_t *spec, struct gp_arena *a, struct gp_pod_spec *s,
+                                   struct gp_diag *d)
+{
+    s->host_ports = NULL;
+    s->nhost_ports = 0;
+    size_t i, j, n = 0;
+    json_t *c, *port;
+    json_array_foreach(json_object_get(spec, "containers"), i, c)
+    {
+        json_array_foreach(json_object_get(c, "ports"), j, port)
+        {
+            n += json_integer_value(json_object_get(port, "hostPort")) != 0;
+        }
+    }
+    if (n == 0)
+        return GP_OK; /* the common pod */
+    struct gp_host_port *out = gp_arena_alloc(a, n * sizeof *out);
+    if (!out)
+        return gp_diag_set(d, GP_ENOMEM, "out of memory");
+    size_t k = 0;
+    json_array_foreach(json_object_get(spec, "containers"), i, c)
+    {
+        json_array_foreach(json_object_get(c, "ports"), j, port)
+        {
+            const json_t *hp = json_object_get(port, "hostPort");
+            json_int_t v = json_integer_value(hp);
+            if (v == 0)
+                continue;
+            if (!json_is_integer(hp) || v < 1 || v > 65535)
+                return gp_diag_set(d, GP_EINVALID,
+                                   "spec.containers[%zu].ports[%zu].hostPort: not a port from 1 "
+                                   "to 65535",
+                                   i, j);
+            const char *proto = json_string_value(json_object_get(port, "protocol"));
+            static const char *const names[] = {"TCP", "UDP", "SCTP"};
+            int pr = proto ? -1 : GP_PROTO_TCP; /* the API's default */
+            for (int q = 0; proto && q < 3; q++)
+                if (strcmp(proto, names[q]) == 0)
+                    pr = q;
+            if (pr < 0)
+                return gp_diag_set(d, GP_EINVALID,
+                                   "spec.containers[%zu].ports[%zu].protocol: \"%s\" is not TCP, "
+                                   "UDP or SCTP",
+                                   i, j, proto);
+            const char *ip = json_string_value(json_object_get(port, "hostIP"));
+            out[k].ip = ip && ip[0] ? gp_arena_strdup(a, ip) : NULL;
+            if (ip && ip[0] && !out[k].ip)
+                return gp_diag_set(d, GP_ENOMEM, "out of memory");
+            out[k].port = (uint16_t)v;
+            out[k++].protocol = (uint8_t)pr;
+        }
+    }
+    s->host_ports = out;
+    s->nhost_ports = k;
     return GP_OK;
 }

@@ -9,9 +9,9 @@
 /* A Pod's members that nothing in the scheduler reads (objects.c,
  * objects_share.c, objects_mig.c, priority.c, pdb.c and sched*.c read
  * metadata's name, namespace, uid, resourceVersion, deletionTimestamp,
- * labels and annotations; the containers' name, resources and an init
- * container's restartPolicy; nodeName, schedulerName, nodeSelector,
- * tolerations but their tolerationSeconds, priority, priorityClassName,
+ * labels and annotations; the containers' name, resources, ports'
+ * hostPort, hostIP and protocol, and an init container's restartPolicy; nodeName, schedulerName,
+ * nodeSelector, tolerations but their tolerationSeconds, priority, priorityClassName,
  * preemptionPolicy and overhead; status.phase, nominatedNodeName and each
  * containerStatuses' state): the API server's defaults
  * (pkg/apis/core/v1/defaults.go), the members admission and the kubelet
@@ -21,6 +21,13 @@
  * also drop (cmd/kube-controller-manager/app/controllermanager.go,
  * CreateControllerContext's trim transform). Left out of the pods
  * informer's store: no tree, no memory for them. */
+/* a port's number and name (hostPort, hostIP and protocol are NodePorts',
+ * objects_scalar.c) */
+static const struct gp_kube_jskip pod_port_unread[] = {
+    {"containerPort", NULL, 0},
+    {"name", NULL, 0},
+};
+static const struct gp_kube_jskip pod_ports_each[] = {{"[]", pod_port_unread, 2}};
 static const struct gp_kube_jskip pod_container_unread[] = {
     {"args", NULL, 0},
     {"command", NULL, 0},
@@ -30,7 +37,7 @@ static const struct gp_kube_jskip pod_container_unread[] = {
     {"imagePullPolicy", NULL, 0},
     {"lifecycle", NULL, 0},
     {"livenessProbe", NULL, 0},
-    {"ports", NULL, 0},
+    {"ports", pod_ports_each, 1},
     {"readinessProbe", NULL, 0},
     {"securityContext", NULL, 0},
     {"startupProbe", NULL, 0},

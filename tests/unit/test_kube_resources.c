@@ -10,6 +10,10 @@
  *    out of pods and cpu under both);
  *  - a pod's request of them counted as every request is (an init
  *    container's larger need wins), given back when the pod is deleted;
+ *  - host ports as NodePorts checks them (nodeports/node_ports.go: "node(s)
+ *    didn't have free ports for the requested pod ports"): the same port and
+ *    protocol on overlapping addresses, another scheduler's pod's included;
+ *    another protocol or another address is free;
  *  - a quantity that does not read leaves the pod unreadable, one line. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -144,6 +148,62 @@ static void test_scalars(void **state)
     w_close(&w);
 }
 
+/* A pod of sched asking one GPU whose container binds host ports (JSON
+ * items of "ports"). */
+static void ppod(struct world *w, const char *name, const char *sched, const char *ports)
+{
+    char b[2048];
+    snprintf(b, sizeof b,
+             "{\"metadata\":{\"name\":\"%s\"},\"spec\":{\"schedulerName\":\"%s\",\"containers\":[{"
+             "\"name\":\"c\",\"image\":\"x\",\"ports\":[%s],\"resources\":{\"requests\":{"
+             "\"cpu\":\"1\",\"nvidia.com/gpu\":\"1\"},\"limits\":{\"nvidia.com/gpu\":\"1\"}}}]}}",
+             name, sched, ports);
+    kd_call(w->admin, "POST", "/api/v1/namespaces/default/pods", b, 201);
+}
+
+static void test_host_ports(void **state)
+{
+    (void)state;
+    struct world w;
+    w_open(&w, true);
+    rnode(&w, "n1", "");
+    ppod(&w, "theirs", "default-scheduler",
+         "{\"containerPort\":80,\"hostPort\":8080,\"hostIP\":\"10.0.0.1\"}");
+    w_bind(&w, "theirs", "n1");
+    ppod(&w, "web", "gpuplane", "{\"containerPort\":80,\"hostPort\":8080}"); /* 0.0.0.0: clash */
+    ppod(&w, "udp", "gpuplane",
+         "{\"containerPort\":80,\"hostPort\":8080,\"protocol\":\"UDP\"}"); /* free */
+    ppod(&w, "other-ip", "gpuplane",
+         "{\"containerPort\":80,\"hostPort\":8080,\"hostIP\":\"10.0.0.2\"}"); /* free */
+    ppod(&w, "plain", "gpuplane", "{\"containerPort\":80}");                  /* no host port */
+    w_cycle(&w);
+    assert_string_equal(w_node_of(&w, "web", NULL), "");
+    assert_string_equal(message_of(&w, "web"),
+                        "0/1 nodes are available: 1 node(s) didn't have free ports for the "
+                        "requested pod ports." NO_VICTIMS(1));
+    assert_string_equal(w_node_of(&w, "udp", NULL), "n1");
+    assert_string_equal(w_node_of(&w, "other-ip", NULL), "n1");
+    assert_string_equal(w_node_of(&w, "plain", NULL), "n1");
+    /* 10.0.0.2:8080/TCP is ours now: one more on 10.0.0.2 clashes */
+    ppod(&w, "again", "gpuplane",
+         "{\"containerPort\":81,\"hostPort\":8080,\"hostIP\":\"10.0.0.2\"}");
+    w_cycle(&w);
+    assert_string_equal(w_node_of(&w, "again", NULL), "");
+    /* their pod deleted: web's port is free */
+    kd_call(w.admin, "DELETE", "/api/v1/namespaces/default/pods/theirs?gracePeriodSeconds=0", NULL,
+            200);
+    kd_call(w.admin, "DELETE", "/api/v1/namespaces/default/pods/other-ip?gracePeriodSeconds=0",
+            NULL, 200);
+    kd_call(w.admin, "DELETE", "/api/v1/namespaces/default/pods/again?gracePeriodSeconds=0", NULL,
+            200);
+    w.now += 5;
+    w_cycle(&w);
+    w.now += 5;
+    w_cycle(&w);
+    assert_string_equal(w_node_of(&w, "web", NULL), "n1");
+    w_close(&w);
+}
+
 static void test_unreadable(void **state)
 {
     (void)state;
@@ -164,6 +224,7 @@ int main(int argc, char **argv)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_too_many_pods, kd_start, kd_stop),
         cmocka_unit_test_setup_teardown(test_scalars, kd_start, kd_stop),
+        cmocka_unit_test_setup_teardown(test_host_ports, kd_start, kd_stop),
         cmocka_unit_test_setup_teardown(test_unreadable, kd_start, kd_stop),
     };
     return kd_main(argc, argv, tests, NULL, NULL);
