@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # gpu-smoke.sh - the node agent against this machine's NVIDIA driver: what
 # it discovers (gpuplane node discover), what it would advertise (the GFD
-# labels it would patch onto the Node, the resources, the CDI spec's
-# devices) and the node doctor's verdict. Exits 77 with one line where no
-# NVIDIA driver is present (NVML cannot be loaded), 1 when discovery fails,
-# else 0 whatever the doctor says (its verdict is printed).
+# labels it would patch onto the Node, the device plugin's resources as
+# `gpuplane node resources` builds them, the CDI spec's devices) and the
+# node doctor's verdict. Exits 77 with one line where no NVIDIA driver is
+# present (NVML cannot be loaded), 1 when discovery fails, else 0 whatever
+# the doctor says (its verdict is printed).
 #
 #   scripts/gpu-smoke.sh [--sharing time-slicing --replicas 4] [--mig-strategy mixed]
 #
@@ -41,19 +42,8 @@ fi
 echo "== node labels (GPU Feature Discovery's names)"
 cat "$tmp/labels"
 
-echo "== resources it would advertise"
-label() { sed -n "s|^nvidia.com/$1=||p" "$tmp/labels"; }
-count=$(label gpu.count)
-replicas=$(label gpu.replicas)
-strategy=$(label mig.strategy)
-if [ "${replicas:-0}" -gt 1 ] 2>/dev/null; then
-    echo "nvidia.com/gpu (or nvidia.com/gpu.shared with --rename-by-default): $((count * replicas)) ($count GPUs x $replicas replicas)"
-elif [ "${replicas:-1}" = 0 ] && [ "$strategy" != single ]; then
-    echo "nvidia.com/gpu: 0 (MIG enabled)"
-else
-    echo "nvidia.com/gpu: ${count:-0}"
-fi
-sed -n 's|^nvidia.com/\(mig-[^=]*\)\.count=\(.*\)|nvidia.com/\1: \2|p' "$tmp/labels"
+echo "== resources it would advertise (gpuplane node resources)"
+"$gp" node resources "$@" || echo "gpu-smoke: node resources exited $?"
 
 echo "== CDI devices (gpuplane node cdi)"
 if "$gp" node cdi >"$tmp/cdi" 2>"$tmp/err"; then

@@ -18,6 +18,8 @@ static const struct gp_cmd node_commands[] = {
      gp_node_cmd_doctor},
     {"labels", "the GPU Feature Discovery labels of this node (printed; --apply patches the Node)",
      gp_node_cmd_labels},
+    {"resources", "the device plugin resources this node's agent would advertise (printed)",
+     gp_node_cmd_resources},
     {"cdi", "the CDI spec (nvidia.com/gpu) this node's agent would write (printed)",
      gp_node_cmd_cdi},
 };

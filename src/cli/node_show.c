@@ -1,7 +1,9 @@
-/* node_show.c - `gpuplane node labels` and `gpuplane node cdi`: the GPU
- * Feature Discovery labels the agent would patch onto this Node and the CDI
- * spec it would write (src/node/labels.h, src/node/cdi.h), from what NVML
- * discovers, printed (cdi --write writes the spec into the CDI directory).
+/* node_show.c - `gpuplane node labels`, `gpuplane node resources` and
+ * `gpuplane node cdi`: the GPU Feature Discovery labels the agent would
+ * patch onto this Node, the device plugin resources it would advertise and
+ * the CDI spec it would write (src/node/labels.h, devices.h, cdi.h), from
+ * what NVML discovers, printed (cdi --write writes the spec into the CDI
+ * directory).
  * Exit 0 success, 1 failure, 2 bad usage, 3 no NVIDIA driver. */
 #include <errno.h>
 #include <stdio.h>
@@ -13,6 +15,7 @@
 #include "cli/node_cmds.h"
 #include "cli/opts.h"
 #include "node/cdi.h"
+#include "node/devices.h"
 #include "node/labels.h"
 #include "kube/client.h"
 #include "kube/kubeconfig.h"
@@ -38,6 +41,16 @@ static const struct gp_opt labels_opt_table[] = {
     GP_OPT_STRING_AT("--node", struct show_opts, node),
     GP_OPT_STRING_AT("--kubeconfig", struct show_opts, kubeconfig),
     GP_OPT_STRING_AT("--context", struct show_opts, context),
+    GP_OPT_FLAG_AT("--help", struct show_opts, help),
+    GP_OPT_FLAG_AT("-h", struct show_opts, help),
+};
+
+static const struct gp_opt resources_opt_table[] = {
+    GP_OPT_STRING_AT("--nvml", struct show_opts, nvml),
+    GP_OPT_STRING_AT("--sharing", struct show_opts, sharing),
+    GP_OPT_STRING_AT("--replicas", struct show_opts, replicas),
+    GP_OPT_STRING_AT("--mig-strategy", struct show_opts, mig_strategy),
+    GP_OPT_FLAG_AT("--rename-by-default", struct show_opts, rename),
     GP_OPT_FLAG_AT("--help", struct show_opts, help),
     GP_OPT_FLAG_AT("-h", struct show_opts, help),
 };
@@ -79,6 +92,29 @@ static void labels_usage(FILE *f)
                "  -h, --help            this help\n");
     gp_opts_usage_common(f);
     fprintf(f, "\nexit codes: 0 success, 1 failure, 2 bad usage, 3 no NVIDIA driver\n");
+}
+
+static void resources_usage(FILE *f)
+{
+    fprintf(f, "usage: gpuplane node resources [--sharing none|time-slicing|mps --replicas N]\n"
+               "                               [--rename-by-default] [--mig-strategy "
+               "none|single|mixed]\n"
+               "\n"
+               "The device plugin resources the node agent would advertise to the kubelet\n"
+               "(nvidia.com/gpu, nvidia.com/gpu.shared, nvidia.com/mig-<profile>), as its\n"
+               "plugin builds them from what NVML discovers: per resource its device count,\n"
+               "what they are, its socket and the device IDs (docs/node.md).\n"
+               "\n"
+               "options:\n"
+               "  --sharing MODE        none (default), time-slicing or mps\n"
+               "  --replicas N          replicas per GPU when shared\n"
+               "  --rename-by-default   shared GPUs advertised as nvidia.com/gpu.shared\n"
+               "  --mig-strategy S      none (default), single or mixed\n"
+               "  --nvml PATH           the NVML library to load\n"
+               "  -h, --help            this help\n");
+    gp_opts_usage_common(f);
+    fprintf(f, "\nexit codes: 0 success, 1 failure, 2 bad usage or a sharing NVIDIA's plugin\n"
+               "refuses too (one line says why), 3 no NVIDIA driver\n");
 }
 
 static void cdi_usage(FILE *f)
@@ -230,6 +266,71 @@ int gp_node_cmd_labels(int argc, char **argv)
     gp_sbuf_init(&out);
     for (size_t i = 0; i < l.n; i++)
         gp_sbuf_printf(&out, "%s=%s\n", l.items[i].key, l.items[i].value);
+    int rc = out.oom ? gp_cli_fail(GP_ENOMEM, NULL) : write_stdout(gp_sbuf_str(&out), out.len);
+    gp_sbuf_free(&out);
+    return rc;
+}
+
+/* One resource: "nvidia.com/gpu: 8 (2 GPUs x 4 replicas, socket nvidia-gpu.sock)"
+ * and its device IDs on the next line. */
+static void print_resource(struct gp_sbuf *out, const struct gp_node_resource *r)
+{
+    size_t whole = 0, mig = 0;
+    for (size_t i = 0; i < r->n; i++) {
+        const struct gp_node_dev *v = &r->devs[i];
+        if (v->replica != 0)
+            continue; /* one device counted per GPU or MIG device */
+        if (v->mig < 0)
+            whole++;
+        else
+            mig++;
+    }
+    gp_sbuf_printf(out, "%s: %zu (", r->name, r->n);
+    if (whole)
+        gp_sbuf_printf(out, "%zu GPU%s", whole, whole == 1 ? "" : "s");
+    if (mig)
+        gp_sbuf_printf(out, "%s%zu MIG device%s", whole ? " and " : "", mig, mig == 1 ? "" : "s");
+    if (r->shared)
+        gp_sbuf_printf(out, " x %u replicas", r->replicas);
+    gp_sbuf_printf(out, ", socket %s)\n ", r->socket);
+    for (size_t i = 0; i < r->n; i++)
+        gp_sbuf_printf(out, " %s", r->devs[i].id);
+    gp_sbuf_printf(out, "\n");
+}
+
+int gp_node_cmd_resources(int argc, char **argv)
+{
+    static char cmd_name[] = "node resources"; /* named so in messages */
+    argv[0] = cmd_name;
+    struct show_opts o;
+    memset(&o, 0, sizeof o);
+    struct gp_diag d = {""};
+    enum gp_err err =
+        gp_opts_parse(argc, argv, resources_opt_table,
+                      sizeof resources_opt_table / sizeof resources_opt_table[0], &o, &d);
+    if (err != GP_OK)
+        return gp_cli_fail(err, d.msg);
+    if (o.help) {
+        resources_usage(stdout);
+        return 0;
+    }
+    struct gp_node_sharing sh;
+    if ((err = parse_sharing(&o, &sh, &d)) != GP_OK)
+        return gp_cli_fail(err, d.msg);
+    if ((err = gp_node_discover_path(o.nvml, &show_inv, &d)) != GP_OK) {
+        fprintf(stderr, "gpuplane: %s\n", d.msg);
+        return gp_nvml_exit_code(err);
+    }
+    static struct gp_node_devset set;
+    if ((err = gp_node_devset_build(&show_inv, &sh, &set, &d)) != GP_OK)
+        return gp_cli_fail(err, d.msg);
+    struct gp_sbuf out;
+    gp_sbuf_init(&out);
+    for (size_t i = 0; i < set.n_resources; i++)
+        print_resource(&out, &set.res[i]);
+    if (set.n_resources == 0)
+        gp_sbuf_printf(&out, "no resource: no GPU or MIG device to advertise\n");
+    gp_node_devset_free(&set);
     int rc = out.oom ? gp_cli_fail(GP_ENOMEM, NULL) : write_stdout(gp_sbuf_str(&out), out.len);
     gp_sbuf_free(&out);
     return rc;
