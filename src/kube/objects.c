@@ -375,6 +375,13 @@ void gp_kube_pod_info_read(const json_t *pod, struct gp_kube_pod_info *info)
         info->started = info->started || json_object_get(state, "running") ||
                         json_object_get(state, "terminated");
     }
+    size_t vi;
+    json_t *vol;
+    json_array_foreach(json_object_get(spec, "volumes"), vi, vol)
+    {
+        info->claims = info->claims || json_object_get(vol, "persistentVolumeClaim") ||
+                       json_object_get(vol, "ephemeral");
+    }
     info->group = str(json_object_get(meta, "labels"), "scheduling.x-k8s.io/pod-group");
     const json_t *ann = json_object_get(meta, "annotations");
     info->ann_node = str(ann, GP_KUBE_ANN_NODE);

@@ -49,6 +49,10 @@ struct gp_kube_pod_info {
                           or annotation scheduling.k8s.io/group-name); NULL: none */
     bool gated;        /* spec.schedulingGates not empty: not to be scheduled yet (they can only be
                         * removed: "Pod Scheduling Readiness", KEP-3521) */
+    /* a persistentVolumeClaim or ephemeral volume: gpuplane reads no
+     * claims, so its volumes are not checked (docs/kube.md, "Volumes: not
+     * checked") */
+    bool claims;
 };
 
 /* A Pod's members no reader here reads (objects_unread.c): the pods

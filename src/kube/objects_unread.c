@@ -10,7 +10,8 @@
  * objects_share.c, objects_mig.c, priority.c, pdb.c and sched*.c read
  * metadata's name, namespace, uid, resourceVersion, deletionTimestamp,
  * labels and annotations; the containers' name, resources, ports'
- * hostPort, hostIP and protocol, and an init container's restartPolicy; nodeName, schedulerName,
+ * hostPort, hostIP and protocol, and an init container's restartPolicy;
+ * whether a volume is a persistentVolumeClaim or ephemeral; nodeName, schedulerName,
  * nodeSelector, tolerations but their tolerationSeconds, priority, priorityClassName,
  * preemptionPolicy and overhead; status.phase, nominatedNodeName and each
  * containerStatuses' state): the API server's defaults
@@ -49,6 +50,14 @@ static const struct gp_kube_jskip pod_container_unread[] = {
 static const struct gp_kube_jskip pod_containers_each[] = {
     {"[]", pod_container_unread, sizeof pod_container_unread / sizeof *pod_container_unread},
 };
+/* a volume's kinds but the claims (objects.c reads whether a pod has a
+ * persistentVolumeClaim or ephemeral volume): the common ones left out */
+static const struct gp_kube_jskip pod_volume_unread[] = {
+    {"configMap", NULL, 0}, {"downwardAPI", NULL, 0}, {"emptyDir", NULL, 0}, {"hostPath", NULL, 0},
+    {"name", NULL, 0},      {"projected", NULL, 0},   {"secret", NULL, 0},
+};
+static const struct gp_kube_jskip pod_volumes_each[] = {
+    {"[]", pod_volume_unread, sizeof pod_volume_unread / sizeof *pod_volume_unread}};
 static const struct gp_kube_jskip pod_toleration_unread[] = {{"tolerationSeconds", NULL, 0}};
 static const struct gp_kube_jskip pod_tolerations_each[] = {{"[]", pod_toleration_unread, 1}};
 static const struct gp_kube_jskip pod_spec_unread[] = {
@@ -67,7 +76,7 @@ static const struct gp_kube_jskip pod_spec_unread[] = {
     {"serviceAccountName", NULL, 0},
     {"subdomain", NULL, 0},
     {"terminationGracePeriodSeconds", NULL, 0},
-    {"volumes", NULL, 0},
+    {"volumes", pod_volumes_each, 1},
 };
 static const struct gp_kube_jskip pod_container_status_unread[] = {
     {"containerID", NULL, 0},  {"image", NULL, 0},   {"imageID", NULL, 0},

@@ -534,6 +534,14 @@ static void pod_read(struct gp_kube_sched *s, struct spod *p, const json_t *obj)
     if (ok) /* no spec.priority: its PriorityClass's, as admission gives it */
         gp_kube_priorities_resolve(&s->prio, obj, &spec.priority, &spec.preempt_never);
     p->ours = strcmp(p->info.scheduler_name, s->o.scheduler_name) == 0;
+    if (ok && p->ours && p->info.claims && !s->claims_said) { /* once: docs/kube.md */
+        s->claims_said = true;
+        fprintf(stderr,
+                "gpuplane schedule: pod %s has PersistentVolumeClaims; gpuplane reads no claims "
+                "and places such pods without volume checks (VolumeBinding, VolumeZone, "
+                "VolumeRestrictions, NodeVolumeLimits; docs/kube.md \"Volumes: not checked\")\n",
+                p->key);
+    }
     spec_retire(s, &p->arena);
     p->arena = a;
     p->spec = spec;

@@ -188,7 +188,8 @@ struct gp_kube_sched {
     size_t nkick, capkick;
     size_t slot_waiting;
     bool maybe_recheck;
-    bool any_split; /* a node was ever split in two parts (sched_mig.c) */
+    bool any_split;   /* a node was ever split in two parts (sched_mig.c) */
+    bool claims_said; /* a pod of ours with volume claims was said (once: sched.c pod_read) */
     /* sched_records.c: a node record without its Node (deleted, or
      * only pods named it) or a deleted PodGroup may be left unused */
     bool nodes_gone, groups_gone;

@@ -14,7 +14,9 @@
  *    didn't have free ports for the requested pod ports"): the same port and
  *    protocol on overlapping addresses, another scheduler's pod's included;
  *    another protocol or another address is free;
- *  - a quantity that does not read leaves the pod unreadable, one line. */
+ *  - a quantity that does not read leaves the pod unreadable, one line;
+ *  - a pod with a persistentVolumeClaim or ephemeral volume is marked as
+ *    one whose volumes are not checked (info.claims; docs/kube.md). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -219,6 +221,30 @@ static void test_unreadable(void **state)
     w_close(&w);
 }
 
+static void test_claims(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *volumes;
+        bool claims;
+    } cases[] = {
+        {"[{\"name\":\"t\",\"projected\":{}},{\"name\":\"e\",\"emptyDir\":{}}]", false},
+        {"[{\"name\":\"d\",\"persistentVolumeClaim\":{\"claimName\":\"data\"}}]", true},
+        {"[{\"name\":\"s\",\"ephemeral\":{\"volumeClaimTemplate\":{}}}]", true},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char b[512];
+        snprintf(b, sizeof b, "{\"metadata\":{\"name\":\"p\"},\"spec\":{\"volumes\":%s}}",
+                 cases[i].volumes);
+        json_t *j = json_loads(b, 0, NULL);
+        assert_non_null(j);
+        struct gp_kube_pod_info info;
+        gp_kube_pod_info_read(j, &info);
+        assert_int_equal(info.claims, cases[i].claims);
+        json_decref(j);
+    }
+}
+
 int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
@@ -226,6 +252,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup_teardown(test_scalars, kd_start, kd_stop),
         cmocka_unit_test_setup_teardown(test_host_ports, kd_start, kd_stop),
         cmocka_unit_test_setup_teardown(test_unreadable, kd_start, kd_stop),
+        cmocka_unit_test(test_claims),
     };
     return kd_main(argc, argv, tests, NULL, NULL);
 }
