@@ -22,7 +22,7 @@ struct agent_opts {
     const char *node, *kubeconfig, *context, *inventory, *nvml, *plugin_dir, *metrics_addr;
     const char *cdi_dir, *driver_root;
     const char *time_slicing, *mps, *mig_strategy, *alloc_wait_s, *max_s, *config_file;
-    const char *rediscover_s;
+    const char *rediscover_s, *sample_s;
     bool no_api, no_cdi, rename_by_default, fail_gt_one, quiet, help;
 };
 
@@ -67,6 +67,8 @@ static void agent_usage(FILE *f)
                "  --no-cdi               write no CDI spec\n"
                "  --rediscover-s S       discover the GPUs through NVML again every S seconds\n"
                "                         (default 60); NVML failing is retried with back-off\n"
+               "  --sample-s S           sample utilisation and memory used for /metrics every\n"
+               "                         S seconds between discoveries (default 10)\n"
                "  --max-s S              stop after S seconds\n"
                "  --quiet                no log lines\n"
                "  -h, --help             this help\n");
@@ -94,6 +96,7 @@ static const struct gp_opt agent_opt_table[] = {
     GP_OPT_FLAG_AT("--no-cdi", struct agent_opts, no_cdi),
     GP_OPT_STRING_AT("--max-s", struct agent_opts, max_s),
     GP_OPT_STRING_AT("--rediscover-s", struct agent_opts, rediscover_s),
+    GP_OPT_STRING_AT("--sample-s", struct agent_opts, sample_s),
     GP_OPT_FLAG_AT("--quiet", struct agent_opts, quiet),
     GP_OPT_FLAG_AT("--help", struct agent_opts, help),
     GP_OPT_FLAG_AT("-h", struct agent_opts, help),
@@ -125,7 +128,8 @@ static enum gp_err check(const struct agent_opts *s, const struct gp_node_config
         (e = number("--mps", s->mps, 1, &mps, d)) != GP_OK ||
         (e = number("--alloc-wait-s", s->alloc_wait_s, 0, &o->alloc_wait_s, d)) != GP_OK ||
         (e = number("--max-s", s->max_s, 0, &o->max_s, d)) != GP_OK ||
-        (e = number("--rediscover-s", s->rediscover_s, 0.05, &o->rediscover_s, d)) != GP_OK)
+        (e = number("--rediscover-s", s->rediscover_s, 0.05, &o->rediscover_s, d)) != GP_OK ||
+        (e = number("--sample-s", s->sample_s, 0.05, &o->sample_s, d)) != GP_OK)
         return e;
     if (s->time_slicing && s->mps)
         return gp_diag_set(d, GP_EUSAGE,

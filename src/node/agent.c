@@ -368,7 +368,8 @@ static enum gp_err discover(struct agent *a, struct gp_diag *d)
         file_changed(a);
         return gp_node_inventory_read_file(a->o->inventory_file, &a->inv, d);
     }
-    struct gp_node_nvwatch_opts wo = {.nvml_path = a->o->nvml_path, .period_s = a->o->rediscover_s};
+    struct gp_node_nvwatch_opts wo = {
+        .nvml_path = a->o->nvml_path, .period_s = a->o->rediscover_s, .sample_s = a->o->sample_s};
     enum gp_err e = gp_node_nvwatch_start(&wo, &a->watch, d);
     if (e != GP_OK)
         return e;

@@ -32,9 +32,10 @@ struct gp_node_agent_opts {
     double alloc_wait_s;              /* how long Allocate waits for its pod: 2 when 0 */
     double poll_s;                    /* the inventory file, the health tick: 0.2 when 0 */
     double rediscover_s;              /* NVML discovery again (node/nvwatch.h): 60 when 0 */
-    double max_s;                     /* stop after this long; 0: until *stop */
-    volatile sig_atomic_t *stop;      /* set from a signal handler */
-    atomic_uint *metrics_port;        /* not NULL: set to /metrics' port once it listens */
+    double sample_s; /* utilisation and memory used sampled between discoveries: 10 when 0 */
+    double max_s;    /* stop after this long; 0: until *stop */
+    volatile sig_atomic_t *stop; /* set from a signal handler */
+    atomic_uint *metrics_port;   /* not NULL: set to /metrics' port once it listens */
     bool quiet;
 };
 

@@ -445,6 +445,49 @@ enum gp_err gp_node_discover(struct gp_nvml *nv, struct gp_node_inventory *out,
     return gp_node_discover_lost(nv, out, NULL, diag);
 }
 
+enum gp_err gp_node_sample(struct gp_nvml *nv, struct gp_node_inventory *inv, struct gp_diag *diag)
+{
+    unsigned count = 0;
+    int rc;
+    if ((rc = nv->c.nvmlDeviceGetCount_v2(&count)) != GP_NVML_SUCCESS)
+        return fail(nv, diag, "nvmlDeviceGetCount_v2", -1, rc);
+    if (count > GP_NODE_MAX_GPUS)
+        count = GP_NODE_MAX_GPUS;
+    for (unsigned i = 0; i < count; i++) {
+        struct gp_nvml_device *dev = NULL;
+        char uuid[GP_NVML_UUID_LEN] = "";
+        struct gp_nvml_memory mem = {0};
+        struct gp_nvml_utilization u = {0};
+        const char *call = "nvmlDeviceGetHandleByIndex_v2";
+        rc = nv->c.nvmlDeviceGetHandleByIndex_v2(i, &dev);
+        if (rc == GP_NVML_SUCCESS) {
+            call = "nvmlDeviceGetUUID";
+            rc = nv->c.nvmlDeviceGetUUID(dev, uuid, sizeof uuid);
+        }
+        if (rc == GP_NVML_SUCCESS) {
+            call = "nvmlDeviceGetMemoryInfo";
+            rc = nv->c.nvmlDeviceGetMemoryInfo(dev, &mem);
+        }
+        if (rc == GP_NVML_ERROR_GPU_IS_LOST)
+            continue; /* the next discovery marks it lost */
+        if (rc != GP_NVML_SUCCESS)
+            return fail(nv, diag, call, (int)i, rc);
+        rc = OPT(nv, nvmlDeviceGetUtilizationRates, dev, &u);
+        if (rc != GP_NVML_SUCCESS && !absent(rc) && rc != GP_NVML_ERROR_GPU_IS_LOST)
+            return fail(nv, diag, "nvmlDeviceGetUtilizationRates", (int)i, rc);
+        uuid[sizeof uuid - 1] = '\0';
+        for (size_t g = 0; g < inv->n_gpus; g++) {
+            if (strcmp(inv->gpus[g].uuid, uuid) != 0)
+                continue;
+            inv->gpus[g].memory_used_mib = mib(mem.used);
+            if (rc == GP_NVML_SUCCESS)
+                inv->gpus[g].util_percent = u.gpu <= 100 ? u.gpu : 100;
+            break;
+        }
+    }
+    return GP_OK;
+}
+
 int gp_nvml_lost_gpu(const struct gp_nvml *nv)
 {
     return nv->lost_gpu;

@@ -62,6 +62,13 @@ enum gp_err gp_node_discover(struct gp_nvml *nv, struct gp_node_inventory *out,
 enum gp_err gp_node_discover_lost(struct gp_nvml *nv, struct gp_node_inventory *out, uint64_t *lost,
                                   struct gp_diag *diag);
 
+/* Utilisation and memory used, sampled again: for each GPU NVML lists,
+ * the GPU of inv with its UUID gets its memory used and utilisation (a
+ * GPU answering GPU_IS_LOST is left as it was, for the next discovery to
+ * mark). Nothing else of inv changes. GP_EIO with the call when NVML
+ * fails otherwise. */
+enum gp_err gp_node_sample(struct gp_nvml *nv, struct gp_node_inventory *inv, struct gp_diag *diag);
+
 /* The index of the GPU that the last failed gp_node_discover found lost
  * (NVML's GPU_IS_LOST), for gp_node_health_lost; -1 when it failed
  * otherwise or named no GPU. */

@@ -31,6 +31,7 @@ struct gp_node_nvwatch {
     /* the poller's */
     struct gp_node_inventory before; /* cur at the start of a poll */
     double next_s, retry_s;
+    double sample_s, sample_next_s; /* utilisation and memory used (gp_node_sample) */
     unsigned attempts;
     unsigned long discoveries, failures, retries;
     size_t lost_at_start;
@@ -233,6 +234,7 @@ enum gp_err gp_node_nvwatch_start(const struct gp_node_nvwatch_opts *o,
     }
     w->o = *o;
     w->period_s = o->period_s > 0 ? o->period_s : GP_NODE_NVWATCH_PERIOD_S;
+    w->sample_s = o->sample_s > 0 ? o->sample_s : GP_NODE_NVWATCH_SAMPLE_S;
     w->backoff_max_s = o->backoff_max_s > 0 ? o->backoff_max_s : GP_NODE_NVWATCH_BACKOFF_MAX_S;
     w->backoff_first_s = w->period_s < 1 ? w->period_s : 1;
     if (w->backoff_max_s < w->backoff_first_s)
@@ -257,6 +259,7 @@ enum gp_err gp_node_nvwatch_start(const struct gp_node_nvwatch_opts *o,
     w->discoveries = 1;
     w->lost_at_start = count_lost(lost); /* lost at start: left out, it cannot be named */
     w->next_s = mono_s() + w->period_s;
+    w->sample_next_s = mono_s() + w->sample_s;
     xid_start(w);
     *out = w;
     return GP_OK;
@@ -294,6 +297,7 @@ static void go_down(struct gp_node_nvwatch *w, double now, const char *why,
 
 static void rediscover(struct gp_node_nvwatch *w, double now, struct gp_node_nvwatch_report *rep)
 {
+    w->sample_next_s = now + w->sample_s; /* a discovery samples too */
     struct gp_node_inventory *fresh = malloc(sizeof *fresh);
     if (!fresh)
         return;
@@ -350,6 +354,35 @@ static void reopen(struct gp_node_nvwatch *w, double now, struct gp_node_nvwatch
     xid_start(w);
 }
 
+/* Between discoveries: utilisation and memory used sampled again into the
+ * inventory served, so /metrics is at most sample_s old, not a discovery
+ * period (a failure is left to the next discovery, asked at once). */
+static void sample(struct gp_node_nvwatch *w, double now)
+{
+    w->sample_next_s = now + w->sample_s;
+    struct gp_node_inventory *inv = malloc(sizeof *inv);
+    if (!inv)
+        return;
+    pthread_mutex_lock(&w->mu);
+    *inv = w->cur;
+    pthread_mutex_unlock(&w->mu);
+    struct gp_diag d;
+    if (gp_node_sample(w->nv, inv, &d) != GP_OK) {
+        w->rediscover = true;
+        free(inv);
+        return;
+    }
+    pthread_mutex_lock(&w->mu);
+    for (size_t g = 0; g < w->cur.n_gpus && g < inv->n_gpus; g++) {
+        if (strcmp(w->cur.gpus[g].uuid, inv->gpus[g].uuid) != 0)
+            continue;
+        w->cur.gpus[g].util_percent = inv->gpus[g].util_percent;
+        w->cur.gpus[g].memory_used_mib = inv->gpus[g].memory_used_mib;
+    }
+    pthread_mutex_unlock(&w->mu);
+    free(inv);
+}
+
 void gp_node_nvwatch_poll(struct gp_node_nvwatch *w, double now_s,
                           struct gp_node_nvwatch_report *rep)
 {
@@ -363,6 +396,8 @@ void gp_node_nvwatch_poll(struct gp_node_nvwatch *w, double now_s,
         reopen(w, now_s, rep);
     else if (w->nv && (asked || now_s >= w->next_s))
         rediscover(w, now_s, rep);
+    else if (w->nv && now_s >= w->sample_next_s)
+        sample(w, now_s);
     pthread_mutex_lock(&w->mu);
     struct gp_node_health_change tick[GP_NODE_MAX_GPUS];
     size_t n = gp_node_health_tick(&w->health, now_s, tick, GP_NODE_MAX_GPUS);

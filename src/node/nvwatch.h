@@ -25,12 +25,15 @@
 #include "util/err.h"
 
 #define GP_NODE_NVWATCH_PERIOD_S      60.0 /* as GFD's --sleep-interval default */
+#define GP_NODE_NVWATCH_SAMPLE_S      10.0 /* utilisation and memory used for /metrics */
 #define GP_NODE_NVWATCH_BACKOFF_MAX_S 60.0
 #define GP_NODE_NVWATCH_MAX_CHANGES   128 /* health changes one poll reports */
 
 struct gp_node_nvwatch_opts {
-    const char *nvml_path;                    /* as gp_nvml_open's */
-    double period_s;                          /* discovery again; 0: GP_NODE_NVWATCH_PERIOD_S */
+    const char *nvml_path; /* as gp_nvml_open's */
+    double period_s;       /* discovery again; 0: GP_NODE_NVWATCH_PERIOD_S */
+    double
+        sample_s; /* utilisation and memory used between discoveries; 0: GP_NODE_NVWATCH_SAMPLE_S */
     double backoff_max_s;                     /* 0: GP_NODE_NVWATCH_BACKOFF_MAX_S */
     const struct gp_node_health_opts *health; /* NULL: the defaults */
 };

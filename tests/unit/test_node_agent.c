@@ -155,6 +155,8 @@ static void *agent_main(void *arg)
     return NULL;
 }
 
+static double agent_sample_s; /* 0: the agent's default */
+
 static void agent_start(struct run *r, double rediscover_s)
 {
     memset(r, 0, sizeof *r);
@@ -169,6 +171,7 @@ static void agent_start(struct run *r, double rediscover_s)
     r->o.metrics_port = &r->port;
     r->o.poll_s = 0.05;
     r->o.rediscover_s = rediscover_s;
+    r->o.sample_s = agent_sample_s;
     r->o.max_s = 60;
     r->o.stop = &r->stop;
     r->o.quiet = true;
@@ -514,6 +517,35 @@ static void test_backoff(void **state)
     assert_true(gp_node_nvwatch_backoff_s(2, 0.1, 60) == 0.4);
 }
 
+/* Utilisation and memory used follow NVML between discoveries (every
+ * sample_s, not the discovery period): /metrics is not a minute old. A
+ * discovery an hour away, samples every 0.1 s. */
+static void test_sample_between_discoveries(void **state)
+{
+    (void)state;
+    struct gp_kube_client *c = kd_client();
+    kd_call(c, "POST", "/api/v1/nodes",
+            "{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"metadata\":{\"name\":\"" NODE "\"}}", 201);
+    live_conf(two_gpus, "");
+    struct run *r = calloc(1, sizeof *r);
+    agent_sample_s = 0.1;
+    agent_start(r, 3600);
+    agent_sample_s = 0;
+    assert_true(wait_metric(r, "gpuplane_node_gpu_utilization_percent{gpu=\"GPU-a1\"}", 0) == 0);
+    live_conf(
+        HDR GPU_A(
+            0, "07") "gpu name=\"NVIDIA A100-SXM4-80GB\" uuid=GPU-a1 pci=00000000:0F:00.0 "
+                     "pciid=0x20B210DE memory=81920 used=2048 cc=8.0 util=70 persistence=1 mig=0\n",
+        "");
+    assert_true(wait_metric(r, "gpuplane_node_gpu_utilization_percent{gpu=\"GPU-a1\"}", 70) == 70);
+    assert_true(wait_metric(r, "gpuplane_node_gpu_memory_used_bytes{gpu=\"GPU-a1\"}",
+                            2048.0 * 1024 * 1024) == 2048.0 * 1024 * 1024);
+    assert_true(metric(r, "gpuplane_node_gpu_utilization_percent{gpu=\"GPU-a0\"}") == 0);
+    agent_stop(r);
+    free(r);
+    gp_kube_client_free(c);
+}
+
 #define SCHEMAS GP_SHARED_DIR "/k8s/schemas"
 
 int main(int argc, char **argv)
@@ -523,6 +555,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup_teardown(test_event_uid, setup, teardown),
         cmocka_unit_test_setup_teardown(test_gpu_lost, setup, teardown),
         cmocka_unit_test_setup_teardown(test_nvml_down_and_back, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_sample_between_discoveries, setup, teardown),
         cmocka_unit_test(test_backoff),
     };
     if (gp_shared_mode(argc, argv)) { /* the Events checked against the published schemas */
