@@ -260,7 +260,9 @@ static void put_value(struct jtext *o, json_t *v, int depth, const struct text *
             return;
         }
         put(o, t, strlen(t));
-        free(t);
+        json_free_t jfree; /* jansson's allocator's (main.c installs slabs: src/kube/jalloc.h) */
+        json_get_alloc_funcs(NULL, &jfree);
+        jfree(t);
         break;
     }
     case JSON_TRUE:

@@ -18,6 +18,7 @@
 #include <time.h>
 
 #include "apidouble.h"
+#include "kube/jalloc.h"
 #include "kube/jload.h"
 
 struct state S = {.mu = PTHREAD_MUTEX_INITIALIZER};
@@ -157,6 +158,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
                                   size_t *data_size, void **con_cls)
 {
     (void)cls, (void)version;
+    gp_kube_jalloc_thread(true); /* the pool's threads: jansson's blocks from the slabs */
     struct upload *up = *con_cls;
     if (!up) {
         *con_cls = calloc(1, sizeof *up);
@@ -325,6 +327,13 @@ int main(int argc, char **argv)
      * grown by brk 16 MiB at a time, where a thread's own arena grew a
      * few pages at a time, an mprotect each (about 0.3 a pod in bench_kube) */
     mallopt(M_ARENA_MAX, 1);
+    /* jansson's small blocks from size-class slabs with a cache per thread
+     * (src/kube/jalloc.h, as the scheduler's informers): every write builds
+     * a version of ~100 blocks and the oldest kept version is freed, so
+     * glibc's 7-entry tcache bins were empty at each malloc (_int_malloc,
+     * a sixth of the double's instructions); the pool's threads turn it on
+     * in on_request, the others keep malloc */
+    gp_kube_jalloc_install();
     pthread_condattr_t ca;
     pthread_condattr_init(&ca);
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
