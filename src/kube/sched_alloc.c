@@ -13,8 +13,9 @@
  * decision that failed on the node: a Warning AllocationTimeout Event,
  * the allocation_timeouts counter, and its phase written "expired" (with
  * its resourceVersion as precondition, so an "allocated" written
- * meanwhile wins), which the agent's protocol does not count: it blocks
- * no other pod. The pod keeps its GPUs until it fails or goes. Another
+ * meanwhile wins). The pod keeps its GPUs until it fails or goes, and
+ * its node's slot until the kubelet has admitted it (sched_slot.c: the
+ * agent refuses ours beside a pod the kubelet may be admitting). Another
  * scheduler's pod (another gpuplane replica) allocating that long is no
  * longer counted for its node's allocating slot (sched_slot.c); it is not
  * written: that scheduler's own timeout does so. */
@@ -61,8 +62,9 @@ static void expire(struct gp_kube_sched *s, struct spod *p)
     s->st.allocation_timeouts++;
     snprintf(note, sizeof note,
              "gpuplane.io/phase still allocating %.0f s after the pod was bound to %s: no node "
-             "agent served its Allocate; it keeps its GPUs until it fails or is deleted",
-             s->o.allocating_timeout_s, p->info.node_name);
+             "agent served its Allocate; it keeps its GPUs until it fails or is deleted, and %s "
+             "takes no other pod of gpuplane's until the kubelet has admitted it",
+             s->o.allocating_timeout_s, p->info.node_name, p->info.node_name);
     gp_ks_event(s, "Pod", p->info.ns, p->info.name, p->info.uid, "Warning", "AllocationTimeout",
                 "Allocating", note);
 }

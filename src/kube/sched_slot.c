@@ -11,6 +11,9 @@
  *    that node, not started, not ended, not being deleted (the agent's own
  *    rule), whoever bound it: after a restart or a leader change, and
  *    another replica's pods, are counted so;
+ *  - while the API shows it (any pod asking a GPU, whoever placed it,
+ *    expired or not) bound there and not admitted by the kubelet yet
+ *    (awaits_admission: the agent refuses ours beside such a pod);
  *  - while the API shows another scheduler's pod (another gpuplane
  *    replica) annotated allocating for that node and not bound yet: it is
  *    being bound.
@@ -69,6 +72,23 @@ struct snode *gp_ks_slot_node(struct gp_kube_sched *s, const struct spod *p)
     return gp_ks_node_agent(n) ? n : NULL;
 }
 
+/* Whether bound pod p is one the node agent counts as the kubelet may be
+ * admitting now (node/protocol.c look, the review's R3): it asks a GPU,
+ * has no container status (the kubelet reports them from its first sync
+ * after the admission), is not Running, ended or being deleted, and is
+ * not marked allocated. The agent serves ours only while it is the one
+ * such pod (another scheduler's, an expired or a misplaced decision of
+ * ours beside it: refused, the pod Failed), so every one of them holds
+ * the slot, whoever placed it, until the kubelet has admitted it. */
+static bool awaits_admission(const struct spod *p)
+{
+    const struct gp_kube_pod_info *in = &p->info;
+    const json_t *st = json_object_get(p->obj, "status");
+    return !in->started && !(in->ann_phase && strcmp(in->ann_phase, "allocated") == 0) &&
+           json_array_size(json_object_get(st, "containerStatuses")) == 0 &&
+           json_array_size(json_object_get(st, "initContainerStatuses")) == 0;
+}
+
 /* The node whose slot p would hold now, agent or not, or NULL. */
 static struct snode *holding_any(struct gp_kube_sched *s, const struct spod *p)
 {
@@ -79,6 +99,8 @@ static struct snode *holding_any(struct gp_kube_sched *s, const struct spod *p)
         return p->binding;
     if (!in->node_name && p->bound_to)
         return p->bound_to;
+    if (in->node_name) /* the agent's candidates: each holds its node's slot */
+        return awaits_admission(p) ? gp_ks_node_get(s, in->node_name, true) : NULL;
     if (in->started || p->alloc_expired || !in->ann_phase ||
         strcmp(in->ann_phase, "allocating") != 0 || !in->ann_node)
         return NULL;

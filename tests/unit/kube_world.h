@@ -168,18 +168,6 @@ __attribute__((unused)) static void w_pod(struct world *w, const char *name, uns
     w_pod_full(w, name, gpus, 0, "gpuplane", NULL);
 }
 
-/* Binds a pod as someone else would (an administrator, another scheduler). */
-__attribute__((unused)) static void w_bind(struct world *w, const char *pod, const char *node)
-{
-    char b[256], path[160];
-    snprintf(b, sizeof b,
-             "{\"apiVersion\":\"v1\",\"kind\":\"Binding\",\"metadata\":{\"name\":\"%s\"},"
-             "\"target\":{\"kind\":\"Node\",\"name\":\"%s\"}}",
-             pod, node);
-    snprintf(path, sizeof path, "/api/v1/namespaces/default/pods/%s/binding", pod);
-    kd_call(w->admin, "POST", path, b, 201);
-}
-
 static json_t *w_get(struct world *w, const char *path)
 {
     struct gp_kube_response r;
@@ -196,6 +184,33 @@ static json_t *w_pod_get(struct world *w, const char *name)
     char path[160];
     snprintf(path, sizeof path, "/api/v1/namespaces/default/pods/%s", name);
     return w_get(w, path);
+}
+
+/* Binds a pod as someone else would (an administrator, another scheduler). */
+__attribute__((unused)) static void w_bind(struct world *w, const char *pod, const char *node)
+{
+    char b[256], path[160];
+    snprintf(b, sizeof b,
+             "{\"apiVersion\":\"v1\",\"kind\":\"Binding\",\"metadata\":{\"name\":\"%s\"},"
+             "\"target\":{\"kind\":\"Node\",\"name\":\"%s\"}}",
+             pod, node);
+    snprintf(path, sizeof path, "/api/v1/namespaces/default/pods/%s/binding", pod);
+    kd_call(w->admin, "POST", path, b, 201);
+    json_t *o = w_pod_get(w, pod);
+    const char *ph = json_string_value(json_object_get(
+        json_object_get(json_object_get(o, "metadata"), "annotations"), GP_KUBE_ANN_PHASE));
+    bool allocating = ph && strcmp(ph, "allocating") == 0; /* admitted through the agent */
+    json_decref(o);
+    if (allocating)
+        return;
+    /* the kubelet admits it (its first sync reports the container waiting):
+     * no longer a pod the node agent may be admitting (node/protocol.c) */
+    snprintf(path, sizeof path, "/api/v1/namespaces/default/pods/%s/status", pod);
+    kd_call(w->admin, "PATCH", path,
+            "{\"status\":{\"containerStatuses\":[{\"name\":\"c\",\"ready\":false,"
+            "\"restartCount\":0,\"image\":\"x\",\"imageID\":\"\",\"state\":{\"waiting\":"
+            "{\"reason\":\"ContainerCreating\"}}}]}}",
+            200);
 }
 
 /* Where the pod is bound ("" when it is not) and the GPUs its annotations

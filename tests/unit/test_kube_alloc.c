@@ -121,26 +121,36 @@ static void test_silent_agent(void **state)
     assert_int_equal(gp_kube_sched_stats(w.s).allocation_timeouts, 0);
     gp_kube_sched_metrics(w.s);
     assert_true(gp_metrics_value(km.slot_waiting) == 1);
-    /* q1 expires: the slot is free, r1 is bound in the same cycle */
+    /* q1 expires: an Event and the counter, its phase written "expired";
+     * but the kubelet may still admit it late, and while it may the agent
+     * cannot tell its Allocate from r1's (it refuses both, the review's
+     * R3): r1 stays waiting, not bound to be refused */
     w.now = t0 + 121;
-    assert_int_equal(w_cycle(&w), 1);
+    assert_int_equal(w_cycle(&w), 0);
     assert_string_equal(w_events(&w, "AllocationTimeout", "q1"),
                         "gpuplane.io/phase still allocating 120 s after the pod was bound to n1: "
                         "no node agent served its Allocate; it keeps its GPUs until it fails or "
-                        "is deleted");
+                        "is deleted, and n1 takes no other pod of gpuplane's until the kubelet "
+                        "has admitted it");
     assert_string_equal(phase_of(&w, "q1"), "expired");
-    assert_string_equal(w_node_of(&w, "r1", NULL), "n1");
+    assert_string_equal(w_node_of(&w, "r1", NULL), "");
     assert_int_equal(gp_kube_sched_stats(w.s).allocation_timeouts, 1);
     gp_kube_sched_metrics(w.s);
     assert_true(gp_metrics_value(km.allocation_timeouts) == 1);
-    assert_true(gp_metrics_value(km.slot_waiting) == 0);
-    /* while the expired pod may still be the one the kubelet admits, the
-     * agent cannot tell its Allocate from r1's: no choice (an Allocate is
-     * refused, the review's R3); once the kubelet has admitted q1 (it
-     * runs), r1's Allocate is served */
+    assert_true(gp_metrics_value(km.slot_waiting) == 1);
     assert_string_equal(agent_choice(&w, "n1"), "");
+    w.now += 30;
+    assert_int_equal(w_cycle(&w), 0);
+    assert_string_equal(w_node_of(&w, "r1", NULL), "");
+    /* the kubelet admits q1 (it runs): the slot is free, r1 is bound and
+     * its Allocate served */
     kd_call(w.admin, "PATCH", "/api/v1/namespaces/default/pods/q1/status",
             "{\"status\":{\"phase\":\"Running\"}}", 200);
+    w.now += 1;
+    assert_int_equal(w_cycle(&w), 1);
+    assert_string_equal(w_node_of(&w, "r1", NULL), "n1");
+    gp_kube_sched_metrics(w.s);
+    assert_true(gp_metrics_value(km.slot_waiting) == 0);
     assert_string_equal(agent_choice(&w, "n1"), "default/r1");
     /* r1 runs (its phase left allocating, say by another device plugin):
      * never timed out, no Allocate's pod, and it holds no slot */
@@ -162,8 +172,15 @@ static void test_silent_agent(void **state)
     w.now += 1;
     assert_int_equal(w_cycle(&w), 0);
     assert_int_equal(gp_kube_sched_stats(w.s).slot_waiting, 1);
-    /* q3 and q4 time out in their turn, each once; q4 bound when q3 did */
+    /* q3 times out; q4 waits until the kubelet is done with q3: here it
+     * fails it (the agent refused its late Allocate: UnexpectedAdmissionError),
+     * and a Failed pod holds nothing; q4 then times out in its turn */
     w.now += 200;
+    assert_int_equal(w_cycle(&w), 0);
+    assert_string_equal(w_node_of(&w, "q4", NULL), "");
+    kd_call(w.admin, "PATCH", "/api/v1/namespaces/default/pods/q3/status",
+            "{\"status\":{\"phase\":\"Failed\",\"reason\":\"UnexpectedAdmissionError\"}}", 200);
+    w.now += 1;
     assert_int_equal(w_cycle(&w), 1);
     assert_string_equal(w_node_of(&w, "q4", NULL), "n1");
     w_check_distinct(&w);
@@ -178,12 +195,47 @@ static void test_silent_agent(void **state)
     w_close(&w);
 }
 
+/* Another scheduler's pod bound to an agent node, not admitted by the
+ * kubelet yet (no container status): the agent cannot tell its Allocate
+ * from ours and refuses both (node/protocol.c, the review's R3), so ours
+ * is not bound there until the kubelet has admitted the other. */
+static void test_foreign_unadmitted(void **state)
+{
+    (void)state;
+    struct world w;
+    w_open(&w, true);
+    w_node(&w, "n1", 4);
+    w_pod_full(&w, "f1", 1, 0, "default-scheduler", NULL);
+    kd_call(w.admin, "POST", "/api/v1/namespaces/default/pods/f1/binding",
+            "{\"apiVersion\":\"v1\",\"kind\":\"Binding\",\"metadata\":{\"name\":\"f1\"},"
+            "\"target\":{\"kind\":\"Node\",\"name\":\"n1\"}}",
+            201);
+    w_pod(&w, "q1", 1);
+    w.now += 1;
+    assert_int_equal(w_cycle(&w), 0);
+    assert_string_equal(w_node_of(&w, "q1", NULL), "");
+    assert_int_equal(gp_kube_sched_stats(w.s).slot_waiting, 1);
+    /* the kubelet admits f1 (its first sync reports the container) */
+    kd_call(w.admin, "PATCH", "/api/v1/namespaces/default/pods/f1/status",
+            "{\"status\":{\"containerStatuses\":[{\"name\":\"c\",\"ready\":false,"
+            "\"restartCount\":0,\"image\":\"x\",\"imageID\":\"\",\"state\":{\"waiting\":"
+            "{\"reason\":\"ContainerCreating\"}}}]}}",
+            200);
+    w.now += 1;
+    assert_int_equal(w_cycle(&w), 1);
+    assert_string_equal(w_node_of(&w, "q1", NULL), "n1");
+    assert_string_equal(agent_choice(&w, "n1"), "default/q1");
+    w_check_distinct(&w);
+    w_close(&w);
+}
+
 int main(int argc, char **argv)
 {
     w_auto_allocate_ms = -1; /* no agent unless the test plays it */
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_refused_allocate, kd_start, kd_stop),
         cmocka_unit_test_setup_teardown(test_silent_agent, kd_start, kd_stop),
+        cmocka_unit_test_setup_teardown(test_foreign_unadmitted, kd_start, kd_stop),
     };
     return kd_main(argc, argv, tests, NULL, NULL);
 }
