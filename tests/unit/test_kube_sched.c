@@ -207,6 +207,42 @@ static void test_full_node_and_delete(void **state)
     w_close(&w);
 }
 
+/* A pod that completes (phase Succeeded, then Failed for the next) gives
+ * its GPU back as a deleted one does: the pending pod of the shape that
+ * did not fit is tried again and takes it (the informer's ended pod, not
+ * only a DELETE, must return capacity to the waiting shape). */
+static void test_full_node_and_completion(void **state)
+{
+    (void)state;
+    struct world w;
+    w_open(&w, true);
+    w_node(&w, "n1", 2);
+    w_pod(&w, "f1", 1);
+    w_pod(&w, "f2", 1);
+    w_pod(&w, "f3", 1);
+    w_pod(&w, "f4", 1);
+    assert_int_equal(w_cycle(&w), 2);
+    assert_string_equal(w_node_of(&w, "f3", NULL), "");
+    for (int i = 0; i < 3; i++) {
+        w.now += 1;
+        assert_int_equal(w_cycle(&w), 0);
+    }
+    const char *ended[2] = {"Succeeded", "Failed"};
+    const char *first[2] = {"f1", "f2"};
+    for (int k = 0; k < 2; k++) {
+        char path[128], body[96];
+        snprintf(path, sizeof path, "/api/v1/namespaces/default/pods/%s/status", first[k]);
+        snprintf(body, sizeof body, "{\"status\":{\"phase\":\"%s\"}}", ended[k]);
+        kd_call(w.admin, "PATCH", path, body, 200);
+        w.now += 1;
+        assert_int_equal(w_cycle(&w), 1);
+    }
+    assert_string_equal(w_node_of(&w, "f3", NULL), "n1");
+    assert_string_equal(w_node_of(&w, "f4", NULL), "n1");
+    w_check_distinct(&w);
+    w_close(&w);
+}
+
 static void test_restart(void **state)
 {
     (void)state;
@@ -1092,6 +1128,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup_teardown(test_stale_cache, kd_start, kd_stop),
         cmocka_unit_test_setup_teardown(test_bind_rejected, kd_start, kd_stop),
         cmocka_unit_test_setup_teardown(test_full_node_and_delete, kd_start, kd_stop),
+        cmocka_unit_test_setup_teardown(test_full_node_and_completion, kd_start, kd_stop),
         cmocka_unit_test_setup_teardown(test_restart, kd_start, kd_stop),
         cmocka_unit_test_setup_teardown(test_mismatch_and_audit, kd_start, kd_stop),
         cmocka_unit_test_setup_teardown(test_foreign_and_leader, kd_start, kd_stop),
