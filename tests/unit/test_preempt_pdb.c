@@ -20,7 +20,7 @@
 
 #include "engine/engine.h"
 
-static char names[128][8];
+static char names[128][16];
 
 static struct gp_engine *cluster(const uint32_t *gpus, uint32_t nodes)
 {
