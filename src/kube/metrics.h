@@ -148,13 +148,16 @@ enum gp_km_audit {
 /* informer_errors_total{resource}: a list or watch that failed (the API
  * not reached, 401/403, 5xx, a drop), by the informer's resource. */
 enum gp_km_informer {
-    GP_KM_INF_PODS,       /* "pods" */
-    GP_KM_INF_NODES,      /* "nodes" */
-    GP_KM_INF_PODGROUPS,  /* "podgroups.scheduling.x-k8s.io" */
-    GP_KM_INF_VOLCANO,    /* "podgroups.scheduling.volcano.sh" */
-    GP_KM_INF_PRIORITIES, /* "priorityclasses" */
-    GP_KM_INF_CONFIGMAP,  /* "configmaps" (gpuplane's own) */
-    GP_KM_INF_PDBS,       /* "poddisruptionbudgets" */
+    GP_KM_INF_PODS,           /* "pods" */
+    GP_KM_INF_NODES,          /* "nodes" */
+    GP_KM_INF_PODGROUPS,      /* "podgroups.scheduling.x-k8s.io" */
+    GP_KM_INF_VOLCANO,        /* "podgroups.scheduling.volcano.sh" */
+    GP_KM_INF_PRIORITIES,     /* "priorityclasses" */
+    GP_KM_INF_CONFIGMAP,      /* "configmaps" (gpuplane's own) */
+    GP_KM_INF_PDBS,           /* "poddisruptionbudgets" */
+    GP_KM_INF_PVCS,           /* "persistentvolumeclaims" */
+    GP_KM_INF_PVS,            /* "persistentvolumes" */
+    GP_KM_INF_STORAGECLASSES, /* "storageclasses" */
     GP_KM_INFORMER_COUNT
 };
 

@@ -50,7 +50,8 @@ static void wake(void *ctx)
 struct feed {
     struct runq *q;
     int kind;      /* 0 pods, 1 nodes, 2 PodGroups (either API group), 3 PriorityClasses, 4 the
-                    * ConfigMap, 5 PodDisruptionBudgets */
+                    * ConfigMap, 5 PodDisruptionBudgets, 6 PersistentVolumeClaims,
+                    * 7 PersistentVolumes, 8 StorageClasses */
     bool optional; /* a resource that may not exist (a CRD): 404 counts as listed */
     const char *path;
     struct gp_kube_client *c;
@@ -362,6 +363,12 @@ static bool drain(struct runq *q, struct gp_kube_sched *s, struct run_config *cw
             gp_kube_sched_priority_change(c->type, c->obj, NULL, s);
         else if (s && c->kind == 5)
             gp_kube_sched_pdb_change(c->type, c->obj, NULL, s);
+        else if (s && c->kind == 6)
+            gp_kube_sched_pvc_change(c->type, c->obj, NULL, s);
+        else if (s && c->kind == 7)
+            gp_kube_sched_pv_change(c->type, c->obj, NULL, s);
+        else if (s && c->kind == 8)
+            gp_kube_sched_sc_change(c->type, c->obj, NULL, s);
         else if (s)
             gp_kube_sched_pod_change(c->type, c->obj, NULL, s);
         json_decref(c->obj);
@@ -414,6 +421,7 @@ struct run_state {
     struct feed volcano, prios; /* Volcano's PodGroups; PriorityClasses */
     struct feed config;         /* the ConfigMap (kind 4) */
     struct feed pdbs;           /* PodDisruptionBudgets (kind 5): preemption's victims */
+    struct feed pvcs, pvs, scs; /* claims, volumes, classes (kinds 6-8): volumes.c */
     struct run_config cw;
     struct gp_kube_client *c, *lc;
     struct gp_kube_client **bc; /* the binders' clients */
@@ -533,8 +541,8 @@ static enum gp_err not_synced(const struct gp_kube_run_opts *o, struct run_state
 {
     if (o->stop && *o->stop)
         return GP_OK;
-    struct feed *f[] = {&r->config, &r->groups, &r->volcano, &r->prios,
-                        &r->nodes,  &r->pods,   &r->pdbs};
+    struct feed *f[] = {&r->config, &r->groups, &r->volcano, &r->prios, &r->pdbs,
+                        &r->pvcs,   &r->pvs,    &r->scs,     &r->nodes, &r->pods};
     pthread_mutex_lock(&r->q.mu);
     size_t i = 0;
     while (i + 1 < sizeof f / sizeof f[0] && f[i]->synced)
@@ -554,7 +562,8 @@ static enum gp_err run_loop(const struct gp_kube_run_opts *o, struct run_state *
     for (;;) { /* both informers listed first */
         pthread_mutex_lock(&r->q.mu);
         bool synced = r->nodes.synced && r->pods.synced && r->groups.synced && r->volcano.synced &&
-                      r->prios.synced && r->config.synced && r->pdbs.synced;
+                      r->prios.synced && r->config.synced && r->pdbs.synced && r->pvcs.synced &&
+                      r->pvs.synced && r->scs.synced;
         pthread_mutex_unlock(&r->q.mu);
         if (synced)
             break;
@@ -786,6 +795,9 @@ enum gp_err gp_kube_run(const struct gp_kube_run_opts *o, struct gp_kube_run_res
     feed_report(&r.nodes, o, km, GP_KM_INF_NODES);
     feed_report(&r.pods, o, km, GP_KM_INF_PODS);
     feed_report(&r.pdbs, o, km, GP_KM_INF_PDBS);
+    feed_report(&r.pvcs, o, km, GP_KM_INF_PVCS);
+    feed_report(&r.pvs, o, km, GP_KM_INF_PVS);
+    feed_report(&r.scs, o, km, GP_KM_INF_STORAGECLASSES);
     if (err == GP_OK) /* PodGroups first: a gang's members wait for theirs */
         err = feed_start(&r.groups, &r.q, 2, "/apis/scheduling.x-k8s.io/v1alpha1/podgroups", o, d);
     if (err == GP_OK)
@@ -797,6 +809,12 @@ enum gp_err gp_kube_run(const struct gp_kube_run_opts *o, struct gp_kube_run_res
         nap(0.01);
     if (err == GP_OK)
         err = feed_start(&r.pdbs, &r.q, 5, "/apis/policy/v1/poddisruptionbudgets", o, d);
+    if (err == GP_OK) /* the volumes' objects (volumes.c), before the pods that name them */
+        err = feed_start(&r.scs, &r.q, 8, "/apis/storage.k8s.io/v1/storageclasses", o, d);
+    if (err == GP_OK)
+        err = feed_start(&r.pvs, &r.q, 7, "/api/v1/persistentvolumes", o, d);
+    if (err == GP_OK)
+        err = feed_start(&r.pvcs, &r.q, 6, "/api/v1/persistentvolumeclaims", o, d);
     if (err == GP_OK)
         err = feed_start(&r.nodes, &r.q, 1, "/api/v1/nodes", o, d);
     if (err == GP_OK)
@@ -811,6 +829,9 @@ enum gp_err gp_kube_run(const struct gp_kube_run_opts *o, struct gp_kube_run_res
     feed_stop(&r.volcano);
     feed_stop(&r.prios);
     feed_stop(&r.pdbs);
+    feed_stop(&r.pvcs);
+    feed_stop(&r.pvs);
+    feed_stop(&r.scs);
     feed_stop(&r.nodes);
     feed_stop(&r.pods);
     drain(&r.q, NULL, NULL, 0); /* what came after the end: dropped */

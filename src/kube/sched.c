@@ -153,6 +153,7 @@ void gp_kube_sched_free(struct gp_kube_sched *s)
     json_decref(s->pod_index);
     json_decref(s->node_index);
     json_decref(s->pdbs);
+    gp_ks_volumes_free(s);
     free(s);
 }
 
@@ -880,6 +881,9 @@ struct gp_kube_sched_stats gp_kube_sched_stats(const struct gp_kube_sched *s)
     st.node_records = s->nnodes;
     st.group_records = s->ngroups;
     st.slot_waiting = s->slot_waiting;
+    st.volume_claims = json_object_size(s->pvcs);
+    st.volumes = json_object_size(s->pvs);
+    st.storage_classes = json_object_size(s->scs);
     return st;
 }
 

@@ -100,6 +100,8 @@ struct gp_kube_sched_stats {
     /* decided and waiting for their node's allocating slot (one pod
      * allocating per node: sched_slot.c), now */
     uint64_t slot_waiting;
+    /* the volume objects kept (volumes.c), now */
+    uint64_t volume_claims, volumes, storage_classes;
 };
 
 struct gp_kube_sched;
@@ -138,6 +140,16 @@ void gp_kube_sched_priority_change(enum gp_kube_event_type type, const json_t *o
  * the candidates violating fewer budgets. */
 void gp_kube_sched_pdb_change(enum gp_kube_event_type type, const json_t *obj, const json_t *old,
                               void *ctx);
+
+/* PersistentVolumeClaims, PersistentVolumes (core/v1) and StorageClasses
+ * (storage.k8s.io/v1), volumes.c: kept as kube-scheduler's VolumeBinding
+ * and VolumeZone read them (docs/kube.md, "Volumes"). */
+void gp_kube_sched_pvc_change(enum gp_kube_event_type type, const json_t *obj, const json_t *old,
+                              void *ctx);
+void gp_kube_sched_pv_change(enum gp_kube_event_type type, const json_t *obj, const json_t *old,
+                             void *ctx);
+void gp_kube_sched_sc_change(enum gp_kube_event_type type, const json_t *obj, const json_t *old,
+                             void *ctx);
 
 /* Leadership (lease.c decides): only a leader writes. Becoming leader
  * rebuilds the state from what the informers delivered. */

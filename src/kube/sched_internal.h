@@ -199,6 +199,9 @@ struct gp_kube_sched {
      * /healthz (gp_kube_sched_beat_s) */
     _Atomic double beat_s;
     json_t *pdbs; /* pdb.c: "ns/name" -> PodDisruptionBudget; NULL until one comes */
+    /* volumes.c: PersistentVolumeClaims ("ns/name"), PersistentVolumes and
+     * StorageClasses (by name) as their informers deliver them; NULL until one comes */
+    json_t *pvcs, *pvs, *scs;
 };
 
 /* Whether p asks a GPU device (whole, shared or MIG): a node agent's
@@ -372,6 +375,9 @@ void gp_ks_words_waiting(struct gp_kube_sched *s, const struct spod *p, bool ret
                          size_t size);
 /* Whether the pod tolerates a cordoned node's taint (GP_KUBE_TAINT_UNSCHEDULABLE). */
 bool gp_ks_tolerates_cordon(const struct gp_pod_spec *ps);
+
+/* volumes.c: the stores freed (gp_kube_sched_free). */
+void gp_ks_volumes_free(struct gp_kube_sched *s);
 
 /* sched_alloc.c: pods of ours bound and still allocating past the
  * timeout reported and marked expired (leader only); the earliest time

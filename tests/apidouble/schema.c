@@ -264,6 +264,8 @@ static const char *schema_of(const char *res, const char *sub)
         {"nodes", "io.k8s.api.core.v1.Node"},
         {"events", "io.k8s.api.core.v1.Event"},
         {"configmaps", "io.k8s.api.core.v1.ConfigMap"},
+        {"persistentvolumeclaims", "io.k8s.api.core.v1.PersistentVolumeClaim"},
+        {"persistentvolumes", "io.k8s.api.core.v1.PersistentVolume"},
         {"events.k8s.io/events", "io.k8s.api.events.v1.Event"},
         {"coordination.k8s.io/leases", "io.k8s.api.coordination.v1.Lease"},
     };

@@ -96,6 +96,9 @@ const char *kind_of(const char *res)
         {"events.k8s.io/events", "Event"},
         {"coordination.k8s.io/leases", "Lease"},
         {"policy/poddisruptionbudgets", "PodDisruptionBudget"},
+        {"persistentvolumeclaims", "PersistentVolumeClaim"},
+        {"persistentvolumes", "PersistentVolume"},
+        {"storage.k8s.io/storageclasses", "StorageClass"},
     };
     for (size_t i = 0; i < sizeof table / sizeof *table; i++)
         if (strcmp(table[i][0], res) == 0)

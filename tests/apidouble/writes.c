@@ -146,6 +146,32 @@ static void pod_defaults(json_t *pod)
     set_default(spec, "preemptionPolicy", json_string(pp ? pp : "PreemptLowerPriority"));
 }
 
+/* What kube-apiserver v1.28 fills into a new claim, volume or class (the
+ * status is the server's: pkg/registry/core/persistentvolumeclaim and
+ * persistentvolume strategy.go PrepareForCreate reset it, the controllers
+ * write it through /status; the defaults of pkg/apis/core/v1/defaults.go
+ * SetDefaults_PersistentVolumeClaim/_PersistentVolume: phase Pending,
+ * volumeMode Filesystem, persistentVolumeReclaimPolicy Retain; of
+ * pkg/apis/storage/v1/defaults.go SetDefaults_StorageClass: reclaimPolicy
+ * Delete, volumeBindingMode Immediate). */
+static void volume_defaults(const struct route *r, json_t *obj)
+{
+    bool pvc = strcmp(r->res, "persistentvolumeclaims") == 0;
+    bool pv = strcmp(r->res, "persistentvolumes") == 0;
+    if (pvc || pv) {
+        json_t *spec = json_object_get(obj, "spec");
+        if (!json_is_object(spec))
+            json_object_set_new(obj, "spec", spec = json_object());
+        set_default(spec, "volumeMode", json_string("Filesystem"));
+        if (pv)
+            set_default(spec, "persistentVolumeReclaimPolicy", json_string("Retain"));
+        json_object_set_new(obj, "status", json_pack("{s:s}", "phase", "Pending"));
+    } else if (strcmp(r->res, "storage.k8s.io/storageclasses") == 0) {
+        set_default(obj, "reclaimPolicy", json_string("Delete"));
+        set_default(obj, "volumeBindingMode", json_string("Immediate"));
+    }
+}
+
 void do_create(const struct route *r, json_t *body, struct answer *a)
 {
     json_t *meta = json_object_get(body, "metadata");
@@ -209,6 +235,7 @@ void do_create(const struct route *r, json_t *body, struct answer *a)
         json_object_set_new(obj, "status", st);
         pod_defaults(obj);
     }
+    volume_defaults(r, obj);
     normalize(obj);
     record(o, "ADDED", obj);
     answer_recorded(a, 201);
@@ -376,6 +403,14 @@ void do_update(const struct route *r, json_t *body, enum update_kind how, struct
     for (size_t i = 0; i < 4; i++)
         if (json_object_get(om, fixed[i]))
             json_object_set(m, fixed[i], json_object_get(om, fixed[i]));
+    /* the deletion mark is the server's alone (BeforeUpdate keeps the old one) */
+    static const char *const marks[] = {"deletionTimestamp", "deletionGracePeriodSeconds"};
+    for (size_t i = 0; i < 2; i++) {
+        if (json_object_get(om, marks[i]))
+            json_object_set(m, marks[i], json_object_get(om, marks[i]));
+        else
+            json_object_del(m, marks[i]);
+    }
     json_object_set_new(keep, "kind", json_string(kind_of(r->res)));
     json_object_set_new(keep, "apiVersion", json_string(r->api_version));
     /* (patches only: a PUT's body lacks the defaults the server fills in
@@ -397,7 +432,9 @@ void do_update(const struct route *r, json_t *body, enum update_kind how, struct
         return;
     }
     normalize(keep);
-    record(o, "MODIFIED", keep);
+    bool gone = strcmp(r->res, "pods") != 0 && json_object_get(m, "deletionTimestamp") &&
+                json_array_size(json_object_get(m, "finalizers")) == 0;
+    record(o, gone ? "DELETED" : "MODIFIED", keep); /* its last finalizer removed: deleted */
     answer_recorded(a, 200);
 }
 
@@ -500,6 +537,28 @@ void do_delete(const struct route *r, json_t *body, const char *grace_q, struct 
         }
         record(o, "MODIFIED", next);
         answer_recorded(a, 200);
+        return;
+    }
+    /* an object (but a pod) with finalizers is only marked: deletionTimestamp
+     * set (MODIFIED), and deleted once an update leaves it none
+     * (k8s.io/apiserver registry/generic/registry/store.go: Delete's
+     * updateForGracefulDeletionAndFinalizers, Update's
+     * shouldDeleteDuringUpdate) - a claim in use keeps the
+     * kubernetes.io/pvc-protection finalizer so */
+    if (json_array_size(json_object_get(om, "finalizers")) > 0) {
+        if (!json_object_get(om, "deletionTimestamp")) {
+            json_t *next = json_deep_copy(o->cur);
+            json_t *m = json_object_get(next, "metadata");
+            char ts[32];
+            now_rfc3339(ts, sizeof ts);
+            json_object_set_new(m, "deletionTimestamp", json_string(ts));
+            json_object_set_new(m, "deletionGracePeriodSeconds", json_integer(0));
+            record(o, "MODIFIED", next);
+            answer_recorded(a, 200);
+        } else {
+            a->status = 200;
+            a->body = json_text(o->cur, NULL);
+        }
         return;
     }
     if (o->delete_at > 0) {
