@@ -20,7 +20,11 @@
  * states and the shape: a node-local policy (or none), no filter outside
  * filter_fit (gp_eng_pod_indexable), no per-model quota, reservation, gang
  * domain or gang rejections (place.c checks); a score that is not a number
- * sends the shape back to the scan, as the tree cannot order it.
+ * sends the shape back to the scan, as the tree cannot order it. A pod
+ * whose filters read the other pods only to exclude domains (required
+ * anti-affinity: gp_eng_interpod_excl_only) is answered from its shape's
+ * ranking too, its winners best first until one the exclusions pass
+ * (gp_eng_index_place_excl).
  *
  * Every node also has a version, a new number from one clock on each of
  * its changes (gp_eng_node_ver): what is remembered of a node elsewhere
@@ -738,6 +742,53 @@ bool gp_eng_index_place(struct gp_engine *e, const struct gp_pod *p, struct gp_d
     } else {
         rank_explain(e, r, p, d->explain.rejected);
     }
+    return true;
+}
+
+bool gp_eng_index_place_excl(struct gp_engine *e, const struct gp_pod *p, struct gp_decision *d,
+                             struct gp_node **best, struct gp_pick *pick)
+{
+    struct ranking *r = rank_get(e, p);
+    if (!r || r->nan > 0)
+        return false;
+    *best = NULL;
+    if (r->tree[1] == NONE) {
+        /* no node passes filter_own: the scan's explanation is the
+         * ranking's, but for a node without a valid pick, which the scan's
+         * topology filter may count */
+        if (r->nopick > 0)
+            return false;
+        rank_explain(e, r, p, d->explain.rejected);
+        return true;
+    }
+    /* the candidates best first (ties to the lower node id, as the scan):
+     * each the topology filter rejects (a domain an anti-affinity term
+     * excludes) taken off, until one passes. Each costs a climb of the
+     * tree; past an eighth of the nodes the scan is as cheap */
+    struct node_index *x = &e->index;
+    size_t most = e->nodes.len / 8 + 16;
+    x->out.len = 0;
+    uint32_t win;
+    bool gave_up = false;
+    while ((win = r->tree[1]) != NONE) {
+        x->visits++;
+        if (gp_eng_topo_filter(e, &e->nodes.items[win], p) == GP_FILTER_COUNT)
+            break;
+        if (x->out.len >= most || GP_VEC_PUSH(&x->out, win) != 0) {
+            gave_up = true;
+            break;
+        }
+        rank_leaf(r, win, NONE);
+    }
+    for (size_t k = 0; k < x->out.len; k++) /* and put back */
+        rank_leaf(r, x->out.items[k], x->out.items[k]);
+    if (gave_up || win == NONE)
+        return false; /* the scan decides, and explains the topology's rejections */
+    enum gp_filter f;
+    double score;
+    if (!gp_eng_node_eval(e, &e->nodes.items[win], p, &f, &score, pick))
+        return false; /* cannot be: it is a candidate */
+    *best = &e->nodes.items[win];
     return true;
 }
 

@@ -171,6 +171,11 @@ struct shape {
      * often it was placed from a scan (a ranking is made on the second) */
     uint32_t rank;
     uint32_t placed;
+    /* interpod.c: whether a bound pod's required anti-affinity term
+     * matches its pods (labels and namespace are the shape's), as of
+     * e->topo.anti_gen + 1 = anti_seen (0: not known) */
+    uint64_t anti_seen;
+    bool anti_hit;
     /* pending.c: its pending pods, those of them that never had a
      * decision, and whether it is on its queue's list of shapes */
     struct gp_olist pend, fresh;
@@ -457,6 +462,10 @@ struct topo {
     int64_t anti_owners;    /* bound pods with required anti-affinity terms */
     int64_t scoring_owners; /* bound pods with terms that score others */
     uint64_t binds;         /* binds and releases, for the generation of pods that grow */
+    /* changes when which pods the owners' required anti-affinity terms
+     * match may change (a T_ANTI_REQ tally's total leaves or reaches 0, a
+     * namespace's labels): struct shape's anti_seen */
+    uint64_t anti_gen;
     struct topo_pre pre;
 };
 
@@ -841,14 +850,22 @@ void gp_eng_interpod_scores(const struct gp_engine *e, const struct gp_pod *p, c
 bool gp_eng_spread_scores(const struct gp_engine *e, const struct gp_pod *p, const struct cand *c,
                           size_t n, int64_t *raw, bool *ignored);
 
-/* Whether pod p's filters or scores read other pods (it has such
- * constraints, or bound pods hold terms that may concern it). */
+/* Whether a bound pod's required anti-affinity term matches p (cached by
+ * shape until e->topo.anti_gen changes). */
+bool gp_eng_interpod_hit(const struct gp_engine *e, const struct gp_pod *p);
+/* Whether p's topology filters only exclude domains: required
+ * anti-affinity (its own, bound pods'), no required affinity nor
+ * DoNotSchedule spreading (index.c's gp_eng_index_place_excl). */
+bool gp_eng_interpod_excl_only(const struct gp_engine *e, const struct gp_pod *p);
+
+/* Whether pod p's filters read other pods (it has such constraints, or a
+ * bound pod's required anti-affinity term matches it). */
 static inline bool topo_hard(const struct gp_engine *e, const struct gp_pod *p)
 {
     uint32_t r = px_at(e, p->id)->cons;
     return (r != NONE && e->topo.recs.items[r].hard &&
             e->topo.recs.items[r].c == p->spec.constraints) ||
-           e->topo.anti_owners > 0;
+           (e->topo.anti_owners > 0 && gp_eng_interpod_hit(e, p));
 }
 
 /* Whether a bind may let p fit: its required affinity or DoNotSchedule
@@ -914,6 +931,14 @@ static inline uint64_t gp_eng_node_ver(const struct gp_engine *e, uint32_t node)
  * d. False when the index cannot answer (place.c says when it may ask). */
 bool gp_eng_index_place(struct gp_engine *e, const struct gp_pod *p, struct gp_decision *d,
                         struct gp_node **best, struct gp_pick *pick);
+/* The same for a pod whose topology filters only exclude domains
+ * (gp_eng_interpod_excl_only): the ranking's winners, best first, each the
+ * topology filter rejects taken off the tree until one passes (and put
+ * back). False when the index cannot answer, when more than an eighth of
+ * the nodes were taken off, or when every candidate is excluded (the scan
+ * then decides and explains). */
+bool gp_eng_index_place_excl(struct gp_engine *e, const struct gp_pod *p, struct gp_decision *d,
+                             struct gp_node **best, struct gp_pick *pick);
 /* The same under the head's reservation (backfill): the best candidate
  * that takes at most `spare` of the head's slots (gp_eng_resv_loss), as
  * the scan chooses it; *held: how many better ones would take more (0:

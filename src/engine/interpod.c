@@ -26,6 +26,40 @@ static int64_t at(const struct gp_engine *e, uint32_t t, const struct gp_node *n
     return d < y->count.len ? y->count.items[d] : 0;
 }
 
+/* Whether any bound owner's required anti-affinity term matches p: the
+ * same test as the prefilter's ex_anti, kept per shape (its pods have one
+ * namespace and one set of labels) until e->topo.anti_gen moves, so that
+ * a pod no such term concerns is placed from the node index even while
+ * anti-affinity pods are bound elsewhere (its filters do not read them). */
+bool gp_eng_interpod_hit(const struct gp_engine *ce, const struct gp_pod *p)
+{
+    /* a cache of the engine's state through a const view, as the
+     * prefilter's (the engine is single-threaded) */
+    struct gp_engine *e = (struct gp_engine *)(uintptr_t)ce;
+    const struct topo *t = &e->topo;
+    struct shape *s = p->shape < e->shapes.len ? &e->shapes.items[p->shape] : NULL;
+    if (s && s->anti_seen == t->anti_gen + 1)
+        return s->anti_hit;
+    bool hit = false;
+    for (size_t i = 0; !hit && i < t->tallies.len; i++) {
+        const struct tally *y = &t->tallies.items[i];
+        hit = y->kind == T_ANTI_REQ && y->total > 0 && gp_eng_term_matches(y->term, y->ns, p);
+    }
+    if (s) {
+        s->anti_seen = t->anti_gen + 1;
+        s->anti_hit = hit;
+    }
+    return hit;
+}
+
+bool gp_eng_interpod_excl_only(const struct gp_engine *e, const struct gp_pod *p)
+{
+    uint32_t r = px_at(e, p->id)->cons;
+    /* neither required affinity nor DoNotSchedule spreading (grows): what
+     * is left of the topology filters is required anti-affinity */
+    return r == NONE || !e->topo.recs.items[r].grows;
+}
+
 bool gp_eng_interpod_prefilter(const struct gp_engine *e, struct topo_pre *pre,
                                const struct gp_pod *p)
 {

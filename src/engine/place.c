@@ -294,8 +294,13 @@ void gp_eng_place(struct gp_engine *e, struct gp_pod *p, struct gp_decision *d)
     struct shape *sh = &e->shapes.items[p->shape];
     bool held_cache = resv && !rej && held_cacheable(e, p);
     bool memo = m->shape != NONE && m->shape == p->shape && rej && !model_quota && !resv;
-    bool indexable = !e->no_index && !model_quota && !e->domain_key &&
-                     (!e->policy || e->policy->node_local) && !topo;
+    bool local =
+        !e->no_index && !model_quota && !e->domain_key && (!e->policy || e->policy->node_local);
+    bool indexable = local && !topo;
+    /* filters that read other pods only to exclude domains (required
+     * anti-affinity, its own or a bound pod's): from the node index too,
+     * its winners the exclusions reject passed over */
+    bool excl = local && !soft && hard && gp_eng_interpod_excl_only(e, p);
     /* a gang's member outside the reservation: from the node index when it
      * answers (its ranking is kept from one attempt to the next, where the
      * memo is filled by a scan at each), else from the memo. What the memo
@@ -332,6 +337,8 @@ void gp_eng_place(struct gp_engine *e, struct gp_pod *p, struct gp_decision *d)
      * since and reject it again, as the ranking says of them; the nodes
      * the earlier members went to it has replayed. */
     if (indexable && !rej && !resv && gp_eng_index_place(e, p, d, &best, &best_pick))
+        goto chosen;
+    if (excl && !rej && !resv && gp_eng_index_place_excl(e, p, d, &best, &best_pick))
         goto chosen;
     if (indexable && resv && !e->no_resv_index &&
         gp_eng_index_place_resv(e, p, spare, d, &best, &best_pick, &held))

@@ -249,6 +249,10 @@ static void tally_add(struct gp_engine *e, struct tally *y, const struct gp_node
         return;
     y->count.items[d] += sign * w;
     y->total += sign;
+    /* an owners' term that starts or stops counting: the pods it matches
+     * read the other pods, or no longer (topo_hard, gp_eng_interpod_hit) */
+    if (y->kind == T_ANTI_REQ && y->total == (sign > 0 ? 1 : 0))
+        e->topo.anti_gen++;
 }
 
 static bool owns(const struct gp_engine *e, const struct gp_pod *p, uint32_t t, int64_t *w)
