@@ -148,11 +148,14 @@ static const json_t *prev_of(const json_t *meta, void *ctx, const struct gp_kube
                              size_t *nmarks)
 {
     struct gp_kube_informer *inf = ctx;
-    const char *name = gp_kube_meta_of(meta, "name");
-    if (!name || !inf->marks.n)
+    if (!inf->marks.n)
+        return NULL;
+    struct gp_kube_ids id;
+    gp_kube_meta_ids(meta, &id);
+    if (!id.name)
         return NULL;
     char key[600];
-    gp_kube_key_make(gp_kube_meta_of(meta, "namespace"), name, key, sizeof key);
+    gp_kube_key_make(id.ns, id.name, key, sizeof key);
     const json_t *prev = json_object_get(inf->store, key);
     struct mark_ent *e = prev ? tab_find(&inf->marks, prev) : NULL;
     if (!e)

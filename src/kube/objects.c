@@ -348,22 +348,77 @@ static enum gp_err pod_annotations(const json_t *ann, struct gp_arena *a, struct
     return GP_OK;
 }
 
-void gp_kube_pod_info_read(const json_t *pod, struct gp_kube_pod_info *info)
+/* key == lit, lit a literal (its length known at compile time). */
+#define KEY_IS(key, len, lit) ((len) == sizeof(lit) - 1 && memcmp((key), (lit), (len)) == 0)
+
+/* The info's metadata: its members walked once (a look-up hashes its key,
+ * ~150 instructions; the info reads a dozen of them), the annotations'
+ * too; the labels, often many, by look-up. */
+static void info_meta(const json_t *meta, struct gp_kube_pod_info *info)
 {
-    memset(info, 0, sizeof *info);
-    const json_t *meta = json_object_get(pod, "metadata"), *spec = json_object_get(pod, "spec");
-    const json_t *status = json_object_get(pod, "status");
-    info->ns = str(meta, "namespace") ? str(meta, "namespace") : "";
-    info->name = str(meta, "name") ? str(meta, "name") : "";
-    info->uid = str(meta, "uid") ? str(meta, "uid") : "";
-    info->rv = str(meta, "resourceVersion") ? str(meta, "resourceVersion") : "";
+    const char *key;
+    size_t n;
+    json_t *v;
+    const json_t *ann = NULL;
+    info->ns = info->name = info->uid = info->rv = "";
+    json_object_keylen_foreach(mut(meta), key, n, v)
+    {
+        const char *sv = json_string_value(v);
+        if (KEY_IS(key, n, "namespace"))
+            info->ns = sv ? sv : "";
+        else if (KEY_IS(key, n, "name"))
+            info->name = sv ? sv : "";
+        else if (KEY_IS(key, n, "uid"))
+            info->uid = sv ? sv : "";
+        else if (KEY_IS(key, n, "resourceVersion"))
+            info->rv = sv ? sv : "";
+        else if (KEY_IS(key, n, "deletionTimestamp"))
+            info->terminating = !json_is_null(v);
+        else if (KEY_IS(key, n, "labels"))
+            info->group = str(v, "scheduling.x-k8s.io/pod-group");
+        else if (KEY_IS(key, n, "annotations"))
+            ann = v;
+    }
+    const char *gpus = NULL, *group = NULL;
+    json_object_keylen_foreach(mut(ann), key, n, v)
+    {
+        const char *sv = json_string_value(v);
+        if (KEY_IS(key, n, GP_KUBE_ANN_NODE))
+            info->ann_node = sv;
+        else if (KEY_IS(key, n, GP_KUBE_ANN_GPUS))
+            gpus = sv;
+        else if (KEY_IS(key, n, GP_KUBE_ANN_MIG))
+            info->ann_mig = sv;
+        else if (KEY_IS(key, n, GP_KUBE_ANN_PHASE))
+            info->ann_phase = sv;
+        else if (KEY_IS(key, n, "scheduling.k8s.io/group-name"))
+            group = sv;
+    }
+    info->has_pick = gpus && gp_kube_pick_parse(gpus, &info->pick);
+    if (!info->group)
+        info->group = group;
+}
+
+/* The info's spec: nodeName, schedulerName, gates, claims. */
+static void info_spec(const json_t *spec, struct gp_kube_pod_info *info)
+{
     const char *node = str(spec, "nodeName");
     info->node_name = node && node[0] ? node : NULL;
     const char *sched = str(spec, "schedulerName");
     info->scheduler_name = sched && sched[0] ? sched : "default-scheduler";
     info->gated = json_array_size(json_object_get(spec, "schedulingGates")) > 0;
-    info->terminating = json_object_get(meta, "deletionTimestamp") &&
-                        !json_is_null(json_object_get(meta, "deletionTimestamp"));
+    size_t vi;
+    json_t *vol;
+    json_array_foreach(json_object_get(spec, "volumes"), vi, vol)
+    {
+        info->claims = info->claims || json_object_get(vol, "persistentVolumeClaim") ||
+                       json_object_get(vol, "ephemeral");
+    }
+}
+
+/* The info's status: ended, started. */
+static void info_status(const json_t *status, struct gp_kube_pod_info *info)
+{
     const char *phase = str(status, "phase");
     info->ended = phase && (strcmp(phase, "Succeeded") == 0 || strcmp(phase, "Failed") == 0);
     info->started = phase && strcmp(phase, "Running") == 0;
@@ -375,22 +430,38 @@ void gp_kube_pod_info_read(const json_t *pod, struct gp_kube_pod_info *info)
         info->started = info->started || json_object_get(state, "running") ||
                         json_object_get(state, "terminated");
     }
-    size_t vi;
-    json_t *vol;
-    json_array_foreach(json_object_get(spec, "volumes"), vi, vol)
-    {
-        info->claims = info->claims || json_object_get(vol, "persistentVolumeClaim") ||
-                       json_object_get(vol, "ephemeral");
+}
+
+void gp_kube_pod_info_read(const json_t *pod, struct gp_kube_pod_info *info)
+{
+    memset(info, 0, sizeof *info);
+    info_meta(json_object_get(pod, "metadata"), info);
+    info_spec(json_object_get(pod, "spec"), info);
+    info_status(json_object_get(pod, "status"), info);
+}
+
+void gp_kube_pod_info_reread(const json_t *pod, const json_t *old, struct gp_kube_pod_info *info)
+{
+    const json_t *spec = json_object_get(pod, "spec"), *status = json_object_get(pod, "status");
+    bool same_spec = old && spec && spec == json_object_get(old, "spec");
+    bool same_status = old && status && status == json_object_get(old, "status");
+    struct gp_kube_pod_info was = *info;
+    memset(info, 0, sizeof *info);
+    info_meta(json_object_get(pod, "metadata"), info);
+    if (same_spec) { /* one immutable value, alive in both versions: what it gave */
+        info->node_name = was.node_name;
+        info->scheduler_name = was.scheduler_name;
+        info->gated = was.gated;
+        info->claims = was.claims;
+    } else {
+        info_spec(spec, info);
     }
-    info->group = str(json_object_get(meta, "labels"), "scheduling.x-k8s.io/pod-group");
-    const json_t *ann = json_object_get(meta, "annotations");
-    info->ann_node = str(ann, GP_KUBE_ANN_NODE);
-    const char *gpus = str(ann, GP_KUBE_ANN_GPUS);
-    info->has_pick = gpus && gp_kube_pick_parse(gpus, &info->pick);
-    info->ann_mig = str(ann, GP_KUBE_ANN_MIG);
-    info->ann_phase = str(ann, GP_KUBE_ANN_PHASE);
-    if (!info->group)
-        info->group = str(ann, "scheduling.k8s.io/group-name");
+    if (same_status) {
+        info->ended = was.ended;
+        info->started = was.started;
+    } else {
+        info_status(status, info);
+    }
 }
 
 enum gp_err gp_kube_pod_read(const json_t *pod, struct gp_arena *a, struct gp_pod_spec *s,

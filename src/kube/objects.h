@@ -65,6 +65,15 @@ extern const struct gp_kube_jskip gp_kube_pod_unread;
  * engine holds the one it was given), without the cost of the spec. */
 void gp_kube_pod_info_read(const json_t *pod, struct gp_kube_pod_info *info);
 
+/* The same for a new version of a pod whose info (of version old, still
+ * alive) is in *info: its spec's part (nodeName, schedulerName, gates,
+ * claims) and its status's (ended, started) are kept when the new
+ * version's spec or status is old's very value (the watch shares an
+ * unchanged member with the stored version, gp_kube_jload_reuse: the value
+ * is immutable and both hold it), else read; its metadata is always read.
+ * old NULL: gp_kube_pod_info_read. */
+void gp_kube_pod_info_reread(const json_t *pod, const json_t *old, struct gp_kube_pod_info *info);
+
 /* Reads a pod: info (gp_kube_pod_info_read), and its request as
  * kube-scheduler computes it (PodRequests,
  * io/podreq.h: app containers and sidecars summed, an init container's

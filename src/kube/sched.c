@@ -519,13 +519,18 @@ void gp_kube_sched_node_change(enum gp_kube_event_type type, const json_t *obj, 
  * replacement", none of which the engine reads). */
 static void pod_read(struct gp_kube_sched *s, struct spod *p, const json_t *obj)
 {
-    json_decref(p->obj);
+    json_t *was = p->obj; /* p->info is its info; held until the info is read again */
     p->obj = json_incref(mut(obj));
     if (p->eng != SP_NONE) { /* the spec would be thrown away: info alone */
-        gp_kube_pod_info_read(obj, &p->info);
+        /* a spec or status the watch shared with the version before
+         * (gp_kube_jload_reuse) is that version's value: its part of the
+         * info kept, not read again */
+        gp_kube_pod_info_reread(obj, was, &p->info);
+        json_decref(was);
         p->ours = strcmp(p->info.scheduler_name, s->o.scheduler_name) == 0;
         return;
     }
+    json_decref(was);
     struct gp_arena a;
     gp_arena_init(&a);
     a.block_size = 1024;
@@ -620,16 +625,16 @@ void gp_kube_sched_pod_change(enum gp_kube_event_type type, const json_t *obj, c
 {
     (void)old;
     struct gp_kube_sched *s = ctx;
-    const json_t *meta = json_object_get(obj, "metadata"); /* looked up once */
-    const char *ns = gp_kube_meta_of(meta, "namespace"), *name = gp_kube_meta_of(meta, "name");
-    const char *uid = gp_kube_meta_of(meta, "uid");
+    struct gp_kube_ids id; /* the metadata walked once */
+    gp_kube_meta_ids(json_object_get(obj, "metadata"), &id);
+    const char *ns = id.ns, *name = id.name, *uid = id.uid;
     if (!name)
         return;
     char key[600];
     gp_kube_key_make(ns, name, key, sizeof key);
     struct spod *p = gp_ks_pod_find(s, key);
     gp_evlog_change(s->rec, s->now_s, "pod", gp_kube_event_type_name(type), key,
-                    s->rec ? gp_kube_meta_of(meta, "resourceVersion") : NULL);
+                    s->rec ? id.rv : NULL);
     if (p && p->booked && !p->booked->obj)
         s->nodes_gone = true; /* its node's record may be left unused (sched_records.c) */
     if (p && uid && strcmp(p->info.uid, uid) != 0 && type != GP_KUBE_DELETED) {

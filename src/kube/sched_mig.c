@@ -80,9 +80,14 @@ static const struct snode *node_of(struct gp_kube_sched *s, uint32_t node)
 }
 
 /* The node record of engine node `node` and which of its parts that is;
- * NULL when the node is not split. */
+ * NULL when the node is not split (none is before any_split: a node's
+ * eng_mig is set only once any_split is, and any_split stays; the audit
+ * maps every pick being written through here, so the look-up by name is
+ * left out where no node was ever split). */
 static const struct snode *split_of(struct gp_kube_sched *s, uint32_t node, uint32_t *part)
 {
+    if (!s->any_split)
+        return NULL;
     const struct snode *n = node_of(s, node);
     if (!n || nparts(n) < 2)
         return NULL;
@@ -108,9 +113,12 @@ void gp_ks_pick_to_node(struct gp_kube_sched *s, uint32_t node, const struct gp_
                         struct gp_pick *out)
 {
     *out = *pick;
-    if (pick->mig_profile >= 0) {
+    /* (the engine's node first: the node's record is found by name, and
+     * the audit maps every pick being written through here) */
+    const struct gp_node *e = pick->mig_profile >= 0 && s->e ? gp_engine_node(s->e, node) : NULL;
+    if (e && e->mig_model >= 0) {
         const struct snode *c = node_of(s, node);
-        if (c && c->info.mig_by_count && gp_engine_node(s->e, node)->mig_model >= 0) {
+        if (c && c->info.mig_by_count) {
             out->ngpus = 0; /* no instance nor GPU: the device plugin picks */
             out->mig_profile = -1;
             return;

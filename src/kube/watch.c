@@ -112,6 +112,28 @@ const char *gp_kube_meta_of(const json_t *meta, const char *field)
     return json_is_string(v) ? json_string_value(v) : NULL;
 }
 
+void gp_kube_meta_ids(const json_t *meta, struct gp_kube_ids *ids)
+{
+    memset(ids, 0, sizeof *ids);
+    const char *key;
+    size_t n;
+    json_t *v;
+    union {
+        const json_t *c;
+        json_t *m;
+    } u = {.c = meta}; /* (jansson's iterator takes a non-const object; only read) */
+    json_object_keylen_foreach(u.m, key, n, v)
+    {
+        const char **to = n == 4 && memcmp(key, "name", 4) == 0                ? &ids->name
+                          : n == 9 && memcmp(key, "namespace", 9) == 0         ? &ids->ns
+                          : n == 3 && memcmp(key, "uid", 3) == 0               ? &ids->uid
+                          : n == 15 && memcmp(key, "resourceVersion", 15) == 0 ? &ids->rv
+                                                                               : NULL;
+        if (to)
+            *to = json_string_value(v);
+    }
+}
+
 void gp_kube_event_clear(struct gp_kube_event *ev)
 {
     json_decref(ev->object);
@@ -160,12 +182,11 @@ enum gp_err gp_kube_event_parse_reuse(const char *line, size_t len, const struct
     ev->object = json_incref(obj);
     json_decref(doc); /* t pointed into it: the type's name is used from here */
     t = gp_kube_event_type_name(et);
-    const json_t *meta = json_object_get(obj, "metadata");
-    const char *ns = gp_kube_meta_of(meta, "namespace"), *name = gp_kube_meta_of(meta, "name");
-    const char *rv = gp_kube_meta_of(meta, "resourceVersion");
-    ev->ns = ns ? ns : "";
-    ev->name = name ? name : "";
-    ev->rv = rv ? rv : "";
+    struct gp_kube_ids id;
+    gp_kube_meta_ids(json_object_get(obj, "metadata"), &id);
+    ev->ns = id.ns ? id.ns : "";
+    ev->name = id.name ? id.name : "";
+    ev->rv = id.rv ? id.rv : "";
     ev->message = "";
     if (et == GP_KUBE_ERROR) {
         json_t *code = json_object_get(obj, "code"), *msg = json_object_get(obj, "message");

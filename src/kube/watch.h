@@ -75,6 +75,15 @@ const char *gp_kube_meta(const json_t *obj, const char *field);
 /* The same of an object's metadata already looked up (NULL: none). */
 const char *gp_kube_meta_of(const json_t *meta, const char *field);
 
+/* An object's names and version, each NULL when absent or not a string. */
+struct gp_kube_ids {
+    const char *ns, *name, *uid, *rv;
+};
+/* The four from its metadata (NULL: none) walked once: what four
+ * gp_kube_meta_of give, without hashing four keys (a watch event's
+ * metadata is read by the parse, the informer and the scheduler). */
+void gp_kube_meta_ids(const json_t *meta, struct gp_kube_ids *ids);
+
 /* "ns/name" (ns NULL: "") in key[n], cut where snprintf(key, n, "%s/%s")
  * would cut it; the length snprintf would answer. The stores' and the
  * scheduler's key of an object, made for every watch event: without

@@ -3,7 +3,9 @@
  * every field gp_kube_pod_read gives, the same, whatever of the pod
  * changed (deletionTimestamp, nodeName, the phase, gpuplane's annotations,
  * the PodGroup label), and read whole even when the spec does not read (a
- * request that is not a quantity, a bad gpu-milli annotation). */
+ * request that is not a quantity, a bad gpu-milli annotation); read again
+ * for a new version (gp_kube_pod_info_reread), a spec or status shared
+ * with the version before kept, any other read. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -253,12 +255,112 @@ static void test_unread_left_out(void **state)
     json_decref(lean);
 }
 
+/* The info read again for a new version (gp_kube_pod_info_reread): a spec
+ * or status that is the old version's very value keeps what it gave; one
+ * that is not (a copy with the same text, a changed one) is read. Each
+ * version's info is the one a full read of it gives. */
+static void check_same(const struct gp_kube_pod_info *a, const struct gp_kube_pod_info *b)
+{
+    same_str(a->ns, b->ns);
+    same_str(a->name, b->name);
+    same_str(a->uid, b->uid);
+    same_str(a->rv, b->rv);
+    same_str(a->node_name, b->node_name);
+    same_str(a->scheduler_name, b->scheduler_name);
+    assert_int_equal(a->terminating, b->terminating);
+    assert_int_equal(a->ended, b->ended);
+    assert_int_equal(a->started, b->started);
+    same_str(a->ann_node, b->ann_node);
+    assert_int_equal(a->has_pick, b->has_pick);
+    assert_memory_equal(&a->pick, &b->pick, sizeof a->pick);
+    same_str(a->ann_mig, b->ann_mig);
+    same_str(a->ann_phase, b->ann_phase);
+    same_str(a->group, b->group);
+    assert_int_equal(a->gated, b->gated);
+    assert_int_equal(a->claims, b->claims);
+}
+
+static json_t *load(const char *text)
+{
+    json_t *j = gp_kube_jload(text, strlen(text), JSON_REJECT_DUPLICATES, NULL);
+    assert_non_null(j);
+    return j;
+}
+
+/* version `next` with its member `key` replaced by prev's very value */
+static void share(json_t *next, const json_t *prev, const char *key)
+{
+    assert_int_equal(json_object_set(next, key, json_object_get(prev, key)), 0);
+}
+
+static void test_reread_shared(void **state)
+{
+    (void)state;
+    json_t *v1 =
+        load(POD("", ",\"volumes\":[{\"persistentVolumeClaim\":{}}]", "\"phase\":\"Pending\""));
+    struct gp_kube_pod_info info, full;
+    gp_kube_pod_info_reread(v1, NULL, &info); /* no old: read whole */
+    gp_kube_pod_info_read(v1, &full);
+    check_same(&info, &full);
+    assert_true(info.claims);
+
+    /* the annotation patch: metadata new, spec and status shared */
+    json_t *v2 = load(POD(",\"annotations\":{\"gpuplane.io/node\":\"n1\","
+                          "\"gpuplane.io/gpus\":\"2\"}",
+                          ",\"schedulingGates\":[{\"name\":\"g\"}]", "\"phase\":\"Running\""));
+    share(v2, v1, "spec");
+    share(v2, v1, "status");
+    gp_kube_pod_info_reread(v2, v1, &info);
+    gp_kube_pod_info_read(v2, &full);
+    check_same(&info, &full);
+    assert_string_equal(info.ann_node, "n1");
+    assert_true(info.has_pick);
+    assert_false(info.started); /* v1's status, shared */
+
+    /* the Binding: a new spec (nodeName) and status, as their texts
+     * differ: both read (a reread keeping v2's would miss the node, the
+     * claims gone and the phase) */
+    json_t *v3 = load(POD("", ",\"nodeName\":\"n1\"", "\"phase\":\"Running\""));
+    gp_kube_pod_info_reread(v3, v2, &info);
+    gp_kube_pod_info_read(v3, &full);
+    check_same(&info, &full);
+    assert_string_equal(info.node_name, "n1");
+    assert_false(info.claims);
+    assert_false(info.gated);
+    assert_true(info.started);
+    assert_null(info.ann_node); /* metadata always read */
+
+    /* the same text, not the same value: read (equal content is not
+     * enough to keep, the value is) */
+    json_t *v4 = load(POD("", ",\"nodeName\":\"n2\"", "\"phase\":\"Succeeded\""));
+    gp_kube_pod_info_reread(v4, v3, &info);
+    assert_string_equal(info.node_name, "n2");
+    assert_true(info.ended);
+
+    /* the status shared, the spec not */
+    json_t *v5 =
+        load(POD(",\"deletionTimestamp\":\"2026-12-02T03:00:00Z\"", ",\"nodeName\":\"n3\"", ""));
+    share(v5, v4, "status");
+    gp_kube_pod_info_reread(v5, v4, &info);
+    gp_kube_pod_info_read(v5, &full);
+    check_same(&info, &full);
+    assert_string_equal(info.node_name, "n3");
+    assert_true(info.terminating);
+    assert_true(info.ended);
+    json_decref(v1);
+    json_decref(v2);
+    json_decref(v3);
+    json_decref(v4);
+    json_decref(v5);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_each_change_read),
         cmocka_unit_test(test_unreadable_spec),
         cmocka_unit_test(test_unread_left_out),
+        cmocka_unit_test(test_reread_shared),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
