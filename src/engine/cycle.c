@@ -82,6 +82,8 @@ void gp_engine_free(struct gp_engine *e)
     GP_VEC_FREE(&e->gmembers);
     GP_VEC_FREE(&e->tmp);
     GP_VEC_FREE(&e->freeable);
+    GP_VEC_FREE(&e->pdb_allowed);
+    GP_VEC_FREE(&e->pdb_left);
     GP_VEC_FREE(&e->proj);
     GP_VEC_FREE(&e->proj_mark);
     GP_VEC_FREE(&e->proj_slots);

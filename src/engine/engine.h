@@ -296,6 +296,18 @@ size_t gp_engine_pods_held(const struct gp_engine *e);
  * kube-scheduler's DefaultPreemption prefers candidates violating fewer
  * PDBs). Nothing for an id not alive. */
 void gp_engine_pod_set_pdb_violating(struct gp_engine *e, uint32_t id, bool violating);
+/* PodDisruptionBudgets counted per budget, as kube-scheduler's
+ * filterPodsWithPDBViolation (plugins/defaultpreemption/
+ * default_preemption.go): budget `pdb` (a small id the driver chooses)
+ * allows `allowed` disruptions now (status.disruptionsAllowed); a pod's
+ * budgets are those a disruption of it counts against (its namespace's,
+ * selector matching, the pod not in status.disruptedPods). On each node
+ * the candidate victims, the most important first, take one from each of
+ * their budgets; a victim whose budget goes below zero violates it. */
+enum gp_err gp_engine_pdb_set(struct gp_engine *e, uint32_t pdb, int32_t allowed);
+/* n 0: none. GP_EINVALID for a pod not alive. */
+enum gp_err gp_engine_pod_set_pdbs(struct gp_engine *e, uint32_t id, const uint32_t *pdbs,
+                                   size_t n);
 /* When a bound pod was bound (the now_s of that cycle); -1 if not bound. */
 double gp_engine_pod_bound_at(const struct gp_engine *e, uint32_t id);
 size_t gp_engine_pending_count(const struct gp_engine *e);

@@ -221,6 +221,10 @@ struct pod_x {
     /* 1 + its queue's `compactions` when it was bound from its pending
      * list, where it stays until the next compaction; 0: not there */
     uint64_t listed_at;
+    /* the PodDisruptionBudgets (the driver's ids) a disruption of it
+     * counts against: gp_engine_pod_set_pdbs; preempt.c */
+    uint32_t *pdbs;
+    uint32_t npdbs;
 };
 
 /* ---- the pods' storage (pods.c) -------------------------------------------
@@ -334,7 +338,8 @@ struct unit {
     uint32_t vc, qc;   /* reclaim: the victim's and the preemptor's branches under
                         * their common ancestor */
     enum gp_evict_reason reason;
-    bool pdb_violating; /* a member would break a PodDisruptionBudget */
+    bool pdb_violating; /* a member would break a PodDisruptionBudget, judged alone */
+    bool budgets;       /* a member counts against a budget (gp_engine_pod_set_pdbs) */
 };
 
 /* During a gang attempt with a node-local policy (gp_policy_ops.node_local):
@@ -709,6 +714,8 @@ struct gp_engine {
     GP_VEC(uint32_t) gmembers;        /* a preempting gang's pending members */
     GP_VEC(struct gp_decision) tmp;   /* a tentative gang attempt's decisions */
     GP_VEC(struct freeable) freeable; /* per node: what the candidate victims hold */
+    GP_VEC(int32_t) pdb_allowed;      /* per budget id: disruptions allowed (gp_engine_pdb_set) */
+    GP_VEC(int32_t) pdb_left;         /* preempt.c: what a node's victims leave of each */
     uint64_t mark;                    /* preemption searches so far */
     /* gangs' searches that failed at `failed_victim_gen` (a pod alone's
      * failure is kept in its shape) */

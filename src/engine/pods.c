@@ -52,6 +52,9 @@ static void forget(struct gp_engine *e, uint32_t id)
             }
     }
     uint32_t gid = p->spec.group;
+    free(r->x.pdbs);
+    r->x.pdbs = NULL;
+    r->x.npdbs = 0;
     gp_idtab_release(&s->tab, id);
     gp_eng_group_maybe_free(e, gid);
 }
@@ -95,6 +98,11 @@ void gp_eng_pods_unlisted(struct gp_engine *e)
 void gp_eng_pods_free(struct gp_engine *e)
 {
     struct pod_store *s = &e->pods;
+    for (uint32_t i = gp_idtab_first(&s->tab); i < s->tab.n; i++) {
+        struct pod_rec *r = gp_idtab_get(&s->tab, i);
+        if (r)
+            free(r->x.pdbs);
+    }
     gp_idtab_free(&s->tab);
     GP_VEC_FREE(&s->ended);
     GP_VEC_FREE(&s->listed);

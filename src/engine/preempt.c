@@ -186,17 +186,60 @@ void gp_engine_pod_set_pdb_violating(struct gp_engine *e, uint32_t id, bool viol
         pod_at(e, id)->pdb_violating = violating;
 }
 
+enum gp_err gp_engine_pdb_set(struct gp_engine *e, uint32_t pdb, int32_t allowed)
+{
+    if (pdb >= (1u << 20))
+        return GP_EINVALID; /* a driver's ids are small */
+    if (pdb >= e->pdb_allowed.len) {
+        if (GP_VEC_RESERVE(&e->pdb_allowed, (size_t)pdb + 1) != 0)
+            return GP_ENOMEM;
+        while (e->pdb_allowed.len <= pdb)
+            e->pdb_allowed.items[e->pdb_allowed.len++] = 0;
+    }
+    e->pdb_allowed.items[pdb] = allowed;
+    e->victim_gen++; /* searches that failed may go otherwise now */
+    return GP_OK;
+}
+
+enum gp_err gp_engine_pod_set_pdbs(struct gp_engine *e, uint32_t id, const uint32_t *pdbs, size_t n)
+{
+    if (id >= gp_engine_pod_count(e) || !gp_engine_pod(e, id))
+        return GP_EINVALID;
+    struct pod_x *x = px_at(e, id);
+    uint32_t *l = NULL;
+    if (n > 0) {
+        if (n > 1024 || !(l = malloc(n * sizeof *l)))
+            return n > 1024 ? GP_EINVALID : GP_ENOMEM;
+        memcpy(l, pdbs, n * sizeof *l);
+    }
+    free(x->pdbs);
+    x->pdbs = l;
+    x->npdbs = (uint32_t)n;
+    e->victim_gen++;
+    return GP_OK;
+}
+
 /* Cost order of victims: those that keep every PodDisruptionBudget first
  * (with one at stake, preempt_by_node decides as kube-scheduler does and
  * walks this order backwards: the most important first), then lowest
  * priority first, then the most recently bound, then the newest pod.
  * Without PDBs (the simulator never has any) the order is the one it
  * always was. */
+static int unit_cost_cmp(const void *pa, const void *pb);
+
 static int unit_cmp(const void *pa, const void *pb)
 {
     const struct unit *a = pa, *b = pb;
     if (a->pdb_violating != b->pdb_violating)
         return a->pdb_violating ? 1 : -1;
+    return unit_cost_cmp(pa, pb);
+}
+
+/* The cost order alone (kube-scheduler's MoreImportantPod, reversed):
+ * preempt_by_node's, which counts budgets per node in that order. */
+static int unit_cost_cmp(const void *pa, const void *pb)
+{
+    const struct unit *a = pa, *b = pb;
     if (a->priority != b->priority)
         return a->priority < b->priority ? -1 : 1;
     if (a->bound_at_s != b->bound_at_s)
@@ -254,7 +297,8 @@ static size_t collect_units(struct gp_engine *e, const struct gp_pod *p, uint32_
                              vc,
                              qc,
                              reason,
-                             v->pdb_violating};
+                             v->pdb_violating,
+                             px_at(e, v->id)->npdbs > 0};
             if (v->spec.group) { /* a gang goes whole */
                 struct group *g = group_at(e, v->spec.group);
                 if (v->spec.group == gid || g->mark == e->mark)
@@ -271,6 +315,7 @@ static size_t collect_units(struct gp_engine *e, const struct gp_pod *p, uint32_
                     if (m->id > u.key)
                         u.key = m->id;
                     u.pdb_violating |= m->pdb_violating;
+                    u.budgets |= px_at(e, m->id)->npdbs > 0;
                 }
                 if (!ok) {
                     e->victims.len = u.first;
@@ -481,10 +526,44 @@ static int pair_cmp(const void *pa, const void *pb)
  * units are in cost order, so that is walking the list backwards) - and
  * kept out only if p no longer fits with it. Victims are flagged in
  * keep[] (by list position); everything is put back as it was. */
+/* Which of the node's candidate units break a budget, as
+ * filterPodsWithPDBViolation counts them: the most important first (the
+ * list is in cost order: walked backwards), each member taking one from
+ * every budget it counts against; a unit violates when one of them goes
+ * below zero (or a member was marked violating alone). viol[k] for
+ * list[k]; the counts start afresh on every node. */
+static void node_violations(struct gp_engine *e, const uint32_t *list, size_t n, bool *viol)
+{
+    bool any = false;
+    for (size_t k = 0; k < n; k++) {
+        viol[k] = e->units.items[list[k]].pdb_violating;
+        any |= e->units.items[list[k]].budgets;
+    }
+    size_t nb = e->pdb_allowed.len;
+    if (!any || GP_VEC_RESERVE(&e->pdb_left, nb) != 0)
+        return;
+    if (nb > 0)
+        memcpy(e->pdb_left.items, e->pdb_allowed.items, nb * sizeof *e->pdb_left.items);
+    for (size_t k = n; k-- > 0;) {
+        const struct unit *u = &e->units.items[list[k]];
+        for (uint32_t i = 0; u->budgets && i < u->n; i++) {
+            const struct pod_x *x = px_at(e, e->victims.items[u->first + i]);
+            for (uint32_t b = 0; b < x->npdbs; b++) {
+                uint32_t id = x->pdbs[b];
+                /* a budget never set allows nothing (status absent) */
+                if (id >= nb || --e->pdb_left.items[id] < 0)
+                    viol[k] = true;
+            }
+        }
+    }
+}
+
 static bool victims_on_node(struct gp_engine *e, const struct gp_pod *p, uint32_t node,
-                            const uint32_t *list, size_t n, bool *keep, struct node_victims *out)
+                            const uint32_t *list, size_t n, bool *keep, bool *viol,
+                            struct node_victims *out)
 {
     const struct gp_node *nd = &e->nodes.items[node];
+    node_violations(e, list, n, viol);
     for (size_t k = 0; k < n; k++)
         unit_release(e, &e->units.items[list[k]]);
     bool fits = preemptor_fits_on(e, p, nd);
@@ -494,14 +573,14 @@ static bool victims_on_node(struct gp_engine *e, const struct gp_pod *p, uint32_
     for (int pass = 0; pass < 2 && fits; pass++) /* the violating ones, then the others */
         for (size_t k = n; k-- > 0;) {
             const struct unit *u = &e->units.items[list[k]];
-            if (u->pdb_violating != (pass == 0))
+            if (viol[k] != (pass == 0))
                 continue;
             unit_restore(e, u);
             keep[k] = !preemptor_fits_on(e, p, nd);
             if (!keep[k])
                 continue; /* reprieved */
             unit_release(e, u);
-            out->violations += u->pdb_violating;
+            out->violations += viol[k];
             out->pods += u->n;
             for (uint32_t i = 0; i < u->n; i++) {
                 const struct gp_pod *v = pod_at(e, e->victims.items[u->first + i]);
@@ -537,10 +616,11 @@ static bool preempt_by_node(struct gp_engine *e, const struct gp_pod *p)
     uint32_t *list = malloc(e->units.len * sizeof *list);
     uint32_t *best_list = malloc(e->units.len * sizeof *best_list);
     bool *keep = malloc(e->units.len * sizeof *keep);
+    bool *viol = malloc(e->units.len * sizeof *viol);
     bool found = false;
     size_t best_n = 0;
     struct node_victims best = {0};
-    if (!pairs || !list || !best_list || !keep)
+    if (!pairs || !list || !best_list || !keep || !viol)
         goto done;
     npairs = 0;
     for (size_t i = 0; i < e->units.len; i++) { /* (node, unit) once per node a unit touches */
@@ -570,7 +650,7 @@ static bool preempt_by_node(struct gp_engine *e, const struct gp_pod *p)
         for (; b < npairs && pairs[b][0] == pairs[a][0]; b++)
             list[n++] = pairs[b][1];
         struct node_victims nv;
-        bool cand = victims_on_node(e, p, pairs[a][0], list, n, keep, &nv);
+        bool cand = victims_on_node(e, p, pairs[a][0], list, n, keep, viol, &nv);
         ncand += cand;
         nclean += cand && nv.violations == 0;
         if (cand && (!found || node_victims_better(&nv, &best))) {
@@ -595,6 +675,7 @@ done:
     free(list);
     free(best_list);
     free(keep);
+    free(viol);
     return found;
 }
 
@@ -630,19 +711,21 @@ size_t gp_eng_preempt(struct gp_engine *e, struct gp_pod *p, uint32_t gid, struc
         preempt_failed(e, p, need);
         return 0;
     }
-    if (e->units.len > 1)
-        qsort(e->units.items, e->units.len, sizeof e->units.items[0], unit_cmp);
-    int64_t want[NBASIC];
-    pod_request(p, want);
-    e->chosen.len = 0;
     bool fits = false, pdb = false, reclaim = false;
     for (size_t i = 0; i < e->units.len; i++) {
-        pdb |= e->units.items[i].pdb_violating;
+        pdb |= e->units.items[i].pdb_violating || e->units.items[i].budgets;
         reclaim |= e->units.items[i].reason == GP_EVICT_RECLAIMED;
     }
     /* a budget at stake: kube-scheduler's node-by-node choice (the
-     * simulator, which never has budgets, keeps the search below) */
+     * simulator, which never has budgets, keeps the search below), the
+     * units in cost order alone (node_violations counts budgets in it) */
     bool by_node = !g && pdb && !reclaim;
+    if (e->units.len > 1)
+        qsort(e->units.items, e->units.len, sizeof e->units.items[0],
+              by_node ? unit_cost_cmp : unit_cmp);
+    int64_t want[NBASIC];
+    pod_request(p, want);
+    e->chosen.len = 0;
     if (by_node)
         fits = preempt_by_node(e, p);
     for (size_t i = 0; i < e->units.len && !fits && !by_node; i++) {

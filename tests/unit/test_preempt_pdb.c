@@ -190,12 +190,53 @@ static void test_enough_candidates(void **state)
     gp_engine_free(e);
 }
 
+/* Budgets counted per budget over a node's victims (gp_engine_pdb_set,
+ * gp_engine_pod_set_pdbs; filterPodsWithPDBViolation): n0's two pods of
+ * priority 0 share a budget that allows one disruption, n1's two of
+ * priority 1 have none. Each alone keeps the budget, but evicting both
+ * breaks it once: n0 has one violation, n1 none, so n1's pods go
+ * (judged alone, n0 would have won on its lower victim priority). */
+static void test_budget_counted_per_node(void **state)
+{
+    (void)state;
+    struct gp_engine *e = cluster((const uint32_t[]){2, 2}, 2);
+    uint32_t a1 = bound(e, 0, 1, 0, 0), a2 = bound(e, 0, 1, 0, 0);
+    uint32_t b1 = bound(e, 1, 1, 1, 0), b2 = bound(e, 1, 1, 1, 0);
+    const uint32_t budget = 3;
+    assert_int_equal(gp_engine_pdb_set(e, budget, 1), GP_OK);
+    assert_int_equal(gp_engine_pod_set_pdbs(e, a1, &budget, 1), GP_OK);
+    assert_int_equal(gp_engine_pod_set_pdbs(e, a2, &budget, 1), GP_OK);
+    uint32_t hi = pending(e, 2, 10, 1);
+    assert_int_equal(evicted(e, 1, hi), 1ull << b1 | 1ull << b2);
+    assert_int_equal(gp_engine_pod(e, a1)->state, GP_POD_BOUND);
+    gp_engine_free(e);
+}
+
+/* The same budget allowing two: neither node breaks it, and the lower
+ * victim priority decides (n0's pods go). */
+static void test_budget_allows_both(void **state)
+{
+    (void)state;
+    struct gp_engine *e = cluster((const uint32_t[]){2, 2}, 2);
+    uint32_t a1 = bound(e, 0, 1, 0, 0), a2 = bound(e, 0, 1, 0, 0);
+    bound(e, 1, 1, 1, 0);
+    bound(e, 1, 1, 1, 0);
+    const uint32_t budget = 0;
+    assert_int_equal(gp_engine_pdb_set(e, budget, 2), GP_OK);
+    assert_int_equal(gp_engine_pod_set_pdbs(e, a1, &budget, 1), GP_OK);
+    assert_int_equal(gp_engine_pod_set_pdbs(e, a2, &budget, 1), GP_OK);
+    uint32_t hi = pending(e, 2, 10, 1);
+    assert_int_equal(evicted(e, 1, hi), 1ull << a1 | 1ull << a2);
+    gp_engine_free(e);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_fewest_violations), cmocka_unit_test(test_violating_reprieved),
-        cmocka_unit_test(test_fewest_victims),    cmocka_unit_test(test_lowest_highest),
-        cmocka_unit_test(test_enough_candidates),
+        cmocka_unit_test(test_fewest_violations),  cmocka_unit_test(test_violating_reprieved),
+        cmocka_unit_test(test_fewest_victims),     cmocka_unit_test(test_lowest_highest),
+        cmocka_unit_test(test_enough_candidates),  cmocka_unit_test(test_budget_counted_per_node),
+        cmocka_unit_test(test_budget_allows_both),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
