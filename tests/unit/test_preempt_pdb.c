@@ -230,13 +230,55 @@ static void test_budget_allows_both(void **state)
     gp_engine_free(e);
 }
 
+/* A host port held by a lower-priority pod is freed by preempting it, as
+ * kube-scheduler's dry run removes the victims and runs every filter
+ * again (NodePorts among them): the node has GPUs to spare, only
+ * hostPort 8080 stands in the way. */
+static void test_host_port_preempted(void **state)
+{
+    (void)state;
+    struct gp_engine *e = cluster((const uint32_t[]){8}, 1);
+    static const struct gp_host_port port = {NULL, 8080, 0};
+    struct gp_pod_spec s = {0};
+    s.name = "lo";
+    s.cpu_milli = 1000;
+    s.mem_mib = 4096;
+    s.gpu_count = 1;
+    s.gpu_milli = 1000;
+    s.host_ports = &port;
+    s.nhost_ports = 1;
+    uint32_t lo, hi;
+    assert_int_equal(gp_engine_pod_add(e, &s, 0, &lo), GP_OK);
+    assert_int_equal(gp_engine_pod_assign(e, lo, 0, NULL), GP_OK);
+    /* a CPU-only holder too */
+    s.gpu_count = 0;
+    s.gpu_milli = 0;
+    static const struct gp_host_port port2 = {NULL, 9090, 0};
+    s.host_ports = &port2;
+    uint32_t lo2, hi2;
+    assert_int_equal(gp_engine_pod_add(e, &s, 0, &lo2), GP_OK);
+    assert_int_equal(gp_engine_pod_assign(e, lo2, 0, NULL), GP_OK);
+    s.priority = 10;
+    assert_int_equal(gp_engine_pod_add(e, &s, 1, &hi2), GP_OK);
+    assert_int_equal(evicted(e, 1, hi2), 1ull << lo2);
+    s.priority = 0;
+    s.host_ports = &port;
+    s.gpu_count = 1;
+    s.gpu_milli = 1000;
+    s.name = "hi";
+    s.priority = 10;
+    assert_int_equal(gp_engine_pod_add(e, &s, 1, &hi), GP_OK);
+    assert_int_equal(evicted(e, 1, hi), 1ull << lo);
+    gp_engine_free(e);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_fewest_violations),  cmocka_unit_test(test_violating_reprieved),
         cmocka_unit_test(test_fewest_victims),     cmocka_unit_test(test_lowest_highest),
         cmocka_unit_test(test_enough_candidates),  cmocka_unit_test(test_budget_counted_per_node),
-        cmocka_unit_test(test_budget_allows_both),
+        cmocka_unit_test(test_budget_allows_both), cmocka_unit_test(test_host_port_preempted),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
