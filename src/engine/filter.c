@@ -28,6 +28,8 @@ const char *gp_filter_name(enum gp_filter f)
                                         "gpu-memory",
                                         "gpu-replica",
                                         "mig",
+                                        "volume-binding",
+                                        "volume-zone",
                                         "pod-topology-spread",
                                         "pod-affinity",
                                         "pod-anti-affinity",
@@ -41,7 +43,22 @@ bool gp_filter_optional(enum gp_filter f)
 {
     return f == GP_FILTER_NODE_AFFINITY || f == GP_FILTER_SPREAD || f == GP_FILTER_POD_AFFINITY ||
            f == GP_FILTER_POD_ANTI_AFFINITY || f == GP_FILTER_EXISTING_ANTI_AFFINITY ||
-           f == GP_FILTER_PODS || f == GP_FILTER_SCALAR || f == GP_FILTER_PORTS;
+           f == GP_FILTER_PODS || f == GP_FILTER_SCALAR || f == GP_FILTER_PORTS ||
+           f == GP_FILTER_VOLUME_BINDING || f == GP_FILTER_VOLUME_ZONE;
+}
+
+enum gp_filter gp_eng_volumes_filter(const struct gp_node *n, const struct gp_pod *p)
+{
+    const struct gp_pod_constraints *c = p->spec.constraints;
+    for (size_t i = 0; c && i < c->nvolumes; i++) {
+        const struct gp_volume_terms *v = &c->volumes[i];
+        bool ok = false;
+        for (size_t j = 0; j < v->nterms && !ok; j++)
+            ok = gp_eng_node_term_matches(n, &v->terms[j]);
+        if (!ok)
+            return v->zone ? GP_FILTER_VOLUME_ZONE : GP_FILTER_VOLUME_BINDING;
+    }
+    return GP_FILTER_COUNT;
 }
 
 const char *gp_filter_text(enum gp_filter f)
@@ -195,7 +212,8 @@ bool gp_eng_fits_empty(const struct gp_engine *e, const struct gp_node *n, const
     if (n->state != GP_NODE_READY || (p->spec.nnode_selector && !gp_eng_selector_matches(n, p)) ||
         (p->spec.constraints && p->spec.constraints->nnode_required &&
          !gp_eng_node_affinity_ok(n, p)) ||
-        (n->spec.ntaints && !gp_eng_taints_tolerated(n, p)))
+        (n->spec.ntaints && !gp_eng_taints_tolerated(n, p)) ||
+        ((p->label_filters & 4) && gp_eng_volumes_filter(n, p) != GP_FILTER_COUNT))
         return false;
     (void)e;
     if (p->spec.cpu_milli > n->spec.cpu_milli || p->spec.mem_mib > n->spec.mem_mib ||

@@ -433,7 +433,9 @@ bool gp_eng_cand_explain(struct gp_engine *e, const struct gp_pod *p,
     if (e->no_index || x->broken || x->slot.len != e->nodes.len || e->domain_key)
         return false;
     if (p->label_filters &&
-        (p->spec.nnode_selector || (p->spec.constraints && p->spec.constraints->nnode_required)))
+        (p->spec.nnode_selector ||
+         (p->spec.constraints && (p->spec.constraints->nnode_required ||
+                                  p->spec.constraints->nvolumes)))) /* (volumes: VOLUMES') */
         return false; /* labels are read node by node */
     memset(rejected, 0, GP_FILTER_COUNT * sizeof *rejected);
     uint64_t looked = 0;

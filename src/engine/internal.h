@@ -1130,9 +1130,13 @@ static inline bool gp_eng_driver_ok(const struct gp_node *n, const struct gp_pod
            n->spec.driver_version >= p->spec.cuda_driver_min;
 }
 
-/* The node filters without quotas, but the ones that read other pods. */
-static inline enum gp_filter filter_own(const struct gp_engine *e, const struct gp_node *n,
-                                        const struct gp_pod *p)
+/* filter.c: the first of the pod's volume conditions (model.h, struct
+ * gp_volume_terms) node n fails, GP_FILTER_COUNT when it passes them all. */
+enum gp_filter gp_eng_volumes_filter(const struct gp_node *n, const struct gp_pod *p);
+
+/* filter_own's tests up to NodeResourcesFit's (the GPUs included). */
+static inline enum gp_filter filter_node_fit(const struct gp_engine *e, const struct gp_node *n,
+                                             const struct gp_pod *p)
 {
     if (n->state != GP_NODE_READY)
         return GP_FILTER_NODE_STATE;
@@ -1202,6 +1206,18 @@ static inline enum gp_filter filter_own(const struct gp_engine *e, const struct 
         return GP_FILTER_GPU_MEMORY;
     }
     return GP_FILTER_COUNT;
+}
+
+/* The node filters without quotas, but the ones that read other pods: then
+ * the pod's volumes' conditions (kube-scheduler's VolumeBinding and
+ * VolumeZone run after NodeResourcesFit in the default profile). */
+static inline enum gp_filter filter_own(const struct gp_engine *e, const struct gp_node *n,
+                                        const struct gp_pod *p)
+{
+    enum gp_filter f = filter_node_fit(e, n, p);
+    if (f == GP_FILTER_COUNT && (p->label_filters & 4))
+        f = gp_eng_volumes_filter(n, p);
+    return f;
 }
 
 /* Whether filter_fit is every filter p must pass, so that what it and a

@@ -123,9 +123,23 @@ struct gp_spread {
     bool honor_taints;
 };
 
+/* A node condition of a pod's volumes, as kube-scheduler's VolumeBinding
+ * (a bound claim's PersistentVolume spec.nodeAffinity) and VolumeZone (its
+ * topology labels) check it: a node passes when it matches one of the
+ * terms (ORed, as NodeSelectorTerms; none: no node passes - a claim the
+ * plugins' PreFilter refuses). Rejected as GP_FILTER_VOLUME_ZONE when
+ * zone, else GP_FILTER_VOLUME_BINDING. */
+struct gp_volume_terms {
+    const struct gp_node_term *terms;
+    size_t nterms;
+    bool zone;
+};
+
 /* A pod's affinity and spreading. Every array may be empty; node_required
  * non-empty is requiredDuringSchedulingIgnoredDuringExecution's terms
- * (ORed). */
+ * (ORed). volumes: the conditions of its volumes, all of which a node
+ * must pass (VolumeBinding's before VolumeZone's); none for the
+ * simulator's pods. */
 struct gp_pod_constraints {
     const struct gp_node_term *node_required;
     size_t nnode_required;
@@ -137,6 +151,8 @@ struct gp_pod_constraints {
     size_t nanti, nanti_preferred;
     const struct gp_spread *spread;
     size_t nspread;
+    const struct gp_volume_terms *volumes;
+    size_t nvolumes;
 };
 
 struct gp_sharing_spec; /* engine/sharing.h */
@@ -363,8 +379,9 @@ struct gp_pod {
     int8_t mig_profile_of[GP_MIG_MAX_MODELS];
     uint32_t gpu_milli_taken; /* when bound: GPU milli it made unavailable */
     bool oversubscribed;      /* when bound: its declared GPU memory did not fit */
-    /* engine: whether it has a node selector (bit 0) or required node
-     * affinity (bit 1): one test on the common path */
+    /* engine: whether it has a node selector (bit 0), required node
+     * affinity (bit 1) or volume conditions (bit 2): one test on the
+     * common path */
     uint8_t label_filters;
     /* a victim that would break a PodDisruptionBudget (the Kubernetes
      * driver's, gp_engine_pod_set_pdb_violating; never set by the
@@ -393,6 +410,8 @@ struct gp_pod {
     X(GPU_MEMORY, "no GPU with enough free GPU memory")                                            \
     X(GPU_REPLICA, "no GPU with a free shared replica")                                            \
     X(MIG, "no free MIG instance of the profile")                                                  \
+    X(VOLUME_BINDING, "node(s) had volume node affinity conflict")                                 \
+    X(VOLUME_ZONE, "node(s) had no available volume zone")                                         \
     X(SPREAD, "node(s) didn't match pod topology spread constraints")                              \
     X(POD_AFFINITY, "node(s) didn't match pod affinity rules")                                     \
     X(POD_ANTI_AFFINITY, "node(s) didn't match pod anti-affinity rules")                           \

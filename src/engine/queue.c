@@ -140,7 +140,8 @@ enum gp_err gp_engine_pod_add(struct gp_engine *e, const struct gp_pod_spec *spe
     p.added_at_s = now_s;
     p.tried_gen = UINT64_MAX;
     p.label_filters = (uint8_t)((spec->nnode_selector ? 1 : 0) |
-                                (spec->constraints && spec->constraints->nnode_required ? 2 : 0));
+                                (spec->constraints && spec->constraints->nnode_required ? 2 : 0) |
+                                (spec->constraints && spec->constraints->nvolumes ? 4 : 0));
     p.model_mask = spec->ngpu_models ? 0 : ~(uint64_t)0;
     for (size_t i = 0; i < spec->ngpu_models; i++) {
         int m = gp_eng_model_intern(e, spec->gpu_models[i]);

@@ -104,6 +104,9 @@ static uint64_t cons_hash(uint64_t h, const struct gp_pod_constraints *c)
         h = mix(h, (uint64_t)(uint32_t)s->min_domains << 3 | (uint64_t)s->schedule_anyway |
                        (uint64_t)s->ignore_affinity << 1 | (uint64_t)s->honor_taints << 2);
     }
+    h = mix(h, c->nvolumes);
+    for (size_t i = 0; i < c->nvolumes; i++)
+        h = node_terms_hash(mix(h, c->volumes[i].zone), c->volumes[i].terms, c->volumes[i].nterms);
     return h;
 }
 
@@ -251,6 +254,18 @@ static bool ports_eq(const struct gp_host_port *a, const struct gp_host_port *b,
     return true;
 }
 
+static bool volumes_eq(const struct gp_volume_terms *a, size_t na, const struct gp_volume_terms *b,
+                       size_t nb)
+{
+    if (na != nb)
+        return false;
+    for (size_t i = 0; i < na && a != b; i++)
+        if (a[i].zone != b[i].zone ||
+            !node_terms_eq(a[i].terms, a[i].nterms, b[i].terms, b[i].nterms))
+            return false;
+    return true;
+}
+
 bool gp_eng_cons_eq(const struct gp_pod_constraints *a, const struct gp_pod_constraints *b)
 {
     if (a == b)
@@ -267,7 +282,8 @@ bool gp_eng_cons_eq(const struct gp_pod_constraints *a, const struct gp_pod_cons
            pod_terms_eq(a->anti, a->nanti, b->anti, b->nanti) &&
            pod_terms_eq(a->anti_preferred, a->nanti_preferred, b->anti_preferred,
                         b->nanti_preferred) &&
-           spread_eq(a->spread, a->nspread, b->spread, b->nspread);
+           spread_eq(a->spread, a->nspread, b->spread, b->nspread) &&
+           volumes_eq(a->volumes, a->nvolumes, b->volumes, b->nvolumes);
 }
 
 bool gp_eng_shape_eq(const struct shape_key *a, const struct shape_key *b)

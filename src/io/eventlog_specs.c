@@ -624,6 +624,21 @@ static enum gp_err spread_item(struct gp_evl_rd *r, const json_t *e, const char 
 static const struct items_how spread_how = {"spread: expected an array", true,
                                             sizeof(struct gp_spread), spread_item};
 
+/* {zone, terms} (kube/volumes.c's conditions of a pod's volumes) */
+static enum gp_err volume_item(struct gp_evl_rd *r, const json_t *e, const char *f, void *item)
+{
+    struct gp_volume_terms *v = item;
+    enum gp_err err;
+    if (!json_is_object(e))
+        return gp_evl_bad(r, f, "volumes: expected an array of objects");
+    if ((err = get_bool(r, e, f, "zone", &v->zone)) != GP_OK)
+        return err;
+    return node_terms_of(r, json_object_get(e, "terms"), f, &v->terms, &v->nterms);
+}
+
+static const struct items_how volumes_how = {"volumes: expected an array", false,
+                                             sizeof(struct gp_volume_terms), volume_item};
+
 static enum gp_err constraints_of(struct gp_evl_rd *r, const json_t *o,
                                   const struct gp_pod_constraints **out)
 {
@@ -650,6 +665,9 @@ static enum gp_err constraints_of(struct gp_evl_rd *r, const json_t *o,
                             &c->nanti_preferred)) != GP_OK)
         return err;
     c->spread = items_of(r, json_object_get(o, "spread"), f, &spread_how, &c->nspread, &err);
+    if (err == GP_OK)
+        c->volumes =
+            items_of(r, json_object_get(o, "volumes"), f, &volumes_how, &c->nvolumes, &err);
     if (err != GP_OK)
         return err;
     *out = c;

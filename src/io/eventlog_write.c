@@ -263,6 +263,14 @@ static json_t *spread_json(const void *item)
                      "honor_taints", s->honor_taints);
 }
 
+/* {zone, terms} */
+static json_t *volume_json(const void *item)
+{
+    const struct gp_volume_terms *v = item;
+    return json_pack("{s:b,s:o}", "zone", v->zone, "terms",
+                     ARRAY_JSON(v->terms, v->nterms, node_term_json));
+}
+
 static json_t *constraints_json(const struct gp_pod_constraints *c)
 {
     json_t *o = json_object();
@@ -277,6 +285,8 @@ static json_t *constraints_json(const struct gp_pod_constraints *c)
     json_object_set_new(o, "anti_preferred",
                         ARRAY_JSON(c->anti_preferred, c->nanti_preferred, pod_term_json));
     json_object_set_new(o, "spread", ARRAY_JSON(c->spread, c->nspread, spread_json));
+    if (c->nvolumes) /* (a pod's volumes, kube/volumes.c: none in older logs) */
+        json_object_set_new(o, "volumes", ARRAY_JSON(c->volumes, c->nvolumes, volume_json));
     return o;
 }
 

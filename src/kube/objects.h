@@ -244,6 +244,12 @@ enum gp_err gp_kube_pod_sharing_read(const json_t *annotations, struct gp_pod_sp
  * weight outside 1-100, a maxSkew below 1, a missing topologyKey, ...). */
 enum gp_err gp_kube_pod_constraints_read(const json_t *spec, struct gp_arena *a,
                                          struct gp_pod_spec *s, struct gp_diag *d);
+/* objects_affinity.c: one NodeSelectorTerm (matchExpressions on labels,
+ * matchFields on metadata.name) into t, as a required node affinity's
+ * terms are read (a PersistentVolume's spec.nodeAffinity: kube/volumes.c);
+ * GP_EINVALID with one line for what does not read. */
+enum gp_err gp_kube_node_term_read(const json_t *o, struct gp_arena *a, struct gp_node_term *t,
+                                   struct gp_diag *d);
 /* objects_scalar.c: the resources NodeResourcesFit checks beyond cpu,
  * memory and NVIDIA's (noderesources/fit.go): ephemeral-storage,
  * hugepages-<size>, and names with a '/' (extended resources,

@@ -621,3 +621,11 @@ enum gp_err gp_kube_pod_constraints_read(const json_t *spec, struct gp_arena *a,
     s->constraints = any ? c : NULL;
     return GP_OK;
 }
+
+enum gp_err gp_kube_node_term_read(const json_t *o, struct gp_arena *a, struct gp_node_term *t,
+                                   struct gp_diag *d)
+{
+    struct rd r = {a, d, NULL, 0, "nodeSelectorTerms[]", 19};
+    memset(t, 0, sizeof *t);
+    return read_node_term(&r, o, t);
+}

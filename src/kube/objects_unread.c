@@ -51,10 +51,11 @@ static const struct gp_kube_jskip pod_containers_each[] = {
     {"[]", pod_container_unread, sizeof pod_container_unread / sizeof *pod_container_unread},
 };
 /* a volume's kinds but the claims (objects.c reads whether a pod has a
- * persistentVolumeClaim or ephemeral volume): the common ones left out */
+ * persistentVolumeClaim or ephemeral volume, volumes.c its claims, an
+ * ephemeral one's named after the volume): the common ones left out */
 static const struct gp_kube_jskip pod_volume_unread[] = {
-    {"configMap", NULL, 0}, {"downwardAPI", NULL, 0}, {"emptyDir", NULL, 0}, {"hostPath", NULL, 0},
-    {"name", NULL, 0},      {"projected", NULL, 0},   {"secret", NULL, 0},
+    {"configMap", NULL, 0}, {"downwardAPI", NULL, 0}, {"emptyDir", NULL, 0},
+    {"hostPath", NULL, 0},  {"projected", NULL, 0},   {"secret", NULL, 0},
 };
 static const struct gp_kube_jskip pod_volumes_each[] = {
     {"[]", pod_volume_unread, sizeof pod_volume_unread / sizeof *pod_volume_unread}};

@@ -101,6 +101,7 @@ static void spec_retire(struct gp_kube_sched *s, struct gp_arena *a)
 
 static void pod_free(struct gp_kube_sched *s, struct spod *p)
 {
+    gp_ks_volumes_forget(s, p);
     free(p->key);
     free(p->wait_group);
     json_decref(p->obj);
@@ -540,14 +541,8 @@ static void pod_read(struct gp_kube_sched *s, struct spod *p, const json_t *obj)
     if (ok) /* no spec.priority: its PriorityClass's, as admission gives it */
         gp_kube_priorities_resolve(&s->prio, obj, &spec.priority, &spec.preempt_never);
     p->ours = strcmp(p->info.scheduler_name, s->o.scheduler_name) == 0;
-    if (ok && p->ours && p->info.claims && !s->claims_said) { /* once: docs/kube.md */
-        s->claims_said = true;
-        fprintf(stderr,
-                "gpuplane schedule: pod %s has PersistentVolumeClaims; gpuplane reads no claims "
-                "and places such pods without volume checks (VolumeBinding, VolumeZone, "
-                "VolumeRestrictions, NodeVolumeLimits; docs/kube.md \"Volumes: not checked\")\n",
-                p->key);
-    }
+    if (ok && p->ours) /* its claims' conditions (volumes.c: docs/kube.md, "Volumes") */
+        ok = gp_ks_volumes_apply(s, p, obj, &a, &spec, &d) == GP_OK;
     spec_retire(s, &p->arena);
     p->arena = a;
     p->spec = spec;
@@ -567,6 +562,27 @@ static void pod_read(struct gp_kube_sched *s, struct spod *p, const json_t *obj)
                         "FailedScheduling", "Scheduling", note);
         }
     }
+}
+
+void gp_ks_pod_reread(struct gp_kube_sched *s, struct spod *p)
+{
+    if (!p->ours || p->info.node_name || (s->e && p->st != SP_WAITING && p->st != SP_BACKOFF))
+        return; /* (before the first rebuild: the spec alone, which the rebuild takes) */
+    if (!s->e) {
+        json_t *obj = json_incref(p->obj);
+        pod_read(s, p, obj);
+        json_decref(obj);
+        return;
+    }
+    bool waiting = p->st == SP_WAITING;
+    gp_ks_engine_drop(s, p);           /* (a pod backing off is in no engine) */
+    json_t *obj = json_incref(p->obj); /* pod_read lets go of p->obj first */
+    pod_read(s, p, obj);
+    json_decref(obj);
+    if (!p->readable)
+        p->st = SP_IGNORED;
+    else if (waiting && gp_ks_engine_add(s, p) != GP_OK)
+        p->st = SP_IGNORED;
 }
 
 /* The engine node(s) of n take no new pods (its pods stay). */

@@ -449,6 +449,10 @@ static void unschedulable(struct gp_kube_sched *s, struct spod *p, const struct 
                           double attempt_s, struct gp_ks_words *words)
 {
     char msg[1024];
+    if (gp_ks_volumes_words(s, words, p, &d->explain, msg, sizeof msg)) { /* (volumes.c) */
+        write_condition(s, p, msg, attempt_s, NULL);
+        return;
+    }
     struct gp_explain x = d->explain;
     uint32_t gt1 = greater_than_one(s, p, &x), pin = pinned_out(s, p, &x),
              distinct = distinct_out(s, p, &x);

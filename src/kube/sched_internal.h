@@ -82,6 +82,12 @@ struct spod {
      * log line and Event given for this spell */
     struct snode *unread_on;
     bool unread_said;
+    /* volumes.c: a pending pod of ours with claims: what VolumeBinding's or
+     * VolumeZone's PreFilter refuses it with (NULL: none), a hash of what
+     * they decided, its place in s->vpods (index + 1; 0: not there) */
+    char *vol_msg;
+    uint64_t vol_print;
+    size_t vpod_at;
 };
 
 struct snode {
@@ -188,8 +194,7 @@ struct gp_kube_sched {
     size_t nkick, capkick;
     size_t slot_waiting;
     bool maybe_recheck;
-    bool any_split;   /* a node was ever split in two parts (sched_mig.c) */
-    bool claims_said; /* a pod of ours with volume claims was said (once: sched.c pod_read) */
+    bool any_split; /* a node was ever split in two parts (sched_mig.c) */
     /* sched_records.c: a node record without its Node (deleted, or
      * only pods named it) or a deleted PodGroup may be left unused */
     bool nodes_gone, groups_gone;
@@ -202,6 +207,8 @@ struct gp_kube_sched {
     /* volumes.c: PersistentVolumeClaims ("ns/name"), PersistentVolumes and
      * StorageClasses (by name) as their informers deliver them; NULL until one comes */
     json_t *pvcs, *pvs, *scs;
+    struct spod **vpods; /* the pods of ours with claims read so far */
+    size_t nvpods, capvpods;
 };
 
 /* Whether p asks a GPU device (whole, shared or MIG): a node agent's
@@ -376,8 +383,23 @@ void gp_ks_words_waiting(struct gp_kube_sched *s, const struct spod *p, bool ret
 /* Whether the pod tolerates a cordoned node's taint (GP_KUBE_TAINT_UNSCHEDULABLE). */
 bool gp_ks_tolerates_cordon(const struct gp_pod_spec *ps);
 
-/* volumes.c: the stores freed (gp_kube_sched_free). */
+/* volumes.c: the stores freed (gp_kube_sched_free); gp_ks_volumes_apply:
+ * for pod p (pending, ours, spec just read from pod into spec, strings in
+ * a) its volumes' conditions added to spec's constraints, or the PreFilter
+ * refusal noted (p->vol_msg) with one condition no node passes;
+ * gp_ks_volumes_forget: p's record going; gp_ks_volumes_words:
+ * kube-scheduler's message for p refused so (false when it is not:
+ * the engine's explanation says it), x the engine's account of the nodes. */
 void gp_ks_volumes_free(struct gp_kube_sched *s);
+enum gp_err gp_ks_volumes_apply(struct gp_kube_sched *s, struct spod *p, const json_t *pod,
+                                struct gp_arena *a, struct gp_pod_spec *spec, struct gp_diag *d);
+void gp_ks_volumes_forget(struct gp_kube_sched *s, struct spod *p);
+struct gp_ks_words;
+bool gp_ks_volumes_words(struct gp_kube_sched *s, struct gp_ks_words *w, const struct spod *p,
+                         const struct gp_explain *x, char *msg, size_t size);
+/* sched.c: a pending pod of ours read again from its object (its volumes
+ * changed) and queued again with the new spec. */
+void gp_ks_pod_reread(struct gp_kube_sched *s, struct spod *p);
 
 /* sched_alloc.c: pods of ours bound and still allocating past the
  * timeout reported and marked expired (leader only); the earliest time

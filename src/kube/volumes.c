@@ -4,8 +4,30 @@
  * PreFilter/podHasPVCs, binder.go GetPodVolumeClaims/checkBoundClaims;
  * .../volumezone/volume_zone.go; kubernetes v1.28): the objects kept from
  * their informers (claims by "namespace/name", volumes and classes by
- * name), as the listers those plugins ask (docs/kube.md, "Volumes"). */
+ * name), as the listers those plugins ask, and for a pending pod of ours
+ * what they decide (docs/kube.md, "Volumes"):
+ *  - PreFilter (podHasPVCs, GetPodVolumeClaims, VolumeZone's getPVbyPod),
+ *    the pod refused on every node with the plugin's message: a claim not
+ *    found ('persistentvolumeclaim "x" not found'; an ephemeral volume's
+ *    'waiting for ephemeral volume controller to create the
+ *    persistentvolumeclaim "x"'), Lost, being deleted, an ephemeral claim
+ *    the pod does not own, an unbound claim of an Immediate class ("pod
+ *    has unbound immediate PersistentVolumeClaims"), a bound claim's
+ *    volume not found ('persistentvolume "x" not found');
+ *  - Filter: each bound claim's PersistentVolume spec.nodeAffinity
+ *    required terms (volume.CheckNodeAffinity: the node's labels alone -
+ *    its name is not given, so a matchFields term reads ""), "node(s) had
+ *    volume node affinity conflict"; its topology labels (beta and GA
+ *    zone and region, values split at "__"), "node(s) had no available
+ *    volume zone", a node with none of the four labels passing, a beta
+ *    key read from the node's GA label when it lacks the beta one.
+ * They reach the engine as the pod's volume conditions (model.h, struct
+ * gp_volume_terms; a PreFilter refusal is one condition no node passes),
+ * so the event log replays them. An unbound claim of a
+ * WaitForFirstConsumer class, which kube-scheduler binds itself, is
+ * refused in gpuplane's words: gpuplane does not bind claims. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "kube/sched_internal.h"
@@ -18,6 +40,477 @@ static json_t *mut(const json_t *j)
         json_t *m;
     } u = {.c = j};
     return u.m;
+}
+
+/* --- what the plugins decide for a pod ---------------------------------- */
+
+#define ANN_BIND_COMPLETED "pv.kubernetes.io/bind-completed"
+#define ANN_BETA_CLASS     "volume.beta.kubernetes.io/storage-class"
+
+/* The topology labels VolumeZone reads, and the GA key of each. */
+static const char *const zone_keys[4] = {
+    "failure-domain.beta.kubernetes.io/zone", "failure-domain.beta.kubernetes.io/region",
+    "topology.kubernetes.io/zone", "topology.kubernetes.io/region"};
+static const char *const zone_ga[4] = {
+    "topology.kubernetes.io/zone", "topology.kubernetes.io/region", "topology.kubernetes.io/zone",
+    "topology.kubernetes.io/region"};
+
+struct vrd {
+    struct gp_kube_sched *s;
+    struct gp_arena *a;
+    struct gp_volume_terms *g; /* the conditions, binding ones first */
+    size_t n, cap;
+    char msg[512]; /* a PreFilter refusal; "" none */
+    bool oom;
+};
+
+static const char *str_of(const json_t *o, const char *k)
+{
+    return json_string_value(json_object_get(o, k));
+}
+
+static void *vr_alloc(struct vrd *r, size_t size)
+{
+    void *p = size ? gp_arena_alloc(r->a, size) : NULL;
+    r->oom = r->oom || (size && !p);
+    return p;
+}
+
+/* A new condition of nterms terms (*terms, zeroed, to fill in); NULL when
+ * out of room or memory. */
+static struct gp_volume_terms *vr_group(struct vrd *r, size_t nterms, bool zone,
+                                        struct gp_node_term **terms)
+{
+    if (r->n == r->cap || r->oom)
+        return NULL;
+    struct gp_volume_terms *v = &r->g[r->n++];
+    struct gp_node_term *t = vr_alloc(r, nterms * sizeof *t);
+    *v = (struct gp_volume_terms){t, r->oom ? 0 : nterms, zone};
+    if (terms)
+        *terms = t;
+    return r->oom ? NULL : v;
+}
+
+static const char *vr_str(struct vrd *r, const char *x)
+{
+    const char *c = gp_arena_strdup(r->a, x);
+    r->oom = r->oom || !c;
+    return c;
+}
+
+/* GetPersistentVolumeClaimClass: the beta annotation, else spec.storageClassName. */
+static const char *claim_class(const json_t *pvc)
+{
+    const char *beta =
+        str_of(json_object_get(json_object_get(pvc, "metadata"), "annotations"), ANN_BETA_CLASS);
+    return beta ? beta : str_of(json_object_get(pvc, "spec"), "storageClassName");
+}
+
+/* metav1.IsControlledBy(pvc, pod): a controller owner reference of the pod's uid. */
+static bool owned_by(const json_t *pvc, const char *uid)
+{
+    size_t i;
+    json_t *o;
+    json_array_foreach(json_object_get(json_object_get(pvc, "metadata"), "ownerReferences"), i, o)
+    {
+        const char *ou = str_of(o, "uid");
+        if (json_is_true(json_object_get(o, "controller")) && uid && ou && strcmp(uid, ou) == 0)
+            return true;
+    }
+    return false;
+}
+
+/* The claims of the pod's volumes in order: name[i] and whether it is an
+ * ephemeral volume's (pod name + "-" + volume name); at most max. */
+struct claims {
+    size_t n;
+    char name[32][256];
+    bool ephemeral[32];
+};
+
+static void claims_of(const json_t *pod, const char *pod_name, struct claims *c)
+{
+    c->n = 0;
+    size_t i;
+    json_t *vol;
+    json_array_foreach(json_object_get(json_object_get(pod, "spec"), "volumes"), i, vol)
+    {
+        const json_t *pc = json_object_get(vol, "persistentVolumeClaim");
+        bool eph = json_object_get(vol, "ephemeral") != NULL;
+        if ((!pc && !eph) || c->n == sizeof c->name / sizeof c->name[0])
+            continue;
+        if (pc) {
+            const char *cn = str_of(pc, "claimName");
+            snprintf(c->name[c->n], sizeof c->name[0], "%s", cn ? cn : "");
+        } else {
+            const char *vn = str_of(vol, "name");
+            snprintf(c->name[c->n], sizeof c->name[0], "%s-%s", pod_name, vn ? vn : "");
+        }
+        c->ephemeral[c->n++] = eph && !pc;
+    }
+}
+
+/* VolumeBinding's podHasPVCs: the first claim refused, in r->msg. */
+static bool has_pvcs(struct vrd *r, const struct claims *c, const char *ns, const char *pod_name,
+                     const char *uid)
+{
+    for (size_t i = 0; i < c->n; i++) {
+        char key[600];
+        gp_kube_key_make(ns, c->name[i], key, sizeof key);
+        const json_t *pvc = json_object_get(r->s->pvcs, key);
+        const char *cn = c->name[i];
+        if (!pvc) {
+            if (c->ephemeral[i])
+                snprintf(r->msg, sizeof r->msg,
+                         "waiting for ephemeral volume controller to create the "
+                         "persistentvolumeclaim \"%s\"",
+                         cn);
+            else
+                snprintf(r->msg, sizeof r->msg, "persistentvolumeclaim \"%s\" not found", cn);
+            return false;
+        }
+        const char *phase = str_of(json_object_get(pvc, "status"), "phase");
+        const char *vn = str_of(json_object_get(pvc, "spec"), "volumeName");
+        if (phase && strcmp(phase, "Lost") == 0) {
+            snprintf(r->msg, sizeof r->msg,
+                     "persistentvolumeclaim \"%s\" bound to non-existent persistentvolume \"%s\"",
+                     cn, vn ? vn : "");
+            return false;
+        }
+        if (json_object_get(json_object_get(pvc, "metadata"), "deletionTimestamp")) {
+            snprintf(r->msg, sizeof r->msg, "persistentvolumeclaim \"%s\" is being deleted", cn);
+            return false;
+        }
+        if (c->ephemeral[i] && !owned_by(pvc, uid)) {
+            snprintf(r->msg, sizeof r->msg,
+                     "PVC %s/%s was not created for pod %s/%s (pod is not owner)", ns, cn, ns,
+                     pod_name);
+            return false;
+        }
+    }
+    return true;
+}
+
+/* The class's volumeBindingMode is WaitForFirstConsumer (IsDelayBindingMode:
+ * no class, or one not found, binds at once). */
+static bool delay_binding(const struct gp_kube_sched *s, const json_t *pvc)
+{
+    const char *cls = claim_class(pvc);
+    const json_t *sc = cls && cls[0] ? json_object_get(s->scs, cls) : NULL;
+    const char *mode = str_of(sc, "volumeBindingMode");
+    return mode && strcmp(mode, "WaitForFirstConsumer") == 0;
+}
+
+/* A NodeSelectorTerm of a volume's node affinity, read against a node known
+ * by its labels alone (CheckNodeAffinity): a matchFields requirement is
+ * decided on "" now. false: the term matches no node (a requirement false
+ * or one that does not parse: MatchNodeSelectorTerms skips such a term);
+ * *all: it matches every node (nothing left of it but true fields). */
+static bool pv_term(struct vrd *r, const json_t *o, struct gp_node_term *t, bool *all)
+{
+    struct gp_diag d = {""};
+    *all = false;
+    enum gp_err err = gp_kube_node_term_read(o, r->a, t, &d);
+    if (err != GP_OK) {
+        r->oom = r->oom || err == GP_ENOMEM;
+        return false;
+    }
+    bool had = t->nlabels || t->nfields;
+    for (size_t i = 0; i < t->nfields; i++) {
+        bool in = false;
+        for (size_t k = 0; k < t->fields[i].nvalues; k++)
+            in = in || t->fields[i].values[k][0] == '\0';
+        if (in != (t->fields[i].op == GP_MATCH_IN))
+            return false;
+    }
+    t->fields = NULL;
+    t->nfields = 0;
+    *all = had && t->nlabels == 0;
+    return had;
+}
+
+/* A bound claim's volume: its node affinity (one condition) and its
+ * topology labels (one condition each). */
+static void pv_conditions(struct vrd *r, const json_t *pv)
+{
+    const json_t *terms = json_object_get(
+        json_object_get(json_object_get(json_object_get(pv, "spec"), "nodeAffinity"), "required"),
+        "nodeSelectorTerms");
+    if (json_object_get(json_object_get(json_object_get(pv, "spec"), "nodeAffinity"), "required")) {
+        size_t n = json_array_size(terms), k = 0;
+        struct gp_node_term *t = NULL;
+        struct gp_volume_terms *g = vr_group(r, n, false, &t);
+        bool every = false;
+        for (size_t i = 0; g && i < n && !every; i++) {
+            bool all;
+            if (pv_term(r, json_array_get(terms, i), &t[k], &all))
+                k++;
+            every = all;
+        }
+        if (g && every)
+            r->n--; /* a term every node matches: no condition */
+        else if (g)
+            g->nterms = k;
+    }
+    const json_t *labels = json_object_get(json_object_get(pv, "metadata"), "labels");
+    for (int z = 0; z < 4; z++) {
+        const char *v = str_of(labels, zone_keys[z]);
+        if (!v)
+            continue;
+        /* LabelZonesToSet: split at "__", each trimmed; an empty one: the label ignored */
+        const char *vals[64];
+        size_t nv = 0;
+        bool bad = false;
+        char buf[1024];
+        snprintf(buf, sizeof buf, "%s", v);
+        for (char *at = buf; at && !bad && nv < 64;) {
+            char *sep = strstr(at, "__");
+            if (sep)
+                *sep = '\0';
+            while (*at == ' ' || *at == '\t' || *at == '\n')
+                at++;
+            size_t len = strlen(at);
+            while (len && (at[len - 1] == ' ' || at[len - 1] == '\t' || at[len - 1] == '\n'))
+                at[--len] = '\0';
+            bad = len == 0;
+            if (!bad)
+                vals[nv++] = vr_str(r, at);
+            at = sep ? sep + 2 : NULL;
+        }
+        if (bad || r->oom)
+            continue;
+        bool beta = strcmp(zone_keys[z], zone_ga[z]) != 0;
+        struct gp_node_term *t = NULL;
+        struct gp_volume_terms *g = vr_group(r, beta ? 3 : 2, true, &t);
+        const char **vv = vr_alloc(r, nv * sizeof *vv);
+        struct gp_match_expr *x = vr_alloc(r, 8 * sizeof *x);
+        if (!g || !vv || !x)
+            return;
+        memcpy(vv, vals, nv * sizeof *vv);
+        /* the node has none of the topology labels: it passes */
+        for (int k = 0; k < 4; k++)
+            x[k] = (struct gp_match_expr){zone_keys[k], GP_MATCH_DOES_NOT_EXIST, NULL, 0};
+        t[0] = (struct gp_node_term){x, 4, NULL, 0, 0};
+        /* its value of the key is one of the volume's */
+        x[4] = (struct gp_match_expr){zone_keys[z], GP_MATCH_IN, vv, nv};
+        t[1] = (struct gp_node_term){&x[4], 1, NULL, 0, 0};
+        if (beta) { /* the beta key absent on the node: its GA key's value */
+            x[5] = (struct gp_match_expr){zone_keys[z], GP_MATCH_DOES_NOT_EXIST, NULL, 0};
+            x[6] = (struct gp_match_expr){zone_ga[z], GP_MATCH_IN, vv, nv};
+            t[2] = (struct gp_node_term){&x[5], 2, NULL, 0, 0};
+        }
+    }
+}
+
+/* What the plugins decide for the pod: r->msg (a refusal) or r->g. */
+static void decide(struct vrd *r, const json_t *pod, const struct gp_kube_pod_info *in)
+{
+    struct claims *c = malloc(sizeof *c);
+    if (!c) {
+        r->oom = true;
+        return;
+    }
+    const char *ns = in->ns ? in->ns : "default";
+    claims_of(pod, in->name, c);
+    if (!has_pvcs(r, c, ns, in->name, in->uid))
+        c->n = 0; /* refused: nothing more read */
+    /* GetPodVolumeClaims: an unbound claim of an Immediate class (or one
+     * prebound, volumeName set without bind-completed) refuses the pod;
+     * one of a WaitForFirstConsumer class is the scheduler's to bind */
+    bool immediate = false;
+    const char *delayed = NULL;
+    for (size_t i = 0; i < c->n; i++) {
+        char key[600];
+        gp_kube_key_make(ns, c->name[i], key, sizeof key);
+        const json_t *pvc = json_object_get(r->s->pvcs, key);
+        const json_t *meta = json_object_get(pvc, "metadata");
+        const char *vn = str_of(json_object_get(pvc, "spec"), "volumeName");
+        bool bound = vn && vn[0] &&
+                     json_object_get(json_object_get(meta, "annotations"), ANN_BIND_COMPLETED);
+        if (bound)
+            continue;
+        if (delay_binding(r->s, pvc) && !(vn && vn[0]))
+            delayed = delayed ? delayed : c->name[i];
+        else
+            immediate = true;
+    }
+    if (r->msg[0]) {
+        /* (has_pvcs said) */
+    } else if (immediate) {
+        snprintf(r->msg, sizeof r->msg, "pod has unbound immediate PersistentVolumeClaims");
+    } else if (delayed) {
+        snprintf(r->msg, sizeof r->msg,
+                 "persistentvolumeclaim \"%s\" waits for its first consumer "
+                 "(WaitForFirstConsumer): gpuplane does not bind claims",
+                 delayed);
+    } else {
+        /* VolumeZone's PreFilter and both Filters: the bound claims' volumes
+         * (persistentVolumeClaim volumes; an ephemeral one's claim is read by
+         * VolumeBinding alone) */
+        for (size_t i = 0; i < c->n && !r->msg[0]; i++) {
+            char key[600];
+            gp_kube_key_make(ns, c->name[i], key, sizeof key);
+            const char *vn =
+                str_of(json_object_get(json_object_get(r->s->pvcs, key), "spec"), "volumeName");
+            const json_t *pv = json_object_get(r->s->pvs, vn ? vn : "");
+            if (!pv && !c->ephemeral[i])
+                snprintf(r->msg, sizeof r->msg, "persistentvolume \"%s\" not found", vn ? vn : "");
+            else if (!pv) /* VolumeBinding's Filter: no node has it */
+                snprintf(r->msg, sizeof r->msg,
+                         "node(s) unavailable due to one or more pvc(s) bound to non-existent "
+                         "pv(s)");
+        }
+        /* the node affinities first (VolumeBinding), then the zones */
+        for (int pass = 0; pass < 2 && !r->msg[0]; pass++)
+            for (size_t i = 0; i < c->n; i++) {
+                char key[600];
+                gp_kube_key_make(ns, c->name[i], key, sizeof key);
+                const char *vn =
+                    str_of(json_object_get(json_object_get(r->s->pvcs, key), "spec"), "volumeName");
+                const json_t *pv = json_object_get(r->s->pvs, vn ? vn : "");
+                size_t before = r->n;
+                pv_conditions(r, pv);
+                /* keep this pass's kind of condition only */
+                size_t k = before;
+                for (size_t j = before; j < r->n; j++)
+                    if (r->g[j].zone == (pass == 1) && (pass == 0 || !c->ephemeral[i]))
+                        r->g[k++] = r->g[j];
+                r->n = k;
+            }
+    }
+    free(c);
+    if (r->msg[0]) { /* refused: one condition no node passes */
+        r->n = 0;
+        vr_group(r, 0, false, NULL);
+    }
+}
+
+static uint64_t fnv(uint64_t h, const void *p, size_t n)
+{
+    const unsigned char *b = p;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ b[i]) * 1099511628211u;
+    return h;
+}
+
+static uint64_t fnv_str(uint64_t h, const char *s)
+{
+    return fnv(h, s ? s : "", s ? strlen(s) + 1 : 1);
+}
+
+/* A hash of what was decided: the pod is queued again only when it changes. */
+static uint64_t print_of(const struct vrd *r)
+{
+    uint64_t h = fnv_str(1469598103934665603u, r->msg);
+    for (size_t i = 0; i < r->n; i++) {
+        h = fnv(h, &r->g[i].zone, sizeof r->g[i].zone);
+        h = fnv(h, &r->g[i].nterms, sizeof r->g[i].nterms);
+        for (size_t j = 0; j < r->g[i].nterms; j++) {
+            const struct gp_node_term *t = &r->g[i].terms[j];
+            h = fnv(h, &t->nlabels, sizeof t->nlabels);
+            for (size_t k = 0; k < t->nlabels; k++) {
+                h = fnv_str(h, t->labels[k].key);
+                h = fnv(h, &t->labels[k].op, sizeof t->labels[k].op);
+                for (size_t v = 0; v < t->labels[k].nvalues; v++)
+                    h = fnv_str(h, t->labels[k].values[v]);
+                h = fnv(h, "|", 1);
+            }
+        }
+    }
+    return h;
+}
+
+static bool evaluate(struct gp_kube_sched *s, const json_t *pod, const struct gp_kube_pod_info *in,
+                     struct gp_arena *a, struct vrd *r)
+{
+    size_t nvol = json_array_size(json_object_get(json_object_get(pod, "spec"), "volumes"));
+    *r = (struct vrd){.s = s, .a = a};
+    r->cap = 5 * nvol + 1;
+    r->g = vr_alloc(r, r->cap * sizeof *r->g);
+    if (!r->oom)
+        decide(r, pod, in);
+    return !r->oom;
+}
+
+/* The pods kept in s->vpods (index + 1 in vpod_at). */
+static void vpod_add(struct gp_kube_sched *s, struct spod *p)
+{
+    if (p->vpod_at)
+        return;
+    if (s->nvpods == s->capvpods) {
+        size_t cap = s->capvpods ? 2 * s->capvpods : 16;
+        struct spod **v = realloc(s->vpods, cap * sizeof *v);
+        if (!v)
+            return;
+        s->vpods = v;
+        s->capvpods = cap;
+    }
+    s->vpods[s->nvpods++] = p;
+    p->vpod_at = s->nvpods;
+}
+
+void gp_ks_volumes_forget(struct gp_kube_sched *s, struct spod *p)
+{
+    if (p->vpod_at) {
+        size_t i = p->vpod_at - 1;
+        s->vpods[i] = s->vpods[--s->nvpods];
+        if (i < s->nvpods)
+            s->vpods[i]->vpod_at = i + 1;
+        p->vpod_at = 0;
+    }
+    free(p->vol_msg);
+    p->vol_msg = NULL;
+}
+
+enum gp_err gp_ks_volumes_apply(struct gp_kube_sched *s, struct spod *p, const json_t *pod,
+                                struct gp_arena *a, struct gp_pod_spec *spec, struct gp_diag *d)
+{
+    free(p->vol_msg);
+    p->vol_msg = NULL;
+    p->vol_print = 0;
+    if (!p->info.claims || p->info.node_name) /* a bound pod's volumes were the binder's */
+        return GP_OK;
+    vpod_add(s, p);
+    struct vrd r;
+    if (!evaluate(s, pod, &p->info, a, &r))
+        return gp_diag_set(d, GP_ENOMEM, "out of memory (volumes)");
+    p->vol_print = print_of(&r);
+    if (r.msg[0] && !(p->vol_msg = strdup(r.msg)))
+        return gp_diag_set(d, GP_ENOMEM, "out of memory (volumes)");
+    if (r.n == 0)
+        return GP_OK;
+    struct gp_pod_constraints *c = gp_arena_alloc(a, sizeof *c); /* zeroed */
+    if (!c)
+        return gp_diag_set(d, GP_ENOMEM, "out of memory (volumes)");
+    if (spec->constraints)
+        *c = *spec->constraints;
+    c->volumes = r.g;
+    c->nvolumes = r.n;
+    spec->constraints = c;
+    return GP_OK;
+}
+
+/* A claim, volume or class changed: the pending pods of ours whose
+ * decision changes with it (of namespace ns; NULL: any) queued again with
+ * the new one, as kube-scheduler's VolumeBinding and VolumeZone ask their
+ * unschedulable pods to be tried again on such events (EventsToRegister). */
+static void recheck(struct gp_kube_sched *s, const char *ns)
+{
+    for (size_t i = 0; i < s->nvpods; i++) {
+        struct spod *p = s->vpods[i];
+        if (!p->ours || !p->readable || p->info.node_name ||
+            (s->e && p->st != SP_WAITING && p->st != SP_BACKOFF) ||
+            (ns && strcmp(ns, p->info.ns ? p->info.ns : "default") != 0))
+            continue;
+        struct gp_arena a;
+        gp_arena_init(&a);
+        struct vrd r;
+        bool ok = evaluate(s, p->obj, &p->info, &a, &r);
+        uint64_t print = ok ? print_of(&r) : 0;
+        gp_arena_free(&a);
+        if (ok && print != p->vol_print)
+            gp_ks_pod_reread(s, p); /* sched.c (p keeps its place in s->vpods) */
+    }
 }
 
 /* obj kept under key in *map (made on first use), or taken out when
@@ -33,6 +526,8 @@ static bool keep(json_t **map, const char *key, enum gp_kube_event_type type, co
     return json_object_set(*map, key, mut(obj)) == 0;
 }
 
+static void recheck(struct gp_kube_sched *s, const char *ns);
+
 static void change(struct gp_kube_sched *s, json_t **map, const char *kind, bool namespaced,
                    enum gp_kube_event_type type, const json_t *obj)
 {
@@ -47,6 +542,7 @@ static void change(struct gp_kube_sched *s, json_t **map, const char *kind, bool
     gp_evlog_change(s->rec, s->now_s, kind, gp_kube_event_type_name(type), key,
                     gp_kube_meta(obj, "resourceVersion"));
     keep(map, key, type, obj);
+    recheck(s, namespaced ? (ns ? ns : "") : NULL);
 }
 
 void gp_kube_sched_pvc_change(enum gp_kube_event_type type, const json_t *obj, const json_t *old,
@@ -79,4 +575,35 @@ void gp_ks_volumes_free(struct gp_kube_sched *s)
     json_decref(s->pvs);
     json_decref(s->scs);
     s->pvcs = s->pvs = s->scs = NULL;
+    free(s->vpods);
+    s->vpods = NULL;
+    s->nvpods = s->capvpods = 0;
+}
+
+bool gp_ks_volumes_words(struct gp_kube_sched *s, struct gp_ks_words *w, const struct spod *p,
+                         const struct gp_explain *x, char *msg, size_t size)
+{
+    if (!p->vol_msg)
+        return false;
+    /* framework FitError.Error (types.go): a PreFilter's message after
+     * "0/N nodes are available:" in " %v."; the same status on every
+     * node, so DefaultPreemption finds each UnschedulableAndUnresolvable:
+     * "Preemption is not helpful for scheduling" (preemption.go
+     * nodesWherePreemptionMightHelp) */
+    struct gp_explain nx = *x;
+    struct gp_ks_reasons *kr = malloc(sizeof *kr);
+    if (!kr)
+        return false;
+    gp_ks_words_nodes(s, w, p, &nx, kr);
+    uint32_t nodes = kr->nodes;
+    if (strncmp(p->vol_msg, "node(s) ", 8) == 0) /* VolumeBinding's Filter, on every node */
+        snprintf(msg, size, "0/%u nodes are available: %u %s.", nodes, nodes, p->vol_msg);
+    else
+        snprintf(msg, size, "0/%u nodes are available: %s.", nodes, p->vol_msg);
+    kr->nodes_words.n = 0;
+    kr->victims.n = 0;
+    gp_kube_reasons_add(&kr->victims, nodes, "Preemption is not helpful for scheduling");
+    gp_ks_words_apply(kr, msg, size);
+    free(kr);
+    return true;
 }

@@ -104,7 +104,7 @@ static void pvc(struct vworld *v, const char *name, const char *cls, const char 
     kd_call(v->w.admin, "POST", "/api/v1/namespaces/default/persistentvolumeclaims", b, 201);
 }
 
-static json_t *get(struct vworld *v, const char *path)
+__attribute__((unused)) static json_t *get(struct vworld *v, const char *path)
 {
     return w_get(&v->w, path);
 }
@@ -163,6 +163,213 @@ static void test_informers(void **state)
     v_close(&v);
 }
 
+/* A pod of ours asking one GPU, with the volumes (a JSON array's members). */
+static void vpod(struct vworld *v, const char *name, const char *volumes)
+{
+    char b[1536];
+    snprintf(b, sizeof b,
+             "{\"metadata\":{\"name\":\"%s\"},\"spec\":{\"schedulerName\":\"gpuplane\","
+             "\"containers\":[{\"name\":\"c\",\"image\":\"x\",\"resources\":{\"requests\":"
+             "{\"cpu\":\"1\",\"memory\":\"1Gi\",\"nvidia.com/gpu\":\"1\"},\"limits\":"
+             "{\"nvidia.com/gpu\":\"1\"}}}],\"volumes\":[%s]}}",
+             name, volumes);
+    kd_call(v->w.admin, "POST", "/api/v1/namespaces/default/pods", b, 201);
+}
+
+/* A pod naming claim `claim`. */
+static void cpod(struct vworld *v, const char *name, const char *claim)
+{
+    char b[256];
+    snprintf(b, sizeof b, "{\"name\":\"data\",\"persistentVolumeClaim\":{\"claimName\":\"%s\"}}",
+             claim);
+    vpod(v, name, b);
+}
+
+/* A node of `gpus` GPUs with extra labels (JSON members). */
+static void lnode(struct vworld *v, const char *name, unsigned gpus, const char *labels)
+{
+    w_node(&v->w, name, gpus);
+    if (!labels)
+        return;
+    char b[512], path[128];
+    snprintf(b, sizeof b, "{\"metadata\":{\"labels\":{%s}}}", labels);
+    snprintf(path, sizeof path, "/api/v1/nodes/%s", name);
+    kd_call(v->w.admin, "PATCH", path, b, 200);
+}
+
+/* Synced (volumes first) and one cycle: the pods bound. */
+static size_t v_cycle(struct vworld *v)
+{
+    v_sync(v);
+    size_t n = w_cycle(&v->w);
+    v->w.now += 1;
+    return n;
+}
+
+/* The pod's PodScheduled message ("" when none), in a static buffer. */
+static const char *why(struct vworld *v, const char *pod)
+{
+    static char out[1024];
+    out[0] = '\0';
+    json_t *o = w_pod_get(&v->w, pod);
+    size_t i;
+    json_t *c;
+    json_array_foreach(json_object_get(json_object_get(o, "status"), "conditions"), i, c)
+    {
+        const char *t = json_string_value(json_object_get(c, "type"));
+        const char *m = json_string_value(json_object_get(c, "message"));
+        if (t && m && strcmp(t, "PodScheduled") == 0)
+            snprintf(out, sizeof out, "%s", m);
+    }
+    json_decref(o);
+    return out;
+}
+
+/* VolumeBinding's PreFilter in its words: a claim not found, then made
+ * (bound to a volume without constraints: the pod goes), one being
+ * deleted, an unbound claim of an Immediate class until the PV controller
+ * binds it, a bound claim whose volume does not exist. */
+static void test_prefilter(void **state)
+{
+    (void)state;
+    struct vworld v;
+    v_open(&v);
+    sc(&v, "standard", NULL);
+    w_node(&v.w, "n1", 2);
+    w_node(&v.w, "n2", 2);
+    cpod(&v, "a", "missing");
+    assert_int_equal(v_cycle(&v), 0);
+    assert_string_equal(why(&v, "a"),
+                        "0/2 nodes are available: persistentvolumeclaim \"missing\" not found. "
+                        "preemption: 0/2 nodes are available: 2 Preemption is not helpful for "
+                        "scheduling..");
+    assert_string_equal(w_events(&v.w, "FailedScheduling", "a"), why(&v, "a"));
+    /* the claim comes, bound: a is tried again and goes */
+    pv(&v, "pv1", NULL, NULL);
+    pvc(&v, "missing", "standard", "pv1", NULL);
+    assert_int_equal(v_cycle(&v), 1);
+    assert_string_not_equal(w_node_of(&v.w, "a", NULL), "");
+    /* being deleted (kept by its protection finalizer) */
+    pv(&v, "pv2", NULL, NULL);
+    pvc(&v, "old", "standard", "pv2", ",\"finalizers\":[\"kubernetes.io/pvc-protection\"]");
+    kd_call(v.w.admin, "DELETE", "/api/v1/namespaces/default/persistentvolumeclaims/old", NULL,
+            200);
+    cpod(&v, "b", "old");
+    assert_int_equal(v_cycle(&v), 0);
+    assert_string_equal(why(&v, "b"),
+                        "0/2 nodes are available: persistentvolumeclaim \"old\" is being deleted. "
+                        "preemption: 0/2 nodes are available: 2 Preemption is not helpful for "
+                        "scheduling..");
+    /* unbound, of an Immediate class: until the PV controller binds it */
+    pv(&v, "pv3", NULL, NULL);
+    pvc(&v, "late", "standard", NULL, NULL);
+    cpod(&v, "c", "late");
+    assert_int_equal(v_cycle(&v), 0);
+    assert_string_equal(
+        why(&v, "c"), "0/2 nodes are available: pod has unbound immediate PersistentVolumeClaims. "
+                      "preemption: 0/2 nodes are available: 2 Preemption is not helpful for "
+                      "scheduling..");
+    kd_call(v.w.admin, "PATCH", "/api/v1/namespaces/default/persistentvolumeclaims/late",
+            "{\"metadata\":{\"annotations\":{\"pv.kubernetes.io/bind-completed\":\"yes\"}},"
+            "\"spec\":{\"volumeName\":\"pv3\"}}",
+            200);
+    assert_int_equal(v_cycle(&v), 1);
+    assert_string_not_equal(w_node_of(&v.w, "c", NULL), "");
+    /* bound to a volume that is not there (VolumeZone's PreFilter) */
+    pvc(&v, "ghost", "standard", "pv-gone", NULL);
+    cpod(&v, "d", "ghost");
+    assert_int_equal(v_cycle(&v), 0);
+    assert_string_equal(why(&v, "d"),
+                        "0/2 nodes are available: persistentvolume \"pv-gone\" not found. "
+                        "preemption: 0/2 nodes are available: 2 Preemption is not helpful for "
+                        "scheduling..");
+    /* a claim of a WaitForFirstConsumer class: gpuplane does not bind it */
+    sc(&v, "local", "WaitForFirstConsumer");
+    pvc(&v, "wait", "local", NULL, NULL);
+    cpod(&v, "e", "wait");
+    assert_int_equal(v_cycle(&v), 0);
+    assert_non_null(strstr(why(&v, "e"), "persistentvolumeclaim \"wait\" waits for its first "
+                                         "consumer (WaitForFirstConsumer)"));
+    /* the one bound elsewhere is untouched; b, d and e never bound */
+    assert_string_equal(w_node_of(&v.w, "b", NULL), "");
+    assert_string_equal(w_node_of(&v.w, "d", NULL), "");
+    assert_string_equal(w_node_of(&v.w, "e", NULL), "");
+    v_close(&v);
+}
+
+/* A bound claim's volume's spec.nodeAffinity (a local volume on n3): the
+ * pod goes there, not where best-fit would put it; with n3 full, the
+ * other nodes are "volume node affinity conflict" and preemption is not
+ * helpful on them. */
+static void test_node_affinity(void **state)
+{
+    (void)state;
+    struct vworld v;
+    v_open(&v);
+    sc(&v, "standard", NULL);
+    lnode(&v, "n1", 1, "\"kubernetes.io/hostname\":\"n1\"");
+    lnode(&v, "n2", 1, "\"kubernetes.io/hostname\":\"n2\"");
+    lnode(&v, "n3", 2, "\"kubernetes.io/hostname\":\"n3\"");
+    pv(&v, "local-n3", NULL,
+       "[{\"matchExpressions\":[{\"key\":\"kubernetes.io/hostname\",\"operator\":\"In\","
+       "\"values\":[\"n3\"]}]}]");
+    pvc(&v, "data", "standard", "local-n3", NULL);
+    cpod(&v, "a", "data");
+    assert_int_equal(v_cycle(&v), 1);
+    assert_string_equal(w_node_of(&v.w, "a", NULL), "n3");
+    /* n3 holds one more; then it is full and the others conflict */
+    cpod(&v, "b", "data");
+    assert_int_equal(v_cycle(&v), 1);
+    assert_string_equal(w_node_of(&v.w, "b", NULL), "n3");
+    cpod(&v, "c", "data");
+    assert_int_equal(v_cycle(&v), 0);
+    assert_string_equal(why(&v, "c"),
+                        "0/3 nodes are available: 1 Insufficient nvidia.com/gpu, 2 node(s) had "
+                        "volume node affinity conflict. preemption: 0/3 nodes are available: 1 "
+                        "No preemption victims found for incoming pod, 2 Preemption is not "
+                        "helpful for scheduling..");
+    /* a pod without the claim still takes n1 */
+    w_pod(&v.w, "free", 1);
+    assert_int_equal(v_cycle(&v), 1);
+    assert_string_equal(w_node_of(&v.w, "free", NULL), "n1");
+    v_close(&v);
+}
+
+/* VolumeZone: a volume labelled zone c (GA key) keeps the pod off nodes of
+ * zones a and b, a node without topology labels passing; a beta label
+ * "a__c" is read against a node's GA label when it lacks the beta one. */
+static void test_zone(void **state)
+{
+    (void)state;
+    struct vworld v;
+    v_open(&v);
+    sc(&v, "standard", NULL);
+    lnode(&v, "n1", 1, "\"topology.kubernetes.io/zone\":\"a\"");
+    lnode(&v, "n2", 1, "\"topology.kubernetes.io/zone\":\"b\"");
+    lnode(&v, "n3", 2, NULL);
+    pv(&v, "pd-c", "\"topology.kubernetes.io/zone\":\"c\"", NULL);
+    pvc(&v, "c-data", "standard", "pd-c", NULL);
+    cpod(&v, "a", "c-data");
+    assert_int_equal(v_cycle(&v), 1);
+    assert_string_equal(w_node_of(&v.w, "a", NULL), "n3");
+    cpod(&v, "b", "c-data");
+    assert_int_equal(v_cycle(&v), 1);
+    cpod(&v, "c", "c-data");
+    assert_int_equal(v_cycle(&v), 0);
+    assert_string_equal(why(&v, "c"),
+                        "0/3 nodes are available: 1 Insufficient nvidia.com/gpu, 2 node(s) had "
+                        "no available volume zone. preemption: 0/3 nodes are available: 1 No "
+                        "preemption victims found for incoming pod, 2 Preemption is not helpful "
+                        "for scheduling..");
+    /* the beta label of zones a and c: n1 (GA zone a) passes */
+    pv(&v, "pd-ac", "\"failure-domain.beta.kubernetes.io/zone\":\"a__c\"", NULL);
+    pvc(&v, "ac-data", "standard", "pd-ac", NULL);
+    cpod(&v, "d", "ac-data");
+    assert_int_equal(v_cycle(&v), 1);
+    assert_string_equal(w_node_of(&v.w, "d", NULL), "n1");
+    v_close(&v);
+}
+
 /* render --self grants the volumes' list and watch, nothing more. */
 static void test_rbac(void **state)
 {
@@ -202,6 +409,9 @@ int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_informers, kd_start, kd_stop),
+        cmocka_unit_test_setup_teardown(test_prefilter, kd_start, kd_stop),
+        cmocka_unit_test_setup_teardown(test_node_affinity, kd_start, kd_stop),
+        cmocka_unit_test_setup_teardown(test_zone, kd_start, kd_stop),
         cmocka_unit_test(test_rbac),
     };
     if (gp_shared_mode(argc, argv)) {
