@@ -782,6 +782,9 @@ bool gp_ks_leading(const struct gp_kube_sched *s)
 double gp_kube_sched_next_retry_s(const struct gp_kube_sched *s)
 {
     double t = gp_ks_allocations_next(s); /* sched_alloc.c: pods left allocating */
+    double u = gp_ks_slot_next(s);        /* sched_slot.c: decisions on blocked nodes */
+    if (u < t)
+        t = u;
     if (!s->maybe_backoff && !s->maybe_recheck && !s->maybe_resume)
         return t;
     for (size_t i = 0; i < s->npods; i++) {
@@ -863,8 +866,9 @@ enum gp_err gp_kube_sched_cycle(struct gp_kube_sched *s, double now_s, size_t *b
     }
     s->maybe_backoff = backoff;
     gp_ks_resume(s, bound);
-    gp_ks_allocations(s);     /* sched_alloc.c: pods left allocating */
-    gp_ks_slot_run(s, bound); /* sched_slot.c: nodes whose allocating slot freed */
+    gp_ks_allocations(s);         /* sched_alloc.c: pods left allocating */
+    gp_ks_slot_unblock(s, bound); /* sched_slot.c: decisions for blocked nodes moved */
+    gp_ks_slot_run(s, bound);     /* sched_slot.c: nodes whose allocating slot freed */
     struct gp_engine_totals t;
     gp_engine_totals(s->e, &t);
     size_t cap = gp_engine_pending_count(s->e) + (size_t)t.pods_bound + 1;
@@ -880,7 +884,9 @@ enum gp_err gp_kube_sched_cycle(struct gp_kube_sched *s, double now_s, size_t *b
     double t0 = s->km ? mono_s() : 0;
     size_t n = gp_engine_schedule(s->e, s->now_s, 0, s->dec, cap);
     gp_evlog_cycle(s->rec, s->e, s->now_s, cap, s->dec, n);
-    return gp_ks_write_decisions(s, n, s->km ? mono_s() - t0 : 0, bound);
+    err = gp_ks_write_decisions(s, n, s->km ? mono_s() - t0 : 0, bound);
+    gp_ks_slot_unblock(s, bound); /* this cycle's decisions for a blocked node: moved at once */
+    return err;
 }
 
 struct gp_kube_sched_stats gp_kube_sched_stats(const struct gp_kube_sched *s)

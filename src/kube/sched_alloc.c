@@ -47,7 +47,7 @@ static bool api_allocating(struct gp_kube_sched *s, const struct spod *p)
 
 static void expire(struct gp_kube_sched *s, struct spod *p)
 {
-    char path[600], note[900];
+    char path[600], note[1400];
     snprintf(path, sizeof path, "/api/v1/namespaces/%s/pods/%s", p->info.ns, p->info.name);
     json_t *body = json_pack("{s:{s:s,s:{s:s}}}", "metadata", "resourceVersion", p->info.rv,
                              "annotations", GP_KUBE_ANN_PHASE, PHASE_EXPIRED);
@@ -60,11 +60,21 @@ static void expire(struct gp_kube_sched *s, struct spod *p)
     }
     p->alloc_expired = true;
     s->st.allocation_timeouts++;
+    /* another pod the kubelet has not admitted there (another scheduler's):
+     * the agent refuses both Allocates while both wait (sched_slot.c) */
+    const struct spod *h = gp_ks_slot_holder(s, p->slot, p);
+    char also[400] = "";
+    if (h)
+        snprintf(also, sizeof also,
+                 " (pod %s is bound there too and not admitted by the kubelet: the agent "
+                 "refuses both Allocates)",
+                 h->key);
     snprintf(note, sizeof note,
              "gpuplane.io/phase still allocating %.0f s after the pod was bound to %s: no node "
-             "agent served its Allocate; it keeps its GPUs until it fails or is deleted, and %s "
-             "takes no other pod of gpuplane's until the kubelet has admitted it",
-             s->o.allocating_timeout_s, p->info.node_name, p->info.node_name);
+             "agent served its Allocate%s; it keeps its GPUs until it fails or is deleted (a "
+             "bound pod cannot move to another node), and %s takes no other pod of gpuplane's "
+             "until the kubelet has admitted it",
+             s->o.allocating_timeout_s, p->info.node_name, also, p->info.node_name);
     gp_ks_event(s, "Pod", p->info.ns, p->info.name, p->info.uid, "Warning", "AllocationTimeout",
                 "Allocating", note);
 }

@@ -68,6 +68,11 @@ struct spod {
                              * pod unreadable), and the API does not show it bound yet */
     struct snode *wait_on;  /* ASSUMED, waiting for that node's slot */
     struct spod *wait_prev, *wait_next;
+    /* waiting on a blocked node (sched_slot.c gp_ks_slot_unblock): when it
+     * is tried elsewhere next (0: at once), and whether the Event saying it
+     * stays was given this wait */
+    double move_at;
+    bool block_said;
     double recheck_at;  /* ASSUMED and maybe bound: when it is asked about again; 0: never */
     char resume_rv[64]; /* annotated by a gang's job and waiting: the version the patch made */
     double rebind_at;   /* ASSUMED, a gang's member kept after its Binding failed while its
@@ -109,10 +114,11 @@ struct snode {
      * gpuplane's doing), the decisions waiting for it, oldest first */
     unsigned slot_n;
     struct spod *wait_head, *wait_tail;
-    bool kicked;      /* in s->kick */
-    bool ref;         /* sched_records.c: something refers to it */
-    unsigned unread;  /* bound pods on it whose spec gpuplane cannot read: drained */
-    bool unread_said; /* its own object cannot be read: said (a line, an Event) this spell */
+    bool kicked;       /* in s->kick */
+    double slot_since; /* slot_n last went from 0 to 1 (blocked past --allocating-timeout) */
+    bool ref;          /* sched_records.c: something refers to it */
+    unsigned unread;   /* bound pods on it whose spec gpuplane cannot read: drained */
+    bool unread_said;  /* its own object cannot be read: said (a line, an Event) this spell */
 };
 
 /* A PodGroup (scheduling.x-k8s.io or Volcano): a gang. */
@@ -429,6 +435,17 @@ void gp_ks_slot_node_changed(struct gp_kube_sched *s, struct snode *n);
 bool gp_ks_slot_free(struct gp_kube_sched *s, const struct spod *p);
 void gp_ks_slot_wait(struct gp_kube_sched *s, struct spod *p);
 void gp_ks_slot_run(struct gp_kube_sched *s, size_t *bound);
+/* A node is blocked when its slot has been held without a break for
+ * --allocating-timeout (a pod bound there the kubelet never admits):
+ * gp_ks_slot_unblock takes back the waiting decisions for blocked nodes
+ * that nothing was written of and places them again without those nodes
+ * (leader only); gp_ks_slot_next: when it has something to do next
+ * (INFINITY: never); gp_ks_slot_holder: a pod holding n's slot other than
+ * `not` (NULL: none). */
+void gp_ks_slot_unblock(struct gp_kube_sched *s, size_t *bound);
+double gp_ks_slot_next(const struct gp_kube_sched *s);
+const struct spod *gp_ks_slot_holder(const struct gp_kube_sched *s, const struct snode *n,
+                                     const struct spod * not );
 void gp_ks_slot_reset(struct gp_kube_sched *s);
 
 /* audit.c: the pod's booking brought up to date (its node audited before

@@ -24,9 +24,11 @@
  * A decision for a node whose slot is taken waits, ASSUMED (the engine's
  * assumption kept, so its GPUs stay booked) and not annotated, in the
  * node's queue, oldest first; when the slot frees the node is kicked and
- * the next cycle dispatches its first waiting pod. A waiting pod that
- * is deleted, changes or is taken back leaves the queue; a rebuild forgets
- * the queues (a decision not annotated is not durable: decided again).
+ * the next cycle dispatches its first waiting pod (a slot held past
+ * --allocating-timeout blocks its node: "blocked nodes" below). A waiting
+ * pod that is deleted, changes or is taken back leaves the queue; a
+ * rebuild forgets the queues (a decision not annotated is not durable:
+ * decided again).
  *
  * Only a node whose agent says it serves the protocol has a slot (its
  * label GP_KUBE_LABEL_AGENT): on any other (NVIDIA's own device plugin, a
@@ -36,6 +38,8 @@
  * kubelet's device manager choosing the devices. A node whose label comes
  * or goes is seen by gp_ks_slot_node_changed: the holdings counted again,
  * the pods waiting for a slot that no longer exists dispatched. */
+#include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -147,6 +151,8 @@ static void unwait(struct gp_kube_sched *s, struct spod *p)
         n->wait_tail = p->wait_prev;
     p->wait_prev = p->wait_next = NULL;
     p->wait_on = NULL;
+    p->move_at = 0;
+    p->block_said = false;
     s->slot_waiting--;
     if (n->slot_n == 0)
         kick(s, n);
@@ -159,8 +165,8 @@ static void hold(struct gp_kube_sched *s, struct spod *p, bool gone)
     if (want != p->slot) {
         if (p->slot && --p->slot->slot_n == 0)
             kick(s, p->slot);
-        if (want)
-            want->slot_n++;
+        if (want && want->slot_n++ == 0)
+            want->slot_since = s->now_s; /* held from now on, without a break */
         p->slot = want;
     }
 }
@@ -251,11 +257,14 @@ void gp_ks_slot_reset(struct gp_kube_sched *s)
         n->slot_n = 0;
         n->wait_head = n->wait_tail = NULL;
         n->kicked = false;
+        n->slot_since = 0;
     }
     for (size_t i = 0; i < s->npods; i++) {
         struct spod *p = s->pods[i];
         p->slot = p->wait_on = NULL;
         p->wait_prev = p->wait_next = NULL;
+        p->move_at = 0;
+        p->block_said = false;
         p->binding = NULL; /* no bind is in flight at a rebuild */
         p->recheck_at = 0;
         p->resume_rv[0] = '\0';
@@ -263,4 +272,255 @@ void gp_ks_slot_reset(struct gp_kube_sched *s)
     s->nkick = 0;
     s->slot_waiting = 0;
     s->maybe_recheck = false;
+}
+
+/* ---- blocked nodes ------------------------------------------------------
+ * A slot held without a break for --allocating-timeout is blocked: a pod
+ * bound there that the kubelet never admits (another scheduler's, or an
+ * expired decision of ours) holds it for as long as it stays so, and the
+ * agent would refuse ours beside it. A decision waiting for a blocked
+ * node that nothing was written of (ASSUMED in the engine only, not
+ * annotated, not a gang's member) is taken back and placed again with the
+ * blocked nodes left out (a required node term metadata.name NotIn each),
+ * when some other node passes its filters: it goes elsewhere, the engine's
+ * policy choosing. Otherwise it keeps its decision (its GPUs booked on the
+ * blocked node, bound the moment the slot frees) and is tried elsewhere
+ * again after a back-off. A decision written already (a gang's members,
+ * annotated together; one resumed after a restart) and a pod bound do not
+ * move: their Event says so. */
+
+static bool blocked(const struct gp_kube_sched *s, const struct snode *n)
+{
+    return s->o.allocating_timeout_s > 0 && n->slot_n > 0 &&
+           s->now_s - n->slot_since >= s->o.allocating_timeout_s;
+}
+
+const struct spod *gp_ks_slot_holder(const struct gp_kube_sched *s, const struct snode *n,
+                                     const struct spod * not )
+{
+    for (size_t i = 0; n && i < s->npods; i++)
+        if (s->pods[i]->slot == n && s->pods[i] != not )
+            return s->pods[i];
+    return NULL;
+}
+
+/* Why n takes none of gpuplane's pods asking a GPU, for an Event. */
+static void block_words(const struct gp_kube_sched *s, const struct snode *n, char *buf,
+                        size_t size)
+{
+    const struct spod *h = gp_ks_slot_holder(s, n, NULL);
+    char who[400];
+    if (h)
+        snprintf(who, sizeof who, "pod %s %s", h->key,
+                 h->info.node_name ? "is bound there and the kubelet has not admitted it"
+                                   : "is being bound there");
+    else
+        snprintf(who, sizeof who, "its allocating slot is held");
+    snprintf(buf, size,
+             "node %s has taken no pod of gpuplane's asking a GPU for %.0f s: %s (gpuplane's node "
+             "agent cannot tell that pod's Allocate from the next one's and would refuse both)",
+             n->name, s->now_s - n->slot_since, who);
+}
+
+/* Whether engine node `node` is one of the nodes b[0..nb) (both parts of
+ * a split node: sched_mig.c). */
+static bool among(const struct gp_kube_sched *s, uint32_t node, struct snode *const *b, size_t nb)
+{
+    const struct gp_node *nd = gp_engine_node(s->e, node);
+    for (size_t i = 0; nd && i < nb; i++)
+        if (nd->spec.name && strcmp(nd->spec.name, b[i]->name) == 0)
+            return true;
+    return false;
+}
+
+/* c (NULL: none) with the nodes b[0..nb) left out: metadata.name NotIn
+ * each, ANDed into each required node term (one term of them alone when
+ * it has none; a term that selects no node left so), in s->spent: the
+ * engine borrows it while its shapes may, and a rebuild frees it (counted
+ * as a retired spec, so that a long block does not grow memory). */
+static const struct gp_pod_constraints *without(struct gp_kube_sched *s,
+                                                const struct gp_pod_constraints *c,
+                                                struct snode *const *b, size_t nb)
+{
+    struct gp_arena *a = &s->spent;
+    struct gp_pod_constraints *out = gp_arena_alloc(a, sizeof *out);
+    struct gp_match_expr *x = gp_arena_alloc(a, nb * sizeof *x);
+    size_t nt = c && c->nnode_required ? c->nnode_required : 1;
+    struct gp_node_term *t = gp_arena_alloc(a, nt * sizeof *t);
+    if (!out || !x || !t)
+        return NULL;
+    for (size_t i = 0; i < nb; i++) {
+        const char **v = gp_arena_alloc(a, sizeof *v);
+        if (!v || !(*v = gp_arena_strdup(a, b[i]->name)))
+            return NULL;
+        x[i] = (struct gp_match_expr){"metadata.name", GP_MATCH_NOT_IN, v, 1};
+    }
+    for (size_t k = 0; k < nt; k++) {
+        const struct gp_node_term *o = c && c->nnode_required ? &c->node_required[k] : NULL;
+        t[k] = o ? *o : (struct gp_node_term){0};
+        if (o && o->nlabels == 0 && o->nfields == 0)
+            continue; /* selects no node: still none */
+        size_t nf = o ? o->nfields : 0;
+        struct gp_match_expr *f = gp_arena_alloc(a, (nf + nb) * sizeof *f);
+        if (!f)
+            return NULL;
+        if (nf)
+            memcpy(f, o->fields, nf * sizeof *f);
+        memcpy(f + nf, x, nb * sizeof *f);
+        t[k].fields = f;
+        t[k].nfields = nf + nb;
+    }
+    if (c)
+        *out = *c;
+    else
+        memset(out, 0, sizeof *out);
+    out->node_required = t;
+    out->nnode_required = nt;
+    s->spent_specs++;
+    return out;
+}
+
+/* p (ASSUMED, waiting) placed again without the nodes b[0..nb): true when
+ * it is ASSUMED elsewhere now; false when no other node fits, or the
+ * engine's choice failed, with its decision put back as it was (or taken
+ * back, out of memory: gp_ks_release). As sched_cycle.c waiting_moves. */
+static bool move(struct gp_kube_sched *s, struct spod *p, struct snode *const *b, size_t nb)
+{
+    const struct gp_pod *ep = gp_engine_pod(s->e, p->eng);
+    bool elsewhere = false;
+    for (size_t i = 0; ep && i < gp_engine_node_count(s->e) && !elsewhere; i++) {
+        const struct gp_node *nd = gp_engine_node(s->e, (uint32_t)i);
+        elsewhere = nd && nd->state == GP_NODE_READY && !among(s, (uint32_t)i, b, nb) &&
+                    gp_engine_filter(s->e, nd, ep) == GP_FILTER_COUNT;
+    }
+    const struct gp_pod_constraints *own = p->spec.constraints;
+    const struct gp_pod_constraints *excl = elsewhere ? without(s, own, b, nb) : NULL;
+    if (!excl)
+        return false;
+    uint32_t was_node = p->node;
+    struct gp_pick was_pick = ep->pick;
+    gp_ks_engine_drop(s, p);
+    p->spec.constraints = excl; /* the engine's copy only: the pod's own stay */
+    enum gp_err err = gp_ks_engine_add(s, p);
+    p->spec.constraints = own;
+    if (err != GP_OK) {
+        gp_ks_release(s, p);
+        return false;
+    }
+    struct gp_decision d;
+    if (gp_engine_schedule_pod(s->e, p->eng, &d) == GP_OK && d.kind == GP_DECISION_BIND) {
+        gp_evlog_pod_assign(s->rec, p->eng, d.node, &d.pick, GP_OK);
+        p->node = d.node;
+        p->pick = d.pick;
+        return true;
+    }
+    gp_ks_engine_drop(s, p); /* back where it was, with its own constraints */
+    if (gp_ks_engine_add(s, p) != GP_OK) {
+        gp_ks_release(s, p);
+        return false;
+    }
+    err = gp_engine_pod_assign(s->e, p->eng, was_node, &was_pick);
+    gp_evlog_pod_assign(s->rec, p->eng, was_node, &was_pick, err);
+    if (err != GP_OK) {
+        gp_ks_release(s, p);
+        return false;
+    }
+    p->node = was_node;
+    p->pick = gp_engine_pod(s->e, p->eng)->pick;
+    return false;
+}
+
+/* A decision nothing was written of: it may be taken back. */
+static bool movable(const struct spod *p)
+{
+    return !p->resume && !p->spec.group && !p->job && p->recheck_at == 0 && p->rebind_at == 0;
+}
+
+void gp_ks_slot_unblock(struct gp_kube_sched *s, size_t *bound)
+{
+    if (!s->e || s->slot_waiting == 0 || s->o.allocating_timeout_s <= 0)
+        return;
+    struct snode **b = NULL;
+    size_t nb = 0, cap = 0;
+    bool due = false;
+    for (size_t i = 0; i < s->nnodes; i++) {
+        struct snode *n = s->nodes[i];
+        if (!blocked(s, n))
+            continue;
+        if (nb == cap) {
+            size_t c2 = cap ? cap * 2 : 8;
+            struct snode **v = realloc(b, c2 * sizeof *v);
+            if (!v)
+                break; /* (out of memory) the nodes so far */
+            b = v;
+            cap = c2;
+        }
+        b[nb++] = n;
+        for (struct spod *p = n->wait_head; p && !due; p = p->wait_next)
+            due = p->move_at <= s->now_s;
+    }
+    for (size_t i = 0; due && i < nb; i++) {
+        struct spod *next;
+        for (struct spod *p = b[i]->wait_head; p; p = next) {
+            next = p->wait_next;
+            if (p->move_at > s->now_s)
+                continue;
+            char why[900], note[1100];
+            block_words(s, b[i], why, sizeof why);
+            bool can = movable(p);
+            if (can && move(s, p, b, nb)) {
+                snprintf(note, sizeof note,
+                         "%s; its decision for %s was taken back (nothing had been written of it) "
+                         "and it was placed again without %s",
+                         why, b[i]->name, b[i]->name);
+                gp_ks_event(s, "Pod", p->info.ns, p->info.name, p->info.uid, "Normal",
+                            "AllocatingSlotBlocked", "Scheduling", note);
+                gp_ks_audit_pod(s, p, false);
+                gp_ks_slot_update(s, p, false); /* out of b[i]'s queue */
+                gp_ks_bind_dispatch(s, &p, 1, bound);
+                continue;
+            }
+            if (p->st != SP_ASSUMED || p->wait_on != b[i])
+                continue;  /* taken back (out of memory): backed off */
+            p->attempts++; /* tried again after a back-off; a written decision never */
+            p->move_at = can ? s->now_s + gp_ks_backoff_s(s, p->attempts) : INFINITY;
+            if (p->block_said)
+                continue;
+            p->block_said = true;
+            snprintf(note, sizeof note,
+                     can ? "%s; no other node fits the pod now: it stays decided for %s (its GPUs "
+                           "booked there) and is bound once the slot frees, tried elsewhere again "
+                           "meanwhile"
+                         : "%s; its decision for %s is written already (a gang's members are "
+                           "annotated together, or it was resumed after a restart): it cannot "
+                           "move and is bound once the slot frees",
+                     why, b[i]->name);
+            gp_ks_event(s, "Pod", p->info.ns, p->info.name, p->info.uid, "Warning",
+                        "AllocatingSlotBlocked", "Scheduling", note);
+        }
+    }
+    free(b);
+}
+
+double gp_ks_slot_next(const struct gp_kube_sched *s)
+{
+    double t = INFINITY;
+    if (!s->leader || s->slot_waiting == 0 || s->o.allocating_timeout_s <= 0)
+        return t;
+    for (size_t i = 0; i < s->nnodes; i++) {
+        const struct snode *n = s->nodes[i];
+        if (!n->wait_head || n->slot_n == 0)
+            continue;
+        /* blocked from slot_since + the timeout on; then its first pod due */
+        double first = INFINITY;
+        for (const struct spod *p = n->wait_head; p; p = p->wait_next)
+            if (p->move_at < first)
+                first = p->move_at;
+        double at = n->slot_since + s->o.allocating_timeout_s;
+        if (first > at)
+            at = first;
+        if (at < t)
+            t = at;
+    }
+    return t;
 }

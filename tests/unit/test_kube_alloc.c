@@ -13,7 +13,10 @@
  *    until it is deleted; before the timeout the next pod on its node
  *    waits for the node's allocating slot (kube/sched_slot.c: the agent
  *    would refuse two), after it the next one is bound and served; a pod
- *    that runs is never timed out and holds no slot. */
+ *    that runs is never timed out and holds no slot;
+ *  - a node blocked past the timeout by a pod the kubelet never admits:
+ *    our decisions for it (nothing written yet) placed elsewhere, or kept
+ *    with an Event when no other node fits (kube/sched_slot.c). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -130,8 +133,8 @@ static void test_silent_agent(void **state)
     assert_string_equal(w_events(&w, "AllocationTimeout", "q1"),
                         "gpuplane.io/phase still allocating 120 s after the pod was bound to n1: "
                         "no node agent served its Allocate; it keeps its GPUs until it fails or "
-                        "is deleted, and n1 takes no other pod of gpuplane's until the kubelet "
-                        "has admitted it");
+                        "is deleted (a bound pod cannot move to another node), and n1 takes no "
+                        "other pod of gpuplane's until the kubelet has admitted it");
     assert_string_equal(phase_of(&w, "q1"), "expired");
     assert_string_equal(w_node_of(&w, "r1", NULL), "");
     assert_int_equal(gp_kube_sched_stats(w.s).allocation_timeouts, 1);
@@ -229,6 +232,131 @@ static void test_foreign_unadmitted(void **state)
     w_close(&w);
 }
 
+/* The kubelet's first sync of a pod it admitted: its container reported. */
+static void kubelet_admits(struct world *w, const char *pod)
+{
+    char path[160];
+    snprintf(path, sizeof path, "/api/v1/namespaces/default/pods/%s/status", pod);
+    kd_call(w->admin, "PATCH", path,
+            "{\"status\":{\"containerStatuses\":[{\"name\":\"c\",\"ready\":false,"
+            "\"restartCount\":0,\"image\":\"x\",\"imageID\":\"\",\"state\":{\"waiting\":"
+            "{\"reason\":\"ContainerCreating\"}}}]}}",
+            200);
+}
+
+/* The node agent's mark once its Allocate served the pod. */
+static void agent_marks(struct world *w, const char *pod)
+{
+    char path[160];
+    snprintf(path, sizeof path, "/api/v1/namespaces/default/pods/%s", pod);
+    kd_call(w->admin, "PATCH", path,
+            "{\"metadata\":{\"annotations\":{\"" GP_KUBE_ANN_PHASE "\":\"allocated\"}}}", 200);
+}
+
+/* Another scheduler's pod bound on n1 and never admitted by the kubelet:
+ * n1 is blocked --allocating-timeout after it began holding the slot. A
+ * decision of ours for n1, nothing written of it yet, is then taken back
+ * and placed on n2 (the engine's choice with n1 left out), with an Event
+ * naming the pod that blocks; a pod decided for n1 while the block lasts
+ * moves in the same cycle; once the kubelet admits the other pod, n1
+ * takes ours again. Fails without sched_slot.c's gp_ks_slot_unblock (q1
+ * waits on n1 for ever). */
+static void test_blocked_node_moved(void **state)
+{
+    (void)state;
+    struct world w;
+    w_open(&w, true);
+    w_node(&w, "n1", 4); /* best-fit: the fuller node first */
+    w_node(&w, "n2", 8);
+    w_pod_full(&w, "f1", 1, 0, "default-scheduler", NULL);
+    kd_call(w.admin, "POST", "/api/v1/namespaces/default/pods/f1/binding",
+            "{\"apiVersion\":\"v1\",\"kind\":\"Binding\",\"metadata\":{\"name\":\"f1\"},"
+            "\"target\":{\"kind\":\"Node\",\"name\":\"n1\"}}",
+            201);
+    w_pod(&w, "q1", 1);
+    double t0 = w.now;
+    assert_int_equal(w_cycle(&w), 0); /* decided for n1, waiting for f1's admission */
+    assert_int_equal(gp_kube_sched_stats(w.s).slot_waiting, 1);
+    assert_string_equal(w_node_of(&w, "q1", NULL), "");
+    double due = gp_kube_sched_next_retry_s(w.s);
+    assert_true(due >= t0 + 120 && due <= t0 + 121);
+    w.now = t0 + 119;
+    assert_int_equal(w_cycle(&w), 0);
+    assert_string_equal(w_events(&w, "AllocatingSlotBlocked", "q1"), "");
+    w.now = t0 + 121;
+    assert_int_equal(w_cycle(&w), 1);
+    assert_string_equal(w_node_of(&w, "q1", NULL), "n2");
+    assert_string_equal(
+        w_events(&w, "AllocatingSlotBlocked", "q1"),
+        "node n1 has taken no pod of gpuplane's asking a GPU for 121 s: pod default/f1 is bound "
+        "there and the kubelet has not admitted it (gpuplane's node agent cannot tell that pod's "
+        "Allocate from the next one's and would refuse both); its decision for n1 was taken back "
+        "(nothing had been written of it) and it was placed again without n1");
+    assert_int_equal(gp_kube_sched_stats(w.s).slot_waiting, 0);
+    assert_string_equal(agent_choice(&w, "n2"), "default/q1");
+    agent_marks(&w, "q1");
+    w_check_distinct(&w);
+    /* n1 still blocked: q2, decided there (3 GPUs free against 7), goes
+     * to n2 in the same cycle */
+    w_pod(&w, "q2", 1);
+    w.now += 1;
+    assert_int_equal(w_cycle(&w), 1);
+    assert_string_equal(w_node_of(&w, "q2", NULL), "n2");
+    assert_true(strstr(w_events(&w, "AllocatingSlotBlocked", "q2"), "pod default/f1") != NULL);
+    agent_marks(&w, "q2");
+    /* the kubelet admits f1: n1 takes ours again */
+    kubelet_admits(&w, "f1");
+    w_pod(&w, "q3", 1);
+    w.now += 1;
+    assert_int_equal(w_cycle(&w), 1);
+    assert_string_equal(w_node_of(&w, "q3", NULL), "n1");
+    assert_string_equal(w_events(&w, "AllocatingSlotBlocked", "q3"), "");
+    w_check_distinct(&w);
+    w_close(&w);
+}
+
+/* The same block with no other node for the pod: its decision for n1 is
+ * kept (bound the moment the slot frees), a Warning Event says why once,
+ * and it is tried elsewhere again after a back-off: a node added later
+ * takes it. Fails without gp_ks_slot_unblock (no Event; q1 never moves). */
+static void test_blocked_nowhere_else(void **state)
+{
+    (void)state;
+    struct world w;
+    w_open(&w, true);
+    w_node(&w, "n1", 4);
+    w_pod_full(&w, "f1", 1, 0, "default-scheduler", NULL);
+    kd_call(w.admin, "POST", "/api/v1/namespaces/default/pods/f1/binding",
+            "{\"apiVersion\":\"v1\",\"kind\":\"Binding\",\"metadata\":{\"name\":\"f1\"},"
+            "\"target\":{\"kind\":\"Node\",\"name\":\"n1\"}}",
+            201);
+    w_pod(&w, "q1", 1);
+    double t0 = w.now;
+    assert_int_equal(w_cycle(&w), 0);
+    w.now = t0 + 121;
+    assert_int_equal(w_cycle(&w), 0);
+    assert_string_equal(w_node_of(&w, "q1", NULL), "");
+    assert_int_equal(gp_kube_sched_stats(w.s).slot_waiting, 1);
+    const char *said =
+        "node n1 has taken no pod of gpuplane's asking a GPU for 121 s: pod default/f1 is bound "
+        "there and the kubelet has not admitted it (gpuplane's node agent cannot tell that pod's "
+        "Allocate from the next one's and would refuse both); no other node fits the pod now: it "
+        "stays decided for n1 (its GPUs booked there) and is bound once the slot frees, tried "
+        "elsewhere again meanwhile";
+    assert_string_equal(w_events(&w, "AllocatingSlotBlocked", "q1"), said);
+    w.now += 30;
+    assert_int_equal(w_cycle(&w), 0);
+    assert_string_equal(w_events(&w, "AllocatingSlotBlocked", "q1"), said); /* once */
+    /* a node comes: q1 goes there at its next try */
+    w_node(&w, "n2", 2);
+    w.now += 5;
+    assert_int_equal(w_cycle(&w), 1);
+    assert_string_equal(w_node_of(&w, "q1", NULL), "n2");
+    assert_int_equal(gp_kube_sched_stats(w.s).slot_waiting, 0);
+    w_check_distinct(&w);
+    w_close(&w);
+}
+
 int main(int argc, char **argv)
 {
     w_auto_allocate_ms = -1; /* no agent unless the test plays it */
@@ -236,6 +364,8 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup_teardown(test_refused_allocate, kd_start, kd_stop),
         cmocka_unit_test_setup_teardown(test_silent_agent, kd_start, kd_stop),
         cmocka_unit_test_setup_teardown(test_foreign_unadmitted, kd_start, kd_stop),
+        cmocka_unit_test_setup_teardown(test_blocked_node_moved, kd_start, kd_stop),
+        cmocka_unit_test_setup_teardown(test_blocked_nowhere_else, kd_start, kd_stop),
     };
     return kd_main(argc, argv, tests, NULL, NULL);
 }
