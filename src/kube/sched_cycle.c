@@ -191,6 +191,8 @@ static bool on_stopping(const struct gp_kube_sched *s, const struct spod *p)
  * member is left alone (its gang was placed together). Each try is an
  * attempt: the next comes after the pod's back-off (kube-scheduler's
  * backoffQ), so a long grace period costs a few tries (the review's R7). */
+static void nominate(struct gp_kube_sched *s, struct spod *p, const char *node);
+
 static bool waiting_moves(struct gp_kube_sched *s, struct spod *p)
 {
     if (p->spec.group || p->job || !s->e) {
@@ -228,6 +230,11 @@ static bool waiting_moves(struct gp_kube_sched *s, struct spod *p)
                     s->pods[i]->preemptor = NULL;
             p->victims = 0;
             p->nominated_at = 0;
+            /* its nomination is stale: cleared, as kube-scheduler clears a
+             * preemptor's status.nominatedNodeName once it no longer holds
+             * (kubernetes PR #106816, issue #106780) - a v1.28 API server
+             * keeps it through the Binding */
+            nominate(s, p, NULL);
             return true;
         }
         gp_ks_engine_drop(s, p); /* there too it would wait: back where it was */
@@ -763,6 +770,7 @@ void gp_ks_nominated_claim(struct gp_kube_sched *s)
         for (size_t j = 0; j < s->npods && k > 0; j++)
             if (s->pods[j]->preemptor == p)
                 s->pods[j]->preemptor = NULL;
+        nominate(s, p, NULL); /* (the claim it names no longer holds) */
     }
 }
 

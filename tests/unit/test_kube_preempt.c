@@ -490,8 +490,9 @@ static void test_preemptor_moves(void **state)
         w_cycle(&w);
     }
     assert_string_equal(w_node_of(&w, "high", NULL), knode);
-    assert_true(deleting(&w, "low")); /* still stopping */
-    w_pod(&w, "next", 1);             /* low's GPU is not free yet */
+    assert_string_equal(nominated(&w, "high"), ""); /* its stale nomination cleared */
+    assert_true(deleting(&w, "low"));               /* still stopping */
+    w_pod(&w, "next", 1);                           /* low's GPU is not free yet */
     w.now += 1;
     assert_int_equal(w_cycle(&w), 0);
     kd_call(w.admin, "POST", "/_control/finish_deletions", NULL, 200);
