@@ -284,6 +284,20 @@ enum gp_err gp_engine_pod_assign(struct gp_engine *e, uint32_t pod, uint32_t nod
 /* Read-only views for drivers and policies. */
 size_t gp_engine_node_count(const struct gp_engine *e);
 const struct gp_node *gp_engine_node(const struct gp_engine *e, uint32_t id);
+/* A namespace's labels (its Namespace's metadata.labels), which a pod
+ * affinity term's namespaceSelector selects by (kube-scheduler's
+ * InterPodAffinity: the Namespace objects' labels). Copied. Once any
+ * namespace was given, one never given (or deleted) has no labels, as
+ * kube-scheduler's GetNamespaceLabelsSnapshot of a namespace it cannot
+ * find; before (the simulator), each namespace has the one label the API
+ * server sets on every one, kubernetes.io/metadata.name. A change re-counts
+ * only what terms with a namespaceSelector count of that namespace's bound
+ * pods, nothing when the labels are as they were (namespaces.c), and the
+ * pending pods are tried again. GP_EINVALID: no name, a NULL key or value;
+ * delete: GP_ENOTFOUND when not given. */
+enum gp_err gp_engine_namespace_set(struct gp_engine *e, const char *name,
+                                    const struct gp_kv *labels, size_t nlabels);
+enum gp_err gp_engine_namespace_delete(struct gp_engine *e, const char *name);
 /* Pod ids issued so far (every pod ever added, forgotten ones too). */
 size_t gp_engine_pod_count(const struct gp_engine *e);
 /* NULL for an id never issued or a pod forgotten (see gp_engine_pod_add). */

@@ -286,8 +286,19 @@ void gp_eng_topo_free(struct gp_engine *e);
 #define TOPO_NEW (NONE - 1)
 uint32_t gp_eng_topo_dom(const struct gp_engine *e, uint32_t k, const struct gp_node *n);
 int64_t gp_eng_tally_at(const struct gp_engine *e, uint32_t t, const struct gp_node *n);
-bool gp_eng_term_matches(const struct gp_pod_term *t, const char *owner_ns, const struct gp_pod *p);
-bool gp_eng_matcher_matches(const struct matcher *m, const struct gp_pod *p);
+bool gp_eng_term_matches(const struct gp_engine *e, const struct gp_pod_term *t,
+                         const char *owner_ns, const struct gp_pod *p);
+bool gp_eng_matcher_matches(const struct gp_engine *e, const struct matcher *m,
+                            const struct gp_pod *p);
+/* namespaces.c: namespace ns's labels (none when not given); false when no
+ * namespace was ever given (each then has its name's label alone). */
+bool gp_eng_ns_labels(const struct gp_engine *e, const char *ns, const struct gp_kv **labels,
+                      size_t *nlabels);
+void gp_eng_ns_free(struct gp_engine *e);
+/* topo.c: the tallies of matchers with a namespaceSelector term, for the
+ * bound pods of namespace ns (every one: NULL), counted out (sign -1) or
+ * in (1) under the namespaces' labels as they are now. */
+void gp_eng_topo_ns_recount(struct gp_engine *e, const char *ns, int sign);
 const char *gp_eng_pod_ns(const struct gp_pod *p);
 /* The prefilter state of pod p now (computed on first use); NULL when out
  * of memory. */

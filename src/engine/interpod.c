@@ -43,7 +43,7 @@ bool gp_eng_interpod_hit(const struct gp_engine *ce, const struct gp_pod *p)
     bool hit = false;
     for (size_t i = 0; !hit && i < t->tallies.len; i++) {
         const struct tally *y = &t->tallies.items[i];
-        hit = y->kind == T_ANTI_REQ && y->total > 0 && gp_eng_term_matches(y->term, y->ns, p);
+        hit = y->kind == T_ANTI_REQ && y->total > 0 && gp_eng_term_matches(e, y->term, y->ns, p);
     }
     if (s) {
         s->anti_seen = t->anti_gen + 1;
@@ -67,7 +67,7 @@ bool gp_eng_interpod_prefilter(const struct gp_engine *e, struct topo_pre *pre,
     pre->ex_anti.len = 0;
     for (size_t i = 0; t->anti_owners > 0 && i < t->tallies.len; i++) {
         const struct tally *y = &t->tallies.items[i];
-        if (y->kind == T_ANTI_REQ && y->total > 0 && gp_eng_term_matches(y->term, y->ns, p) &&
+        if (y->kind == T_ANTI_REQ && y->total > 0 && gp_eng_term_matches(e, y->term, y->ns, p) &&
             GP_VEC_PUSH(&pre->ex_anti, (uint32_t)i) != 0)
             return false;
     }
@@ -80,7 +80,7 @@ bool gp_eng_interpod_prefilter(const struct gp_engine *e, struct topo_pre *pre,
     for (size_t i = 0; i < c->c->naffinity; i++)
         pre->aff_none &= t->tallies.items[c->aff[i]].total == 0;
     if (c->aff_all != NONE)
-        pre->aff_self = gp_eng_matcher_matches(&t->matchers.items[c->aff_all], p);
+        pre->aff_self = gp_eng_matcher_matches(e, &t->matchers.items[c->aff_all], p);
     return true;
 }
 
@@ -135,7 +135,7 @@ void gp_eng_interpod_scores(const struct gp_engine *e, const struct gp_pod *p,
     for (size_t i = 0; t->scoring_owners > 0 && i < t->tallies.len; i++) {
         const struct tally *y = &t->tallies.items[i];
         if ((y->kind != T_AFF_REQ && y->kind != T_AFF_PREF && y->kind != T_ANTI_PREF) ||
-            y->total == 0 || !gp_eng_term_matches(y->term, y->ns, p))
+            y->total == 0 || !gp_eng_term_matches(e, y->term, y->ns, p))
             continue;
         *any = true;
         for (size_t k = 0; k < n; k++)

@@ -126,6 +126,7 @@ struct topo {
      * match may change (a T_ANTI_REQ tally's total leaves or reaches 0, a
      * namespace's labels): struct shape's anti_seen */
     uint64_t anti_gen;
+    struct gp_ns_table *nst; /* namespaces' labels (namespaces.c); NULL: none given */
     struct topo_pre pre;
 };
 

@@ -29,7 +29,7 @@ bool gp_eng_soft(const struct gp_engine *e, const struct gp_pod *p)
     for (size_t i = 0; t->scoring_owners > 0 && i < t->tallies.len; i++) {
         const struct tally *y = &t->tallies.items[i];
         if ((y->kind == T_AFF_REQ || y->kind == T_AFF_PREF || y->kind == T_ANTI_PREF) &&
-            y->total != 0 && gp_eng_term_matches(y->term, y->ns, p))
+            y->total != 0 && gp_eng_term_matches(e, y->term, y->ns, p))
             return true;
     }
     return false;

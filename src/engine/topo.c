@@ -22,26 +22,39 @@ const char *gp_eng_pod_ns(const struct gp_pod *p)
 
 /* --- matching -------------------------------------------------------------- */
 
-static bool ns_listed(const struct gp_pod_term *t, const char *owner_ns, const char *ns)
+static bool ns_listed(const struct gp_engine *e, const struct gp_pod_term *t, const char *owner_ns,
+                      const char *ns)
 {
     if (t->nnamespaces == 0 && !t->ns_selector.set)
         return strcmp(owner_ns, ns) == 0; /* the owner's own namespace */
     for (size_t i = 0; i < t->nnamespaces; i++)
         if (strcmp(t->namespaces[i], ns) == 0)
             return true;
-    /* a namespace's labels: gpuplane reads no Namespace objects, so each
-     * has only the one the API server sets on every namespace */
+    if (!t->ns_selector.set)
+        return false;
+    /* the namespace's labels as the driver gave them (namespaces.c; none
+     * for a namespace not given, as kube-scheduler's
+     * GetNamespaceLabelsSnapshot); given none at all (the simulator), the
+     * one the API server sets on every namespace */
+    const struct gp_kv *labels;
+    size_t n;
     struct gp_kv label = {NS_NAME_LABEL, ns};
-    return t->ns_selector.set && gp_eng_selector_matches_labels(&t->ns_selector, &label, 1);
+    if (!gp_eng_ns_labels(e, ns, &labels, &n)) {
+        labels = &label;
+        n = 1;
+    }
+    return gp_eng_selector_matches_labels(&t->ns_selector, labels, n);
 }
 
-bool gp_eng_term_matches(const struct gp_pod_term *t, const char *owner_ns, const struct gp_pod *p)
+bool gp_eng_term_matches(const struct gp_engine *e, const struct gp_pod_term *t,
+                         const char *owner_ns, const struct gp_pod *p)
 {
-    return ns_listed(t, owner_ns, gp_eng_pod_ns(p)) &&
+    return ns_listed(e, t, owner_ns, gp_eng_pod_ns(p)) &&
            gp_eng_selector_matches_labels(&t->selector, p->spec.labels, p->spec.nlabels);
 }
 
-bool gp_eng_matcher_matches(const struct matcher *m, const struct gp_pod *p)
+bool gp_eng_matcher_matches(const struct gp_engine *e, const struct matcher *m,
+                            const struct gp_pod *p)
 {
     if (m->sel) /* spreading counts the pod's namespace; an empty selector counts none */
         return !gp_eng_selector_empty(m->sel) && strcmp(m->ns, gp_eng_pod_ns(p)) == 0 &&
@@ -49,7 +62,7 @@ bool gp_eng_matcher_matches(const struct matcher *m, const struct gp_pod *p)
     if (m->nterms == 0)
         return false;
     for (size_t i = 0; i < m->nterms; i++)
-        if (!gp_eng_term_matches(&m->terms[i], m->ns, p))
+        if (!gp_eng_term_matches(e, &m->terms[i], m->ns, p))
             return false;
     return true;
 }
@@ -308,7 +321,7 @@ static uint32_t tally_get(struct gp_engine *e, uint8_t kind, uint32_t key, uint3
         if (p->state != GP_POD_BOUND)
             continue;
         int64_t w = 1;
-        if (kind == T_MATCH ? gp_eng_matcher_matches(&t->matchers.items[matcher], p)
+        if (kind == T_MATCH ? gp_eng_matcher_matches(e, &t->matchers.items[matcher], p)
                             : owns(e, p, ti, &w))
             tally_add(e, ny, &e->nodes.items[p->node], w, 1);
     }
@@ -452,7 +465,7 @@ void gp_eng_topo_bind(struct gp_engine *e, const struct gp_pod *p, const struct 
         return;
     /* the pods the matchers select: each matcher tested once */
     for (size_t m = 0; m < t->matchers.len; m++) {
-        if (!gp_eng_matcher_matches(&t->matchers.items[m], p))
+        if (!gp_eng_matcher_matches(e, &t->matchers.items[m], p))
             continue;
         for (size_t i = 0; i < t->tallies.len; i++) {
             struct tally *y = &t->tallies.items[i];
@@ -472,8 +485,44 @@ void gp_eng_topo_bind(struct gp_engine *e, const struct gp_pod *p, const struct 
         t->scoring_owners += sign;
 }
 
+/* Whether matcher m has a term whose namespaces a namespace's labels
+ * decide. */
+static bool matcher_ns_selects(const struct matcher *m)
+{
+    for (size_t i = 0; i < m->nterms; i++)
+        if (m->terms[i].ns_selector.set)
+            return true;
+    return false;
+}
+
+void gp_eng_topo_ns_recount(struct gp_engine *e, const char *ns, int sign)
+{
+    struct topo *t = &e->topo;
+    bool any = false;
+    for (size_t m = 0; m < t->matchers.len && !any; m++)
+        any = matcher_ns_selects(&t->matchers.items[m]);
+    if (!any) /* no term reads a namespace's labels: nothing they decide is counted */
+        return;
+    for (uint32_t i = gp_idtab_first(&e->pods.tab); i < e->pods.tab.n; i++) {
+        const struct gp_pod *p = pod_at(e, i);
+        if (p->state != GP_POD_BOUND || (ns && strcmp(gp_eng_pod_ns(p), ns) != 0))
+            continue;
+        for (size_t m = 0; m < t->matchers.len; m++) {
+            const struct matcher *mt = &t->matchers.items[m];
+            if (!matcher_ns_selects(mt) || !gp_eng_matcher_matches(e, mt, p))
+                continue;
+            for (size_t k = 0; k < t->tallies.len; k++) {
+                struct tally *y = &t->tallies.items[k];
+                if (y->kind == T_MATCH && y->matcher == m)
+                    tally_add(e, y, &e->nodes.items[p->node], 1, sign);
+            }
+        }
+    }
+}
+
 void gp_eng_topo_free(struct gp_engine *e)
 {
+    gp_eng_ns_free(e);
     struct topo *t = &e->topo;
     for (size_t i = 0; i < t->keys.len; i++) {
         GP_VEC_FREE(&t->keys.items[i].dom);

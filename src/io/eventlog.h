@@ -71,6 +71,10 @@ void gp_evlog_pod_forget(struct gp_evlog *w, uint32_t pod);
  * verdict the driver gave the engine, so that a replay prefers the same
  * victims. */
 void gp_evlog_pod_pdb(struct gp_evlog *w, uint32_t pod, bool violating);
+/* A namespace's labels given (gp_engine_namespace_set), or the namespace
+ * deleted (labels NULL, n 0: gp_engine_namespace_delete). */
+void gp_evlog_namespace(struct gp_evlog *w, const char *name, const struct gp_kv *labels, size_t n,
+                        bool deleted);
 /* One cycle, gp_engine_schedule(e, t_s, 0, out, cap) giving dec[0..n):
  * the cycle, each decision (names read from e), its end; then a flush. */
 void gp_evlog_cycle(struct gp_evlog *w, const struct gp_engine *e, double t_s, size_t cap,
@@ -112,7 +116,8 @@ enum gp_evlog_kind {
     GP_EVLOG_CYCLE,
     GP_EVLOG_DECISION,
     GP_EVLOG_CYCLE_END,
-    GP_EVLOG_POD_PDB, /* gp_engine_pod_set_pdb_violating (the Kubernetes driver's budgets) */
+    GP_EVLOG_POD_PDB,   /* gp_engine_pod_set_pdb_violating (the Kubernetes driver's budgets) */
+    GP_EVLOG_NAMESPACE, /* gp_engine_namespace_set / _delete (the driver's Namespaces) */
 };
 
 /* One line read. Strings and arrays live in the reader's arena (the specs
@@ -140,6 +145,11 @@ struct gp_evlog_event {
     struct gp_pod_spec pod_spec;
     struct gp_group_spec group;
     const char *obj, *type, *key; /* change */
+    /* namespace: its name, and its labels (deleted: none, ns_deleted) */
+    const char *ns_name;
+    const struct gp_kv *ns_labels;
+    size_t ns_nlabels;
+    bool ns_deleted;
 };
 
 struct gp_evlog_reader;

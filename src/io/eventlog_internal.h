@@ -65,6 +65,9 @@ enum gp_err gp_evl_node(struct gp_evl_rd *r, const json_t *o, struct gp_node_spe
 enum gp_err gp_evl_pod(struct gp_evl_rd *r, const json_t *o, struct gp_pod_spec *p);
 enum gp_err gp_evl_queue(struct gp_evl_rd *r, const json_t *o, struct gp_queue_spec *q);
 enum gp_err gp_evl_group(struct gp_evl_rd *r, const json_t *o, struct gp_group_spec *g);
+/* A [[key, value], ...] member `key` of o (absent: none). */
+enum gp_err gp_evl_kv(struct gp_evl_rd *r, const json_t *o, const char *key,
+                      const struct gp_kv **out, size_t *n);
 /* A decision line's decision and its index (ev->index). */
 enum gp_err gp_evl_decision(struct gp_evl_rd *r, const json_t *o, struct gp_evlog_event *ev);
 

@@ -98,6 +98,17 @@ static enum gp_err body_of(struct gp_evl_rd *r, const json_t *o, struct gp_evlog
         ev->violating = json_is_true(vj);
         return GP_OK;
     }
+    case GP_EVLOG_NAMESPACE: {
+        if ((err = gp_evl_str(r, o, "", "name", true, &ev->ns_name)) != GP_OK)
+            return err;
+        json_t *dj = json_object_get(o, "deleted");
+        if (dj && !json_is_true(dj))
+            return gp_evl_bad(r, "deleted", "expected true");
+        ev->ns_deleted = dj != NULL;
+        ev->ns_labels = NULL;
+        ev->ns_nlabels = 0;
+        return ev->ns_deleted ? GP_OK : gp_evl_kv(r, o, "labels", &ev->ns_labels, &ev->ns_nlabels);
+    }
     case GP_EVLOG_CYCLE:
         if ((err = gp_evl_int(r, o, "", "cycle", 0, INT64_MAX, true, &v)) != GP_OK)
             return err;

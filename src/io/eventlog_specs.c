@@ -242,6 +242,12 @@ static enum gp_err get_kv(struct gp_evl_rd *r, const json_t *o, const char *base
     return kv_of(r, json_object_get(o, key), path_of(p, sizeof p, base, key), out, n);
 }
 
+enum gp_err gp_evl_kv(struct gp_evl_rd *r, const json_t *o, const char *key,
+                      const struct gp_kv **out, size_t *n)
+{
+    return get_kv(r, o, "", key, out, n);
+}
+
 static enum gp_err name_item(struct gp_evl_rd *r, const json_t *v, const char *field,
                              const struct gp_evl_names *t, int *out)
 {

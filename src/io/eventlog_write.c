@@ -20,9 +20,9 @@ static const char *const gangs[] = {"none", "members", "no-room", "never-fits"};
 static const char *const evicts[] = {"none", "preempted", "reclaimed"};
 static const char *const modes[] = {"exclusive", "timeslice", "mps", "mig"};
 static const char *const events[] = {
-    "log",        "change",    "reset",    "queue_set",  "node_add",
-    "node_drain", "group_add", "pod_add",  "pod_assign", "pod_finished",
-    "pod_forget", "cycle",     "decision", "cycle_end",  "pod_pdb",
+    "log",       "change",    "reset",      "queue_set",    "node_add",   "node_drain",
+    "group_add", "pod_add",   "pod_assign", "pod_finished", "pod_forget", "cycle",
+    "decision",  "cycle_end", "pod_pdb",    "namespace",
 };
 static const char *const match_ops[] = {"In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"};
 const struct gp_evl_names gp_evl_effects = NAMES(effects);
@@ -669,6 +669,19 @@ void gp_evlog_pod_pdb(struct gp_evlog *w, uint32_t pod, bool violating)
     if (engine_event(w))
         put(w, json_pack("{s:s,s:I,s:b}", "ev", "pod_pdb", "pod", (json_int_t)pod, "violating",
                          violating));
+}
+
+void gp_evlog_namespace(struct gp_evlog *w, const char *name, const struct gp_kv *labels, size_t n,
+                        bool deleted)
+{
+    if (!engine_event(w))
+        return;
+    json_t *o = json_pack("{s:s,s:s}", "ev", "namespace", "name", name);
+    if (deleted)
+        json_object_set_new(o, "deleted", json_true());
+    else
+        json_object_set_new(o, "labels", ARRAY_JSON(labels, n, kv_json));
+    put(w, o);
 }
 
 void gp_evlog_cycle(struct gp_evlog *w, const struct gp_engine *e, double t_s, size_t cap,

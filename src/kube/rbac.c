@@ -87,6 +87,13 @@ const struct gp_rbac_rule gp_rbac_rules[] = {
      {"list", "watch"},
      NULL,
      "an unbound claim's class: Immediate or WaitForFirstConsumer binding"},
+    /* namespaces (namespaces.c, FILTERS): what InterPodAffinity reads */
+    {GP_RBAC_CLUSTER,
+     "",
+     "namespaces",
+     {"list", "watch"},
+     NULL,
+     "namespaces' labels, which a pod affinity term's namespaceSelector selects by"},
     {GP_RBAC_CLUSTER,
      "scheduling.x-k8s.io",
      "podgroups",

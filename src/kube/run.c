@@ -369,6 +369,8 @@ static bool drain(struct runq *q, struct gp_kube_sched *s, struct run_config *cw
             gp_kube_sched_pv_change(c->type, c->obj, NULL, s);
         else if (s && c->kind == 8)
             gp_kube_sched_sc_change(c->type, c->obj, NULL, s);
+        else if (s && c->kind == 9)
+            gp_kube_sched_namespace_change(c->type, c->obj, NULL, s);
         else if (s)
             gp_kube_sched_pod_change(c->type, c->obj, NULL, s);
         json_decref(c->obj);
@@ -422,6 +424,7 @@ struct run_state {
     struct feed config;         /* the ConfigMap (kind 4) */
     struct feed pdbs;           /* PodDisruptionBudgets (kind 5): preemption's victims */
     struct feed pvcs, pvs, scs; /* claims, volumes, classes (kinds 6-8): volumes.c */
+    struct feed nss;            /* Namespaces (kind 9): their labels, namespaces.c */
     struct run_config cw;
     struct gp_kube_client *c, *lc;
     struct gp_kube_client **bc; /* the binders' clients */
@@ -541,8 +544,8 @@ static enum gp_err not_synced(const struct gp_kube_run_opts *o, struct run_state
 {
     if (o->stop && *o->stop)
         return GP_OK;
-    struct feed *f[] = {&r->config, &r->groups, &r->volcano, &r->prios, &r->pdbs,
-                        &r->pvcs,   &r->pvs,    &r->scs,     &r->nodes, &r->pods};
+    struct feed *f[] = {&r->config, &r->groups, &r->volcano, &r->prios, &r->pdbs, &r->pvcs,
+                        &r->pvs,    &r->scs,    &r->nss,     &r->nodes, &r->pods};
     pthread_mutex_lock(&r->q.mu);
     size_t i = 0;
     while (i + 1 < sizeof f / sizeof f[0] && f[i]->synced)
@@ -563,7 +566,7 @@ static enum gp_err run_loop(const struct gp_kube_run_opts *o, struct run_state *
         pthread_mutex_lock(&r->q.mu);
         bool synced = r->nodes.synced && r->pods.synced && r->groups.synced && r->volcano.synced &&
                       r->prios.synced && r->config.synced && r->pdbs.synced && r->pvcs.synced &&
-                      r->pvs.synced && r->scs.synced;
+                      r->pvs.synced && r->scs.synced && r->nss.synced;
         pthread_mutex_unlock(&r->q.mu);
         if (synced)
             break;
@@ -798,6 +801,7 @@ enum gp_err gp_kube_run(const struct gp_kube_run_opts *o, struct gp_kube_run_res
     feed_report(&r.pvcs, o, km, GP_KM_INF_PVCS);
     feed_report(&r.pvs, o, km, GP_KM_INF_PVS);
     feed_report(&r.scs, o, km, GP_KM_INF_STORAGECLASSES);
+    feed_report(&r.nss, o, km, GP_KM_INF_NAMESPACES);
     if (err == GP_OK) /* PodGroups first: a gang's members wait for theirs */
         err = feed_start(&r.groups, &r.q, 2, "/apis/scheduling.x-k8s.io/v1alpha1/podgroups", o, d);
     if (err == GP_OK)
@@ -815,6 +819,8 @@ enum gp_err gp_kube_run(const struct gp_kube_run_opts *o, struct gp_kube_run_res
         err = feed_start(&r.pvs, &r.q, 7, "/api/v1/persistentvolumes", o, d);
     if (err == GP_OK)
         err = feed_start(&r.pvcs, &r.q, 6, "/api/v1/persistentvolumeclaims", o, d);
+    if (err == GP_OK) /* the namespaces' labels (namespaces.c), for affinity's namespaceSelector */
+        err = feed_start(&r.nss, &r.q, 9, "/api/v1/namespaces", o, d);
     if (err == GP_OK)
         err = feed_start(&r.nodes, &r.q, 1, "/api/v1/nodes", o, d);
     if (err == GP_OK)
@@ -832,6 +838,7 @@ enum gp_err gp_kube_run(const struct gp_kube_run_opts *o, struct gp_kube_run_res
     feed_stop(&r.pvcs);
     feed_stop(&r.pvs);
     feed_stop(&r.scs);
+    feed_stop(&r.nss);
     feed_stop(&r.nodes);
     feed_stop(&r.pods);
     drain(&r.q, NULL, NULL, 0); /* what came after the end: dropped */

@@ -155,6 +155,7 @@ void gp_kube_sched_free(struct gp_kube_sched *s)
     json_decref(s->node_index);
     json_decref(s->pdbs);
     gp_ks_volumes_free(s);
+    json_decref(s->namespaces);
     free(s);
 }
 

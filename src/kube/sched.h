@@ -150,6 +150,11 @@ void gp_kube_sched_pv_change(enum gp_kube_event_type type, const json_t *obj, co
                              void *ctx);
 void gp_kube_sched_sc_change(enum gp_kube_event_type type, const json_t *obj, const json_t *old,
                              void *ctx);
+/* Namespaces (namespaces.c): their labels, which a pod affinity term's
+ * namespaceSelector selects by, given to the engine (gp_engine_namespace_set)
+ * when they change. */
+void gp_kube_sched_namespace_change(enum gp_kube_event_type type, const json_t *obj,
+                                    const json_t *old, void *ctx);
 
 /* Leadership (lease.c decides): only a leader writes. Becoming leader
  * rebuilds the state from what the informers delivered. */

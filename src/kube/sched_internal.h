@@ -215,6 +215,9 @@ struct gp_kube_sched {
     json_t *pvcs, *pvs, *scs;
     struct spod **vpods; /* the pods of ours with claims read so far */
     size_t nvpods, capvpods;
+    /* namespaces.c: namespace name -> its metadata.labels as last given to
+     * the engine; NULL until one comes */
+    json_t *namespaces;
 };
 
 /* Whether p asks a GPU device (whole, shared or MIG): a node agent's
@@ -406,6 +409,10 @@ bool gp_ks_volumes_words(struct gp_kube_sched *s, struct gp_ks_words *w, const s
 /* sched.c: a pending pod of ours read again from its object (its volumes
  * changed) and queued again with the new spec. */
 void gp_ks_pod_reread(struct gp_kube_sched *s, struct spod *p);
+
+/* namespaces.c: every namespace's labels given to a new engine
+ * (gp_ks_rebuild); false when out of memory. */
+bool gp_ks_namespaces_apply(struct gp_kube_sched *s);
 
 /* sched_alloc.c: pods of ours bound and still allocating past the
  * timeout reported and marked expired (leader only); the earliest time

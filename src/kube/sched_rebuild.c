@@ -234,7 +234,7 @@ enum gp_err gp_ks_rebuild(struct gp_kube_sched *s, struct gp_diag *d)
     uint32_t qid;
     enum gp_err qerr = gp_engine_queue_set(s->e, &q, &qid);
     gp_evlog_queue_set(s->rec, &q, qerr, qid);
-    if (qerr != GP_OK)
+    if (qerr != GP_OK || !gp_ks_namespaces_apply(s)) /* (namespaces.c) */
         return gp_diag_set(d, GP_ENOMEM, "out of memory (the engine)");
     s->dirty = false;
     s->st.rebuilds++;

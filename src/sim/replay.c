@@ -252,6 +252,13 @@ static enum gp_err on_event(struct rp *p, const struct gp_evlog_event *ev, struc
             p->r->calls++;
         }
         break;
+    case GP_EVLOG_NAMESPACE: /* a namespace's labels, as the driver gave them */
+        if (ev->ns_deleted)
+            gp_engine_namespace_delete(p->e, ev->ns_name);
+        else
+            gp_engine_namespace_set(p->e, ev->ns_name, ev->ns_labels, ev->ns_nlabels);
+        p->r->calls++;
+        break;
     case GP_EVLOG_CYCLE:
         return on_cycle(p, ev, d);
     case GP_EVLOG_DECISION:

@@ -266,6 +266,7 @@ static const char *schema_of(const char *res, const char *sub)
         {"configmaps", "io.k8s.api.core.v1.ConfigMap"},
         {"persistentvolumeclaims", "io.k8s.api.core.v1.PersistentVolumeClaim"},
         {"persistentvolumes", "io.k8s.api.core.v1.PersistentVolume"},
+        {"namespaces", "io.k8s.api.core.v1.Namespace"},
         {"events.k8s.io/events", "io.k8s.api.events.v1.Event"},
         {"coordination.k8s.io/leases", "io.k8s.api.coordination.v1.Lease"},
     };

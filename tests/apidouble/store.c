@@ -99,6 +99,7 @@ const char *kind_of(const char *res)
         {"persistentvolumeclaims", "PersistentVolumeClaim"},
         {"persistentvolumes", "PersistentVolume"},
         {"storage.k8s.io/storageclasses", "StorageClass"},
+        {"namespaces", "Namespace"},
     };
     for (size_t i = 0; i < sizeof table / sizeof *table; i++)
         if (strcmp(table[i][0], res) == 0)

@@ -172,6 +172,30 @@ static void volume_defaults(const struct route *r, json_t *obj)
     }
 }
 
+/* A Namespace's label kubernetes.io/metadata.name is its name, on every
+ * create and update whatever the body says (pkg/apis/core/v1/defaults.go
+ * SetDefaults_Namespace, since 1.21); a new one is Active with the
+ * "kubernetes" finalizer (pkg/registry/core/namespace/strategy.go
+ * PrepareForCreate). m is obj's own metadata; its labels may be shared
+ * with a stored version, so they are copied. */
+static void namespace_defaults(const struct route *r, json_t *obj, json_t *m, bool create)
+{
+    if (strcmp(r->res, "namespaces") != 0)
+        return;
+    json_t *l = json_object_get(m, "labels");
+    json_t *nl = json_is_object(l) ? json_copy(l) : json_object();
+    json_object_set(nl, "kubernetes.io/metadata.name", json_object_get(m, "name"));
+    json_object_set_new(m, "labels", nl);
+    if (!create)
+        return;
+    json_t *spec = json_object_get(obj, "spec");
+    if (!json_is_object(spec))
+        json_object_set_new(obj, "spec", spec = json_object());
+    if (!json_object_get(spec, "finalizers"))
+        json_object_set_new(spec, "finalizers", json_pack("[s]", "kubernetes"));
+    json_object_set_new(obj, "status", json_pack("{s:s}", "phase", "Active"));
+}
+
 void do_create(const struct route *r, json_t *body, struct answer *a)
 {
     json_t *meta = json_object_get(body, "metadata");
@@ -236,6 +260,7 @@ void do_create(const struct route *r, json_t *body, struct answer *a)
         pod_defaults(obj);
     }
     volume_defaults(r, obj);
+    namespace_defaults(r, obj, json_object_get(obj, "metadata"), true);
     normalize(obj);
     record(o, "ADDED", obj);
     answer_recorded(a, 201);
@@ -413,6 +438,7 @@ void do_update(const struct route *r, json_t *body, enum update_kind how, struct
     }
     json_object_set_new(keep, "kind", json_string(kind_of(r->res)));
     json_object_set_new(keep, "apiVersion", json_string(r->api_version));
+    namespace_defaults(r, keep, m, false);
     /* (patches only: a PUT's body lacks the defaults the server fills in
      * before it compares, which the double fills in on create only) */
     if (patch && !status_only && strcmp(r->res, "pods") == 0 &&

@@ -15,7 +15,11 @@
  *  - DoNotSchedule spreading holds a zone's count to maxSkew, a node
  *    without the key "(missing required label)", not helped by preemption;
  *  - matchLabelKeys merged with the pod's labels; a value that does not
- *    read leaves the pod unreadable with one line naming the field. */
+ *    read leaves the pod unreadable with one line naming the field;
+ *  - a namespaceSelector selects by the Namespaces' labels (the Namespace
+ *    informer, kube/namespaces.c; the double serves namespaces as the API
+ *    server does: the kubernetes.io/metadata.name label, Active), and a
+ *    label changed is seen by the next cycle. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -23,6 +27,7 @@
 
 #include <cmocka.h>
 
+#include "kube/rbac.h"
 #include "kube_double.h"
 #include "kube_world.h"
 
@@ -357,12 +362,132 @@ static void test_unreadable(void **state)
     w_close(&w);
 }
 
+/* A namespace with labels (JSON members). */
+static void namespace(struct world *w, const char *name, const char *labels)
+{
+    char b[512];
+    snprintf(b, sizeof b,
+             "{\"apiVersion\":\"v1\",\"kind\":\"Namespace\",\"metadata\":{\"name\":\"%s\","
+             "\"labels\":{%s}}}",
+             name, labels);
+    kd_call(w->admin, "POST", "/api/v1/namespaces", b, 201);
+}
+
+/* A pod of ours in namespace ns asking one GPU, labelled app=db. */
+static void ns_pod(struct world *w, const char *ns, const char *name)
+{
+    char b[1024], path[128];
+    snprintf(b, sizeof b,
+             "{\"metadata\":{\"name\":\"%s\",\"labels\":{\"app\":\"db\"}},\"spec\":{"
+             "\"schedulerName\":\"gpuplane\",\"containers\":[{\"name\":\"c\",\"image\":\"x\","
+             "\"resources\":{\"requests\":{\"cpu\":\"1\",\"nvidia.com/gpu\":\"1\"},"
+             "\"limits\":{\"nvidia.com/gpu\":\"1\"}}}]}}",
+             name);
+    snprintf(path, sizeof path, "/api/v1/namespaces/%s/pods", ns);
+    kd_call(w->admin, "POST", path, b, 201);
+}
+
+static const char *node_in(struct world *w, const char *ns, const char *name)
+{
+    static char out[64];
+    char path[160];
+    snprintf(path, sizeof path, "/api/v1/namespaces/%s/pods/%s", ns, name);
+    json_t *p = w_get(w, path);
+    const char *n = json_string_value(json_object_get(json_object_get(p, "spec"), "nodeName"));
+    snprintf(out, sizeof out, "%s", n ? n : "");
+    json_decref(p);
+    return out;
+}
+
+/* A pod of another scheduler holds required anti-affinity against app=db
+ * pods of the namespaces labelled env=prod: ours in team (env=prod) stay
+ * off its node, ours in other (env=dev) go there; team relabelled
+ * env=dev, the next cycle binds its pod. Without the Namespaces' labels a
+ * namespaceSelector sees only kubernetes.io/metadata.name and team's pod
+ * would go at once. */
+static void test_namespace_selector(void **state)
+{
+    (void)state;
+    struct world w;
+    w_open(&w, true);
+    struct gp_kube_client *ic = kd_client();
+    struct gp_kube_informer *nss;
+    struct gp_diag d = {""};
+    assert_int_equal(gp_kube_informer_new(ic, "/api/v1/namespaces", 0,
+                                          gp_kube_sched_namespace_change, w.s, &nss, &d),
+                     GP_OK);
+    namespace(&w, "team", "\"env\":\"prod\"");
+    namespace(&w, "other", "\"env\":\"dev\",\"kubernetes.io/metadata.name\":\"wrong\"");
+    /* the server's: the name label (whatever the body said), Active */
+    json_t *o = w_get(&w, "/api/v1/namespaces/other");
+    json_t *l = json_object_get(json_object_get(o, "metadata"), "labels");
+    assert_string_equal(json_string_value(json_object_get(l, "kubernetes.io/metadata.name")),
+                        "other");
+    assert_string_equal(json_string_value(json_object_get(l, "env")), "dev");
+    assert_string_equal(json_string_value(json_object_get(json_object_get(o, "status"), "phase")),
+                        "Active");
+    assert_string_equal(json_string_value(json_object_get(o, "kind")), "Namespace");
+    json_decref(o);
+    assert_int_equal(gp_kube_informer_list(nss, &d), GP_OK);
+    znode(&w, "n1", 4, "a");
+    apod(&w, "theirs", "default-scheduler", "\"app\":\"guard\"",
+         ",\"affinity\":{\"podAntiAffinity\":{\"requiredDuringSchedulingIgnoredDuringExecution\":"
+         "[{\"labelSelector\":{\"matchLabels\":{\"app\":\"db\"}},\"namespaceSelector\":{"
+         "\"matchLabels\":{\"env\":\"prod\"}},\"topologyKey\":\"kubernetes.io/hostname\"}]}}");
+    w_bind(&w, "theirs", "n1");
+    w_cycle(&w);
+    ns_pod(&w, "team", "db-team");
+    ns_pod(&w, "other", "db-other");
+    w_cycle(&w);
+    assert_string_equal(node_in(&w, "team", "db-team"), "");
+    assert_string_equal(node_in(&w, "other", "db-other"), "n1");
+    /* an update that leaves the labels alone (an annotation) changes nothing */
+    kd_call(w.admin, "PATCH", "/api/v1/namespaces/team",
+            "{\"metadata\":{\"annotations\":{\"owner\":\"x\"}}}", 200);
+    assert_int_equal(gp_kube_informer_watch(nss, 0.5, &d), GP_OK);
+    w_cycle(&w);
+    assert_string_equal(node_in(&w, "team", "db-team"), "");
+    /* relabelled: the watch delivers it, the next cycle binds */
+    kd_call(w.admin, "PATCH", "/api/v1/namespaces/team",
+            "{\"metadata\":{\"labels\":{\"env\":\"dev\"}}}", 200);
+    o = w_get(&w, "/api/v1/namespaces/team"); /* the name label kept through a patch */
+    l = json_object_get(json_object_get(o, "metadata"), "labels");
+    assert_string_equal(json_string_value(json_object_get(l, "kubernetes.io/metadata.name")),
+                        "team");
+    json_decref(o);
+    assert_int_equal(gp_kube_informer_watch(nss, 0.5, &d), GP_OK);
+    w_cycle(&w);
+    assert_string_equal(node_in(&w, "team", "db-team"), "n1");
+    gp_kube_informer_free(nss);
+    gp_kube_client_free(ic);
+    w_close(&w);
+}
+
+/* render --self grants list and watch on namespaces, nothing more. */
+static void test_namespace_rbac(void **state)
+{
+    (void)state;
+    assert_true(gp_rbac_allows("list", "", "namespaces", NULL));
+    assert_true(gp_rbac_allows("watch", "", "namespaces", NULL));
+    const char *no[] = {"get", "create", "update", "patch", "delete"};
+    for (size_t i = 0; i < sizeof no / sizeof no[0]; i++)
+        if (gp_rbac_allows(no[i], "", "namespaces", NULL))
+            fail_msg("allowed: %s namespaces", no[i]);
+    char why[256];
+    assert_true(gp_rbac_allows_request("GET", "/api/v1/namespaces?watch=true", "gpuplane-system",
+                                       why, sizeof why));
+    assert_false(gp_rbac_allows_request("GET", "/api/v1/namespaces/team", "gpuplane-system", why,
+                                        sizeof why));
+}
+
 int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_node_affinity, kd_start, kd_stop),
         cmocka_unit_test_setup_teardown(test_pod_anti_affinity, kd_start, kd_stop),
         cmocka_unit_test_setup_teardown(test_existing_anti_affinity, kd_start, kd_stop),
+        cmocka_unit_test_setup_teardown(test_namespace_selector, kd_start, kd_stop),
+        cmocka_unit_test(test_namespace_rbac),
         cmocka_unit_test_setup_teardown(test_pod_affinity, kd_start, kd_stop),
         cmocka_unit_test_setup_teardown(test_spread, kd_start, kd_stop),
         cmocka_unit_test(test_reader),
