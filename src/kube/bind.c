@@ -104,7 +104,8 @@ static bool leading(const struct gp_kube_sched *s)
 
 static void path_of(const struct bind_member *m, const char *sub, char *buf, size_t n)
 {
-    snprintf(buf, n, "/api/v1/namespaces/%s/pods/%s%s", m->ns, m->name, sub);
+    const char *v[] = {"/api/v1/namespaces/", m->ns, "/pods/", m->name, sub};
+    gp_kube_str_join(buf, n, v, 5);
 }
 
 /* Appends s as a JSON string to *p, escaped as jansson's json_dumps
@@ -177,7 +178,7 @@ static long lean_take(enum gp_err err, struct gp_kube_response *r, long fast, ch
         *ans = json_loadb(r->body, r->len, 0, NULL);
         const char *v = rv ? gp_kube_meta(*ans, "resourceVersion") : NULL;
         if (rv)
-            snprintf(rv, rvn, "%s", v ? v : "");
+            gp_kube_str_copy(rv, rvn, v ? v : "");
     }
     gp_kube_response_free(r);
     return st;
@@ -222,7 +223,7 @@ static char *annotate_text(const struct bind_member *m)
 static long annotate_take(long st, const char *new_rv, json_t *ans, char *rv, size_t rvn)
 {
     if (st == 200 && new_rv[0])
-        snprintf(rv, rvn, "%s", new_rv);
+        gp_kube_str_copy(rv, rvn, new_rv);
     else if (st == 200)
         st = 0; /* an answer without a version: as good as none */
     json_decref(ans);
@@ -401,7 +402,7 @@ static void job_run(struct binder *b, struct bind_job *j)
     double t0 = mono_s();
     for (size_t i = 0; i < j->n; i++) {
         struct bind_member *m = &j->m[i];
-        snprintf(m->rv_now, sizeof m->rv_now, "%s", m->rv);
+        gp_kube_str_copy(m->rv_now, sizeof m->rv_now, m->rv);
         m->patch_st = m->bind_st = -1;
         if (failed < j->n || !m->annotate || m->check)
             continue;
@@ -464,7 +465,7 @@ static void jobs_run(struct binder *b, struct bind_job *const *js, size_t k)
     bool lead = leading(b->s);
     for (size_t i = 0; i < k; i++) {
         struct bind_member *m = &js[i]->m[0];
-        snprintf(rvs[i], sizeof rvs[i], "%s", m->rv);
+        gp_kube_str_copy(rvs[i], sizeof rvs[i], m->rv);
         m->patch_st = m->bind_st = -1;
         if (!lead)
             continue;
@@ -718,7 +719,7 @@ static void apply_member(struct gp_kube_sched *s, struct bind_member *m, size_t 
         break;
     case BO_ANNOTATED: /* its decision is durable: bound once its node's slot frees */
         p->resume = true;
-        snprintf(p->resume_rv, sizeof p->resume_rv, "%s", m->rv_now);
+        gp_kube_str_copy(p->resume_rv, sizeof p->resume_rv, m->rv_now);
         gp_ks_slot_wait(s, p);
         break;
     case BO_UNSURE: /* kept: its GPUs stay booked and its node's slot held */
@@ -834,8 +835,9 @@ static struct bind_job *job_make(struct gp_kube_sched *s, struct spod *const *m,
         gp_kube_mig_format(&named, nd->mig_model >= 0 ? &gp_mig_models[nd->mig_model] : NULL,
                            tx[i].mig, sizeof tx[i].mig);
         const char *rv = p->resume_rv[0] ? p->resume_rv : p->info.rv;
-        snprintf(tx[i].group, sizeof tx[i].group, "%s%s%s", p->info.group ? p->info.ns : "",
-                 p->info.group ? "/" : "", p->info.group ? p->info.group : "");
+        const char *gv[] = {p->info.group ? p->info.ns : "", p->info.group ? "/" : "",
+                            p->info.group ? p->info.group : ""};
+        gp_kube_str_join(tx[i].group, sizeof tx[i].group, gv, 3);
         bytes += strlen(p->key) + strlen(p->info.ns) + strlen(p->info.name) + strlen(p->info.uid) +
                  strlen(rv) + strlen(tx[i].node) + strlen(tx[i].gpus) + strlen(tx[i].mig) +
                  strlen(tx[i].group) + 9;

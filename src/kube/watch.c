@@ -101,6 +101,16 @@ void gp_kube_str_copy(char *dst, size_t n, const char *src)
     put_part(dst, n, 0, src, strlen(src));
 }
 
+size_t gp_kube_str_join(char *dst, size_t n, const char *const *parts, size_t count)
+{
+    if (n > 0)
+        dst[0] = '\0';
+    size_t at = 0;
+    for (size_t i = 0; i < count; i++)
+        at = put_part(dst, n, at, parts[i], strlen(parts[i]));
+    return at;
+}
+
 const char *gp_kube_meta(const json_t *obj, const char *field)
 {
     return gp_kube_meta_of(json_object_get(obj, "metadata"), field);

@@ -93,6 +93,12 @@ size_t gp_kube_key_make(const char *ns, const char *name, char *key, size_t n);
 /* src in dst[n], cut where snprintf(dst, n, "%s", src) would cut it. */
 void gp_kube_str_copy(char *dst, size_t n, const char *src);
 
+/* parts[0..count) one after another in dst[n], cut where snprintf(dst,
+ * n, "%s%s...") would cut them; the length snprintf would answer (the
+ * binders' request paths and copies, a few a pod, without printf's
+ * format walk). */
+size_t gp_kube_str_join(char *dst, size_t n, const char *const *parts, size_t count);
+
 /* metadata.resourceVersion of a JSON object's text, read without building
  * a tree (an answer of which only that is needed: a patch's): 1 and the
  * version in rv; 0 when the document has none (or not as a string); -1

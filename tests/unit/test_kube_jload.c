@@ -309,7 +309,7 @@ static void test_skip(void **state)
     gp_kube_event_clear(&ev);
 }
 
-/* gp_kube_key_make and gp_kube_str_copy cut and answer as snprintf does,
+/* gp_kube_key_make, gp_kube_str_copy and gp_kube_str_join cut and answer as snprintf does,
  * for every length of namespace, name and buffer (NULL namespace: ""). */
 static void test_key_make(void **state)
 {
@@ -335,6 +335,12 @@ static void test_key_make(void **state)
                 memset(got, 'X', sizeof got);
                 snprintf(want, n, "%s", name);
                 gp_kube_str_copy(got, n, name);
+                assert_memory_equal(got, want, sizeof got);
+                memset(want, 'X', sizeof want);
+                memset(got, 'X', sizeof got);
+                const char *parts[] = {ns, "/x/", name, ""};
+                w = snprintf(want, n, "%s%s%s%s", ns, "/x/", name, "");
+                assert_int_equal(gp_kube_str_join(got, n, parts, 4), (size_t)w);
                 assert_memory_equal(got, want, sizeof got);
             }
 }
