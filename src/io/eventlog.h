@@ -67,10 +67,13 @@ void gp_evlog_pod_assign(struct gp_evlog *w, uint32_t pod, uint32_t node,
                          const struct gp_pick *pick, enum gp_err err);
 void gp_evlog_pod_finished(struct gp_evlog *w, uint32_t pod);
 void gp_evlog_pod_forget(struct gp_evlog *w, uint32_t pod);
-/* gp_engine_pod_set_pdb_violating(pod, violating): the PodDisruptionBudgets'
- * verdict the driver gave the engine, so that a replay prefers the same
- * victims. */
-void gp_evlog_pod_pdb(struct gp_evlog *w, uint32_t pod, bool violating);
+/* gp_engine_pdb_set(pdb, allowed) and gp_engine_pod_set_pdbs(pod,
+ * pdbs[0..n)): the PodDisruptionBudgets the driver gave the engine (a
+ * budget's disruptionsAllowed by its id; the budgets a pod counts
+ * against), so that a replay counts them as the live run did. */
+void gp_evlog_pdb_set(struct gp_evlog *w, uint32_t pdb, int32_t allowed, enum gp_err err);
+void gp_evlog_pod_pdbs(struct gp_evlog *w, uint32_t pod, const uint32_t *pdbs, size_t n,
+                       enum gp_err err);
 /* A namespace's labels given (gp_engine_namespace_set), or the namespace
  * deleted (labels NULL, n 0: gp_engine_namespace_delete). */
 void gp_evlog_namespace(struct gp_evlog *w, const char *name, const struct gp_kv *labels, size_t n,
@@ -116,8 +119,10 @@ enum gp_evlog_kind {
     GP_EVLOG_CYCLE,
     GP_EVLOG_DECISION,
     GP_EVLOG_CYCLE_END,
-    GP_EVLOG_POD_PDB,   /* gp_engine_pod_set_pdb_violating (the Kubernetes driver's budgets) */
+    GP_EVLOG_POD_PDB,   /* gp_engine_pod_set_pdb_violating: an older log's budgets (read only) */
     GP_EVLOG_NAMESPACE, /* gp_engine_namespace_set / _delete (the driver's Namespaces) */
+    GP_EVLOG_PDB_SET,   /* gp_engine_pdb_set (the Kubernetes driver's budgets) */
+    GP_EVLOG_POD_PDBS,  /* gp_engine_pod_set_pdbs */
 };
 
 /* One line read. Strings and arrays live in the reader's arena (the specs
@@ -127,11 +132,15 @@ struct gp_evlog_event {
     enum gp_evlog_kind kind;
     size_t line;
     const char *text;
-    double t_s;                 /* change, pod_add, cycle */
-    bool ok;                    /* the call's result: GP_OK or not */
-    uint32_t id;                /* what the call issued, when ok */
-    uint32_t pod, node;         /* node_drain, pod_assign, pod_finished, pod_forget, pod_pdb */
-    bool violating;             /* pod_pdb */
+    double t_s;           /* change, pod_add, cycle */
+    bool ok;              /* the call's result: GP_OK or not */
+    uint32_t id;          /* what the call issued, when ok */
+    uint32_t pod, node;   /* node_drain, pod_assign, pod_finished, pod_forget, pod_pdb, pod_pdbs */
+    bool violating;       /* pod_pdb */
+    uint32_t pdb;         /* pdb_set: the budget's id */
+    int32_t allowed;      /* pdb_set: its disruptionsAllowed */
+    const uint32_t *pdbs; /* pod_pdbs: the budgets' ids */
+    size_t npdbs;
     bool has_pick;              /* pod_assign */
     struct gp_pick pick;        /* pod_assign */
     const char *policy;         /* reset */

@@ -25,6 +25,42 @@ static enum gp_err result_of(struct gp_evl_rd *r, const json_t *o, struct gp_evl
     return GP_OK;
 }
 
+/* "ok": the call's result as true or false (pod_assign, pdb_set, pod_pdbs) */
+static enum gp_err ok_of(struct gp_evl_rd *r, const json_t *o, struct gp_evlog_event *ev)
+{
+    json_t *ok = json_object_get(o, "ok");
+    if (!json_is_boolean(ok))
+        return gp_evl_bad(r, "ok", ok ? "expected true or false" : "missing");
+    ev->ok = json_is_true(ok);
+    return GP_OK;
+}
+
+/* pod_pdbs' "pdbs": budget ids, at most as many as the engine takes */
+static enum gp_err pdbs_of(struct gp_evl_rd *r, const json_t *l, struct gp_evlog_event *ev)
+{
+    if (!json_is_array(l))
+        return gp_evl_bad(r, "pdbs", l ? "expected an array of budget ids" : "missing");
+    size_t n = json_array_size(l);
+    if (n > 1024)
+        return gp_evl_bad(r, "pdbs", "more than 1024 budgets");
+    uint32_t *ids = n ? gp_arena_alloc(r->a, n * sizeof *ids) : NULL;
+    if (n && !ids)
+        return gp_diag_set(r->d, GP_ENOMEM, "out of memory");
+    for (size_t i = 0; i < n; i++) {
+        const json_t *x = json_array_get(l, i);
+        if (!json_is_integer(x) || json_integer_value(x) < 0 ||
+            json_integer_value(x) > (json_int_t)UINT32_MAX) {
+            char f[32];
+            snprintf(f, sizeof f, "pdbs[%zu]", i);
+            return gp_evl_bad(r, f, "expected a budget id (0 to 4294967295)");
+        }
+        ids[i] = (uint32_t)json_integer_value(x);
+    }
+    ev->pdbs = ids;
+    ev->npdbs = n;
+    return GP_OK;
+}
+
 static enum gp_err body_of(struct gp_evl_rd *r, const json_t *o, struct gp_evlog_event *ev)
 {
     enum gp_err err = GP_OK;
@@ -74,10 +110,8 @@ static enum gp_err body_of(struct gp_evl_rd *r, const json_t *o, struct gp_evlog
     case GP_EVLOG_POD_ASSIGN: {
         GP_EVL_U32(r, o, "", "pod", true, ev->pod);
         GP_EVL_U32(r, o, "", "node", true, ev->node);
-        json_t *ok = json_object_get(o, "ok");
-        if (!json_is_boolean(ok))
-            return gp_evl_bad(r, "ok", ok ? "expected true or false" : "missing");
-        ev->ok = json_is_true(ok);
+        if ((err = ok_of(r, o, ev)) != GP_OK)
+            return err;
         ev->has_pick = json_object_get(o, "pick") != NULL;
         if (ev->has_pick)
             return gp_evl_pick(r, json_object_get(o, "pick"), "pick", &ev->pick);
@@ -109,6 +143,17 @@ static enum gp_err body_of(struct gp_evl_rd *r, const json_t *o, struct gp_evlog
         ev->ns_nlabels = 0;
         return ev->ns_deleted ? GP_OK : gp_evl_kv(r, o, "labels", &ev->ns_labels, &ev->ns_nlabels);
     }
+    case GP_EVLOG_PDB_SET:
+        GP_EVL_U32(r, o, "", "pdb", true, ev->pdb);
+        if ((err = gp_evl_int(r, o, "", "allowed", INT32_MIN, INT32_MAX, true, &v)) != GP_OK)
+            return err;
+        ev->allowed = (int32_t)v;
+        return ok_of(r, o, ev);
+    case GP_EVLOG_POD_PDBS:
+        GP_EVL_U32(r, o, "", "pod", true, ev->pod);
+        if ((err = pdbs_of(r, json_object_get(o, "pdbs"), ev)) != GP_OK)
+            return err;
+        return ok_of(r, o, ev);
     case GP_EVLOG_CYCLE:
         if ((err = gp_evl_int(r, o, "", "cycle", 0, INT64_MAX, true, &v)) != GP_OK)
             return err;

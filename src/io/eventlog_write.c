@@ -22,7 +22,7 @@ static const char *const modes[] = {"exclusive", "timeslice", "mps", "mig"};
 static const char *const events[] = {
     "log",       "change",    "reset",      "queue_set",    "node_add",   "node_drain",
     "group_add", "pod_add",   "pod_assign", "pod_finished", "pod_forget", "cycle",
-    "decision",  "cycle_end", "pod_pdb",    "namespace",
+    "decision",  "cycle_end", "pod_pdb",    "namespace",    "pdb_set",    "pod_pdbs",
 };
 static const char *const match_ops[] = {"In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"};
 const struct gp_evl_names gp_evl_effects = NAMES(effects);
@@ -664,11 +664,27 @@ void gp_evlog_pod_forget(struct gp_evlog *w, uint32_t pod)
         put(w, json_pack("{s:s,s:I}", "ev", "pod_forget", "pod", (json_int_t)pod));
 }
 
-void gp_evlog_pod_pdb(struct gp_evlog *w, uint32_t pod, bool violating)
+void gp_evlog_pdb_set(struct gp_evlog *w, uint32_t pdb, int32_t allowed, enum gp_err err)
 {
     if (engine_event(w))
-        put(w, json_pack("{s:s,s:I,s:b}", "ev", "pod_pdb", "pod", (json_int_t)pod, "violating",
-                         violating));
+        put(w, json_pack("{s:s,s:I,s:I,s:b}", "ev", "pdb_set", "pdb", (json_int_t)pdb, "allowed",
+                         (json_int_t)allowed, "ok", err == GP_OK));
+}
+
+void gp_evlog_pod_pdbs(struct gp_evlog *w, uint32_t pod, const uint32_t *pdbs, size_t n,
+                       enum gp_err err)
+{
+    if (!engine_event(w))
+        return;
+    json_t *l = json_array();
+    for (size_t i = 0; l && i < n; i++)
+        if (json_array_append_new(l, json_integer((json_int_t)pdbs[i])) != 0) {
+            json_decref(l);
+            l = NULL;
+        }
+    put(w, l ? json_pack("{s:s,s:I,s:o,s:b}", "ev", "pod_pdbs", "pod", (json_int_t)pod, "pdbs", l,
+                         "ok", err == GP_OK)
+             : NULL);
 }
 
 void gp_evlog_namespace(struct gp_evlog *w, const char *name, const struct gp_kv *labels, size_t n,

@@ -153,7 +153,7 @@ void gp_kube_sched_free(struct gp_kube_sched *s)
     free(s->gang);
     json_decref(s->pod_index);
     json_decref(s->node_index);
-    json_decref(s->pdbs);
+    gp_ks_pdb_free(s);
     gp_ks_volumes_free(s);
     json_decref(s->namespaces);
     free(s);
@@ -364,7 +364,7 @@ enum gp_err gp_ks_engine_add_any(struct gp_kube_sched *s, struct spod *p, bool a
     }
     *r = p;
     p->eng = id;
-    gp_ks_pdb_mark(s, p); /* its PodDisruptionBudgets' standing (pdb.c) */
+    gp_ks_pdb_enter(s, p); /* the PodDisruptionBudgets it counts against (pdb.c) */
     return GP_OK;
 }
 

@@ -81,7 +81,9 @@ struct spod {
     /* the audit's booking: the node it books in the API's view */
     struct snode *booked;
     size_t booked_slot;
-    bool pdb_marked; /* the engine told it would break a PodDisruptionBudget (pdb.c) */
+    /* pdb.c: a hash of the PodDisruptionBudget ids the engine was told it
+     * counts against (gp_engine_pod_set_pdbs); 0: none */
+    uint64_t pdb_print;
     /* unreadable (its spec refused) and bound there, not ended: the node
      * takes no new pods while it is (sched.c pod_unreadable); said: its
      * log line and Event given for this spell */
@@ -210,6 +212,11 @@ struct gp_kube_sched {
      * /healthz (gp_kube_sched_beat_s) */
     _Atomic double beat_s;
     json_t *pdbs; /* pdb.c: "ns/name" -> PodDisruptionBudget; NULL until one comes */
+    /* pdb.c: "ns/name" -> its budget id in the engine (gp_engine_pdb_set),
+     * the same while it lives; which ids living budgets hold */
+    json_t *pdb_ids;
+    bool *pdb_taken;
+    size_t npdb_taken;
     /* volumes.c: PersistentVolumeClaims ("ns/name"), PersistentVolumes and
      * StorageClasses (by name) as their informers deliver them; NULL until one comes */
     json_t *pvcs, *pvs, *scs;
@@ -299,11 +306,16 @@ void gp_ks_release(struct gp_kube_sched *s, struct spod *p);
 enum gp_err gp_ks_write_decisions(struct gp_kube_sched *s, size_t n, double attempt_s,
                                   size_t *bound);
 void gp_ks_resume(struct gp_kube_sched *s, size_t *bound);
-/* pdb.c: whether evicting p would break a PodDisruptionBudget
- * (kube-scheduler's filterPodsWithPDBViolation, p judged alone);
- * gp_ks_pdb_mark: that told to the engine, for p in it. */
-bool gp_ks_pdb_violating(const struct gp_kube_sched *s, const struct spod *p);
+/* pdb.c: the ids of the PodDisruptionBudgets p counts against given to
+ * the engine (gp_engine_pod_set_pdbs), when they changed, for p in it;
+ * gp_ks_pdb_enter: the same for p just entered the engine (it counts
+ * against none there yet); gp_ks_pdb_engine: every budget's
+ * disruptionsAllowed given to a new engine (gp_engine_pdb_set, the
+ * rebuild, before its pods); gp_ks_pdb_free: the budgets kept. */
 void gp_ks_pdb_mark(struct gp_kube_sched *s, struct spod *p);
+void gp_ks_pdb_enter(struct gp_kube_sched *s, struct spod *p);
+void gp_ks_pdb_engine(struct gp_kube_sched *s);
+void gp_ks_pdb_free(struct gp_kube_sched *s);
 /* The rebuild's step for pending pods nominated (status.nominatedNodeName)
  * to a node where lower-priority pods are still stopping: their claim kept. */
 void gp_ks_nominated_claim(struct gp_kube_sched *s);

@@ -236,6 +236,7 @@ enum gp_err gp_ks_rebuild(struct gp_kube_sched *s, struct gp_diag *d)
     gp_evlog_queue_set(s->rec, &q, qerr, qid);
     if (qerr != GP_OK || !gp_ks_namespaces_apply(s)) /* (namespaces.c) */
         return gp_diag_set(d, GP_ENOMEM, "out of memory (the engine)");
+    gp_ks_pdb_engine(s); /* the PodDisruptionBudgets, before the pods that count against them */
     s->dirty = false;
     s->st.rebuilds++;
     gp_ks_slot_reset(s); /* recomputed below */

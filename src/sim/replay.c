@@ -246,7 +246,7 @@ static enum gp_err on_event(struct rp *p, const struct gp_evlog_event *ev, struc
             p->r->calls++;
         }
         break;
-    case GP_EVLOG_POD_PDB: /* the budgets' verdict, as the driver gave it */
+    case GP_EVLOG_POD_PDB: /* an older log: each pod's budgets' verdict, judged alone */
         if (known(p, ev, true, false)) {
             gp_engine_pod_set_pdb_violating(p->e, ev->pod, ev->violating);
             p->r->calls++;
@@ -258,6 +258,16 @@ static enum gp_err on_event(struct rp *p, const struct gp_evlog_event *ev, struc
         else
             gp_engine_namespace_set(p->e, ev->ns_name, ev->ns_labels, ev->ns_nlabels);
         p->r->calls++;
+        break;
+    case GP_EVLOG_PDB_SET: /* a budget's disruptionsAllowed, under the driver's id */
+        err = gp_engine_pdb_set(p->e, ev->pdb, ev->allowed);
+        check_call(p, ev, "pdb_set", err, 0, false);
+        break;
+    case GP_EVLOG_POD_PDBS: /* the budgets a pod counts against */
+        if (!known(p, ev, true, false))
+            break;
+        err = gp_engine_pod_set_pdbs(p->e, ev->pod, ev->pdbs, ev->npdbs);
+        check_call(p, ev, "pod_pdbs", err, 0, false);
         break;
     case GP_EVLOG_CYCLE:
         return on_cycle(p, ev, d);

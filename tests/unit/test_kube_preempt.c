@@ -158,8 +158,9 @@ static void test_pdb_fewest_violations(void **state)
 }
 
 /* --record with a budget that steered the victim: the log holds the
- * budgets' verdict (pod_pdb), so `gpuplane sim --replay` evicts the same
- * pod (without it the replay's engine takes "b", the recorded run "a"). */
+ * budget and b's link to it (pdb_set, pod_pdbs), so `gpuplane sim
+ * --replay` evicts the same pod (without them the replay's engine takes
+ * "b", the recorded run "a"; test_kube_preempt_pdb's test_replay). */
 static void test_pdb_replay(void **state)
 {
     (void)state;

@@ -1,6 +1,8 @@
 /* test_preempt_pdb.c - the engine's preemption when a candidate victim
  * would break a PodDisruptionBudget (gp_engine_pod_set_pdb_violating, as
- * the live scheduler's pdb.c tells it): kube-scheduler's node-by-node
+ * an older event log's pod_pdb lines replay it; gp_engine_pdb_set and
+ * gp_engine_pod_set_pdbs, as the live scheduler's pdb.c gives the
+ * budgets: test_budget_*): kube-scheduler's node-by-node
  * choice (pkg/scheduler/framework/preemption/preemption.go
  * pickOneNodeForPreemption: the fewest violations, then the lowest
  * highest victim priority, the lowest sum of priorities, the fewest
