@@ -178,21 +178,54 @@ static bool on_stopping(const struct gp_kube_sched *s, const struct spod *p)
                   (p->spec.mem_mib > 0 && nd->mem_free_mib < 0));
 }
 
+static void nominate(struct gp_kube_sched *s, struct spod *p, const char *node);
+
+/* p bound in the engine at p->node (tried anew from was_node): when no
+ * stopping pod holds what it got, 1 - its victims stop on, held, waited
+ * for by nobody; else 0, p pending again, or -1 when that failed (p
+ * released). */
+static int settled(struct gp_kube_sched *s, struct spod *p, uint32_t was_node)
+{
+    if (!on_stopping(s, p)) {
+        for (size_t i = 0; i < s->npods; i++) /* its victims stop on, held */
+            if (s->pods[i]->preemptor == p)
+                s->pods[i]->preemptor = NULL;
+        p->victims = 0;
+        p->nominated_at = 0;
+        /* elsewhere, its nomination is stale: cleared, as kube-scheduler
+         * clears a preemptor's status.nominatedNodeName once it no longer
+         * holds (kubernetes PR #106816, issue #106780) - a v1.28 API
+         * server keeps it through the Binding; on its own node it holds */
+        if (p->node != was_node)
+            nominate(s, p, NULL);
+        return 1;
+    }
+    gp_ks_engine_drop(s, p); /* there too it would wait: back where it was */
+    if (gp_ks_engine_add(s, p) != GP_OK) {
+        gp_ks_release(s, p);
+        return -1;
+    }
+    return 0;
+}
+
 /* A pod waiting on its node (SP_PREEMPTING: for its victims, or on room
  * a victim still holds) tried again where it could go now, as
  * kube-scheduler tries a nominated pod again at each attempt and binds it
  * wherever it fits (status.nominatedNodeName is a hint, not a claim:
- * schedule_one.go evaluates the nominated node first, then every node).
- * Only when another node passes every filter: then the pod is released
- * and placed by the engine's policy (gp_engine_schedule_pod, written to
- * --record's log as the assignment it made); if it lands where nothing
- * stops it, true (ASSUMED there, to be bound; its victims stop on, held,
- * waited for by nobody); else it is put back where it was. A gang's
- * member is left alone (its gang was placed together). Each try is an
- * attempt: the next comes after the pod's back-off (kube-scheduler's
- * backoffQ), so a long grace period costs a few tries (the review's R7). */
-static void nominate(struct gp_kube_sched *s, struct spod *p, const char *node);
-
+ * schedule_one.go findNodesThatFitPod evaluates the nominated node
+ * first, then every node). Its own node first: when it has room beside
+ * what the pods stopping there still hold (another pod there ended), the
+ * pod is released and tried there with their devices booked back
+ * (sched_room.c, written to --record's log), and bound on the free ones
+ * (its nomination kept: it holds). Else only when another node passes
+ * every filter: then the pod is released and placed by the engine's
+ * policy (gp_engine_schedule_pod, written to --record's log as the
+ * assignment it made). If it lands where nothing stops it, true (ASSUMED
+ * there, to be bound; its victims stop on, held, waited for by nobody);
+ * else it is put back where it was. A gang's member is left alone (its
+ * gang was placed together). Each try is an attempt: the next comes after
+ * the pod's back-off (kube-scheduler's backoffQ), so a long grace period
+ * costs a few tries (the review's R7). */
 static bool waiting_moves(struct gp_kube_sched *s, struct spod *p)
 {
     if (p->spec.group || p->job || !s->e) {
@@ -204,13 +237,15 @@ static bool waiting_moves(struct gp_kube_sched *s, struct spod *p)
     p->attempts++;
     p->retry_at = s->now_s + gp_ks_backoff_s(s, p->attempts);
     const struct gp_pod *ep = gp_engine_pod(s->e, p->eng);
-    bool elsewhere = false;
+    /* its own node first, beside what the pods stopping there still hold
+     * (sched_room.c), as kube-scheduler evaluates the nominated node first */
+    bool own = ep && gp_ks_room_maybe(s, p), elsewhere = false;
     for (size_t i = 0; ep && i < gp_engine_node_count(s->e) && !elsewhere; i++) {
         const struct gp_node *nd = gp_engine_node(s->e, (uint32_t)i);
         elsewhere = (uint32_t)i != p->node && nd && nd->state == GP_NODE_READY &&
                     gp_engine_filter(s->e, nd, ep) == GP_FILTER_COUNT;
     }
-    if (!elsewhere)
+    if (!own && !elsewhere)
         return false;
     uint32_t was_node = p->node;
     struct gp_pick was_pick = ep->pick;
@@ -219,30 +254,19 @@ static bool waiting_moves(struct gp_kube_sched *s, struct spod *p)
         gp_ks_release(s, p); /* (out of memory) decided anew after a back-off */
         return false;
     }
+    int r = 0; /* settled's */
+    if (own && gp_ks_room_place(s, p, was_node) == GP_OK)
+        r = settled(s, p, was_node);
     struct gp_decision d;
-    if (gp_engine_schedule_pod(s->e, p->eng, &d) == GP_OK && d.kind == GP_DECISION_BIND) {
+    if (r == 0 && elsewhere && gp_engine_schedule_pod(s->e, p->eng, &d) == GP_OK &&
+        d.kind == GP_DECISION_BIND) {
         gp_evlog_pod_assign(s->rec, p->eng, d.node, &d.pick, GP_OK);
         p->node = d.node;
         p->pick = d.pick;
-        if (!on_stopping(s, p)) {
-            for (size_t i = 0; i < s->npods; i++) /* its victims stop on, held */
-                if (s->pods[i]->preemptor == p)
-                    s->pods[i]->preemptor = NULL;
-            p->victims = 0;
-            p->nominated_at = 0;
-            /* its nomination is stale: cleared, as kube-scheduler clears a
-             * preemptor's status.nominatedNodeName once it no longer holds
-             * (kubernetes PR #106816, issue #106780) - a v1.28 API server
-             * keeps it through the Binding */
-            nominate(s, p, NULL);
-            return true;
-        }
-        gp_ks_engine_drop(s, p); /* there too it would wait: back where it was */
-        if (gp_ks_engine_add(s, p) != GP_OK) {
-            gp_ks_release(s, p);
-            return false;
-        }
+        r = settled(s, p, was_node);
     }
+    if (r != 0)
+        return r > 0;
     enum gp_err err = gp_engine_pod_assign(s->e, p->eng, was_node, &was_pick);
     gp_evlog_pod_assign(s->rec, p->eng, was_node, &was_pick, err);
     if (err != GP_OK) {
