@@ -17,7 +17,9 @@
  * update, a pod's label change, a budget's delete, the API's disruptedPods,
  * a rebuilt engine (a leader change) and a new scheduler (a restart); the
  * --record log replays to the same victims only with its pdb_set and
- * pod_pdbs lines, and an older log's pod_pdb lines still steer a replay. */
+ * pod_pdbs lines, and an older log's pod_pdb lines still steer a replay.
+ * Its :shared run checks every object written (the budgets, their status
+ * with disruptedPods) against the published schemas. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -30,6 +32,7 @@
 #include <cmocka.h>
 
 #include "kube_double.h"
+#include "shared_data.h"
 #include "kube_world.h"
 #include "io/eventlog.h"
 #include "sim/replay.h"
@@ -417,7 +420,7 @@ static void test_bad_lines(void **state)
     gp_arena_free(&a);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_counted_per_budget, kd_start, kd_stop),
@@ -434,5 +437,5 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_old_pod_pdb_line, kd_start, kd_stop),
         cmocka_unit_test(test_bad_lines),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return kd_main(argc, argv, tests, NULL, NULL);
 }
