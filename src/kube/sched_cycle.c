@@ -183,10 +183,13 @@ static void nominate(struct gp_kube_sched *s, struct spod *p, const char *node);
 /* p bound in the engine at p->node (tried anew from was_node): when no
  * stopping pod holds what it got, 1 - its victims stop on, held, waited
  * for by nobody; else 0, p pending again, or -1 when that failed (p
- * released). */
-static int settled(struct gp_kube_sched *s, struct spod *p, uint32_t was_node)
+ * released). booked: placed with the stopping pods' devices booked
+ * (sched_room.c), so what it got is beside theirs as the engine counts
+ * them (a free replica of a GPU one shares, as kube-scheduler counts
+ * replicas), not on_stopping's any GPU in common. */
+static int settled(struct gp_kube_sched *s, struct spod *p, uint32_t was_node, bool booked)
 {
-    if (!on_stopping(s, p)) {
+    if (booked || !on_stopping(s, p)) {
         for (size_t i = 0; i < s->npods; i++) /* its victims stop on, held */
             if (s->pods[i]->preemptor == p)
                 s->pods[i]->preemptor = NULL;
@@ -256,14 +259,14 @@ static bool waiting_moves(struct gp_kube_sched *s, struct spod *p)
     }
     int r = 0; /* settled's */
     if (own && gp_ks_room_place(s, p, was_node) == GP_OK)
-        r = settled(s, p, was_node);
+        r = settled(s, p, was_node, true);
     struct gp_decision d;
     if (r == 0 && elsewhere && gp_engine_schedule_pod(s->e, p->eng, &d) == GP_OK &&
         d.kind == GP_DECISION_BIND) {
         gp_evlog_pod_assign(s->rec, p->eng, d.node, &d.pick, GP_OK);
         p->node = d.node;
         p->pick = d.pick;
-        r = settled(s, p, was_node);
+        r = settled(s, p, was_node, false);
     }
     if (r != 0)
         return r > 0;

@@ -15,17 +15,21 @@
  * there with the engine's own filters and its default choice of GPUs,
  * and the bookings are let go again - every step through the engine's
  * public calls and into --record's log, so `gpuplane sim --replay` runs
- * the same. */
+ * the same. What it gets is beside the stopping pods as the engine and
+ * the audit count them: a free replica of a time-sliced GPU one of them
+ * shares, never its replica, MIG instance or whole GPU. */
 #include <stdint.h>
 #include <stdlib.h>
 
 #include "kube/sched_internal.h"
 
-/* Whether engine node `node` has a GPU no pod stopping there holds (a
- * stopping pod's pick, on_stopping's rule: any GPU in common) that is
- * free in the engine or already p's: the cheap test before the bookings,
- * so that a preemptor with nothing new beside it costs nothing. cpu and
- * memory as on_stopping reads them (the victims' holds counted). */
+/* Whether p's node may have room beside the pods stopping there: the
+ * cheap test before the bookings, so that a preemptor with nothing new
+ * beside it costs nothing. A GPU counts that the engine shows with some
+ * share free (another pod ended) or that p holds alone, unless a stopping
+ * pod holds it whole (a node that neither shares its GPUs nor has MIG);
+ * the bookings decide. cpu and memory as on_stopping reads them (the
+ * victims' holds counted). */
 bool gp_ks_room_maybe(const struct gp_kube_sched *s, const struct spod *p)
 {
     const struct gp_node *nd = s->e && p->node != SP_NONE ? gp_engine_node(s->e, p->node) : NULL;
@@ -34,15 +38,19 @@ bool gp_ks_room_maybe(const struct gp_kube_sched *s, const struct spod *p)
     if ((p->spec.cpu_milli > 0 && nd->cpu_free_milli < 0) ||
         (p->spec.mem_mib > 0 && nd->mem_free_mib < 0))
         return false;
-    uint32_t stopping = 0, mine = 0; /* bit g: GPU g */
-    bool any = false;
+    bool plain = !nd->spec.sharing && nd->mig_model < 0, any = false;
+    uint32_t stopping = 0, whole = 0, mine = 0; /* bit g: GPU g */
     for (size_t i = 0; i < s->npods; i++) {
         const struct spod *v = s->pods[i];
         if (v->st != SP_EVICTED || v->stop_node != p->node)
             continue;
         any = true;
-        for (unsigned a = 0; a < v->stop_pick.ngpus; a++)
-            stopping |= 1u << (v->stop_pick.gpu[a] % GP_MAX_GPUS_PER_NODE);
+        for (unsigned a = 0; a < v->stop_pick.ngpus; a++) {
+            uint32_t bit = 1u << (v->stop_pick.gpu[a] % GP_MAX_GPUS_PER_NODE);
+            stopping |= bit;
+            if (plain && v->spec.gpu_milli >= GP_GPU_MILLI)
+                whole |= bit;
+        }
     }
     if (!any)
         return false;
@@ -50,10 +58,12 @@ bool gp_ks_room_maybe(const struct gp_kube_sched *s, const struct spod *p)
         return true; /* (its cpu and memory fit: its ports and the rest, the filters') */
     for (unsigned b = 0; b < p->pick.ngpus; b++)
         mine |= 1u << (p->pick.gpu[b] % GP_MAX_GPUS_PER_NODE);
-    for (uint32_t g = 0; g < nd->spec.gpu_count && g < GP_MAX_GPUS_PER_NODE; g++)
-        if (!(stopping >> g & 1) &&
-            ((mine >> g & 1) || nd->gpu[g].milli_free > 0 || nd->gpu[g].mem_free_mib > 0))
+    for (uint32_t g = 0; g < nd->spec.gpu_count && g < GP_MAX_GPUS_PER_NODE; g++) {
+        bool part = p->spec.gpu_milli > 0 ? nd->gpu[g].milli_free > 0 /* (a memory-only share) */
+                                          : nd->gpu[g].mem_free_mib > 0;
+        if (!(whole >> g & 1) && (part || ((mine & ~stopping) >> g & 1)))
             return true;
+    }
     return false;
 }
 

@@ -6,7 +6,8 @@
  * evaluateNominatedNode, v1.28): when another pod there ends, the
  * preemptor is bound on the GPU it freed, its victim stopping on and its
  * GPU still its own (kube/sched_room.c, sched_cycle.c waiting_moves);
- * where the room beside the victims is too small, it waits for them. The
+ * where the room beside the victims is too small, it waits for them; on
+ * time-sliced GPUs it takes a replica freed beside its victim's. The
  * audit runs after every cycle (kube_world.h w_cycle); the run recorded
  * with --record replays to the same decisions. */
 #include <setjmp.h>
@@ -172,12 +173,95 @@ static void test_own_node_too_small(void **state)
     w_close(&w);
 }
 
+/* A node of `gpus` GPUs time-sliced `replicas` ways (nvidia.com/gpu
+ * counts replicas), as GPU feature discovery labels it. */
+static void w_sliced_node(struct world *w, const char *name, unsigned gpus, unsigned replicas)
+{
+    char b[1024], path[128];
+    snprintf(b, sizeof b,
+             "{\"metadata\":{\"name\":\"%s\",\"labels\":{\"nvidia.com/gpu.product\":"
+             "\"NVIDIA-A100-SXM4-80GB-SHARED\",\"nvidia.com/gpu.memory\":\"81920\","
+             "\"nvidia.com/gpu.count\":\"%u\",\"nvidia.com/gpu.replicas\":\"%u\","
+             "\"nvidia.com/gpu.sharing-strategy\":\"time-slicing\"}},\"spec\":{}}",
+             name, gpus, replicas);
+    kd_call(w->admin, "POST", "/api/v1/nodes", b, 201);
+    snprintf(b, sizeof b,
+             "{\"status\":{\"capacity\":{\"cpu\":\"64\",\"memory\":\"512Gi\",\"nvidia.com/gpu\":"
+             "\"%u\",\"pods\":\"110\"},\"allocatable\":{\"cpu\":\"64\",\"memory\":\"512Gi\","
+             "\"nvidia.com/gpu\":\"%u\",\"pods\":\"110\"},\"conditions\":[{\"type\":\"Ready\","
+             "\"status\":\"True\"}]}}",
+             gpus * replicas, gpus * replicas);
+    snprintf(path, sizeof path, "/api/v1/nodes/%s/status", name);
+    kd_call(w->admin, "PATCH", path, b, 200);
+}
+
+/* Time-sliced GPUs, two replicas each, two GPUs: low and keep1 share the
+ * first, keep2 and keep3 (priority 200) the second; high (100, one
+ * replica) preempts low and waits on its replica. `ends` ends, and high
+ * takes the replica it freed while low still stops: on the first GPU
+ * beside low (kube-scheduler and the audit count replicas: low's and
+ * high's make two), or on the second, where without low's replica booked
+ * the engine's fullest-fit choice would be the first GPU - low's, keep1's
+ * and high's, three of two (the audit's violation). */
+static void sliced_case(const char *ends)
+{
+    struct world w;
+    w_open(&w, true);
+    w_sliced_node(&w, "s1", 2, 2);
+    w_pod(&w, "low", 1);
+    assert_int_equal(w_cycle(&w), 1);
+    w.now += 1;
+    w_pod_full(&w, "keep1", 1, 200, "gpuplane", NULL);
+    w_pod_full(&w, "keep2", 1, 200, "gpuplane", NULL);
+    w_pod_full(&w, "keep3", 1, 200, "gpuplane", NULL);
+    assert_int_equal(w_cycle(&w), 3);
+    const char *g;
+    char low_gpu[16], keep1_gpu[16], ends_gpu[16];
+    w_node_of(&w, "low", &g);
+    snprintf(low_gpu, sizeof low_gpu, "%s", g);
+    w_node_of(&w, "keep1", &g);
+    snprintf(keep1_gpu, sizeof keep1_gpu, "%s", g);
+    assert_string_equal(low_gpu, keep1_gpu); /* (the layout the case is about) */
+    w_node_of(&w, ends, &g);
+    snprintf(ends_gpu, sizeof ends_gpu, "%s", g);
+    w_pod_full(&w, "high", 1, 100, "gpuplane", NULL);
+    w.now += 1;
+    assert_int_equal(w_cycle(&w), 0);
+    assert_true(deleting(&w, "low"));
+    w.now += 1;
+    assert_int_equal(w_cycle(&w), 0); /* no replica free beside low yet */
+    pod_ends(&w, ends);
+    for (int i = 0; i < 12 && strcmp(w_node_of(&w, "high", NULL), "") == 0; i++) {
+        w.now += 0.25;
+        w_cycle(&w);
+    }
+    assert_string_equal(w_node_of(&w, "high", &g), "s1");
+    assert_string_equal(g, ends_gpu);
+    assert_true(deleting(&w, "low"));
+    assert_string_equal(nominated(&w, "high"), "s1");
+    w_close(&w);
+}
+
+static void test_own_node_sliced_beside(void **state)
+{
+    (void)state;
+    sliced_case("keep1");
+}
+
+static void test_own_node_sliced_other(void **state)
+{
+    (void)state;
+    sliced_case("keep2");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_own_node_room, kd_start, kd_stop),
         cmocka_unit_test_setup_teardown(test_own_node_replay, kd_start, kd_stop),
         cmocka_unit_test_setup_teardown(test_own_node_too_small, kd_start, kd_stop),
+        cmocka_unit_test_setup_teardown(test_own_node_sliced_beside, kd_start, kd_stop),
+        cmocka_unit_test_setup_teardown(test_own_node_sliced_other, kd_start, kd_stop),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
