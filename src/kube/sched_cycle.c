@@ -183,7 +183,7 @@ static void nominate(struct gp_kube_sched *s, struct spod *p, const char *node);
 /* p bound in the engine at p->node (tried anew from was_node): when no
  * stopping pod holds what it got, 1 - its victims stop on, held, waited
  * for by nobody; else 0, p pending again, or -1 when that failed (p
- * released). booked: placed with the stopping pods' devices booked
+ * released). booked: placed with every stopping pod's devices booked
  * (sched_room.c), so what it got is beside theirs as the engine counts
  * them (a free replica of a GPU one shares, as kube-scheduler counts
  * replicas), not on_stopping's any GPU in common. */
@@ -257,9 +257,10 @@ static bool waiting_moves(struct gp_kube_sched *s, struct spod *p)
         gp_ks_release(s, p); /* (out of memory) decided anew after a back-off */
         return false;
     }
-    int r = 0; /* settled's */
-    if (own && gp_ks_room_place(s, p, was_node) == GP_OK)
-        r = settled(s, p, was_node, true);
+    int r = 0;          /* settled's */
+    bool exact = false; /* (a booking refused: on_stopping's rule then) */
+    if (own && gp_ks_room_place(s, p, was_node, &exact) == GP_OK)
+        r = settled(s, p, was_node, exact);
     struct gp_decision d;
     if (r == 0 && elsewhere && gp_engine_schedule_pod(s->e, p->eng, &d) == GP_OK &&
         d.kind == GP_DECISION_BIND) {

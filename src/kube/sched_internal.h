@@ -319,15 +319,16 @@ void gp_ks_pdb_free(struct gp_kube_sched *s);
 /* The rebuild's step for pending pods nominated (status.nominatedNodeName)
  * to a node where lower-priority pods are still stopping: their claim kept. */
 void gp_ks_nominated_claim(struct gp_kube_sched *s);
-/* sched_room.c: room on a waiting preemptor's own node outside what the
- * pods stopping there hold. gp_ks_room_maybe: a cheap test (a GPU no
- * stopping pod holds, free or p's; cpu and memory). gp_ks_room_place: p,
- * pending, tried on engine node `node` alone with the stopping pods'
- * devices booked for the time of the check - GP_OK: bound there on the
- * engine's default choice of GPUs (p->node, p->pick); GP_ELIMIT: no room
+/* sched_room.c: room on a waiting preemptor's own node beside what the
+ * pods stopping there hold. gp_ks_room_maybe: a cheap test (some GPU
+ * share free, or p's alone, not held whole by a stopping pod; cpu and
+ * memory). gp_ks_room_place: p, pending, tried on engine node `node`
+ * alone with the stopping pods' devices booked for the time of the check
+ * - GP_OK: bound there on the engine's default choice of GPUs (p->node,
+ * p->pick), *exact when every booking was made; GP_ELIMIT: no room
  * beside them; GP_ENOMEM. */
 bool gp_ks_room_maybe(const struct gp_kube_sched *s, const struct spod *p);
-enum gp_err gp_ks_room_place(struct gp_kube_sched *s, struct spod *p, uint32_t node);
+enum gp_err gp_ks_room_place(struct gp_kube_sched *s, struct spod *p, uint32_t node, bool *exact);
 /* An Event (events.k8s.io/v1) about an object, on client c; true when
  * created. gp_ks_event: the same on the scheduler's client, leader only. */
 bool gp_ks_event_send(struct gp_kube_client *c, const struct gp_kube_sched_opts *o, uint64_t seq,

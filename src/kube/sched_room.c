@@ -71,10 +71,10 @@ bool gp_ks_room_maybe(const struct gp_kube_sched *s, const struct spod *p)
  * cpu and memory: one engine pod per GPU of its pick (its share, GPU
  * memory, MIG instance), the first with its host ports and other
  * resources; their ids into ids[*n]. A booking the engine refuses (the
- * device taken meanwhile by a pod that waits for v: on_stopping) is
- * dropped: that device is taken anyway. */
+ * device taken meanwhile by a pod that waits for v, or a MIG instance a
+ * layout change removed) is dropped and counted in *refused. */
 static void book_stopping(struct gp_kube_sched *s, const struct spod *v, uint32_t node,
-                          uint32_t *ids, size_t *n)
+                          uint32_t *ids, size_t *n, size_t *refused)
 {
     unsigned k = v->stop_pick.ngpus > 0 ? v->stop_pick.ngpus : 1;
     const struct gp_node *nd = gp_engine_node(s->e, node);
@@ -111,14 +111,17 @@ static void book_stopping(struct gp_kube_sched *s, const struct spod *v, uint32_
         uint32_t id;
         enum gp_err err = gp_engine_pod_add(s->e, &h, s->now_s, &id);
         gp_evlog_pod_add(s->rec, &h, s->now_s, err, id);
-        if (err != GP_OK)
+        if (err != GP_OK) {
+            (*refused)++;
             continue;
+        }
         err = gp_engine_pod_assign(s->e, id, node, h.gpu_count ? &pk : NULL);
         gp_evlog_pod_assign(s->rec, id, node, h.gpu_count ? &pk : NULL, err);
         if (err == GP_OK) {
             ids[(*n)++] = id;
             continue;
         }
+        (*refused)++;
         gp_engine_pod_finished(s->e, id); /* (pending: dropped) */
         gp_evlog_pod_finished(s->rec, id);
         gp_engine_pod_forget(s->e, id);
@@ -130,10 +133,12 @@ static void book_stopping(struct gp_kube_sched *s, const struct spod *v, uint32_
  * tried on `node` alone with the stopping pods' devices booked: GP_OK
  * when it passes every filter there and is bound there on the engine's
  * default choice of GPUs (p->node, p->pick set), GP_ELIMIT when it does
- * not fit beside them, GP_ENOMEM. The bookings are gone again on return. */
-enum gp_err gp_ks_room_place(struct gp_kube_sched *s, struct spod *p, uint32_t node)
+ * not fit beside them, GP_ENOMEM. *exact: every booking was made (else
+ * what it got may be on a device the engine could not book back). The
+ * bookings are gone again on return. */
+enum gp_err gp_ks_room_place(struct gp_kube_sched *s, struct spod *p, uint32_t node, bool *exact)
 {
-    size_t cap = 0, n = 0;
+    size_t cap = 0, n = 0, refused = 0;
     for (size_t i = 0; i < s->npods; i++) {
         const struct spod *v = s->pods[i];
         if (v->st == SP_EVICTED && v->stop_node == node)
@@ -145,7 +150,7 @@ enum gp_err gp_ks_room_place(struct gp_kube_sched *s, struct spod *p, uint32_t n
     for (size_t i = 0; i < s->npods; i++) {
         const struct spod *v = s->pods[i];
         if (v->st == SP_EVICTED && v->stop_node == node)
-            book_stopping(s, v, node, ids, &n);
+            book_stopping(s, v, node, ids, &n, &refused);
     }
     const struct gp_node *nd = gp_engine_node(s->e, node);
     const struct gp_pod *ep = gp_engine_pod(s->e, p->eng);
@@ -166,5 +171,6 @@ enum gp_err gp_ks_room_place(struct gp_kube_sched *s, struct spod *p, uint32_t n
         return err == GP_ENOMEM ? GP_ENOMEM : GP_ELIMIT;
     p->node = node;
     p->pick = gp_engine_pod(s->e, p->eng)->pick;
+    *exact = refused == 0;
     return GP_OK;
 }
