@@ -7,7 +7,8 @@
  * preemptor is bound on the GPU it freed, its victim stopping on and its
  * GPU still its own (kube/sched_room.c, sched_cycle.c waiting_moves);
  * where the room beside the victims is too small, it waits for them; on
- * time-sliced GPUs it takes a replica freed beside its victim's. The
+ * time-sliced GPUs it takes a replica freed beside its victim's, on MIG
+ * an instance freed beside its victim's. The
  * audit runs after every cycle (kube_world.h w_cycle); the run recorded
  * with --record replays to the same decisions. */
 #include <setjmp.h>
@@ -59,7 +60,7 @@ static void pod_ends(struct world *w, const char *name)
  * the own-node try high waits out low's grace period; without low's GPU
  * booked for the try, the engine's first free GPU is low's, and high
  * waits too. */
-static void own_room_case(const char *record)
+static void own_room_case(const char *record, bool deleted)
 {
     struct world w;
     w_open_record(&w, true, record);
@@ -83,7 +84,11 @@ static void own_room_case(const char *record)
     w.now += 1;
     assert_int_equal(w_cycle(&w), 0); /* nothing free beside low yet: it waits */
     assert_string_equal(w_node_of(&w, "high", NULL), "");
-    pod_ends(&w, "keep");
+    if (deleted) /* (gone at once: no grace period) */
+        kd_call(w.admin, "DELETE", "/api/v1/namespaces/default/pods/keep?gracePeriodSeconds=0",
+                NULL, 200);
+    else
+        pod_ends(&w, "keep");
     for (int i = 0; i < 12 && strcmp(w_node_of(&w, "high", NULL), "") == 0; i++) {
         w.now += 0.25;
         w_cycle(&w);
@@ -109,7 +114,14 @@ static void own_room_case(const char *record)
 static void test_own_node_room(void **state)
 {
     (void)state;
-    own_room_case(getenv("GP_TEST_RECORD"));
+    own_room_case(getenv("GP_TEST_RECORD"), false);
+}
+
+/* keep deleted instead of ending: the same */
+static void test_own_node_room_deleted(void **state)
+{
+    (void)state;
+    own_room_case(getenv("GP_TEST_RECORD"), true);
 }
 
 /* The same run recorded: `gpuplane sim --replay` makes every decision
@@ -122,7 +134,7 @@ static void test_own_node_replay(void **state)
     int fd = mkstemp(path);
     assert_true(fd >= 0);
     close(fd);
-    own_room_case(path);
+    own_room_case(path, false);
     struct gp_replay_result r;
     struct gp_diag d = {""};
     if (gp_replay_file(path, NULL, NULL, &r, &d) != GP_OK)
@@ -254,14 +266,78 @@ static void test_own_node_sliced_other(void **state)
     sliced_case("keep2");
 }
 
+static const char *mig_of(struct world *w, const char *pod)
+{
+    static char out[128];
+    json_t *o = w_pod_get(w, pod);
+    const char *v = json_string_value(json_object_get(
+        json_object_get(json_object_get(o, "metadata"), "annotations"), GP_KUBE_ANN_MIG));
+    snprintf(out, sizeof out, "%s", v ? v : "");
+    json_decref(o);
+    return out;
+}
+
+/* An H100 of seven 1g.10gb instances under MIG's single strategy
+ * (nvidia.com/gpu counts instances): low on one, keep1..keep6 (priority
+ * 200) on the others; high preempts low. keep1 ends: high is bound on
+ * keep1's instance while low still stops, low's instance booked for the
+ * try (the audit counts MIG slices). */
+static void test_own_node_mig(void **state)
+{
+    (void)state;
+    struct world w;
+    w_open(&w, true);
+    kd_call(w.admin, "POST", "/api/v1/nodes",
+            "{\"metadata\":{\"name\":\"m1\",\"labels\":{\"nvidia.com/gpu.product\":"
+            "\"NVIDIA-H100-80GB-HBM3-MIG-1g.10gb\",\"nvidia.com/gpu.count\":\"7\","
+            "\"nvidia.com/gpu.memory\":\"9984\",\"nvidia.com/mig.capable\":\"true\","
+            "\"nvidia.com/mig.config\":\"all-1g.10gb\",\"nvidia.com/mig.config.state\":"
+            "\"success\",\"nvidia.com/mig.strategy\":\"single\"}},\"spec\":{}}",
+            201);
+    kd_call(w.admin, "PATCH", "/api/v1/nodes/m1/status",
+            "{\"status\":{\"capacity\":{\"cpu\":\"64\",\"memory\":\"512Gi\",\"pods\":\"110\","
+            "\"nvidia.com/gpu\":\"7\"},\"allocatable\":{\"cpu\":\"64\",\"memory\":\"512Gi\","
+            "\"pods\":\"110\",\"nvidia.com/gpu\":\"7\"},\"conditions\":[{\"type\":\"Ready\","
+            "\"status\":\"True\"}]}}",
+            200);
+    w_pod(&w, "low", 1);
+    assert_int_equal(w_cycle(&w), 1);
+    w.now += 1;
+    const char *keeps[6] = {"keep1", "keep2", "keep3", "keep4", "keep5", "keep6"};
+    for (int i = 0; i < 6; i++)
+        w_pod_full(&w, keeps[i], 1, 200, "gpuplane", NULL);
+    assert_int_equal(w_cycle(&w), 6);
+    char low_mig[128], keep1_mig[128];
+    snprintf(low_mig, sizeof low_mig, "%s", mig_of(&w, "low"));
+    snprintf(keep1_mig, sizeof keep1_mig, "%s", mig_of(&w, "keep1"));
+    assert_true(low_mig[0] && keep1_mig[0] && strcmp(low_mig, keep1_mig) != 0);
+    w_pod_full(&w, "high", 1, 100, "gpuplane", NULL);
+    w.now += 1;
+    assert_int_equal(w_cycle(&w), 0);
+    assert_true(deleting(&w, "low"));
+    w.now += 1;
+    assert_int_equal(w_cycle(&w), 0); /* every instance taken beside low's */
+    pod_ends(&w, "keep1");
+    for (int i = 0; i < 12 && strcmp(w_node_of(&w, "high", NULL), "") == 0; i++) {
+        w.now += 0.25;
+        w_cycle(&w);
+    }
+    assert_string_equal(w_node_of(&w, "high", NULL), "m1");
+    assert_string_equal(mig_of(&w, "high"), keep1_mig);
+    assert_true(deleting(&w, "low"));
+    w_close(&w);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_own_node_room, kd_start, kd_stop),
+        cmocka_unit_test_setup_teardown(test_own_node_room_deleted, kd_start, kd_stop),
         cmocka_unit_test_setup_teardown(test_own_node_replay, kd_start, kd_stop),
         cmocka_unit_test_setup_teardown(test_own_node_too_small, kd_start, kd_stop),
         cmocka_unit_test_setup_teardown(test_own_node_sliced_beside, kd_start, kd_stop),
         cmocka_unit_test_setup_teardown(test_own_node_sliced_other, kd_start, kd_stop),
+        cmocka_unit_test_setup_teardown(test_own_node_mig, kd_start, kd_stop),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
