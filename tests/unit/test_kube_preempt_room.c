@@ -328,6 +328,51 @@ static void test_own_node_mig(void **state)
     w_close(&w);
 }
 
+/* A pod of gpuplane's asking `gpus` GPUs and `cpu` cores. */
+static void pod_cpu(struct world *w, const char *name, unsigned gpus, unsigned cpu, int priority)
+{
+    char b[1024];
+    snprintf(b, sizeof b,
+             "{\"metadata\":{\"name\":\"%s\"},\"spec\":{\"schedulerName\":\"gpuplane\","
+             "\"priority\":%d,\"terminationGracePeriodSeconds\":30,\"containers\":[{\"name\":"
+             "\"c\",\"image\":\"x\",\"resources\":{\"requests\":{\"cpu\":\"%u\",\"memory\":"
+             "\"1Gi\",\"nvidia.com/gpu\":\"%u\"},\"limits\":{\"nvidia.com/gpu\":\"%u\"}}}]}}",
+             name, priority, cpu, gpus, gpus);
+    kd_call(w->admin, "POST", "/api/v1/namespaces/default/pods", b, 201);
+}
+
+/* Room of cpu: of n1's 64 cores low (30, priority 0) and keep (30, 200)
+ * use 60; high (30 cores, no GPU) preempts low and waits, low's 30 held
+ * until it is gone (victim_hold). keep ends: high is bound on the cores
+ * keep freed while low still stops; no other pod fits beside them. */
+static void test_own_node_cpu(void **state)
+{
+    (void)state;
+    struct world w;
+    w_open(&w, true);
+    w_node(&w, "n1", 1);
+    pod_cpu(&w, "low", 0, 30, 0);
+    pod_cpu(&w, "keep", 0, 30, 200);
+    assert_int_equal(w_cycle(&w), 2);
+    pod_cpu(&w, "high", 0, 30, 100);
+    w.now += 1;
+    assert_int_equal(w_cycle(&w), 0);
+    assert_true(deleting(&w, "low"));
+    w.now += 1;
+    assert_int_equal(w_cycle(&w), 0); /* low's and keep's cores: no room */
+    pod_ends(&w, "keep");
+    for (int i = 0; i < 12 && strcmp(w_node_of(&w, "high", NULL), "") == 0; i++) {
+        w.now += 0.25;
+        w_cycle(&w);
+    }
+    assert_string_equal(w_node_of(&w, "high", NULL), "n1");
+    assert_true(deleting(&w, "low"));
+    pod_cpu(&w, "more", 0, 10, 0); /* 4 cores free beside low and high */
+    w.now += 1;
+    assert_int_equal(w_cycle(&w), 0);
+    w_close(&w);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -338,6 +383,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_own_node_sliced_beside, kd_start, kd_stop),
         cmocka_unit_test_setup_teardown(test_own_node_sliced_other, kd_start, kd_stop),
         cmocka_unit_test_setup_teardown(test_own_node_mig, kd_start, kd_stop),
+        cmocka_unit_test_setup_teardown(test_own_node_cpu, kd_start, kd_stop),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
