@@ -460,6 +460,7 @@ void gp_kube_sched_node_change(enum gp_kube_event_type type, const json_t *obj, 
                         gp_kube_meta(obj, "resourceVersion"));
         json_decref(n->obj);
         n->obj = NULL;
+        n->agent = false;
         n->unread_said = false;
         s->dirty = true; /* its pods are gone or going; the engine forgets it */
         gp_ks_audit_node(s, n);
@@ -489,10 +490,11 @@ void gp_kube_sched_node_change(enum gp_kube_event_type type, const json_t *obj, 
     n->unread_said = false;
     uint64_t print = node_print(obj, info.schedulable);
     bool known = n->obj != NULL, changed = print != n->print;
-    bool agent = gp_ks_node_agent(n);
+    bool agent = n->agent;
     json_decref(n->obj);
     n->obj = json_incref(mut(obj));
-    if (agent != gp_ks_node_agent(n))
+    n->agent = gp_ks_obj_agent(n->obj);
+    if (agent != n->agent)
         gp_ks_slot_node_changed(s, n); /* sched_slot.c: its agent came or went */
     if (known && !changed) {
         gp_arena_free(&a);

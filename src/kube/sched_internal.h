@@ -116,11 +116,13 @@ struct snode {
      * gpuplane's doing), the decisions waiting for it, oldest first */
     unsigned slot_n;
     struct spod *wait_head, *wait_tail;
-    bool kicked;       /* in s->kick */
+    struct snode *wnext, *wprev; /* in s->wnodes while wait_head is set */
+    bool kicked;                 /* in s->kick */
     double slot_since; /* slot_n last went from 0 to 1 (blocked past --allocating-timeout) */
     bool ref;          /* sched_records.c: something refers to it */
     unsigned unread;   /* bound pods on it whose spec gpuplane cannot read: drained */
     bool unread_said;  /* its own object cannot be read: said (a line, an Event) this spell */
+    bool agent;        /* obj has the agent's label (gp_ks_obj_agent), false without obj */
 };
 
 /* A PodGroup (scheduling.x-k8s.io or Volcano): a gang. */
@@ -201,6 +203,10 @@ struct gp_kube_sched {
     struct snode **kick;
     size_t nkick, capkick;
     size_t slot_waiting;
+    /* sched_slot.c: the nodes with pods waiting (wait_head set), linked
+     * through snode's wnext/wprev, so the blocked-node checks of every
+     * loop visit those alone, not every node */
+    struct snode *wnodes;
     bool maybe_recheck;
     bool any_split; /* a node was ever split in two parts (sched_mig.c) */
     /* sched_records.c: a node record without its Node (deleted, or
@@ -458,7 +464,10 @@ void gp_ks_slot_update(struct gp_kube_sched *s, struct spod *p, bool gone);
  * (gp_ks_node_agent: the label GP_KUBE_LABEL_AGENT; gp_ks_slot_node is
  * NULL elsewhere); gp_ks_slot_node_changed: n's label may have come or
  * gone (the holdings counted again, its waiting pods dispatched when it
- * has no slot any more). */
+ * has no slot any more). gp_ks_obj_agent reads the label off a Node
+ * object; gp_ks_node_agent answers from n->agent, set from it each time
+ * n->obj is (sched.c), as the audit asks it for every pod it maps. */
+bool gp_ks_obj_agent(const json_t *obj);
 bool gp_ks_node_agent(const struct snode *n);
 void gp_ks_slot_node_changed(struct gp_kube_sched *s, struct snode *n);
 bool gp_ks_slot_free(struct gp_kube_sched *s, const struct spod *p);

@@ -45,14 +45,18 @@
 
 #include "kube/sched_internal.h"
 
-bool gp_ks_node_agent(const struct snode *n)
+bool gp_ks_obj_agent(const json_t *obj)
 {
-    const json_t *labels =
-        n && n->obj ? json_object_get(json_object_get(n->obj, "metadata"), "labels") : NULL;
+    const json_t *labels = json_object_get(json_object_get(obj, "metadata"), "labels");
     const char *v = json_string_value(json_object_get(labels, GP_KUBE_LABEL_AGENT));
     /* any version: one this scheduler does not know is still an agent
      * that marks its pods (waiting is the safe side) */
     return v && v[0];
+}
+
+bool gp_ks_node_agent(const struct snode *n)
+{
+    return n && n->agent;
 }
 
 /* The scheduler's record of p's engine node, agent or not; NULL: none. */
@@ -145,6 +149,15 @@ static void unwait(struct gp_kube_sched *s, struct spod *p)
         p->wait_prev->wait_next = p->wait_next;
     else
         n->wait_head = p->wait_next;
+    if (!n->wait_head) { /* no pod waits for it now: out of s->wnodes */
+        if (n->wprev)
+            n->wprev->wnext = n->wnext;
+        else
+            s->wnodes = n->wnext;
+        if (n->wnext)
+            n->wnext->wprev = n->wprev;
+        n->wnext = n->wprev = NULL;
+    }
     if (p->wait_next)
         p->wait_next->wait_prev = p->wait_prev;
     else
@@ -224,10 +237,16 @@ void gp_ks_slot_wait(struct gp_kube_sched *s, struct spod *p)
     p->wait_on = n;
     p->wait_prev = n->wait_tail;
     p->wait_next = NULL;
-    if (n->wait_tail)
+    if (n->wait_tail) {
         n->wait_tail->wait_next = p;
-    else
+    } else { /* its first waiting pod: into s->wnodes */
         n->wait_head = p;
+        n->wprev = NULL;
+        n->wnext = s->wnodes;
+        if (s->wnodes)
+            s->wnodes->wprev = n;
+        s->wnodes = n;
+    }
     n->wait_tail = p;
     s->slot_waiting++;
     if (n->slot_n == 0)
@@ -256,6 +275,7 @@ void gp_ks_slot_reset(struct gp_kube_sched *s)
         struct snode *n = s->nodes[i];
         n->slot_n = 0;
         n->wait_head = n->wait_tail = NULL;
+        n->wnext = n->wprev = NULL;
         n->kicked = false;
         n->slot_since = 0;
     }
@@ -271,6 +291,7 @@ void gp_ks_slot_reset(struct gp_kube_sched *s)
     }
     s->nkick = 0;
     s->slot_waiting = 0;
+    s->wnodes = NULL;
     s->maybe_recheck = false;
 }
 
@@ -440,9 +461,15 @@ void gp_ks_slot_unblock(struct gp_kube_sched *s, size_t *bound)
 {
     if (!s->e || s->slot_waiting == 0 || s->o.allocating_timeout_s <= 0)
         return;
+    bool due = false; /* a waiting pod of a blocked node due to move */
+    for (const struct snode *n = s->wnodes; n && !due; n = n->wnext)
+        for (const struct spod *p = n->wait_head; blocked(s, n) && p && !due; p = p->wait_next)
+            due = p->move_at <= s->now_s;
+    if (!due)
+        return;
+    /* every blocked node, waited for or not: the moves leave all out */
     struct snode **b = NULL;
     size_t nb = 0, cap = 0;
-    bool due = false;
     for (size_t i = 0; i < s->nnodes; i++) {
         struct snode *n = s->nodes[i];
         if (!blocked(s, n))
@@ -456,10 +483,8 @@ void gp_ks_slot_unblock(struct gp_kube_sched *s, size_t *bound)
             cap = c2;
         }
         b[nb++] = n;
-        for (struct spod *p = n->wait_head; p && !due; p = p->wait_next)
-            due = p->move_at <= s->now_s;
     }
-    for (size_t i = 0; due && i < nb; i++) {
+    for (size_t i = 0; i < nb; i++) {
         struct spod *next;
         for (struct spod *p = b[i]->wait_head; p; p = next) {
             next = p->wait_next;
@@ -507,16 +532,16 @@ double gp_ks_slot_next(const struct gp_kube_sched *s)
     double t = INFINITY;
     if (!s->leader || s->slot_waiting == 0 || s->o.allocating_timeout_s <= 0)
         return t;
-    for (size_t i = 0; i < s->nnodes; i++) {
-        const struct snode *n = s->nodes[i];
-        if (!n->wait_head || n->slot_n == 0)
+    for (const struct snode *n = s->wnodes; n; n = n->wnext) {
+        /* blocked from slot_since + the timeout on; then its first pod due
+         * (not before: a pod due by then ends the walk of its waiters) */
+        double at = n->slot_since + s->o.allocating_timeout_s;
+        if (n->slot_n == 0 || at >= t)
             continue;
-        /* blocked from slot_since + the timeout on; then its first pod due */
         double first = INFINITY;
-        for (const struct spod *p = n->wait_head; p; p = p->wait_next)
+        for (const struct spod *p = n->wait_head; p && first > at; p = p->wait_next)
             if (p->move_at < first)
                 first = p->move_at;
-        double at = n->slot_since + s->o.allocating_timeout_s;
         if (first > at)
             at = first;
         if (at < t)
