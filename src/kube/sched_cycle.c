@@ -151,6 +151,20 @@ void gp_ks_release(struct gp_kube_sched *s, struct spod *p)
     gp_ks_slot_update(s, p, false);
 }
 
+bool gp_ks_put_back(struct gp_kube_sched *s, struct spod *p, uint32_t node,
+                    const struct gp_pick *pick)
+{
+    enum gp_err err = gp_engine_pod_assign(s->e, p->eng, node, pick);
+    gp_evlog_pod_assign(s->rec, p->eng, node, pick, err);
+    if (err != GP_OK) {
+        gp_ks_release(s, p);
+        return false;
+    }
+    p->node = node;
+    p->pick = gp_engine_pod(s->e, p->eng)->pick;
+    return true;
+}
+
 /* Whether a pod still stopping (evicted, not yet gone) holds a GPU of p's
  * pick: the engine released it when it evicted it, but the GPU is the
  * victim's until its deletion completes, as kube-scheduler too counts a
@@ -271,14 +285,7 @@ static bool waiting_moves(struct gp_kube_sched *s, struct spod *p)
     }
     if (r != 0)
         return r > 0;
-    enum gp_err err = gp_engine_pod_assign(s->e, p->eng, was_node, &was_pick);
-    gp_evlog_pod_assign(s->rec, p->eng, was_node, &was_pick, err);
-    if (err != GP_OK) {
-        gp_ks_release(s, p);
-        return false;
-    }
-    p->node = was_node;
-    p->pick = gp_engine_pod(s->e, p->eng)->pick;
+    gp_ks_put_back(s, p, was_node, &was_pick);
     return false;
 }
 

@@ -308,6 +308,11 @@ bool gp_ks_clear_annotations(struct gp_kube_client *c, const char *ns, const cha
 /* A decision taken back once what it wrote is cleared: the engine's
  * assumption released, the pod backed off. */
 void gp_ks_release(struct gp_kube_sched *s, struct spod *p);
+/* p (in the engine, pending: a move tried and not taken) assigned again
+ * on node with pick, as it was, and written to --record's log; false with
+ * p released (gp_ks_release) when the engine refuses. */
+bool gp_ks_put_back(struct gp_kube_sched *s, struct spod *p, uint32_t node,
+                    const struct gp_pick *pick);
 /* attempt_s: how long the engine's cycle took (scheduling_duration_seconds) */
 enum gp_err gp_ks_write_decisions(struct gp_kube_sched *s, size_t n, double attempt_s,
                                   size_t *bound);

@@ -440,14 +440,7 @@ static bool move(struct gp_kube_sched *s, struct spod *p, struct snode *const *b
         gp_ks_release(s, p);
         return false;
     }
-    err = gp_engine_pod_assign(s->e, p->eng, was_node, &was_pick);
-    gp_evlog_pod_assign(s->rec, p->eng, was_node, &was_pick, err);
-    if (err != GP_OK) {
-        gp_ks_release(s, p);
-        return false;
-    }
-    p->node = was_node;
-    p->pick = gp_engine_pod(s->e, p->eng)->pick;
+    gp_ks_put_back(s, p, was_node, &was_pick);
     return false;
 }
 
