@@ -373,6 +373,58 @@ static void test_own_node_cpu(void **state)
     w_close(&w);
 }
 
+/* After a restart the preemptor's claim is read back (gp_ks_nominated_claim:
+ * placed on the room its victims leave by the engine's default choice of
+ * GPUs); keep ends, the room beside the victims is too small, and the
+ * preemptor is put back where it was, as it waited - recorded by the new
+ * scheduler and replayed to the same decisions (its place written as a
+ * plain node's pick). */
+static void test_own_node_restart_replay(void **state)
+{
+    (void)state;
+    char path[] = "/tmp/gp-own-restart-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+    struct world w;
+    w_open(&w, true);
+    w_node(&w, "n1", 3);
+    w_pod_full(&w, "keep", 1, 200, "gpuplane", NULL);
+    assert_int_equal(w_cycle(&w), 1);
+    w.now += 1;
+    w_pod(&w, "low1", 1);
+    w_pod(&w, "low2", 1);
+    assert_int_equal(w_cycle(&w), 2);
+    w_pod_full(&w, "high", 2, 100, "gpuplane", NULL);
+    w.now += 1;
+    assert_int_equal(w_cycle(&w), 0);
+    assert_true(deleting(&w, "low1"));
+    w_close(&w); /* the scheduler goes; its victims still stop */
+    w_open_record(&w, true, path);
+    w.now += 1;
+    assert_int_equal(w_cycle(&w), 0);
+    pod_ends(&w, "keep");
+    for (int i = 0; i < 12; i++) {
+        w.now += 0.25;
+        assert_int_equal(w_cycle(&w), 0);
+    }
+    kd_call(w.admin, "POST", "/_control/finish_deletions", NULL, 200);
+    w.now += 1;
+    assert_int_equal(w_cycle(&w), 1);
+    assert_string_equal(w_node_of(&w, "high", NULL), "n1");
+    w_check_distinct(&w);
+    w_close(&w);
+    struct gp_replay_result r;
+    struct gp_diag d = {""};
+    if (gp_replay_file(path, NULL, NULL, &r, &d) != GP_OK)
+        fail_msg("replay: %s", d.msg);
+    if (r.has_diff)
+        fail_msg("%s at line %zu:\n  recorded %s\n  replayed %s", r.first.what, r.first.line,
+                 r.first.recorded, r.first.replayed);
+    assert_int_equal(r.matched, r.decisions);
+    unlink(path);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -384,6 +436,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_own_node_sliced_other, kd_start, kd_stop),
         cmocka_unit_test_setup_teardown(test_own_node_mig, kd_start, kd_stop),
         cmocka_unit_test_setup_teardown(test_own_node_cpu, kd_start, kd_stop),
+        cmocka_unit_test_setup_teardown(test_own_node_restart_replay, kd_start, kd_stop),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
