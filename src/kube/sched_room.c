@@ -59,8 +59,8 @@ bool gp_ks_room_maybe(const struct gp_kube_sched *s, const struct spod *p)
     for (unsigned b = 0; b < p->pick.ngpus; b++)
         mine |= 1u << (p->pick.gpu[b] % GP_MAX_GPUS_PER_NODE);
     for (uint32_t g = 0; g < nd->spec.gpu_count && g < GP_MAX_GPUS_PER_NODE; g++) {
-        bool part = p->spec.gpu_milli > 0 ? nd->gpu[g].milli_free > 0 /* (a memory-only share) */
-                                          : nd->gpu[g].mem_free_mib > 0;
+        /* some share free (of memory for a memory-only share) */
+        bool part = p->spec.gpu_milli > 0 ? nd->gpu[g].milli_free > 0 : nd->gpu[g].mem_free_mib > 0;
         if (!(whole >> g & 1) && (part || ((mine & ~stopping) >> g & 1)))
             return true;
     }
