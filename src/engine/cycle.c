@@ -360,8 +360,14 @@ enum gp_err gp_engine_pod_assign(struct gp_engine *e, uint32_t id, uint32_t node
         k = *pick;
         if (!assign_fits(n, p, &k))
             return GP_ELIMIT;
-    } else if (gp_engine_pick_default(n, p, &k) != 0) { /* only for a pod without a pick */
-        return GP_ELIMIT;
+    } else {
+        /* only for a pod without a pick: the default choice names GPUs
+         * alone, so the rest is set here (no MIG instance, none made) and
+         * the pod's pick, which the event log writes, is defined */
+        memset(&k, 0, sizeof k);
+        k.mig_profile = -1;
+        if (gp_engine_pick_default(n, p, &k) != 0)
+            return GP_ELIMIT;
     }
     gp_eng_pending_remove(e, id);
     gp_eng_commit(e, p, n, &k);

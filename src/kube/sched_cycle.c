@@ -154,18 +154,8 @@ void gp_ks_release(struct gp_kube_sched *s, struct spod *p)
 bool gp_ks_put_back(struct gp_kube_sched *s, struct spod *p, uint32_t node,
                     const struct gp_pick *pick)
 {
-    struct gp_pick k = *pick;
-    const struct gp_node *n = gp_engine_node(s->e, node);
-    if (n && n->mig_model < 0) {
-        /* off MIG a pick's MIG fields mean nothing, and the engine's
-         * default choice (a claim read back: gp_ks_place) leaves them
-         * unset: none written to the log, whose reader checks them */
-        k.mig_profile = -1;
-        memset(k.mig_start, 0, sizeof k.mig_start);
-        k.reconfigured = 0;
-    }
-    enum gp_err err = gp_engine_pod_assign(s->e, p->eng, node, &k);
-    gp_evlog_pod_assign(s->rec, p->eng, node, &k, err);
+    enum gp_err err = gp_engine_pod_assign(s->e, p->eng, node, pick);
+    gp_evlog_pod_assign(s->rec, p->eng, node, pick, err);
     if (err != GP_OK) {
         gp_ks_release(s, p);
         return false;

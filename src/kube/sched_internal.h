@@ -309,9 +309,8 @@ bool gp_ks_clear_annotations(struct gp_kube_client *c, const char *ns, const cha
  * assumption released, the pod backed off. */
 void gp_ks_release(struct gp_kube_sched *s, struct spod *p);
 /* p (in the engine, pending: a move tried and not taken) assigned again
- * on node with pick, as it was, and written to --record's log (off MIG
- * without the pick's MIG fields, which mean nothing there); false with p
- * released (gp_ks_release) when the engine refuses. */
+ * on node with pick, as it was, and written to --record's log; false with
+ * p released (gp_ks_release) when the engine refuses. */
 bool gp_ks_put_back(struct gp_kube_sched *s, struct spod *p, uint32_t node,
                     const struct gp_pick *pick);
 /* attempt_s: how long the engine's cycle took (scheduling_duration_seconds) */
