@@ -238,14 +238,19 @@ static int by_key(const void *a, const void *b)
     return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
-/* One page: its items appended to `order` and keyed in `fresh`. */
-static enum gp_err list_page(struct gp_kube_informer *inf, const char *cont, json_t *fresh,
-                             json_t *order, char *next, size_t nnext, char *list_rv,
-                             size_t nlist_rv, struct gp_diag *diag)
+/* One page: its items appended to `order` and keyed in `fresh`; with
+ * whole, the whole list in one answer (no limit, no continue). *status is
+ * the answer's HTTP status (0 when none came). */
+static enum gp_err list_page(struct gp_kube_informer *inf, const char *cont, bool whole,
+                             json_t *fresh, json_t *order, char *next, size_t nnext, char *list_rv,
+                             size_t nlist_rv, long *status, struct gp_diag *diag)
 {
     char path[2048];
     const char *sep = strchr(inf->path, '?') ? "&" : "?";
-    if (cont)
+    *status = 0;
+    if (whole)
+        snprintf(path, sizeof path, "%s", inf->path);
+    else if (cont)
         snprintf(path, sizeof path, "%s%slimit=%u&continue=%s", inf->path, sep, inf->limit, cont);
     else
         snprintf(path, sizeof path, "%s%slimit=%u", inf->path, sep, inf->limit);
@@ -253,6 +258,7 @@ static enum gp_err list_page(struct gp_kube_informer *inf, const char *cont, jso
     enum gp_err err = gp_kube_request(inf->c, "GET", path, NULL, NULL, &r, diag);
     if (err != GP_OK)
         return err;
+    *status = r.status;
     err = gp_kube_status_err(r.status, r.body, "GET", path, diag);
     json_t *doc = err == GP_OK ? gp_kube_jload_skip(r.body, r.len, 0, NULL,
                                                     inf->list.nkids ? &inf->list : NULL)
@@ -297,9 +303,24 @@ enum gp_err gp_kube_informer_list(struct gp_kube_informer *inf, struct gp_diag *
      * resuming from a list whose items were never applied (what was
      * created or deleted in the gap would be lost). */
     inf->rv[0] = '\0';
+    long status = 0;
     do {
-        err = list_page(inf, first ? NULL : cont, fresh, order, cont, sizeof cont, list_rv,
-                        sizeof list_rv, diag);
+        err = list_page(inf, first ? NULL : cont, false, fresh, order, cont, sizeof cont, list_rv,
+                        sizeof list_rv, &status, diag);
+        if (!first && status == 410) {
+            /* the list's snapshot compacted away between its pages (410
+             * Expired on a continue token): the whole list again in one
+             * answer, as client-go's pager falls back when a later page
+             * expires (tools/pager/pager.go, ListPager.List with
+             * FullListIfExpired, its default; v0.28) - a new paginated
+             * list could expire again, page after page */
+            json_object_clear(fresh);
+            json_array_clear(order);
+            inf->st.full_lists++;
+            err = list_page(inf, NULL, true, fresh, order, cont, sizeof cont, list_rv,
+                            sizeof list_rv, &status, diag);
+            cont[0] = '\0';
+        }
         first = false;
     } while (err == GP_OK && cont[0]);
     if (err == GP_OK) {

@@ -5,6 +5,8 @@
  * followed by a re-list diffed against the store, so that what changed in
  * the gap arrives as ADDED, MODIFIED or DELETED and nothing is delivered
  * twice; a dropped watch resumes from the last resourceVersion. The
+ * list whose continue token expires between its pages (410) is made again
+ * whole, in one answer, as client-go's pager does. The
  * resource is a path: "/api/v1/nodes", "/api/v1/pods",
  * "/apis/scheduling.k8s.io/v1/priorityclasses",
  * "/apis/scheduling.x-k8s.io/v1alpha1/podgroups". One informer is driven
@@ -29,6 +31,8 @@ typedef void (*gp_kube_change_fn)(enum gp_kube_event_type type, const json_t *ob
 struct gp_kube_informer_stats {
     unsigned long lists, pages, watches, relists_410, drops, bookmarks, events;
     unsigned long watch_retries; /* watches answered 429 or 5xx (retried, not re-listed) */
+    /* lists made whole after a later page's continue token expired (410) */
+    unsigned long full_lists;
     /* members of a watch event's object taken from the version stored
      * before it, their text unchanged (jload.h's gp_kube_jload_reuse) */
     unsigned long reused;

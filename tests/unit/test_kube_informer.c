@@ -5,14 +5,17 @@
  * arrives once each, nothing else), a dropped watch resumed from the last
  * resourceVersion with nothing delivered twice, a re-list that fails on
  * a later page followed by a fresh list (never a watch from the failed
- * list's RV), a watch answered 429/503 watched again, not re-listed, and
+ * list's RV), a list whose continue token expires between its pages made
+ * again whole, a watch answered 429/503 watched again, not re-listed, and
  * a watch event's unchanged members shared with the stored version. Every
  * change is logged and the log compared whole. */
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <time.h>
 
 #include <cmocka.h>
 
@@ -54,16 +57,21 @@ static void pod(struct gp_kube_client *c, const char *name)
     kd_call(c, "POST", "/api/v1/namespaces/default/pods", b, 201);
 }
 
-static long double_rv(struct gp_kube_client *c)
+static long double_stat(struct gp_kube_client *c, const char *what)
 {
     struct gp_kube_response r;
     struct gp_diag d = {""};
     assert_int_equal(gp_kube_request(c, "GET", "/_control/stats", NULL, NULL, &r, &d), GP_OK);
     json_t *s = json_loads(r.body, 0, NULL);
-    long v = (long)json_integer_value(json_object_get(s, "resourceVersion"));
+    long v = (long)json_integer_value(json_object_get(s, what));
     json_decref(s);
     gp_kube_response_free(&r);
     return v;
+}
+
+static long double_rv(struct gp_kube_client *c)
+{
+    return double_stat(c, "resourceVersion");
 }
 
 static void test_informer(void **state)
@@ -176,6 +184,93 @@ static void test_relist_page_fails(void **state)
     assert_string_equal(take(&log), "DELETED q1\nADDED q8\n");
     assert_null(gp_kube_informer_get(inf, "default", "q1"));
     assert_non_null(gp_kube_informer_get(inf, "default", "q8"));
+    gp_kube_informer_free(inf);
+    gp_kube_client_free(c);
+    gp_kube_client_free(admin);
+}
+
+/* The gap between a list's pages: once the continue page has reached the
+ * double (held there by a delay fault), a pod is created and the store
+ * compacted, so that page is answered 410 Expired. */
+struct gap {
+    long requests0;
+    int err;
+};
+
+static void *gap_main(void *arg)
+{
+    struct gap *g = arg;
+    struct gp_kube_client *c = kd_client();
+    struct timespec ts = {0, 10 * 1000 * 1000};
+    int i = 0;
+    /* the first page and the continue page counted (the stats request
+     * itself is a control request, not counted) */
+    while (double_stat(c, "requests") < g->requests0 + 2 && i++ < 2000)
+        nanosleep(&ts, NULL);
+    g->err = i >= 2000;
+    pod(c, "r9");
+    kd_call(c, "POST", "/_control/compact", NULL, 200);
+    gp_kube_client_free(c);
+    return NULL;
+}
+
+/* A list whose snapshot is compacted away between its pages: the continue
+ * page is answered 410 Expired and the list is made again whole, in one
+ * answer without limit (client-go's pager, FullListIfExpired): every pod,
+ * the one created in the gap too, delivered once, and the store at the
+ * whole list's resourceVersion. Before, the list failed with the 410. */
+static void test_list_continue_expired(void **state)
+{
+    (void)state;
+    struct gp_kube_client *admin = kd_client(), *c = kd_client();
+    struct log log = {.len = 0};
+    struct gp_kube_informer *inf;
+    struct gp_diag d = {""};
+    char name[16];
+    for (int i = 1; i <= 5; i++) {
+        snprintf(name, sizeof name, "r%d", i);
+        pod(admin, name);
+    }
+    assert_int_equal(
+        gp_kube_informer_new(c, "/api/v1/namespaces/default/pods", 3, on_change, &log, &inf, &d),
+        GP_OK);
+    /* the first page passes (a fault of no effect taken), the second waits
+     * (faults match the path: the query is not part of it) */
+    kd_call(admin, "POST", "/_control/fault",
+            "{\"match\":\"/api/v1/namespaces/default/pods\",\"count\":1}", 200);
+    kd_call(admin, "POST", "/_control/fault",
+            "{\"delay_ms\":3000,\"match\":\"/api/v1/namespaces/default/pods\",\"count\":1}", 200);
+    struct gap g = {.requests0 = double_stat(admin, "requests")};
+    pthread_t th;
+    assert_int_equal(pthread_create(&th, NULL, gap_main, &g), 0);
+    enum gp_err err = gp_kube_informer_list(inf, &d);
+    pthread_join(th, NULL);
+    assert_int_equal(g.err, 0);
+    assert_int_equal(err, GP_OK);
+    struct gp_kube_informer_stats st = gp_kube_informer_stats(inf);
+    assert_int_equal(st.full_lists, 1);
+    assert_int_equal(st.lists, 1);
+    /* every pod of the namespace once (earlier tests' too), r9 among them */
+    const char *got = take(&log);
+    for (int i = 1; i <= 9; i++) {
+        if (i > 5 && i < 9)
+            continue;
+        char line[32];
+        snprintf(line, sizeof line, "ADDED r%d\n", i);
+        const char *at = strstr(got, line);
+        assert_non_null(at);
+        assert_null(strstr(at + 1, line));
+    }
+    size_t lines = 0;
+    for (const char *p = got; (p = strchr(p, '\n')); p++)
+        lines++;
+    assert_int_equal(lines, gp_kube_informer_count(inf)); /* all ADDED, none twice */
+    assert_null(strstr(got, "MODIFIED"));
+    assert_null(strstr(got, "DELETED"));
+    char rv[32];
+    snprintf(rv, sizeof rv, "%ld", double_rv(admin));
+    assert_string_equal(gp_kube_informer_rv(inf), rv);
+    kd_call(admin, "POST", "/_control/clear", NULL, 200);
     gp_kube_informer_free(inf);
     gp_kube_client_free(c);
     gp_kube_client_free(admin);
@@ -326,6 +421,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_informer),
         cmocka_unit_test(test_relist_page_fails),
+        cmocka_unit_test(test_list_continue_expired),
         cmocka_unit_test(test_watch_throttled),
         cmocka_unit_test(test_shared_versions),
     };
