@@ -383,9 +383,12 @@ struct gp_pod {
      * affinity (bit 1) or volume conditions (bit 2): one test on the
      * common path */
     uint8_t label_filters;
-    /* a victim that would break a PodDisruptionBudget (the Kubernetes
-     * driver's, gp_engine_pod_set_pdb_violating; never set by the
-     * simulator): evicted only after every other candidate */
+    /* a victim that would break a PodDisruptionBudget whatever else is
+     * evicted (gp_engine_pod_set_pdb_violating: an older event log's
+     * pod_pdb lines replayed, and tests; the Kubernetes driver gives the
+     * budgets themselves, gp_engine_pdb_set and gp_engine_pod_set_pdbs,
+     * counted per candidate set): evicted only after every other
+     * candidate */
     bool pdb_violating;
 };
 
