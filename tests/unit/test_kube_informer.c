@@ -57,6 +57,16 @@ static void pod(struct gp_kube_client *c, const char *name)
     kd_call(c, "POST", "/api/v1/namespaces/default/pods", b, 201);
 }
 
+/* Pods PREFIX1 .. PREFIXn. */
+static void pods(struct gp_kube_client *c, const char *prefix, int n)
+{
+    char name[16];
+    for (int i = 1; i <= n; i++) {
+        snprintf(name, sizeof name, "%s%d", prefix, i);
+        pod(c, name);
+    }
+}
+
 static long double_stat(struct gp_kube_client *c, const char *what)
 {
     struct gp_kube_response r;
@@ -81,11 +91,7 @@ static void test_informer(void **state)
     struct log log = {.len = 0};
     struct gp_kube_informer *inf;
     struct gp_diag d = {""};
-    char name[16];
-    for (int i = 1; i <= 7; i++) {
-        snprintf(name, sizeof name, "p%d", i);
-        pod(admin, name);
-    }
+    pods(admin, "p", 7);
     assert_int_equal(gp_kube_informer_new(c, "/api/v1/pods", 3, on_change, &log, &inf, &d), GP_OK);
     assert_int_equal(gp_kube_informer_list(inf, &d), GP_OK);
     assert_string_equal(take(&log), "ADDED p1\nADDED p2\nADDED p3\nADDED p4\nADDED p5\nADDED "
@@ -161,11 +167,7 @@ static void test_relist_page_fails(void **state)
     struct log log = {.len = 0};
     struct gp_kube_informer *inf;
     struct gp_diag d = {""};
-    char name[16];
-    for (int i = 1; i <= 7; i++) {
-        snprintf(name, sizeof name, "q%d", i);
-        pod(admin, name);
-    }
+    pods(admin, "q", 7);
     assert_int_equal(gp_kube_informer_new(c, "/api/v1/pods", 3, on_change, &log, &inf, &d), GP_OK);
     assert_int_equal(gp_kube_informer_list(inf, &d), GP_OK);
     take(&log);
@@ -226,11 +228,7 @@ static void test_list_continue_expired(void **state)
     struct log log = {.len = 0};
     struct gp_kube_informer *inf;
     struct gp_diag d = {""};
-    char name[16];
-    for (int i = 1; i <= 5; i++) {
-        snprintf(name, sizeof name, "r%d", i);
-        pod(admin, name);
-    }
+    pods(admin, "r", 5);
     assert_int_equal(
         gp_kube_informer_new(c, "/api/v1/namespaces/default/pods", 3, on_change, &log, &inf, &d),
         GP_OK);
