@@ -101,6 +101,7 @@ void gp_engine_free(struct gp_engine *e)
     gp_eng_index_free(e);
     gp_eng_topo_free(e);
     gp_eng_ports_free(e);
+    gp_eng_claims_free(e);
     GP_VEC_FREE(&e->cands);
     free(e);
 }

@@ -28,6 +28,7 @@ const char *gp_filter_name(enum gp_filter f)
                                         "gpu-memory",
                                         "gpu-replica",
                                         "mig",
+                                        "volume-restrictions",
                                         "volume-binding",
                                         "volume-zone",
                                         "pod-topology-spread",
@@ -44,7 +45,7 @@ bool gp_filter_optional(enum gp_filter f)
     return f == GP_FILTER_NODE_AFFINITY || f == GP_FILTER_SPREAD || f == GP_FILTER_POD_AFFINITY ||
            f == GP_FILTER_POD_ANTI_AFFINITY || f == GP_FILTER_EXISTING_ANTI_AFFINITY ||
            f == GP_FILTER_PODS || f == GP_FILTER_SCALAR || f == GP_FILTER_PORTS ||
-           f == GP_FILTER_VOLUME_BINDING || f == GP_FILTER_VOLUME_ZONE;
+           f == GP_FILTER_VOLUME_BINDING || f == GP_FILTER_VOLUME_ZONE || f == GP_FILTER_RWOP;
 }
 
 enum gp_filter gp_eng_volumes_filter(const struct gp_node *n, const struct gp_pod *p)

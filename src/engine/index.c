@@ -433,10 +433,10 @@ bool gp_eng_cand_explain(struct gp_engine *e, const struct gp_pod *p,
     if (e->no_index || x->broken || x->slot.len != e->nodes.len || e->domain_key)
         return false;
     if (p->label_filters &&
-        (p->spec.nnode_selector ||
+        ((p->label_filters & 8) || p->spec.nnode_selector ||
          (p->spec.constraints && (p->spec.constraints->nnode_required ||
                                   p->spec.constraints->nvolumes)))) /* (volumes: VOLUMES') */
-        return false; /* labels are read node by node */
+        return false; /* labels are read node by node (a ReadWriteOncePod claim: each node too) */
     memset(rejected, 0, GP_FILTER_COUNT * sizeof *rejected);
     uint64_t looked = 0;
     for (size_t k = 0; k < x->ncls; k++) {

@@ -24,6 +24,16 @@
 #include "util/olist.h"
 #include "util/vec.h"
 
+/* claims.c: the bound pods' uses of each PersistentVolumeClaim, by key
+ * (chained; nbuckets a power of two), and whether a use could not be
+ * counted (then every ReadWriteOncePod claim is taken as used) */
+struct claim_ent;
+struct claim_map {
+    struct claim_ent **buckets;
+    size_t nbuckets, len;
+    bool broken;
+};
+
 struct gp_engine {
     const struct gp_policy_ops *policy;
     void *policy_state;
@@ -35,6 +45,7 @@ struct gp_engine {
     struct port_list *node_ports;
     size_t nnode_ports;
     bool ports_broken;
+    struct claim_map claims;
     struct pod_store pods;       /* pod_at(), px_at() */
     GP_VEC(struct queue) queues; /* queue 0 is the default queue */
     size_t npending;             /* pods in the queues' pending lists */
@@ -505,6 +516,13 @@ bool gp_eng_ports_conflict(const struct gp_engine *e, const struct gp_node *n,
                            const struct gp_pod *p);
 void gp_eng_ports_bind(struct gp_engine *e, const struct gp_pod *p, uint32_t node, int sign);
 void gp_eng_ports_free(struct gp_engine *e);
+
+/* claims.c: p's claims counted as used (sign 1, as it binds) or not (-1);
+ * whether a ReadWriteOncePod claim of p is used by another bound pod
+ * (VolumeRestrictions' Filter: then no node passes, GP_FILTER_RWOP). */
+void gp_eng_claims_bind(struct gp_engine *e, const struct gp_pod *p, int sign);
+bool gp_eng_claims_held(const struct gp_engine *e, const struct gp_pod *p);
+void gp_eng_claims_free(struct gp_engine *e);
 void gp_eng_scalars_take(struct gp_node *n, const struct gp_pod *p, int sign);
 
 /* ---- pending.c: pending pods by shape, and the walk over them ------------- */
@@ -671,12 +689,17 @@ static inline enum gp_filter filter_node_fit(const struct gp_engine *e, const st
 }
 
 /* The node filters without quotas, but the ones that read other pods: then
- * the pod's volumes' conditions (kube-scheduler's VolumeBinding and
- * VolumeZone run after NodeResourcesFit in the default profile). */
+ * the pod's ReadWriteOncePod claims (VolumeRestrictions: the bound pods'
+ * uses of a claim, the same on every node) and its volumes' conditions
+ * (kube-scheduler's VolumeBinding and VolumeZone run after
+ * NodeResourcesFit in the default profile). */
 static inline enum gp_filter filter_own(const struct gp_engine *e, const struct gp_node *n,
                                         const struct gp_pod *p)
 {
     enum gp_filter f = filter_node_fit(e, n, p);
+    /* VolumeRestrictions runs after NodeResourcesFit, before VolumeBinding */
+    if (f == GP_FILTER_COUNT && (p->label_filters & 8) && gp_eng_claims_held(e, p))
+        f = GP_FILTER_RWOP;
     if (f == GP_FILTER_COUNT && (p->label_filters & 4))
         f = gp_eng_volumes_filter(n, p);
     return f;
@@ -690,7 +713,8 @@ static inline enum gp_filter filter_own(const struct gp_engine *e, const struct 
  * prefer.c); the scan decides for those. */
 static inline bool gp_eng_pod_indexable(const struct gp_engine *e, const struct gp_pod *p)
 {
-    return !topo_hard(e, p) && !gp_eng_soft(e, p);
+    /* (a ReadWriteOncePod claim: its filter reads the other pods, bit 3) */
+    return !(p->label_filters & 8) && !topo_hard(e, p) && !gp_eng_soft(e, p);
 }
 
 /* Backfill: whether a pod of p's shape held back by the reservation at

@@ -179,6 +179,17 @@ struct gp_host_port {
     uint8_t protocol;
 };
 
+/* A PersistentVolumeClaim a pod's persistentVolumeClaim volume names, as
+ * kube-scheduler's NodeInfo counts it (PVCRefCounts; framework/types.go):
+ * key "namespace/name". rwop: the claim's spec.accessModes hold
+ * ReadWriteOncePod, so no node passes while another bound pod uses the
+ * claim (VolumeRestrictions; GP_FILTER_RWOP). A bound pod's claims count
+ * as used whatever rwop says. */
+struct gp_claim_use {
+    const char *key;
+    bool rwop;
+};
+
 struct gp_node_spec {
     const char *name;
     const char *pool;      /* node pool name; may be NULL */
@@ -285,6 +296,10 @@ struct gp_pod_spec {
      * simulator's pods */
     const struct gp_host_port *host_ports;
     size_t nhost_ports;
+    /* the PersistentVolumeClaims its volumes name (borrowed); none for the
+     * simulator's pods */
+    const struct gp_claim_use *claims;
+    size_t nclaims;
 };
 
 /* One GPU's free capacity inside a node. On a shared GPU (docs/sharing.md)
@@ -380,8 +395,8 @@ struct gp_pod {
     uint32_t gpu_milli_taken; /* when bound: GPU milli it made unavailable */
     bool oversubscribed;      /* when bound: its declared GPU memory did not fit */
     /* engine: whether it has a node selector (bit 0), required node
-     * affinity (bit 1) or volume conditions (bit 2): one test on the
-     * common path */
+     * affinity (bit 1), volume conditions (bit 2) or a ReadWriteOncePod
+     * claim (bit 3): one test on the common path */
     uint8_t label_filters;
     /* a victim that would break a PodDisruptionBudget whatever else is
      * evicted (gp_engine_pod_set_pdb_violating: an older event log's
@@ -413,6 +428,8 @@ struct gp_pod {
     X(GPU_MEMORY, "no GPU with enough free GPU memory")                                            \
     X(GPU_REPLICA, "no GPU with a free shared replica")                                            \
     X(MIG, "no free MIG instance of the profile")                                                  \
+    X(RWOP, "node has pod using PersistentVolumeClaim with the same name and ReadWriteOncePod "    \
+            "access mode")                                                                         \
     X(VOLUME_BINDING, "node(s) had volume node affinity conflict")                                 \
     X(VOLUME_ZONE, "node(s) had no available volume zone")                                         \
     X(SPREAD, "node(s) didn't match pod topology spread constraints")                              \

@@ -285,7 +285,8 @@ void gp_eng_place(struct gp_engine *e, struct gp_pod *p, struct gp_decision *d)
      * last member did not go to: neither can be remembered between
      * members */
     bool soft = gp_eng_soft(e, p) && GP_VEC_RESERVE(&e->cands, e->nodes.len) == 0;
-    bool hard = topo_hard(e, p), topo = soft || hard;
+    /* (a ReadWriteOncePod claim: a bind elsewhere may refuse it, as topo's) */
+    bool hard = topo_hard(e, p), topo = soft || hard || (p->label_filters & 8);
     e->cands.len = 0;
     uint8_t *rej = e->gang_rej_shape == p->shape && !topo ? e->gang_rej : NULL;
     /* a gang's member with a node-local policy: from the memo, when the

@@ -150,6 +150,10 @@ struct shape_key {
     size_t nscalars;
     const struct gp_host_port *host_ports; /* by content */
     size_t nhost_ports;
+    /* its ReadWriteOncePod claims, by content (the others decide nothing
+     * of where it fits) */
+    const struct gp_claim_use *claims;
+    size_t nclaims;
 };
 
 struct shape {

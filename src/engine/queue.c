@@ -142,6 +142,9 @@ enum gp_err gp_engine_pod_add(struct gp_engine *e, const struct gp_pod_spec *spe
     p.label_filters = (uint8_t)((spec->nnode_selector ? 1 : 0) |
                                 (spec->constraints && spec->constraints->nnode_required ? 2 : 0) |
                                 (spec->constraints && spec->constraints->nvolumes ? 4 : 0));
+    for (size_t i = 0; i < spec->nclaims; i++)
+        if (spec->claims[i].rwop)
+            p.label_filters |= 8;
     p.model_mask = spec->ngpu_models ? 0 : ~(uint64_t)0;
     for (size_t i = 0; i < spec->ngpu_models; i++) {
         int m = gp_eng_model_intern(e, spec->gpu_models[i]);
@@ -156,7 +159,8 @@ enum gp_err gp_engine_pod_add(struct gp_engine *e, const struct gp_pod_spec *spe
         spec->tolerations,  spec->nnode_selector, spec->ntolerations,    spec->share_modes,
         spec->gpu_resource, spec->mig_profile,    spec->constraints,     spec->labels,
         spec->nlabels,      spec->namespace_name, spec->cuda_driver_min, spec->gpu_container_max,
-        spec->scalars,      spec->nscalars,       spec->host_ports,      spec->nhost_ports};
+        spec->scalars,      spec->nscalars,       spec->host_ports,      spec->nhost_ports,
+        spec->claims,       spec->nclaims};
     p.shape = shape_intern(e, &k);
     if (p.shape == NONE)
         return GP_ENOMEM;

@@ -134,6 +134,9 @@ uint64_t gp_eng_shape_hash(const struct shape_key *k)
     for (size_t i = 0; i < k->nhost_ports; i++)
         h = mix(str_hash(h, k->host_ports[i].ip),
                 (uint64_t)k->host_ports[i].port << 8 | k->host_ports[i].protocol);
+    for (size_t i = 0; i < k->nclaims; i++)
+        if (k->claims[i].rwop)
+            h = str_hash(h, k->claims[i].key);
     h ^= h >> 29; /* the table takes the low bits */
     h *= 0xbf58476d1ce4e5b9ULL;
     return h ^ (h >> 32);
@@ -254,6 +257,25 @@ static bool ports_eq(const struct gp_host_port *a, const struct gp_host_port *b,
     return true;
 }
 
+/* The ReadWriteOncePod claims of a and b, in order, the same. */
+static bool claims_eq(const struct gp_claim_use *a, size_t na, const struct gp_claim_use *b,
+                      size_t nb)
+{
+    size_t i = 0, j = 0;
+    for (;;) {
+        while (i < na && !a[i].rwop)
+            i++;
+        while (j < nb && !b[j].rwop)
+            j++;
+        if (i == na || j == nb)
+            return i == na && j == nb;
+        if (!same_str(a[i].key, b[j].key))
+            return false;
+        i++;
+        j++;
+    }
+}
+
 static bool volumes_eq(const struct gp_volume_terms *a, size_t na, const struct gp_volume_terms *b,
                        size_t nb)
 {
@@ -302,5 +324,6 @@ bool gp_eng_shape_eq(const struct shape_key *a, const struct shape_key *b)
            tol_eq(a->tolerations, b->tolerations, a->ntolerations) &&
            scalars_eq(a->scalars, b->scalars, a->nscalars, b->nscalars) &&
            ports_eq(a->host_ports, b->host_ports, a->nhost_ports, b->nhost_ports) &&
+           claims_eq(a->claims, a->nclaims, b->claims, b->nclaims) &&
            gp_eng_cons_eq(a->constraints, b->constraints);
 }

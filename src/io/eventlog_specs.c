@@ -209,6 +209,19 @@ static enum gp_err port_item(struct gp_evl_rd *r, const json_t *e, const char *f
 static const struct items_how ports_how = {"expected an array of [ip, port, protocol]", false,
                                            sizeof(struct gp_host_port), port_item};
 
+/* [key, rwop]: a PersistentVolumeClaim the pod uses (model.h) */
+static enum gp_err claim_item(struct gp_evl_rd *r, const json_t *e, const char *field, void *item)
+{
+    struct gp_claim_use *c = item;
+    if (!json_is_array(e) || json_array_size(e) != 2 || !json_is_boolean(json_array_get(e, 1)))
+        return gp_evl_bad(r, field, "expected an array of [claim, ReadWriteOncePod true/false]");
+    c->rwop = json_is_true(json_array_get(e, 1));
+    return str_item(r, json_array_get(e, 0), field, &c->key);
+}
+
+static const struct items_how claims_how = {"expected an array of [claim, rwop]", false,
+                                            sizeof(struct gp_claim_use), claim_item};
+
 /* o's "scalars", sorted by name with each once, at most GP_MAX_SCALARS. */
 static enum gp_err scalars_of(struct gp_evl_rd *r, const json_t *o, const char *field,
                               const struct gp_scalar **out, size_t *n)
@@ -752,6 +765,10 @@ enum gp_err gp_evl_pod(struct gp_evl_rd *r, const json_t *o, struct gp_pod_spec 
         return err;
     p->host_ports = items_of(r, json_object_get(o, "host_ports"), "pod.host_ports", &ports_how,
                              &p->nhost_ports, &err);
+    if (err != GP_OK)
+        return err;
+    p->claims =
+        items_of(r, json_object_get(o, "claims"), "pod.claims", &claims_how, &p->nclaims, &err);
     return err;
 }
 

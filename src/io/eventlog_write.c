@@ -121,6 +121,13 @@ static json_t *port_json(const void *item)
     return json_pack("[s?,i,i]", h->ip, (int)h->port, (int)h->protocol);
 }
 
+/* [key, rwop] */
+static json_t *claim_json(const void *item)
+{
+    const struct gp_claim_use *c = item;
+    return json_pack("[s?,b]", c->key, c->rwop);
+}
+
 static void set_scalars(json_t *o, const struct gp_scalar *s, size_t n)
 {
     if (n)
@@ -332,6 +339,8 @@ static json_t *pod_json(const struct gp_pod_spec *p)
     set_scalars(o, p->scalars, p->nscalars);
     if (p->nhost_ports)
         json_object_set_new(o, "host_ports", ARRAY_JSON(p->host_ports, p->nhost_ports, port_json));
+    if (p->nclaims)
+        json_object_set_new(o, "claims", ARRAY_JSON(p->claims, p->nclaims, claim_json));
     return o;
 }
 

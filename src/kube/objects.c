@@ -464,6 +464,39 @@ void gp_kube_pod_info_reread(const json_t *pod, const json_t *old, struct gp_kub
     }
 }
 
+/* The claims of the pod's persistentVolumeClaim volumes, "namespace/name"
+ * (what kube-scheduler's NodeInfo counts in PVCRefCounts: an ephemeral
+ * volume's claim is not counted, nor read by VolumeRestrictions); rwop is
+ * the scheduler's to set (volumes.c), from the claim. */
+static enum gp_err pod_claims(const json_t *pod, struct gp_arena *a, struct gp_pod_spec *s)
+{
+    const json_t *vols = json_object_get(json_object_get(pod, "spec"), "volumes");
+    const char *ns = str(json_object_get(pod, "metadata"), "namespace");
+    size_t n = 0, i;
+    json_t *vol;
+    json_array_foreach(vols, i, vol) n += json_object_get(vol, "persistentVolumeClaim") != NULL;
+    if (n == 0)
+        return GP_OK;
+    struct gp_claim_use *c = gp_arena_alloc(a, n * sizeof *c);
+    if (!c)
+        return GP_ENOMEM;
+    size_t k = 0;
+    json_array_foreach(vols, i, vol)
+    {
+        const char *cn = str(json_object_get(vol, "persistentVolumeClaim"), "claimName");
+        if (!json_object_get(vol, "persistentVolumeClaim"))
+            continue;
+        char key[600];
+        snprintf(key, sizeof key, "%s/%s", ns && ns[0] ? ns : "default", cn ? cn : "");
+        if (!(c[k].key = gp_arena_strdup(a, key)))
+            return GP_ENOMEM;
+        c[k++].rwop = false;
+    }
+    s->claims = c;
+    s->nclaims = k;
+    return GP_OK;
+}
+
 enum gp_err gp_kube_pod_read(const json_t *pod, struct gp_arena *a, struct gp_pod_spec *s,
                              struct gp_kube_pod_info *info, struct gp_diag *d)
 {
@@ -511,7 +544,8 @@ enum gp_err gp_kube_pod_read(const json_t *pod, struct gp_arena *a, struct gp_po
     if ((err = pod_kv(json_object_get(spec, "nodeSelector"), a, &s->node_selector,
                       &s->nnode_selector)) != GP_OK ||
         (err = pod_kv(json_object_get(meta, "labels"), a, &s->labels, &s->nlabels)) != GP_OK ||
-        (err = pod_tolerations(json_object_get(spec, "tolerations"), a, s)) != GP_OK)
+        (err = pod_tolerations(json_object_get(spec, "tolerations"), a, s)) != GP_OK ||
+        (err = pod_claims(pod, a, s)) != GP_OK)
         return err == GP_ENOMEM ? gp_diag_set(d, err, "out of memory") : err;
     if ((err = gp_kube_pod_constraints_read(spec, a, s, d)) != GP_OK || /* objects_affinity.c */
         (err = gp_kube_pod_ports_read(spec, a, s, d)) != GP_OK)         /* objects_scalar.c */

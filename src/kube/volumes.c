@@ -20,7 +20,13 @@
  *    volume node affinity conflict"; its topology labels (beta and GA
  *    zone and region, values split at "__"), "node(s) had no available
  *    volume zone", a node with none of the four labels passing, a beta
- *    key read from the node's GA label when it lacks the beta one.
+ *    key read from the node's GA label when it lacks the beta one;
+ *  - VolumeRestrictions' ReadWriteOncePod (volumerestrictions/
+ *    volume_restrictions.go readWriteOncePodPVCsForPod, v1.28): which of
+ *    the pod's claims are of that access mode, marked in its spec.claims
+ *    (model.h struct gp_claim_use); the engine refuses every node while
+ *    another bound pod uses one (engine/claims.c), preemption may evict
+ *    the holder.
  * They reach the engine as the pod's volume conditions (model.h, struct
  * gp_volume_terms; a PreFilter refusal is one condition no node passes),
  * so the event log replays them. An unbound claim of a
@@ -61,6 +67,9 @@ struct vrd {
     struct gp_volume_terms *g; /* the conditions, binding ones first */
     size_t n, cap;
     char msg[512]; /* a PreFilter refusal; "" none */
+    /* bit i: the pod's i-th persistentVolumeClaim volume's claim holds
+     * ReadWriteOncePod (its spec.claims[i].rwop; VolumeRestrictions) */
+    uint64_t rwop;
     bool oom;
 };
 
@@ -302,6 +311,39 @@ static void pv_conditions(struct vrd *r, const json_t *pv)
     }
 }
 
+/* VolumeRestrictions' readWriteOncePodPVCsForPod (volume_restrictions.go,
+ * v1.28): which of the pod's persistentVolumeClaim volumes (in order, as
+ * gp_kube_pod_read lists them in spec.claims) name a claim whose
+ * spec.accessModes hold ReadWriteOncePod. A claim not found is
+ * VolumeBinding's refusal already. */
+static uint64_t rwop_of(const struct gp_kube_sched *s, const json_t *pod, const char *ns)
+{
+    uint64_t bits = 0;
+    size_t i, k = 0;
+    json_t *vol;
+    json_array_foreach(json_object_get(json_object_get(pod, "spec"), "volumes"), i, vol)
+    {
+        const json_t *pc = json_object_get(vol, "persistentVolumeClaim");
+        if (!pc)
+            continue;
+        char key[600];
+        const char *cn = str_of(pc, "claimName");
+        gp_kube_key_make(ns, cn ? cn : "", key, sizeof key);
+        const json_t *modes =
+            json_object_get(json_object_get(json_object_get(s->pvcs, key), "spec"), "accessModes");
+        size_t j;
+        json_t *m;
+        json_array_foreach(modes, j, m)
+        {
+            if (k < 64 && json_string_value(m) &&
+                strcmp(json_string_value(m), "ReadWriteOncePod") == 0)
+                bits |= (uint64_t)1 << k;
+        }
+        k++;
+    }
+    return bits;
+}
+
 /* What the plugins decide for the pod: r->msg (a refusal) or r->g. */
 static void decide(struct vrd *r, const json_t *pod, const struct gp_kube_pod_info *in)
 {
@@ -311,6 +353,7 @@ static void decide(struct vrd *r, const json_t *pod, const struct gp_kube_pod_in
         return;
     }
     const char *ns = in->ns ? in->ns : "default";
+    r->rwop = rwop_of(r->s, pod, ns);
     claims_of(pod, in->name, c);
     if (!has_pvcs(r, c, ns, in->name, in->uid))
         c->n = 0; /* refused: nothing more read */
@@ -402,6 +445,7 @@ static uint64_t fnv_str(uint64_t h, const char *s)
 static uint64_t print_of(const struct vrd *r)
 {
     uint64_t h = fnv_str(1469598103934665603u, r->msg);
+    h = fnv(h, &r->rwop, sizeof r->rwop);
     for (size_t i = 0; i < r->n; i++) {
         h = fnv(h, &r->g[i].zone, sizeof r->g[i].zone);
         h = fnv(h, &r->g[i].nterms, sizeof r->g[i].nterms);
@@ -477,6 +521,16 @@ enum gp_err gp_ks_volumes_apply(struct gp_kube_sched *s, struct spod *p, const j
     p->vol_print = print_of(&r);
     if (r.msg[0] && !(p->vol_msg = strdup(r.msg)))
         return gp_diag_set(d, GP_ENOMEM, "out of memory (volumes)");
+    if (r.rwop && spec->nclaims) { /* the claims marked (a copy: the reader's is const) */
+        struct gp_claim_use *u = gp_arena_alloc(a, spec->nclaims * sizeof *u);
+        if (!u)
+            return gp_diag_set(d, GP_ENOMEM, "out of memory (volumes)");
+        for (size_t i = 0; i < spec->nclaims; i++) {
+            u[i] = spec->claims[i];
+            u[i].rwop = i < 64 && (r.rwop >> i & 1);
+        }
+        spec->claims = u;
+    }
     if (r.n == 0)
         return GP_OK;
     struct gp_pod_constraints *c = gp_arena_alloc(a, sizeof *c); /* zeroed */

@@ -370,6 +370,128 @@ static void test_zone(void **state)
     v_close(&v);
 }
 
+/* A claim of ReadWriteOncePod access bound to volume `bound` (no constraints). */
+static void rwop_pvc(struct vworld *v, const char *name, const char *bound)
+{
+    char b[1024];
+    snprintf(b, sizeof b,
+             "{\"apiVersion\":\"v1\",\"kind\":\"PersistentVolumeClaim\",\"metadata\":{\"name\":"
+             "\"%s\",\"annotations\":{\"pv.kubernetes.io/bind-completed\":\"yes\"}},\"spec\":"
+             "{\"accessModes\":[\"ReadWriteOncePod\"],\"resources\":{\"requests\":{\"storage\":"
+             "\"10Gi\"}},\"storageClassName\":\"standard\",\"volumeName\":\"%s\"}}",
+             name, bound);
+    kd_call(v->w.admin, "POST", "/api/v1/namespaces/default/persistentvolumeclaims", b, 201);
+}
+
+/* A pod of scheduler `sched` and priority `prio` asking `gpus` GPUs and
+ * naming claim `claim`. */
+static void ppod(struct vworld *v, const char *name, const char *sched, int prio, unsigned gpus,
+                 const char *claim)
+{
+    char b[1536];
+    snprintf(b, sizeof b,
+             "{\"metadata\":{\"name\":\"%s\"},\"spec\":{\"schedulerName\":\"%s\",\"priority\":%d,"
+             "\"terminationGracePeriodSeconds\":30,\"containers\":[{\"name\":\"c\",\"image\":"
+             "\"x\",\"resources\":{\"requests\":{\"cpu\":\"1\",\"memory\":\"1Gi\","
+             "\"nvidia.com/gpu\":\"%u\"},\"limits\":{\"nvidia.com/gpu\":\"%u\"}}}],\"volumes\":"
+             "[{\"name\":\"data\",\"persistentVolumeClaim\":{\"claimName\":\"%s\"}}]}}",
+             name, sched, prio, gpus, gpus, claim);
+    kd_call(v->w.admin, "POST", "/api/v1/namespaces/default/pods", b, 201);
+}
+
+#define RWOP_WORDS                                                                                 \
+    "node has pod using PersistentVolumeClaim with the same name and ReadWriteOncePod access "     \
+    "mode"
+
+/* VolumeRestrictions' ReadWriteOncePod (volume_restrictions.go, v1.28):
+ * a claim another scheduler's bound pod uses refuses our pod on every
+ * node, in upstream's words, Unschedulable (preemption is tried: no
+ * victim of a lower priority here); the holder ended, the pod goes. Two
+ * pods of ours sharing such a claim: one is placed in the cycle, the
+ * other refused until the first is deleted. A claim of ReadWriteOnce
+ * access is shared as before. */
+static void test_rwop(void **state)
+{
+    (void)state;
+    struct vworld v;
+    v_open(&v);
+    sc(&v, "standard", NULL);
+    w_node(&v.w, "n1", 2);
+    w_node(&v.w, "n2", 2);
+    pv(&v, "pv1", NULL, NULL);
+    rwop_pvc(&v, "solo", "pv1");
+    ppod(&v, "holder", "other-scheduler", 0, 1, "solo");
+    w_bind(&v.w, "holder", "n1");
+    ppod(&v, "a", "gpuplane", 0, 1, "solo");
+    assert_int_equal(v_cycle(&v), 0);
+    /* (no pod of a lower priority on either node: no victims) */
+    assert_string_equal(why(&v, "a"), "0/2 nodes are available: 2 " RWOP_WORDS
+                                      ". preemption: 0/2 nodes are available: 2 No preemption "
+                                      "victims found for incoming pod..");
+    assert_string_equal(w_node_of(&v.w, "a", NULL), "");
+    /* the holder ends: a is tried again and goes */
+    kd_call(v.w.admin, "PATCH", "/api/v1/namespaces/default/pods/holder/status",
+            "{\"status\":{\"phase\":\"Succeeded\"}}", 200);
+    assert_int_equal(v_cycle(&v), 1);
+    assert_string_not_equal(w_node_of(&v.w, "a", NULL), "");
+    /* two of ours on one claim: one placed, the other refused */
+    pv(&v, "pv2", NULL, NULL);
+    rwop_pvc(&v, "duo", "pv2");
+    ppod(&v, "b", "gpuplane", 0, 1, "duo");
+    ppod(&v, "c", "gpuplane", 0, 1, "duo");
+    assert_int_equal(v_cycle(&v), 1);
+    bool b_went = strcmp(w_node_of(&v.w, "b", NULL), "") != 0;
+    const char *left = b_went ? "c" : "b", *went = b_went ? "b" : "c";
+    assert_string_equal(w_node_of(&v.w, left, NULL), "");
+    if (!strstr(why(&v, left), " " RWOP_WORDS ". preemption: 0/2 nodes are available: 2 No "))
+        fail_msg("%s: %s", left, why(&v, left));
+    /* the one placed deleted: the other goes */
+    char path[128];
+    snprintf(path, sizeof path, "/api/v1/namespaces/default/pods/%s", went);
+    kd_call(v.w.admin, "DELETE", path, NULL, 200);
+    kd_call(v.w.admin, "POST", "/_control/finish_deletions", NULL, 200);
+    assert_int_equal(v_cycle(&v), 1);
+    assert_string_not_equal(w_node_of(&v.w, left, NULL), "");
+    /* ReadWriteOnce: two pods share it */
+    pv(&v, "pv3", NULL, NULL);
+    pvc(&v, "shared", "standard", "pv3", NULL);
+    ppod(&v, "d", "gpuplane", 0, 0, "shared");
+    ppod(&v, "e", "gpuplane", 0, 0, "shared");
+    assert_int_equal(v_cycle(&v), 2);
+    v_close(&v);
+}
+
+/* Preemption may evict the holder (v1.28's Filter is Unschedulable and
+ * its RemovePod takes a victim's use off the count): a pod of priority
+ * 100 whose claim a pod of ours of priority 0 holds on n1 preempts it
+ * there, and is bound on n1 once it is gone, though n2 has room. */
+static void test_rwop_preempt(void **state)
+{
+    (void)state;
+    struct vworld v;
+    v_open(&v);
+    sc(&v, "standard", NULL);
+    w_node(&v.w, "n1", 2);
+    w_node(&v.w, "n2", 2);
+    pv(&v, "pv1", NULL, NULL);
+    rwop_pvc(&v, "solo", "pv1");
+    ppod(&v, "low", "gpuplane", 0, 2, "solo");
+    assert_int_equal(v_cycle(&v), 1);
+    const char *at = w_node_of(&v.w, "low", NULL);
+    char low_node[64];
+    snprintf(low_node, sizeof low_node, "%s", at);
+    ppod(&v, "high", "gpuplane", 100, 1, "solo");
+    assert_int_equal(v_cycle(&v), 0);
+    json_t *o = w_pod_get(&v.w, "low");
+    assert_non_null(json_object_get(json_object_get(o, "metadata"), "deletionTimestamp"));
+    json_decref(o);
+    kd_call(v.w.admin, "POST", "/_control/finish_deletions", NULL, 200);
+    v.w.now += 1;
+    assert_int_equal(v_cycle(&v), 1);
+    assert_string_equal(w_node_of(&v.w, "high", NULL), low_node);
+    v_close(&v);
+}
+
 /* render --self grants the volumes' list and watch, nothing more. */
 static void test_rbac(void **state)
 {
@@ -412,6 +534,8 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup_teardown(test_prefilter, kd_start, kd_stop),
         cmocka_unit_test_setup_teardown(test_node_affinity, kd_start, kd_stop),
         cmocka_unit_test_setup_teardown(test_zone, kd_start, kd_stop),
+        cmocka_unit_test_setup_teardown(test_rwop, kd_start, kd_stop),
+        cmocka_unit_test_setup_teardown(test_rwop_preempt, kd_start, kd_stop),
         cmocka_unit_test(test_rbac),
     };
     if (gp_shared_mode(argc, argv)) {
