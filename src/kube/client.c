@@ -34,7 +34,7 @@ struct gp_kube_client {
     struct timespec token_mtime;
     ino_t token_ino;
     off_t token_size;
-    struct gp_kube_bucket bucket;
+    struct gp_kube_bucket bucket; /* when o.limiter is NULL */
     struct gp_rng rng;
     atomic_int cancelled;
     /* the request headers, built once per content type and token (a
@@ -80,6 +80,7 @@ void gp_kube_client_opts_default(struct gp_kube_client_opts *o)
     o->max_line_bytes = GP_KUBE_LINE_MAX_DEFAULT;
     o->qps = 50;
     o->burst = 100;
+    o->limiter = NULL;
     o->seed = 1;
     o->curl_http = false;
 }
@@ -95,6 +96,14 @@ static double now_s(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* A token for one request (attempt) from the client's bucket or the
+ * limiter it shares: how long to wait before sending it. */
+static double throttle_s(struct gp_kube_client *c)
+{
+    return c->o.limiter ? gp_kube_limiter_take(c->o.limiter, now_s())
+                        : gp_kube_bucket_take(&c->bucket, now_s());
 }
 
 /* Sleeps s seconds in slices, stopping early when cancelled. */
@@ -616,7 +625,7 @@ static enum gp_err request_from(struct gp_kube_client *c, const char *method, co
         enum gp_err err = token_refresh(c, diag);
         if (err != GP_OK)
             return err;
-        double wait = gp_kube_bucket_take(&c->bucket, now_s());
+        double wait = throttle_s(c);
         if (wait > 0) {
             nap(c, wait);
             r->waited_s += wait;
@@ -671,7 +680,7 @@ void gp_kube_request_many(struct gp_kube_client *c, struct gp_kube_call *k, size
     }
     enum gp_err err = token_refresh(c, &k[0].d);
     for (size_t i = 0; i < n; i++) {
-        double wait = gp_kube_bucket_take(&c->bucket, now_s());
+        double wait = throttle_s(c);
         if (wait > 0) { /* the tokens taken one after another: the last one's wait */
             nap(c, wait);
             k[i].r.waited_s += wait;
@@ -753,9 +762,10 @@ enum gp_err gp_kube_stream(struct gp_kube_client *c, const char *path, double ti
     enum gp_err err = token_refresh(c, diag);
     if (err != GP_OK)
         return err;
-    double wait = gp_kube_bucket_take(&c->bucket, now_s());
-    if (wait > 0)
-        nap(c, wait);
+    /* no token taken: client-go does not rate limit watches
+     * (k8s.io/client-go/rest/request.go, Request.Watch, v1.28: "We
+     * specifically don't want to rate limit watches"), and a watch waiting
+     * behind the binders' writes would leave its informer blind */
     struct gp_kube_lines lines;
     gp_kube_lines_init(&lines, c->o.max_line_bytes);
     struct sink s = {.c = c, .max = 65536, .lines = &lines, .fn = fn, .ctx = ctx, .diag = diag};

@@ -7,7 +7,10 @@
  * timeout and a timeout on every request; retries with exponential
  * back-off and seeded jitter on 429 (Retry-After honoured) and 5xx, never
  * on other 4xx; responses capped in size; a client-side token bucket (QPS
- * and burst). One client is used by one thread at a time; a thread that
+ * and burst), its own or one shared by several clients (opts.limiter),
+ * which every request and retry waits on, watches apart (client-go's
+ * Request.Watch: "We specifically don't want to rate limit watches";
+ * k8s.io/client-go/rest/request.go). One client is used by one thread at a time; a thread that
  * needs its own (an informer's watch) makes another from the same
  * configuration. */
 #ifndef GP_KUBE_CLIENT_H
@@ -21,6 +24,8 @@
 #include "kube/watch.h"
 #include "util/err.h"
 
+struct gp_kube_limiter; /* retry.h */
+
 struct gp_kube_client_opts {
     double connect_timeout_s;  /* 10 */
     double request_timeout_s;  /* 30: a whole request, retries apart */
@@ -31,10 +36,15 @@ struct gp_kube_client_opts {
     size_t max_response_bytes; /* 64 MiB */
     size_t max_line_bytes;     /* 16 MiB: one watch event */
     double qps, burst;         /* 50 and 100 (client-go's defaults are 5 and 10); qps 0: none */
-    uint64_t seed;             /* the jitter's seed */
-    bool curl_http;            /* false: requests written and read by http1.c over a kept
-                                * connection libcurl opened; true: through libcurl's HTTP
-                                * (watch streams always are) */
+    /* NULL: the client keeps a token bucket of its own (qps, burst); else
+     * every request of the client waits on this limiter, shared with the
+     * other clients given it (retry.h; borrowed: it must outlive them, and
+     * qps and burst here are not read) */
+    struct gp_kube_limiter *limiter;
+    uint64_t seed;  /* the jitter's seed */
+    bool curl_http; /* false: requests written and read by http1.c over a kept
+                     * connection libcurl opened; true: through libcurl's HTTP
+                     * (watch streams always are) */
 };
 
 void gp_kube_client_opts_default(struct gp_kube_client_opts *o);
@@ -91,7 +101,7 @@ void gp_kube_request_many(struct gp_kube_client *c, struct gp_kube_call *k, size
 /* Requests sent pipelined so far (tests: the batches were made). */
 unsigned long gp_kube_client_pipelined(const struct gp_kube_client *c);
 
-/* A streaming GET (a watch): each line of a 200 answer goes to fn as it
+/* A streaming GET (a watch), not rate limited: each line of a 200 answer goes to fn as it
  * arrives, until the server ends the stream, fn returns non-zero, the
  * timeout passes (GP_OK in all three) or the connection drops (GP_EIO).
  * Not retried. Another status gives GP_OK with *status set and the

@@ -1,8 +1,10 @@
-/* retry.c - the token bucket and the back-off rules (see retry.h). */
+/* retry.c - the token bucket, the shared limiter and the back-off rules
+ * (see retry.h). */
 #include "kube/retry.h"
 
 #include <ctype.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 
 void gp_kube_bucket_init(struct gp_kube_bucket *b, double qps, double burst, double now_s)
@@ -25,6 +27,43 @@ double gp_kube_bucket_take(struct gp_kube_bucket *b, double now_s)
     }
     b->tokens -= 1;
     return b->tokens >= 0 ? 0 : -b->tokens / b->qps;
+}
+
+struct gp_kube_limiter {
+    pthread_mutex_t mu;
+    struct gp_kube_bucket b; /* under mu */
+};
+
+struct gp_kube_limiter *gp_kube_limiter_new(double qps, double burst, double now_s)
+{
+    struct gp_kube_limiter *l = malloc(sizeof *l);
+    if (!l)
+        return NULL;
+    if (pthread_mutex_init(&l->mu, NULL) != 0) {
+        free(l);
+        return NULL;
+    }
+    gp_kube_bucket_init(&l->b, qps, burst, now_s);
+    return l;
+}
+
+void gp_kube_limiter_free(struct gp_kube_limiter *l)
+{
+    if (!l)
+        return;
+    pthread_mutex_destroy(&l->mu);
+    free(l);
+}
+
+double gp_kube_limiter_take(struct gp_kube_limiter *l, double now_s)
+{
+    pthread_mutex_lock(&l->mu);
+    /* a thread that read the clock before another took its token: its
+     * wait counted from the bucket's time, plus the difference */
+    double t = now_s > l->b.last_s ? now_s : l->b.last_s;
+    double wait = gp_kube_bucket_take(&l->b, t);
+    pthread_mutex_unlock(&l->mu);
+    return wait > 0 ? wait + (t - now_s) : 0;
 }
 
 double gp_kube_backoff_s(double base_s, double max_s, unsigned attempt, struct gp_rng *rng)

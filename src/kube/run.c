@@ -17,6 +17,7 @@
 #include "kube/jload.h"
 #include "kube/metrics.h"
 #include "kube/objects.h"
+#include "kube/retry.h"
 #include "kube/run.h"
 
 struct change {
@@ -205,14 +206,16 @@ static void feed_report(struct feed *f, const struct gp_kube_run_opts *o,
     f->errors = km ? km->informer_errors[resource] : NULL;
 }
 
+/* co: the run's client options, its shared limiter in them (binders_start) */
 static enum gp_err feed_start(struct feed *f, struct runq *q, int kind, const char *path,
-                              const struct gp_kube_run_opts *o, struct gp_diag *d)
+                              const struct gp_kube_run_opts *o,
+                              const struct gp_kube_client_opts *co, struct gp_diag *d)
 {
     f->q = q;
     f->kind = kind;
     f->optional = kind == 2;
     f->path = path;
-    enum gp_err err = gp_kube_client_new(o->cfg, &o->client, &f->c, d);
+    enum gp_err err = gp_kube_client_new(o->cfg, co, &f->c, d);
     if (err == GP_OK)
         err = gp_kube_informer_new(f->c, path, 500, on_change, f, &f->inf, d);
     if (err == GP_OK && kind == 0)
@@ -426,6 +429,10 @@ struct run_state {
     struct feed pvcs, pvs, scs; /* claims, volumes, classes (kinds 6-8): volumes.c */
     struct feed nss;            /* Namespaces (kind 9): their labels, namespaces.c */
     struct run_config cw;
+    /* o->client with the run's one rate limit in it: every client but the
+     * Lease's borrows it (limits_make) */
+    struct gp_kube_client_opts co;
+    struct gp_kube_limiter *limiter; /* NULL: none made (qps 0, or the caller's own) */
     struct gp_kube_client *c, *lc;
     struct gp_kube_client **bc; /* the binders' clients */
     size_t nbc;
@@ -652,7 +659,7 @@ static enum gp_err config_list(const struct gp_kube_run_opts *o, struct run_stat
                            "namespace and a ConfigMap name");
     f->q = &r->q;
     f->kind = 4;
-    enum gp_err err = gp_kube_client_new(o->cfg, &o->client, &f->c, d);
+    enum gp_err err = gp_kube_client_new(o->cfg, &r->co, &f->c, d);
     if (err == GP_OK) /* (the informer keeps a copy of the path) */
         err = gp_kube_informer_new(f->c, p, 0, on_change, f, &f->inf, d);
     if (err == GP_OK)
@@ -717,8 +724,36 @@ static enum gp_err config_watch(struct run_state *r, struct gp_diag *d)
     return GP_OK;
 }
 
-/* The binders, each on a client of its own; the client-side rate limit
- * (QPS, burst) shared out among them, so that together they keep it. */
+/* The run's client-side rate limit (--qps, --burst), one for the whole
+ * process as kube-scheduler has one: its informers and its binding and
+ * status writes come from one clientset (cmd/kube-scheduler/app/options/
+ * options.go, Options.Config and createClients, v1.28), whose
+ * NewForConfigAndClient makes one flowcontrol token bucket that every
+ * client of the set shares (k8s.io/client-go/kubernetes/clientset.go).
+ * Every client of the run borrows it (the ConfigMap's, the informers',
+ * the scheduling thread's, the binders'), but the Lease's, which is made
+ * with its own bucket of the same QPS and burst, as kube-scheduler's
+ * leader election makes a clientset of its own (client-go
+ * tools/leaderelection/resourcelock, NewFromKubeconfig). A limiter the
+ * caller put in o->client is used as it is. */
+static enum gp_err limits_make(const struct gp_kube_run_opts *o, struct run_state *r,
+                               struct gp_diag *d)
+{
+    r->co = o->client;
+    if (r->co.limiter || r->co.qps <= 0)
+        return GP_OK;
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts); /* the clock client.c takes tokens by */
+    r->limiter =
+        gp_kube_limiter_new(r->co.qps, r->co.burst, (double)ts.tv_sec + (double)ts.tv_nsec / 1e9);
+    if (!r->limiter)
+        return gp_diag_set(d, GP_ENOMEM, "out of memory (rate limiter)");
+    r->co.limiter = r->limiter;
+    return GP_OK;
+}
+
+/* The binders, each on a client of its own (its own kept connection),
+ * all on the run's one limiter (limits_make). */
 static enum gp_err binders_start(const struct gp_kube_run_opts *o, struct run_state *r,
                                  struct gp_diag *d)
 {
@@ -728,11 +763,7 @@ static enum gp_err binders_start(const struct gp_kube_run_opts *o, struct run_st
     r->bc = calloc(n, sizeof *r->bc);
     if (!r->bc)
         return gp_diag_set(d, GP_ENOMEM, "out of memory (binders)");
-    struct gp_kube_client_opts co = o->client;
-    if (co.qps > 0) {
-        co.qps /= n;
-        co.burst = co.burst / n >= 1 ? co.burst / n : 1;
-    }
+    struct gp_kube_client_opts co = r->co;
     for (unsigned i = 0; i < n; i++) {
         co.seed = o->client.seed + 1 + i;
         enum gp_err err = gp_kube_client_new(o->cfg, &co, &r->bc[i], d);
@@ -758,12 +789,15 @@ enum gp_err gp_kube_run(const struct gp_kube_run_opts *o, struct gp_kube_run_res
     pthread_mutex_init(&r.lr.mu, NULL);
     pthread_cond_init(&r.lr.cv, NULL);
     struct gp_kube_sched_opts so = o->sched; /* the ConfigMap's values over the flags' */
-    enum gp_err err = config_list(o, &r, &so, d);
+    enum gp_err err = limits_make(o, &r, d);
     if (err == GP_OK)
-        err = gp_kube_client_new(o->cfg, &o->client, &r.c, d);
+        err = config_list(o, &r, &so, d);
+    if (err == GP_OK)
+        err = gp_kube_client_new(o->cfg, &r.co, &r.c, d);
     if (err == GP_OK)
         err = gp_kube_sched_new(r.c, &so, &r.s, d);
     struct gp_kube_client_opts lease_client = o->client; /* bounded by the renew deadline */
+    lease_client.limiter = NULL;                         /* a bucket of its own (limits_make) */
     gp_kube_lease_client_opts(&o->lease, &lease_client);
     if (err == GP_OK && o->leader_elect &&
         (err = gp_kube_client_new(o->cfg, &lease_client, &r.lc, d)) == GP_OK)
@@ -803,28 +837,30 @@ enum gp_err gp_kube_run(const struct gp_kube_run_opts *o, struct gp_kube_run_res
     feed_report(&r.scs, o, km, GP_KM_INF_STORAGECLASSES);
     feed_report(&r.nss, o, km, GP_KM_INF_NAMESPACES);
     if (err == GP_OK) /* PodGroups first: a gang's members wait for theirs */
-        err = feed_start(&r.groups, &r.q, 2, "/apis/scheduling.x-k8s.io/v1alpha1/podgroups", o, d);
+        err = feed_start(&r.groups, &r.q, 2, "/apis/scheduling.x-k8s.io/v1alpha1/podgroups", o,
+                         &r.co, d);
     if (err == GP_OK)
-        err =
-            feed_start(&r.volcano, &r.q, 2, "/apis/scheduling.volcano.sh/v1beta1/podgroups", o, d);
+        err = feed_start(&r.volcano, &r.q, 2, "/apis/scheduling.volcano.sh/v1beta1/podgroups", o,
+                         &r.co, d);
     if (err == GP_OK) /* PriorityClasses listed before any pod is read */
-        err = feed_start(&r.prios, &r.q, 3, "/apis/scheduling.k8s.io/v1/priorityclasses", o, d);
+        err = feed_start(&r.prios, &r.q, 3, "/apis/scheduling.k8s.io/v1/priorityclasses", o, &r.co,
+                         d);
     while (err == GP_OK && !feed_synced(&r.prios) && !stopping(o, t0))
         nap(0.01);
     if (err == GP_OK)
-        err = feed_start(&r.pdbs, &r.q, 5, "/apis/policy/v1/poddisruptionbudgets", o, d);
+        err = feed_start(&r.pdbs, &r.q, 5, "/apis/policy/v1/poddisruptionbudgets", o, &r.co, d);
     if (err == GP_OK) /* the volumes' objects (volumes.c), before the pods that name them */
-        err = feed_start(&r.scs, &r.q, 8, "/apis/storage.k8s.io/v1/storageclasses", o, d);
+        err = feed_start(&r.scs, &r.q, 8, "/apis/storage.k8s.io/v1/storageclasses", o, &r.co, d);
     if (err == GP_OK)
-        err = feed_start(&r.pvs, &r.q, 7, "/api/v1/persistentvolumes", o, d);
+        err = feed_start(&r.pvs, &r.q, 7, "/api/v1/persistentvolumes", o, &r.co, d);
     if (err == GP_OK)
-        err = feed_start(&r.pvcs, &r.q, 6, "/api/v1/persistentvolumeclaims", o, d);
+        err = feed_start(&r.pvcs, &r.q, 6, "/api/v1/persistentvolumeclaims", o, &r.co, d);
     if (err == GP_OK) /* the namespaces' labels (namespaces.c), for affinity's namespaceSelector */
-        err = feed_start(&r.nss, &r.q, 9, "/api/v1/namespaces", o, d);
+        err = feed_start(&r.nss, &r.q, 9, "/api/v1/namespaces", o, &r.co, d);
     if (err == GP_OK)
-        err = feed_start(&r.nodes, &r.q, 1, "/api/v1/nodes", o, d);
+        err = feed_start(&r.nodes, &r.q, 1, "/api/v1/nodes", o, &r.co, d);
     if (err == GP_OK)
-        err = feed_start(&r.pods, &r.q, 0, GP_RUN_PODS_PATH, o, d);
+        err = feed_start(&r.pods, &r.q, 0, GP_RUN_PODS_PATH, o, &r.co, d);
     if (err == GP_OK)
         err = run_loop(o, &r, t0, res, d);
     pthread_mutex_lock(&r.q.mu);
@@ -864,6 +900,7 @@ enum gp_err gp_kube_run(const struct gp_kube_run_opts *o, struct gp_kube_run_res
     for (size_t i = 0; i < r.nbc; i++)
         gp_kube_client_free(r.bc[i]);
     free(r.bc);
+    gp_kube_limiter_free(r.limiter); /* after every client that borrowed it */
     pthread_mutex_destroy(&r.q.mu);
     pthread_cond_destroy(&r.q.cv);
     pthread_mutex_destroy(&r.lr.mu);
