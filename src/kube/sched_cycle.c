@@ -121,8 +121,8 @@ void gp_ks_event(struct gp_kube_sched *s, const char *kind, const char *ns, cons
         s->st.events++;
 }
 
-bool gp_ks_clear_annotations(struct gp_kube_client *c, const char *ns, const char *name,
-                             const char *rv)
+long gp_ks_clear_annotations_rv(struct gp_kube_client *c, const char *ns, const char *name,
+                                const char *rv, char *new_rv, size_t n)
 {
     char path[600];
     snprintf(path, sizeof path, "/api/v1/namespaces/%s/pods/%s", ns, name);
@@ -131,7 +131,21 @@ bool gp_ks_clear_annotations(struct gp_kube_client *c, const char *ns, const cha
                   GP_KUBE_ANN_GPUS, GP_KUBE_ANN_PHASE, GP_KUBE_ANN_MIG);
     if (rv)
         json_object_set_new(json_object_get(body, "metadata"), "resourceVersion", json_string(rv));
-    long st = gp_ks_send(c, "PATCH", path, body, "application/merge-patch+json", NULL);
+    json_t *ans = NULL;
+    long st =
+        gp_ks_send(c, "PATCH", path, body, "application/merge-patch+json", new_rv ? &ans : NULL);
+    if (new_rv) {
+        const char *v = st == 200 ? gp_kube_meta(ans, "resourceVersion") : NULL;
+        gp_kube_str_copy(new_rv, n, v ? v : "");
+        json_decref(ans);
+    }
+    return st;
+}
+
+bool gp_ks_clear_annotations(struct gp_kube_client *c, const char *ns, const char *name,
+                             const char *rv)
+{
+    long st = gp_ks_clear_annotations_rv(c, ns, name, rv, NULL, 0);
     return st != 0 && st != 429 && st < 500;
 }
 

@@ -74,7 +74,8 @@ struct spod {
     double move_at;
     bool block_said;
     double recheck_at;  /* ASSUMED and maybe bound: when it is asked about again; 0: never */
-    char resume_rv[64]; /* annotated by a gang's job and waiting: the version the patch made */
+    char resume_rv[64]; /* the version our last patch of it made (a gang's job annotating it,
+                         * waiting; a blocked node's take-back, sched_unblock.c); "": none */
     double rebind_at;   /* ASSUMED, a gang's member kept after its Binding failed while its
                          * gang is on its nodes (bind.c BO_KEPT): when it is annotated and
                          * bound again; 0: not kept */
@@ -305,6 +306,10 @@ long gp_ks_send(struct gp_kube_client *c, const char *method, const char *path, 
  * answer came. */
 bool gp_ks_clear_annotations(struct gp_kube_client *c, const char *ns, const char *name,
                              const char *rv);
+/* The same patch: the answer's status (0: none), and in new_rv (room n;
+ * NULL: not wanted) the version it made ("" unless 200). */
+long gp_ks_clear_annotations_rv(struct gp_kube_client *c, const char *ns, const char *name,
+                                const char *rv, char *new_rv, size_t n);
 /* A decision taken back once what it wrote is cleared: the engine's
  * assumption released, the pod backed off. */
 void gp_ks_release(struct gp_kube_sched *s, struct spod *p);
@@ -481,11 +486,23 @@ void gp_ks_slot_run(struct gp_kube_sched *s, size_t *bound);
 /* A node is blocked when its slot has been held without a break for
  * --allocating-timeout (a pod bound there the kubelet never admits):
  * gp_ks_slot_unblock takes back the waiting decisions for blocked nodes
- * that nothing was written of and places them again without those nodes
- * (leader only); gp_ks_slot_next: when it has something to do next
+ * that nothing irreversible was written of and places them again without
+ * those nodes (leader only; sched_unblock.c); gp_ks_slot_next: when it has something to do next
  * (INFINITY: never); gp_ks_slot_holder: a pod holding n's slot other than
  * `not` (NULL: none). */
 void gp_ks_slot_unblock(struct gp_kube_sched *s, size_t *bound);
+/* sched_unblock.c: p, waiting for blocked node `on` (one of b[0..nb)),
+ * placed again without the nodes b when nothing of its decision is
+ * irreversible, what was written of it taken back first (why: the block's
+ * words, for the Events): DONE, placed elsewhere and dispatched; NOWHERE,
+ * no other node fits (nothing changed); FIXED, it cannot move (a gang's
+ * member bound, a Binding in flight or maybe through); RACED, a take-back
+ * was not answered 200 (the pod changed: read again, and its state
+ * applied, or the scheduler rebuilt from the API). */
+enum gp_ks_move { GP_KS_MOVE_DONE, GP_KS_MOVE_NOWHERE, GP_KS_MOVE_FIXED, GP_KS_MOVE_RACED };
+enum gp_ks_move gp_ks_unblock_move(struct gp_kube_sched *s, struct spod *p, struct snode *const *b,
+                                   size_t nb, const struct snode *on, const char *why,
+                                   size_t *bound);
 double gp_ks_slot_next(const struct gp_kube_sched *s);
 const struct spod *gp_ks_slot_holder(const struct gp_kube_sched *s, const struct snode *n,
                                      const struct spod * not );

@@ -300,15 +300,17 @@ void gp_ks_slot_reset(struct gp_kube_sched *s)
  * bound there that the kubelet never admits (another scheduler's, or an
  * expired decision of ours) holds it for as long as it stays so, and the
  * agent would refuse ours beside it. A decision waiting for a blocked
- * node that nothing was written of (ASSUMED in the engine only, not
- * annotated, not a gang's member) is taken back and placed again with the
- * blocked nodes left out (a required node term metadata.name NotIn each),
- * when some other node passes its filters: it goes elsewhere, the engine's
- * policy choosing. Otherwise it keeps its decision (its GPUs booked on the
- * blocked node, bound the moment the slot frees) and is tried elsewhere
- * again after a back-off. A decision written already (a gang's members,
- * annotated together; one resumed after a restart) and a pod bound do not
- * move: their Event says so. */
+ * node is taken back and placed again with the blocked nodes left out (a
+ * required node term metadata.name NotIn each), when some other node
+ * passes its filters and nothing of it is irreversible: it goes elsewhere,
+ * the engine's policy choosing (sched_unblock.c). What was written of it
+ * (a decision resumed after a restart, annotated and not bound) is taken
+ * back once the new place is found, never before: its annotations removed
+ * with the version seen unbound as the precondition, a 409 read again
+ * (bound meanwhile, it stays bound). Otherwise it keeps its decision (its
+ * GPUs booked on the blocked node, bound the moment the slot frees) and is
+ * tried elsewhere again after a back-off. A gang's members (annotated
+ * together) and a pod bound do not move: their Event says so. */
 
 static bool blocked(const struct gp_kube_sched *s, const struct snode *n)
 {
@@ -341,113 +343,6 @@ static void block_words(const struct gp_kube_sched *s, const struct snode *n, ch
              "node %s has taken no pod of gpuplane's asking a GPU for %.0f s: %s (gpuplane's node "
              "agent cannot tell that pod's Allocate from the next one's and would refuse both)",
              n->name, s->now_s - n->slot_since, who);
-}
-
-/* Whether engine node `node` is one of the nodes b[0..nb) (both parts of
- * a split node: sched_mig.c). */
-static bool among(const struct gp_kube_sched *s, uint32_t node, struct snode *const *b, size_t nb)
-{
-    const struct gp_node *nd = gp_engine_node(s->e, node);
-    for (size_t i = 0; nd && i < nb; i++)
-        if (nd->spec.name && strcmp(nd->spec.name, b[i]->name) == 0)
-            return true;
-    return false;
-}
-
-/* c (NULL: none) with the nodes b[0..nb) left out: metadata.name NotIn
- * each, ANDed into each required node term (one term of them alone when
- * it has none; a term that selects no node left so), in s->spent: the
- * engine borrows it while its shapes may, and a rebuild frees it (counted
- * as a retired spec, so that a long block does not grow memory). */
-static const struct gp_pod_constraints *without(struct gp_kube_sched *s,
-                                                const struct gp_pod_constraints *c,
-                                                struct snode *const *b, size_t nb)
-{
-    struct gp_arena *a = &s->spent;
-    struct gp_pod_constraints *out = gp_arena_alloc(a, sizeof *out);
-    struct gp_match_expr *x = gp_arena_alloc(a, nb * sizeof *x);
-    size_t nt = c && c->nnode_required ? c->nnode_required : 1;
-    struct gp_node_term *t = gp_arena_alloc(a, nt * sizeof *t);
-    if (!out || !x || !t)
-        return NULL;
-    for (size_t i = 0; i < nb; i++) {
-        const char **v = gp_arena_alloc(a, sizeof *v);
-        if (!v || !(*v = gp_arena_strdup(a, b[i]->name)))
-            return NULL;
-        x[i] = (struct gp_match_expr){"metadata.name", GP_MATCH_NOT_IN, v, 1};
-    }
-    for (size_t k = 0; k < nt; k++) {
-        const struct gp_node_term *o = c && c->nnode_required ? &c->node_required[k] : NULL;
-        t[k] = o ? *o : (struct gp_node_term){0};
-        if (o && o->nlabels == 0 && o->nfields == 0)
-            continue; /* selects no node: still none */
-        size_t nf = o ? o->nfields : 0;
-        struct gp_match_expr *f = gp_arena_alloc(a, (nf + nb) * sizeof *f);
-        if (!f)
-            return NULL;
-        if (nf)
-            memcpy(f, o->fields, nf * sizeof *f);
-        memcpy(f + nf, x, nb * sizeof *f);
-        t[k].fields = f;
-        t[k].nfields = nf + nb;
-    }
-    if (c)
-        *out = *c;
-    else
-        memset(out, 0, sizeof *out);
-    out->node_required = t;
-    out->nnode_required = nt;
-    s->spent_specs++;
-    return out;
-}
-
-/* p (ASSUMED, waiting) placed again without the nodes b[0..nb): true when
- * it is ASSUMED elsewhere now; false when no other node fits, or the
- * engine's choice failed, with its decision put back as it was (or taken
- * back, out of memory: gp_ks_release). As sched_cycle.c waiting_moves. */
-static bool move(struct gp_kube_sched *s, struct spod *p, struct snode *const *b, size_t nb)
-{
-    const struct gp_pod *ep = gp_engine_pod(s->e, p->eng);
-    bool elsewhere = false;
-    for (size_t i = 0; ep && i < gp_engine_node_count(s->e) && !elsewhere; i++) {
-        const struct gp_node *nd = gp_engine_node(s->e, (uint32_t)i);
-        elsewhere = nd && nd->state == GP_NODE_READY && !among(s, (uint32_t)i, b, nb) &&
-                    gp_engine_filter(s->e, nd, ep) == GP_FILTER_COUNT;
-    }
-    const struct gp_pod_constraints *own = p->spec.constraints;
-    const struct gp_pod_constraints *excl = elsewhere ? without(s, own, b, nb) : NULL;
-    if (!excl)
-        return false;
-    uint32_t was_node = p->node;
-    struct gp_pick was_pick = ep->pick;
-    gp_ks_engine_drop(s, p);
-    p->spec.constraints = excl; /* the engine's copy only: the pod's own stay */
-    enum gp_err err = gp_ks_engine_add(s, p);
-    p->spec.constraints = own;
-    if (err != GP_OK) {
-        gp_ks_release(s, p);
-        return false;
-    }
-    struct gp_decision d;
-    if (gp_engine_schedule_pod(s->e, p->eng, &d) == GP_OK && d.kind == GP_DECISION_BIND) {
-        gp_evlog_pod_assign(s->rec, p->eng, d.node, &d.pick, GP_OK);
-        p->node = d.node;
-        p->pick = d.pick;
-        return true;
-    }
-    gp_ks_engine_drop(s, p); /* back where it was, with its own constraints */
-    if (gp_ks_engine_add(s, p) != GP_OK) {
-        gp_ks_release(s, p);
-        return false;
-    }
-    gp_ks_put_back(s, p, was_node, &was_pick);
-    return false;
-}
-
-/* A decision nothing was written of: it may be taken back. */
-static bool movable(const struct spod *p)
-{
-    return !p->resume && !p->spec.group && !p->job && p->recheck_at == 0 && p->rebind_at == 0;
 }
 
 void gp_ks_slot_unblock(struct gp_kube_sched *s, size_t *bound)
@@ -485,33 +380,21 @@ void gp_ks_slot_unblock(struct gp_kube_sched *s, size_t *bound)
                 continue;
             char why[900], note[1100];
             block_words(s, b[i], why, sizeof why);
-            bool can = movable(p);
-            if (can && move(s, p, b, nb)) {
-                snprintf(note, sizeof note,
-                         "%s; its decision for %s was taken back (nothing had been written of it) "
-                         "and it was placed again without %s",
-                         why, b[i]->name, b[i]->name);
-                gp_ks_event(s, "Pod", p->info.ns, p->info.name, p->info.uid, "Normal",
-                            "AllocatingSlotBlocked", "Scheduling", note);
-                gp_ks_audit_pod(s, p, false);
-                gp_ks_slot_update(s, p, false); /* out of b[i]'s queue */
-                gp_ks_bind_dispatch(s, &p, 1, bound);
-                continue;
-            }
-            if (p->st != SP_ASSUMED || p->wait_on != b[i])
-                continue;  /* taken back (out of memory): backed off */
-            p->attempts++; /* tried again after a back-off; a written decision never */
-            p->move_at = can ? s->now_s + gp_ks_backoff_s(s, p->attempts) : INFINITY;
-            if (p->block_said)
+            enum gp_ks_move r = gp_ks_unblock_move(s, p, b, nb, b[i], why, bound);
+            if (r == GP_KS_MOVE_DONE || p->st != SP_ASSUMED || p->wait_on != b[i])
+                continue;  /* moved; or taken back, bound meanwhile, gone (sched_unblock.c) */
+            p->attempts++; /* tried again after a back-off */
+            p->move_at = s->now_s + gp_ks_backoff_s(s, p->attempts);
+            if (p->block_said || r == GP_KS_MOVE_RACED)
                 continue;
             p->block_said = true;
             snprintf(note, sizeof note,
-                     can ? "%s; no other node fits the pod now: it stays decided for %s (its GPUs "
+                     r == GP_KS_MOVE_NOWHERE
+                         ? "%s; no other node fits the pod now: it stays decided for %s (its GPUs "
                            "booked there) and is bound once the slot frees, tried elsewhere again "
                            "meanwhile"
                          : "%s; its decision for %s is written already (a gang's members are "
-                           "annotated together, or it was resumed after a restart): it cannot "
-                           "move and is bound once the slot frees",
+                           "annotated together): it cannot move and is bound once the slot frees",
                      why, b[i]->name);
             gp_ks_event(s, "Pod", p->info.ns, p->info.name, p->info.uid, "Warning",
                         "AllocatingSlotBlocked", "Scheduling", note);
