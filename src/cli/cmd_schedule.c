@@ -19,7 +19,7 @@
 struct schedule_opts {
     const char *kubeconfig, *context, *scheduler_name, *policy, *qps, *burst;
     const char *lease_namespace, *lease_name, *identity, *metrics_addr, *max_s, *leader_elect;
-    const char *binders;
+    const char *binders, *watch_idle_s;
     const char *record, *record_max_mb;
     const char *allocating_timeout;
     const char *config_namespace, *config_name;
@@ -54,6 +54,10 @@ static void schedule_usage(FILE *f)
                "                         --help lists them)\n"
                "  --qps N, --burst N     client-side rate limit, one for the whole process\n"
                "                         (the Lease's client apart; default 50 and 100)\n"
+               "  --watch-idle-s S       a watch that receives nothing (no event, no bookmark)\n"
+               "                         for S seconds is taken as a dropped connection and\n"
+               "                         resumed (default 120, twice the API server's\n"
+               "                         bookmark period; 0: never)\n"
                "  --leader-elect BOOL    take a Lease before binding (default true: run two\n"
                "                         replicas, only the leader binds)\n"
                "  --lease-namespace NS   the Lease's namespace (default kube-system)\n"
@@ -88,6 +92,7 @@ static const struct gp_opt schedule_opt_table[] = {
     GP_OPT_STRING_AT("--policy", struct schedule_opts, policy),
     GP_OPT_STRING_AT("--qps", struct schedule_opts, qps),
     GP_OPT_STRING_AT("--burst", struct schedule_opts, burst),
+    GP_OPT_STRING_AT("--watch-idle-s", struct schedule_opts, watch_idle_s),
     GP_OPT_STRING_AT("--leader-elect", struct schedule_opts, leader_elect),
     GP_OPT_STRING_AT("--lease-namespace", struct schedule_opts, lease_namespace),
     GP_OPT_STRING_AT("--lease-name", struct schedule_opts, lease_name),
@@ -125,6 +130,7 @@ static enum gp_err check(const struct schedule_opts *s, struct gp_kube_run_opts 
     enum gp_err err;
     if ((err = number("--qps", s->qps, &o->client.qps, d)) != GP_OK ||
         (err = number("--burst", s->burst, &o->client.burst, d)) != GP_OK ||
+        (err = number("--watch-idle-s", s->watch_idle_s, &o->client.watch_idle_s, d)) != GP_OK ||
         (err = number("--max-s", s->max_s, &o->max_s, d)) != GP_OK)
         return err;
     double binders = o->sched.binders;

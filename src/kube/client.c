@@ -51,6 +51,10 @@ struct gp_kube_client {
     size_t h1_prefix_len;        /* the path of the server's URL, before each request's */
     atomic_ulong pipelined;      /* requests sent in batches */
     double stream_retry_after_s; /* the last gp_kube_stream's Retry-After (-1: none) */
+    /* the stream in progress' idle limit (0: none, or no stream), when its
+     * last byte came, and whether the limit ended it (on_progress) */
+    double stream_idle_s, stream_rx_s;
+    bool stream_idle_over;
 };
 
 /* what a transfer writes into */
@@ -81,6 +85,8 @@ void gp_kube_client_opts_default(struct gp_kube_client_opts *o)
     o->qps = 50;
     o->burst = 100;
     o->limiter = NULL;
+    o->watch_idle_s = 120;
+    o->tcp_keepalive_s = 30;
     o->seed = 1;
     o->curl_http = false;
 }
@@ -273,6 +279,13 @@ enum gp_err gp_kube_client_new(const struct gp_kube_config *cfg,
     curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
     curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L);
     curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, (long)(c->o.connect_timeout_s * 1000));
+    if (c->o.tcp_keepalive_s > 0) { /* on c->curl: h1_set's template and so http1.c's
+                                     * connections (curl_easy_duphandle) have it too */
+        long ka = c->o.tcp_keepalive_s >= 1 ? (long)c->o.tcp_keepalive_s : 1L;
+        curl_easy_setopt(h, CURLOPT_TCP_KEEPALIVE, 1L);
+        curl_easy_setopt(h, CURLOPT_TCP_KEEPIDLE, ka);
+        curl_easy_setopt(h, CURLOPT_TCP_KEEPINTVL, ka);
+    }
     enum gp_err err = set_pem(h, CURLOPT_CAINFO, CURLOPT_CAINFO_BLOB, &cfg->ca);
     if (err == GP_OK && (cfg->cert.file || cfg->cert.data)) {
         curl_easy_setopt(h, CURLOPT_SSLCERTTYPE, "PEM");
@@ -349,6 +362,7 @@ static size_t on_write(char *data, size_t size, size_t nmemb, void *ud)
     struct sink *s = ud;
     size_t n = size * nmemb;
     if (s->lines) {
+        s->c->stream_rx_s = now_s();
         long code = 0;
         curl_easy_getinfo(s->c->curl, CURLINFO_RESPONSE_CODE, &code);
         if (code == 200) {
@@ -386,7 +400,21 @@ static int on_progress(void *ud, curl_off_t dt, curl_off_t dn, curl_off_t ut, cu
 {
     (void)dt, (void)dn, (void)ut, (void)un;
     struct gp_kube_client *c = ud;
-    return atomic_load(&c->cancelled) ? 1 : 0;
+    if (atomic_load(&c->cancelled))
+        return 1;
+    /* a stream's idle limit: libcurl calls this about once a second while
+     * nothing comes (CURLOPT_XFERINFOFUNCTION), so the limit is kept to
+     * about a second; client-go's HTTP/2 health check plays this part for
+     * its watches (k8s.io/apimachinery/pkg/util/net/http.go,
+     * configureHTTP2Transport: a PING after readIdleTimeoutSeconds 30 s
+     * without a frame, the connection closed when none is answered in
+     * pingTimeoutSeconds 15 s); over HTTP/1.1 no ping exists, so silence
+     * itself is the sign, past the server's bookmark period */
+    if (c->stream_idle_s > 0 && now_s() - c->stream_rx_s > c->stream_idle_s) {
+        c->stream_idle_over = true;
+        return 1;
+    }
+    return 0;
 }
 
 static size_t on_header(char *data, size_t size, size_t nmemb, void *ud)
@@ -771,7 +799,11 @@ enum gp_err gp_kube_stream(struct gp_kube_client *c, const char *path, double ti
     struct sink s = {.c = c, .max = 65536, .lines = &lines, .fn = fn, .ctx = ctx, .diag = diag};
     double retry_after;
     char errbuf[CURL_ERROR_SIZE];
+    c->stream_idle_s = c->o.watch_idle_s;
+    c->stream_rx_s = now_s();
+    c->stream_idle_over = false;
     CURLcode rc = perform(c, "GET", path, NULL, NULL, timeout_s, &s, &retry_after, status, errbuf);
+    c->stream_idle_s = 0;
     c->stream_retry_after_s = retry_after < 0                        ? -1
                               : retry_after < c->o.retry_after_max_s ? retry_after
                                                                      : c->o.retry_after_max_s;
@@ -787,6 +819,11 @@ enum gp_err gp_kube_stream(struct gp_kube_client *c, const char *path, double ti
                    : GP_OK;
     if (s.line_err != GP_OK)
         return s.line_err; /* diag set by the line feed */
+    if (c->stream_idle_over && !atomic_load(&c->cancelled))
+        return gp_diag_set(diag, GP_EIO,
+                           "GET %s%s: nothing received for %g s (watch_idle_s): the connection "
+                           "is taken as dropped",
+                           c->server, path, c->o.watch_idle_s);
     if (atomic_load(&c->cancelled))
         return gp_diag_set(diag, GP_ESTATE, "GET %s%s: cancelled", c->server, path);
     return transfer_failed(c, "GET", path, rc, errbuf, false, diag);

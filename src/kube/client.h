@@ -41,6 +41,18 @@ struct gp_kube_client_opts {
      * other clients given it (retry.h; borrowed: it must outlive them, and
      * qps and burst here are not read) */
     struct gp_kube_limiter *limiter;
+    /* watch liveness: a stream that receives no byte for watch_idle_s ends
+     * as a dropped connection (GP_EIO; the informer resumes from its last
+     * resourceVersion). 120: twice kube-apiserver's bookmark period, one
+     * minute (k8s.io/apiserver/pkg/storage/cacher: defaultBookmarkFrequency,
+     * cacheWatcher.nextBookmarkTime). 0: none, the whole watch's timeout
+     * alone */
+    double watch_idle_s;
+    /* TCP keepalive on every connection the client opens (requests' and
+     * watches'): the first probe after this long idle, then one every this
+     * long, as client-go's dialer (k8s.io/client-go/transport/cache.go,
+     * net.Dialer{KeepAlive: 30 * time.Second}). 30; 0: off */
+    double tcp_keepalive_s;
     uint64_t seed;  /* the jitter's seed */
     bool curl_http; /* false: requests written and read by http1.c over a kept
                      * connection libcurl opened; true: through libcurl's HTTP
@@ -103,7 +115,9 @@ unsigned long gp_kube_client_pipelined(const struct gp_kube_client *c);
 
 /* A streaming GET (a watch), not rate limited: each line of a 200 answer goes to fn as it
  * arrives, until the server ends the stream, fn returns non-zero, the
- * timeout passes (GP_OK in all three) or the connection drops (GP_EIO).
+ * timeout passes (GP_OK in all three) or the connection drops (GP_EIO),
+ * or no byte came for opts.watch_idle_s (GP_EIO, the diag saying so: a
+ * peer gone without a FIN or RST, a NAT that dropped the flow).
  * Not retried. Another status gives GP_OK with *status set and the
  * (capped) body in *err_body when err_body is not NULL. */
 enum gp_err gp_kube_stream(struct gp_kube_client *c, const char *path, double timeout_s,

@@ -73,11 +73,14 @@ struct snapshot {
 struct fault {
     long status; /* 429, 500, ...: answer this; 0: no status fault */
     long retry_after_s;
-    long delay_ms;   /* wait before answering */
-    long late_ms;    /* apply the request, then wait this long before answering (a lost answer) */
-    long drop_after; /* watches: close the connection after this many events; -1 none */
-    long count;      /* requests (or watches) it applies to */
-    char match[128]; /* only paths containing this */
+    long delay_ms;    /* wait before answering */
+    long late_ms;     /* apply the request, then wait this long before answering (a lost answer) */
+    long drop_after;  /* watches: close the connection after this many events; -1 none */
+    long stall_after; /* watches: after this many events send nothing more (no event, no
+                       * bookmark), the stream kept open until its timeoutSeconds (a peer gone
+                       * without a FIN or RST); -1 none */
+    long count;       /* requests (or watches) it applies to */
+    char match[128];  /* only paths containing this */
 };
 
 /* One request as the log keeps it (GET /_control/requests). */
@@ -194,7 +197,7 @@ void do_list(const struct route *r, const struct fsel *fs, long limit, const cha
              struct answer *a);
 struct MHD_Response *do_watch(struct MHD_Connection *c, const struct route *r,
                               const struct fsel *fs, const char *rv_s, bool bookmarks,
-                              long timeout_s, long drop_after);
+                              long timeout_s, long drop_after, long stall_after);
 
 /* park.c (lock held) */
 /* Suspends c until a write to res (NULL: none) or due_s (mono(); 0: none);

@@ -1,6 +1,6 @@
 /* control.c - the tests' levers (/_control/): faults on demand (a status
- * such as 429 with Retry-After or 5xx, a delay, watches cut after N
- * events), compaction, the bookmark period, and the request counters. */
+ * such as 429 with Retry-After or 5xx, a delay, watches cut or stalled
+ * after N events), compaction, the bookmark period, and the request counters. */
 #include <sys/resource.h>
 #include <errno.h>
 #include <inttypes.h>
@@ -33,6 +33,7 @@ void do_control(const char *what, const char *method, json_t *body, struct answe
         f->delay_ms = jint(body, "delay_ms", 0);
         f->late_ms = jint(body, "late_ms", 0);
         f->drop_after = jint(body, "drop_after", -1);
+        f->stall_after = jint(body, "stall_after", -1);
         f->count = jint(body, "count", 1);
         const char *m = json_string_value(json_object_get(body, "match"));
         snprintf(f->match, sizeof f->match, "%s", m ? m : "");
@@ -69,12 +70,12 @@ void do_control(const char *what, const char *method, json_t *body, struct answe
 /* The fault for this request, if any (its count is taken). */
 struct fault take_fault(const char *url, bool watch)
 {
-    struct fault none = {.drop_after = -1};
+    struct fault none = {.drop_after = -1, .stall_after = -1};
     for (size_t i = 0; i < S.nfaults; i++) {
         struct fault *f = &S.faults[i];
         if (f->count <= 0 || (f->match[0] && !strstr(url, f->match)))
             continue;
-        if (f->drop_after >= 0 && !watch)
+        if ((f->drop_after >= 0 || f->stall_after >= 0) && !watch)
             continue;
         f->count--;
         return *f;

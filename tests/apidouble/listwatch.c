@@ -2,7 +2,8 @@
  * kind, remainingItemCount; an expired continue is 410) and watches
  * (chunked streams replayed from a resourceVersion, the current state as
  * ADDED without one, bookmarks, timeoutSeconds, a too-old version answered
- * by a 200 stream with one ERROR event holding a 410 Expired Status). */
+ * by a 200 stream with one ERROR event holding a 410 Expired Status; the
+ * faults that cut a stream or leave it open and silent). */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
@@ -154,7 +155,7 @@ struct watch {
     char *pending;           /* a line being written */
     size_t plen, poff;
     bool bookmarks, done, failed;
-    long drop_after, sent;
+    long drop_after, stall_after, sent;
     double deadline, next_bookmark;
     double sent_s; /* when its last chunk went (mono()); 0 none yet */
     struct MHD_Connection *c;
@@ -279,13 +280,20 @@ static char *watch_next(struct watch *w)
     return NULL;
 }
 
+/* Whether a stall fault has silenced w: nothing more is sent on it. */
+static bool stalled(const struct watch *w)
+{
+    return w->stall_after >= 0 && w->sent >= w->stall_after;
+}
+
 /* Appends the lines that are ready to w->pending, up to about max bytes
  * in all (several events in one chunk: one write, one wake-up of the
  * reader, where a line a chunk costs both per event); stops where a
- * drop fault cuts the stream (lock held). */
+ * drop fault cuts the stream or a stall fault silences it (lock held). */
 static void watch_fill(struct watch *w, size_t max)
 {
-    while (w->plen - w->poff < max && !(w->drop_after >= 0 && w->sent >= w->drop_after)) {
+    while (w->plen - w->poff < max && !(w->drop_after >= 0 && w->sent >= w->drop_after) &&
+           !stalled(w)) {
         char *line = watch_next(w);
         if (!line)
             return;
@@ -330,6 +338,11 @@ static ssize_t watch_read(void *cls, uint64_t pos, char *buf, size_t max)
             pthread_mutex_unlock(&S.mu);
             return MHD_CONTENT_READER_END_WITH_ERROR; /* the connection drops mid-stream */
         }
+        if (stalled(w)) { /* open and silent until its timeoutSeconds: no write wakes it */
+            bool parked = park(&w->park, w->c, NULL, w->deadline);
+            pthread_mutex_unlock(&S.mu);
+            return parked ? 0 : MHD_CONTENT_READER_END_OF_STREAM;
+        }
         double batch_end = w->sent_s + (double)S.watch_batch_ms / 1000;
         if (w->sent_s > 0 && now < batch_end) {
             bool parked = park(&w->park, w->c, NULL, batch_end);
@@ -372,7 +385,7 @@ static void watch_free(void *cls)
 /* Starts a watch (lock held); sets *resp or answers a. */
 struct MHD_Response *do_watch(struct MHD_Connection *c, const struct route *r,
                               const struct fsel *fs, const char *rv_s, bool bookmarks,
-                              long timeout_s, long drop_after)
+                              long timeout_s, long drop_after, long stall_after)
 {
     struct watch *w = calloc(1, sizeof *w);
     w->c = c;
@@ -380,6 +393,7 @@ struct MHD_Response *do_watch(struct MHD_Connection *c, const struct route *r,
     w->fs = *fs;
     w->bookmarks = bookmarks;
     w->drop_after = drop_after;
+    w->stall_after = stall_after;
     w->deadline = mono() + (timeout_s > 0 ? (double)timeout_s : 1800);
     w->next_bookmark = mono() + (double)S.bookmark_ms / 1000;
     long rv = rv_s && rv_s[0] ? strtol(rv_s, NULL, 10) : 0;

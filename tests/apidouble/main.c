@@ -111,7 +111,7 @@ static bool route_request(struct MHD_Connection *c, const char *url, const char 
             MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "allowWatchBookmarks");
         const char *to = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "timeoutSeconds");
         *stream = do_watch(c, &r, &fs, rv, bm && strcmp(bm, "true") == 0, to ? atol(to) : 0,
-                           f.drop_after);
+                           f.drop_after, f.stall_after);
     } else if (!r.item && get) {
         const char *lim = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "limit");
         const char *cont = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "continue");

@@ -92,6 +92,8 @@ expect "--max-input-mib x" "^gpuplane: --max-input-mib: expected an integer from
 expect "--jobs 99" "^gpuplane: --jobs: expected an integer 1\.\.64" packing --data "$fx" --jobs 99
 expect "--seeds 5-1" "^gpuplane: --seeds: the range '5-1' ends before it starts" \
     packing --data "$fx" --seeds 5-1
+expect "--watch-idle-s -1" "^gpuplane: schedule: --watch-idle-s: expected a number >= 0, got \"-1\"" \
+    schedule --watch-idle-s -1
 expect "a value missing" "^gpuplane: render: option '--out' needs a value" render --out
 
 # packing names where its data comes from, and how to get it
