@@ -323,6 +323,21 @@ enum gp_err gp_engine_schedule_pod(struct gp_engine *e, uint32_t id, struct gp_d
     return GP_OK;
 }
 
+size_t gp_engine_schedule_group(struct gp_engine *e, uint32_t group, struct gp_decision *out,
+                                size_t cap)
+{
+    const struct group *g = group_at(e, group);
+    size_t n = g ? gp_eng_gang_pending(e, group) : 0;
+    if (n == 0 || n > cap)
+        return 0;
+    e->held = false; /* (outside a cycle no reservation holds anything back) */
+    n = gp_eng_place_gang(e, group, out);
+    for (size_t k = 0; k < n; k++)
+        if (out[k].kind == GP_DECISION_BIND)
+            gp_eng_pending_remove(e, out[k].pod);
+    return n;
+}
+
 /* A driver's own placement (a pod bound before the engine knew it) on a
  * node without a sharing spec: the pick must name distinct GPUs of the
  * node that hold the pod now (share.c checks the other nodes). */

@@ -267,6 +267,14 @@ size_t gp_engine_explain_driver(const struct gp_engine *e, uint32_t pod, char *b
 /* Tries to place one pod now, outside the queue order (the static packing
  * experiment). Returns 1 with a BIND or UNSCHEDULABLE decision in *out. */
 enum gp_err gp_engine_schedule_pod(struct gp_engine *e, uint32_t pod, struct gp_decision *out);
+/* The same for a gang: one attempt at its pending members now, outside
+ * the queue order, all or nothing as a cycle places it (at least the
+ * members still needed bound at once, else none), without preemption.
+ * Writes a BIND or UNSCHEDULABLE decision per pending member to out and
+ * returns their number; 0 with nothing changed when the group is unknown,
+ * has no pending member or more than cap. */
+size_t gp_engine_schedule_group(struct gp_engine *e, uint32_t group, struct gp_decision *out,
+                                size_t cap);
 
 /* Binds a pending pod where the driver says (a pod another scheduler
  * placed, or one gpuplane bound before a restart): on `node` with `pick`,

@@ -496,7 +496,8 @@ void gp_ks_slot_unblock(struct gp_kube_sched *s, size_t *bound);
  * irreversible, what was written of it taken back first (why: the block's
  * words, for the Events): DONE, placed elsewhere and dispatched; NOWHERE,
  * no other node fits (nothing changed); FIXED, it cannot move (a gang's
- * member bound, a Binding in flight or maybe through); RACED, a take-back
+ * member bound, a Binding in flight or maybe through); a gang's member
+ * moves its whole gang (every member placed again, all or none); RACED, a take-back
  * was not answered 200 (the pod changed: read again, and its state
  * applied, or the scheduler rebuilt from the API). */
 enum gp_ks_move { GP_KS_MOVE_DONE, GP_KS_MOVE_NOWHERE, GP_KS_MOVE_FIXED, GP_KS_MOVE_RACED };

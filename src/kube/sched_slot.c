@@ -309,8 +309,11 @@ void gp_ks_slot_reset(struct gp_kube_sched *s)
  * with the version seen unbound as the precondition, a 409 read again
  * (bound meanwhile, it stays bound). Otherwise it keeps its decision (its
  * GPUs booked on the blocked node, bound the moment the slot frees) and is
- * tried elsewhere again after a back-off. A gang's members (annotated
- * together) and a pod bound do not move: their Event says so. */
+ * tried elsewhere again after a back-off. A gang moves whole, all its
+ * members' decisions taken back and the gang placed again (all or none)
+ * when no member is bound, being bound or maybe bound; one member bound
+ * and the gang stays, as a pod bound does: their Event says so. A gang is
+ * tried once a pass, by its first member due. */
 
 static bool blocked(const struct gp_kube_sched *s, const struct snode *n)
 {
@@ -372,15 +375,40 @@ void gp_ks_slot_unblock(struct gp_kube_sched *s, size_t *bound)
         }
         b[nb++] = n;
     }
+    /* a gang is tried once a pass, by its first member due; its other
+     * members waiting on blocked nodes take that try's outcome */
+    struct tried {
+        uint32_t group;
+        enum gp_ks_move r;
+    } *tried = NULL;
+    size_t ntried = 0;
     for (size_t i = 0; i < nb; i++) {
         struct spod *next;
         for (struct spod *p = b[i]->wait_head; p; p = next) {
             next = p->wait_next;
             if (p->move_at > s->now_s)
                 continue;
-            char why[900], note[1100];
+            char why[900], note[1800]; /* (an Event's note is cut at 1024 bytes) */
             block_words(s, b[i], why, sizeof why);
-            enum gp_ks_move r = gp_ks_unblock_move(s, p, b, nb, b[i], why, bound);
+            uint32_t g = p->spec.group;
+            enum gp_ks_move r = GP_KS_MOVE_DONE;
+            size_t t = 0;
+            while (g && t < ntried && tried[t].group != g)
+                t++;
+            if (g && t < ntried) {
+                /* (a member still here after its gang moved: not one of its decision) */
+                r = tried[t].r == GP_KS_MOVE_DONE ? GP_KS_MOVE_RACED : tried[t].r;
+            } else {
+                r = gp_ks_unblock_move(s, p, b, nb, b[i], why, bound);
+                struct tried *v = g ? realloc(tried, (ntried + 1) * sizeof *v) : NULL;
+                if (v) {
+                    tried = v;
+                    tried[ntried++] = (struct tried){g, r};
+                }
+                if (g) /* its members moved or changed, in this queue too: from its head again
+                        * (those tried are past their move_at, or out of it) */
+                    next = b[i]->wait_head;
+            }
             if (r == GP_KS_MOVE_DONE || p->st != SP_ASSUMED || p->wait_on != b[i])
                 continue;  /* moved; or taken back, bound meanwhile, gone (sched_unblock.c) */
             p->attempts++; /* tried again after a back-off */
@@ -388,18 +416,37 @@ void gp_ks_slot_unblock(struct gp_kube_sched *s, size_t *bound)
             if (p->block_said || r == GP_KS_MOVE_RACED)
                 continue;
             p->block_said = true;
-            snprintf(note, sizeof note,
-                     r == GP_KS_MOVE_NOWHERE
-                         ? "%s; no other node fits the pod now: it stays decided for %s (its GPUs "
-                           "booked there) and is bound once the slot frees, tried elsewhere again "
-                           "meanwhile"
-                         : "%s; its decision for %s is written already (a gang's members are "
-                           "annotated together): it cannot move and is bound once the slot frees",
-                     why, b[i]->name);
+            char gang[400] = "";
+            if (p->info.group)
+                snprintf(gang, sizeof gang, "%s/%s", p->info.ns, p->info.group);
+            if (r == GP_KS_MOVE_NOWHERE && !g)
+                snprintf(note, sizeof note,
+                         "%s; no other node fits the pod now: it stays decided for %s (its GPUs "
+                         "booked there) and is bound once the slot frees, tried elsewhere again "
+                         "meanwhile",
+                         why, b[i]->name);
+            else if (r == GP_KS_MOVE_NOWHERE)
+                snprintf(note, sizeof note,
+                         "%s; no other nodes fit its gang %s now, all its members together: it "
+                         "stays decided for %s (its GPUs booked there) and is bound once the slot "
+                         "frees, tried elsewhere again meanwhile",
+                         why, gang, b[i]->name);
+            else if (g)
+                snprintf(note, sizeof note,
+                         "%s; a member of its gang %s is bound, or its Binding may have gone "
+                         "through (a Binding cannot be undone, and a gang is bound all or none): "
+                         "its decision for %s stays and is bound once the slot frees",
+                         why, gang, b[i]->name);
+            else
+                snprintf(note, sizeof note,
+                         "%s; its Binding to %s may have gone through (a Binding cannot be "
+                         "undone): its decision stays and is bound once the slot frees",
+                         why, b[i]->name);
             gp_ks_event(s, "Pod", p->info.ns, p->info.name, p->info.uid, "Warning",
                         "AllocatingSlotBlocked", "Scheduling", note);
         }
     }
+    free(tried);
     free(b);
 }
 

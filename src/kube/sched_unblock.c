@@ -9,9 +9,14 @@
  * is released in the engine and placed again by the engine's policy with
  * every blocked node left out (a required node term metadata.name NotIn
  * each, in the engine's copy of the pod only); when it does not fit, it is
- * put back as it was and nothing is taken back. When it fits, what was
- * written of the old decision (a decision resumed after a restart) is
- * taken back first: its annotations removed by the merge patch that the
+ * put back as it was and nothing is taken back. A gang's members move
+ * together: every decided member released and the gang placed again whole
+ * by the engine (gp_engine_schedule_group: at least minMember at once or
+ * none, as a cycle places it), its members pending in the engine placed
+ * with it if they fit; one member bound, or not to be taken back, and the
+ * gang stays. When it fits, what was written of the old decision (a
+ * decision resumed after a restart; a gang's annotations) is taken back
+ * first, member by member: its annotations removed by the merge patch that the
  * rollback of a failed Binding sends (gp_ks_clear_annotations_rv,
  * sched_cycle.c), with the version seen unbound as its precondition - a
  * Binding landing meanwhile (a former leader's, still in flight) changes
@@ -23,9 +28,12 @@
  * read); not bound, its annotations are removed with the version read as
  * the precondition, as bind.c's settle does. Only once every take-back
  * was answered 200 is the new decision kept and handed to bind.c
- * (annotated from the version the take-back made, then bound); otherwise
- * the engine is put back as it was, and what could not be told (no
- * answer) rebuilds the scheduler from the API (s->dirty), as a clearing
+ * (annotated from the version the take-back made, then bound; a gang's
+ * members as one job); otherwise the engine is put back as it was: a
+ * member found bound makes its gang go forward where it was decided (the
+ * members taken back before it kept there, annotated again and bound as
+ * bind.c's BO_KEPT), and what could not be told (no answer, a member
+ * gone) rebuilds the scheduler from the API (s->dirty), as a clearing
  * without an answer does in bind.c. So a pod never has two decisions, and
  * no GPU is booked twice: the engine holds the old place until the new
  * one replaces it, and the new one excludes the old node. */
@@ -176,11 +184,14 @@ static bool place(struct gp_kube_sched *s, struct mv *m, size_t k, uint32_t gid,
         ok = gp_ks_engine_add(s, p) == GP_OK;
         p->spec.constraints = own;
     }
-    struct gp_decision one, *dec = &one;
+    struct gp_decision one, *many = NULL, *dec = &one;
     size_t nd = 0;
-    (void)gid;
-    if (ok && gp_engine_schedule_pod(s->e, m[0].p->eng, &one) == GP_OK)
+    if (ok && gid) { /* the gang whole, all or none (gang.c), outside the queue order */
+        dec = many = malloc(k * sizeof *many);
+        nd = many ? gp_engine_schedule_group(s->e, gid, many, k) : 0;
+    } else if (ok && gp_engine_schedule_pod(s->e, m[0].p->eng, &one) == GP_OK) {
         nd = 1;
+    }
     for (size_t j = 0; j < nd; j++) {
         if (dec[j].kind != GP_DECISION_BIND)
             continue;
@@ -192,6 +203,7 @@ static bool place(struct gp_kube_sched *s, struct mv *m, size_t k, uint32_t gid,
                 m[i].pick = dec[j].pick;
             }
     }
+    free(many);
     for (size_t i = 0; i < k; i++)
         ok = ok && (m[i].placed || !m[i].decided);
     if (!ok) {
@@ -254,10 +266,16 @@ static void moved_events(struct gp_kube_sched *s, const struct mv *m, size_t k, 
 {
     for (size_t i = 0; i < k; i++) {
         const struct spod *p = m[i].p;
-        char note[1100];
+        char note[1800];
         if (!m[i].placed)
             continue;
-        if (!m[i].written)
+        if (p->info.group)
+            snprintf(note, sizeof note,
+                     "%s; the decision of its gang %s/%s for %s was taken back, no member being "
+                     "bound (each member's annotations removed), and the gang was placed again "
+                     "without %s",
+                     why, p->info.ns, p->info.group, on->name, on->name);
+        else if (!m[i].written)
             snprintf(note, sizeof note,
                      "%s; its decision for %s was taken back (nothing had been written of it) "
                      "and it was placed again without %s",
@@ -319,19 +337,13 @@ static void unfinished(struct gp_kube_sched *s, struct mv *m, size_t k, size_t f
     }
 }
 
-enum gp_ks_move gp_ks_unblock_move(struct gp_kube_sched *s, struct spod *p, struct snode *const *b,
-                                   size_t nb, const struct snode *on, const char *why,
-                                   size_t *bound)
+/* m[0..k), placed again in the engine (place), made so: what was written
+ * of each taken back in turn, stopping at the first not answered 200
+ * (unfinished); then the new decisions handed to bind.c, a gang's
+ * members as one job (all annotated, then bound). */
+static enum gp_ks_move moved(struct gp_kube_sched *s, struct mv *m, size_t k, const char *why,
+                             const struct snode *on, size_t *bound)
 {
-    if (p->st != SP_ASSUMED || p->job || p->recheck_at > 0 || p->rebind_at > 0 || p->bound_to ||
-        p->binding || p->info.node_name || p->eng == SP_NONE)
-        return GP_KS_MOVE_FIXED;
-    if (p->spec.group)
-        return GP_KS_MOVE_FIXED; /* a gang's members are annotated together */
-    struct mv m[1] = {{.p = p, .decided = true, .written = p->resume}};
-    size_t k = 1;
-    if (!place(s, m, k, 0, b, nb))
-        return GP_KS_MOVE_NOWHERE;
     size_t failed = k;
     for (size_t i = 0; i < k && failed == k; i++) {
         m[i].took = m[i].written ? take_back(s, &m[i]) : T_CLEARED;
@@ -344,7 +356,7 @@ enum gp_ks_move gp_ks_unblock_move(struct gp_kube_sched *s, struct spod *p, stru
             json_decref(m[i].got);
         return GP_KS_MOVE_RACED;
     }
-    struct spod *ps[1];
+    struct spod *one, **ps = k == 1 ? &one : malloc(k * sizeof *ps);
     size_t np = 0;
     for (size_t i = 0; i < k; i++) {
         struct spod *q = m[i].p;
@@ -352,12 +364,15 @@ enum gp_ks_move gp_ks_unblock_move(struct gp_kube_sched *s, struct spod *p, stru
             continue;
         q->node = m[i].node;
         q->pick = m[i].pick;
-        q->st = SP_ASSUMED;
+        q->st = SP_ASSUMED; /* (a gang's member pending till now, too) */
         if (m[i].written) { /* annotated anew from the version its take-back made */
             q->resume = false;
             gp_kube_str_copy(q->resume_rv, sizeof q->resume_rv, m[i].rv);
         }
-        ps[np++] = q;
+        if (ps)
+            ps[np++] = q;
+        else
+            gp_ks_release(s, q); /* (out of memory) decided anew after a back-off */
     }
     moved_events(s, m, k, why, on);
     for (size_t i = 0; i < np; i++) {
@@ -365,5 +380,80 @@ enum gp_ks_move gp_ks_unblock_move(struct gp_kube_sched *s, struct spod *p, stru
         gp_ks_slot_update(s, ps[i], false); /* out of the blocked node's queue */
     }
     gp_ks_bind_dispatch(s, ps, np, bound);
+    if (ps != &one)
+        free(ps);
     return GP_KS_MOVE_DONE;
+}
+
+/* Whether decided pod q's decision can be taken back: nothing of it may
+ * be bound (a Binding in flight, answered 201 or maybe through, a member
+ * kept after its siblings were bound). */
+static bool reversible(const struct spod *q)
+{
+    return q->st == SP_ASSUMED && !q->job && q->recheck_at == 0 && q->rebind_at == 0 &&
+           !q->bound_to && !q->binding && !q->info.node_name && q->eng != SP_NONE;
+}
+
+/* The pods of p's gang into *m (malloc'd, *k of them): its decided
+ * members and those pending in the engine; false (FIXED) when a member is
+ * bound, or being or maybe bound, or otherwise past taking back. */
+static bool gang_of(struct gp_kube_sched *s, const struct spod *p, struct mv **m, size_t *k)
+{
+    const struct gp_kube_pod_info *in = &p->info;
+    uint32_t gid = p->spec.group;
+    size_t n = 0;
+    *m = NULL;
+    *k = 0;
+    for (int pass = 0; pass < 2; pass++) {
+        for (size_t i = 0; i < s->npods; i++) {
+            struct spod *q = s->pods[i];
+            const struct gp_kube_pod_info *qi = &q->info;
+            if (!qi->group || strcmp(qi->group, in->group) != 0 || strcmp(qi->ns, in->ns) != 0)
+                continue;
+            /* a member bound (ended since, too: its gang went forward) */
+            bool pending = q->st == SP_WAITING && q->eng != SP_NONE && !qi->node_name;
+            bool ignored = !qi->node_name && !q->bound_to && !q->binding && !q->job &&
+                           (q->st == SP_BACKOFF || q->st == SP_IGNORED || q->st == SP_DONE ||
+                            (q->st == SP_WAITING && q->eng == SP_NONE));
+            if (ignored)
+                continue;
+            if (!pending && !reversible(q))
+                return false;
+            if (q->spec.group != gid)
+                return false; /* (its PodGroup made again meanwhile) */
+            if (pass == 1)
+                (*m)[n++] =
+                    (struct mv){.p = q, .decided = !pending, .written = !pending && q->resume};
+            else
+                n++;
+        }
+        if (pass == 0) {
+            *m = calloc(n ? n : 1, sizeof **m);
+            if (!*m)
+                return false;
+            n = 0;
+        }
+    }
+    *k = n;
+    return true;
+}
+
+enum gp_ks_move gp_ks_unblock_move(struct gp_kube_sched *s, struct spod *p, struct snode *const *b,
+                                   size_t nb, const struct snode *on, const char *why,
+                                   size_t *bound)
+{
+    if (!reversible(p))
+        return GP_KS_MOVE_FIXED;
+    uint32_t gid = p->spec.group;
+    struct mv one[1] = {{.p = p, .decided = true, .written = p->resume}}, *m = one;
+    size_t k = 1;
+    if (gid && !gang_of(s, p, &m, &k)) {
+        free(m);
+        return GP_KS_MOVE_FIXED;
+    }
+    enum gp_ks_move r =
+        place(s, m, k, gid, b, nb) ? moved(s, m, k, why, on, bound) : GP_KS_MOVE_NOWHERE;
+    if (m != one)
+        free(m);
+    return r;
 }

@@ -121,6 +121,40 @@ static void test_gang_holds_nothing_while_waiting(void **state)
     gp_engine_free(e);
 }
 
+/* gp_engine_schedule_group: one gang placed outside the queue order, all
+ * or nothing - a plain pod pending beside it is not touched; a gang that
+ * does not fit binds none and holds nothing; 0 for a group without
+ * pending members or with more than cap. */
+static void test_schedule_group(void **state)
+{
+    (void)state;
+    struct gp_engine *e = gp_engine_new(gp_policy_find("best-fit"), 1);
+    struct gp_node_spec a = gnode("a", 4, NULL), b = gnode("b", 4, NULL);
+    gp_engine_node_add(e, &a, NULL);
+    gp_engine_node_add(e, &b, NULL);
+    struct gp_pod_spec plain = gpod(1, 0);
+    gp_engine_pod_add(e, &plain, 0, NULL);
+    uint32_t fits = add_gang(e, 2, 2, 4, NULL, false);
+    uint32_t big = add_gang(e, 2, 2, 4, NULL, false);
+    struct gp_decision d[8];
+    assert_int_equal(gp_engine_schedule_group(e, fits, d, 1), 0); /* room for one decision */
+    assert_int_equal(gp_engine_group_bound(e, fits), 0);
+    assert_int_equal(gp_engine_schedule_group(e, fits, d, 8), 2);
+    assert_int_equal(d[0].kind, GP_DECISION_BIND);
+    assert_int_equal(d[1].kind, GP_DECISION_BIND);
+    assert_true(d[0].node != d[1].node);
+    assert_int_equal(gp_engine_group_bound(e, fits), 2);
+    assert_int_equal(gp_engine_schedule_group(e, fits, d, 8), 0); /* none pending */
+    assert_int_equal(gp_engine_schedule_group(e, big, d, 8), 2);  /* no room left */
+    assert_int_equal(d[0].kind, GP_DECISION_UNSCHEDULABLE);
+    assert_int_equal(d[1].kind, GP_DECISION_UNSCHEDULABLE);
+    assert_int_equal(gp_engine_group_bound(e, big), 0);
+    assert_int_equal(alloc_milli(e), 8000);          /* the first gang's alone */
+    assert_int_equal(gp_engine_pending_count(e), 3); /* the plain pod and the big gang */
+    assert_int_equal(gp_engine_schedule_group(e, 99, d, 8), 0);
+    gp_engine_free(e);
+}
+
 static void test_gang_waits_for_members(void **state)
 {
     (void)state;
@@ -513,6 +547,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_gang_placed_whole),
         cmocka_unit_test(test_gang_holds_nothing_while_waiting),
+        cmocka_unit_test(test_schedule_group),
         cmocka_unit_test(test_gang_waits_for_members),
         cmocka_unit_test(test_gang_never_fits),
         cmocka_unit_test(test_gang_on_replicas),
