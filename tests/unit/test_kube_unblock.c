@@ -16,6 +16,7 @@
  *  - a gang of two, both members annotated for n1 and waiting: every
  *    member's annotations removed and the gang placed again on n2, all
  *    members bound there;
+ *    (with binder threads too);
  *  - a gang with a member bound (on n2) and one waiting on n1: it stays;
  *  - a gang for which no other node has room for all its members (each
  *    would fit alone): nothing taken back, tried again after a back-off
@@ -244,6 +245,46 @@ static void test_gang_moves(void **state)
     w_close(&w);
 }
 
+/* test_gang_moves with binder threads, as `gpuplane schedule` runs: the
+ * take-back is the scheduling thread's, the gang's new job a binder's
+ * (annotated from the versions the take-backs made, then bound). */
+static void test_gang_moves_binders(void **state)
+{
+    (void)state;
+    struct world w;
+    w_open(&w, true);
+    struct gp_kube_client *bc[2] = {kd_client(), kd_client()};
+    struct gp_diag d = {""};
+    assert_int_equal(gp_kube_sched_start_binders(w.s, bc, 2, NULL, NULL, &d), GP_OK);
+    blocked_world(&w, 0);
+    gang(&w, "g", 1);
+    double t0 = w.now;
+    size_t more;
+    w_cycle(&w);
+    gp_kube_sched_wait_binds(w.s, &more);
+    w_sync(&w);
+    assert_int_equal(gp_kube_sched_stats(w.s).slot_waiting, 2);
+    w_node(&w, "n2", 8);
+    w.now = t0 + 121;
+    for (int round = 0; round < 6; round++) {
+        w_cycle(&w);
+        gp_kube_sched_wait_binds(w.s, &more);
+        w_sync(&w);
+        w.now += 1;
+    }
+    const char *ann;
+    for (unsigned i = 0; i < 2; i++) {
+        assert_string_equal(member_node(&w, "g", i, &ann), "n2");
+        assert_string_equal(ann, "n2");
+    }
+    assert_int_equal(gp_kube_sched_stats(w.s).rollbacks, 0); /* no job failed on the way */
+    w_check_distinct(&w);
+    gp_kube_sched_stop_binders(w.s);
+    w_close(&w);
+    gp_kube_client_free(bc[0]);
+    gp_kube_client_free(bc[1]);
+}
+
 /* n1 has one GPU free: one member decided there (waiting), the other on
  * n2, bound at once. A bound pod cannot be unbound: the gang stays, the
  * waiting member keeps its decision for n1 with a Warning Event. Passes
@@ -401,6 +442,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_resumed_bound_meanwhile, kd_start, kd_stop),
         cmocka_unit_test_setup_teardown(test_resumed_nowhere_else, kd_start, kd_stop),
         cmocka_unit_test_setup_teardown(test_gang_moves, kd_start, kd_stop),
+        cmocka_unit_test_setup_teardown(test_gang_moves_binders, kd_start, kd_stop),
         cmocka_unit_test_setup_teardown(test_gang_member_bound_stays, kd_start, kd_stop),
         cmocka_unit_test_setup_teardown(test_gang_nowhere_else, kd_start, kd_stop),
         cmocka_unit_test_setup_teardown(test_gang_bound_meanwhile, kd_start, kd_stop),
