@@ -30,6 +30,7 @@ const char *gp_filter_name(enum gp_filter f)
                                         "mig",
                                         "volume-restrictions",
                                         "volume-binding",
+                                        "volume-bind-conflict",
                                         "volume-zone",
                                         "pod-topology-spread",
                                         "pod-affinity",
@@ -45,7 +46,8 @@ bool gp_filter_optional(enum gp_filter f)
     return f == GP_FILTER_NODE_AFFINITY || f == GP_FILTER_SPREAD || f == GP_FILTER_POD_AFFINITY ||
            f == GP_FILTER_POD_ANTI_AFFINITY || f == GP_FILTER_EXISTING_ANTI_AFFINITY ||
            f == GP_FILTER_PODS || f == GP_FILTER_SCALAR || f == GP_FILTER_PORTS ||
-           f == GP_FILTER_VOLUME_BINDING || f == GP_FILTER_VOLUME_ZONE || f == GP_FILTER_RWOP;
+           f == GP_FILTER_VOLUME_BINDING || f == GP_FILTER_VOLUME_ZONE || f == GP_FILTER_RWOP ||
+           f == GP_FILTER_VOLUME_BIND;
 }
 
 enum gp_filter gp_eng_volumes_filter(const struct gp_node *n, const struct gp_pod *p)
@@ -57,7 +59,9 @@ enum gp_filter gp_eng_volumes_filter(const struct gp_node *n, const struct gp_po
         for (size_t j = 0; j < v->nterms && !ok; j++)
             ok = gp_eng_node_term_matches(n, &v->terms[j]);
         if (!ok)
-            return v->zone ? GP_FILTER_VOLUME_ZONE : GP_FILTER_VOLUME_BINDING;
+            return v->zone   ? GP_FILTER_VOLUME_ZONE
+                   : v->bind ? GP_FILTER_VOLUME_BIND
+                             : GP_FILTER_VOLUME_BINDING;
     }
     return GP_FILTER_COUNT;
 }

@@ -128,11 +128,14 @@ struct gp_spread {
  * topology labels) check it: a node passes when it matches one of the
  * terms (ORed, as NodeSelectorTerms; none: no node passes - a claim the
  * plugins' PreFilter refuses). Rejected as GP_FILTER_VOLUME_ZONE when
- * zone, else GP_FILTER_VOLUME_BINDING. */
+ * zone, GP_FILTER_VOLUME_BIND when bind (an unbound claim of a
+ * WaitForFirstConsumer class: its class's allowedTopologies, or the node
+ * its selected-node annotation names), else GP_FILTER_VOLUME_BINDING. */
 struct gp_volume_terms {
     const struct gp_node_term *terms;
     size_t nterms;
     bool zone;
+    bool bind;
 };
 
 /* A pod's affinity and spreading. Every array may be empty; node_required
@@ -431,6 +434,7 @@ struct gp_pod {
     X(RWOP, "node has pod using PersistentVolumeClaim with the same name and ReadWriteOncePod "    \
             "access mode")                                                                         \
     X(VOLUME_BINDING, "node(s) had volume node affinity conflict")                                 \
+    X(VOLUME_BIND, "node(s) didn't find available persistent volumes to bind")                     \
     X(VOLUME_ZONE, "node(s) had no available volume zone")                                         \
     X(SPREAD, "node(s) didn't match pod topology spread constraints")                              \
     X(POD_AFFINITY, "node(s) didn't match pod affinity rules")                                     \

@@ -106,7 +106,9 @@ static uint64_t cons_hash(uint64_t h, const struct gp_pod_constraints *c)
     }
     h = mix(h, c->nvolumes);
     for (size_t i = 0; i < c->nvolumes; i++)
-        h = node_terms_hash(mix(h, c->volumes[i].zone), c->volumes[i].terms, c->volumes[i].nterms);
+        h = node_terms_hash(
+            mix(h, (uint64_t)c->volumes[i].zone | (uint64_t)c->volumes[i].bind << 1),
+            c->volumes[i].terms, c->volumes[i].nterms);
     return h;
 }
 
@@ -282,7 +284,7 @@ static bool volumes_eq(const struct gp_volume_terms *a, size_t na, const struct 
     if (na != nb)
         return false;
     for (size_t i = 0; i < na && a != b; i++)
-        if (a[i].zone != b[i].zone ||
+        if (a[i].zone != b[i].zone || a[i].bind != b[i].bind ||
             !node_terms_eq(a[i].terms, a[i].nterms, b[i].terms, b[i].nterms))
             return false;
     return true;

@@ -650,7 +650,8 @@ static enum gp_err volume_item(struct gp_evl_rd *r, const json_t *e, const char 
     enum gp_err err;
     if (!json_is_object(e))
         return gp_evl_bad(r, f, "volumes: expected an array of objects");
-    if ((err = get_bool(r, e, f, "zone", &v->zone)) != GP_OK)
+    if ((err = get_bool(r, e, f, "zone", &v->zone)) != GP_OK ||
+        (err = get_bool(r, e, f, "bind", &v->bind)) != GP_OK)
         return err;
     return node_terms_of(r, json_object_get(e, "terms"), f, &v->terms, &v->nterms);
 }

@@ -270,12 +270,15 @@ static json_t *spread_json(const void *item)
                      "honor_taints", s->honor_taints);
 }
 
-/* {zone, terms} */
+/* {zone, terms} and bind when true */
 static json_t *volume_json(const void *item)
 {
     const struct gp_volume_terms *v = item;
-    return json_pack("{s:b,s:o}", "zone", v->zone, "terms",
-                     ARRAY_JSON(v->terms, v->nterms, node_term_json));
+    json_t *o = json_pack("{s:b,s:o}", "zone", v->zone, "terms",
+                          ARRAY_JSON(v->terms, v->nterms, node_term_json));
+    if (v->bind)
+        json_object_set_new(o, "bind", json_true());
+    return o;
 }
 
 static json_t *constraints_json(const struct gp_pod_constraints *c)

@@ -920,6 +920,10 @@ void gp_ks_bind_dispatch(struct gp_kube_sched *s, struct spod *const *m, size_t 
 {
     if (k == 0)
         return;
+    /* a pod whose claims are provisioned for its node first (volumes_bind.c) */
+    if (k == 1 && m[0]->recheck_at == 0 && m[0]->rebind_at == 0 && !m[0]->resume &&
+        gp_ks_volumes_bind_hold(s, m[0]))
+        return;
     /* which members are bound now: those whose node's slot is free, one
      * per node (a re-check only reads); a gang's members all in one job,
      * whatever their number (the review's R5) */

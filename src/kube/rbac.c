@@ -77,6 +77,13 @@ const struct gp_rbac_rule gp_rbac_rules[] = {
      "a pod's claims: found, bound, being deleted (VolumeBinding)"},
     {GP_RBAC_CLUSTER,
      "",
+     "persistentvolumeclaims",
+     {"patch"},
+     NULL,
+     "WaitForFirstConsumer: volume.kubernetes.io/selected-node set on a claim to provision for "
+     "the node chosen (VolumeBinding's PreBind; its resourceVersion the precondition)"},
+    {GP_RBAC_CLUSTER,
+     "",
      "persistentvolumes",
      {"list", "watch"},
      NULL,

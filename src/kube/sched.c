@@ -38,6 +38,7 @@ void gp_kube_sched_opts_default(struct gp_kube_sched_opts *o)
         .seed = 1,
         .record_max_bytes = 256ull << 20,
         .allocating_timeout_s = 120,
+        .bind_timeout_s = 600,
     };
 }
 
@@ -398,6 +399,8 @@ void gp_ks_engine_drop(struct gp_kube_sched *s, struct spod *p)
     }
     p->eng = SP_NONE;
     p->node = SP_NONE;
+    p->prov_at = 0; /* (out of the engine: no claim provisioned for its decision) */
+    p->prov_rv = 0;
 }
 
 /* --- nodes ------------------------------------------------------------- */
@@ -800,6 +803,8 @@ double gp_kube_sched_next_retry_s(const struct gp_kube_sched *s)
             t = p->recheck_at; /* maybe bound: asked about again (bind.c) */
         if (p->st == SP_ASSUMED && p->rebind_at > 0 && p->rebind_at < t)
             t = p->rebind_at; /* a gang's member kept: bound again (bind.c) */
+        if (p->st == SP_ASSUMED && p->prov_at > 0 && p->prov_at + s->o.bind_timeout_s < t)
+            t = p->prov_at + s->o.bind_timeout_s; /* its claims' wait ends (volumes_bind.c) */
     }
     return t;
 }

@@ -62,6 +62,9 @@ struct gp_kube_sched_opts {
      * Event, counted, and its phase written "expired", so that the node
      * agent's protocol no longer counts it (sched_alloc.c; 120; 0: never) */
     double allocating_timeout_s;
+    /* how long a pod waits for the claims provisioned for its node
+     * (volumes_bind.c; VolumeBindingArgs.bindTimeoutSeconds, 600) */
+    double bind_timeout_s;
 };
 
 void gp_kube_sched_opts_default(struct gp_kube_sched_opts *o);
@@ -102,6 +105,9 @@ struct gp_kube_sched_stats {
     uint64_t slot_waiting;
     /* the volume objects kept (volumes.c), now */
     uint64_t volume_claims, volumes, storage_classes;
+    /* claims annotated with the node chosen (volumes_bind.c), and the
+     * decisions taken back because their claims were not provisioned */
+    uint64_t claim_patches, claim_failures;
 };
 
 struct gp_kube_sched;

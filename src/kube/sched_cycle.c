@@ -340,6 +340,10 @@ void gp_ks_resume(struct gp_kube_sched *s, size_t *bound)
                 waiting = recheck = true;
         } else if (p->st == SP_ASSUMED && p->resume && !p->job && !p->wait_on) {
             gp_ks_bind_dispatch(s, &p, 1, bound); /* its node's slot permitting */
+        } else if (p->st == SP_ASSUMED && p->prov_at > 0 && !p->job && !p->wait_on) {
+            /* its claims being provisioned (volumes_bind.c): bound once they are */
+            gp_ks_bind_dispatch(s, &p, 1, bound);
+            waiting |= p->prov_at > 0;
         }
     }
     s->maybe_resume = waiting;

@@ -135,7 +135,8 @@ static bool unresolvable(enum gp_filter f)
 {
     return is_static(f) || f == GP_FILTER_POD_AFFINITY || f == GP_FILTER_GPU_MODEL ||
            f == GP_FILTER_DRIVER || f == GP_FILTER_TOPOLOGY || f == GP_FILTER_VOLUME_BINDING ||
-           f == GP_FILTER_VOLUME_ZONE; /* (VolumeBinding, VolumeZone: volumes.c) */
+           f == GP_FILTER_VOLUME_ZONE ||
+           f == GP_FILTER_VOLUME_BIND; /* (VolumeBinding, VolumeZone: volumes.c) */
 }
 
 /* Whether node n lacks the topologyKey of one of the pod's DoNotSchedule

@@ -96,6 +96,10 @@ struct spod {
     char *vol_msg;
     uint64_t vol_print;
     size_t vpod_at;
+    /* volumes_bind.c: ASSUMED, its claims being provisioned for its node
+     * since then (0: not) */
+    double prov_at;
+    uint64_t prov_rv; /* the newest resourceVersion its claims' patches made */
 };
 
 struct snode {
@@ -430,6 +434,10 @@ void gp_ks_words_waiting(struct gp_kube_sched *s, const struct spod *p, bool ret
 /* Whether the pod tolerates a cordoned node's taint (GP_KUBE_TAINT_UNSCHEDULABLE). */
 bool gp_ks_tolerates_cordon(const struct gp_pod_spec *ps);
 
+/* The PV controller's annotation on a claim the scheduler chose a node
+ * for (AnnSelectedNode, pkg/controller/volume/persistentvolume/util). */
+#define GP_KUBE_ANN_SELECTED_NODE "volume.kubernetes.io/selected-node"
+
 /* volumes.c: the stores freed (gp_kube_sched_free); gp_ks_volumes_apply:
  * for pod p (pending, ours, spec just read from pod into spec, strings in
  * a) its volumes' conditions added to spec's constraints, or the PreFilter
@@ -444,6 +452,12 @@ void gp_ks_volumes_forget(struct gp_kube_sched *s, struct spod *p);
 struct gp_ks_words;
 bool gp_ks_volumes_words(struct gp_kube_sched *s, struct gp_ks_words *w, const struct spod *p,
                          const struct gp_explain *x, char *msg, size_t size);
+/* volumes_bind.c: at the dispatch of p's bind (ASSUMED on its engine
+ * node): true when its claims of a WaitForFirstConsumer class are being
+ * provisioned for that node (annotated now if not yet; gp_ks_resume asks
+ * again), or were not and its decision was taken back (an Event, backed
+ * off); false: go on with the annotation patch and the Binding. */
+bool gp_ks_volumes_bind_hold(struct gp_kube_sched *s, struct spod *p);
 /* sched.c: a pending pod of ours read again from its object (its volumes
  * changed) and queued again with the new spec. */
 void gp_ks_pod_reread(struct gp_kube_sched *s, struct spod *p);

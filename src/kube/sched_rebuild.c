@@ -255,6 +255,8 @@ enum gp_err gp_ks_rebuild(struct gp_kube_sched *s, struct gp_diag *d)
     for (size_t i = 0; i < s->npods; i++) {
         s->pods[i]->eng = SP_NONE;
         s->pods[i]->node = SP_NONE;
+        s->pods[i]->prov_at = 0; /* a wait for claims (volumes_bind.c): decided anew */
+        s->pods[i]->prov_rv = 0;
     }
     if (s->npods) /* (qsort of no array: UBSan's null argument) */
         qsort(s->pods, s->npods, sizeof *s->pods, by_key);

@@ -30,8 +30,10 @@
  * They reach the engine as the pod's volume conditions (model.h, struct
  * gp_volume_terms; a PreFilter refusal is one condition no node passes),
  * so the event log replays them. An unbound claim of a
- * WaitForFirstConsumer class, which kube-scheduler binds itself, is
- * refused in gpuplane's words: gpuplane does not bind claims. */
+ * WaitForFirstConsumer class is provisioned for the node chosen
+ * (provision_condition here, the claim's annotation and the wait before
+ * the Binding in volumes_bind.c); one that only an existing volume could
+ * serve (static binding) is refused in gpuplane's words. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -94,7 +96,7 @@ static struct gp_volume_terms *vr_group(struct vrd *r, size_t nterms, bool zone,
         return NULL;
     struct gp_volume_terms *v = &r->g[r->n++];
     struct gp_node_term *t = vr_alloc(r, nterms * sizeof *t);
-    *v = (struct gp_volume_terms){t, r->oom ? 0 : nterms, zone};
+    *v = (struct gp_volume_terms){t, r->oom ? 0 : nterms, zone, false};
     if (terms)
         *terms = t;
     return r->oom ? NULL : v;
@@ -135,6 +137,7 @@ struct claims {
     size_t n;
     char name[32][256];
     bool ephemeral[32];
+    bool provision[32]; /* unbound, of a WaitForFirstConsumer class (decide) */
 };
 
 static void claims_of(const json_t *pod, const char *pod_name, struct claims *c)
@@ -155,6 +158,7 @@ static void claims_of(const json_t *pod, const char *pod_name, struct claims *c)
             const char *vn = str_of(vol, "name");
             snprintf(c->name[c->n], sizeof c->name[0], "%s-%s", pod_name, vn ? vn : "");
         }
+        c->provision[c->n] = false;
         c->ephemeral[c->n++] = eph && !pc;
     }
 }
@@ -344,6 +348,84 @@ static uint64_t rwop_of(const struct gp_kube_sched *s, const json_t *pod, const 
     return bits;
 }
 
+/* An unbound claim of a WaitForFirstConsumer class, which gpuplane
+ * provisions (volumes_bind.c): FindPodVolumes' claimsToProvision and
+ * checkVolumeProvisions (binder.go, v1.28). A node passes when the claim's
+ * volume.kubernetes.io/selected-node names it (the fast path: set by a
+ * bind before, only that node), else when it matches the class's
+ * allowedTopologies (MatchTopologySelectorTerms: a term's expressions
+ * ANDed, each the label's value one of the values; the terms ORed; none:
+ * every node), as one condition "node(s) didn't find available
+ * persistent volumes to bind". Refused in gpuplane's words: a class
+ * without a provisioner (kubernetes.io/no-provisioner: its volumes are
+ * bound statically, which gpuplane does not do), a class with an
+ * Available volume that might match (findMatchingVolumes would choose
+ * among them), a gang's member. */
+static void provision_condition(struct vrd *r, const json_t *pvc, const char *cn, bool gang)
+{
+    const char *cls = claim_class(pvc);
+    const json_t *sc = json_object_get(r->s->scs, cls ? cls : "");
+    const char *prov = str_of(sc, "provisioner");
+    bool static_only = !prov || !prov[0] || strcmp(prov, "kubernetes.io/no-provisioner") == 0;
+    const char *pvn;
+    const json_t *pv;
+    json_object_foreach(r->s->pvs, pvn, pv)
+    {
+        const json_t *spec = json_object_get(pv, "spec");
+        const char *pc = str_of(spec, "storageClassName");
+        const char *phase = str_of(json_object_get(pv, "status"), "phase");
+        if (pc && strcmp(pc, cls) == 0 && !json_object_get(spec, "claimRef") &&
+            (!phase || strcmp(phase, "Available") == 0))
+            static_only = true;
+    }
+    if (gang || static_only) {
+        snprintf(r->msg, sizeof r->msg,
+                 "persistentvolumeclaim \"%s\" waits for its first consumer "
+                 "(WaitForFirstConsumer): gpuplane does not bind claims %s",
+                 cn, gang ? "of a gang's pods" : "to existing volumes");
+        return;
+    }
+    const char *sel = str_of(json_object_get(json_object_get(pvc, "metadata"), "annotations"),
+                             GP_KUBE_ANN_SELECTED_NODE);
+    const json_t *topo = json_object_get(sc, "allowedTopologies");
+    size_t n = sel ? 1 : json_array_size(topo);
+    if (n == 0)
+        return; /* every node */
+    struct gp_node_term *t = NULL;
+    struct gp_volume_terms *g = vr_group(r, n, false, &t);
+    if (!g)
+        return;
+    g->bind = true;
+    if (sel) { /* metadata.name In [sel] */
+        struct gp_match_expr *x = vr_alloc(r, sizeof *x);
+        const char **v = vr_alloc(r, sizeof *v);
+        if (!x || !v)
+            return;
+        v[0] = vr_str(r, sel);
+        *x = (struct gp_match_expr){"metadata.name", GP_MATCH_IN, v, 1};
+        t[0] = (struct gp_node_term){NULL, 0, x, 1, 0};
+        return;
+    }
+    for (size_t i = 0; i < n; i++) {
+        const json_t *exprs = json_object_get(json_array_get(topo, i), "matchLabelExpressions");
+        size_t ne = json_array_size(exprs);
+        struct gp_match_expr *x = vr_alloc(r, ne * sizeof *x);
+        for (size_t k = 0; x && k < ne; k++) {
+            const json_t *e = json_array_get(exprs, k), *vals = json_object_get(e, "values");
+            size_t nv = json_array_size(vals);
+            const char **v = vr_alloc(r, nv * sizeof *v);
+            for (size_t j = 0; v && j < nv; j++)
+                v[j] = vr_str(r, json_string_value(json_array_get(vals, j))
+                                     ? json_string_value(json_array_get(vals, j))
+                                     : "");
+            const char *key = str_of(e, "key");
+            x[k] = (struct gp_match_expr){vr_str(r, key ? key : ""), GP_MATCH_IN, v, v ? nv : 0};
+        }
+        /* (a term of no expressions matches no node, as the engine's empty term) */
+        t[i] = (struct gp_node_term){x, x ? ne : 0, NULL, 0, 0};
+    }
+}
+
 /* What the plugins decide for the pod: r->msg (a refusal) or r->g. */
 static void decide(struct vrd *r, const json_t *pod, const struct gp_kube_pod_info *in)
 {
@@ -361,7 +443,6 @@ static void decide(struct vrd *r, const json_t *pod, const struct gp_kube_pod_in
      * prebound, volumeName set without bind-completed) refuses the pod;
      * one of a WaitForFirstConsumer class is the scheduler's to bind */
     bool immediate = false;
-    const char *delayed = NULL;
     for (size_t i = 0; i < c->n; i++) {
         char key[600];
         gp_kube_key_make(ns, c->name[i], key, sizeof key);
@@ -373,7 +454,7 @@ static void decide(struct vrd *r, const json_t *pod, const struct gp_kube_pod_in
         if (bound)
             continue;
         if (delay_binding(r->s, pvc) && !(vn && vn[0]))
-            delayed = delayed ? delayed : c->name[i];
+            c->provision[i] = true;
         else
             immediate = true;
     }
@@ -381,16 +462,25 @@ static void decide(struct vrd *r, const json_t *pod, const struct gp_kube_pod_in
         /* (has_pvcs said) */
     } else if (immediate) {
         snprintf(r->msg, sizeof r->msg, "pod has unbound immediate PersistentVolumeClaims");
-    } else if (delayed) {
-        snprintf(r->msg, sizeof r->msg,
-                 "persistentvolumeclaim \"%s\" waits for its first consumer "
-                 "(WaitForFirstConsumer): gpuplane does not bind claims",
-                 delayed);
     } else {
+        /* the claims to provision: their conditions first (FindPodVolumes
+         * checks the bound claims, then the unbound ones; the first
+         * condition a node fails names it, and either is VolumeBinding's) */
+        for (size_t i = 0; i < c->n && !r->msg[0]; i++) {
+            char key[600];
+            gp_kube_key_make(ns, c->name[i], key, sizeof key);
+            if (c->provision[i])
+                provision_condition(r, json_object_get(r->s->pvcs, key), c->name[i],
+                                    in->group != NULL);
+        }
+    }
+    if (!r->msg[0]) {
         /* VolumeZone's PreFilter and both Filters: the bound claims' volumes
          * (persistentVolumeClaim volumes; an ephemeral one's claim is read by
          * VolumeBinding alone) */
         for (size_t i = 0; i < c->n && !r->msg[0]; i++) {
+            if (c->provision[i])
+                continue; /* (its condition above) */
             char key[600];
             gp_kube_key_make(ns, c->name[i], key, sizeof key);
             const char *vn =
@@ -406,6 +496,8 @@ static void decide(struct vrd *r, const json_t *pod, const struct gp_kube_pod_in
         /* the node affinities first (VolumeBinding), then the zones */
         for (int pass = 0; pass < 2 && !r->msg[0]; pass++)
             for (size_t i = 0; i < c->n; i++) {
+                if (c->provision[i])
+                    continue;
                 char key[600];
                 gp_kube_key_make(ns, c->name[i], key, sizeof key);
                 const char *vn =
@@ -448,6 +540,7 @@ static uint64_t print_of(const struct vrd *r)
     h = fnv(h, &r->rwop, sizeof r->rwop);
     for (size_t i = 0; i < r->n; i++) {
         h = fnv(h, &r->g[i].zone, sizeof r->g[i].zone);
+        h = fnv(h, &r->g[i].bind, sizeof r->g[i].bind);
         h = fnv(h, &r->g[i].nterms, sizeof r->g[i].nterms);
         for (size_t j = 0; j < r->g[i].nterms; j++) {
             const struct gp_node_term *t = &r->g[i].terms[j];
@@ -459,6 +552,9 @@ static uint64_t print_of(const struct vrd *r)
                     h = fnv_str(h, t->labels[k].values[v]);
                 h = fnv(h, "|", 1);
             }
+            for (size_t k = 0; k < t->nfields; k++)
+                for (size_t v = 0; v < t->fields[k].nvalues; v++)
+                    h = fnv_str(h, t->fields[k].values[v]);
         }
     }
     return h;

@@ -244,6 +244,12 @@ void autoalloc_set(long ms);
 void autoalloc_bound(struct object *o);
 void autoalloc_run(void);
 long autoalloc_count(void);
+/* provision.c: the PV controller and a provisioner for claims annotated
+ * with a selected node (-1: off; 0 the default: at once) */
+void provision_set(long ms);
+void provision_written(struct object *o);
+void provision_run(void);
+long provision_count(void);
 
 /* control.c */
 void do_control(const char *what, const char *method, json_t *body, struct answer *a);

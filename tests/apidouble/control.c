@@ -47,6 +47,8 @@ void do_control(const char *what, const char *method, json_t *body, struct answe
         finish_deletions(true);
     } else if (strcmp(what, "auto_allocate") == 0) {
         autoalloc_set(jint(body, "ms", -1));
+    } else if (strcmp(what, "provisioner") == 0) {
+        provision_set(jint(body, "ms", -1));
     } else if (strcmp(what, "bookmark_ms") == 0) {
         S.bookmark_ms = jint(body, "ms", S.bookmark_ms);
     } else if (strcmp(what, "requests") == 0) {

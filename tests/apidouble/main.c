@@ -283,6 +283,7 @@ static void *reaper(void *arg)
     while (!S.stopping) {
         finish_deletions(false);
         autoalloc_run();
+        provision_run();
         double now = mono(), until = now + 0.010, first = park_run_due(now);
         if (first < until)
             until = first;

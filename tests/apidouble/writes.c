@@ -462,6 +462,7 @@ void do_update(const struct route *r, json_t *body, enum update_kind how, struct
                 json_array_size(json_object_get(m, "finalizers")) == 0;
     record(o, gone ? "DELETED" : "MODIFIED", keep); /* its last finalizer removed: deleted */
     answer_recorded(a, 200);
+    provision_written(o); /* (provision.c: a claim annotated with its node) */
 }
 
 /* Ends a graceful deletion whose time has come (lock held). */

@@ -4,7 +4,8 @@
  * token of the double's --tokens) while an administrator makes the
  * objects: pods bound, one whose Binding got no answer (read again), one
  * that fits nowhere (its status and Event), two preempted by a third,
- * PodGroups and PriorityClasses watched, its Lease created, read and
+ * PodGroups and PriorityClasses watched, a claim provisioned for its
+ * pod's node (its selected-node patch), its Lease created, read and
  * renewed, its ConfigMap listed and watched. Then every request the scheduler made must be one that
  * gp_rbac_rules (kube/rbac.c, what render --self grants) allows, and every
  * verb of every rule must have been used by some request: a rule taken
@@ -99,6 +100,25 @@ static void scenario(struct world *w)
     w_pod_full(w, "a", 1, 0, "gpuplane", NULL);
     w_pod_full(w, "b", 1, 0, "gpuplane", NULL);
     w_pod_full(w, "huge", 8, 0, "gpuplane", NULL); /* fits nowhere */
+    /* a claim of a WaitForFirstConsumer class, provisioned for its pod's
+     * node (the claim's patch: volumes_bind.c; the double's provisioner) */
+    kd_call(w->admin, "POST", "/apis/storage.k8s.io/v1/storageclasses",
+            "{\"apiVersion\":\"storage.k8s.io/v1\",\"kind\":\"StorageClass\",\"metadata\":"
+            "{\"name\":\"gp3\"},\"provisioner\":\"ebs.csi.aws.com\",\"volumeBindingMode\":"
+            "\"WaitForFirstConsumer\"}",
+            201);
+    kd_call(w->admin, "POST", "/api/v1/namespaces/default/persistentvolumeclaims",
+            "{\"apiVersion\":\"v1\",\"kind\":\"PersistentVolumeClaim\",\"metadata\":"
+            "{\"name\":\"data\"},\"spec\":{\"accessModes\":[\"ReadWriteOnce\"],"
+            "\"storageClassName\":\"gp3\",\"resources\":{\"requests\":{\"storage\":"
+            "\"10Gi\"}}}}",
+            201);
+    kd_call(w->admin, "POST", "/api/v1/namespaces/default/pods",
+            "{\"metadata\":{\"name\":\"vol\"},\"spec\":{\"schedulerName\":\"gpuplane\","
+            "\"containers\":[{\"name\":\"c\",\"image\":\"x\",\"resources\":{\"requests\":"
+            "{\"cpu\":\"1\"}}}],\"volumes\":[{\"name\":\"d\",\"persistentVolumeClaim\":"
+            "{\"claimName\":\"data\"}}]}}",
+            201);
 }
 
 static void test_requests_match_rules(void **state)
@@ -131,6 +151,7 @@ static void test_requests_match_rules(void **state)
     pthread_create(&th, NULL, run_main, r);
     wait_bound(&w, "a", "n1");
     wait_bound(&w, "b", "n1");
+    wait_bound(&w, "vol", "n1");
     /* two GPUs at priority 1000 (its class's): a and b are its victims */
     char pod[512];
     snprintf(pod, sizeof pod,

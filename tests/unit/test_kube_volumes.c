@@ -9,6 +9,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 
 #include <cmocka.h>
 
@@ -67,6 +68,19 @@ static void sc(struct vworld *v, const char *name, const char *mode)
              "{\"apiVersion\":\"storage.k8s.io/v1\",\"kind\":\"StorageClass\",\"metadata\":"
              "{\"name\":\"%s\"},\"provisioner\":\"pd.csi.storage.gke.io\"%s%s%s}",
              name, mode ? ",\"volumeBindingMode\":\"" : "", mode ? mode : "", mode ? "\"" : "");
+    kd_call(v->w.admin, "POST", "/apis/storage.k8s.io/v1/storageclasses", b, 201);
+}
+
+/* A WaitForFirstConsumer class of provisioner prov, allowedTopologies
+ * topo (a JSON array, or NULL). */
+static void wsc(struct vworld *v, const char *name, const char *prov, const char *topo)
+{
+    char b[1024];
+    snprintf(b, sizeof b,
+             "{\"apiVersion\":\"storage.k8s.io/v1\",\"kind\":\"StorageClass\",\"metadata\":"
+             "{\"name\":\"%s\"},\"provisioner\":\"%s\",\"volumeBindingMode\":"
+             "\"WaitForFirstConsumer\"%s%s}",
+             name, prov, topo ? ",\"allowedTopologies\":" : "", topo ? topo : "");
     kd_call(v->w.admin, "POST", "/apis/storage.k8s.io/v1/storageclasses", b, 201);
 }
 
@@ -283,13 +297,15 @@ static void test_prefilter(void **state)
                         "0/2 nodes are available: persistentvolume \"pv-gone\" not found. "
                         "preemption: 0/2 nodes are available: 2 Preemption is not helpful for "
                         "scheduling..");
-    /* a claim of a WaitForFirstConsumer class: gpuplane does not bind it */
-    sc(&v, "local", "WaitForFirstConsumer");
+    /* a claim of a WaitForFirstConsumer class without a provisioner (local
+     * volumes, bound statically): gpuplane does not bind it */
+    wsc(&v, "local", "kubernetes.io/no-provisioner", NULL);
     pvc(&v, "wait", "local", NULL, NULL);
     cpod(&v, "e", "wait");
     assert_int_equal(v_cycle(&v), 0);
     assert_non_null(strstr(why(&v, "e"), "persistentvolumeclaim \"wait\" waits for its first "
-                                         "consumer (WaitForFirstConsumer)"));
+                                         "consumer (WaitForFirstConsumer): gpuplane does not "
+                                         "bind claims to existing volumes"));
     /* the one bound elsewhere is untouched; b, d and e never bound */
     assert_string_equal(w_node_of(&v.w, "b", NULL), "");
     assert_string_equal(w_node_of(&v.w, "d", NULL), "");
@@ -492,7 +508,154 @@ static void test_rwop_preempt(void **state)
     v_close(&v);
 }
 
-/* render --self grants the volumes' list and watch, nothing more. */
+/* A claim's member (a/b: "metadata/annotations") as a string, in a static buffer. */
+static const char *claim_at(struct vworld *v, const char *claim, const char *a, const char *b,
+                            const char *k)
+{
+    static char out[256];
+    char path[200];
+    snprintf(path, sizeof path, "/api/v1/namespaces/default/persistentvolumeclaims/%s", claim);
+    json_t *o = get(v, path);
+    const json_t *at = json_object_get(o, a);
+    if (b)
+        at = json_object_get(at, b);
+    const char *s = json_string_value(json_object_get(at, k));
+    snprintf(out, sizeof out, "%s", s ? s : "");
+    json_decref(o);
+    return out;
+}
+
+/* Cycles (each a second later, the double's provisioner given time to
+ * answer) until pod is bound, at most n: the pods bound. */
+static size_t v_cycles_until(struct vworld *v, const char *pod, int n)
+{
+    size_t total = 0;
+    for (int i = 0; i < n && strcmp(w_node_of(&v->w, pod, NULL), "") == 0; i++) {
+        struct timespec ts = {0, 30 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+        total += v_cycle(v);
+    }
+    return total;
+}
+
+/* WaitForFirstConsumer dynamic provisioning (VolumeBinding: binder.go
+ * FindPodVolumes/checkVolumeProvisions, AssumePodVolumes, BindPodVolumes,
+ * checkBindings, v1.28): a claim of a class whose allowedTopologies allow
+ * zone a alone keeps the pod off n1 (zone b: "node(s) didn't find
+ * available persistent volumes to bind"), where best-fit would put it;
+ * on n2 the claim is annotated volume.kubernetes.io/selected-node=n2
+ * before anything is written to the pod, the pod bound only once the
+ * double's provisioner bound the claim to a volume of zone a. */
+static void test_wffc_provision(void **state)
+{
+    (void)state;
+    struct vworld v;
+    v_open(&v);
+    wsc(&v, "gp3", "ebs.csi.aws.com",
+        "[{\"matchLabelExpressions\":[{\"key\":\"topology.kubernetes.io/zone\",\"values\":"
+        "[\"a\"]}]}]");
+    lnode(&v, "n1", 1, "\"topology.kubernetes.io/zone\":\"b\"");
+    lnode(&v, "n2", 2, "\"topology.kubernetes.io/zone\":\"a\"");
+    pvc(&v, "data", "gp3", NULL, NULL);
+    cpod(&v, "a", "data");
+    assert_int_equal(v_cycle(&v), 0); /* the claim annotated, its volume to come */
+    assert_string_equal(
+        claim_at(&v, "data", "metadata", "annotations", "volume.kubernetes.io/selected-node"),
+        "n2");
+    assert_string_equal(w_node_of(&v.w, "a", NULL), "");
+    assert_int_equal(v_cycles_until(&v, "a", 5), 1);
+    assert_string_equal(w_node_of(&v.w, "a", NULL), "n2");
+    const char *pvn = claim_at(&v, "data", "spec", NULL, "volumeName");
+    assert_string_not_equal(pvn, "");
+    char path[200];
+    snprintf(path, sizeof path, "/api/v1/persistentvolumes/%s", pvn);
+    json_t *pv = get(&v, path);
+    json_t *term =
+        json_array_get(json_object_get(json_object_get(json_object_get(json_object_get(pv, "spec"),
+                                                                       "nodeAffinity"),
+                                                       "required"),
+                                       "nodeSelectorTerms"),
+                       0);
+    json_t *x = json_array_get(json_object_get(term, "matchExpressions"), 0);
+    assert_string_equal(json_string_value(json_object_get(x, "key")),
+                        "topology.kubernetes.io/zone");
+    assert_string_equal(json_string_value(json_array_get(json_object_get(x, "values"), 0)), "a");
+    json_decref(pv);
+    assert_int_equal(gp_kube_sched_stats(v.w.s).claim_patches, 1);
+    /* a pod whose class allows only zone c: no node passes */
+    wsc(&v, "gp3-c", "ebs.csi.aws.com",
+        "[{\"matchLabelExpressions\":[{\"key\":\"topology.kubernetes.io/zone\",\"values\":"
+        "[\"c\"]}]}]");
+    pvc(&v, "c-data", "gp3-c", NULL, NULL);
+    cpod(&v, "b", "c-data");
+    assert_int_equal(v_cycle(&v), 0);
+    assert_string_equal(why(&v, "b"),
+                        "0/2 nodes are available: 2 node(s) didn't find available persistent "
+                        "volumes to bind. preemption: 0/2 nodes are available: 2 Preemption is "
+                        "not helpful for scheduling..");
+    assert_string_equal(
+        claim_at(&v, "c-data", "metadata", "annotations", "volume.kubernetes.io/selected-node"),
+        "");
+    v_close(&v);
+}
+
+/* A provisioning that never completes (the double's provisioner off):
+ * past bindTimeoutSeconds (600) the decision is taken back, in
+ * kube-scheduler's words for a failed PreBind, and the pod tried again;
+ * the annotation stays (upstream's scheduler does not take it off), so
+ * the retried pod waits on the same node, and binds once the claim is
+ * provisioned. The provisioner taking the annotation off
+ * (rescheduleProvisioning) fails the wait at once. */
+static void test_wffc_timeout(void **state)
+{
+    (void)state;
+    struct vworld v;
+    v_open(&v);
+    kd_call(v.w.admin, "POST", "/_control/provisioner", "{\"ms\":-1}", 200);
+    wsc(&v, "gp3", "ebs.csi.aws.com", NULL);
+    lnode(&v, "n1", 2, "\"topology.kubernetes.io/zone\":\"a\"");
+    pvc(&v, "slow", "gp3", NULL, NULL);
+    cpod(&v, "a", "slow");
+    assert_int_equal(v_cycle(&v), 0);
+    assert_string_equal(
+        claim_at(&v, "slow", "metadata", "annotations", "volume.kubernetes.io/selected-node"),
+        "n1");
+    v.w.now += 300;
+    assert_int_equal(v_cycle(&v), 0);
+    assert_string_equal(w_events(&v.w, "FailedScheduling", "a"), "");
+    v.w.now += 301; /* past 600 s */
+    assert_int_equal(v_cycle(&v), 0);
+    assert_string_equal(w_events(&v.w, "FailedScheduling", "a"),
+                        "running PreBind plugin \"VolumeBinding\": binding volumes: timed out "
+                        "waiting for the condition");
+    assert_int_equal(gp_kube_sched_stats(v.w.s).claim_failures, 1);
+    assert_string_equal(
+        claim_at(&v, "slow", "metadata", "annotations", "volume.kubernetes.io/selected-node"),
+        "n1");
+    /* the provisioner back (a claim touched: its resync) */
+    kd_call(v.w.admin, "POST", "/_control/provisioner", "{\"ms\":0}", 200);
+    kd_call(v.w.admin, "PATCH", "/api/v1/namespaces/default/persistentvolumeclaims/slow",
+            "{\"metadata\":{\"labels\":{\"touched\":\"yes\"}}}", 200);
+    assert_int_equal(v_cycles_until(&v, "a", 6), 1);
+    assert_string_equal(w_node_of(&v.w, "a", NULL), "n1");
+    /* the provisioner gives up (the annotation taken off): taken back at once */
+    kd_call(v.w.admin, "POST", "/_control/provisioner", "{\"ms\":-1}", 200);
+    pvc(&v, "doomed", "gp3", NULL, NULL);
+    cpod(&v, "b", "doomed");
+    assert_int_equal(v_cycle(&v), 0);
+    kd_call(v.w.admin, "PATCH", "/api/v1/namespaces/default/persistentvolumeclaims/doomed",
+            "{\"metadata\":{\"annotations\":{\"volume.kubernetes.io/selected-node\":null}}}", 200);
+    v.w.now += 1;
+    assert_int_equal(v_cycle(&v), 0);
+    assert_string_equal(w_events(&v.w, "FailedScheduling", "b"),
+                        "running PreBind plugin \"VolumeBinding\": binding volumes: provisioning "
+                        "failed for PVC \"doomed\"");
+    assert_int_equal(gp_kube_sched_stats(v.w.s).claim_failures, 2);
+    v_close(&v);
+}
+
+/* render --self grants the volumes' list and watch and the claims' patch
+ * (the selected-node annotation: volumes_bind.c), nothing more. */
 static void test_rbac(void **state)
 {
     (void)state;
@@ -503,15 +666,13 @@ static void test_rbac(void **state)
         {"watch", "", "persistentvolumes"},
         {"list", "storage.k8s.io", "storageclasses"},
         {"watch", "storage.k8s.io", "storageclasses"},
+        {"patch", "", "persistentvolumeclaims"},
     };
     const char *no[][3] = {
-        {"get", "", "persistentvolumeclaims"},
-        {"update", "", "persistentvolumeclaims"},
-        {"delete", "", "persistentvolumeclaims"},
-        {"create", "", "persistentvolumes"},
-        {"get", "", "persistentvolumes"},
-        {"patch", "", "persistentvolumes"},
-        {"get", "storage.k8s.io", "storageclasses"},
+        {"get", "", "persistentvolumeclaims"},    {"update", "", "persistentvolumeclaims"},
+        {"create", "", "persistentvolumeclaims"}, {"delete", "", "persistentvolumeclaims"},
+        {"create", "", "persistentvolumes"},      {"get", "", "persistentvolumes"},
+        {"patch", "", "persistentvolumes"},       {"get", "storage.k8s.io", "storageclasses"},
         {"list", "storage.k8s.io", "csinodes"},
     };
     for (size_t i = 0; i < sizeof yes / sizeof yes[0]; i++)
@@ -525,6 +686,10 @@ static void test_rbac(void **state)
                                        "gpuplane-system", why, sizeof why));
     assert_true(gp_rbac_allows_request("GET", "/apis/storage.k8s.io/v1/storageclasses?limit=500",
                                        "gpuplane-system", why, sizeof why));
+    assert_true(gp_rbac_allows_request("PATCH", "/api/v1/namespaces/ml/persistentvolumeclaims/data",
+                                       "gpuplane-system", why, sizeof why));
+    assert_false(gp_rbac_allows_request("PUT", "/api/v1/namespaces/ml/persistentvolumeclaims/data",
+                                        "gpuplane-system", why, sizeof why));
 }
 
 int main(int argc, char **argv)
@@ -536,6 +701,8 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup_teardown(test_zone, kd_start, kd_stop),
         cmocka_unit_test_setup_teardown(test_rwop, kd_start, kd_stop),
         cmocka_unit_test_setup_teardown(test_rwop_preempt, kd_start, kd_stop),
+        cmocka_unit_test_setup_teardown(test_wffc_provision, kd_start, kd_stop),
+        cmocka_unit_test_setup_teardown(test_wffc_timeout, kd_start, kd_stop),
         cmocka_unit_test(test_rbac),
     };
     if (gp_shared_mode(argc, argv)) {
