@@ -11,6 +11,8 @@
  *    landing between the informer's view and the take-back): the patch is
  *    refused (409), the pod read again, left bound with its annotations,
  *    never given a second decision;
+ *  - the take-back without an answer: not moved, the scheduler rebuilt
+ *    from the API (the decision resumed again), moved once answered;
  *  - the same decision with no other node for it: nothing is taken back
  *    (its annotations stay), a Warning Event says why;
  *  - a gang of two, both members annotated for n1 and waiting: every
@@ -129,6 +131,41 @@ static void test_resumed_bound_meanwhile(void **state)
     assert_string_equal(w_node_of(&w, "half", &g), "n1");
     assert_string_equal(g, "3");
     assert_string_equal(w_events(&w, "AllocatingSlotBlocked", "half"), "");
+    w_check_distinct(&w);
+    w_close(&w);
+}
+
+/* The take-back gets no good answer (503 on the patch and the client's 5
+ * retries: the fault's 6, nothing else reads the pod meanwhile): nothing is known
+ * of its annotations, so the decision is not moved (the engine holds n1's
+ * GPU again) and the scheduler is rebuilt from the API, which resumes it
+ * as it is; blocked again (the rebuild counts anew), it moves to n2. Fails when
+ * a take-back without an answer is taken for done (the pod placed on n2
+ * with its old annotations maybe there, the rebuild not made). */
+static void test_resumed_no_answer(void **state)
+{
+    (void)state;
+    struct world w;
+    w_open(&w, true);
+    blocked_world(&w, 8);
+    half_decided(&w, "half");
+    double t0 = w.now;
+    assert_int_equal(w_cycle(&w), 0);
+    uint64_t rebuilds = gp_kube_sched_stats(w.s).rebuilds;
+    kd_call(w.admin, "POST", "/_control/fault",
+            "{\"status\":503,\"count\":6,\"match\":\"/pods/half\"}", 200);
+    w.now = t0 + 121;
+    assert_int_equal(w_cycle(&w), 0);
+    const char *g;
+    assert_string_equal(w_node_of(&w, "half", &g), "");
+    assert_string_equal(g, "3");
+    w.now += 1;
+    assert_int_equal(w_cycle(&w), 0);
+    assert_true(gp_kube_sched_stats(w.s).rebuilds > rebuilds);
+    assert_int_equal(gp_kube_sched_stats(w.s).slot_waiting, 1); /* resumed, waiting again */
+    w.now += 121; /* blocked again (a rebuild counts anew) */
+    assert_int_equal(w_cycle(&w), 1);
+    assert_string_equal(w_node_of(&w, "half", NULL), "n2");
     w_check_distinct(&w);
     w_close(&w);
 }
@@ -441,6 +478,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_resumed_moves, kd_start, kd_stop),
         cmocka_unit_test_setup_teardown(test_resumed_bound_meanwhile, kd_start, kd_stop),
         cmocka_unit_test_setup_teardown(test_resumed_nowhere_else, kd_start, kd_stop),
+        cmocka_unit_test_setup_teardown(test_resumed_no_answer, kd_start, kd_stop),
         cmocka_unit_test_setup_teardown(test_gang_moves, kd_start, kd_stop),
         cmocka_unit_test_setup_teardown(test_gang_moves_binders, kd_start, kd_stop),
         cmocka_unit_test_setup_teardown(test_gang_member_bound_stays, kd_start, kd_stop),
