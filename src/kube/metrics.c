@@ -448,6 +448,14 @@ static const struct gp_metric_def km_defs[] = {
      "Lists and watches of the API server that failed (not reached, refused, 4xx, 5xx, a "
      "dropped watch), by the informer's resource.",
      GP_METRIC_COUNTER, "resource", gp_km_informer_names, 0, NULL, 0},
+    {GP_KM_CLAIM_PATCHES,
+     "PersistentVolumeClaims of a WaitForFirstConsumer class given the node of their pod "
+     "(volume.kubernetes.io/selected-node) for provisioning.",
+     GP_METRIC_COUNTER, NULL, NULL, 0, NULL, 0},
+    {GP_KM_PREBIND_FAILURES,
+     "Decisions taken back because their claims were not provisioned for the node (the "
+     "annotation refused or taken off, the volume's node affinity not met, the bind timeout).",
+     GP_METRIC_COUNTER, NULL, NULL, 0, NULL, 0},
 };
 
 enum gp_err gp_kube_metrics_init(struct gp_kube_metrics *km, struct gp_diag *diag)
@@ -479,6 +487,8 @@ enum gp_err gp_kube_metrics_init(struct gp_kube_metrics *km, struct gp_diag *dia
     km->slot_waiting = gp_metrics_series(mt[11], NULL);
     for (int i = 0; i < GP_KM_INFORMER_COUNT; i++)
         km->informer_errors[i] = gp_metrics_series(mt[12], gp_km_informer_names[i]);
+    km->claim_patches = gp_metrics_series(mt[13], NULL);
+    km->volume_binding_failures = gp_metrics_series(mt[14], NULL);
     return GP_OK;
 }
 

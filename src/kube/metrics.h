@@ -112,6 +112,8 @@ const char *gp_metrics_format_value(double v, char buf[32]);
 #define GP_KM_ALLOC_TIMEOUTS   "gpuplane_scheduler_allocation_timeouts_total"
 #define GP_KM_SLOT_WAITING     "gpuplane_scheduler_allocating_slot_waiting_pods"
 #define GP_KM_INFORMER_ERRORS  "gpuplane_scheduler_informer_errors_total"
+#define GP_KM_CLAIM_PATCHES    "gpuplane_scheduler_claim_patches_total"
+#define GP_KM_PREBIND_FAILURES "gpuplane_scheduler_volume_binding_failures_total"
 
 /* decisions_total{result}: one per scheduling attempt's outcome. */
 enum gp_km_result {
@@ -189,6 +191,8 @@ struct gp_kube_metrics {
     struct gp_metric_series
         *slot_waiting; /* set: pods waiting for their node's slot (sched_slot.c) */
     struct gp_metric_series *informer_errors[GP_KM_INFORMER_COUNT]; /* inc (run.c) */
+    struct gp_metric_series *claim_patches;           /* inc: claims given their selected node */
+    struct gp_metric_series *volume_binding_failures; /* inc: decisions taken back in PreBind */
 };
 
 enum gp_err gp_kube_metrics_init(struct gp_kube_metrics *km, struct gp_diag *diag);

@@ -611,6 +611,10 @@ static void test_wffc_timeout(void **state)
     (void)state;
     struct vworld v;
     v_open(&v);
+    struct gp_kube_metrics km;
+    struct gp_diag d = {""};
+    assert_int_equal(gp_kube_metrics_init(&km, &d), GP_OK);
+    gp_kube_sched_set_metrics(v.w.s, &km);
     kd_call(v.w.admin, "POST", "/_control/provisioner", "{\"ms\":-1}", 200);
     wsc(&v, "gp3", "ebs.csi.aws.com", NULL);
     lnode(&v, "n1", 2, "\"topology.kubernetes.io/zone\":\"a\"");
@@ -651,6 +655,12 @@ static void test_wffc_timeout(void **state)
                         "running PreBind plugin \"VolumeBinding\": binding volumes: provisioning "
                         "failed for PVC \"doomed\"");
     assert_int_equal(gp_kube_sched_stats(v.w.s).claim_failures, 2);
+    /* the same counts on /metrics: two claims annotated, two decisions taken back */
+    gp_kube_sched_metrics(v.w.s);
+    assert_true(gp_metrics_value(km.claim_patches) == 2);
+    assert_true(gp_metrics_value(km.volume_binding_failures) == 2);
+    gp_kube_sched_set_metrics(v.w.s, NULL);
+    gp_kube_metrics_free(&km);
     v_close(&v);
 }
 
