@@ -125,11 +125,6 @@ static enum step claim_step(struct gp_kube_sched *s, struct spod *p, const char 
                             size_t size)
 {
     const json_t *pvc = json_object_get(s->pvcs, key);
-    /* checkBindings: a claim the informer shows older than our patch made
-     * it is waited for (versioner.CompareResourceVersion) */
-    const char *have = gp_kube_meta(pvc, "resourceVersion");
-    if (pvc && p->prov_rv && have && strtoull(have, NULL, 10) < p->prov_rv)
-        return ST_WAIT;
     if (!pvc) {
         snprintf(msg, size,
                  "binding volumes: failed to check provisioning pvc: persistentvolumeclaim "
@@ -158,6 +153,15 @@ static enum step claim_step(struct gp_kube_sched *s, struct spod *p, const char 
     }
     if (!delayed(s, pvc))
         return ST_READY; /* (volumes.c refused it else) */
+    /* checkBindings: a claim to provision that the informer shows older
+     * than our patches made it is waited for (versioner.
+     * CompareResourceVersion against the assume cache's copy). Only such
+     * a claim: a claim bound before is ready whatever its version, though
+     * it is older than another claim's patch (prov_rv is the pod's
+     * newest) */
+    const char *have = gp_kube_meta(pvc, "resourceVersion");
+    if (p->prov_rv && have && strtoull(have, NULL, 10) < p->prov_rv)
+        return ST_WAIT;
     const char *sel = str_of(ann, GP_KUBE_ANN_SELECTED_NODE);
     if (sel && strcmp(sel, node) == 0)
         return ST_WAIT;
@@ -169,11 +173,18 @@ static enum step claim_step(struct gp_kube_sched *s, struct spod *p, const char 
     /* bindAPIUpdate: the annotation, the claim as the informer has it the
      * precondition */
     const char *ns = str_of(meta, "namespace"), *rv = str_of(meta, "resourceVersion");
+    if (!rv || !rv[0]) { /* "" in a merge patch is no precondition: nothing sent */
+        snprintf(msg, size,
+                 "binding volumes: persistentvolumeclaim \"%.200s\" has no "
+                 "metadata.resourceVersion",
+                 name ? name : key);
+        return ST_FAIL;
+    }
     char path[700];
     snprintf(path, sizeof path, "/api/v1/namespaces/%s/persistentvolumeclaims/%s",
              ns ? ns : "default", name ? name : "");
-    json_t *body = json_pack("{s:{s:s,s:{s:s}}}", "metadata", "resourceVersion", rv ? rv : "",
-                             "annotations", GP_KUBE_ANN_SELECTED_NODE, node);
+    json_t *body = json_pack("{s:{s:s,s:{s:s}}}", "metadata", "resourceVersion", rv, "annotations",
+                             GP_KUBE_ANN_SELECTED_NODE, node);
     json_t *ans = NULL;
     long st = gp_ks_leading(s) && s->c
                   ? gp_ks_send(s->c, "PATCH", path, body, "application/merge-patch+json", &ans)

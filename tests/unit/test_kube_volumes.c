@@ -664,6 +664,67 @@ static void test_wffc_timeout(void **state)
     v_close(&v);
 }
 
+/* A pod with a claim bound before (its volume a filter's) and a claim of
+ * a WaitForFirstConsumer class: the claim bound before is ready whatever
+ * its resourceVersion (checkBindings compares each claim with the version
+ * its own patch made: the assume cache's, binder.go bindAPIUpdate), so
+ * the pod is bound once the other claim is provisioned, not held until
+ * bindTimeoutSeconds because the older claim's version is below the new
+ * claim's patch. */
+static void test_wffc_with_bound_claim(void **state)
+{
+    (void)state;
+    struct vworld v;
+    v_open(&v);
+    sc(&v, "standard", NULL);
+    wsc(&v, "gp3", "ebs.csi.aws.com", NULL);
+    lnode(&v, "n1", 2, "\"topology.kubernetes.io/zone\":\"a\"");
+    pv(&v, "old-pv", NULL, NULL);
+    pvc(&v, "old", "standard", "old-pv", NULL);
+    pvc(&v, "new", "gp3", NULL, NULL);
+    vpod(&v, "a",
+         "{\"name\":\"o\",\"persistentVolumeClaim\":{\"claimName\":\"old\"}},"
+         "{\"name\":\"n\",\"persistentVolumeClaim\":{\"claimName\":\"new\"}}");
+    assert_int_equal(v_cycle(&v), 0);
+    assert_string_equal(
+        claim_at(&v, "new", "metadata", "annotations", "volume.kubernetes.io/selected-node"), "n1");
+    assert_int_equal(v_cycles_until(&v, "a", 6), 1);
+    assert_string_equal(w_node_of(&v.w, "a", NULL), "n1");
+    assert_int_equal(gp_kube_sched_stats(v.w.s).claim_failures, 0);
+    v_close(&v);
+}
+
+/* A claim the informer shows without metadata.resourceVersion (a bad
+ * object): its annotation patch is not sent (a merge patch with "" is no
+ * precondition: the API server would apply it whatever the claim became),
+ * the pod's PreBind fails naming the field, nothing half-written. */
+static void test_wffc_claim_without_rv(void **state)
+{
+    (void)state;
+    struct vworld v;
+    v_open(&v);
+    wsc(&v, "gp3", "ebs.csi.aws.com", NULL);
+    lnode(&v, "n1", 2, NULL);
+    pvc(&v, "data", "gp3", NULL, NULL);
+    v_sync(&v);
+    json_t *c = get(&v, "/api/v1/namespaces/default/persistentvolumeclaims/data");
+    json_t *bad = json_deep_copy(c);
+    json_object_del(json_object_get(bad, "metadata"), "resourceVersion");
+    gp_kube_sched_pvc_change(GP_KUBE_MODIFIED, bad, c, v.w.s);
+    cpod(&v, "a", "data");
+    assert_int_equal(w_cycle(&v.w), 0);
+    assert_int_equal(gp_kube_sched_stats(v.w.s).claim_patches, 0);
+    assert_string_equal(
+        claim_at(&v, "data", "metadata", "annotations", "volume.kubernetes.io/selected-node"), "");
+    assert_string_equal(w_events(&v.w, "FailedScheduling", "a"),
+                        "running PreBind plugin \"VolumeBinding\": binding volumes: "
+                        "persistentvolumeclaim \"data\" has no metadata.resourceVersion");
+    assert_string_equal(w_node_of(&v.w, "a", NULL), "");
+    json_decref(bad);
+    json_decref(c);
+    v_close(&v);
+}
+
 /* render --self grants the volumes' list and watch and the claims' patch
  * (the selected-node annotation: volumes_bind.c), nothing more. */
 static void test_rbac(void **state)
@@ -713,6 +774,8 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup_teardown(test_rwop_preempt, kd_start, kd_stop),
         cmocka_unit_test_setup_teardown(test_wffc_provision, kd_start, kd_stop),
         cmocka_unit_test_setup_teardown(test_wffc_timeout, kd_start, kd_stop),
+        cmocka_unit_test_setup_teardown(test_wffc_with_bound_claim, kd_start, kd_stop),
+        cmocka_unit_test_setup_teardown(test_wffc_claim_without_rv, kd_start, kd_stop),
         cmocka_unit_test(test_rbac),
     };
     if (gp_shared_mode(argc, argv)) {
