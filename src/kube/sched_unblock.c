@@ -227,9 +227,13 @@ static enum take take_back(struct gp_kube_sched *s, struct mv *m)
     struct spod *p = m->p;
     const char *ns = p->info.ns, *name = p->info.name;
     const char *rv = p->resume_rv[0] ? p->resume_rv : p->info.rv;
-    if (!gp_ks_leading(s) || !rv)
+    if (!gp_ks_leading(s))
         return T_UNKNOWN;
-    long st = gp_ks_clear_annotations_rv(s->c, ns, name, rv, m->rv, sizeof m->rv);
+    /* no version seen (a bad object): read first, as after a 409 - a merge
+     * patch with "" has no precondition (the registry's Update takes
+     * version 0 as unconditional: AllowUnconditionalUpdate) */
+    long st =
+        rv && rv[0] ? gp_ks_clear_annotations_rv(s->c, ns, name, rv, m->rv, sizeof m->rv) : 409;
     if (st == 200 && m->rv[0])
         return T_CLEARED;
     if (st == 404)
@@ -251,7 +255,7 @@ static enum take take_back(struct gp_kube_sched *s, struct mv *m)
         if (nn && nn[0]) {
             m->got = json_incref(now);
             t = T_BOUND;
-        } else if (rv_read && gp_ks_leading(s)) {
+        } else if (rv_read && rv_read[0] && gp_ks_leading(s)) {
             st = gp_ks_clear_annotations_rv(s->c, ns, name, rv_read, m->rv, sizeof m->rv);
             t = st == 200 && m->rv[0] ? T_CLEARED : st == 404 ? T_GONE : T_UNKNOWN;
         }

@@ -1,6 +1,7 @@
 /* writes.c - create (409 AlreadyExists), PUT (resourceVersion required,
  * 409 when stale), merge patch (a resourceVersion in it is a
- * precondition), status only through /status, delete, and Binding (201
+ * precondition; "" is none, version 0: the registry's Update is then
+ * unconditional where the kind allows it), status only through /status, delete, and Binding (201
  * with a Status; 409 when bound, being deleted, or uid/resourceVersion do
  * not match), as kube-apiserver v1.28 answers them. */
 #include <errno.h>
@@ -286,14 +287,14 @@ bool stale(const struct route *r, struct object *o, json_t *body, bool required,
         json_string_value(json_object_get(json_object_get(body, "metadata"), "resourceVersion"));
     const char *have =
         json_string_value(json_object_get(json_object_get(o->cur, "metadata"), "resourceVersion"));
-    if (!want && required) {
+    if ((!want || !want[0]) && required) {
         answer_status(a, 422, "Invalid", r->name, plural_kind(r),
                       "%s \"%s\" is invalid: metadata.resourceVersion: Invalid value: 0x0: must "
                       "be specified for an update",
                       kind_of(r->res), r->name);
         return true;
     }
-    if (want && strcmp(want, have) != 0) {
+    if (want && want[0] && strcmp(want, have) != 0) { /* "": none (version 0) */
         char q[200];
         qualified(r, q, sizeof q);
         answer_status(a, 409, "Conflict", r->name, plural_kind(r),

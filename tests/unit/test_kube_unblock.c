@@ -135,6 +135,49 @@ static void test_resumed_bound_meanwhile(void **state)
     w_close(&w);
 }
 
+/* The resumed decision as the informer shows it has no
+ * metadata.resourceVersion (a bad object), and it was bound to n1
+ * meanwhile: the take-back must not be a patch with "" (no precondition:
+ * the annotations of the bound pod removed, a second decision made for
+ * it); the pod is read first, found bound, and stays bound with its
+ * annotations. Fails without the read (g "" and the pod given n2's
+ * decision). */
+static void test_resumed_no_version(void **state)
+{
+    (void)state;
+    struct world w;
+    w_open(&w, true);
+    blocked_world(&w, 8);
+    half_decided(&w, "half");
+    double t0 = w.now;
+    assert_int_equal(w_cycle(&w), 0);
+    json_t *seen = w_get(&w, "/api/v1/namespaces/default/pods/half");
+    json_t *bad = json_deep_copy(seen);
+    json_object_del(json_object_get(bad, "metadata"), "resourceVersion");
+    gp_kube_sched_pod_change(GP_KUBE_MODIFIED, bad, seen, w.s);
+    kd_call(w.admin, "POST", "/api/v1/namespaces/default/pods/half/binding",
+            "{\"apiVersion\":\"v1\",\"kind\":\"Binding\",\"metadata\":{\"name\":\"half\"},"
+            "\"target\":{\"kind\":\"Node\",\"name\":\"n1\"}}",
+            201);
+    long bindings = w_stat(&w, "bindings");
+    w.now = t0 + 121;
+    size_t bound;
+    struct gp_diag d = {""};
+    assert_int_equal(gp_kube_sched_cycle(w.s, w.now, &bound, &d), GP_OK); /* not synced first */
+    assert_int_equal(w_stat(&w, "bindings"), bindings);                   /* no second Binding */
+    const char *g;
+    assert_string_equal(w_node_of(&w, "half", &g), "n1");
+    assert_string_equal(g, "3");
+    w.now += 1;
+    assert_int_equal(w_cycle(&w), 0);
+    assert_string_equal(w_node_of(&w, "half", &g), "n1");
+    assert_string_equal(g, "3");
+    w_check_distinct(&w);
+    json_decref(bad);
+    json_decref(seen);
+    w_close(&w);
+}
+
 /* The take-back gets no good answer (503 on the patch and the client's 5
  * retries: the fault's 6, nothing else reads the pod meanwhile): nothing is known
  * of its annotations, so the decision is not moved (the engine holds n1's
@@ -536,6 +579,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_resumed_bound_meanwhile, kd_start, kd_stop),
         cmocka_unit_test_setup_teardown(test_resumed_nowhere_else, kd_start, kd_stop),
         cmocka_unit_test_setup_teardown(test_resumed_no_answer, kd_start, kd_stop),
+        cmocka_unit_test_setup_teardown(test_resumed_no_version, kd_start, kd_stop),
         cmocka_unit_test_setup_teardown(test_gang_moves, kd_start, kd_stop),
         cmocka_unit_test_setup_teardown(test_gang_moves_binders, kd_start, kd_stop),
         cmocka_unit_test_setup_teardown(test_gang_member_bound_stays, kd_start, kd_stop),
