@@ -132,9 +132,10 @@ static bool owned_by(const json_t *pvc, const char *uid)
 }
 
 /* The claims of the pod's volumes in order: name[i] and whether it is an
- * ephemeral volume's (pod name + "-" + volume name); at most max. */
+ * ephemeral volume's (pod name + "-" + volume name); at most 32 (total:
+ * how many the pod has; a pod of more is refused, decide). */
 struct claims {
-    size_t n;
+    size_t n, total;
     char name[32][256];
     bool ephemeral[32];
     bool provision[32]; /* unbound, of a WaitForFirstConsumer class (decide) */
@@ -142,13 +143,14 @@ struct claims {
 
 static void claims_of(const json_t *pod, const char *pod_name, struct claims *c)
 {
-    c->n = 0;
+    c->n = c->total = 0;
     size_t i;
     json_t *vol;
     json_array_foreach(json_object_get(json_object_get(pod, "spec"), "volumes"), i, vol)
     {
         const json_t *pc = json_object_get(vol, "persistentVolumeClaim");
         bool eph = json_object_get(vol, "ephemeral") != NULL;
+        c->total += pc || eph;
         if ((!pc && !eph) || c->n == sizeof c->name / sizeof c->name[0])
             continue;
         if (pc) {
@@ -437,8 +439,18 @@ static void decide(struct vrd *r, const json_t *pod, const struct gp_kube_pod_in
     const char *ns = in->ns ? in->ns : "default";
     r->rwop = rwop_of(r->s, pod, ns);
     claims_of(pod, in->name, c);
-    if (!has_pvcs(r, c, ns, in->name, in->uid))
+    if (c->total > c->n) {
+        /* claims past the 32nd would go unread (their volumes' filters,
+         * VolumeRestrictions' ReadWriteOncePod bits, volumes_bind.c's
+         * provisioning): refused in gpuplane's words instead */
+        snprintf(r->msg, sizeof r->msg,
+                 "pod has %zu persistentVolumeClaim and ephemeral volumes (spec.volumes): "
+                 "gpuplane reads at most %zu",
+                 c->total, c->n);
+        c->n = 0;
+    } else if (!has_pvcs(r, c, ns, in->name, in->uid)) {
         c->n = 0; /* refused: nothing more read */
+    }
     /* GetPodVolumeClaims: an unbound claim of an Immediate class (or one
      * prebound, volumeName set without bind-completed) refuses the pod;
      * one of a WaitForFirstConsumer class is the scheduler's to bind */

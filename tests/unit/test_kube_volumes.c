@@ -180,7 +180,7 @@ static void test_informers(void **state)
 /* A pod of ours asking one GPU, with the volumes (a JSON array's members). */
 static void vpod(struct vworld *v, const char *name, const char *volumes)
 {
-    char b[1536];
+    char b[12288];
     snprintf(b, sizeof b,
              "{\"metadata\":{\"name\":\"%s\"},\"spec\":{\"schedulerName\":\"gpuplane\","
              "\"containers\":[{\"name\":\"c\",\"image\":\"x\",\"resources\":{\"requests\":"
@@ -725,6 +725,37 @@ static void test_wffc_claim_without_rv(void **state)
     v_close(&v);
 }
 
+/* A pod of more claims than volumes.c reads (32): refused in gpuplane's
+ * words naming spec.volumes, not placed with the 33rd claim unread (here
+ * one that does not exist, which kube-scheduler's PreFilter refuses).
+ * Fails without the refusal: no PreFilter reason, the pod decided and
+ * taken back at its PreBind each try (volumes_bind.c reads every volume). */
+static void test_too_many_claims(void **state)
+{
+    (void)state;
+    struct vworld v;
+    v_open(&v);
+    sc(&v, "standard", NULL);
+    w_node(&v.w, "n1", 2);
+    pv(&v, "pv1", NULL, NULL);
+    pvc(&v, "ok", "standard", "pv1", NULL);
+    char vols[8192] = "";
+    size_t at = 0;
+    for (int i = 0; i < 33; i++)
+        at += (size_t)snprintf(vols + at, sizeof vols - at,
+                               "%s{\"name\":\"v%d\",\"persistentVolumeClaim\":{\"claimName\":"
+                               "\"%s\"}}",
+                               i ? "," : "", i, i < 32 ? "ok" : "missing");
+    vpod(&v, "a", vols);
+    assert_int_equal(v_cycle(&v), 0);
+    assert_string_equal(w_node_of(&v.w, "a", NULL), "");
+    assert_string_equal(why(&v, "a"),
+                        "0/1 nodes are available: pod has 33 persistentVolumeClaim and ephemeral "
+                        "volumes (spec.volumes): gpuplane reads at most 32. preemption: 0/1 nodes "
+                        "are available: 1 Preemption is not helpful for scheduling..");
+    v_close(&v);
+}
+
 /* render --self grants the volumes' list and watch and the claims' patch
  * (the selected-node annotation: volumes_bind.c), nothing more. */
 static void test_rbac(void **state)
@@ -776,6 +807,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup_teardown(test_wffc_timeout, kd_start, kd_stop),
         cmocka_unit_test_setup_teardown(test_wffc_with_bound_claim, kd_start, kd_stop),
         cmocka_unit_test_setup_teardown(test_wffc_claim_without_rv, kd_start, kd_stop),
+        cmocka_unit_test_setup_teardown(test_too_many_claims, kd_start, kd_stop),
         cmocka_unit_test(test_rbac),
     };
     if (gp_shared_mode(argc, argv)) {
