@@ -354,10 +354,10 @@ static uint64_t rwop_of(const struct gp_kube_sched *s, const json_t *pod, const 
  * provisions (volumes_bind.c): FindPodVolumes' claimsToProvision and
  * checkVolumeProvisions (binder.go, v1.28). A node passes when the claim's
  * volume.kubernetes.io/selected-node names it (the fast path: set by a
- * bind before, only that node), else when it matches the class's
+ * bind before, only that node), and when it matches the class's
  * allowedTopologies (MatchTopologySelectorTerms: a term's expressions
  * ANDed, each the label's value one of the values; the terms ORed; none:
- * every node), as one condition "node(s) didn't find available
+ * every node), each a condition "node(s) didn't find available
  * persistent volumes to bind". Refused in gpuplane's words: a class
  * without a provisioner (kubernetes.io/no-provisioner: its volumes are
  * bound statically, which gpuplane does not do), a class with an
@@ -390,15 +390,14 @@ static void provision_condition(struct vrd *r, const json_t *pvc, const char *cn
     const char *sel = str_of(json_object_get(json_object_get(pvc, "metadata"), "annotations"),
                              GP_KUBE_ANN_SELECTED_NODE);
     const json_t *topo = json_object_get(sc, "allowedTopologies");
-    size_t n = sel ? 1 : json_array_size(topo);
-    if (n == 0)
-        return; /* every node */
     struct gp_node_term *t = NULL;
-    struct gp_volume_terms *g = vr_group(r, n, false, &t);
-    if (!g)
-        return;
-    g->bind = true;
-    if (sel) { /* metadata.name In [sel] */
+    struct gp_volume_terms *g;
+    if (sel) { /* metadata.name In [sel]; the class's topology still ANDed
+                * (FindPodVolumes puts the claim in claimsToProvision, which
+                * checkVolumeProvisions reads as any other) */
+        if (!(g = vr_group(r, 1, false, &t)))
+            return;
+        g->bind = true;
         struct gp_match_expr *x = vr_alloc(r, sizeof *x);
         const char **v = vr_alloc(r, sizeof *v);
         if (!x || !v)
@@ -406,8 +405,13 @@ static void provision_condition(struct vrd *r, const json_t *pvc, const char *cn
         v[0] = vr_str(r, sel);
         *x = (struct gp_match_expr){"metadata.name", GP_MATCH_IN, v, 1};
         t[0] = (struct gp_node_term){NULL, 0, x, 1, 0};
-        return;
     }
+    size_t n = json_array_size(topo);
+    if (n == 0)
+        return; /* every node */
+    if (!(g = vr_group(r, n, false, &t)))
+        return;
+    g->bind = true;
     for (size_t i = 0; i < n; i++) {
         const json_t *exprs = json_object_get(json_array_get(topo, i), "matchLabelExpressions");
         size_t ne = json_array_size(exprs);

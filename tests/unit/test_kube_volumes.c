@@ -756,6 +756,34 @@ static void test_too_many_claims(void **state)
     v_close(&v);
 }
 
+/* A claim already annotated volume.kubernetes.io/selected-node for a node
+ * outside its class's allowedTopologies: that node alone passes the fast
+ * path, and the class's topology is still checked for it
+ * (checkVolumeProvisions reads every claim to provision), so no node
+ * passes. Fails without the topology check (the pod bound on n1, zone b). */
+static void test_wffc_selected_outside_topology(void **state)
+{
+    (void)state;
+    struct vworld v;
+    v_open(&v);
+    wsc(&v, "gp3", "ebs.csi.aws.com",
+        "[{\"matchLabelExpressions\":[{\"key\":\"topology.kubernetes.io/zone\",\"values\":"
+        "[\"a\"]}]}]");
+    lnode(&v, "n1", 2, "\"topology.kubernetes.io/zone\":\"b\"");
+    lnode(&v, "n2", 2, "\"topology.kubernetes.io/zone\":\"a\"");
+    pvc(&v, "data", "gp3", NULL,
+        ",\"annotations\":{\"volume.kubernetes.io/selected-node\":\"n1\"}");
+    cpod(&v, "a", "data");
+    assert_int_equal(v_cycle(&v), 0);
+    assert_int_equal(v_cycles_until(&v, "a", 3), 0);
+    assert_string_equal(w_node_of(&v.w, "a", NULL), "");
+    assert_string_equal(why(&v, "a"),
+                        "0/2 nodes are available: 2 node(s) didn't find available persistent "
+                        "volumes to bind. preemption: 0/2 nodes are available: 2 Preemption is "
+                        "not helpful for scheduling..");
+    v_close(&v);
+}
+
 /* render --self grants the volumes' list and watch and the claims' patch
  * (the selected-node annotation: volumes_bind.c), nothing more. */
 static void test_rbac(void **state)
@@ -808,6 +836,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup_teardown(test_wffc_with_bound_claim, kd_start, kd_stop),
         cmocka_unit_test_setup_teardown(test_wffc_claim_without_rv, kd_start, kd_stop),
         cmocka_unit_test_setup_teardown(test_too_many_claims, kd_start, kd_stop),
+        cmocka_unit_test_setup_teardown(test_wffc_selected_outside_topology, kd_start, kd_stop),
         cmocka_unit_test(test_rbac),
     };
     if (gp_shared_mode(argc, argv)) {
