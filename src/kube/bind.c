@@ -410,6 +410,11 @@ static void job_run(struct binder *b, struct bind_job *j)
             failed = i;
             break;
         }
+        if (!m->rv[0]) { /* no version to condition it on: never sent without (refused) */
+            m->patch_st = 422;
+            failed = i;
+            break;
+        }
         m->patch_st = annotate(b->c, m, m->rv_now, sizeof m->rv_now);
         if (m->patch_st != 200)
             failed = i;
@@ -469,6 +474,10 @@ static void jobs_run(struct binder *b, struct bind_job *const *js, size_t k)
         m->patch_st = m->bind_st = -1;
         if (!lead)
             continue;
+        if (!m->rv[0]) { /* as job_run: a patch is never sent without its precondition */
+            m->patch_st = 422;
+            continue;
+        }
         path_of(m, "", paths[i], sizeof paths[i]);
         if (!(texts[nc] = annotate_text(m))) {
             m->patch_st = 0; /* out of memory: as no answer (send_lean) */

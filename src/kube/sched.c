@@ -546,6 +546,12 @@ static void pod_read(struct gp_kube_sched *s, struct spod *p, const json_t *obj)
     if (ok) /* no spec.priority: its PriorityClass's, as admission gives it */
         gp_kube_priorities_resolve(&s->prio, obj, &spec.priority, &spec.preempt_never);
     p->ours = strcmp(p->info.scheduler_name, s->o.scheduler_name) == 0;
+    if (ok && p->ours && !p->info.node_name && !p->info.rv[0])
+        /* every decision is written conditioned on the pod's version (an
+         * empty one would be no precondition at all: bind.c) */
+        ok = gp_diag_set(&d, GP_EINVALID,
+                         "metadata.resourceVersion: missing (the API server gives every object "
+                         "one)") == GP_OK;
     if (ok && p->ours) /* its claims' conditions (volumes.c: docs/kube.md, "Volumes") */
         ok = gp_ks_volumes_apply(s, p, obj, &a, &spec, &d) == GP_OK;
     spec_retire(s, &p->arena);
