@@ -268,6 +268,21 @@ static void gang(struct world *w, const char *g, unsigned gpus)
     }
 }
 
+/* The gang g (a GPU a member) decided and annotated for n1, whose slot
+ * f1 holds; then n2 (n2_gpus GPUs) added and a cycle run a second later,
+ * before n1 is blocked. Returns when the gang was decided. */
+static double gang_waiting(struct world *w, unsigned n2_gpus)
+{
+    blocked_world(w, 0);
+    gang(w, "g", 1);
+    double t0 = w->now;
+    assert_int_equal(w_cycle(w), 0);
+    w_node(w, "n2", n2_gpus);
+    w->now = t0 + 1;
+    assert_int_equal(w_cycle(w), 0);
+    return t0;
+}
+
 /* Where gang member g-i is bound ("" none), and the node its annotations name. */
 static const char *member_node(struct world *w, const char *g, unsigned i, const char **ann)
 {
@@ -420,13 +435,7 @@ static void test_gang_nowhere_else(void **state)
     (void)state;
     struct world w;
     w_open(&w, true);
-    blocked_world(&w, 0);
-    gang(&w, "g", 1);
-    double t0 = w.now;
-    assert_int_equal(w_cycle(&w), 0);
-    w_node(&w, "n2", 1);
-    w.now = t0 + 1;
-    assert_int_equal(w_cycle(&w), 0);
+    double t0 = gang_waiting(&w, 1);
     long writes = w_stat(&w, "writes");
     w.now = t0 + 121;
     assert_int_equal(w_cycle(&w), 0);
@@ -471,13 +480,7 @@ static void test_gang_bound_meanwhile(void **state)
     (void)state;
     struct world w;
     w_open(&w, true);
-    blocked_world(&w, 0);
-    gang(&w, "g", 1);
-    double t0 = w.now;
-    assert_int_equal(w_cycle(&w), 0);
-    w_node(&w, "n2", 8);
-    w.now = t0 + 1;
-    assert_int_equal(w_cycle(&w), 0);
+    double t0 = gang_waiting(&w, 8);
     kd_call(w.admin, "POST", "/api/v1/namespaces/default/pods/g-1/binding",
             "{\"apiVersion\":\"v1\",\"kind\":\"Binding\",\"metadata\":{\"name\":\"g-1\"},"
             "\"target\":{\"kind\":\"Node\",\"name\":\"n1\"}}",
@@ -529,13 +532,7 @@ static void test_gang_member_deleted(void **state)
     (void)state;
     struct world w;
     w_open(&w, true);
-    blocked_world(&w, 0);
-    gang(&w, "g", 1);
-    double t0 = w.now;
-    assert_int_equal(w_cycle(&w), 0);
-    w_node(&w, "n2", 8);
-    w.now = t0 + 1;
-    assert_int_equal(w_cycle(&w), 0);
+    double t0 = gang_waiting(&w, 8);
     kd_call(w.admin, "DELETE", "/api/v1/namespaces/default/pods/g-1", NULL, 200);
     w.now = t0 + 121;
     size_t bound;
