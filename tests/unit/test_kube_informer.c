@@ -21,40 +21,11 @@
 
 #include "kube/informer.h"
 #include "kube_double.h"
-
-struct log {
-    char text[8192];
-    size_t len;
-};
+#include "kube_changes.h"
 
 static void on_change(enum gp_kube_event_type type, const json_t *obj, const json_t *old, void *ctx)
 {
-    struct log *l = ctx;
-    const char *name = gp_kube_meta(obj, "name");
-    assert_true((type == GP_KUBE_ADDED) == (old == NULL));
-    int n = snprintf(l->text + l->len, sizeof l->text - l->len, "%s %s\n",
-                     gp_kube_event_type_name(type), name ? name : "?");
-    assert_true(n > 0 && (size_t)n < sizeof l->text - l->len);
-    l->len += (size_t)n;
-}
-
-static const char *take(struct log *l)
-{
-    static char out[8192];
-    memcpy(out, l->text, l->len + 1);
-    l->len = 0;
-    l->text[0] = '\0';
-    return out;
-}
-
-static void pod(struct gp_kube_client *c, const char *name)
-{
-    char b[256];
-    snprintf(b, sizeof b,
-             "{\"metadata\":{\"name\":\"%s\"},\"spec\":{\"containers\":[{\"name\":\"c\","
-             "\"image\":\"x\"}]}}",
-             name);
-    kd_call(c, "POST", "/api/v1/namespaces/default/pods", b, 201);
+    kc_add(ctx, type, obj, old);
 }
 
 /* Pods PREFIX1 .. PREFIXn. */
@@ -63,7 +34,7 @@ static void pods(struct gp_kube_client *c, const char *prefix, int n)
     char name[16];
     for (int i = 1; i <= n; i++) {
         snprintf(name, sizeof name, "%s%d", prefix, i);
-        pod(c, name);
+        kc_pod(c, name);
     }
 }
 
@@ -88,53 +59,53 @@ static void test_informer(void **state)
 {
     (void)state;
     struct gp_kube_client *admin = kd_client(), *c = kd_client();
-    struct log log = {.len = 0};
+    struct kc_log log = {.len = 0};
     struct gp_kube_informer *inf;
     struct gp_diag d = {""};
     pods(admin, "p", 7);
     assert_int_equal(gp_kube_informer_new(c, "/api/v1/pods", 3, on_change, &log, &inf, &d), GP_OK);
     assert_int_equal(gp_kube_informer_list(inf, &d), GP_OK);
-    assert_string_equal(take(&log), "ADDED p1\nADDED p2\nADDED p3\nADDED p4\nADDED p5\nADDED "
-                                    "p6\nADDED p7\n");
+    assert_string_equal(kc_take(&log), "ADDED p1\nADDED p2\nADDED p3\nADDED p4\nADDED p5\nADDED "
+                                       "p6\nADDED p7\n");
     assert_int_equal(gp_kube_informer_stats(inf).pages, 3);
     assert_int_equal(gp_kube_informer_count(inf), 7);
 
     /* a watch: the changes in order, then bookmarks bring the RV up */
-    pod(admin, "p8");
+    kc_pod(admin, "p8");
     kd_call(admin, "PATCH", "/api/v1/namespaces/default/pods/p1",
             "{\"metadata\":{\"labels\":{\"x\":\"1\"}}}", 200);
     kd_call(admin, "DELETE", "/api/v1/namespaces/default/pods/p2", NULL, 200);
     kd_call(admin, "POST", "/api/v1/nodes", "{\"metadata\":{\"name\":\"n1\"}}", 201);
     assert_int_equal(gp_kube_informer_watch(inf, 1, &d), GP_OK);
-    assert_string_equal(take(&log), "ADDED p8\nMODIFIED p1\nDELETED p2\n");
+    assert_string_equal(kc_take(&log), "ADDED p8\nMODIFIED p1\nDELETED p2\n");
     assert_true(gp_kube_informer_stats(inf).bookmarks >= 2);
     assert_int_equal(atol(gp_kube_informer_rv(inf)), double_rv(admin)); /* the node's RV */
     assert_non_null(gp_kube_informer_get(inf, "default", "p1"));
     assert_null(gp_kube_informer_get(inf, "default", "p2"));
 
     /* a gap closed by a compaction: 410, re-list, the diff once */
-    pod(admin, "p9");
+    kc_pod(admin, "p9");
     kd_call(admin, "DELETE", "/api/v1/namespaces/default/pods/p3", NULL, 200);
     kd_call(admin, "PATCH", "/api/v1/namespaces/default/pods/p4",
             "{\"metadata\":{\"labels\":{\"x\":\"2\"}}}", 200);
-    pod(admin, "p10");
+    kc_pod(admin, "p10");
     kd_call(admin, "DELETE", "/api/v1/namespaces/default/pods/p10", NULL, 200); /* unseen */
     kd_call(admin, "POST", "/_control/compact", NULL, 200);
     assert_int_equal(gp_kube_informer_watch(inf, 1, &d), GP_OK);
     assert_int_equal(gp_kube_informer_stats(inf).relists_410, 1);
-    assert_string_equal(take(&log), "DELETED p3\nMODIFIED p4\nADDED p9\n");
+    assert_string_equal(kc_take(&log), "DELETED p3\nMODIFIED p4\nADDED p9\n");
     assert_int_equal(gp_kube_informer_count(inf), 7);            /* p1 p4-p9 */
     assert_int_equal(gp_kube_informer_watch(inf, 1, &d), GP_OK); /* and nothing more */
-    assert_string_equal(take(&log), "");
+    assert_string_equal(kc_take(&log), "");
 
     /* a dropped watch resumes from the last RV: p11 once, then p12 */
     kd_call(admin, "POST", "/_control/fault", "{\"drop_after\":1,\"count\":1}", 200);
-    pod(admin, "p11");
-    pod(admin, "p12");
+    kc_pod(admin, "p11");
+    kc_pod(admin, "p12");
     assert_int_equal(gp_kube_informer_watch(inf, 1, &d), GP_EIO);
-    assert_string_equal(take(&log), "ADDED p11\n");
+    assert_string_equal(kc_take(&log), "ADDED p11\n");
     assert_int_equal(gp_kube_informer_watch(inf, 1, &d), GP_OK);
-    assert_string_equal(take(&log), "ADDED p12\n");
+    assert_string_equal(kc_take(&log), "ADDED p12\n");
     struct gp_kube_informer_stats st = gp_kube_informer_stats(inf);
     assert_int_equal(st.drops, 1);
     assert_int_equal(st.lists, 2);
@@ -148,7 +119,7 @@ static void test_informer(void **state)
                                           on_change, &log, &inf, &d),
                      GP_OK);
     assert_int_equal(gp_kube_informer_watch(inf, 1, &d), GP_OK); /* lists first */
-    assert_string_equal(take(&log), "ADDED high\n");
+    assert_string_equal(kc_take(&log), "ADDED high\n");
     assert_non_null(gp_kube_informer_get(inf, "", "high"));
     gp_kube_informer_free(inf);
     gp_kube_client_free(c);
@@ -164,15 +135,15 @@ static void test_relist_page_fails(void **state)
 {
     (void)state;
     struct gp_kube_client *admin = kd_client(), *c = kd_client();
-    struct log log = {.len = 0};
+    struct kc_log log = {.len = 0};
     struct gp_kube_informer *inf;
     struct gp_diag d = {""};
     pods(admin, "q", 7);
     assert_int_equal(gp_kube_informer_new(c, "/api/v1/pods", 3, on_change, &log, &inf, &d), GP_OK);
     assert_int_equal(gp_kube_informer_list(inf, &d), GP_OK);
-    take(&log);
+    kc_take(&log);
     kd_call(admin, "DELETE", "/api/v1/namespaces/default/pods/q1", NULL, 200);
-    pod(admin, "q8");
+    kc_pod(admin, "q8");
     kd_call(admin, "POST", "/_control/compact", NULL, 200);
     /* the watch (410) and the list's first page pass, its later pages fail */
     kd_call(admin, "POST", "/_control/fault", "{\"match\":\"/api/v1/pods\",\"count\":2}", 200);
@@ -183,7 +154,7 @@ static void test_relist_page_fails(void **state)
     kd_call(admin, "POST", "/_control/clear", NULL, 200);
     /* the next call lists again (as run.c's feed does after a drop) */
     assert_int_equal(gp_kube_informer_watch(inf, 1, &d), GP_OK);
-    assert_string_equal(take(&log), "DELETED q1\nADDED q8\n");
+    assert_string_equal(kc_take(&log), "DELETED q1\nADDED q8\n");
     assert_null(gp_kube_informer_get(inf, "default", "q1"));
     assert_non_null(gp_kube_informer_get(inf, "default", "q8"));
     gp_kube_informer_free(inf);
@@ -210,7 +181,7 @@ static void *gap_main(void *arg)
     while (double_stat(c, "requests") < g->requests0 + 2 && i++ < 2000)
         nanosleep(&ts, NULL);
     g->err = i >= 2000;
-    pod(c, "r9");
+    kc_pod(c, "r9");
     kd_call(c, "POST", "/_control/compact", NULL, 200);
     gp_kube_client_free(c);
     return NULL;
@@ -225,7 +196,7 @@ static void test_list_continue_expired(void **state)
 {
     (void)state;
     struct gp_kube_client *admin = kd_client(), *c = kd_client();
-    struct log log = {.len = 0};
+    struct kc_log log = {.len = 0};
     struct gp_kube_informer *inf;
     struct gp_diag d = {""};
     pods(admin, "r", 5);
@@ -249,7 +220,7 @@ static void test_list_continue_expired(void **state)
     assert_int_equal(st.full_lists, 1);
     assert_int_equal(st.lists, 1);
     /* every pod of the namespace once (earlier tests' too), r9 among them */
-    const char *got = take(&log);
+    const char *got = kc_take(&log);
     for (int i = 1; i <= 9; i++) {
         if (i > 5 && i < 9)
             continue;
@@ -283,13 +254,13 @@ static void test_watch_throttled(void **state)
 {
     (void)state;
     struct gp_kube_client *admin = kd_client(), *c = kd_client();
-    struct log log = {.len = 0};
+    struct kc_log log = {.len = 0};
     struct gp_kube_informer *inf;
     struct gp_diag d = {""};
-    pod(admin, "t1");
+    kc_pod(admin, "t1");
     assert_int_equal(gp_kube_informer_new(c, "/api/v1/pods", 0, on_change, &log, &inf, &d), GP_OK);
     assert_int_equal(gp_kube_informer_list(inf, &d), GP_OK);
-    assert_non_null(strstr(take(&log), "ADDED t1\n")); /* (and earlier tests' pods) */
+    assert_non_null(strstr(kc_take(&log), "ADDED t1\n")); /* (and earlier tests' pods) */
     char rv[64];
     snprintf(rv, sizeof rv, "%s", gp_kube_informer_rv(inf));
     struct gp_kube_informer_stats st0 = gp_kube_informer_stats(inf);
@@ -302,9 +273,9 @@ static void test_watch_throttled(void **state)
             "{\"status\":503,\"match\":\"/api/v1/pods\",\"count\":1}", 200);
     assert_int_equal(gp_kube_informer_watch(inf, 1, &d), GP_EIO);
     assert_true(gp_kube_informer_retry_after_s(inf) < 0);
-    pod(admin, "t2");
+    kc_pod(admin, "t2");
     assert_int_equal(gp_kube_informer_watch(inf, 1, &d), GP_OK);
-    assert_string_equal(take(&log), "ADDED t2\n");
+    assert_string_equal(kc_take(&log), "ADDED t2\n");
     struct gp_kube_informer_stats st = gp_kube_informer_stats(inf);
     assert_int_equal(st.lists, st0.lists); /* never listed again */
     assert_int_equal(st.watch_retries, 2);

@@ -24,6 +24,7 @@
 
 #include "kube/informer.h"
 #include "kube_double.h"
+#include "kube_changes.h"
 
 static double mono_s(void)
 {
@@ -33,8 +34,7 @@ static double mono_s(void)
 }
 
 struct log {
-    char text[1024];
-    size_t len;
+    struct kc_log kc;
     int keepalive_idle_s; /* a watch's connection's TCP_KEEPIDLE, read during a change (-1: none) */
 };
 
@@ -42,33 +42,9 @@ static int keepalive_idle_s(void);
 
 static void on_change(enum gp_kube_event_type type, const json_t *obj, const json_t *old, void *ctx)
 {
-    (void)old;
     struct log *l = ctx;
-    const char *name = gp_kube_meta(obj, "name");
-    int n = snprintf(l->text + l->len, sizeof l->text - l->len, "%s %s\n",
-                     gp_kube_event_type_name(type), name ? name : "?");
-    assert_true(n > 0 && (size_t)n < sizeof l->text - l->len);
-    l->len += (size_t)n;
+    kc_add(&l->kc, type, obj, old);
     l->keepalive_idle_s = keepalive_idle_s(); /* the watch's connection is open now */
-}
-
-static const char *take(struct log *l)
-{
-    static char out[1024];
-    memcpy(out, l->text, l->len + 1);
-    l->len = 0;
-    l->text[0] = '\0';
-    return out;
-}
-
-static void pod(struct gp_kube_client *c, const char *name)
-{
-    char b[256];
-    snprintf(b, sizeof b,
-             "{\"metadata\":{\"name\":\"%s\"},\"spec\":{\"containers\":[{\"name\":\"c\","
-             "\"image\":\"x\"}]}}",
-             name);
-    kd_call(c, "POST", "/api/v1/namespaces/default/pods", b, 201);
 }
 
 /* A client whose watches end after idle_s without a byte (0: never). */
@@ -122,15 +98,15 @@ static void test_stalled_watch(void **state)
 {
     (void)state;
     struct gp_kube_client *admin = kd_client(), *c = idle_client(1.0);
-    struct log log = {.len = 0};
+    struct log log = {.kc = {.len = 0}};
     struct gp_kube_informer *inf;
     struct gp_diag d = {""};
-    pod(admin, "p1");
+    kc_pod(admin, "p1");
     assert_int_equal(gp_kube_informer_new(c, "/api/v1/pods", 0, on_change, &log, &inf, &d), GP_OK);
     assert_int_equal(gp_kube_informer_list(inf, &d), GP_OK);
-    assert_string_equal(take(&log), "ADDED p1\n");
+    assert_string_equal(kc_take(&log.kc), "ADDED p1\n");
     kd_call(admin, "POST", "/_control/fault", "{\"stall_after\":1,\"count\":1}", 200);
-    pod(admin, "p2");
+    kc_pod(admin, "p2");
     double t0 = mono_s();
     enum gp_err err = gp_kube_informer_watch(inf, 20, &d);
     double took = mono_s() - t0;
@@ -139,12 +115,12 @@ static void test_stalled_watch(void **state)
                  gp_strerror(err), d.msg);
     print_message("the stalled watch ended after %.2f s: %s\n", took, d.msg);
     assert_non_null(strstr(d.msg, "nothing received for 1 s"));
-    assert_string_equal(take(&log), "ADDED p2\n");
+    assert_string_equal(kc_take(&log.kc), "ADDED p2\n");
     assert_int_equal(log.keepalive_idle_s, 30); /* the watch's connection */
-    pod(admin, "p3");
+    kc_pod(admin, "p3");
     /* resumed from p2's version: p3 alone, no re-list */
     assert_int_equal(gp_kube_informer_watch(inf, 1, &d), GP_OK);
-    assert_string_equal(take(&log), "ADDED p3\n");
+    assert_string_equal(kc_take(&log.kc), "ADDED p3\n");
     struct gp_kube_informer_stats st = gp_kube_informer_stats(inf);
     assert_int_equal(st.drops, 1);
     assert_int_equal(st.lists, 1);
@@ -160,7 +136,7 @@ static void test_quiet_watch_kept(void **state)
 {
     (void)state;
     struct gp_kube_client *c = idle_client(1.0);
-    struct log log = {.len = 0};
+    struct log log = {.kc = {.len = 0}};
     struct gp_kube_informer *inf;
     struct gp_diag d = {""};
     assert_int_equal(gp_kube_informer_new(c, "/api/v1/pods", 0, on_change, &log, &inf, &d), GP_OK);
