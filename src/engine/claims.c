@@ -98,6 +98,16 @@ void gp_eng_claims_bind(struct gp_engine *e, const struct gp_pod *p, int sign)
     }
 }
 
+/* How many of p's volumes name claim `key`: its own uses of it, which
+ * NodeInfo's PVCRefCounts counts one per volume (updatePVCRefCounts). */
+static uint32_t own_uses(const struct gp_pod *p, const char *key)
+{
+    uint32_t n = 0;
+    for (size_t i = 0; i < p->spec.nclaims; i++)
+        n += strcmp(p->spec.claims[i].key ? p->spec.claims[i].key : "", key) == 0;
+    return n;
+}
+
 bool gp_eng_claims_held(const struct gp_engine *e, const struct gp_pod *p)
 {
     const struct claim_map *m = &e->claims;
@@ -113,8 +123,10 @@ bool gp_eng_claims_held(const struct gp_engine *e, const struct gp_pod *p)
         const struct claim_ent *c = m->buckets[key_hash(key) & (m->nbuckets - 1)];
         while (c && strcmp(c->key, key) != 0)
             c = c->next;
-        /* a bound p's own use is not another pod's */
-        if (c && c->uses > (p->state == GP_POD_BOUND ? 1u : 0u))
+        /* a bound p's own uses are not another pod's: upstream asks of a
+         * pod not in the snapshot yet, whose uses, however many volumes
+         * name the claim, none of the counts holds */
+        if (c && c->uses > (p->state == GP_POD_BOUND ? own_uses(p, key) : 0u))
             return true;
     }
     return false;
