@@ -10,7 +10,10 @@
  * victim's uses off the count, so evicting the holder on its node lets
  * the pod go there. Here a victim released by the preemption search takes
  * its uses off (gp_eng_release), which is that. Only pods with claims
- * cost anything. */
+ * cost anything. Out of memory, a use is not counted: until the next
+ * cycle's start counts the bound pods' uses anew, the filter reads the
+ * bound pods themselves (slower, the same answers), so no pod is refused
+ * for a count that was lost. */
 #include "engine/internal.h"
 
 #include <stdlib.h>
@@ -108,11 +111,31 @@ static uint32_t own_uses(const struct gp_pod *p, const char *key)
     return n;
 }
 
+/* Whether a bound pod other than p names claim `key`, from the pods
+ * themselves (the counts cannot be trusted). */
+static bool bound_uses(const struct gp_engine *e, const struct gp_pod *p, const char *key)
+{
+    for (size_t q = 0; q < e->queues.len; q++) {
+        const struct queue *qu = &e->queues.items[q];
+        for (size_t i = 0; i < qu->bound.len; i++) {
+            const struct gp_pod *b = pod_at(e, qu->bound.items[i]);
+            if (b->id != p->id && b->spec.nclaims && own_uses(b, key))
+                return true;
+        }
+    }
+    return false;
+}
+
 bool gp_eng_claims_held(const struct gp_engine *e, const struct gp_pod *p)
 {
     const struct claim_map *m = &e->claims;
-    if (m->broken)
-        return true; /* a use could not be counted: no claim is known free */
+    if (m->broken) { /* a use could not be counted: the bound pods say */
+        for (size_t i = 0; i < p->spec.nclaims; i++)
+            if (p->spec.claims[i].rwop &&
+                bound_uses(e, p, p->spec.claims[i].key ? p->spec.claims[i].key : ""))
+                return true;
+        return false;
+    }
     if (!m->nbuckets)
         return false;
     for (size_t i = 0; i < p->spec.nclaims; i++) {
@@ -130,6 +153,21 @@ bool gp_eng_claims_held(const struct gp_engine *e, const struct gp_pod *p)
             return true;
     }
     return false;
+}
+
+void gp_eng_claims_recount(struct gp_engine *e)
+{
+    if (!e->claims.broken)
+        return;
+    gp_eng_claims_free(e);
+    for (size_t q = 0; q < e->queues.len; q++) {
+        const struct queue *qu = &e->queues.items[q];
+        for (size_t i = 0; i < qu->bound.len; i++) {
+            const struct gp_pod *b = pod_at(e, qu->bound.items[i]);
+            if (b->spec.nclaims)
+                gp_eng_claims_bind(e, b, 1); /* out of memory again: broken again */
+        }
+    }
 }
 
 void gp_eng_claims_free(struct gp_engine *e)

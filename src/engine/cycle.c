@@ -246,6 +246,7 @@ size_t gp_engine_schedule(struct gp_engine *e, double now_s, size_t budget, stru
     e->cycle++;
     gp_eng_pods_reap(e);
     gp_eng_mature_check(e);
+    gp_eng_claims_recount(e);
     if (e->order != GP_ORDER_FAIR || e->backfill) {
         ndec = gp_eng_schedule_ordered(e, budget, out, cap);
         goto compact;

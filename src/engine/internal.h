@@ -26,7 +26,8 @@
 
 /* claims.c: the bound pods' uses of each PersistentVolumeClaim, by key
  * (chained; nbuckets a power of two), and whether a use could not be
- * counted (then every ReadWriteOncePod claim is taken as used) */
+ * counted (out of memory: then the bound pods themselves are read, until
+ * the next cycle counts them again) */
 struct claim_ent;
 struct claim_map {
     struct claim_ent **buckets;
@@ -519,9 +520,12 @@ void gp_eng_ports_free(struct gp_engine *e);
 
 /* claims.c: p's claims counted as used (sign 1, as it binds) or not (-1);
  * whether a ReadWriteOncePod claim of p is used by another bound pod
- * (VolumeRestrictions' Filter: then no node passes, GP_FILTER_RWOP). */
+ * (VolumeRestrictions' Filter: then no node passes, GP_FILTER_RWOP); the
+ * counts made anew from the bound pods when a use could not be counted
+ * (a cycle's start); the counts freed. */
 void gp_eng_claims_bind(struct gp_engine *e, const struct gp_pod *p, int sign);
 bool gp_eng_claims_held(const struct gp_engine *e, const struct gp_pod *p);
+void gp_eng_claims_recount(struct gp_engine *e);
 void gp_eng_claims_free(struct gp_engine *e);
 void gp_eng_scalars_take(struct gp_node *n, const struct gp_pod *p, int sign);
 
