@@ -1,8 +1,13 @@
 /* bind.c - the engine's BIND decisions made durable and bound, in
- * parallel: a job (one pod, or a gang's members together) is the
- * annotation patch (the pod's resourceVersion a precondition) then the
- * Binding (uid and the patched resourceVersion preconditions), and on a
- * failure the annotations cleared before anything else; jobs are carried
+ * parallel. A plain job (one pod bound now, most are) is one write: its
+ * Binding carries the decision's annotations with the uid and the
+ * resourceVersion the decision was made on as preconditions, and the API
+ * server applies both in one update or neither (jobs_run). A job that
+ * waits or is a gang's (its members annotated, then bound when their
+ * nodes' slots free and all are written) is the annotation patch (the
+ * pod's resourceVersion a precondition) then the Binding (uid and the
+ * patched resourceVersion preconditions), and on a failure the
+ * annotations cleared before anything else (job_run). Jobs are carried
  * out by a pool of binder threads, each on a client of its own (a kept
  * HTTP/1.1 connection each, written and read by http1.c), or on the
  * scheduling thread itself when there is no pool.
@@ -195,6 +200,25 @@ static long send_lean(struct gp_kube_client *c, const char *method, const char *
     return lean_take(err, &r, fast, rv, rvn, ans);
 }
 
+/* The decision's annotations as a JSON member, "annotations":{...}
+ * (DESIGN.md section 7): the node, the devices, the phase for a pod that
+ * asks a GPU (a pod asking none is never marked by an Allocate:
+ * sched_slot.c) and the MIG slices. */
+static void put_annotations(char **p, const struct bind_member *m)
+{
+    put_raw(p, "\"annotations\":{\"" GP_KUBE_ANN_NODE "\":");
+    put_str(p, m->node);
+    put_raw(p, ",\"" GP_KUBE_ANN_GPUS "\":");
+    put_str(p, m->gpus);
+    if (m->phase)
+        put_raw(p, ",\"" GP_KUBE_ANN_PHASE "\":\"allocating\"");
+    if (m->mig[0]) {
+        put_raw(p, ",\"" GP_KUBE_ANN_MIG "\":");
+        put_str(p, m->mig);
+    }
+    put_raw(p, "}");
+}
+
 /* The annotation patch's body (malloc'd; NULL: out of memory). */
 static char *annotate_text(const struct bind_member *m)
 {
@@ -203,17 +227,9 @@ static char *annotate_text(const struct bind_member *m)
     if (body) { /* {"metadata":{"resourceVersion":RV,"annotations":{...}}} */
         put_raw(&p, "{\"metadata\":{\"resourceVersion\":");
         put_str(&p, m->rv);
-        put_raw(&p, ",\"annotations\":{\"" GP_KUBE_ANN_NODE "\":");
-        put_str(&p, m->node);
-        put_raw(&p, ",\"" GP_KUBE_ANN_GPUS "\":");
-        put_str(&p, m->gpus);
-        if (m->phase) /* (a pod asking no GPU: no Allocate marks it, sched_slot.c) */
-            put_raw(&p, ",\"" GP_KUBE_ANN_PHASE "\":\"allocating\"");
-        if (m->mig[0]) {
-            put_raw(&p, ",\"" GP_KUBE_ANN_MIG "\":");
-            put_str(&p, m->mig);
-        }
-        put_raw(&p, "}}}");
+        put_raw(&p, ",");
+        put_annotations(&p, m);
+        put_raw(&p, "}}");
         *p = '\0';
     }
     return body;
@@ -288,16 +304,19 @@ static void settle(struct binder *b, struct bind_member *m)
             m->out = BO_KEPT;
             return;
         }
-        m->unknown =
-            !gp_ks_clear_annotations(b->c, m->ns, m->name, gp_kube_meta(now, "resourceVersion"));
+        if (an || json_object_get(ann, GP_KUBE_ANN_GPUS)) /* (a Binding carrying them wrote
+                                                           * them with the node or not at all) */
+            m->unknown = !gp_ks_clear_annotations(b->c, m->ns, m->name,
+                                                  gp_kube_meta(now, "resourceVersion"));
     }
 }
 
-/* The Binding's body (malloc'd; NULL: out of memory). */
-static char *binding_text(const struct bind_member *m, const char *rv)
+/* The Binding's body (malloc'd; NULL: out of memory), with the decision's
+ * annotations when `annotated` (the one write of a plain job: jobs_run). */
+static char *binding_text(const struct bind_member *m, const char *rv, bool annotated)
 {
-    const char *v[] = {m->name, m->ns, m->uid, rv, m->node};
-    char *body = body_alloc(v, 5), *p = body;
+    const char *v[] = {m->name, m->ns, m->uid, rv, m->node, m->node, m->gpus, m->mig};
+    char *body = body_alloc(v, annotated ? 8 : 5), *p = body;
     if (body) {
         put_raw(&p, "{\"apiVersion\":\"v1\",\"kind\":\"Binding\",\"metadata\":{\"name\":");
         put_str(&p, m->name);
@@ -307,6 +326,10 @@ static char *binding_text(const struct bind_member *m, const char *rv)
         put_str(&p, m->uid);
         put_raw(&p, ",\"resourceVersion\":");
         put_str(&p, rv);
+        if (annotated) {
+            put_raw(&p, ",");
+            put_annotations(&p, m);
+        }
         put_raw(&p, "},\"target\":{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"name\":");
         put_str(&p, m->node);
         put_raw(&p, "}}");
@@ -319,10 +342,14 @@ static char *binding_text(const struct bind_member *m, const char *rv)
  * not go through: no answer, a 5xx or 429 (the client retries a POST on
  * those, and an attempt before may have been applied) and a 409 (what
  * such a retry gets) have the pod read back (settle). A refused one is
- * taken back, its annotations cleared from the version it was bound with.
- * What the Binding's answer (m->bind_st, ans taken) makes of m. */
+ * taken back, its annotations cleared from the version it was bound with
+ * when a patch wrote them (`patched`); a Binding that carried them is
+ * refused whole, and its 404 says the pod is gone (the API server's
+ * GuaranteedUpdate finds no pod: pkg/registry/core/pod/storage/storage.go
+ * setPodHostAndAnnotations). What the Binding's answer (m->bind_st, ans
+ * taken) makes of m. */
 static void bind_take(struct binder *b, struct bind_job *j, struct bind_member *m, const char *rv,
-                      json_t *ans)
+                      bool patched, json_t *ans)
 {
     const struct gp_kube_sched_opts *o = &b->s->o;
     if (m->bind_st == 201) {
@@ -339,10 +366,12 @@ static void bind_take(struct binder *b, struct bind_job *j, struct bind_member *
     }
     long st = m->bind_st;
     bool refused = st >= 400 && st < 500 && st != 409 && st != 429;
-    if (refused) {
+    if (refused && !patched && st == 404) {
+        m->out = BO_GONE;
+    } else if (refused) {
         m->out = m->keep ? BO_KEPT : BO_FAILED;
         m->unbound = true;
-        if (!m->keep)
+        if (!m->keep && patched)
             m->unknown = !gp_ks_clear_annotations(b->c, m->ns, m->name, rv);
     } else {
         settle(b, m);
@@ -383,9 +412,9 @@ static void bind(struct binder *b, struct bind_job *j, struct bind_member *m, co
     char path[600];
     path_of(m, "/binding", path, sizeof path);
     json_t *ans;
-    m->bind_st =
-        send_lean(b->c, "POST", path, binding_text(m, rv), "application/json", 201, NULL, 0, &ans);
-    bind_take(b, j, m, rv, ans);
+    m->bind_st = send_lean(b->c, "POST", path, binding_text(m, rv, false), "application/json", 201,
+                           NULL, 0, &ans);
+    bind_take(b, j, m, rv, true, ans);
 }
 
 /* A job: every member annotated, then (all written) every member bound;
@@ -456,13 +485,19 @@ static bool job_plain(const struct bind_job *j)
     return j->n == 1 && j->m[0].annotate && j->m[0].bind && !j->m[0].check && !j->m[0].keep;
 }
 
-/* Plain jobs js[0..k) side by side on one connection: their patches
- * pipelined, then the Bindings of those patched, pipelined; for each pod
- * what job_run does for it, in the same order (its patch answered 200
- * before its Binding is sent; a failure taken back as there). */
+/* Plain jobs js[0..k) side by side on one connection, each one write:
+ * its Binding carrying the decision's annotations, conditioned on the uid
+ * and the resourceVersion the decision was made on. The API server applies
+ * a Binding's annotations with the node in one update, or neither
+ * (pkg/registry/core/pod/storage/storage.go BindingREST.Create,
+ * setPodHostAndAnnotations: its preconditions are the Binding's uid and
+ * resourceVersion, its annotations merged into the pod's), so the record
+ * is as durable as the patch's and never half-finished (annotated, not
+ * bound): a stale version is refused (409) and nothing was written. The
+ * Bindings are pipelined; each answer is taken as bind_take takes it. */
 static void jobs_run(struct binder *b, struct bind_job *const *js, size_t k)
 {
-    char rvs[GP_KUBE_BATCH_MAX][64], paths[GP_KUBE_BATCH_MAX][600];
+    char paths[GP_KUBE_BATCH_MAX][600];
     char *texts[GP_KUBE_BATCH_MAX];
     struct gp_kube_call calls[GP_KUBE_BATCH_MAX];
     size_t who[GP_KUBE_BATCH_MAX], nc = 0;
@@ -470,59 +505,29 @@ static void jobs_run(struct binder *b, struct bind_job *const *js, size_t k)
     bool lead = leading(b->s);
     for (size_t i = 0; i < k; i++) {
         struct bind_member *m = &js[i]->m[0];
-        gp_kube_str_copy(rvs[i], sizeof rvs[i], m->rv);
+        gp_kube_str_copy(m->rv_now, sizeof m->rv_now, m->rv);
         m->patch_st = m->bind_st = -1;
-        if (!lead)
+        if (!lead) {
+            m->out = BO_ABANDONED; /* nothing written: a leader decides it anew */
             continue;
-        if (!m->rv[0]) { /* as job_run: a patch is never sent without its precondition */
+        }
+        if (!m->rv[0]) { /* never written without its precondition (refused) */
             m->patch_st = 422;
+            m->out = BO_FAILED;
             continue;
         }
-        path_of(m, "", paths[i], sizeof paths[i]);
-        if (!(texts[nc] = annotate_text(m))) {
-            m->patch_st = 0; /* out of memory: as no answer (send_lean) */
+        path_of(m, "/binding", paths[i], sizeof paths[i]);
+        if (!(texts[nc] = binding_text(m, m->rv, true))) {
+            m->bind_st = 0; /* out of memory: as no answer (send_lean) */
+            bind_take(b, js[i], m, m->rv, false, NULL);
+            m->bind_s = mono_s() - t0;
             continue;
         }
-        calls[nc] = (struct gp_kube_call){.method = "PATCH",
+        calls[nc] = (struct gp_kube_call){.method = "POST",
                                           .path = paths[i],
                                           .body = texts[nc],
-                                          .content_type = "application/merge-patch+json"};
+                                          .content_type = "application/json"};
         who[nc++] = i;
-    }
-    gp_kube_request_many(b->c, calls, nc);
-    for (size_t c = 0; c < nc; c++) {
-        struct bind_member *m = &js[who[c]]->m[0];
-        json_t *ans;
-        char new_rv[64];
-        long st = lean_take(calls[c].err, &calls[c].r, 200, new_rv, sizeof new_rv, &ans);
-        free(texts[c]);
-        m->patch_st = annotate_take(st, new_rv, ans, rvs[who[c]], sizeof rvs[who[c]]);
-    }
-    /* the Bindings of the pods patched */
-    lead = leading(b->s);
-    nc = 0;
-    for (size_t i = 0; i < k; i++) {
-        struct bind_member *m = &js[i]->m[0];
-        if (!lead) {
-            m->out = BO_ABANDONED; /* half-finished: a leader's rebuild sees to it */
-        } else if (m->patch_st != 200) {
-            m->out = m->patch_st == 404 ? BO_GONE : BO_FAILED;
-            if (m->out == BO_FAILED && m->patch_st == 0) /* maybe written: cleared */
-                m->unknown = !gp_ks_clear_annotations(b->c, m->ns, m->name, NULL);
-        } else {
-            path_of(m, "/binding", paths[i], sizeof paths[i]);
-            if (!(texts[nc] = binding_text(m, rvs[i]))) {
-                m->bind_st = 0; /* out of memory: as no answer (send_lean) */
-                bind_take(b, js[i], m, rvs[i], NULL);
-                m->bind_s = mono_s() - t0;
-                continue;
-            }
-            calls[nc] = (struct gp_kube_call){.method = "POST",
-                                              .path = paths[i],
-                                              .body = texts[nc],
-                                              .content_type = "application/json"};
-            who[nc++] = i;
-        }
     }
     gp_kube_request_many(b->c, calls, nc);
     for (size_t c = 0; c < nc; c++) {
@@ -531,7 +536,7 @@ static void jobs_run(struct binder *b, struct bind_job *const *js, size_t k)
         json_t *ans;
         m->bind_st = lean_take(calls[c].err, &calls[c].r, 201, NULL, 0, &ans);
         free(texts[c]);
-        bind_take(b, js[i], m, rvs[i], ans);
+        bind_take(b, js[i], m, m->rv, false, ans);
         m->bind_s = mono_s() - t0;
     }
 }
@@ -568,9 +573,7 @@ static void *binder_main(void *arg)
                 plain[np++] = js[i];
             else
                 job_run(b, js[i]);
-        if (np == 1)
-            job_run(b, plain[0]);
-        else if (np > 1)
+        if (np > 0)
             jobs_run(b, plain, np);
         pthread_mutex_lock(&q->mu);
         bool first = !q->done; /* results waiting: the scheduling thread was woken for them */
@@ -909,7 +912,10 @@ static bool job_dispatch(struct gp_kube_sched *s, struct spod *const *m, size_t 
     struct gp_ks_pool *q = s->pool;
     if (!q) { /* no pool: run here, now */
         struct binder b = {s, s->c, NULL, 0};
-        job_run(&b, j);
+        if (job_plain(j))
+            jobs_run(&b, &j, 1);
+        else
+            job_run(&b, j);
         apply(s, j, bound);
         return true;
     }

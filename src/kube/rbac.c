@@ -29,7 +29,8 @@ const struct gp_rbac_rule gp_rbac_rules[] = {
      "pods",
      {"patch"},
      NULL,
-     "the device annotations of a decision, before its Binding"},
+     "the device annotations of a decision that waits before its Binding (a gang's members), and "
+     "their clearing"},
     {GP_RBAC_CLUSTER,
      "",
      "pods",

@@ -186,6 +186,19 @@ static json_t *w_pod_get(struct world *w, const char *name)
     return w_get(w, path);
 }
 
+/* The pod's annotation key as the API has it ("" for none; a static
+ * buffer, good until the next call). */
+__attribute__((unused)) static const char *w_ann(struct world *w, const char *pod, const char *key)
+{
+    static char out[128];
+    json_t *p = w_pod_get(w, pod);
+    json_t *ann = json_object_get(json_object_get(p, "metadata"), "annotations");
+    const char *v = json_string_value(json_object_get(ann, key));
+    snprintf(out, sizeof out, "%s", v ? v : "");
+    json_decref(p);
+    return out;
+}
+
 /* Binds a pod as someone else would (an administrator, another scheduler). */
 __attribute__((unused)) static void w_bind(struct world *w, const char *pod, const char *node)
 {

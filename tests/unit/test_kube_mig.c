@@ -120,17 +120,6 @@ static void res_pod(struct world *w, const char *name, const char *sched, const 
     kd_call(w->admin, "POST", "/api/v1/namespaces/default/pods", b, 201);
 }
 
-static const char *ann_of(struct world *w, const char *pod, const char *key)
-{
-    static char out[128];
-    json_t *p = w_pod_get(w, pod);
-    json_t *ann = json_object_get(json_object_get(p, "metadata"), "annotations");
-    const char *v = json_string_value(json_object_get(ann, key));
-    snprintf(out, sizeof out, "%s", v ? v : "");
-    json_decref(p);
-    return out;
-}
-
 static const char *condition_of(struct world *w, const char *pod)
 {
     static char out[512];
@@ -208,16 +197,16 @@ static void test_mixed(void **state)
     assert_string_equal(w_node_of(&w, "g", NULL), "w1");
     /* all-balanced on an H100-80GB: 3g.40gb at 4, 2g.20gb at 0, 1g.10gb at
      * 2 and 3 (docs/sharing.md) */
-    assert_string_equal(ann_of(&w, "d", GP_KUBE_ANN_MIG), "3g.40gb:0@4");
-    assert_string_equal(ann_of(&w, "c", GP_KUBE_ANN_MIG), "2g.20gb:0@0");
+    assert_string_equal(w_ann(&w, "d", GP_KUBE_ANN_MIG), "3g.40gb:0@4");
+    assert_string_equal(w_ann(&w, "c", GP_KUBE_ANN_MIG), "2g.20gb:0@0");
     char ab[64];
-    snprintf(ab, sizeof ab, "%s ", ann_of(&w, "a", GP_KUBE_ANN_MIG));
-    snprintf(ab + strlen(ab), sizeof ab - strlen(ab), "%s", ann_of(&w, "b", GP_KUBE_ANN_MIG));
+    snprintf(ab, sizeof ab, "%s ", w_ann(&w, "a", GP_KUBE_ANN_MIG));
+    snprintf(ab + strlen(ab), sizeof ab - strlen(ab), "%s", w_ann(&w, "b", GP_KUBE_ANN_MIG));
     assert_true(strcmp(ab, "1g.10gb:0@2 1g.10gb:0@3") == 0 ||
                 strcmp(ab, "1g.10gb:0@3 1g.10gb:0@2") == 0);
-    assert_string_equal(ann_of(&w, "a", GP_KUBE_ANN_GPUS), "0");
-    assert_string_equal(ann_of(&w, "a", GP_KUBE_ANN_PHASE), "allocated"); /* the double as agent */
-    assert_string_equal(ann_of(&w, "g", GP_KUBE_ANN_MIG), "");
+    assert_string_equal(w_ann(&w, "a", GP_KUBE_ANN_GPUS), "0");
+    assert_string_equal(w_ann(&w, "a", GP_KUBE_ANN_PHASE), "allocated"); /* the double as agent */
+    assert_string_equal(w_ann(&w, "g", GP_KUBE_ANN_MIG), "");
     assert_int_equal(check_slices(&w, h100()), 4);
     assert_string_equal(
         condition_of(&w, "lacks"),
@@ -281,7 +270,7 @@ static void test_single(void **state)
                                 " preemption: 0/1 nodes are available: 1 No preemption victims "
                                 "found for incoming pod..");
         } else {
-            assert_int_equal(strncmp(ann_of(&w, name, GP_KUBE_ANN_MIG), "1g.10gb:0@", 10), 0);
+            assert_int_equal(strncmp(w_ann(&w, name, GP_KUBE_ANN_MIG), "1g.10gb:0@", 10), 0);
         }
     }
     assert_int_equal(unbound, 1);
@@ -436,14 +425,14 @@ static void split_case(bool labelled)
     gp_kube_sched_set_leader(w.s, false);
     gp_kube_sched_set_leader(w.s, true);
     char w1[16];
-    snprintf(w1, sizeof w1, "%s", ann_of(&w, "w1", GP_KUBE_ANN_GPUS));
+    snprintf(w1, sizeof w1, "%s", w_ann(&w, "w1", GP_KUBE_ANN_GPUS));
     kd_call(w.admin, "DELETE", "/api/v1/namespaces/default/pods/w1?gracePeriodSeconds=0", NULL,
             200);
     kd_call(w.admin, "DELETE", "/api/v1/namespaces/default/pods/m1?gracePeriodSeconds=0", NULL,
             200);
     w.now += 1;
     assert_int_equal(w_cycle(&w), 2);
-    assert_string_equal(ann_of(&w, "w3", GP_KUBE_ANN_GPUS), w1);
+    assert_string_equal(w_ann(&w, "w3", GP_KUBE_ANN_GPUS), w1);
     assert_string_equal(w_node_of(&w, "m15", NULL), "sx");
     kinds(&w, &whole, &mig);
     assert_int_equal(whole, want_whole);
@@ -526,8 +515,8 @@ static void test_whole_and_mig(void **state)
     for (size_t i = 0; i < 2; i++) { /* the device plugin picks: nothing named */
         const char *pod = i ? "our3" : "ours";
         assert_string_equal(w_node_of(&w, pod, NULL), "both");
-        assert_string_equal(ann_of(&w, pod, GP_KUBE_ANN_MIG), "");
-        assert_string_equal(ann_of(&w, pod, GP_KUBE_ANN_GPUS), "");
+        assert_string_equal(w_ann(&w, pod, GP_KUBE_ANN_MIG), "");
+        assert_string_equal(w_ann(&w, pod, GP_KUBE_ANN_GPUS), "");
     }
     const char *g;
     assert_string_equal(w_node_of(&w, "ourg", &g), "both");

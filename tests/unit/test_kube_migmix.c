@@ -277,17 +277,6 @@ static void two_layouts(struct gp_node_inventory *inv)
     "\"nvidia.com/gpu\":\"0\",\"nvidia.com/mig-1g.10gb\":\"7\",\"nvidia.com/mig-3g.40gb\":\"1\","  \
     "\"nvidia.com/mig-4g.40gb\":\"1\""
 
-static const char *ann_of(struct world *w, const char *pod, const char *key)
-{
-    static char out[128];
-    json_t *p = w_pod_get(w, pod);
-    json_t *ann = json_object_get(json_object_get(p, "metadata"), "annotations");
-    const char *v = json_string_value(json_object_get(ann, key));
-    snprintf(out, sizeof out, "%s", v ? v : "");
-    json_decref(p);
-    return out;
-}
-
 /* MIG GPUs of different layouts on one node: each pod on an instance its
  * GPU has, by the layouts the agent labels. */
 static void test_two_layouts(void **state)
@@ -314,9 +303,9 @@ static void test_two_layouts(void **state)
     res_pod(&w, "three", "\"nvidia.com/mig-3g.40gb\":\"1\"");
     res_pod(&w, "four", "\"nvidia.com/mig-4g.40gb\":\"1\"");
     assert_int_equal(w_cycle(&w), 9);
-    assert_string_equal(ann_of(&w, "three", GP_KUBE_ANN_MIG), "3g.40gb:1@4");
-    assert_string_equal(ann_of(&w, "four", GP_KUBE_ANN_MIG), "4g.40gb:1@0");
-    assert_string_equal(ann_of(&w, "four", GP_KUBE_ANN_GPUS), "1");
+    assert_string_equal(w_ann(&w, "three", GP_KUBE_ANN_MIG), "3g.40gb:1@4");
+    assert_string_equal(w_ann(&w, "four", GP_KUBE_ANN_MIG), "4g.40gb:1@0");
+    assert_string_equal(w_ann(&w, "four", GP_KUBE_ANN_GPUS), "1");
     unsigned rep[4];
     uint32_t sl[4];
     assert_int_equal(bookings(&w, rep, sl), 9);
@@ -326,7 +315,7 @@ static void test_two_layouts(void **state)
     for (int i = 1; i <= 8; i++) {
         snprintf(name, sizeof name, "s%d", i);
         if (w_node_of(&w, name, NULL)[0])
-            assert_int_equal(strncmp(ann_of(&w, name, GP_KUBE_ANN_MIG), "1g.10gb:0@", 10), 0);
+            assert_int_equal(strncmp(w_ann(&w, name, GP_KUBE_ANN_MIG), "1g.10gb:0@", 10), 0);
         else if (++unbound) /* one node for kube-scheduler, whatever its parts */
             assert_string_equal(condition_of(&w, name),
                                 "0/1 nodes are available: 1 Insufficient "
@@ -344,7 +333,7 @@ static void test_two_layouts(void **state)
     res_pod(&w, "three2", "\"nvidia.com/mig-3g.40gb\":\"1\"");
     w.now += 1;
     assert_int_equal(w_cycle(&w), 1);
-    assert_string_equal(ann_of(&w, "three2", GP_KUBE_ANN_MIG), "3g.40gb:1@4");
+    assert_string_equal(w_ann(&w, "three2", GP_KUBE_ANN_MIG), "3g.40gb:1@4");
     assert_int_equal(bookings(&w, rep, sl), 9);
     assert_int_equal(gp_kube_sched_stats(w.s).audit_violations, 0);
     /* an instance GPU 1 does not have: the audit says so */
@@ -429,9 +418,9 @@ static void test_layouts_restart(void **state)
     res_pod(&w, "t2", "\"nvidia.com/mig-3g.40gb\":\"1\"");
     assert_int_equal(w_cycle(&w), 2);
     char left[8], kept[64];
-    bool first = strcmp(ann_of(&w, "t1", GP_KUBE_ANN_MIG), "3g.40gb:1@0") == 0;
+    bool first = strcmp(w_ann(&w, "t1", GP_KUBE_ANN_MIG), "3g.40gb:1@0") == 0;
     snprintf(left, sizeof left, "%s", first ? "t1" : "t2");
-    snprintf(kept, sizeof kept, "%s", ann_of(&w, first ? "t2" : "t1", GP_KUBE_ANN_MIG));
+    snprintf(kept, sizeof kept, "%s", w_ann(&w, first ? "t2" : "t1", GP_KUBE_ANN_MIG));
     assert_string_equal(kept, "3g.40gb:1@4");
     gp_kube_sched_set_leader(w.s, false);
     char path[96];
@@ -447,7 +436,7 @@ static void test_layouts_restart(void **state)
     }
     w.now += 1;
     assert_int_equal(w_cycle(&w), 7); /* t3 and six: k1 holds a 1g.10gb */
-    assert_string_equal(ann_of(&w, "t3", GP_KUBE_ANN_MIG), "3g.40gb:1@0");
+    assert_string_equal(w_ann(&w, "t3", GP_KUBE_ANN_MIG), "3g.40gb:1@0");
     unsigned rep[4];
     uint32_t sl[4];
     assert_int_equal(bookings(&w, rep, sl), 8);
@@ -495,7 +484,7 @@ static void test_across_layouts(void **state)
     res_pod(&w, "nine", "\"nvidia.com/mig-1g.10gb\":\"9\"");
     res_pod(&w, "four", "\"nvidia.com/mig-4g.40gb\":\"1\"");
     assert_int_equal(w_cycle(&w), 2);
-    const char *m = ann_of(&w, "nine", GP_KUBE_ANN_MIG);
+    const char *m = w_ann(&w, "nine", GP_KUBE_ANN_MIG);
     struct gp_pick pick;
     assert_true(gp_kube_mig_parse(m, h100(), &pick));
     assert_int_equal(pick.ngpus, 9);
@@ -506,9 +495,9 @@ static void test_across_layouts(void **state)
         on[pick.gpu[k]]++;
     }
     assert_true(on[0] >= 6 && on[1] >= 2);
-    const char *gpus = ann_of(&w, "nine", GP_KUBE_ANN_GPUS); /* each GPU once */
+    const char *gpus = w_ann(&w, "nine", GP_KUBE_ANN_GPUS); /* each GPU once */
     assert_true(strcmp(gpus, "0,1") == 0 || strcmp(gpus, "1,0") == 0);
-    assert_string_equal(ann_of(&w, "four", GP_KUBE_ANN_MIG), "4g.40gb:1@0");
+    assert_string_equal(w_ann(&w, "four", GP_KUBE_ANN_MIG), "4g.40gb:1@0");
     unsigned rep[4];
     uint32_t sl[4];
     assert_int_equal(bookings(&w, rep, sl), 10);
@@ -535,7 +524,7 @@ static void test_across_layouts(void **state)
     res_pod(&w, "four2", "\"nvidia.com/mig-4g.40gb\":\"1\"");
     w.now += 10;
     assert_int_equal(w_cycle(&w), 1);
-    assert_string_equal(ann_of(&w, "four2", GP_KUBE_ANN_MIG), "4g.40gb:1@0");
+    assert_string_equal(w_ann(&w, "four2", GP_KUBE_ANN_MIG), "4g.40gb:1@0");
     assert_int_equal(gp_kube_sched_stats(w.s).audit_violations, 0);
     w_close(&w);
 }

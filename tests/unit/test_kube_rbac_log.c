@@ -5,7 +5,8 @@
  * objects: pods bound, one whose Binding got no answer (read again), one
  * that fits nowhere (its status and Event), two preempted by a third,
  * PodGroups and PriorityClasses watched, a claim provisioned for its
- * pod's node (its selected-node patch), its Lease created, read and
+ * pod's node (its selected-node patch), a gang (its members' annotation
+ * patches), its Lease created, read and
  * renewed, its ConfigMap listed and watched. Then every request the scheduler made must be one that
  * gp_rbac_rules (kube/rbac.c, what render --self grants) allows, and every
  * verb of every rule must have been used by some request: a rule taken
@@ -119,6 +120,22 @@ static void scenario(struct world *w)
             "{\"cpu\":\"1\"}}}],\"volumes\":[{\"name\":\"d\",\"persistentVolumeClaim\":"
             "{\"claimName\":\"data\"}}]}}",
             201);
+    /* a gang of two pods asking no GPU: its members annotated, then bound
+     * (bind.c job_run: the pods' annotation patch; a plain pod's one write
+     * is its Binding) */
+    kd_call(w->admin, "POST", "/apis/scheduling.x-k8s.io/v1alpha1/namespaces/default/podgroups",
+            "{\"apiVersion\":\"scheduling.x-k8s.io/v1alpha1\",\"kind\":\"PodGroup\","
+            "\"metadata\":{\"name\":\"pair\"},\"spec\":{\"minMember\":2}}",
+            201);
+    for (int i = 1; i <= 2; i++) {
+        char pod[512];
+        snprintf(pod, sizeof pod,
+                 "{\"metadata\":{\"name\":\"g%d\",\"labels\":{\"scheduling.x-k8s.io/pod-group\":"
+                 "\"pair\"}},\"spec\":{\"schedulerName\":\"gpuplane\",\"containers\":[{\"name\":"
+                 "\"c\",\"image\":\"x\",\"resources\":{\"requests\":{\"cpu\":\"100m\"}}}]}}",
+                 i);
+        kd_call(w->admin, "POST", "/api/v1/namespaces/default/pods", pod, 201);
+    }
 }
 
 static void test_requests_match_rules(void **state)
@@ -152,6 +169,8 @@ static void test_requests_match_rules(void **state)
     wait_bound(&w, "a", "n1");
     wait_bound(&w, "b", "n1");
     wait_bound(&w, "vol", "n1");
+    wait_bound(&w, "g1", "n1");
+    wait_bound(&w, "g2", "n1");
     /* two GPUs at priority 1000 (its class's): a and b are its victims */
     char pod[512];
     snprintf(pod, sizeof pod,

@@ -329,25 +329,36 @@ static void test_bind_past_deadline(void **state)
     w_pod(&w, "warm", 1);
     assert_int_equal(w_cycle(&w), 1);
     long bindings = w_stat(&w, "bindings");
-    /* leading for 0.3 s more; the pod's annotation patch answered 0.6 s
-     * late: the Binding would go after the deadline */
+    /* leading for 0.3 s more; a gang of two (its members annotated, then
+     * bound: bind.c job_run), the first member's annotation patch answered
+     * 0.6 s late: the second patch and the Bindings would go after the
+     * deadline */
     gp_kube_sched_set_leader_until(w.s, true, mono() + 0.3);
+    kd_call(w.admin, "POST", "/apis/scheduling.x-k8s.io/v1alpha1/namespaces/default/podgroups",
+            "{\"apiVersion\":\"scheduling.x-k8s.io/v1alpha1\",\"kind\":\"PodGroup\","
+            "\"metadata\":{\"name\":\"slow\"},\"spec\":{\"minMember\":2}}",
+            201);
     kd_call(w.admin, "POST", "/_control/fault",
-            "{\"delay_ms\":600,\"count\":1,\"match\":\"/pods/slowpod\"}", 200);
-    w_pod(&w, "slowpod", 1);
+            "{\"delay_ms\":600,\"count\":1,\"match\":\"/pods/slow1\"}", 200);
+    const char *gang = ",\"labels\":{\"scheduling.x-k8s.io/pod-group\":\"slow\"}";
+    w_pod_full(&w, "slow1", 1, 0, "gpuplane", gang);
+    w_pod_full(&w, "slow2", 1, 0, "gpuplane", gang);
     w_cycle(&w);
-    assert_string_equal(w_node_of(&w, "slowpod", NULL), "");
+    assert_string_equal(w_node_of(&w, "slow1", NULL), "");
+    assert_string_equal(w_node_of(&w, "slow2", NULL), "");
+    assert_string_equal(w_ann(&w, "slow2", GP_KUBE_ANN_NODE), ""); /* never sent */
     assert_int_equal(w_stat(&w, "bindings"), bindings);
     /* past it a cycle writes nothing either */
     w_pod(&w, "later", 1);
     w_cycle(&w);
     assert_string_equal(w_node_of(&w, "later", NULL), "");
     assert_int_equal(w_stat(&w, "bindings"), bindings);
-    /* leading again: the rebuild binds both */
+    /* leading again: the rebuild binds all three */
     gp_kube_sched_set_leader(w.s, true);
     w_cycle(&w);
     w_cycle(&w);
-    assert_string_equal(w_node_of(&w, "slowpod", NULL), "n1");
+    assert_string_equal(w_node_of(&w, "slow1", NULL), "n1");
+    assert_string_equal(w_node_of(&w, "slow2", NULL), "n1");
     assert_string_equal(w_node_of(&w, "later", NULL), "n1");
     w_check_distinct(&w);
     w_close(&w);
