@@ -331,11 +331,23 @@ size_t gp_engine_schedule_group(struct gp_engine *e, uint32_t group, struct gp_d
     size_t n = g ? gp_eng_gang_pending(e, group) : 0;
     if (n == 0 || n > cap)
         return 0;
-    e->held = false; /* (outside a cycle no reservation holds anything back) */
+    /* backfill: the last cycle's head, still pending, keeps its room. The
+     * gang is held back as that cycle holds back the pods behind the head
+     * (a gang tried now is one: it did not go in the cycle), by the
+     * reservation made for the state now (resv.c; what was remembered of
+     * an attempt held back is used only at the state and reservation it
+     * was made at). The head gone, nothing is held back. */
+    const struct gp_pod *head = e->resv.kept ? pod_at(e, e->resv.head) : NULL;
+    if (head && head->state == GP_POD_PENDING && head->spec.group != group)
+        gp_eng_resv_compute(e, head, pod_need(e, head));
+    e->held = false;
     n = gp_eng_place_gang(e, group, out);
     for (size_t k = 0; k < n; k++)
         if (out[k].kind == GP_DECISION_BIND)
             gp_eng_pending_remove(e, out[k].pod);
+        else if (e->held)
+            px_at(e, out[k].pod)->blk = BLK_HELD; /* as gp_eng_try_pod marks them */
+    e->resv.on = false;
     return n;
 }
 

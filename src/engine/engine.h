@@ -270,6 +270,9 @@ enum gp_err gp_engine_schedule_pod(struct gp_engine *e, uint32_t pod, struct gp_
 /* The same for a gang: one attempt at its pending members now, outside
  * the queue order, all or nothing as a cycle places it (at least the
  * members still needed bound at once, else none), without preemption.
+ * With backfill, while the head the last cycle reserved room for is still
+ * pending, the gang is held back as a pod behind that head is (the
+ * reservation made for the state now; UNSCHEDULABLE, GP_GANG_NO_ROOM).
  * Writes a BIND or UNSCHEDULABLE decision per pending member to out and
  * returns their number; 0 with nothing changed when the group is unknown,
  * has no pending member or more than cap. */

@@ -243,6 +243,16 @@ static inline struct group *group_at(const struct gp_engine *e, uint32_t gid)
     return gid ? gp_idtab_get(&e->groups, gid - 1) : NULL;
 }
 
+/* Pods like p that must be placed together: a gang's members still
+ * needed, else 1. */
+static inline uint32_t pod_need(const struct gp_engine *e, const struct gp_pod *p)
+{
+    if (!p->spec.group)
+        return 1;
+    const struct group *g = group_at(e, p->spec.group);
+    return g->spec.min_member > g->bound ? g->spec.min_member - g->bound : 1;
+}
+
 /* Whether pod `id` is in the store (issued and not forgotten). */
 static inline bool pod_known(const struct gp_engine *e, uint32_t id)
 {

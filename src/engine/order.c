@@ -9,16 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Pods like p that must be placed together: a gang's members still
- * needed, else 1. */
-static uint32_t pod_need(const struct gp_engine *e, const struct gp_pod *p)
-{
-    if (!p->spec.group)
-        return 1;
-    const struct group *g = group_at(e, p->spec.group);
-    return g->spec.min_member > g->bound ? g->spec.min_member - g->bound : 1;
-}
-
 /* Node n as it is when empty. */
 static void node_emptied(const struct gp_node *n, struct gp_node *c)
 {
@@ -855,6 +845,9 @@ size_t gp_eng_schedule_ordered(struct gp_engine *e, size_t budget, struct gp_dec
             order_step(e, p, out, cap, &ndec, &tried, &full, &stop, &changed);
         }
     }
-    e->resv.on = false; /* outside a cycle nothing is held back */
+    /* outside a cycle nothing is held back, but by the reservation it
+     * leaves (gp_engine_schedule_group) */
+    e->resv.kept = e->resv.on;
+    e->resv.on = false;
     return ndec;
 }

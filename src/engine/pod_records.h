@@ -275,6 +275,7 @@ enum blk {
  * projected nodes at shadow_s are e->proj. */
 struct resv {
     bool on;         /* this cycle has a head: later pods are checked */
+    bool kept;       /* the last ordered cycle ended with it on */
     bool valid;      /* the fields below were computed */
     uint32_t head;   /* the head pod (a gang: its first pending member) */
     uint32_t group;  /* the head's gang, 0 if none */

@@ -324,6 +324,72 @@ static void test_backfill_gang_head(void **state_)
     gp_engine_free(e);
 }
 
+/* A gang of n pods of 1 GPU each, all needed, of hint hint_s, added at now_s. */
+static uint32_t submit_gang(struct gp_engine *e, uint32_t n, double hint_s, double now_s)
+{
+    struct gp_group_spec g = {"g", n, NULL, false};
+    uint32_t gid;
+    assert_int_equal(gp_engine_group_add(e, &g, &gid), GP_OK);
+    struct gp_pod_spec w = {0};
+    w.name = "w";
+    w.gpu_count = 1;
+    w.gpu_milli = GPU;
+    w.group = gid;
+    w.duration_hint_s = hint_s;
+    for (uint32_t i = 0; i < n; i++)
+        assert_int_equal(gp_engine_pod_add(e, &w, now_s, NULL), GP_OK);
+    return gid;
+}
+
+/* Whether the n decisions are all `kind` (GP_GANG_NO_ROOM when not binds). */
+static bool all_are(const struct gp_decision *d, size_t n, enum gp_decision_kind kind)
+{
+    for (size_t i = 0; i < n; i++)
+        if (d[i].kind != kind || (kind != GP_DECISION_BIND && d[i].gang != GP_GANG_NO_ROOM))
+            return false;
+    return true;
+}
+
+/* gp_engine_schedule_group under backfill holds a gang back as the cycle
+ * does. One 8-GPU node, 4 GPUs taken until t=100; the head (8 GPUs) waits
+ * for t=100 with no spare. A gang of 2 x 1 GPU for 500 s would delay it:
+ * the cycle holds it back, and so does the call (before, it bound both
+ * members on the head's room). A gang of 2 x 1 GPU for 50 s ends by t=100:
+ * the call binds it. The head gone (deleted while pending: nothing else
+ * changed, so what was remembered of the held gang is of a reservation
+ * that no longer is), the long gang goes. */
+static void test_schedule_group_resv(void **state_)
+{
+    (void)state_;
+    struct gp_engine *e = cluster(GP_ORDER_FIFO, true, 1, 8);
+    uint32_t filler = submit(e, 0, 4, 0, 100, 0);
+    cycle(e, 0, 0, NULL);
+    assert_int_equal(state(e, filler), GP_POD_BOUND);
+    uint32_t head = submit(e, 0, 8, 0, 10, 1);
+    uint32_t lng = submit_gang(e, 2, 500, 1);
+    size_t n = cycle(e, 1, 0, NULL);
+    assert_int_equal(n, 1); /* the head's; the gang held back gets none */
+    assert_int_equal(state(e, head), GP_POD_PENDING);
+    assert_int_equal(gp_engine_group_bound(e, lng), 0);
+    struct gp_decision d[8];
+    assert_int_equal(gp_engine_schedule_group(e, lng, d, 8), 2);
+    assert_true(all_are(d, 2, GP_DECISION_UNSCHEDULABLE));
+    assert_int_equal(gp_engine_group_bound(e, lng), 0);
+    uint32_t shrt = submit_gang(e, 2, 50, 1);
+    assert_int_equal(gp_engine_schedule_group(e, shrt, d, 8), 2);
+    assert_true(all_are(d, 2, GP_DECISION_BIND));
+    assert_int_equal(gp_engine_schedule_group(e, lng, d, 8), 2); /* at the state now */
+    assert_true(all_are(d, 2, GP_DECISION_UNSCHEDULABLE));
+    assert_int_equal(gp_engine_schedule_group(e, lng, d, 8), 2); /* again, nothing changed */
+    assert_true(all_are(d, 2, GP_DECISION_UNSCHEDULABLE));
+    assert_int_equal(gp_engine_pod_finished(e, head), GP_OK);
+    assert_int_equal(gp_engine_schedule_group(e, lng, d, 8), 2);
+    assert_true(all_are(d, 2, GP_DECISION_BIND));
+    assert_int_equal(gp_engine_group_bound(e, lng), 2);
+    assert_int_equal(gp_engine_pending_count(e), 0);
+    gp_engine_free(e);
+}
+
 static void test_set_order_errors(void **state_)
 {
     (void)state_;
@@ -511,6 +577,7 @@ int main(void)
         cmocka_unit_test(test_hopeless_does_not_block),
         cmocka_unit_test(test_quota_blocks_its_queue),
         cmocka_unit_test(test_backfill_gang_head),
+        cmocka_unit_test(test_schedule_group_resv),
         cmocka_unit_test(test_set_order_errors),
         cmocka_unit_test(test_property_orders),
     };
