@@ -89,7 +89,7 @@ static void cache_keyed(void)
 
 /* The cache of class c empty: up to JA_BATCH blocks from the depot, or
  * carved from the class's slab. NULL: none to be had. */
-static struct ja_block *refill(size_t c)
+static __attribute__((noinline)) struct ja_block *refill(size_t c)
 {
     struct ja_depot *d = &depot[c];
     size_t size = c * JA_GRAIN, k = 0;
@@ -121,7 +121,7 @@ static struct ja_block *refill(size_t c)
 }
 
 /* The first k blocks of the cache's class c to the depot. */
-static void flush(size_t c, uint32_t k)
+static __attribute__((noinline)) void flush(size_t c, uint32_t k)
 {
     if (k == 0)
         return;

@@ -23,16 +23,34 @@ struct jl {
     const struct gp_kube_jmark *pm;
     size_t npm;
     bool asked;
+    uint64_t gen; /* the parse's number on its thread (jl_kidtab) */
 };
 
 /* Where an object is read (gp_kube_jload_reuse): anywhere else; the root
  * whose member ru->at is the object; the object; a member of it. */
 enum jl_level { JL_PLAIN, JL_DOC, JL_TARGET, JL_MEMBER };
 
-static void jl_ws(struct jl *s)
+static uint64_t jl_le64(const unsigned char *b)
+{
+    uint64_t x;
+    memcpy(&x, b, 8);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    x = __builtin_bswap64(x);
+#endif
+    return x;
+}
+
+static void jl_ws_run(struct jl *s)
 {
     while (s->p < s->end && (*s->p == ' ' || *s->p == '\n' || *s->p == '\r' || *s->p == '\t'))
         s->p++;
+}
+
+static inline void jl_ws(struct jl *s)
+{
+    if (s->p < s->end && (unsigned char)*s->p > ' ')
+        return; /* most often: the API server writes no white space */
+    jl_ws_run(s);
 }
 
 static bool jl_tmp_fit(struct jl *s, size_t n)
@@ -103,32 +121,39 @@ static bool jl_unescape(struct jl *s, const char *b, const char **out, size_t *n
 
 /* A string at s->p (its opening quote): its bytes in [*out, *out + *n),
  * pointing into the text, or into s->tmp when it had escapes (and *esc).
- * Plain bytes are passed eight at a time. */
+ * Plain bytes are passed eight at a time, and the first byte that is not
+ * plain is found in its eight (gp_kube_json_special_mask8's lowest bit). */
 static bool jl_string(struct jl *s, const char **out, size_t *n, bool *esc)
 {
     const char *b = ++s->p, *q = b;
-    for (uint64_t x; s->end - q >= 8; q += 8) {
-        memcpy(&x, q, 8);
-        if (gp_kube_json_special8(x))
+    for (;;) {
+        if (s->end - q < 8) {
+            while (q < s->end && (unsigned char)*q >= 0x20 && (unsigned char)*q < 0x80 &&
+                   *q != '"' && *q != '\\')
+                q++;
+            if (q >= s->end)
+                return false;
             break;
-    }
-    for (; q < s->end; q++) {
-        unsigned char c = (unsigned char)*q;
-        if (c == '"') {
-            *out = b;
-            *n = (size_t)(q - b);
-            *esc = false;
-            s->p = q + 1;
-            return true;
         }
-        if (c == '\\') {
-            *esc = true;
-            return jl_unescape(s, b, out, n);
+        uint64_t m = gp_kube_json_special_mask8(jl_le64((const unsigned char *)q));
+        if (m) {
+            q += __builtin_ctzll(m) / 8;
+            break;
         }
-        if (c < 0x20 || c >= 0x80)
-            return false;
+        q += 8;
     }
-    return false;
+    if (*q == '"') {
+        *out = b;
+        *n = (size_t)(q - b);
+        *esc = false;
+        s->p = q + 1;
+        return true;
+    }
+    if (*q == '\\') {
+        *esc = true;
+        return jl_unescape(s, b, out, n);
+    }
+    return false; /* a control character or a byte over 0x7f */
 }
 
 /* An integer as jansson reads one (json_integer) in *out; false for a
@@ -168,24 +193,107 @@ static json_t *jl_value(struct jl *s, const struct gp_kube_jskip *sk);
 static json_t *jl_object(struct jl *s, const struct gp_kube_jskip *sk, enum jl_level lvl,
                          const json_t *pp);
 
-/* sk's member named [k, k + n); NULL: none (sk NULL: none; only its first
- * 64 kids are looked at, jload.h). */
-static const struct gp_kube_jskip *jl_kid(const struct gp_kube_jskip *sk, const char *k, size_t n,
-                                          size_t *at)
+/* sk's kids by name: a table per skip table, kept per thread for the
+ * last ones used (JL_KT_WAYS, found by the skip table's address), so a
+ * member's name is looked up by a hash of it instead of against every kid.
+ * A table is used only while the skip table has the same kids (the same
+ * array, count and key pointers: a skip table's keys are not rewritten in
+ * place, jload.h); else it is made again. A table may be taken for
+ * another skip table while a member's value is read: its reader looks
+ * again after each value. */
+#define JL_KT_SLOTS 128 /* a power of two, over twice the 64 kids looked at */
+#define JL_KT_WAYS  32  /* a power of two */
+
+struct jl_kidtab {
+    const struct gp_kube_jskip *sk, *kids;
+    size_t nk;
+    uint64_t gen; /* the parse that last looked at it */
+    const char *keys[64];
+    size_t len[64];
+    uint8_t slot[JL_KT_SLOTS]; /* a kid's index + 1 by its name's hash; 0: none */
+};
+
+static _Thread_local struct jl_kidtab jl_kt[JL_KT_WAYS];
+static _Thread_local uint64_t jl_gen; /* the parses begun on this thread */
+
+static inline size_t jl_kt_hash(const char *k, size_t n)
 {
-    size_t nk = !sk ? 0 : sk->nkids < 64 ? sk->nkids : 64;
-    for (size_t i = 0; i < nk; i++) {
-        /* the first two bytes first, inline: most keys differ there (a
-         * key read has no NUL: k[0] is one only when n is 0) */
-        const char *key = sk->kids[i].key;
-        if (key[0] != (n ? k[0] : '\0') || (n > 1 && key[1] != k[1]))
-            continue;
-        if (n == 0 || (strncmp(key + 1, k + 1, n - 1) == 0 && key[n] == '\0')) {
-            *at = i;
-            return &sk->kids[i];
-        }
+    uint32_t h = (uint32_t)n * UINT32_C(0x9e3779b1);
+    if (n)
+        h ^= (uint32_t)(unsigned char)k[0] * UINT32_C(0x85ebca77) ^
+             (uint32_t)(unsigned char)k[n - 1] * UINT32_C(0xc2b2ae3d) ^
+             (uint32_t)(unsigned char)k[n / 2] * UINT32_C(0x27d4eb2f);
+    return (size_t)(h ^ (h >> 15)) & (JL_KT_SLOTS - 1);
+}
+
+/* The kid of kt named [k, k + n): its index, or -1. The first of the kids
+ * of one name is found first (put first on its probe path). */
+static inline int jl_kt_find(const struct jl_kidtab *kt, const char *k, size_t n)
+{
+    for (size_t i = jl_kt_hash(k, n); kt->slot[i]; i = (i + 1) & (JL_KT_SLOTS - 1)) {
+        int j = kt->slot[i] - 1;
+        if (kt->len[j] == n && memcmp(kt->keys[j], k, n) == 0)
+            return j;
     }
-    return NULL;
+    return -1;
+}
+
+static bool jl_kt_holds(const struct jl_kidtab *kt, const struct gp_kube_jskip *sk, size_t nk)
+{
+    if (kt->sk != sk || kt->kids != sk->kids || kt->nk != nk)
+        return false;
+    for (size_t i = 0; i < nk; i++)
+        if (kt->keys[i] != sk->kids[i].key)
+            return false;
+    return true;
+}
+
+/* sk's table (sk not NULL; only its first 64 kids, jload.h), looked at
+ * once a parse (gen: the parse's number on this thread; the skip tables do
+ * not change while one is read). */
+static const struct jl_kidtab *jl_kidtab(const struct gp_kube_jskip *sk, uint64_t gen)
+{
+    size_t nk = sk->nkids < 64 ? sk->nkids : 64;
+    size_t home = (size_t)(((uint64_t)(uintptr_t)sk * UINT64_C(0x9e3779b97f4a7c15)) >> 40);
+    struct jl_kidtab *kt = NULL;
+    for (size_t w = 0; w < 4; w++) {
+        struct jl_kidtab *t = &jl_kt[(home + w) & (JL_KT_WAYS - 1)];
+        if (t->sk == sk && t->gen == gen)
+            return t;
+        if (jl_kt_holds(t, sk, nk)) {
+            t->gen = gen;
+            return t;
+        }
+        if (!kt && !t->sk)
+            kt = t;
+    }
+    if (!kt)
+        kt = &jl_kt[home & (JL_KT_WAYS - 1)];
+    kt->sk = sk;
+    kt->kids = sk->kids;
+    kt->nk = nk;
+    kt->gen = gen;
+    memset(kt->slot, 0, sizeof kt->slot);
+    for (size_t i = 0; i < nk; i++) {
+        kt->keys[i] = sk->kids[i].key;
+        kt->len[i] = strlen(sk->kids[i].key);
+        size_t at = jl_kt_hash(kt->keys[i], kt->len[i]);
+        while (kt->slot[at])
+            at = (at + 1) & (JL_KT_SLOTS - 1);
+        kt->slot[at] = (uint8_t)(i + 1);
+    }
+    return kt;
+}
+
+/* The kid of kt (NULL: none) named [k, k + n); NULL: none. */
+static inline const struct gp_kube_jskip *jl_kid(const struct jl_kidtab *kt, const char *k,
+                                                 size_t n, size_t *at)
+{
+    int i = kt ? jl_kt_find(kt, k, n) : -1;
+    if (i < 0)
+        return NULL;
+    *at = (size_t)i;
+    return &kt->sk->kids[i];
 }
 
 static bool jl_word(struct jl *s, const char *w, size_t n)
@@ -329,16 +437,6 @@ static bool jl_drop(struct jl *s)
 
 /* --- members taken from the previous version (gp_kube_jload_reuse) ---- */
 
-static uint64_t jl_le64(const unsigned char *b)
-{
-    uint64_t x;
-    memcpy(&x, b, 8);
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-    x = __builtin_bswap64(x);
-#endif
-    return x;
-}
-
 #define JL_ROTL(x, b) (uint64_t)(((x) << (b)) | ((x) >> (64 - (b))))
 #define JL_SIPROUND                                                                                \
     do {                                                                                           \
@@ -426,11 +524,19 @@ static json_t *jl_member(struct jl *s, const struct gp_kube_jskip *kid, enum jl_
 {
     const char *b = s->p;
     const json_t *pv = pp && jl_keyed ? json_object_getn(pp, k, kl) : NULL;
+    uint64_t h0 = 0; /* the hash of [b, b + l0) if l0 (compared and not the same) */
+    size_t l0 = 0;
     for (size_t i = 0; pv && i < s->npm; i++) {
         const struct gp_kube_jmark *m = &s->pm[i];
         if (m->v != pv)
             continue;
-        if (m->len > (size_t)(s->end - b) || jl_text_hash(jl_key, b, m->len) != m->hash)
+        /* the text that long must end in the bracket that closes it, or
+         * it is not the same text: no hash needed to tell */
+        if (m->len < 2 || m->len > (size_t)(s->end - b) || b[m->len - 1] != (*b == '{' ? '}' : ']'))
+            break;
+        h0 = jl_text_hash(jl_key, b, m->len);
+        l0 = m->len;
+        if (h0 != m->hash)
             break;
         s->p = b + m->len;
         s->ru->reused++;
@@ -451,7 +557,8 @@ static json_t *jl_member(struct jl *s, const struct gp_kube_jskip *kid, enum jl_
     }
     if (v && jl_keyed) {
         size_t len = (size_t)(s->p - b);
-        jl_mark(s, v, lvl == JL_MEMBER ? parent : NULL, jl_text_hash(jl_key, b, len), len);
+        jl_mark(s, v, lvl == JL_MEMBER ? parent : NULL,
+                len == l0 ? h0 : jl_text_hash(jl_key, b, len), len);
     }
     return v;
 }
@@ -462,7 +569,9 @@ static json_t *jl_object(struct jl *s, const struct gp_kube_jskip *sk, enum jl_l
     json_t *o = json_object();
     if (!o)
         return NULL;
+    const struct jl_kidtab *kt = sk ? jl_kidtab(sk, s->gen) : NULL;
     uint64_t dropped = 0; /* sk's leaves met in this object */
+    size_t nset = 0;      /* members set in o */
     s->p++;               /* '{' */
     jl_ws(s);
     if (s->p < s->end && *s->p == '}') {
@@ -481,7 +590,9 @@ static json_t *jl_object(struct jl *s, const struct gp_kube_jskip *sk, enum jl_l
         s->p++;
         jl_ws(s);
         size_t at = 0;
-        const struct gp_kube_jskip *kid = sk ? jl_kid(sk, k, kl, &at) : NULL;
+        if (kt && kt->sk != sk) /* a value read since took its place: made again */
+            kt = jl_kidtab(sk, s->gen);
+        const struct gp_kube_jskip *kid = jl_kid(kt, k, kl, &at);
         if (kid && strcmp(kid->key, "[]") == 0)
             kid = NULL;           /* a member named "[]": "[]" is an array's elements */
         if (kid && !kid->nkids) { /* left out; twice: jansson's verdict */
@@ -510,8 +621,7 @@ static json_t *jl_object(struct jl *s, const struct gp_kube_jskip *sk, enum jl_l
             if (!s->prev)
                 s->npm = 0;
         }
-        size_t before = json_object_size(o);
-        if (!v || json_object_setn_new_nocheck(o, k, kl, v) != 0 || json_object_size(o) == before)
+        if (!v || json_object_setn_new_nocheck(o, k, kl, v) != 0 || json_object_size(o) != ++nset)
             break; /* a duplicate key: jansson's rule (last wins, or refused) */
     next:
         jl_ws(s);
@@ -533,7 +643,7 @@ static json_t *jl_object(struct jl *s, const struct gp_kube_jskip *sk, enum jl_l
 static json_t *jl_array(struct jl *s, const struct gp_kube_jskip *sk)
 {
     size_t at;
-    const struct gp_kube_jskip *each = jl_kid(sk, "[]", 2, &at);
+    const struct gp_kube_jskip *each = jl_kid(sk ? jl_kidtab(sk, s->gen) : NULL, "[]", 2, &at);
     json_t *a = json_array();
     if (!a)
         return NULL;
@@ -595,7 +705,7 @@ static json_t *jl_value(struct jl *s, const struct gp_kube_jskip *sk)
 static json_t *jload_lean(const char *text, size_t len, const struct gp_kube_jskip *sk,
                           struct gp_kube_jreuse *ru)
 {
-    struct jl s = {text, text + len, NULL, 0, 0, ru, NULL, NULL, 0, false};
+    struct jl s = {text, text + len, NULL, 0, 0, ru, NULL, NULL, 0, false, ++jl_gen};
     jl_ws(&s);
     json_t *v = NULL;
     if (ru && s.p < s.end && *s.p == '{') {
@@ -618,11 +728,18 @@ json_t *gp_kube_jload_lean(const char *text, size_t len)
     return jload_lean(text, len, NULL, NULL);
 }
 
-/* sk's leaves taken out of v (a tree jansson gave). */
+/* sk's leaves taken out of v (a tree jansson gave), as the scanner leaves
+ * them out: the first of the kids of one name, of the first 64 kids. */
 static void jl_prune(json_t *v, const struct gp_kube_jskip *sk)
 {
-    for (size_t i = 0; i < sk->nkids; i++) {
+    size_t nk = sk->nkids < 64 ? sk->nkids : 64;
+    for (size_t i = 0; i < nk; i++) {
         const struct gp_kube_jskip *kid = &sk->kids[i];
+        size_t first = 0;
+        while (strcmp(sk->kids[first].key, kid->key) != 0)
+            first++;
+        if (first < i)
+            continue; /* a name given before: that kid's */
         if (strcmp(kid->key, "[]") == 0) {
             size_t j;
             json_t *e;

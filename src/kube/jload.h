@@ -14,17 +14,24 @@
 
 #include <jansson.h>
 
-/* Whether any of the eight bytes in x is a quote, a backslash, a control
- * character or over 0x7f (the bytes a JSON string's reader must look at;
- * the rest it passes eight at a time). Exact: each test can only be wrong
- * in a byte above one that truly is such a byte (a borrow), so no false
- * answer either way. */
-static inline bool gp_kube_json_special8(uint64_t x)
+/* The bytes of x (eight of a text, loaded little-endian: the first byte
+ * the lowest) that are a quote, a backslash, a control character or over
+ * 0x7f, each such byte's high bit set (the bytes a JSON string's reader
+ * must look at; the rest it passes eight at a time). Exact in its lowest
+ * bit set: each test can only be wrong in a byte above one that truly is
+ * such a byte (a borrow), so the first such byte of the eight is the
+ * lowest bit's, and none is missed. gp_kube_json_special8: whether any. */
+static inline uint64_t gp_kube_json_special_mask8(uint64_t x)
 {
     const uint64_t lo = UINT64_C(0x0101010101010101), hi = UINT64_C(0x8080808080808080);
     uint64_t quote = x ^ (lo * '"'), bslash = x ^ (lo * '\\');
     uint64_t m = ((quote - lo) & ~quote) | ((bslash - lo) & ~bslash) | ((x - lo * 0x20) & ~x) | x;
-    return (m & hi) != 0;
+    return m & hi;
+}
+
+static inline bool gp_kube_json_special8(uint64_t x)
+{
+    return gp_kube_json_special_mask8(x) != 0;
 }
 
 /* The document in text[0, len), an object or an array, as a new reference:
@@ -45,7 +52,12 @@ json_t *gp_kube_jload(const char *text, size_t len, size_t flags, json_error_t *
 /* Members left out of a document: a tree of member names from the root
  * (the root's own key unused), "[]" for each element of an array; a node
  * without kids (nkids 0) is a member left out with its value. At most 64
- * kids a node. Static tables, borrowed. */
+ * kids a node; of kids of one name the first counts. Static tables,
+ * borrowed: a node's kids are looked up through a table the reader keeps
+ * per thread, known by the node's address, its kids' and their keys'
+ * addresses, so a key's text must not change at its address (string
+ * literals, or text written once) and a node not while a document is read
+ * with it. */
 struct gp_kube_jskip {
     const char *key;
     const struct gp_kube_jskip *kids;
