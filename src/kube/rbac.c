@@ -88,7 +88,15 @@ const struct gp_rbac_rule gp_rbac_rules[] = {
      "persistentvolumes",
      {"list", "watch"},
      NULL,
-     "a bound claim's volume: its node affinity and zone labels (VolumeBinding, VolumeZone)"},
+     "a bound claim's volume: its node affinity and zone labels; an unbound claim's candidate "
+     "volumes (VolumeBinding, VolumeZone)"},
+    {GP_RBAC_CLUSTER,
+     "",
+     "persistentvolumes",
+     {"patch"},
+     NULL,
+     "WaitForFirstConsumer: spec.claimRef set on the existing volume chosen for a claim "
+     "(VolumeBinding's PreBind, static binding; its resourceVersion the precondition)"},
     {GP_RBAC_CLUSTER,
      "storage.k8s.io",
      "storageclasses",

@@ -100,6 +100,7 @@ struct spod {
      * since then (0: not) */
     double prov_at;
     uint64_t prov_rv; /* the newest resourceVersion its claims' patches made */
+    json_t *vol_pvs;  /* the volumes it binds its claims to: "ns/claim" -> {pv, rv}; NULL none */
 };
 
 struct snode {

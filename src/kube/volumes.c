@@ -30,15 +30,16 @@
  * They reach the engine as the pod's volume conditions (model.h, struct
  * gp_volume_terms; a PreFilter refusal is one condition no node passes),
  * so the event log replays them. An unbound claim of a
- * WaitForFirstConsumer class is provisioned for the node chosen
- * (provision_condition here, the claim's annotation and the wait before
- * the Binding in volumes_bind.c); one that only an existing volume could
- * serve (static binding) is refused in gpuplane's words. */
+ * WaitForFirstConsumer class is bound to an existing volume or
+ * provisioned for the node chosen (provision_condition here, with the
+ * volumes volumes_match.c finds; the claimRef or the claim's annotation
+ * and the wait before the Binding in volumes_bind.c). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "kube/sched_internal.h"
+#include "kube/volumes_internal.h"
 
 /* jansson's setters take no const object (nothing here changes one) */
 static json_t *mut(const json_t *j)
@@ -53,7 +54,6 @@ static json_t *mut(const json_t *j)
 /* --- what the plugins decide for a pod ---------------------------------- */
 
 #define ANN_BIND_COMPLETED "pv.kubernetes.io/bind-completed"
-#define ANN_BETA_CLASS     "volume.beta.kubernetes.io/storage-class"
 
 /* The topology labels VolumeZone reads, and the GA key of each. */
 static const char *const zone_keys[4] = {
@@ -107,14 +107,6 @@ static const char *vr_str(struct vrd *r, const char *x)
     const char *c = gp_arena_strdup(r->a, x);
     r->oom = r->oom || !c;
     return c;
-}
-
-/* GetPersistentVolumeClaimClass: the beta annotation, else spec.storageClassName. */
-static const char *claim_class(const json_t *pvc)
-{
-    const char *beta =
-        str_of(json_object_get(json_object_get(pvc, "metadata"), "annotations"), ANN_BETA_CLASS);
-    return beta ? beta : str_of(json_object_get(pvc, "spec"), "storageClassName");
 }
 
 /* metav1.IsControlledBy(pvc, pod): a controller owner reference of the pod's uid. */
@@ -210,7 +202,7 @@ static bool has_pvcs(struct vrd *r, const struct claims *c, const char *ns, cons
  * no class, or one not found, binds at once). */
 static bool delay_binding(const struct gp_kube_sched *s, const json_t *pvc)
 {
-    const char *cls = claim_class(pvc);
+    const char *cls = gp_ks_claim_class(pvc);
     const json_t *sc = cls && cls[0] ? json_object_get(s->scs, cls) : NULL;
     const char *mode = str_of(sc, "volumeBindingMode");
     return mode && strcmp(mode, "WaitForFirstConsumer") == 0;
@@ -244,25 +236,43 @@ static bool pv_term(struct vrd *r, const json_t *o, struct gp_node_term *t, bool
     return had;
 }
 
+/* The volume's node affinity terms that some node may match, appended at
+ * t[*k] (room for each of its terms): true when it reaches every node (no
+ * required terms, or a term every node matches). */
+static bool pv_append(struct vrd *r, const json_t *pv, struct gp_node_term *t, size_t *k)
+{
+    const json_t *req =
+        json_object_get(json_object_get(json_object_get(pv, "spec"), "nodeAffinity"), "required");
+    if (!req)
+        return true;
+    const json_t *terms = json_object_get(req, "nodeSelectorTerms");
+    for (size_t i = 0; i < json_array_size(terms); i++) {
+        bool all;
+        if (pv_term(r, json_array_get(terms, i), &t[*k], &all))
+            (*k)++;
+        if (all)
+            return true;
+    }
+    return false;
+}
+
+/* How many terms pv_append may append for the volume. */
+static size_t pv_nterms(const json_t *pv)
+{
+    return json_array_size(json_object_get(
+        json_object_get(json_object_get(json_object_get(pv, "spec"), "nodeAffinity"), "required"),
+        "nodeSelectorTerms"));
+}
+
 /* A bound claim's volume: its node affinity (one condition) and its
  * topology labels (one condition each). */
 static void pv_conditions(struct vrd *r, const json_t *pv)
 {
-    const json_t *terms = json_object_get(
-        json_object_get(json_object_get(json_object_get(pv, "spec"), "nodeAffinity"), "required"),
-        "nodeSelectorTerms");
     if (json_object_get(json_object_get(json_object_get(pv, "spec"), "nodeAffinity"), "required")) {
-        size_t n = json_array_size(terms), k = 0;
+        size_t k = 0;
         struct gp_node_term *t = NULL;
-        struct gp_volume_terms *g = vr_group(r, n, false, &t);
-        bool every = false;
-        for (size_t i = 0; g && i < n && !every; i++) {
-            bool all;
-            if (pv_term(r, json_array_get(terms, i), &t[k], &all))
-                k++;
-            every = all;
-        }
-        if (g && every)
+        struct gp_volume_terms *g = vr_group(r, pv_nterms(pv), false, &t);
+        if (g && pv_append(r, pv, t, &k))
             r->n--; /* a term every node matches: no condition */
         else if (g)
             g->nterms = k;
@@ -350,69 +360,10 @@ static uint64_t rwop_of(const struct gp_kube_sched *s, const json_t *pod, const 
     return bits;
 }
 
-/* An unbound claim of a WaitForFirstConsumer class, which gpuplane
- * provisions (volumes_bind.c): FindPodVolumes' claimsToProvision and
- * checkVolumeProvisions (binder.go, v1.28). A node passes when the claim's
- * volume.kubernetes.io/selected-node names it (the fast path: set by a
- * bind before, only that node), and when it matches the class's
- * allowedTopologies (MatchTopologySelectorTerms: a term's expressions
- * ANDed, each the label's value one of the values; the terms ORed; none:
- * every node), each a condition "node(s) didn't find available
- * persistent volumes to bind". Refused in gpuplane's words: a class
- * without a provisioner (kubernetes.io/no-provisioner: its volumes are
- * bound statically, which gpuplane does not do), a class with an
- * Available volume that might match (findMatchingVolumes would choose
- * among them), a gang's member. */
-static void provision_condition(struct vrd *r, const json_t *pvc, const char *cn, bool gang)
+/* The class's allowedTopologies as node terms at t[0..n) (n its terms). */
+static void topo_terms(struct vrd *r, const json_t *topo, struct gp_node_term *t)
 {
-    const char *cls = claim_class(pvc);
-    const json_t *sc = json_object_get(r->s->scs, cls ? cls : "");
-    const char *prov = str_of(sc, "provisioner");
-    bool static_only = !prov || !prov[0] || strcmp(prov, "kubernetes.io/no-provisioner") == 0;
-    const char *pvn;
-    const json_t *pv;
-    json_object_foreach(r->s->pvs, pvn, pv)
-    {
-        const json_t *spec = json_object_get(pv, "spec");
-        const char *pc = str_of(spec, "storageClassName");
-        const char *phase = str_of(json_object_get(pv, "status"), "phase");
-        if (pc && strcmp(pc, cls) == 0 && !json_object_get(spec, "claimRef") &&
-            (!phase || strcmp(phase, "Available") == 0))
-            static_only = true;
-    }
-    if (gang || static_only) {
-        snprintf(r->msg, sizeof r->msg,
-                 "persistentvolumeclaim \"%s\" waits for its first consumer "
-                 "(WaitForFirstConsumer): gpuplane does not bind claims %s",
-                 cn, gang ? "of a gang's pods" : "to existing volumes");
-        return;
-    }
-    const char *sel = str_of(json_object_get(json_object_get(pvc, "metadata"), "annotations"),
-                             GP_KUBE_ANN_SELECTED_NODE);
-    const json_t *topo = json_object_get(sc, "allowedTopologies");
-    struct gp_node_term *t = NULL;
-    struct gp_volume_terms *g;
-    if (sel) { /* metadata.name In [sel]; the class's topology still ANDed
-                * (FindPodVolumes puts the claim in claimsToProvision, which
-                * checkVolumeProvisions reads as any other) */
-        if (!(g = vr_group(r, 1, false, &t)))
-            return;
-        g->bind = true;
-        struct gp_match_expr *x = vr_alloc(r, sizeof *x);
-        const char **v = vr_alloc(r, sizeof *v);
-        if (!x || !v)
-            return;
-        v[0] = vr_str(r, sel);
-        *x = (struct gp_match_expr){"metadata.name", GP_MATCH_IN, v, 1};
-        t[0] = (struct gp_node_term){NULL, 0, x, 1, 0};
-    }
-    size_t n = json_array_size(topo);
-    if (n == 0)
-        return; /* every node */
-    if (!(g = vr_group(r, n, false, &t)))
-        return;
-    g->bind = true;
-    for (size_t i = 0; i < n; i++) {
+    for (size_t i = 0; i < json_array_size(topo); i++) {
         const json_t *exprs = json_object_get(json_array_get(topo, i), "matchLabelExpressions");
         size_t ne = json_array_size(exprs);
         struct gp_match_expr *x = vr_alloc(r, ne * sizeof *x);
@@ -430,6 +381,119 @@ static void provision_condition(struct vrd *r, const json_t *pvc, const char *cn
         /* (a term of no expressions matches no node, as the engine's empty term) */
         t[i] = (struct gp_node_term){x, x ? ne : 0, NULL, 0, 0};
     }
+}
+
+/* An unbound claim of a WaitForFirstConsumer class, which gpuplane binds
+ * to an existing volume or provisions for the node chosen (volumes_bind.c):
+ * FindPodVolumes' claimsToBind (binder.go, v1.28). One condition,
+ * "node(s) didn't find available persistent volumes to bind" where it
+ * fails:
+ *  - the claim's volume.kubernetes.io/selected-node set (the fast path: a
+ *    bind before, only that node; the claim is one to provision): that
+ *    node, when it meets the class's allowedTopologies too
+ *    (checkVolumeProvisions), no node when the class has no provisioner;
+ *  - else findMatchingVolumes: a node passes where one of the claim's
+ *    candidate volumes (volumes_match.c) reaches it (their node affinity
+ *    terms ORed), or, the class having a provisioner, where the class's
+ *    allowedTopologies allow (MatchTopologySelectorTerms; none: every
+ *    node): the claim is provisioned there when no volume matches
+ *    (checkVolumeProvisions). A volume claimRef'd to the claim is the only
+ *    one: where it does not reach, upstream's FindMatchingVolume finds
+ *    nothing and the claim would be provisioned, but the PV controller
+ *    binds a claim to the volume claimRef'd to it whatever the node
+ *    (syncUnboundClaim), so gpuplane lets only its nodes pass.
+ * Refused in gpuplane's words: a gang's member (its members are bound as
+ * one job, which does not wait for volumes). */
+static void provision_condition(struct vrd *r, const json_t *pvc, const char *cn, bool gang)
+{
+    if (gang) {
+        snprintf(r->msg, sizeof r->msg,
+                 "persistentvolumeclaim \"%s\" waits for its first consumer "
+                 "(WaitForFirstConsumer): gpuplane does not bind claims of a gang's pods",
+                 cn);
+        return;
+    }
+    const json_t *sc = json_object_get(r->s->scs, gp_ks_claim_class(pvc));
+    const char *prov = str_of(sc, "provisioner");
+    bool can_provision = prov && prov[0] && strcmp(prov, "kubernetes.io/no-provisioner") != 0;
+    const char *sel = str_of(json_object_get(json_object_get(pvc, "metadata"), "annotations"),
+                             GP_KUBE_ANN_SELECTED_NODE);
+    const json_t *topo = json_object_get(sc, "allowedTopologies");
+    struct gp_node_term *t = NULL;
+    struct gp_volume_terms *g;
+    if (sel) { /* metadata.name In [sel]; the class's topology still ANDed
+                * (FindPodVolumes puts the claim in claimsToProvision, which
+                * checkVolumeProvisions reads as any other) */
+        if (!(g = vr_group(r, can_provision ? 1 : 0, false, &t)))
+            return;
+        g->bind = true;
+        if (!can_provision)
+            return; /* no node */
+        struct gp_match_expr *x = vr_alloc(r, sizeof *x);
+        const char **v = vr_alloc(r, sizeof *v);
+        if (!x || !v)
+            return;
+        v[0] = vr_str(r, sel);
+        *x = (struct gp_match_expr){"metadata.name", GP_MATCH_IN, v, 1};
+        t[0] = (struct gp_node_term){NULL, 0, x, 1, 0};
+        size_t n = json_array_size(topo);
+        if (n == 0)
+            return; /* every node */
+        if (!(g = vr_group(r, n, false, &t)))
+            return;
+        g->bind = true;
+        topo_terms(r, topo, t);
+        return;
+    }
+    /* the candidate volumes (a claimRef'd one alone), then the class's topology */
+    const json_t *pre = NULL, *pv;
+    const char *pvn;
+    size_t nt = 0;
+    bool every = false;
+    json_object_foreach(r->s->pvs, pvn, pv)
+    {
+        enum gp_pvm m = gp_ks_pv_match(pvc, pv);
+        if (m == GP_PVM_PREBOUND) {
+            pre = pv;
+            break;
+        }
+        if (m == GP_PVM_YES) {
+            nt += pv_nterms(pv);
+            every = every ||
+                    !json_object_get(json_object_get(json_object_get(pv, "spec"), "nodeAffinity"),
+                                     "required");
+        }
+    }
+    if (pre) {
+        nt = pv_nterms(pre);
+        every = !json_object_get(json_object_get(json_object_get(pre, "spec"), "nodeAffinity"),
+                                 "required");
+        can_provision = false;
+    }
+    if (can_provision) {
+        nt += json_array_size(topo);
+        every = every || json_array_size(topo) == 0;
+    }
+    if (every)
+        return; /* every node */
+    if (!(g = vr_group(r, nt, false, &t)))
+        return;
+    g->bind = true;
+    size_t k = 0;
+    json_object_foreach(r->s->pvs, pvn, pv)
+    {
+        if ((pre && pv != pre) || (!pre && gp_ks_pv_match(pvc, pv) != GP_PVM_YES))
+            continue;
+        if (pv_append(r, pv, t, &k)) {
+            r->n--; /* a term every node matches: no condition */
+            return;
+        }
+    }
+    if (can_provision) {
+        topo_terms(r, topo, t + k);
+        k += json_array_size(topo);
+    }
+    g->nterms = k;
 }
 
 /* What the plugins decide for the pod: r->msg (a refusal) or r->g. */
@@ -616,6 +680,8 @@ void gp_ks_volumes_forget(struct gp_kube_sched *s, struct spod *p)
     }
     free(p->vol_msg);
     p->vol_msg = NULL;
+    json_decref(p->vol_pvs);
+    p->vol_pvs = NULL;
 }
 
 enum gp_err gp_ks_volumes_apply(struct gp_kube_sched *s, struct spod *p, const json_t *pod,

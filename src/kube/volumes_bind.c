@@ -37,6 +37,7 @@
 #include <string.h>
 
 #include "kube/sched_internal.h"
+#include "kube/volumes_internal.h"
 
 #define ANN_BIND_COMPLETED "pv.kubernetes.io/bind-completed"
 
@@ -45,77 +46,167 @@ static const char *str_of(const json_t *o, const char *k)
     return json_string_value(json_object_get(o, k));
 }
 
-/* A NodeSelectorRequirement against value v (NULL: the label absent). */
-static bool req_ok(const json_t *e, const char *v)
-{
-    const char *op = str_of(e, "operator");
-    const json_t *vals = json_object_get(e, "values");
-    if (!op)
-        return false;
-    if (strcmp(op, "Exists") == 0)
-        return v != NULL;
-    if (strcmp(op, "DoesNotExist") == 0)
-        return v == NULL;
-    bool in = false;
-    size_t i;
-    json_t *x;
-    json_array_foreach(vals, i, x) in =
-        in || (v && json_string_value(x) && strcmp(v, json_string_value(x)) == 0);
-    if (strcmp(op, "In") == 0)
-        return in;
-    if (strcmp(op, "NotIn") == 0)
-        return !in;
-    if ((strcmp(op, "Gt") == 0 || strcmp(op, "Lt") == 0) && v && json_array_size(vals) == 1) {
-        char *end1, *end2;
-        const char *w = json_string_value(json_array_get(vals, 0));
-        long long a = strtoll(v, &end1, 10), b = w ? strtoll(w, &end2, 10) : 0;
-        if (!w || *end1 || *end2 || !*v || !*w)
-            return false;
-        return op[0] == 'G' ? a > b : a < b;
-    }
-    return false;
-}
-
-/* volume.CheckNodeAffinity: the volume's required terms (ORed) against
- * the node's labels alone (a matchFields requirement compares ""). */
-static bool pv_fits(const json_t *pv, const json_t *labels)
-{
-    const json_t *req =
-        json_object_get(json_object_get(json_object_get(pv, "spec"), "nodeAffinity"), "required");
-    if (!req)
-        return true;
-    size_t i;
-    json_t *t;
-    json_array_foreach(json_object_get(req, "nodeSelectorTerms"), i, t)
-    {
-        const json_t *le = json_object_get(t, "matchExpressions"),
-                     *fe = json_object_get(t, "matchFields");
-        if (json_array_size(le) + json_array_size(fe) == 0)
-            continue; /* an empty term matches nothing */
-        bool ok = true;
-        size_t k;
-        json_t *e;
-        json_array_foreach(le, k, e) ok = ok && req_ok(e, str_of(labels, str_of(e, "key")));
-        json_array_foreach(fe, k, e) ok = ok && req_ok(e, "");
-        if (ok)
-            return true;
-    }
-    return false;
-}
-
 /* The class's volumeBindingMode is WaitForFirstConsumer. */
 static bool delayed(const struct gp_kube_sched *s, const json_t *pvc)
 {
-    const json_t *meta = json_object_get(pvc, "metadata");
-    const char *cls =
-        str_of(json_object_get(meta, "annotations"), "volume.beta.kubernetes.io/storage-class");
-    if (!cls)
-        cls = str_of(json_object_get(pvc, "spec"), "storageClassName");
-    const char *mode = str_of(json_object_get(s->scs, cls ? cls : ""), "volumeBindingMode");
+    const char *mode = str_of(json_object_get(s->scs, gp_ks_claim_class(pvc)), "volumeBindingMode");
     return mode && strcmp(mode, "WaitForFirstConsumer") == 0;
 }
 
 enum step { ST_READY, ST_WAIT, ST_FAIL };
+
+/* The volumes chosen for claims already (binder.go's assume cache: a
+ * volume assumed for a claim is no other claim's): those of p's other
+ * claims and of every other pod waiting for its claims, as an object of
+ * names (NULL when out of memory); *same, the volume another such pod
+ * chose for claim `key` itself (a claim two pods use), or NULL. */
+static json_t *chosen(const struct gp_kube_sched *s, const struct spod *p, const char *key,
+                      const json_t **same)
+{
+    json_t *t = json_object();
+    *same = NULL;
+    for (size_t i = 0; t && i <= s->nvpods; i++) {
+        const struct spod *q = i < s->nvpods ? s->vpods[i] : p; /* (p's own last) */
+        if (q == p ? i < s->nvpods : !(q->st == SP_ASSUMED && q->prov_at > 0))
+            continue;
+        const char *k;
+        json_t *b;
+        json_object_foreach(q->vol_pvs, k, b)
+        {
+            if (q != p && strcmp(k, key) == 0)
+                *same = b;
+            if (json_object_set_new(t, str_of(b, "pv"), json_true()) != 0) {
+                json_decref(t);
+                return NULL;
+            }
+        }
+    }
+    return t;
+}
+
+/* The binding of claim `key` to volume pvn (made at version rv) kept in
+ * p->vol_pvs; false when out of memory. */
+static bool keep_binding(struct spod *p, const char *key, const char *pvn, json_int_t rv)
+{
+    if (!p->vol_pvs && !(p->vol_pvs = json_object()))
+        return false;
+    return json_object_set_new(p->vol_pvs, key, json_pack("{s:s,s:I}", "pv", pvn, "rv", rv)) == 0;
+}
+
+/* bindAPIUpdate for a static binding (binder.go, with GetBindVolumeToClaim):
+ * volume pvn's spec.claimRef set to claim pvc (its reference: kind,
+ * apiVersion, namespace, name, uid, resourceVersion), with
+ * pv.kubernetes.io/bound-by-controller when the volume was not claimRef'd
+ * to it already, by a merge patch whose precondition is the volume's
+ * resourceVersion as the informer has it (upstream sends an Update of
+ * its cached object: refused with 409 alike when the volume changed). */
+static enum step bind_static(struct gp_kube_sched *s, struct spod *p, const char *key,
+                             const json_t *pvc, const char *pvn, char *msg, size_t size)
+{
+    const json_t *pv = json_object_get(s->pvs, pvn);
+    const json_t *meta = json_object_get(pvc, "metadata");
+    const char *rv = gp_kube_meta(pv, "resourceVersion");
+    const char *name = str_of(meta, "name"), *ns = str_of(meta, "namespace");
+    const char *uid = str_of(meta, "uid"), *crv = str_of(meta, "resourceVersion");
+    if (!rv || !rv[0]) { /* "" in a merge patch is no precondition: nothing sent */
+        snprintf(msg, size,
+                 "binding volumes: persistentvolume \"%.200s\" has no metadata.resourceVersion",
+                 pvn);
+        return ST_FAIL;
+    }
+    json_t *ref = json_pack("{s:s,s:s,s:s,s:s}", "kind", "PersistentVolumeClaim", "apiVersion",
+                            "v1", "namespace", ns ? ns : "default", "name", name ? name : "");
+    json_t *md = json_pack("{s:s}", "resourceVersion", rv);
+    if (ref && uid)
+        json_object_set_new(ref, "uid", json_string(uid));
+    if (ref && crv)
+        json_object_set_new(ref, "resourceVersion", json_string(crv));
+    if (md && !gp_ks_pv_bound_to(pv, pvc))
+        json_object_set_new(md, "annotations",
+                            json_pack("{s:s}", "pv.kubernetes.io/bound-by-controller", "yes"));
+    json_t *body =
+        ref && md ? json_pack("{s:O,s:{s:O}}", "metadata", md, "spec", "claimRef", ref) : NULL;
+    json_decref(ref);
+    json_decref(md);
+    if (!body) {
+        snprintf(msg, size, "binding volumes: out of memory");
+        return ST_FAIL;
+    }
+    char path[700];
+    snprintf(path, sizeof path, "/api/v1/persistentvolumes/%s", pvn);
+    json_t *ans = NULL;
+    long st = gp_ks_leading(s) && s->c
+                  ? gp_ks_send(s->c, "PATCH", path, body, "application/merge-patch+json", &ans)
+                  : (json_decref(body), 0);
+    const char *nrv = gp_kube_meta(ans, "resourceVersion");
+    json_int_t made = nrv ? (json_int_t)strtoull(nrv, NULL, 10) : 0;
+    json_decref(ans);
+    if (st == 200 && keep_binding(p, key, pvn, made))
+        return ST_WAIT;
+    if (st == 200)
+        snprintf(msg, size, "binding volumes: out of memory");
+    else if (st == 409)
+        snprintf(msg, size,
+                 "Operation cannot be fulfilled on persistentvolumes \"%.200s\": the object has "
+                 "been modified; please apply your changes to the latest version and try again",
+                 pvn);
+    else
+        snprintf(msg, size, "updating persistentvolume \"%.200s\": status %ld", pvn, st);
+    return ST_FAIL;
+}
+
+/* checkBindings for a static binding b ({pv, rv}) of claim pvc, on node
+ * `node` (labels its labels): the volume as the informer shows it older
+ * than the version our patch made is waited for; its node affinity not
+ * met, its claimRef reset (or naming another claim) fail; the claim bound
+ * (spec.volumeName and pv.kubernetes.io/bind-completed, the PV
+ * controller's work) is ready. */
+static enum step check_static(struct gp_kube_sched *s, const json_t *pvc, const json_t *b,
+                              const char *node, const json_t *labels, char *msg, size_t size)
+{
+    const char *pvn = str_of(b, "pv");
+    const json_t *pv = json_object_get(s->pvs, pvn ? pvn : "");
+    if (!pv) {
+        snprintf(msg, size,
+                 "binding volumes: failed to check binding: could not find v1.PersistentVolume "
+                 "\"%.200s\"",
+                 pvn ? pvn : "");
+        return ST_FAIL;
+    }
+    const char *have = gp_kube_meta(pv, "resourceVersion");
+    json_int_t made = json_integer_value(json_object_get(b, "rv"));
+    if (have && (json_int_t)strtoull(have, NULL, 10) < made)
+        return ST_WAIT;
+    if (!gp_ks_pv_fits(pv, labels)) {
+        snprintf(msg, size,
+                 "binding volumes: pv \"%.200s\" node affinity doesn't match node \"%.200s\": "
+                 "no matching NodeSelectorTerms",
+                 pvn, node);
+        return ST_FAIL;
+    }
+    const char *ruid = str_of(json_object_get(json_object_get(pv, "spec"), "claimRef"), "uid");
+    if (!ruid || !ruid[0]) {
+        snprintf(msg, size, "binding volumes: ClaimRef got reset for pv \"%.200s\"", pvn);
+        return ST_FAIL;
+    }
+    if (!gp_ks_pv_bound_to(pv, pvc)) { /* (upstream waits for its timeout) */
+        snprintf(msg, size, "binding volumes: pv \"%.200s\" was claimed by another claim", pvn);
+        return ST_FAIL;
+    }
+    const json_t *meta = json_object_get(pvc, "metadata");
+    const char *vn = str_of(json_object_get(pvc, "spec"), "volumeName");
+    bool bound =
+        vn && vn[0] && json_object_get(json_object_get(meta, "annotations"), ANN_BIND_COMPLETED);
+    return bound ? ST_READY : ST_WAIT;
+}
+
+/* The class has a provisioner (checkVolumeProvisions: not "" nor
+ * kubernetes.io/no-provisioner). */
+static bool provisioned(const json_t *sc)
+{
+    const char *prov = str_of(sc, "provisioner");
+    return prov && prov[0] && strcmp(prov, "kubernetes.io/no-provisioner") != 0;
+}
 
 /* One claim of the pod, for node `node` (labels its labels): ready (bound,
  * its volume's affinity met; or not one to provision), waiting, or failed
@@ -136,13 +227,16 @@ static enum step claim_step(struct gp_kube_sched *s, struct spod *p, const char 
     const json_t *ann = json_object_get(meta, "annotations");
     const char *vn = str_of(json_object_get(pvc, "spec"), "volumeName");
     const char *name = str_of(meta, "name");
+    const json_t *b = json_object_get(p->vol_pvs, key);
+    if (b) /* bound to an existing volume for this decision */
+        return check_static(s, pvc, b, node, labels, msg, size);
     if (vn && vn[0] && !str_of(ann, GP_KUBE_ANN_SELECTED_NODE))
         return ST_READY; /* bound before: its volume was a filter's (boundClaims) */
     if (vn && vn[0]) {   /* provisioned for a node: bound (or being bound) by the PV controller */
         const json_t *pv = json_object_get(s->pvs, vn);
         if (!pv)
             return ST_WAIT; /* (not seen yet: checkBindings waits too) */
-        if (!pv_fits(pv, labels)) {
+        if (!gp_ks_pv_fits(pv, labels)) {
             snprintf(msg, size,
                      "binding volumes: pv \"%s\" node affinity doesn't match node \"%s\": "
                      "no matching NodeSelectorTerms",
@@ -153,6 +247,48 @@ static enum step claim_step(struct gp_kube_sched *s, struct spod *p, const char 
     }
     if (!delayed(s, pvc))
         return ST_READY; /* (volumes.c refused it else) */
+    const char *sel = str_of(ann, GP_KUBE_ANN_SELECTED_NODE);
+    if (write && !sel) {
+        /* findMatchingVolumes for the node chosen: a volume bound to the
+         * claim, else provisioned (a class with a provisioner whose
+         * allowedTopologies the node meets) */
+        const json_t *same = NULL;
+        json_t *skip = chosen(s, p, key, &same);
+        bool pre = false;
+        const char *pvn = skip ? gp_ks_pv_find(s->pvs, pvc, labels, skip, &pre) : NULL;
+        const json_t *sc = json_object_get(s->scs, gp_ks_claim_class(pvc));
+        char pvname[300];
+        snprintf(pvname, sizeof pvname, "%s", pvn ? pvn : "");
+        json_decref(skip);
+        if (!skip) {
+            snprintf(msg, size, "binding volumes: out of memory");
+            return ST_FAIL;
+        }
+        if (same) { /* another pod binds the claim: its binding this pod's too */
+            if (!keep_binding(p, key, str_of(same, "pv"),
+                              json_integer_value(json_object_get(same, "rv")))) {
+                snprintf(msg, size, "binding volumes: out of memory");
+                return ST_FAIL;
+            }
+            return check_static(s, pvc, json_object_get(p->vol_pvs, key), node, labels, msg, size);
+        }
+        if (pvname[0])
+            return bind_static(s, p, key, pvc, pvname, msg, size);
+        if (pre) { /* claimRef'd to a volume the node does not reach (volumes.c) */
+            snprintf(msg, size,
+                     "binding volumes: pvc \"%.200s\" is claimed by a persistent volume that "
+                     "does not reach node \"%.200s\"",
+                     name ? name : key, node);
+            return ST_FAIL;
+        }
+        if (!provisioned(sc) || !gp_ks_topology_fits(sc, labels)) {
+            snprintf(msg, size,
+                     "binding volumes: pvc \"%.200s\": no available persistent volume reaches "
+                     "node \"%.200s\" and none can be provisioned there",
+                     name ? name : key, node);
+            return ST_FAIL;
+        }
+    }
     /* checkBindings: a claim to provision that the informer shows older
      * than our patches made it is waited for (versioner.
      * CompareResourceVersion against the assume cache's copy). Only such
@@ -162,7 +298,6 @@ static enum step claim_step(struct gp_kube_sched *s, struct spod *p, const char 
     const char *have = gp_kube_meta(pvc, "resourceVersion");
     if (p->prov_rv && have && strtoull(have, NULL, 10) < p->prov_rv)
         return ST_WAIT;
-    const char *sel = str_of(ann, GP_KUBE_ANN_SELECTED_NODE);
     if (sel && strcmp(sel, node) == 0)
         return ST_WAIT;
     if (sel || !write) { /* taken off, or another node's: the provisioner gave up */
@@ -223,6 +358,10 @@ bool gp_ks_volumes_bind_hold(struct gp_kube_sched *s, struct spod *p)
     const char *ns = p->info.ns ? p->info.ns : "default";
     enum step worst = ST_READY;
     char msg[1024] = "";
+    if (p->prov_at == 0) { /* a new decision: its bindings chosen anew */
+        json_decref(p->vol_pvs);
+        p->vol_pvs = NULL;
+    }
     size_t i;
     json_t *vol;
     json_array_foreach(json_object_get(json_object_get(p->obj, "spec"), "volumes"), i, vol)
@@ -254,6 +393,8 @@ bool gp_ks_volumes_bind_hold(struct gp_kube_sched *s, struct spod *p)
     }
     p->prov_at = 0;
     p->prov_rv = 0;
+    json_decref(p->vol_pvs);
+    p->vol_pvs = NULL;
     if (worst == ST_READY)
         return false;
     /* PreBind failed: the pod's words (schedule_one.go bindingCycle:

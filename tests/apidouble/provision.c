@@ -14,7 +14,18 @@
  * claim bound to it as the PV controller binds it (bindClaimToVolume:
  * spec.volumeName, pv.kubernetes.io/bind-completed and
  * bound-by-controller, status.phase Bound with the volume's capacity and
- * access modes). Each a new resourceVersion and a watch event. */
+ * access modes). Each a new resourceVersion and a watch event.
+ *
+ * The PV controller's bind of a volume claimRef'd to a claim (a static
+ * binding: kube-scheduler's VolumeBinding sets the volume's spec.claimRef
+ * to the claim it chose it for, binder.go bindAPIUpdate): MS milliseconds
+ * after a write leaves a PersistentVolume whose spec.claimRef names a
+ * claim that is there (of the reference's uid, when it has one) and
+ * unbound, when it still is so, the volume's status.phase becomes Bound
+ * and the claim is bound to it as above, with the volume's capacity and
+ * access modes (pkg/controller/volume/persistentvolume syncVolume and
+ * syncUnboundClaim: a volume pre-bound to its claim is bound whatever its
+ * class's binding mode). The same switch turns both off. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -74,9 +85,14 @@ static const char *wanted(const json_t *c)
         json_object_get(json_object_get(c, "metadata"), "annotations"), ANN_SELECTED));
 }
 
+static struct object *claimed(const json_t *pv);
+
 void provision_written(struct object *o)
 {
-    if (prov_ms < 0 || strcmp(o->res, "persistentvolumeclaims") != 0 || !wanted(o->cur))
+    bool pv = strcmp(o->res, "persistentvolumes") == 0;
+    if (prov_ms < 0 || !o->cur ||
+        (pv ? !claimed(o->cur)
+            : (strcmp(o->res, "persistentvolumeclaims") != 0 || !wanted(o->cur))))
         return;
     if (ndues == capdues) {
         size_t cap = capdues ? capdues * 2 : 64;
@@ -87,6 +103,66 @@ void provision_written(struct object *o)
         capdues = cap;
     }
     dues[ndues++] = (struct due){o, mono() + (double)prov_ms / 1000.0};
+}
+
+/* Claim o bound to volume pvname of capacity size and access modes am
+ * (borrowed), as the PV controller binds it (bindClaimToVolume, then the
+ * claim's status); copied on write: a stored version is never changed. */
+static void bind_claim(struct object *o, const char *pvname, json_t *size, json_t *am)
+{
+    json_t *c = o->cur, *meta = json_object_get(c, "metadata"), *spec = json_object_get(c, "spec");
+    json_t *next = json_copy(c), *nm = json_copy(meta), *ns_spec = json_copy(spec);
+    json_t *ann = json_object_get(meta, "annotations");
+    json_t *na = ann ? json_copy(ann) : json_object();
+    json_object_set_new(na, "pv.kubernetes.io/bind-completed", json_string("yes"));
+    json_object_set_new(na, "pv.kubernetes.io/bound-by-controller", json_string("yes"));
+    json_object_set_new(nm, "annotations", na);
+    json_object_set_new(next, "metadata", nm);
+    json_object_set_new(ns_spec, "volumeName", json_string(pvname));
+    json_object_set_new(next, "spec", ns_spec);
+    json_object_set_new(next, "status",
+                        json_pack("{s:s,s:O,s:{s:O}}", "phase", "Bound", "accessModes", am,
+                                  "capacity", "storage", size));
+    record(o, "MODIFIED", next);
+}
+
+/* The claim volume pv is claimRef'd to, when it is there (of the
+ * reference's uid, if it has one) and unbound; NULL otherwise. */
+static struct object *claimed(const json_t *pv)
+{
+    const json_t *ref = json_object_get(json_object_get(pv, "spec"), "claimRef");
+    const char *ns = json_string_value(json_object_get(ref, "namespace"));
+    const char *name = json_string_value(json_object_get(ref, "name"));
+    const char *uid = json_string_value(json_object_get(ref, "uid"));
+    struct object *co = name ? find("persistentvolumeclaims", ns ? ns : "", name) : NULL;
+    if (!co || !co->cur)
+        return NULL;
+    const char *cuid = str_at(co->cur, "metadata", "uid");
+    const char *vn = str_at(co->cur, "spec", "volumeName");
+    if ((uid && uid[0] && (!cuid || strcmp(uid, cuid) != 0)) || (vn && vn[0]))
+        return NULL;
+    return co;
+}
+
+/* Volume po bound to the claim it is claimRef'd to (syncVolume,
+ * syncUnboundClaim), when it still is one to bind. */
+static void bind_claimed(struct object *po)
+{
+    struct object *co = po->cur ? claimed(po->cur) : NULL;
+    if (!co)
+        return;
+    json_t *spec = json_object_get(po->cur, "spec");
+    json_t *size = json_object_get(json_object_get(spec, "capacity"), "storage");
+    json_t *am = json_object_get(spec, "accessModes");
+    json_t *pv = json_copy(po->cur);
+    json_object_set_new(pv, "status", json_pack("{s:s}", "phase", "Bound"));
+    const char *pvname = str_at(pv, "metadata", "name");
+    json_t *nsize = size ? json_incref(size) : json_string("0");
+    json_t *nam = am ? json_incref(am) : json_array();
+    record(po, "MODIFIED", pv);
+    bind_claim(co, pvname ? pvname : po->name, nsize, nam);
+    json_decref(nsize);
+    json_decref(nam);
 }
 
 static void provide(struct object *o)
@@ -144,24 +220,11 @@ static void provide(struct object *o)
         return;
     }
     record(obj_new("persistentvolumes", "", pvname), "ADDED", pv);
-    /* the claim bound to it (copied on write: a stored version is never changed) */
-    json_t *next = json_copy(c), *nm = json_copy(meta), *ns_spec = json_copy(spec);
-    json_t *ann = json_object_get(meta, "annotations");
-    json_t *na = ann ? json_copy(ann) : json_object();
-    json_object_set_new(na, "pv.kubernetes.io/bind-completed", json_string("yes"));
-    json_object_set_new(na, "pv.kubernetes.io/bound-by-controller", json_string("yes"));
-    json_object_set_new(nm, "annotations", na);
-    json_object_set_new(next, "metadata", nm);
-    json_object_set_new(ns_spec, "volumeName", json_string(pvname));
-    json_object_set_new(next, "spec", ns_spec);
-    json_object_set_new(next, "status",
-                        json_pack("{s:s,s:O,s:{s:O}}", "phase", "Bound", "accessModes", am,
-                                  "capacity", "storage", size));
+    bind_claim(o, pvname, size, am);
     if (!storage)
         json_decref(size);
     if (!modes)
         json_decref(am);
-    record(o, "MODIFIED", next);
     prov_done++;
 }
 
@@ -170,7 +233,9 @@ void provision_run(void)
     double now = mono();
     size_t keep = 0;
     for (size_t i = 0; i < ndues; i++) {
-        if (dues[i].at <= now)
+        if (dues[i].at <= now && strcmp(dues[i].o->res, "persistentvolumes") == 0)
+            bind_claimed(dues[i].o);
+        else if (dues[i].at <= now)
             provide(dues[i].o);
         else
             dues[keep++] = dues[i];

@@ -5,7 +5,8 @@
  * objects: pods bound, one whose Binding got no answer (read again), one
  * that fits nowhere (its status and Event), two preempted by a third,
  * PodGroups and PriorityClasses watched, a claim provisioned for its
- * pod's node (its selected-node patch), a gang (its members' annotation
+ * pod's node (its selected-node patch), one bound to an existing volume
+ * (the volume's claimRef patch), a gang (its members' annotation
  * patches), its Lease created, read and
  * renewed, its ConfigMap listed and watched. Then every request the scheduler made must be one that
  * gp_rbac_rules (kube/rbac.c, what render --self grants) allows, and every
@@ -136,6 +137,34 @@ static void scenario(struct world *w)
                  i);
         kd_call(w->admin, "POST", "/api/v1/namespaces/default/pods", pod, 201);
     }
+    /* a claim of a class without a provisioner, bound to an existing
+     * volume (its claimRef's patch: volumes_bind.c; the double's PV
+     * controller binds the claim) */
+    kd_call(w->admin, "POST", "/apis/storage.k8s.io/v1/storageclasses",
+            "{\"apiVersion\":\"storage.k8s.io/v1\",\"kind\":\"StorageClass\",\"metadata\":"
+            "{\"name\":\"local\"},\"provisioner\":\"kubernetes.io/no-provisioner\","
+            "\"volumeBindingMode\":\"WaitForFirstConsumer\"}",
+            201);
+    kd_call(w->admin, "POST", "/api/v1/persistentvolumes",
+            "{\"apiVersion\":\"v1\",\"kind\":\"PersistentVolume\",\"metadata\":{\"name\":"
+            "\"disk1\"},\"spec\":{\"capacity\":{\"storage\":\"10Gi\"},\"accessModes\":"
+            "[\"ReadWriteOnce\"],\"storageClassName\":\"local\",\"hostPath\":{\"path\":"
+            "\"/mnt/disk1\"}}}",
+            201);
+    kd_call(w->admin, "PATCH", "/api/v1/persistentvolumes/disk1/status",
+            "{\"status\":{\"phase\":\"Available\"}}", 200);
+    kd_call(w->admin, "POST", "/api/v1/namespaces/default/persistentvolumeclaims",
+            "{\"apiVersion\":\"v1\",\"kind\":\"PersistentVolumeClaim\",\"metadata\":"
+            "{\"name\":\"disk\"},\"spec\":{\"accessModes\":[\"ReadWriteOnce\"],"
+            "\"storageClassName\":\"local\",\"resources\":{\"requests\":{\"storage\":"
+            "\"10Gi\"}}}}",
+            201);
+    kd_call(w->admin, "POST", "/api/v1/namespaces/default/pods",
+            "{\"metadata\":{\"name\":\"svol\"},\"spec\":{\"schedulerName\":\"gpuplane\","
+            "\"containers\":[{\"name\":\"c\",\"image\":\"x\",\"resources\":{\"requests\":"
+            "{\"cpu\":\"1\"}}}],\"volumes\":[{\"name\":\"d\",\"persistentVolumeClaim\":"
+            "{\"claimName\":\"disk\"}}]}}",
+            201);
 }
 
 static void test_requests_match_rules(void **state)
@@ -171,6 +200,7 @@ static void test_requests_match_rules(void **state)
     wait_bound(&w, "vol", "n1");
     wait_bound(&w, "g1", "n1");
     wait_bound(&w, "g2", "n1");
+    wait_bound(&w, "svol", "n1");
     /* two GPUs at priority 1000 (its class's): a and b are its victims */
     char pod[512];
     snprintf(pod, sizeof pod,

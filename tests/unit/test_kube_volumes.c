@@ -16,112 +16,10 @@
 #include "kube/rbac.h"
 #include "kube_double.h"
 #include "kube_world.h"
+#include "kube_vworld.h"
 #include "shared_data.h"
 
 #define SCHEMAS GP_SHARED_DIR "/k8s/schemas"
-
-/* The world and the volumes' informers on a client of their own. */
-struct vworld {
-    struct world w;
-    struct gp_kube_client *ic;
-    struct gp_kube_informer *pvcs, *pvs, *scs;
-};
-
-static void v_open(struct vworld *v)
-{
-    w_open(&v->w, true);
-    v->ic = kd_client();
-    struct gp_diag d = {""};
-    assert_int_equal(gp_kube_informer_new(v->ic, "/api/v1/persistentvolumeclaims", 0,
-                                          gp_kube_sched_pvc_change, v->w.s, &v->pvcs, &d),
-                     GP_OK);
-    assert_int_equal(gp_kube_informer_new(v->ic, "/api/v1/persistentvolumes", 0,
-                                          gp_kube_sched_pv_change, v->w.s, &v->pvs, &d),
-                     GP_OK);
-    assert_int_equal(gp_kube_informer_new(v->ic, "/apis/storage.k8s.io/v1/storageclasses", 0,
-                                          gp_kube_sched_sc_change, v->w.s, &v->scs, &d),
-                     GP_OK);
-}
-
-/* The volumes' informers re-listed (a re-list delivers what changed). */
-static void v_sync(struct vworld *v)
-{
-    struct gp_diag d = {""};
-    assert_int_equal(gp_kube_informer_list(v->scs, &d), GP_OK);
-    assert_int_equal(gp_kube_informer_list(v->pvs, &d), GP_OK);
-    assert_int_equal(gp_kube_informer_list(v->pvcs, &d), GP_OK);
-}
-
-static void v_close(struct vworld *v)
-{
-    gp_kube_informer_free(v->pvcs);
-    gp_kube_informer_free(v->pvs);
-    gp_kube_informer_free(v->scs);
-    gp_kube_client_free(v->ic);
-    w_close(&v->w);
-}
-
-static void sc(struct vworld *v, const char *name, const char *mode)
-{
-    char b[512];
-    snprintf(b, sizeof b,
-             "{\"apiVersion\":\"storage.k8s.io/v1\",\"kind\":\"StorageClass\",\"metadata\":"
-             "{\"name\":\"%s\"},\"provisioner\":\"pd.csi.storage.gke.io\"%s%s%s}",
-             name, mode ? ",\"volumeBindingMode\":\"" : "", mode ? mode : "", mode ? "\"" : "");
-    kd_call(v->w.admin, "POST", "/apis/storage.k8s.io/v1/storageclasses", b, 201);
-}
-
-/* A WaitForFirstConsumer class of provisioner prov, allowedTopologies
- * topo (a JSON array, or NULL). */
-static void wsc(struct vworld *v, const char *name, const char *prov, const char *topo)
-{
-    char b[1024];
-    snprintf(b, sizeof b,
-             "{\"apiVersion\":\"storage.k8s.io/v1\",\"kind\":\"StorageClass\",\"metadata\":"
-             "{\"name\":\"%s\"},\"provisioner\":\"%s\",\"volumeBindingMode\":"
-             "\"WaitForFirstConsumer\"%s%s}",
-             name, prov, topo ? ",\"allowedTopologies\":" : "", topo ? topo : "");
-    kd_call(v->w.admin, "POST", "/apis/storage.k8s.io/v1/storageclasses", b, 201);
-}
-
-/* A volume: labels (JSON members, or NULL) and spec.nodeAffinity's
- * required terms (a JSON array, or NULL). */
-static void pv(struct vworld *v, const char *name, const char *labels, const char *terms)
-{
-    char b[1536];
-    snprintf(b, sizeof b,
-             "{\"apiVersion\":\"v1\",\"kind\":\"PersistentVolume\",\"metadata\":{\"name\":\"%s\""
-             "%s%s%s},\"spec\":{\"capacity\":{\"storage\":\"10Gi\"},\"accessModes\":"
-             "[\"ReadWriteOnce\"],\"storageClassName\":\"standard\",\"csi\":{\"driver\":"
-             "\"pd.csi.storage.gke.io\",\"volumeHandle\":\"%s\"}%s%s%s}}",
-             name, labels ? ",\"labels\":{" : "", labels ? labels : "", labels ? "}" : "", name,
-             terms ? ",\"nodeAffinity\":{\"required\":{\"nodeSelectorTerms\":" : "",
-             terms ? terms : "", terms ? "}}" : "");
-    kd_call(v->w.admin, "POST", "/api/v1/persistentvolumes", b, 201);
-}
-
-/* A claim of class cls (NULL: none), bound to volume `bound` (NULL: not
- * bound; the PV controller's bind-completed annotation with it), extra
- * metadata members (",\"finalizers\":[...]") when not NULL. */
-static void pvc(struct vworld *v, const char *name, const char *cls, const char *bound,
-                const char *meta)
-{
-    char b[1024];
-    snprintf(b, sizeof b,
-             "{\"apiVersion\":\"v1\",\"kind\":\"PersistentVolumeClaim\",\"metadata\":{\"name\":"
-             "\"%s\"%s%s},\"spec\":{\"accessModes\":[\"ReadWriteOnce\"],\"resources\":"
-             "{\"requests\":{\"storage\":\"10Gi\"}}%s%s%s%s%s%s}}",
-             name, bound ? ",\"annotations\":{\"pv.kubernetes.io/bind-completed\":\"yes\"}" : "",
-             meta ? meta : "", cls ? ",\"storageClassName\":\"" : "", cls ? cls : "",
-             cls ? "\"" : "", bound ? ",\"volumeName\":\"" : "", bound ? bound : "",
-             bound ? "\"" : "");
-    kd_call(v->w.admin, "POST", "/api/v1/namespaces/default/persistentvolumeclaims", b, 201);
-}
-
-__attribute__((unused)) static json_t *get(struct vworld *v, const char *path)
-{
-    return w_get(&v->w, path);
-}
 
 /* The three kinds listed and watched as the others: what kube-apiserver
  * fills in on create (status Pending, the classes' binding mode), a
@@ -175,68 +73,6 @@ static void test_informers(void **state)
     assert_int_equal(st.volume_claims, 1);
     assert_int_equal(st.volumes, 0);
     v_close(&v);
-}
-
-/* A pod of ours asking one GPU, with the volumes (a JSON array's members). */
-static void vpod(struct vworld *v, const char *name, const char *volumes)
-{
-    char b[12288];
-    snprintf(b, sizeof b,
-             "{\"metadata\":{\"name\":\"%s\"},\"spec\":{\"schedulerName\":\"gpuplane\","
-             "\"containers\":[{\"name\":\"c\",\"image\":\"x\",\"resources\":{\"requests\":"
-             "{\"cpu\":\"1\",\"memory\":\"1Gi\",\"nvidia.com/gpu\":\"1\"},\"limits\":"
-             "{\"nvidia.com/gpu\":\"1\"}}}],\"volumes\":[%s]}}",
-             name, volumes);
-    kd_call(v->w.admin, "POST", "/api/v1/namespaces/default/pods", b, 201);
-}
-
-/* A pod naming claim `claim`. */
-static void cpod(struct vworld *v, const char *name, const char *claim)
-{
-    char b[256];
-    snprintf(b, sizeof b, "{\"name\":\"data\",\"persistentVolumeClaim\":{\"claimName\":\"%s\"}}",
-             claim);
-    vpod(v, name, b);
-}
-
-/* A node of `gpus` GPUs with extra labels (JSON members). */
-static void lnode(struct vworld *v, const char *name, unsigned gpus, const char *labels)
-{
-    w_node(&v->w, name, gpus);
-    if (!labels)
-        return;
-    char b[512], path[128];
-    snprintf(b, sizeof b, "{\"metadata\":{\"labels\":{%s}}}", labels);
-    snprintf(path, sizeof path, "/api/v1/nodes/%s", name);
-    kd_call(v->w.admin, "PATCH", path, b, 200);
-}
-
-/* Synced (volumes first) and one cycle: the pods bound. */
-static size_t v_cycle(struct vworld *v)
-{
-    v_sync(v);
-    size_t n = w_cycle(&v->w);
-    v->w.now += 1;
-    return n;
-}
-
-/* The pod's PodScheduled message ("" when none), in a static buffer. */
-static const char *why(struct vworld *v, const char *pod)
-{
-    static char out[1024];
-    out[0] = '\0';
-    json_t *o = w_pod_get(&v->w, pod);
-    size_t i;
-    json_t *c;
-    json_array_foreach(json_object_get(json_object_get(o, "status"), "conditions"), i, c)
-    {
-        const char *t = json_string_value(json_object_get(c, "type"));
-        const char *m = json_string_value(json_object_get(c, "message"));
-        if (t && m && strcmp(t, "PodScheduled") == 0)
-            snprintf(out, sizeof out, "%s", m);
-    }
-    json_decref(o);
-    return out;
 }
 
 /* VolumeBinding's PreFilter in its words: a claim not found, then made
@@ -298,14 +134,14 @@ static void test_prefilter(void **state)
                         "preemption: 0/2 nodes are available: 2 Preemption is not helpful for "
                         "scheduling..");
     /* a claim of a WaitForFirstConsumer class without a provisioner (local
-     * volumes, bound statically): gpuplane does not bind it */
+     * volumes, bound statically) and no volume for it: no node
+     * (test_kube_volumes_static binds such claims) */
     wsc(&v, "local", "kubernetes.io/no-provisioner", NULL);
     pvc(&v, "wait", "local", NULL, NULL);
     cpod(&v, "e", "wait");
     assert_int_equal(v_cycle(&v), 0);
-    assert_non_null(strstr(why(&v, "e"), "persistentvolumeclaim \"wait\" waits for its first "
-                                         "consumer (WaitForFirstConsumer): gpuplane does not "
-                                         "bind claims to existing volumes"));
+    assert_non_null(strstr(why(&v, "e"), "node(s) didn't find available persistent volumes to "
+                                         "bind. preemption: "));
     /* the one bound elsewhere is untouched; b, d and e never bound */
     assert_string_equal(w_node_of(&v.w, "b", NULL), "");
     assert_string_equal(w_node_of(&v.w, "d", NULL), "");
@@ -506,36 +342,6 @@ static void test_rwop_preempt(void **state)
     assert_int_equal(v_cycle(&v), 1);
     assert_string_equal(w_node_of(&v.w, "high", NULL), low_node);
     v_close(&v);
-}
-
-/* A claim's member (a/b: "metadata/annotations") as a string, in a static buffer. */
-static const char *claim_at(struct vworld *v, const char *claim, const char *a, const char *b,
-                            const char *k)
-{
-    static char out[256];
-    char path[200];
-    snprintf(path, sizeof path, "/api/v1/namespaces/default/persistentvolumeclaims/%s", claim);
-    json_t *o = get(v, path);
-    const json_t *at = json_object_get(o, a);
-    if (b)
-        at = json_object_get(at, b);
-    const char *s = json_string_value(json_object_get(at, k));
-    snprintf(out, sizeof out, "%s", s ? s : "");
-    json_decref(o);
-    return out;
-}
-
-/* Cycles (each a second later, the double's provisioner given time to
- * answer) until pod is bound, at most n: the pods bound. */
-static size_t v_cycles_until(struct vworld *v, const char *pod, int n)
-{
-    size_t total = 0;
-    for (int i = 0; i < n && strcmp(w_node_of(&v->w, pod, NULL), "") == 0; i++) {
-        struct timespec ts = {0, 30 * 1000 * 1000};
-        nanosleep(&ts, NULL);
-        total += v_cycle(v);
-    }
-    return total;
 }
 
 /* WaitForFirstConsumer dynamic provisioning (VolumeBinding: binder.go
@@ -784,8 +590,9 @@ static void test_wffc_selected_outside_topology(void **state)
     v_close(&v);
 }
 
-/* render --self grants the volumes' list and watch and the claims' patch
- * (the selected-node annotation: volumes_bind.c), nothing more. */
+/* render --self grants the volumes' list and watch, the claims' patch
+ * (the selected-node annotation: volumes_bind.c) and the volumes' patch
+ * (a static binding's claimRef), nothing more. */
 static void test_rbac(void **state)
 {
     (void)state;
@@ -797,12 +604,13 @@ static void test_rbac(void **state)
         {"list", "storage.k8s.io", "storageclasses"},
         {"watch", "storage.k8s.io", "storageclasses"},
         {"patch", "", "persistentvolumeclaims"},
+        {"patch", "", "persistentvolumes"},
     };
     const char *no[][3] = {
         {"get", "", "persistentvolumeclaims"},    {"update", "", "persistentvolumeclaims"},
         {"create", "", "persistentvolumeclaims"}, {"delete", "", "persistentvolumeclaims"},
         {"create", "", "persistentvolumes"},      {"get", "", "persistentvolumes"},
-        {"patch", "", "persistentvolumes"},       {"get", "storage.k8s.io", "storageclasses"},
+        {"update", "", "persistentvolumes"},      {"get", "storage.k8s.io", "storageclasses"},
         {"list", "storage.k8s.io", "csinodes"},
     };
     for (size_t i = 0; i < sizeof yes / sizeof yes[0]; i++)
@@ -819,6 +627,10 @@ static void test_rbac(void **state)
     assert_true(gp_rbac_allows_request("PATCH", "/api/v1/namespaces/ml/persistentvolumeclaims/data",
                                        "gpuplane-system", why, sizeof why));
     assert_false(gp_rbac_allows_request("PUT", "/api/v1/namespaces/ml/persistentvolumeclaims/data",
+                                        "gpuplane-system", why, sizeof why));
+    assert_true(gp_rbac_allows_request("PATCH", "/api/v1/persistentvolumes/local-n1",
+                                       "gpuplane-system", why, sizeof why));
+    assert_false(gp_rbac_allows_request("PUT", "/api/v1/persistentvolumes/local-n1",
                                         "gpuplane-system", why, sizeof why));
 }
 
