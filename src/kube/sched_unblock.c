@@ -8,8 +8,11 @@
  * The new placement is decided before anything is written: the decision
  * is released in the engine and placed again by the engine's policy with
  * every blocked node left out (a required node term metadata.name NotIn
- * each, in the engine's copy of the pod only); when it does not fit, it is
- * put back as it was and nothing is taken back. A gang's members move
+ * each, in the engine's copy of the pod only; its volumes' conditions
+ * read again from its claims as they are now, volumes.c
+ * gp_ks_volumes_now: a claim provisioned or bound for the old node since
+ * the pod was read keeps it where its volume reaches); when it does not
+ * fit, it is put back as it was and nothing is taken back. A gang's members move
  * together: every decided member released and the gang placed again whole
  * by the engine (gp_engine_schedule_group: at least minMember at once or
  * none, as a cycle places it), its members pending in the engine placed
@@ -42,6 +45,7 @@
 #include <string.h>
 
 #include "kube/sched_internal.h"
+#include "kube/volumes_internal.h"
 
 /* Whether engine node `node` is one of the nodes b[0..nb) (both parts of
  * a split node: sched_mig.c). */
@@ -167,7 +171,10 @@ static bool place(struct gp_kube_sched *s, struct mv *m, size_t k, uint32_t gid,
         }
         if (!ep || (m[i].decided && !elsewhere))
             return false;
-        m[i].excl = without(s, p->spec.constraints, b, nb);
+        /* its volumes as they are now (a claim provisioned or bound for
+         * the old node since it was read: its volume reaches only some) */
+        const struct gp_pod_constraints *now;
+        m[i].excl = gp_ks_volumes_now(s, p, &s->spent, &now) ? without(s, now, b, nb) : NULL;
         if (!m[i].excl)
             return false;
         m[i].was_node = p->node;

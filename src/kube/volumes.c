@@ -722,6 +722,25 @@ enum gp_err gp_ks_volumes_apply(struct gp_kube_sched *s, struct spod *p, const j
     return GP_OK;
 }
 
+bool gp_ks_volumes_now(struct gp_kube_sched *s, const struct spod *p, struct gp_arena *a,
+                       const struct gp_pod_constraints **out)
+{
+    const struct gp_pod_constraints *own = p->spec.constraints;
+    *out = own;
+    if (!p->info.claims)
+        return true;
+    struct vrd r;
+    struct gp_pod_constraints *c = gp_arena_alloc(a, sizeof *c); /* zeroed */
+    if (!c || !evaluate(s, p->obj, &p->info, a, &r))
+        return false;
+    if (own)
+        *c = *own;
+    c->volumes = r.g;
+    c->nvolumes = r.n;
+    *out = c;
+    return true;
+}
+
 /* A claim, volume or class changed: the pending pods of ours whose
  * decision changes with it (of namespace ns; NULL: any) queued again with
  * the new one, as kube-scheduler's VolumeBinding and VolumeZone ask their

@@ -7,6 +7,20 @@
 #include <jansson.h>
 #include <stdbool.h>
 
+struct gp_arena;
+struct gp_kube_sched;
+struct gp_pod_constraints;
+struct spod;
+
+/* volumes.c: p's constraints with its volumes' conditions decided again
+ * from the claims, volumes and classes as they are now (a decision moved
+ * elsewhere, sched_unblock.c: a claim provisioned or bound for the old
+ * node keeps the pod where its volume reaches), in *out (in a, the
+ * caller's; p's own, maybe NULL, when it has no claims); false when out
+ * of memory. */
+bool gp_ks_volumes_now(struct gp_kube_sched *s, const struct spod *p, struct gp_arena *a,
+                       const struct gp_pod_constraints **out);
+
 /* The claim's class (GetPersistentVolumeClaimClass: the beta annotation,
  * else spec.storageClassName; "" when none). */
 const char *gp_ks_claim_class(const json_t *pvc);

@@ -590,6 +590,48 @@ static void test_wffc_selected_outside_topology(void **state)
     v_close(&v);
 }
 
+/* A decision moved off a blocked node (sched_unblock.c) after its claim
+ * was provisioned there: the pod on n1 (zone a) waits for n1's slot,
+ * which another scheduler's pod never admitted blocks; its claim, of a
+ * class that allows every zone, was annotated for n1 and bound to a volume
+ * the double's provisioner made for zone a. The move reads the claim as
+ * it is now: n2 (zone b, the tighter) is excluded by the volume's node
+ * affinity, so the pod goes to n3 (zone a) and is bound there at once.
+ * Fails with the conditions read when the pod was (the class's: every
+ * node): the move picks n2 and the pod's PreBind fails ("pv ... node
+ * affinity doesn't match node \"n2\""), the decision taken back. */
+static void test_wffc_moved_keeps_volume(void **state)
+{
+    (void)state;
+    struct vworld v;
+    v_open(&v);
+    wsc(&v, "gp3", "ebs.csi.aws.com", NULL);
+    lnode(&v, "n1", 4, "\"topology.kubernetes.io/zone\":\"a\"");
+    w_pod_full(&v.w, "f1", 1, 0, "default-scheduler", NULL);
+    kd_call(v.w.admin, "POST", "/api/v1/namespaces/default/pods/f1/binding",
+            "{\"apiVersion\":\"v1\",\"kind\":\"Binding\",\"metadata\":{\"name\":\"f1\"},"
+            "\"target\":{\"kind\":\"Node\",\"name\":\"n1\"}}",
+            201);
+    pvc(&v, "data", "gp3", NULL, NULL);
+    cpod(&v, "a", "data");
+    for (int i = 0; i < 5 && gp_kube_sched_stats(v.w.s).slot_waiting == 0; i++) {
+        struct timespec ts = {0, 30 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+        assert_int_equal(v_cycle(&v), 0);
+    }
+    assert_int_equal(gp_kube_sched_stats(v.w.s).slot_waiting, 1); /* provisioned, waiting */
+    assert_string_not_equal(claim_at(&v, "data", "spec", NULL, "volumeName"), "");
+    lnode(&v, "n2", 2, "\"topology.kubernetes.io/zone\":\"b\"");
+    lnode(&v, "n3", 8, "\"topology.kubernetes.io/zone\":\"a\"");
+    v.w.now += 125; /* n1 blocked */
+    assert_int_equal(v_cycle(&v), 1);
+    assert_string_equal(w_node_of(&v.w, "a", NULL), "n3");
+    assert_string_equal(w_events(&v.w, "FailedScheduling", "a"), "");
+    assert_int_equal(gp_kube_sched_stats(v.w.s).claim_failures, 0);
+    w_check_distinct(&v.w);
+    v_close(&v);
+}
+
 /* render --self grants the volumes' list and watch, the claims' patch
  * (the selected-node annotation: volumes_bind.c) and the volumes' patch
  * (a static binding's claimRef), nothing more. */
@@ -649,6 +691,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup_teardown(test_wffc_claim_without_rv, kd_start, kd_stop),
         cmocka_unit_test_setup_teardown(test_too_many_claims, kd_start, kd_stop),
         cmocka_unit_test_setup_teardown(test_wffc_selected_outside_topology, kd_start, kd_stop),
+        cmocka_unit_test_setup_teardown(test_wffc_moved_keeps_volume, kd_start, kd_stop),
         cmocka_unit_test(test_rbac),
     };
     if (gp_shared_mode(argc, argv)) {

@@ -317,6 +317,46 @@ static void test_static_one_volume_two_pods(void **state)
     v_close(&v);
 }
 
+/* A decision waiting for a blocked node (another scheduler's pod that
+ * the kubelet never admits holds n1's slot) after its claim was bound to
+ * n1's local volume: the move (sched_unblock.c) reads the claim as it is
+ * now, bound to a volume only n1 reaches, so the pod stays decided for
+ * n1 (a Warning Event says so) and is not bound to n2. Fails with the
+ * conditions read when the pod was (a volume on n1 or n2 would do): the
+ * pod moved to n2 and bound there, away from its volume. */
+static void test_static_moved_stays(void **state)
+{
+    (void)state;
+    struct vworld v;
+    v_open(&v);
+    wsc(&v, "local", "kubernetes.io/no-provisioner", NULL);
+    lnode(&v, "n1", 4, "\"kubernetes.io/hostname\":\"n1\"");
+    lnode(&v, "n2", 8, "\"kubernetes.io/hostname\":\"n2\"");
+    lpv(&v, "n1-disk", "10Gi", "n1");
+    lpv(&v, "n2-disk", "100Gi", "n2");
+    w_pod_full(&v.w, "f1", 1, 0, "default-scheduler", NULL);
+    kd_call(v.w.admin, "POST", "/api/v1/namespaces/default/pods/f1/binding",
+            "{\"apiVersion\":\"v1\",\"kind\":\"Binding\",\"metadata\":{\"name\":\"f1\"},"
+            "\"target\":{\"kind\":\"Node\",\"name\":\"n1\"}}",
+            201);
+    pvc(&v, "data", "local", NULL, NULL);
+    cpod(&v, "a", "data");
+    for (int i = 0; i < 5 && gp_kube_sched_stats(v.w.s).slot_waiting == 0; i++) {
+        struct timespec ts = {0, 30 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+        assert_int_equal(v_cycle(&v), 0);
+    }
+    assert_int_equal(gp_kube_sched_stats(v.w.s).slot_waiting, 1); /* bound claim, waiting */
+    assert_string_equal(claim_at(&v, "data", "spec", NULL, "volumeName"), "n1-disk");
+    v.w.now += 125; /* n1 blocked */
+    assert_int_equal(v_cycle(&v), 0);
+    assert_string_equal(w_node_of(&v.w, "a", NULL), "");
+    assert_non_null(strstr(w_events(&v.w, "AllocatingSlotBlocked", "a"),
+                           "no other node fits the pod now: it stays decided for n1"));
+    assert_string_equal(pv_at(&v, "n2-disk", "spec", "claimRef", "name"), "");
+    v_close(&v);
+}
+
 int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
@@ -326,6 +366,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup_teardown(test_static_timeout, kd_start, kd_stop),
         cmocka_unit_test_setup_teardown(test_static_conflict, kd_start, kd_stop),
         cmocka_unit_test_setup_teardown(test_static_one_volume_two_pods, kd_start, kd_stop),
+        cmocka_unit_test_setup_teardown(test_static_moved_stays, kd_start, kd_stop),
     };
     if (gp_shared_mode(argc, argv)) {
         if (!gp_shared_have(SCHEMAS "/api__v1_openapi.json"))
