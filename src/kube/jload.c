@@ -9,6 +9,10 @@
 #include <string.h>
 #include <sys/random.h>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 #define JL_MAX_DEPTH 64
 
 struct jl {
@@ -119,41 +123,63 @@ static bool jl_unescape(struct jl *s, const char *b, const char **out, size_t *n
     return false;
 }
 
-/* A string at s->p (its opening quote): its bytes in [*out, *out + *n),
- * pointing into the text, or into s->tmp when it had escapes (and *esc).
- * Plain bytes are passed eight at a time, and the first byte that is not
- * plain is found in its eight (gp_kube_json_special_mask8's lowest bit). */
-static bool jl_string(struct jl *s, const char **out, size_t *n, bool *esc)
+/* The first byte from q on that a string's reader must look at (a quote,
+ * a backslash, a control character or a byte over 0x7f), or end: sixteen
+ * bytes at a time where SSE2 is (every x86-64; a signed compare with 0x20
+ * takes the control characters and the bytes over 0x7f both), then eight
+ * (gp_kube_json_special_mask8's lowest bit), then one. */
+static inline __attribute__((always_inline)) const char *jl_plain_run(const char *q,
+                                                                      const char *end)
 {
-    const char *b = ++s->p, *q = b;
-    for (;;) {
-        if (s->end - q < 8) {
-            while (q < s->end && (unsigned char)*q >= 0x20 && (unsigned char)*q < 0x80 &&
-                   *q != '"' && *q != '\\')
-                q++;
-            if (q >= s->end)
-                return false;
-            break;
-        }
-        uint64_t m = gp_kube_json_special_mask8(jl_le64((const unsigned char *)q));
-        if (m) {
-            q += __builtin_ctzll(m) / 8;
-            break;
-        }
-        q += 8;
+#if defined(__SSE2__)
+    const __m128i quote = _mm_set1_epi8('"'), bslash = _mm_set1_epi8('\\');
+    const __m128i space = _mm_set1_epi8(0x20);
+    for (; end - q >= 16; q += 16) {
+        __m128i x = _mm_loadu_si128((const __m128i *)(const void *)q);
+        __m128i m = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(x, quote), _mm_cmpeq_epi8(x, bslash)),
+                                 _mm_cmplt_epi8(x, space));
+        unsigned bits = (unsigned)_mm_movemask_epi8(m);
+        if (bits)
+            return q + __builtin_ctz(bits);
     }
-    if (*q == '"') {
+#endif
+    for (; end - q >= 8; q += 8) {
+        uint64_t m = gp_kube_json_special_mask8(jl_le64((const unsigned char *)q));
+        if (m)
+            return q + __builtin_ctzll(m) / 8;
+    }
+    while (q < end && (unsigned char)*q >= 0x20 && (unsigned char)*q < 0x80 && *q != '"' &&
+           *q != '\\')
+        q++;
+    return q;
+}
+
+/* jl_string past its plain bytes [b, q): an escape (undone into s->tmp),
+ * else a byte the scanner leaves to jansson, or the text's end. */
+static __attribute__((noinline)) bool jl_string_rest(struct jl *s, const char *b, const char *q,
+                                                     const char **out, size_t *n, bool *esc)
+{
+    if (q < s->end && *q == '\\') {
+        *esc = true;
+        return jl_unescape(s, b, out, n);
+    }
+    return false; /* a control character, a byte over 0x7f or no closing quote */
+}
+
+/* A string at s->p (its opening quote): its bytes in [*out, *out + *n),
+ * pointing into the text, or into s->tmp when it had escapes (and *esc). */
+static inline __attribute__((always_inline)) bool jl_string(struct jl *s, const char **out,
+                                                            size_t *n, bool *esc)
+{
+    const char *b = ++s->p, *q = jl_plain_run(b, s->end);
+    if (q < s->end && *q == '"') {
         *out = b;
         *n = (size_t)(q - b);
         *esc = false;
         s->p = q + 1;
         return true;
     }
-    if (*q == '\\') {
-        *esc = true;
-        return jl_unescape(s, b, out, n);
-    }
-    return false; /* a control character or a byte over 0x7f */
+    return jl_string_rest(s, b, q, out, n, esc);
 }
 
 /* An integer as jansson reads one (json_integer) in *out; false for a
@@ -723,6 +749,79 @@ static json_t *jload_lean(const char *text, size_t len, const struct gp_kube_jsk
     return v;
 }
 
+/* The root object's members named in names[0, n) into vals (new
+ * references), the root not built: s->p at its '{'. Read as jl_object
+ * reads the root (JL_DOC where ru->at is named: the object at JL_TARGET);
+ * false (vals emptied) for a member of another name or one named twice,
+ * as for what jl_object refuses: the caller reads the document then. */
+static bool jl_members(struct jl *s, const struct gp_kube_jskip *sk, const char *const *names,
+                       size_t n, json_t **vals)
+{
+    uint64_t seen = 0; /* names met (n <= 64) */
+    s->p++;            /* '{' */
+    jl_ws(s);
+    if (s->p < s->end && *s->p == '}') {
+        s->p++;
+        return true;
+    }
+    const struct jl_kidtab *kt = sk ? jl_kidtab(sk, s->gen) : NULL;
+    for (;;) {
+        const char *k;
+        size_t kl, i, at = 0;
+        bool esc;
+        if (s->p >= s->end || *s->p != '"' || !jl_string(s, &k, &kl, &esc) || esc)
+            break;
+        for (i = 0; i < n && (strlen(names[i]) != kl || memcmp(names[i], k, kl) != 0); i++)
+            ;
+        if (i == n || seen & (UINT64_C(1) << i))
+            break;
+        seen |= UINT64_C(1) << i;
+        jl_ws(s);
+        if (s->p >= s->end || *s->p != ':')
+            break;
+        s->p++;
+        jl_ws(s);
+        if (kt && kt->sk != sk)
+            kt = jl_kidtab(sk, s->gen);
+        const struct gp_kube_jskip *kid = jl_kid(kt, k, kl, &at);
+        if (kid && strcmp(kid->key, "[]") == 0)
+            kid = NULL;
+        if (kid && !kid->nkids) { /* left out: read, not kept */
+            if (!jl_drop(s))
+                break;
+        } else if (s->ru && s->ru->at && strcmp(names[i], s->ru->at) == 0 && s->p < s->end &&
+                   *s->p == '{') {
+            if (++s->depth > JL_MAX_DEPTH)
+                break;
+            vals[i] = jl_object(s, kid, JL_TARGET, NULL);
+            s->depth--;
+            if (!vals[i])
+                break;
+        } else if (!(vals[i] = jl_value(s, kid))) {
+            break;
+        }
+        for (size_t j = i + 1; j < n; j++) /* a name asked for twice */
+            if (strcmp(names[j], names[i]) == 0)
+                vals[j] = json_incref(vals[i]);
+        jl_ws(s);
+        if (s->p >= s->end)
+            break;
+        if (*s->p == '}') {
+            s->p++;
+            return true;
+        }
+        if (*s->p != ',')
+            break;
+        s->p++;
+        jl_ws(s);
+    }
+    for (size_t i = 0; i < n; i++) {
+        json_decref(vals[i]);
+        vals[i] = NULL;
+    }
+    return false;
+}
+
 json_t *gp_kube_jload_lean(const char *text, size_t len)
 {
     return jload_lean(text, len, NULL, NULL);
@@ -781,4 +880,45 @@ json_t *gp_kube_jload(const char *text, size_t len, size_t flags, json_error_t *
     /* integers read as reals are jansson's alone */
     json_t *v = flags & JSON_DECODE_INT_AS_REAL ? NULL : gp_kube_jload_lean(text, len);
     return v ? v : json_loadb(text, len, flags, err);
+}
+
+bool gp_kube_jload_members(const char *text, size_t len, size_t flags, json_error_t *err,
+                           const struct gp_kube_jskip *sk, struct gp_kube_jreuse *ru,
+                           const char *const *names, size_t n, json_t **vals)
+{
+    for (size_t i = 0; i < n; i++)
+        vals[i] = NULL;
+    if (ru) {
+        pthread_once(&jl_key_once, jl_key_draw);
+        ru->out.n = 0;
+        ru->reused = 0;
+    }
+    if (n <= 64 && !(flags & JSON_DECODE_INT_AS_REAL)) {
+        struct jl s = {text, text + len, NULL, 0, 0, ru, NULL, NULL, 0, false, ++jl_gen};
+        jl_ws(&s);
+        bool read = false;
+        if (s.p < s.end && *s.p == '{') {
+            s.depth++;
+            read = jl_members(&s, sk, names, n, vals);
+            s.depth--;
+            jl_ws(&s);
+            if (read && s.p != s.end) { /* text after the document: jansson's verdict */
+                for (size_t i = 0; i < n; i++) {
+                    json_decref(vals[i]);
+                    vals[i] = NULL;
+                }
+                read = false;
+            }
+        }
+        free(s.tmp);
+        if (read)
+            return true;
+    }
+    json_t *doc = gp_kube_jload_reuse(text, len, flags, err, sk, ru);
+    if (!doc)
+        return false;
+    for (size_t i = 0; i < n; i++)
+        vals[i] = json_incref(json_object_get(doc, names[i]));
+    json_decref(doc);
+    return true;
 }

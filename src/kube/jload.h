@@ -118,4 +118,16 @@ struct gp_kube_jreuse {
 json_t *gp_kube_jload_reuse(const char *text, size_t len, size_t flags, json_error_t *err,
                             const struct gp_kube_jskip *sk, struct gp_kube_jreuse *ru);
 
+/* gp_kube_jload_reuse for a document of which only some of the root's
+ * members are wanted (a watch event's type and object): the root's
+ * members named in names[0, n) in vals[0, n), new references (NULL: not
+ * there, left out by sk, or the root not an object), and true; false (and
+ * err, as gp_kube_jload_reuse sets it) when the document is refused. The
+ * answer is gp_kube_jload_reuse's, its members looked up by name; the root
+ * itself is not built where the scanner reads the text and the root has
+ * no member of another name. */
+bool gp_kube_jload_members(const char *text, size_t len, size_t flags, json_error_t *err,
+                           const struct gp_kube_jskip *sk, struct gp_kube_jreuse *ru,
+                           const char *const *names, size_t n, json_t **vals);
+
 #endif

@@ -168,10 +168,11 @@ enum gp_err gp_kube_event_parse_reuse(const char *line, size_t len, const struct
 {
     memset(ev, 0, sizeof *ev);
     json_error_t jerr;
-    json_t *doc = gp_kube_jload_reuse(line, len, JSON_REJECT_DUPLICATES, &jerr, sk, ru);
-    if (!doc)
+    static const char *const names[] = {"type", "object"};
+    json_t *m[2]; /* the document itself is not built (jload.h) */
+    if (!gp_kube_jload_members(line, len, JSON_REJECT_DUPLICATES, &jerr, sk, ru, names, 2, m))
         return gp_diag_set(diag, GP_EPARSE, "watch event: column %d: %s", jerr.column, jerr.text);
-    json_t *type = json_object_get(doc, "type"), *obj = json_object_get(doc, "object");
+    json_t *type = m[0], *obj = m[1];
     const char *t = json_is_string(type) ? json_string_value(type) : "";
     enum gp_kube_event_type et;
     for (et = GP_KUBE_ADDED; et <= GP_KUBE_ERROR; et++)
@@ -189,8 +190,8 @@ enum gp_err gp_kube_event_parse_reuse(const char *line, size_t len, const struct
         goto fail;
     }
     ev->type = et;
-    ev->object = json_incref(obj);
-    json_decref(doc); /* t pointed into it: the type's name is used from here */
+    ev->object = obj;
+    json_decref(type); /* t pointed into it: the type's name is used from here */
     t = gp_kube_event_type_name(et);
     struct gp_kube_ids id;
     gp_kube_meta_ids(json_object_get(obj, "metadata"), &id);
@@ -217,7 +218,8 @@ enum gp_err gp_kube_event_parse_reuse(const char *line, size_t len, const struct
     }
     return GP_OK;
 fail:
-    json_decref(doc);
+    json_decref(type);
+    json_decref(obj);
     return err;
 }
 

@@ -5,7 +5,9 @@
  * none), with and without JSON_REJECT_DUPLICATES; gp_kube_jload_skip's is
  * jansson's tree with the members named deleted (skip lists of many
  * tables, made at run time, and the pods informer's own); and
- * gp_kube_jload_reuse's, with the previous version's members taken, is
+ * gp_kube_jload_members's, the root's members named, are jansson's
+ * tree's; gp_kube_jload_reuse's (and gp_kube_jload_members's, as a watch
+ * event is read), with the previous version's members taken, is
  * gp_kube_jload_skip's, a member taken only where its text is the
  * previous version's and taken wherever it is. The real objects are the
  * API server's recorded answers in the shared reference data
@@ -375,6 +377,33 @@ static void read_every_way(const char *text, size_t n, const struct gp_kube_jski
     got = gp_kube_jload_skip(text, n, JSON_REJECT_DUPLICATES, NULL, sk);
     check_same(got, ref, "gp_kube_jload_skip", text, n);
     json_decref(got);
+    /* the root's members by name: the root's own names (the root then
+     * not built), one more, or a few of the vocabulary's */
+    const char *want[8];
+    size_t nw = 0;
+    if (json_is_object(ref) && pick(2)) {
+        const char *k;
+        json_t *v;
+        json_object_foreach(ref, k, v)
+        {
+            if (nw < 6)
+                want[nw++] = k;
+        }
+    }
+    while (nw < 8 && pick(3))
+        want[nw++] = names[pick(NNAMES)];
+    json_t *vals[8];
+    json_error_t err;
+    bool read =
+        gp_kube_jload_members(text, n, JSON_REJECT_DUPLICATES, &err, sk, NULL, want, nw, vals);
+    if (read != (ref != NULL))
+        fail_msg("gp_kube_jload_members: %s: %.*s", read ? "read" : "refused", (int)n, text);
+    for (size_t i = 0; i < nw; i++) {
+        json_t *w = json_object_get(ref, want[i]);
+        if (w || vals[i])
+            check_same(vals[i], w, "gp_kube_jload_members", text, n);
+        json_decref(vals[i]);
+    }
     json_decref(ref);
 }
 
@@ -604,12 +633,25 @@ static void test_random_versions(void **state)
             }
             version_text(cur, &text, rv);
             struct gp_kube_jreuse ru = {"object", prev_of, NULL, {{{0}}, 0}, 0};
-            json_t *doc =
-                gp_kube_jload_reuse(text.b, text.n, JSON_REJECT_DUPLICATES, NULL, &ev, &ru);
+            /* as a watch event is read (watch.c): the root's type and
+             * object, now and then through gp_kube_jload_reuse */
+            static const char *const ev_names[] = {"type", "object"};
+            json_t *got[2] = {NULL, NULL}, *doc = NULL;
+            if (pick(4)) {
+                if (!gp_kube_jload_members(text.b, text.n, JSON_REJECT_DUPLICATES, NULL, &ev, &ru,
+                                           ev_names, 2, got))
+                    got[0] = got[1] = NULL;
+            } else {
+                doc = gp_kube_jload_reuse(text.b, text.n, JSON_REJECT_DUPLICATES, NULL, &ev, &ru);
+                got[1] = json_incref(json_object_get(doc, "object"));
+                json_decref(doc);
+            }
             json_t *plain = gp_kube_jload_skip(text.b, text.n, JSON_REJECT_DUPLICATES, NULL, &ev);
-            check_same(doc, plain, "gp_kube_jload_reuse", text.b, text.n);
+            check_same(got[1], json_object_get(plain, "object"), "gp_kube_jload_reuse", text.b,
+                       text.n);
             json_decref(plain);
-            json_t *obj = json_object_get(doc, "object");
+            json_decref(got[0]);
+            json_t *obj = got[1];
             /* taken exactly where the member's text is the one before
              * (both versions read by the scanner: a version jansson read
              * has no marks, and nothing is taken into one) */
@@ -645,9 +687,8 @@ static void test_random_versions(void **state)
                 }
             }
             json_decref(prev.obj);
-            prev.obj = json_incref(obj);
+            prev.obj = obj;
             prev.mk = ru.out;
-            json_decref(doc);
         }
     }
     json_decref(prev.obj);
