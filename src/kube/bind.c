@@ -65,7 +65,7 @@ struct bind_member {
 
 struct bind_job {
     struct bind_job *next;
-    unsigned events; /* Events created */
+    unsigned events; /* Events created (or queued: gp_kube_sched_set_events) */
     size_t n;
     struct bind_member m[];
 };
@@ -358,9 +358,8 @@ static void bind_take(struct binder *b, struct bind_job *j, struct bind_member *
         if (o->bind_events) {
             char note[700];
             snprintf(note, sizeof note, "Successfully assigned %s to %s", m->key, m->node);
-            j->events +=
-                gp_ks_event_send(b->c, o, atomic_fetch_add(&b->s->event_seq, 1) + 1, "Pod", m->ns,
-                                 m->name, m->uid, "Normal", "Scheduled", "Binding", note);
+            j->events += gp_ks_event_send(b->s, b->c, "Pod", m->ns, m->name, m->uid, "Normal",
+                                          "Scheduled", "Binding", note);
         }
         return;
     }
@@ -385,9 +384,8 @@ static void bind_take(struct binder *b, struct bind_job *j, struct bind_member *
                      status_message(ans), m->group, m->node);
         else
             snprintf(note, sizeof note, "Binding rejected: %s", status_message(ans));
-        j->events +=
-            gp_ks_event_send(b->c, o, atomic_fetch_add(&b->s->event_seq, 1) + 1, "Pod", m->ns,
-                             m->name, m->uid, "Warning", "FailedScheduling", "Scheduling", note);
+        j->events += gp_ks_event_send(b->s, b->c, "Pod", m->ns, m->name, m->uid, "Warning",
+                                      "FailedScheduling", "Scheduling", note);
     }
     json_decref(ans);
 }

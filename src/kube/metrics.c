@@ -456,6 +456,10 @@ static const struct gp_metric_def km_defs[] = {
      "Decisions taken back because their claims were not provisioned for the node (the "
      "annotation refused or taken off, the volume's node affinity not met, the bind timeout).",
      GP_METRIC_COUNTER, NULL, NULL, 0, NULL, 0},
+    {GP_KM_EVENTS_LOST,
+     "Events not created: refused or unanswered, or dropped while the Event sender's queue was "
+     "full (at most 1000 waiting) or left when it stopped.",
+     GP_METRIC_COUNTER, NULL, NULL, 0, NULL, 0},
 };
 
 enum gp_err gp_kube_metrics_init(struct gp_kube_metrics *km, struct gp_diag *diag)
@@ -489,6 +493,7 @@ enum gp_err gp_kube_metrics_init(struct gp_kube_metrics *km, struct gp_diag *dia
         km->informer_errors[i] = gp_metrics_series(mt[12], gp_km_informer_names[i]);
     km->claim_patches = gp_metrics_series(mt[13], NULL);
     km->volume_binding_failures = gp_metrics_series(mt[14], NULL);
+    km->events_lost = gp_metrics_series(mt[15], NULL);
     return GP_OK;
 }
 

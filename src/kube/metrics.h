@@ -114,6 +114,7 @@ const char *gp_metrics_format_value(double v, char buf[32]);
 #define GP_KM_INFORMER_ERRORS  "gpuplane_scheduler_informer_errors_total"
 #define GP_KM_CLAIM_PATCHES    "gpuplane_scheduler_claim_patches_total"
 #define GP_KM_PREBIND_FAILURES "gpuplane_scheduler_volume_binding_failures_total"
+#define GP_KM_EVENTS_LOST      "gpuplane_scheduler_events_lost_total"
 
 /* decisions_total{result}: one per scheduling attempt's outcome. */
 enum gp_km_result {
@@ -193,6 +194,7 @@ struct gp_kube_metrics {
     struct gp_metric_series *informer_errors[GP_KM_INFORMER_COUNT]; /* inc (run.c) */
     struct gp_metric_series *claim_patches;           /* inc: claims given their selected node */
     struct gp_metric_series *volume_binding_failures; /* inc: decisions taken back in PreBind */
+    struct gp_metric_series *events_lost;             /* inc: Events not created */
 };
 
 enum gp_err gp_kube_metrics_init(struct gp_kube_metrics *km, struct gp_diag *diag);

@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "kube/config.h"
+#include "kube/events.h"
 #include "kube/httpd.h"
 #include "kube/informer.h"
 #include "kube/jalloc.h"
@@ -434,6 +435,8 @@ struct run_state {
     struct gp_kube_client_opts co;
     struct gp_kube_limiter *limiter; /* NULL: none made (qps 0, or the caller's own) */
     struct gp_kube_client *c, *lc;
+    struct gp_kube_client *ec;  /* the Event sender's (events_start) */
+    struct gp_kube_events *ev;  /* the Event sender */
     struct gp_kube_client **bc; /* the binders' clients */
     size_t nbc;
     struct gp_kube_sched *s;
@@ -752,6 +755,24 @@ static enum gp_err limits_make(const struct gp_kube_run_opts *o, struct run_stat
     return GP_OK;
 }
 
+/* The Event sender (events.h) on a client of its own with a bucket of
+ * its own of the same QPS and burst, as kube-scheduler's eventClient is a
+ * clientset of its own (cmd/kube-scheduler/app/options/options.go,
+ * createClients): Events never wait for, nor take, the decisions' rate. */
+static enum gp_err events_start(const struct gp_kube_run_opts *o, struct run_state *r,
+                                struct gp_diag *d)
+{
+    struct gp_kube_client_opts co = o->client;
+    co.limiter = NULL;
+    co.seed = o->client.seed + 1000;
+    enum gp_err err = gp_kube_client_new(o->cfg, &co, &r->ec, d);
+    if (err == GP_OK)
+        err = gp_kube_events_start(r->ec, 0, &r->ev, d);
+    if (err == GP_OK)
+        gp_kube_sched_set_events(r->s, r->ev);
+    return err;
+}
+
 /* The binders, each on a client of its own (its own kept connection),
  * all on the run's one limiter (limits_make). */
 static enum gp_err binders_start(const struct gp_kube_run_opts *o, struct run_state *r,
@@ -802,6 +823,8 @@ enum gp_err gp_kube_run(const struct gp_kube_run_opts *o, struct gp_kube_run_res
     if (err == GP_OK && o->leader_elect &&
         (err = gp_kube_client_new(o->cfg, &lease_client, &r.lc, d)) == GP_OK)
         err = gp_kube_lease_new(r.lc, &o->lease, &r.lease, d);
+    if (err == GP_OK)
+        err = events_start(o, &r, d);
     if (err == GP_OK)
         err = binders_start(o, &r, d);
     if (err == GP_OK && (err = gp_kube_metrics_init(&r.km, d)) == GP_OK) {
@@ -881,6 +904,12 @@ enum gp_err gp_kube_run(const struct gp_kube_run_opts *o, struct gp_kube_run_res
     /* the binders finish the job each is on (none not begun is started) */
     if (r.s)
         gp_kube_sched_stop_binders(r.s);
+    /* the Events queued sent for a short while more (the binders' last
+     * ones among them), the rest dropped and counted */
+    gp_kube_events_stop(r.ev, 2.0);
+    if (r.s)
+        gp_kube_sched_set_events(r.s, NULL); /* its counts kept (sched.h) */
+    gp_kube_events_free(r.ev);
     lease_stop(&r); /* renewing until the binders are done */
     if (r.lease)
         gp_kube_lease_release(r.lease);
@@ -897,6 +926,7 @@ enum gp_err gp_kube_run(const struct gp_kube_run_opts *o, struct gp_kube_run_res
         gp_kube_metrics_free(&r.km);
     gp_kube_client_free(r.c);
     gp_kube_client_free(r.lc);
+    gp_kube_client_free(r.ec);
     for (size_t i = 0; i < r.nbc; i++)
         gp_kube_client_free(r.bc[i]);
     free(r.bc);

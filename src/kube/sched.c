@@ -11,6 +11,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "kube/events.h"
 #include "kube/sched_internal.h"
 
 /* jansson's iterators and reference counts take non-const pointers; the
@@ -915,6 +916,11 @@ struct gp_kube_sched_stats gp_kube_sched_stats(const struct gp_kube_sched *s)
     }
     st.records = s->npods;
     st.binds_in_flight = s->in_flight;
+    st.events_lost = atomic_load(&s->events_lost);
+    if (s->events) {
+        struct gp_kube_events_stats es = gp_kube_events_stats(s->events);
+        st.events_lost += es.failed + es.dropped;
+    }
     st.engine_pods_held = s->e ? gp_engine_pods_held(s->e) : 0;
     st.engine_ids_held = (uint64_t)s->by_eng.nchunks << s->by_eng.shift;
     st.retired_specs = s->spent_specs;

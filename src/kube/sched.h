@@ -108,6 +108,9 @@ struct gp_kube_sched_stats {
     /* claims annotated with the node chosen (volumes_bind.c), and the
      * decisions taken back because their claims were not provisioned */
     uint64_t claim_patches, claim_failures;
+    /* Events not created: refused or unanswered, or dropped by the Event
+     * sender (its queue full, or left when it stopped: events.h) */
+    uint64_t events_lost;
 };
 
 struct gp_kube_sched;
@@ -215,6 +218,14 @@ struct gp_kube_sched_stats gp_kube_sched_stats(const struct gp_kube_sched *s);
 /* stats' binds and binds_in_flight alone, without its walk over every pod
  * (for a loop that asks on every turn). */
 void gp_kube_sched_progress(const struct gp_kube_sched *s, uint64_t *binds, uint64_t *in_flight);
+
+struct gp_kube_events;
+/* Events sent by q (events.h; borrowed, set before the binders start):
+ * queued and sent off the decisions' path. Without one they are sent
+ * inline, each on the thread that makes it. Set again (NULL: inline) only
+ * with the binders stopped and the sender before stopped
+ * (gp_kube_events_stop): its losses stay counted in the stats. */
+void gp_kube_sched_set_events(struct gp_kube_sched *s, struct gp_kube_events *q);
 
 struct gp_kube_metrics;
 /* The metrics (metrics.h) the scheduler keeps: bind latency as it binds;

@@ -15,6 +15,7 @@
 
 #include "engine/share.h"
 #include "engine/sharing.h"
+#include "kube/events.h"
 #include "kube/metrics.h"
 #include "kube/sched_internal.h"
 
@@ -83,10 +84,12 @@ static void pod_path(const struct spod *p, const char *sub, char *buf, size_t n)
 
 static void preemptor_waits(struct gp_kube_sched *s, struct spod *p, bool retried);
 
-bool gp_ks_event_send(struct gp_kube_client *c, const struct gp_kube_sched_opts *o, uint64_t seq,
-                      const char *kind, const char *ns, const char *name, const char *uid,
-                      const char *type, const char *reason, const char *action, const char *note)
+bool gp_ks_event_send(struct gp_kube_sched *s, struct gp_kube_client *c, const char *kind,
+                      const char *ns, const char *name, const char *uid, const char *type,
+                      const char *reason, const char *action, const char *note)
 {
+    const struct gp_kube_sched_opts *o = &s->o;
+    uint64_t seq = atomic_fetch_add(&s->event_seq, 1) + 1;
     const char *evns = ns && ns[0] ? ns : "default";
     char ev_name[320], t[40], path[320], n[1024];
     struct timespec ts;
@@ -107,7 +110,24 @@ bool gp_ks_event_send(struct gp_kube_client *c, const struct gp_kube_sched_opts 
                            o->scheduler_name, "reportingInstance", o->identity, "action", action,
                            "reason", reason, "note", n, "type", type, "regarding", reg);
     snprintf(path, sizeof path, "/apis/events.k8s.io/v1/namespaces/%s/events", evns);
-    return gp_ks_send(c, "POST", path, ev, "application/json", NULL) == 201;
+    if (s->events) {
+        char *text = json_dumps(ev, JSON_COMPACT);
+        json_decref(ev);
+        return gp_kube_events_post(s->events, path, text);
+    }
+    bool made = gp_ks_send(c, "POST", path, ev, "application/json", NULL) == 201;
+    if (!made)
+        atomic_fetch_add(&s->events_lost, 1);
+    return made;
+}
+
+void gp_kube_sched_set_events(struct gp_kube_sched *s, struct gp_kube_events *q)
+{
+    if (s->events) { /* what the one before lost stays counted */
+        struct gp_kube_events_stats es = gp_kube_events_stats(s->events);
+        atomic_fetch_add(&s->events_lost, es.failed + es.dropped);
+    }
+    s->events = q;
 }
 
 void gp_ks_event(struct gp_kube_sched *s, const char *kind, const char *ns, const char *name,
@@ -116,8 +136,7 @@ void gp_ks_event(struct gp_kube_sched *s, const char *kind, const char *ns, cons
 {
     if (!s->c || !gp_ks_leading(s))
         return;
-    if (gp_ks_event_send(s->c, &s->o, atomic_fetch_add(&s->event_seq, 1) + 1, kind, ns, name, uid,
-                         type, reason, action, note))
+    if (gp_ks_event_send(s, s->c, kind, ns, name, uid, type, reason, action, note))
         s->st.events++;
 }
 

@@ -191,11 +191,13 @@ struct gp_kube_sched {
     /* specs the engine was given and may still borrow (its request shapes
      * keep them): freed with the engine (sched.c, spec_retire) */
     struct gp_arena spent;
-    size_t spent_specs;         /* specs retired into spent since the last rebuild */
-    _Atomic uint64_t event_seq; /* Events' names (binders too) */
-    atomic_bool leading;        /* s->leader, for the binders */
-    struct gp_ks_pool *pool;    /* binder threads (bind.c); NULL: binds on this thread */
-    size_t in_flight;           /* bind jobs handed out, their results not applied yet */
+    size_t spent_specs;            /* specs retired into spent since the last rebuild */
+    _Atomic uint64_t event_seq;    /* Events' names (binders too) */
+    struct gp_kube_events *events; /* the Event sender (events.h; borrowed); NULL: sent inline */
+    _Atomic uint64_t events_lost;  /* Events sent inline and not created (binders too) */
+    atomic_bool leading;           /* s->leader, for the binders */
+    struct gp_ks_pool *pool;       /* binder threads (bind.c); NULL: binds on this thread */
+    size_t in_flight;              /* bind jobs handed out, their results not applied yet */
     struct gp_kube_sched_stats st;
     struct gp_kube_metrics *km;
     struct gp_kube_sched_stats exported; /* what the metrics have counted */
@@ -350,11 +352,13 @@ void gp_ks_nominated_claim(struct gp_kube_sched *s);
  * beside them; GP_ENOMEM. */
 bool gp_ks_room_maybe(const struct gp_kube_sched *s, const struct spod *p);
 enum gp_err gp_ks_room_place(struct gp_kube_sched *s, struct spod *p, uint32_t node, bool *exact);
-/* An Event (events.k8s.io/v1) about an object, on client c; true when
- * created. gp_ks_event: the same on the scheduler's client, leader only. */
-bool gp_ks_event_send(struct gp_kube_client *c, const struct gp_kube_sched_opts *o, uint64_t seq,
-                      const char *kind, const char *ns, const char *name, const char *uid,
-                      const char *type, const char *reason, const char *action, const char *note);
+/* An Event (events.k8s.io/v1) about an object, handed to the scheduler's
+ * Event sender (s->events: true when queued) or, without one, sent now
+ * on client c (true when created); any thread. gp_ks_event: the same with
+ * the scheduler's client, leader only. */
+bool gp_ks_event_send(struct gp_kube_sched *s, struct gp_kube_client *c, const char *kind,
+                      const char *ns, const char *name, const char *uid, const char *type,
+                      const char *reason, const char *action, const char *note);
 /* Leading, and the Lease's renew deadline (gp_kube_sched_lead_until) not
  * passed: checked before every write, on any thread - as kube-scheduler
  * writes nothing once its leader election's renewal fails past

@@ -36,6 +36,7 @@ void gp_kube_sched_metrics(struct gp_kube_sched *s)
     inc(km->audit[GP_KM_AUDIT_MIG], n.audit_mig, o->audit_mig);
     inc(km->allocation_timeouts, n.allocation_timeouts, o->allocation_timeouts);
     inc(km->claim_patches, n.claim_patches, o->claim_patches);
+    inc(km->events_lost, n.events_lost, o->events_lost);
     inc(km->volume_binding_failures, n.claim_failures, o->claim_failures);
     gp_metrics_set(km->pending[GP_KM_QUEUE_ACTIVE], (double)(n.pending - n.unschedulable_now));
     gp_metrics_set(km->pending[GP_KM_QUEUE_BACKOFF], (double)n.waiting_backoff);
