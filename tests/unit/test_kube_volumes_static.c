@@ -357,6 +357,40 @@ static void test_static_moved_stays(void **state)
     v_close(&v);
 }
 
+/* Two pods of one claim decided in the same cycle: the second shares the
+ * volume the first chose for the claim (upstream's assume cache shows it
+ * claimRef'd to that claim) instead of finding it taken, and both are
+ * bound once the claim is. Fails when the second pod looks for a volume
+ * of its own (its PreBind fails: "no available persistent volume reaches
+ * node"). */
+static void test_static_shared_claim(void **state)
+{
+    (void)state;
+    struct vworld v;
+    v_open(&v);
+    wsc(&v, "local", "kubernetes.io/no-provisioner", NULL);
+    lnode(&v, "n1", 4, "\"kubernetes.io/hostname\":\"n1\"");
+    lpv(&v, "n1-disk", "10Gi", "n1");
+    pvc(&v, "data", "local", NULL, NULL);
+    cpod(&v, "a", "data");
+    cpod(&v, "b", "data");
+    assert_int_equal(v_cycle(&v), 0);
+    assert_string_equal(pv_at(&v, "n1-disk", "spec", "claimRef", "name"), "data");
+    assert_string_equal(w_events(&v.w, "FailedScheduling", "a"), "");
+    assert_string_equal(w_events(&v.w, "FailedScheduling", "b"), "");
+    for (int i = 0; i < 5 && (strcmp(w_node_of(&v.w, "a", NULL), "") == 0 ||
+                              strcmp(w_node_of(&v.w, "b", NULL), "") == 0);
+         i++) {
+        struct timespec ts = {0, 30 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+        v_cycle(&v);
+    }
+    assert_string_equal(w_node_of(&v.w, "a", NULL), "n1");
+    assert_string_equal(w_node_of(&v.w, "b", NULL), "n1");
+    assert_int_equal(gp_kube_sched_stats(v.w.s).claim_failures, 0);
+    v_close(&v);
+}
+
 int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
@@ -367,6 +401,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup_teardown(test_static_conflict, kd_start, kd_stop),
         cmocka_unit_test_setup_teardown(test_static_one_volume_two_pods, kd_start, kd_stop),
         cmocka_unit_test_setup_teardown(test_static_moved_stays, kd_start, kd_stop),
+        cmocka_unit_test_setup_teardown(test_static_shared_claim, kd_start, kd_stop),
     };
     if (gp_shared_mode(argc, argv)) {
         if (!gp_shared_have(SCHEMAS "/api__v1_openapi.json"))
