@@ -89,7 +89,7 @@ static void reuse_check(const char *text, size_t size)
     if (!nl)
         return;
     size_t a = (size_t)(nl - text), b = size - a - 1;
-    struct gp_kube_jreuse ru = {NULL, fz_prev_of, NULL, {{{0}}, 0}, 0};
+    struct gp_kube_jreuse ru = {.prev = fz_prev_of};
     fz_prev = NULL;
     json_t *prev = gp_kube_jload_reuse(text, a, JSON_REJECT_DUPLICATES, NULL, &skip_root, &ru);
     fz_prev = prev;

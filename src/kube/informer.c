@@ -151,7 +151,10 @@ static const json_t *prev_of(const json_t *meta, void *ctx, const struct gp_kube
     if (!inf->marks.n)
         return NULL;
     struct gp_kube_ids id;
-    gp_kube_meta_ids(meta, &id);
+    if (inf->ru.meta_read) /* the parse read them (jload.h) */
+        id = (struct gp_kube_ids){inf->ru.meta_ns, inf->ru.meta_name, NULL, NULL};
+    else
+        gp_kube_meta_ids(meta, &id);
     if (!id.name)
         return NULL;
     char key[600];

@@ -30,9 +30,10 @@ struct jl {
     uint64_t gen; /* the parse's number on its thread (jl_kidtab) */
 };
 
-/* Where an object is read (gp_kube_jload_reuse): anywhere else; the root
- * whose member ru->at is the object; the object; a member of it. */
-enum jl_level { JL_PLAIN, JL_DOC, JL_TARGET, JL_MEMBER };
+/* Where an object is read (gp_kube_jload_reuse): anywhere else; the
+ * object's (first) metadata; the root whose member ru->at is the object;
+ * the object; a member of it. */
+enum jl_level { JL_PLAIN, JL_META, JL_DOC, JL_TARGET, JL_MEMBER };
 
 static uint64_t jl_le64(const unsigned char *b)
 {
@@ -589,6 +590,19 @@ static json_t *jl_member(struct jl *s, const struct gp_kube_jskip *kid, enum jl_
     return v;
 }
 
+/* A string member of the metadata: kept in ru if it is one of the four
+ * gp_kube_meta_ids gives (watch.h; the scanner reads no key twice). */
+static void jl_meta_id(struct gp_kube_jreuse *ru, const char *k, size_t kl, const char *v)
+{
+    const char **to = kl == 4 && memcmp(k, "name", 4) == 0                ? &ru->meta_name
+                      : kl == 9 && memcmp(k, "namespace", 9) == 0         ? &ru->meta_ns
+                      : kl == 3 && memcmp(k, "uid", 3) == 0               ? &ru->meta_uid
+                      : kl == 15 && memcmp(k, "resourceVersion", 15) == 0 ? &ru->meta_rv
+                                                                          : NULL;
+    if (to)
+        *to = v;
+}
+
 static json_t *jl_object(struct jl *s, const struct gp_kube_jskip *sk, enum jl_level lvl,
                          const json_t *pp)
 {
@@ -638,8 +652,16 @@ static json_t *jl_object(struct jl *s, const struct gp_kube_jskip *sk, enum jl_l
         } else if (lvl >= JL_TARGET && !meta && (c == '{' || c == '[')) {
             v = jl_member(s, kid, lvl, lvl == JL_TARGET ? s->prev : pp, lvl == JL_MEMBER ? o : NULL,
                           k, kl);
+        } else if (meta && c == '{' && !s->asked) {
+            if (++s->depth > JL_MAX_DEPTH)
+                break;
+            v = jl_object(s, kid, JL_META, NULL);
+            s->depth--;
+            s->ru->meta_read = v != NULL;
         } else {
             v = jl_value(s, kid);
+            if (lvl == JL_META && v && json_is_string(v))
+                jl_meta_id(s->ru, k, kl, json_string_value(v));
         }
         if (meta && v && !s->asked && s->ru->prev) {
             s->asked = true;
@@ -850,6 +872,16 @@ static void jl_prune(json_t *v, const struct gp_kube_jskip *sk)
     }
 }
 
+/* ru as a read begins: nothing taken, marked or read of the metadata */
+static void jl_reuse_start(struct gp_kube_jreuse *ru)
+{
+    pthread_once(&jl_key_once, jl_key_draw);
+    ru->out.n = 0;
+    ru->reused = 0;
+    ru->meta_ns = ru->meta_name = ru->meta_uid = ru->meta_rv = NULL;
+    ru->meta_read = false;
+}
+
 json_t *gp_kube_jload_skip(const char *text, size_t len, size_t flags, json_error_t *err,
                            const struct gp_kube_jskip *sk)
 {
@@ -859,16 +891,13 @@ json_t *gp_kube_jload_skip(const char *text, size_t len, size_t flags, json_erro
 json_t *gp_kube_jload_reuse(const char *text, size_t len, size_t flags, json_error_t *err,
                             const struct gp_kube_jskip *sk, struct gp_kube_jreuse *ru)
 {
-    if (ru) {
-        pthread_once(&jl_key_once, jl_key_draw);
-        ru->out.n = 0;
-        ru->reused = 0;
-    }
+    if (ru)
+        jl_reuse_start(ru);
     json_t *v = flags & JSON_DECODE_INT_AS_REAL ? NULL : jload_lean(text, len, sk, ru);
     if (v)
         return v;
-    if (ru) /* jansson reads it: nothing taken, nothing marked */
-        ru->out.n = ru->reused = 0;
+    if (ru) /* jansson reads it: nothing taken, nothing marked, no ids */
+        jl_reuse_start(ru);
     v = json_loadb(text, len, flags, err);
     if (v && sk)
         jl_prune(v, sk);
@@ -888,11 +917,8 @@ bool gp_kube_jload_members(const char *text, size_t len, size_t flags, json_erro
 {
     for (size_t i = 0; i < n; i++)
         vals[i] = NULL;
-    if (ru) {
-        pthread_once(&jl_key_once, jl_key_draw);
-        ru->out.n = 0;
-        ru->reused = 0;
-    }
+    if (ru)
+        jl_reuse_start(ru);
     if (n <= 64 && !(flags & JSON_DECODE_INT_AS_REAL)) {
         struct jl s = {text, text + len, NULL, 0, 0, ru, NULL, NULL, 0, false, ++jl_gen};
         jl_ws(&s);

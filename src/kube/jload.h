@@ -111,6 +111,12 @@ struct gp_kube_jreuse {
     void *ctx;
     struct gp_kube_jmarks out; /* the new version's marks (n 0 when jansson read the text) */
     size_t reused;             /* values taken from the previous version */
+    /* meta_read: the scanner read the object's metadata (set before prev
+     * is asked; false when jansson read the text): its name, namespace,
+     * uid and resourceVersion here, what watch.h's gp_kube_meta_ids gives
+     * (string members, NULL: none; pointing into the new tree) */
+    const char *meta_ns, *meta_name, *meta_uid, *meta_rv;
+    bool meta_read;
 };
 
 /* gp_kube_jload_skip, with members taken from the previous version as ru

@@ -193,8 +193,11 @@ enum gp_err gp_kube_event_parse_reuse(const char *line, size_t len, const struct
     ev->object = obj;
     json_decref(type); /* t pointed into it: the type's name is used from here */
     t = gp_kube_event_type_name(et);
-    struct gp_kube_ids id;
-    gp_kube_meta_ids(json_object_get(obj, "metadata"), &id);
+    struct gp_kube_ids id = {NULL, NULL, NULL, NULL};
+    if (ru && ru->meta_read) /* the parse read them (jload.h) */
+        id = (struct gp_kube_ids){ru->meta_ns, ru->meta_name, ru->meta_uid, ru->meta_rv};
+    else
+        gp_kube_meta_ids(json_object_get(obj, "metadata"), &id);
     ev->ns = id.ns ? id.ns : "";
     ev->name = id.name ? id.name : "";
     ev->rv = id.rv ? id.rv : "";

@@ -27,6 +27,7 @@
 
 #include "kube/jload.h"
 #include "kube/objects.h"
+#include "kube/watch.h"
 
 /* --- a seeded generator (splitmix64) ----------------------------------- */
 
@@ -159,6 +160,8 @@ static const char *const names[] = {
     "hostPort",
     "priority",
     "uid",
+    "namespace",
+    "resourceVersion",
 };
 #define NNAMES (sizeof names / sizeof *names)
 
@@ -333,6 +336,43 @@ static void gen_value(struct buf *o, int depth)
     }
 }
 
+/* an object's root of which metadata is a member: the four names
+ * gp_kube_meta_ids reads (strings mostly, now and then another value or
+ * a name given twice) among others, the metadata anywhere in the root */
+static void gen_meta_doc(struct buf *o)
+{
+    static const char *const ids[] = {"name", "namespace", "uid", "resourceVersion", "labels"};
+    puts_(o, "{");
+    size_t before = pick(3), after = pick(3);
+    for (size_t i = 0; i < before; i++) {
+        gen_string(o, true);
+        puts_(o, ":");
+        gen_value(o, 2);
+        puts_(o, ",");
+    }
+    puts_(o, "\"metadata\":{");
+    size_t n = pick(7);
+    for (size_t i = 0; i < n; i++) {
+        if (i)
+            puts_(o, ",");
+        puts_(o, "\"");
+        puts_(o, pick(4) ? ids[pick(5)] : names[pick(NNAMES)]);
+        puts_(o, "\":");
+        if (pick(5))
+            gen_string(o, false);
+        else
+            gen_value(o, 1);
+    }
+    puts_(o, "}");
+    for (size_t i = 0; i < after; i++) {
+        puts_(o, ",");
+        gen_string(o, true);
+        puts_(o, ":");
+        gen_value(o, 2);
+    }
+    puts_(o, "}");
+}
+
 /* the text broken now and then: a byte changed, dropped or the text cut */
 static void damage(struct buf *o)
 {
@@ -354,6 +394,8 @@ static void damage(struct buf *o)
         break;
     }
 }
+
+static size_t meta_reads; /* documents whose metadata's names the parse read */
 
 /* text read every way against jansson: the scanner's tree, gp_kube_jload's
  * answer under both flags, and gp_kube_jload_skip's under sk */
@@ -392,6 +434,22 @@ static void read_every_way(const char *text, size_t n, const struct gp_kube_jski
     }
     while (nw < 8 && pick(3))
         want[nw++] = names[pick(NNAMES)];
+    /* the root as the object of gp_kube_jload_reuse (no previous
+     * version): the tree gp_kube_jload_skip's, and the metadata's four
+     * names as gp_kube_meta_ids reads them where the parse says it read
+     * them */
+    struct gp_kube_jreuse ru = {.at = NULL};
+    got = gp_kube_jload_reuse(text, n, JSON_REJECT_DUPLICATES, NULL, sk, &ru);
+    check_same(got, ref, "gp_kube_jload_reuse", text, n);
+    if (ru.meta_read) {
+        struct gp_kube_ids id;
+        gp_kube_meta_ids(json_object_get(got, "metadata"), &id);
+        if (id.ns != ru.meta_ns || id.name != ru.meta_name || id.uid != ru.meta_uid ||
+            id.rv != ru.meta_rv)
+            fail_msg("gp_kube_jload_reuse: not the metadata's names: %.*s", (int)n, text);
+        meta_reads++;
+    }
+    json_decref(got);
     json_t *vals[8];
     json_error_t err;
     bool read =
@@ -416,7 +474,10 @@ static void test_random_documents(void **state)
     for (int i = 0; i < 6000; i++) {
         gen_plain = i % 2; /* half of them the scanner's own, but damaged */
         o.n = 0;
-        if (pick(2))
+        size_t shape = pick(8);
+        if (shape < 2)
+            gen_meta_doc(&o);
+        else if (shape < 5)
             gen_object(&o, 1 + (int)pick(5));
         else
             gen_value(&o, 1 + (int)pick(5));
@@ -432,8 +493,10 @@ static void test_random_documents(void **state)
     }
     free(o.b);
     gen_plain = false;
-    print_message("read by the scanner: %zu of 6000\n", lean_read);
+    print_message("read by the scanner: %zu of 6000, their metadata's names: %zu\n", lean_read,
+                  meta_reads);
     assert_true(lean_read > 1500);
+    assert_true(meta_reads > 300);
 }
 
 /* Short documents of one string: its bytes within the text's last eight,
@@ -632,7 +695,7 @@ static void test_random_versions(void **state)
                     gen_part(&cur->part[pick(3)][pick(4)]);
             }
             version_text(cur, &text, rv);
-            struct gp_kube_jreuse ru = {"object", prev_of, NULL, {{{0}}, 0}, 0};
+            struct gp_kube_jreuse ru = {.at = "object", .prev = prev_of};
             /* as a watch event is read (watch.c): the root's type and
              * object, now and then through gp_kube_jload_reuse */
             static const char *const ev_names[] = {"type", "object"};

@@ -85,7 +85,7 @@ static const struct gp_kube_jskip t_doc = {NULL, &t_obj, 1};
  * object (borrowed from the store) and the count of members taken. */
 static json_t *read_event(const char *text, size_t *reused)
 {
-    struct gp_kube_jreuse ru = {"object", prev_of, NULL, {{{0}}, 0}, 0};
+    struct gp_kube_jreuse ru = {.at = "object", .prev = prev_of};
     json_t *doc =
         gp_kube_jload_reuse(text, strlen(text), JSON_REJECT_DUPLICATES, NULL, &t_doc, &ru);
     json_t *plain = gp_kube_jload_skip(text, strlen(text), JSON_REJECT_DUPLICATES, NULL, &t_doc);
@@ -210,7 +210,7 @@ static void test_nothing_taken(void **state)
     prev.mk = mk1;
     const char *esc = "{\"type\":\"MODIFIED\",\"object\":{\"metadata\":{\"name\":\"p\"},\"spec\":{"
                       "\"a\":[1,2],\"b\":{\"x\":\"y\"}},\"status\":{\"m\":\"\\u00e9\"}}}";
-    struct gp_kube_jreuse ru = {"object", prev_of, NULL, {{{0}}, 0}, 0};
+    struct gp_kube_jreuse ru = {.at = "object", .prev = prev_of};
     json_t *doc = gp_kube_jload_reuse(esc, strlen(esc), JSON_REJECT_DUPLICATES, NULL, NULL, &ru);
     assert_non_null(doc);
     assert_int_equal(ru.reused, 0);
@@ -238,7 +238,7 @@ static void test_event(void **state)
     (void)state;
     prev.obj = NULL;
     const char *a = EV("7", "{\"nodeName\":\"n1\",\"containers\":[{\"name\":\"c\"}]}", "{}");
-    struct gp_kube_jreuse ru = {"object", prev_of, NULL, {{{0}}, 0}, 0};
+    struct gp_kube_jreuse ru = {.at = "object", .prev = prev_of};
     struct gp_kube_event ev, plain;
     struct gp_diag d = {""};
     assert_int_equal(gp_kube_event_parse_reuse(a, strlen(a), NULL, &ru, &ev, &d), GP_OK);
