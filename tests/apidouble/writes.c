@@ -35,6 +35,28 @@ static void set_default(json_t *obj, const char *k, json_t *v)
     json_decref(v);
 }
 
+/* obj's member k set to the string s (ASCII, the caller's constant) unless
+ * it has one: the value is made only when it is set (a pod names most of
+ * them itself, or not: a create made and freed every default before). */
+static void set_default_str(json_t *obj, const char *k, const char *s)
+{
+    if (!json_object_get(obj, k))
+        json_object_set_new(obj, k, json_stringn_nocheck(s, strlen(s)));
+}
+
+/* A toleration {key, operator: Exists, effect: NoExecute,
+ * tolerationSeconds: 300} (the members in that order), as
+ * DefaultTolerationSeconds adds it; the bytes json_pack made of it. */
+static json_t *no_execute_toleration(const char *key)
+{
+    json_t *t = json_object();
+    json_object_set_new_nocheck(t, "key", json_string_nocheck(key));
+    json_object_set_new_nocheck(t, "operator", json_stringn_nocheck("Exists", 6));
+    json_object_set_new_nocheck(t, "effect", json_stringn_nocheck("NoExecute", 9));
+    json_object_set_new_nocheck(t, "tolerationSeconds", json_integer(300));
+    return t;
+}
+
 /* Whether tolerations already tolerate key:NoExecute, as the
  * DefaultTolerationSeconds plugin asks it: the key or none, NoExecute or
  * every effect. */
@@ -69,14 +91,19 @@ static void pod_defaults(json_t *pod)
     json_t *spec = json_object_get(pod, "spec");
     if (!json_is_object(spec))
         return;
-    set_default(spec, "restartPolicy", json_string("Always"));
-    set_default(spec, "terminationGracePeriodSeconds", json_integer(30));
-    set_default(spec, "dnsPolicy", json_string("ClusterFirst"));
-    set_default(spec, "securityContext", json_object());
-    set_default(spec, "schedulerName", json_string("default-scheduler"));
-    set_default(spec, "enableServiceLinks", json_true());
-    set_default(spec, "serviceAccountName", json_string("default"));
-    set_default(spec, "serviceAccount", json_copy(json_object_get(spec, "serviceAccountName")));
+    set_default_str(spec, "restartPolicy", "Always");
+    if (!json_object_get(spec, "terminationGracePeriodSeconds"))
+        json_object_set_new(spec, "terminationGracePeriodSeconds", json_integer(30));
+    set_default_str(spec, "dnsPolicy", "ClusterFirst");
+    if (!json_object_get(spec, "securityContext"))
+        json_object_set_new(spec, "securityContext", json_object());
+    set_default_str(spec, "schedulerName", "default-scheduler");
+    if (!json_object_get(spec, "enableServiceLinks"))
+        json_object_set_new(spec, "enableServiceLinks", json_true());
+    set_default_str(spec, "serviceAccountName", "default");
+    if (!json_object_get(spec, "serviceAccount"))
+        json_object_set_new(spec, "serviceAccount",
+                            json_copy(json_object_get(spec, "serviceAccountName")));
     size_t i;
     json_t *c;
     json_array_foreach(json_object_get(spec, "containers"), i, c)
@@ -90,14 +117,16 @@ static void pod_defaults(json_t *pod)
             json_t *v;
             json_object_foreach(lim, k, v) set_default(req, k, json_copy(v));
         }
-        set_default(c, "terminationMessagePath", json_string("/dev/termination-log"));
-        set_default(c, "terminationMessagePolicy", json_string("File"));
-        const char *image = json_string_value(json_object_get(c, "image"));
-        const char *tag = image ? strrchr(image, ':') : NULL;
-        bool latest = !tag || strchr(tag, '/') || strcmp(tag, ":latest") == 0;
-        if (image && strchr(image, '@'))
-            latest = false; /* by digest */
-        set_default(c, "imagePullPolicy", json_string(latest ? "Always" : "IfNotPresent"));
+        set_default_str(c, "terminationMessagePath", "/dev/termination-log");
+        set_default_str(c, "terminationMessagePolicy", "File");
+        if (!json_object_get(c, "imagePullPolicy")) {
+            const char *image = json_string_value(json_object_get(c, "image"));
+            const char *tag = image ? strrchr(image, ':') : NULL;
+            bool latest = !tag || strchr(tag, '/') || strcmp(tag, ":latest") == 0;
+            if (image && strchr(image, '@'))
+                latest = false; /* by digest */
+            set_default_str(c, "imagePullPolicy", latest ? "Always" : "IfNotPresent");
+        }
     }
     json_t *tol = json_object_get(spec, "tolerations");
     static const char *const keys[] = {"node.kubernetes.io/not-ready",
@@ -106,9 +135,7 @@ static void pod_defaults(json_t *pod)
         if (!tolerates_no_execute(tol, keys[k])) {
             if (!json_is_array(tol))
                 json_object_set_new(spec, "tolerations", tol = json_array());
-            json_array_append_new(tol, json_pack("{s:s,s:s,s:s,s:i}", "key", keys[k], "operator",
-                                                 "Exists", "effect", "NoExecute",
-                                                 "tolerationSeconds", 300));
+            json_array_append_new(tol, no_execute_toleration(keys[k]));
         }
     const char *want = json_string_value(json_object_get(spec, "priorityClassName"));
     json_t *cls = NULL;
@@ -141,10 +168,17 @@ static void pod_defaults(json_t *pod)
     if (cls && !json_object_get(spec, "priorityClassName"))
         json_object_set(spec, "priorityClassName",
                         json_object_get(json_object_get(cls, "metadata"), "name"));
-    set_default(spec, "priority",
-                json_integer(cls ? json_integer_value(json_object_get(cls, "value")) : 0));
-    const char *pp = cls ? json_string_value(json_object_get(cls, "preemptionPolicy")) : NULL;
-    set_default(spec, "preemptionPolicy", json_string(pp ? pp : "PreemptLowerPriority"));
+    if (!json_object_get(spec, "priority"))
+        json_object_set_new(
+            spec, "priority",
+            json_integer(cls ? json_integer_value(json_object_get(cls, "value")) : 0));
+    if (!json_object_get(spec, "preemptionPolicy")) {
+        json_t *pp = cls ? json_object_get(cls, "preemptionPolicy") : NULL;
+        if (json_is_string(pp)) /* a stored string: valid UTF-8 already */
+            json_object_set_new(spec, "preemptionPolicy", json_string(json_string_value(pp)));
+        else
+            set_default_str(spec, "preemptionPolicy", "PreemptLowerPriority");
+    }
 }
 
 /* What kube-apiserver v1.28 fills into a new claim, volume or class (the
@@ -217,10 +251,10 @@ void do_create(const struct route *r, json_t *body, struct answer *a)
     }
     if (schema_refuse(r, body, name, a))
         return;
-    char q[200];
-    qualified(r, q, sizeof q);
     struct object *o = find(r->res, r->namespaced ? r->ns : "", name);
     if (o && o->cur) {
+        char q[200];
+        qualified(r, q, sizeof q);
         answer_status(a, 409, "AlreadyExists", name, plural_kind(r), "%s \"%s\" already exists", q,
                       name);
         return;
@@ -245,7 +279,8 @@ void do_create(const struct route *r, json_t *body, struct answer *a)
     json_object_set_new(obj, "kind", json_string(kind_of(r->res)));
     json_object_set_new(obj, "apiVersion", json_string(r->api_version));
     if (strcmp(r->res, "pods") == 0) { /* status is the server's to write */
-        json_t *st = json_pack("{s:s}", "phase", "Pending");
+        json_t *st = json_object();
+        json_object_set_new_nocheck(st, "phase", json_stringn_nocheck("Pending", 7));
         /* a pod created with scheduling gates: PodScheduled False, reason
          * SchedulingGated (pkg/registry/core/pod/strategy.go PrepareForCreate,
          * applySchedulingGatedCondition); an update keeps the status
