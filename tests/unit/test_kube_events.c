@@ -67,21 +67,42 @@ static void wait_posts(struct world *w, int n)
     assert_true(event_posts(w) >= n);
 }
 
+/* A world, a client of its own and a sender on it (cap 0: the default). */
+struct rig {
+    struct world w;
+    struct gp_kube_client *c;
+    struct gp_kube_events *q;
+};
+
+static void rig_open(struct rig *r, bool sched, size_t cap)
+{
+    w_open(&r->w, sched);
+    r->c = kd_client();
+    struct gp_diag d = {""};
+    assert_int_equal(gp_kube_events_start(r->c, cap, &r->q, &d), GP_OK);
+}
+
+static void rig_close(struct rig *r)
+{
+    gp_kube_events_free(r->q);
+    gp_kube_client_free(r->c);
+    kd_call(r->w.admin, "POST", "/_control/clear", NULL, 200);
+    w_close(&r->w);
+}
+
 static void test_order_and_cap(void **state)
 {
     (void)state;
-    struct world w;
-    w_open(&w, false);
-    struct gp_kube_client *c = kd_client();
-    struct gp_kube_events *q;
-    struct gp_diag d = {""};
-    assert_int_equal(gp_kube_events_start(c, 4, &q, &d), GP_OK);
+    struct rig r;
+    rig_open(&r, false, 4);
+    struct world *w = &r.w;
+    struct gp_kube_events *q = r.q;
     /* the first Event held 400 ms by the server: four wait behind it, the
      * next three find the queue full */
-    kd_call(w.admin, "POST", "/_control/fault",
+    kd_call(w->admin, "POST", "/_control/fault",
             "{\"delay_ms\":400,\"count\":1,\"match\":\"/events\"}", 200);
     assert_true(gp_kube_events_post(q, EV_PATH, event_body("e0", "p")));
-    wait_posts(&w, 1); /* in flight */
+    wait_posts(w, 1); /* in flight */
     char name[8];
     for (int i = 1; i < 8; i++) {
         snprintf(name, sizeof name, "e%d", i);
@@ -94,7 +115,7 @@ static void test_order_and_cap(void **state)
     assert_int_equal(st.failed, 0);
     assert_int_equal(st.dropped, 3);
     /* created in the order posted: e0..e4, each once */
-    json_t *l = w_get(&w, EV_PATH);
+    json_t *l = w_get(w, EV_PATH);
     json_t *items = json_object_get(l, "items");
     assert_int_equal(json_array_size(items), 5);
     long last_rv = 0;
@@ -117,7 +138,7 @@ static void test_order_and_cap(void **state)
     }
     json_decref(l);
     /* an Event that the server refuses is counted failed */
-    kd_call(w.admin, "POST", "/_control/fault",
+    kd_call(w->admin, "POST", "/_control/fault",
             "{\"status\":403,\"count\":1,\"match\":\"/events\"}", 200);
     assert_true(gp_kube_events_post(q, EV_PATH, event_body("e8", "p")));
     assert_true(gp_kube_events_flush(q, 10));
@@ -125,27 +146,22 @@ static void test_order_and_cap(void **state)
     gp_kube_events_stop(q, 1);
     assert_false(gp_kube_events_post(q, EV_PATH, event_body("late", "p"))); /* stopped */
     assert_int_equal(gp_kube_events_stats(q).dropped, 4);
-    gp_kube_events_free(q);
-    gp_kube_client_free(c);
-    kd_call(w.admin, "POST", "/_control/clear", NULL, 200);
-    w_close(&w);
+    rig_close(&r);
 }
 
 static void test_stop_bounded(void **state)
 {
     (void)state;
-    struct world w;
-    w_open(&w, false);
-    struct gp_kube_client *c = kd_client();
-    struct gp_kube_events *q;
-    struct gp_diag d = {""};
-    assert_int_equal(gp_kube_events_start(c, 0, &q, &d), GP_OK);
+    struct rig r;
+    rig_open(&r, false, 0);
+    struct world *w = &r.w;
+    struct gp_kube_events *q = r.q;
     /* the server holds the first Event 4 s: a stop with 0.3 s to drain
      * gives up on it and drops the two behind it */
-    kd_call(w.admin, "POST", "/_control/fault",
+    kd_call(w->admin, "POST", "/_control/fault",
             "{\"delay_ms\":4000,\"count\":1,\"match\":\"/events\"}", 200);
     assert_true(gp_kube_events_post(q, EV_PATH, event_body("s0", "p")));
-    wait_posts(&w, 1);
+    wait_posts(w, 1);
     assert_true(gp_kube_events_post(q, EV_PATH, event_body("s1", "p")));
     assert_true(gp_kube_events_post(q, EV_PATH, event_body("s2", "p")));
     double t0 = mono_s();
@@ -156,47 +172,39 @@ static void test_stop_bounded(void **state)
     assert_int_equal(st.sent, 0);
     assert_int_equal(st.failed, 1);
     assert_int_equal(st.dropped, 2);
-    gp_kube_events_free(q);
-    gp_kube_client_free(c);
-    kd_call(w.admin, "POST", "/_control/clear", NULL, 200);
-    w_close(&w);
+    rig_close(&r);
 }
 
 static void test_cycle_does_not_wait(void **state)
 {
     (void)state;
-    struct world w;
-    w_open(&w, true);
-    struct gp_kube_client *c = kd_client();
-    struct gp_kube_events *q;
-    struct gp_diag d = {""};
-    assert_int_equal(gp_kube_events_start(c, 0, &q, &d), GP_OK);
-    gp_kube_sched_set_events(w.s, q);
-    w_node(&w, "n1", 2);
-    w_pod(&w, "big", 4); /* fits nowhere: its status written, its Event made */
-    w_sync(&w);
+    struct rig r;
+    rig_open(&r, true, 0);
+    struct world *w = &r.w;
+    struct gp_kube_events *q = r.q;
+    gp_kube_sched_set_events(w->s, q);
+    w_node(w, "n1", 2);
+    w_pod(w, "big", 4); /* fits nowhere: its status written, its Event made */
+    w_sync(w);
     /* every Event held 1.5 s by the server */
-    kd_call(w.admin, "POST", "/_control/fault",
+    kd_call(w->admin, "POST", "/_control/fault",
             "{\"delay_ms\":1500,\"count\":10,\"match\":\"/namespaces/default/events\"}", 200);
     double t0 = mono_s();
-    assert_int_equal(w_cycle(&w), 0);
+    assert_int_equal(w_cycle(w), 0);
     double took = mono_s() - t0;
     assert_true(took < 1.0); /* inline, the cycle would have waited 1.5 s */
-    assert_string_equal(w_events(&w, "FailedScheduling", "big"), ""); /* not there yet */
+    assert_string_equal(w_events(w, "FailedScheduling", "big"), ""); /* not there yet */
     assert_true(gp_kube_events_flush(q, 10));
-    assert_string_equal(w_events(&w, "FailedScheduling", "big"),
+    assert_string_equal(w_events(w, "FailedScheduling", "big"),
                         "0/1 nodes are available: 1 Insufficient nvidia.com/gpu."
                         " preemption: 0/1 nodes are available: 1 No preemption victims found"
                         " for incoming pod..");
-    struct gp_kube_sched_stats st = gp_kube_sched_stats(w.s);
+    struct gp_kube_sched_stats st = gp_kube_sched_stats(w->s);
     assert_int_equal(st.events, 1);
     assert_int_equal(st.events_lost, 0);
     gp_kube_events_stop(q, 1);
-    gp_kube_sched_set_events(w.s, NULL);
-    gp_kube_events_free(q);
-    gp_kube_client_free(c);
-    kd_call(w.admin, "POST", "/_control/clear", NULL, 200);
-    w_close(&w);
+    gp_kube_sched_set_events(w->s, NULL);
+    rig_close(&r);
 }
 
 int main(int argc, char **argv)
