@@ -3,8 +3,10 @@
  * its gpuplane.io annotations name (gp_ks_engine_place, also used as pod
  * changes come, sched.c), and the whole engine rebuilt from the records
  * (gp_ks_rebuild: a restart, a new leader, a node that changed): bound
- * pods first, then half-finished decisions (annotated, not bound) resumed
- * or taken back, then every other pending pod of ours queued again. */
+ * pods first (those bound, or maybe bound, that the API does not show yet
+ * too: struct unseen), then half-finished decisions (annotated, not
+ * bound) resumed or taken back, then every other pending pod of ours
+ * queued again. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -211,12 +213,96 @@ static bool still_fits(struct gp_kube_sched *s, const struct spod *p, const stru
     return false;
 }
 
+/* A pod whose Binding answered 201, or may have gone through (bind.c
+ * BO_UNSURE: unsure), that the API does not show bound yet (p->bound_to:
+ * the informer has not brought it), and where the engine had it: the node
+ * and its GPUs in the node's indexes (gp_ks_pick_to_node), read before the
+ * engine is made anew. The new engine keeps it there, as kube-scheduler's
+ * cache keeps a pod assumed until its informer brings it bound
+ * (pkg/scheduler/internal/cache/cache.go AssumePod, FinishBinding; AddPod
+ * confirms it), instead of deciding it anew with its GPUs taken as free:
+ * they are another pod's then. */
+struct unseen {
+    struct spod *p;
+    struct snode *n;
+    struct gp_pick pick;
+    bool unsure;
+};
+
+static bool is_unseen(const struct gp_kube_sched *s, const struct spod *p)
+{
+    return s->e && p->bound_to && !p->info.node_name && p->readable && p->eng != SP_NONE &&
+           p->node != SP_NONE && (p->st == SP_BOUND || (p->st == SP_ASSUMED && p->recheck_at > 0));
+}
+
+/* The pods is_unseen says, from the old engine (*out malloc'd, NULL for
+ * none); false when out of memory. */
+static bool unseen_read(struct gp_kube_sched *s, struct unseen **out, size_t *n)
+{
+    *out = NULL;
+    *n = 0;
+    size_t k = 0;
+    for (size_t i = 0; i < s->npods; i++)
+        k += is_unseen(s, s->pods[i]);
+    if (k == 0)
+        return true;
+    struct unseen *u = malloc(k * sizeof *u);
+    if (!u)
+        return false;
+    for (size_t i = 0; i < s->npods; i++) {
+        struct spod *p = s->pods[i];
+        if (!is_unseen(s, p))
+            continue;
+        u[*n] = (struct unseen){p, p->bound_to, {0}, p->st == SP_ASSUMED};
+        gp_ks_pick_to_node(s, p->node, &p->pick, &u[*n].pick);
+        (*n)++;
+    }
+    *out = u;
+    return true;
+}
+
+/* u into the new engine where it was: bound (SP_BOUND), or, unsure, its
+ * decision kept (ASSUMED) and read back at once (bind.c settle). Where
+ * that node is gone or its GPUs are taken, it is left out: decided anew
+ * (step 3), the informer bringing where it is. */
+static void unseen_place(struct gp_kube_sched *s, const struct unseen *u)
+{
+    struct spod *p = u->p;
+    uint32_t part;
+    if (u->n->eng == SP_NONE ||
+        (u->unsure ? gp_ks_engine_add(s, p) : gp_ks_engine_add_any(s, p, true)) != GP_OK)
+        return;
+    if (gp_ks_place(s, p, u->n, &u->pick, false, &part) != GP_OK || p->eng == SP_NONE) {
+        gp_ks_engine_drop(s, p);
+        return;
+    }
+    p->node = part;
+    p->pick = gp_engine_pod(s->e, p->eng)->pick;
+    if (u->unsure)
+        p->recheck_at = s->now_s > 0 ? s->now_s : 1e-9;
+}
+
 static int by_key(const void *a, const void *b)
 {
     return strcmp((*(struct spod *const *)a)->key, (*(struct spod *const *)b)->key);
 }
 
+static enum gp_err rebuild(struct gp_kube_sched *s, const struct unseen *un, size_t nun,
+                           struct gp_diag *d);
+
 enum gp_err gp_ks_rebuild(struct gp_kube_sched *s, struct gp_diag *d)
+{
+    struct unseen *un; /* read before the engine goes */
+    size_t nun;
+    if (!unseen_read(s, &un, &nun))
+        return gp_diag_set(d, GP_ENOMEM, "out of memory (the rebuild)");
+    enum gp_err err = rebuild(s, un, nun, d);
+    free(un);
+    return err;
+}
+
+static enum gp_err rebuild(struct gp_kube_sched *s, const struct unseen *un, size_t nun,
+                           struct gp_diag *d)
 {
     gp_engine_free(s->e);
     gp_arena_free(&s->spent); /* nothing borrows them now */
@@ -283,7 +369,14 @@ enum gp_err gp_ks_rebuild(struct gp_kube_sched *s, struct gp_diag *d)
         for (uint32_t k = 0; k < in->pick.ngpus; k++)
             s->claims[json_integer_value(at)] |= 1u << (in->pick.gpu[k] % GP_MAX_GPUS_PER_NODE);
     }
+    for (size_t i = 0; i < nun; i++) { /* bound (or maybe) where the API does not show yet */
+        json_t *at = json_object_get(s->node_index, un[i].n->name);
+        for (uint32_t k = 0; at && k < un[i].pick.ngpus; k++)
+            s->claims[json_integer_value(at)] |= 1u << (un[i].pick.gpu[k] % GP_MAX_GPUS_PER_NODE);
+    }
     for (int pass = 0; pass < 2; pass++) {
+        for (size_t i = 0; pass == 1 && i < nun; i++) /* they name their GPUs: before pass 1's */
+            unseen_place(s, &un[i]);
         for (size_t i = 0; i < s->npods; i++) {
             struct spod *p = s->pods[i];
             const struct gp_kube_pod_info *in = &p->info;
@@ -308,8 +401,9 @@ enum gp_err gp_ks_rebuild(struct gp_kube_sched *s, struct gp_diag *d)
     for (size_t i = 0; i < s->npods; i++) {
         struct spod *p = s->pods[i];
         const struct gp_kube_pod_info *in = &p->info;
-        if (!p->ours || !p->readable || in->node_name || p->st == SP_DONE || !decision_written(p))
-            continue;
+        if (!p->ours || !p->readable || in->node_name || p->st == SP_DONE || p->eng != SP_NONE ||
+            !decision_written(p))
+            continue; /* (in the engine already: bound where the API does not show yet) */
         struct snode *n = gp_ks_node_get(s, in->ann_node, false);
         struct gp_pick named;
         const struct gp_pick *pick = n ? gp_ks_annotated_pick(s, p, n, &named) : NULL;
@@ -345,6 +439,7 @@ enum gp_err gp_ks_rebuild(struct gp_kube_sched *s, struct gp_diag *d)
     }
     gp_ks_nominated_claim(s);                  /* 2b. a preemptor's claim kept (sched_cycle.c) */
     s->maybe_backoff = s->maybe_resume = true; /* the next cycle looks */
+    s->maybe_recheck = s->maybe_recheck || nun > 0;
     /* 3. every other pending pod of ours, tried again */
     for (size_t i = 0; i < s->npods; i++) {
         struct spod *p = s->pods[i];

@@ -418,6 +418,49 @@ static void test_late_binding_unreadable(void **state)
     w_close(&w);
 }
 
+/* The same lost answer, and the engine made anew (a node changed) before
+ * the informer brings p1 bound: p1's decision is kept at its GPU (not
+ * decided anew with its GPU taken as free) and read back at once, so
+ * "a-big", asking both of n1's GPUs (fed as its ADDED event alone), is
+ * not bound over it. */
+static void test_late_binding_rebuild(void **state)
+{
+    (void)state;
+    w_auto_allocate_ms = -1;
+    struct world w;
+    open_impatient(&w);
+    w_node_agent(&w, "n1", 2, false);
+    w_pod(&w, "p1", 1);
+    w_sync(&w);
+    fault(&w, "{\"late_ms\":1000,\"count\":1,\"match\":\"/pods/p1/binding\"}");
+    fault(&w, "{\"status\":500,\"count\":6,\"match\":\"/pods/p1\"}");
+    size_t bound;
+    struct gp_diag d = {""};
+    assert_int_equal(gp_kube_sched_cycle(w.s, w.now, &bound, &d), GP_OK);
+    assert_int_equal(bound, 0); /* not known */
+    assert_string_equal(w_node_of(&w, "p1", NULL), "n1");
+    w_pod(&w, "a-big", 2);
+    json_t *o = w_pod_get(&w, "a-big");
+    gp_kube_sched_pod_change(GP_KUBE_ADDED, o, NULL, w.s);
+    json_decref(o);
+    kd_call(w.admin, "PATCH", "/api/v1/nodes/n1", "{\"metadata\":{\"labels\":{\"zone\":\"b\"}}}",
+            200);
+    assert_int_equal(gp_kube_informer_list(w.nodes, &d), GP_OK);
+    w.now += 1;
+    assert_int_equal(gp_kube_sched_cycle(w.s, w.now, &bound, &d), GP_OK);
+    assert_int_equal(gp_kube_sched_stats(w.s).rebuilds, 2);
+    assert_string_equal(w_node_of(&w, "a-big", NULL), "");
+    assert_int_equal(bound, 1); /* p1, read back bound */
+    assert_int_equal(gp_kube_sched_stats(w.s).rollbacks, 0);
+    w_check_distinct(&w);
+    w.now += 1;
+    assert_int_equal(w_cycle(&w), 0);
+    assert_string_equal(w_node_of(&w, "a-big", NULL), "");
+    assert_string_equal(w_ann(&w, "p1", GP_KUBE_ANN_GPUS), "0");
+    kd_call(w.admin, "POST", "/_control/clear", NULL, 200);
+    w_close(&w);
+}
+
 static void test_refused_unreadable(void **state)
 {
     (void)state;
@@ -472,6 +515,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup_teardown(test_restart, kd_start, kd_stop),
         cmocka_unit_test_setup_teardown(test_deletions, kd_start, kd_stop),
         cmocka_unit_test_setup_teardown(test_late_binding_unreadable, kd_start, kd_stop),
+        cmocka_unit_test_setup_teardown(test_late_binding_rebuild, kd_start, kd_stop),
         cmocka_unit_test_setup_teardown(test_refused_unreadable, kd_start, kd_stop),
     };
     return kd_main(argc, argv, tests, NULL, NULL);

@@ -158,6 +158,50 @@ static void test_resume_cpu_only(void **state)
     w_close(&w);
 }
 
+/* A rebuild right after a Binding answered 201, before the informer has
+ * brought the pod bound (the binders' results are applied, then the
+ * engine is made anew at once: sched.c gp_kube_sched_cycle): the pod is
+ * on its node at its GPUs in the new engine, not queued again with its
+ * GPUs taken as free. Here pod "b-small" is bound to n1's GPU (one of
+ * two); n1 changes (a label, a rebuild) while the pods informer has not
+ * been read again, and "a-big", asking both GPUs, must not be bound over
+ * it. */
+static void test_bound_unseen(void **state)
+{
+    (void)state;
+    struct world w;
+    w_open(&w, true);
+    w_node_agent(&w, "n1", 2, false);
+    w_pod(&w, "b-small", 1);
+    w_sync(&w);
+    size_t bound;
+    struct gp_diag d = {""};
+    assert_int_equal(gp_kube_sched_cycle(w.s, w.now, &bound, &d), GP_OK);
+    assert_int_equal(bound, 1);
+    assert_string_equal(w_node_of(&w, "b-small", NULL), "n1");
+    /* a-big comes (fed as its ADDED event alone: b-small's Binding not
+     * read yet), and n1 changes: the engine is rebuilt */
+    w_pod(&w, "a-big", 2);
+    json_t *o = w_pod_get(&w, "a-big");
+    gp_kube_sched_pod_change(GP_KUBE_ADDED, o, NULL, w.s);
+    json_decref(o);
+    kd_call(w.admin, "PATCH", "/api/v1/nodes/n1", "{\"metadata\":{\"labels\":{\"zone\":\"b\"}}}",
+            200);
+    assert_int_equal(gp_kube_informer_list(w.nodes, &d), GP_OK);
+    long binds = w_stat(&w, "bindings");
+    w.now += 1;
+    assert_int_equal(gp_kube_sched_cycle(w.s, w.now, &bound, &d), GP_OK);
+    assert_int_equal(gp_kube_sched_stats(w.s).rebuilds, 2);
+    assert_int_equal(bound, 0);
+    assert_int_equal(w_stat(&w, "bindings"), binds);
+    assert_string_equal(w_node_of(&w, "a-big", NULL), "");
+    w_check_distinct(&w);
+    /* the informer brings it: nothing changes */
+    assert_int_equal(w_cycle(&w), 0);
+    assert_string_equal(w_node_of(&w, "a-big", NULL), "");
+    w_close(&w);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -167,6 +211,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_resume_fits, kd_start, kd_stop),
         cmocka_unit_test_setup_teardown(test_user_annotations, kd_start, kd_stop),
         cmocka_unit_test_setup_teardown(test_resume_cpu_only, kd_start, kd_stop),
+        cmocka_unit_test_setup_teardown(test_bound_unseen, kd_start, kd_stop),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
