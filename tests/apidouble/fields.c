@@ -206,8 +206,9 @@ bool fsel_parse(const char *sel, const char *res, struct fsel *fs, struct answer
     return true;
 }
 
-/* obj's value of the field f ("" or its default when absent). */
-static const char *field_value(const struct field *f, json_t *obj, char *b, size_t n)
+/* obj's value of the field f ("" or its default when absent: the table's
+ * own constant, no copy made). */
+static const char *field_value(const struct field *f, json_t *obj)
 {
     json_t *v = obj;
     for (size_t i = 0; i < 3 && f->path[i] && v; i++)
@@ -222,8 +223,7 @@ static const char *field_value(const struct field *f, json_t *obj, char *b, size
     const char *s = json_string_value(v);
     if (s && s[0])
         return s;
-    snprintf(b, n, "%s", f->dflt);
-    return b;
+    return f->dflt;
 }
 
 bool fsel_match(const struct fsel *fs, json_t *obj)
@@ -231,9 +231,8 @@ bool fsel_match(const struct fsel *fs, json_t *obj)
     if (!obj)
         return false;
     for (size_t i = 0; i < fs->n; i++) {
-        char b[64];
         const struct field *f = fs->t[i].field;
-        bool eq = strcmp(field_value(f, obj, b, sizeof b), fs->t[i].value) == 0;
+        bool eq = strcmp(field_value(f, obj), fs->t[i].value) == 0;
         if (eq == fs->t[i].neq)
             return false;
     }

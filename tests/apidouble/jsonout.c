@@ -199,10 +199,10 @@ static bool put_members(struct jtext *o, json_t *v, int depth, const struct text
                         struct rec *rec, const char *const *skip)
 {
     bool first = true;
-    const char *k;
-    json_t *x;
-    json_object_foreach(v, k, x)
-    {
+    /* json_object_foreach's order, with the iterator's own key length (a
+     * key holds no NUL: jansson refuses one in a key it reads) */
+    for (void *it = json_object_iter(v); it; it = json_object_iter_next(v, it)) {
+        const char *k = json_object_iter_key(it);
         bool skipped = false;
         for (size_t i = 0; skip && skip[i] && !skipped; i++)
             skipped = strcmp(skip[i], k) == 0;
@@ -211,9 +211,9 @@ static bool put_members(struct jtext *o, json_t *v, int depth, const struct text
         if (!first)
             put1(o, ',');
         first = false;
-        put_string(o, k, strlen(k));
+        put_string(o, k, json_object_iter_key_len(it));
         put1(o, ':');
-        put_value(o, x, depth + 1, prev, rec);
+        put_value(o, json_object_iter_value(it), depth + 1, prev, rec);
     }
     return !first;
 }

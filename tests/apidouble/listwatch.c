@@ -152,8 +152,8 @@ struct watch {
     size_t next;             /* the next event to look at */
     struct snapshot initial; /* a watch without a resourceVersion: its ADDED events */
     size_t ninitial;         /* those sent */
-    char *pending;           /* a line being written */
-    size_t plen, poff;
+    char *pending;           /* the lines being written: [poff, plen) is still to go */
+    size_t plen, poff, pcap; /* (kept from one chunk to the next: no allocation a chunk) */
     bool bookmarks, done, failed;
     long drop_after, stall_after, sent;
     double deadline, next_bookmark;
@@ -231,9 +231,49 @@ static char *selected_line(const struct watch *w, const struct event *e)
     return line;
 }
 
-/* The next line for w, or NULL (call with the lock held). */
-static char *watch_next(struct watch *w)
+/* Room for n more bytes (and a terminator) in w's pending lines. */
+static bool pending_room(struct watch *w, size_t n)
 {
+    if (w->plen + n + 1 <= w->pcap)
+        return true;
+    size_t cap = w->pcap ? w->pcap : 16384;
+    while (cap < w->plen + n + 1)
+        cap *= 2;
+    char *b = realloc(w->pending, cap);
+    if (!b)
+        return false;
+    w->pending = b;
+    w->pcap = cap;
+    return true;
+}
+
+/* e's line appended to w's pending lines, from its text (the bytes
+ * event_line_text makes, without a line of its own to copy); false when
+ * out of memory. */
+static bool event_put(struct watch *w, const struct event *e)
+{
+    size_t tn = strlen(e->type), tlen = e->text->len;
+    if (!pending_room(w, tn + tlen + 22))
+        return false;
+    char *p = w->pending + w->plen;
+    memcpy(p, "{\"type\":\"", 9);
+    p += 9;
+    memcpy(p, e->type, tn);
+    p += tn;
+    memcpy(p, "\",\"object\":", 11);
+    p += 11;
+    memcpy(p, e->text->b, tlen);
+    p += tlen;
+    memcpy(p, "}\n", 3);
+    w->plen += 9 + tn + 11 + tlen + 2;
+    return true;
+}
+
+/* The next line for w, or NULL (call with the lock held); NULL with *put
+ * set when the line went straight into w's pending lines. */
+static char *watch_next(struct watch *w, bool *put)
+{
+    *put = false;
     if (w->ninitial < w->initial.n) {
         /* the stored version with its kind and apiVersion last (the list
          * item's members, then the kind the watch gives every object) */
@@ -255,9 +295,14 @@ static char *watch_next(struct watch *w)
         if (!in_scope(e->o, &w->r))
             continue;
         if (!w->fs.n) {
+            if (e->text) { /* the common case: no line of its own */
+                if (!event_put(w, e))
+                    return NULL;
+                *put = true;
+            }
             w->next++;
             w->sent++;
-            return event_line_text(e);
+            return *put ? NULL : event_line_text(e);
         }
         char *line = selected_line(w, e);
         if (line) {
@@ -292,25 +337,20 @@ static bool stalled(const struct watch *w)
  * drop fault cuts the stream or a stall fault silences it (lock held). */
 static void watch_fill(struct watch *w, size_t max)
 {
-    while (w->plen - w->poff < max && !(w->drop_after >= 0 && w->sent >= w->drop_after) &&
-           !stalled(w)) {
-        char *line = watch_next(w);
+    w->plen = w->poff = 0; /* nothing is pending: the buffer is used again from its start */
+    while (w->plen < max && !(w->drop_after >= 0 && w->sent >= w->drop_after) && !stalled(w)) {
+        bool put;
+        char *line = watch_next(w, &put);
+        if (put)
+            continue;
         if (!line)
             return;
         size_t n = strlen(line);
-        if (!w->pending) {
-            w->pending = line;
-            w->plen = n;
-            w->poff = 0;
-            continue;
-        }
-        char *b = realloc(w->pending, w->plen + n + 1);
-        if (!b) {
+        if (!pending_room(w, n)) {
             free(line);
             return;
         }
-        memcpy(b + w->plen, line, n + 1);
-        w->pending = b;
+        memcpy(w->pending + w->plen, line, n + 1);
         w->plen += n;
         free(line);
     }
@@ -327,7 +367,7 @@ static ssize_t watch_read(void *cls, uint64_t pos, char *buf, size_t max)
 {
     (void)pos;
     struct watch *w = cls;
-    if (!w->pending) {
+    if (w->poff == w->plen) {
         pthread_mutex_lock(&S.mu);
         double now = mono();
         if (S.stopping || w->done || now >= w->deadline) {
@@ -350,7 +390,7 @@ static ssize_t watch_read(void *cls, uint64_t pos, char *buf, size_t max)
             return parked ? 0 : MHD_CONTENT_READER_END_OF_STREAM;
         }
         watch_fill(w, max);
-        if (!w->pending) {
+        if (w->poff == w->plen) {
             double due = w->deadline;
             if (w->bookmarks && S.bookmark_ms > 0 && w->next_bookmark < due)
                 due = w->next_bookmark;
@@ -364,8 +404,7 @@ static ssize_t watch_read(void *cls, uint64_t pos, char *buf, size_t max)
     memcpy(buf, w->pending + w->poff, n);
     w->poff += n;
     if (w->poff == w->plen) {
-        free(w->pending);
-        w->pending = NULL;
+        w->plen = w->poff = 0;
         w->sent_s = mono();
     }
     return (ssize_t)n;
@@ -410,7 +449,8 @@ struct MHD_Response *do_watch(struct MHD_Connection *c, const struct route *r,
                                "Expired", "code", 410);
         w->pending = event_line("ERROR", st);
         json_decref(st);
-        w->plen = strlen(w->pending);
+        w->plen = w->pending ? strlen(w->pending) : 0;
+        w->pcap = w->plen + 1;
         w->done = true;
     } else {
         size_t lo = 0, hi = S.nevents; /* the first event after rv */
