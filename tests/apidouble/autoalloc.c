@@ -62,9 +62,9 @@ static void mark(struct object *o, const char *uid)
     /* copied on write, as every write of the double: the stored version
      * is never modified */
     json_t *next = json_copy(cur), *nm = json_copy(meta), *na = json_copy(ann);
-    json_object_set_new(na, ANN_PHASE, json_string("allocated"));
-    json_object_set_new(nm, "annotations", na);
-    json_object_set_new(next, "metadata", nm);
+    json_object_set_new_nocheck(na, ANN_PHASE, json_stringn_nocheck("allocated", 9));
+    json_object_set_new_nocheck(nm, "annotations", na);
+    json_object_set_new_nocheck(next, "metadata", nm);
     record(o, "MODIFIED", next);
     auto_done++;
 }

@@ -302,6 +302,12 @@ struct text *text_make(json_t *v, const struct text *prev)
     struct jtext o = {0};
     if (!t)
         return NULL;
+    if (prev) { /* about as long as the version before: no growing on the way */
+        o.cap = prev->len + 512;
+        o.b = malloc(o.cap);
+        if (!o.b)
+            o.cap = 0;
+    }
     put_value(&o, v, 0, prev, &rec);
     t->b = jt_end(&o, &t->len);
     if (rec.n)

@@ -117,8 +117,8 @@ void set_rv(json_t *obj, long rv)
         *--p = (char)('0' + u % 10);
         u /= 10;
     } while (u);
-    json_object_set_new(m, "resourceVersion",
-                        json_stringn_nocheck(p, (size_t)(b + sizeof b - 1 - p)));
+    json_object_set_new_nocheck(m, "resourceVersion",
+                                json_stringn_nocheck(p, (size_t)(b + sizeof b - 1 - p)));
 }
 
 /* Appends an event at a new resourceVersion; obj is stolen. */

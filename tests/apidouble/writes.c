@@ -23,7 +23,7 @@ static json_t *fresh_child(json_t *obj, const char *k)
 {
     json_t *v = json_object_get(obj, k);
     json_t *c = json_is_object(v) ? json_copy(v) : json_object();
-    json_object_set_new(obj, k, c);
+    json_object_set_new_nocheck(obj, k, c); /* k: the caller's constant */
     return c;
 }
 
@@ -41,7 +41,7 @@ static void set_default(json_t *obj, const char *k, json_t *v)
 static void set_default_str(json_t *obj, const char *k, const char *s)
 {
     if (!json_object_get(obj, k))
-        json_object_set_new(obj, k, json_stringn_nocheck(s, strlen(s)));
+        json_object_set_new_nocheck(obj, k, json_stringn_nocheck(s, strlen(s)));
 }
 
 /* A toleration {key, operator: Exists, effect: NoExecute,
@@ -93,17 +93,17 @@ static void pod_defaults(json_t *pod)
         return;
     set_default_str(spec, "restartPolicy", "Always");
     if (!json_object_get(spec, "terminationGracePeriodSeconds"))
-        json_object_set_new(spec, "terminationGracePeriodSeconds", json_integer(30));
+        json_object_set_new_nocheck(spec, "terminationGracePeriodSeconds", json_integer(30));
     set_default_str(spec, "dnsPolicy", "ClusterFirst");
     if (!json_object_get(spec, "securityContext"))
-        json_object_set_new(spec, "securityContext", json_object());
+        json_object_set_new_nocheck(spec, "securityContext", json_object());
     set_default_str(spec, "schedulerName", "default-scheduler");
     if (!json_object_get(spec, "enableServiceLinks"))
-        json_object_set_new(spec, "enableServiceLinks", json_true());
+        json_object_set_new_nocheck(spec, "enableServiceLinks", json_true());
     set_default_str(spec, "serviceAccountName", "default");
     if (!json_object_get(spec, "serviceAccount"))
-        json_object_set_new(spec, "serviceAccount",
-                            json_copy(json_object_get(spec, "serviceAccountName")));
+        json_object_set_new_nocheck(spec, "serviceAccount",
+                                    json_copy(json_object_get(spec, "serviceAccountName")));
     size_t i;
     json_t *c;
     json_array_foreach(json_object_get(spec, "containers"), i, c)
@@ -272,12 +272,14 @@ void do_create(const struct route *r, json_t *body, struct answer *a)
     S.uid++;
     snprintf(uid, sizeof uid, "00000000-0000-4000-8000-%012ld", S.uid);
     now_rfc3339(ts, sizeof ts);
-    json_object_set_new(meta, "uid", json_string(uid));
-    json_object_set_new(meta, "creationTimestamp", json_string(ts));
+    /* (the uid, the time and the kind are ASCII; the namespace and the
+     * version come from the URL and are checked) */
+    json_object_set_new_nocheck(meta, "uid", json_string_nocheck(uid));
+    json_object_set_new_nocheck(meta, "creationTimestamp", json_string_nocheck(ts));
     if (r->namespaced)
-        json_object_set_new(meta, "namespace", json_string(r->ns));
-    json_object_set_new(obj, "kind", json_string(kind_of(r->res)));
-    json_object_set_new(obj, "apiVersion", json_string(r->api_version));
+        json_object_set_new_nocheck(meta, "namespace", json_string(r->ns));
+    json_object_set_new_nocheck(obj, "kind", json_string_nocheck(kind_of(r->res)));
+    json_object_set_new_nocheck(obj, "apiVersion", json_string(r->api_version));
     if (strcmp(r->res, "pods") == 0) { /* status is the server's to write */
         json_t *st = json_object();
         json_object_set_new_nocheck(st, "phase", json_stringn_nocheck("Pending", 7));
@@ -292,7 +294,7 @@ void do_create(const struct route *r, json_t *body, struct answer *a)
                                           "status", "False", "reason", "SchedulingGated", "message",
                                           "Scheduling is blocked due to non-empty scheduling gates",
                                           "lastProbeTime", "lastTransitionTime", ts));
-        json_object_set_new(obj, "status", st);
+        json_object_set_new_nocheck(obj, "status", st);
         pod_defaults(obj);
     }
     volume_defaults(r, obj);
@@ -698,7 +700,7 @@ void do_binding(const struct route *r, json_t *body, struct answer *a)
      * makes its own copy of what it changes) */
     json_t *next = json_copy(o->cur);
     json_t *nspec = fresh_child(next, "spec"), *nm = fresh_child(next, "metadata");
-    json_object_set_new(nspec, "nodeName", json_string(node));
+    json_object_set_new_nocheck(nspec, "nodeName", json_string(node));
     json_t *ann = json_object_get(meta, "annotations");
     if (json_is_object(ann))
         json_object_update(fresh_child(nm, "annotations"), ann);
