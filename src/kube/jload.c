@@ -19,6 +19,8 @@ struct jl {
     const char *p, *end;
     char *tmp; /* a string's bytes with its escapes undone */
     size_t tmpcap;
+    char *keep; /* escaped names kept while their values are read (a stack) */
+    size_t nkeep, keepcap;
     int depth;
     /* gp_kube_jload_reuse (ru NULL: none): the previous version once its
      * metadata was read (prev), its marks (pm), and whether it was asked */
@@ -70,6 +72,27 @@ static bool jl_tmp_fit(struct jl *s, size_t n)
         return false;
     s->tmp = t;
     s->tmpcap = cap;
+    return true;
+}
+
+/* [k, k + n) (a name undone into s->tmp) copied to the top of s->keep,
+ * where the strings of its value do not overwrite it: its offset there in
+ * *at (the stack may move as it grows: the name is s->keep + *at). */
+static bool jl_keep(struct jl *s, const char *k, size_t n, size_t *at)
+{
+    if (s->nkeep + n > s->keepcap) {
+        size_t cap = s->keepcap ? s->keepcap : 256;
+        while (cap < s->nkeep + n)
+            cap *= 2;
+        char *t = realloc(s->keep, cap);
+        if (!t)
+            return false;
+        s->keep = t;
+        s->keepcap = cap;
+    }
+    memcpy(s->keep + s->nkeep, k, n);
+    *at = s->nkeep;
+    s->nkeep += n;
     return true;
 }
 
@@ -181,6 +204,25 @@ static inline __attribute__((always_inline)) bool jl_string(struct jl *s, const 
         return true;
     }
     return jl_string_rest(s, b, q, out, n, esc);
+}
+
+/* A string at s->p read as jl_string reads it (the same verdicts), its
+ * escapes only looked at, not undone: a value left out. */
+static bool jl_string_skip(struct jl *s)
+{
+    const char *q = s->p + 1;
+    for (;;) {
+        q = jl_plain_run(q, s->end);
+        if (q >= s->end)
+            return false;
+        if (*q == '"') {
+            s->p = q + 1;
+            return true;
+        }
+        if (*q != '\\' || ++q >= s->end || !strchr("\"\\/bfnrt", *q) || !*q)
+            return false; /* a control character, a byte over 0x7f, \u or a bad escape */
+        q++;
+    }
 }
 
 /* An integer as jansson reads one (json_integer) in *out; false for a
@@ -331,17 +373,20 @@ static bool jl_word(struct jl *s, const char *w, size_t n)
     return true;
 }
 
-#define JL_SKIP_KEYS 16 /* an object's keys compared for a duplicate while skipping */
+#define JL_SKIP_KEYS 32 /* an object's keys compared for a duplicate while skipping */
 
 static int jl_skip(struct jl *s);
 
+/* Its keys compared undone (as jansson compares them): an escaped one kept
+ * on s->keep while the object is read. */
 static int jl_skip_object(struct jl *s)
 {
     struct {
-        const char *k;
-        size_t n;
+        const char *k; /* NULL: kept, at off */
+        size_t n, off;
     } keys[JL_SKIP_KEYS];
-    size_t nk = 0;
+    size_t nk = 0, base = s->nkeep;
+    int r = 0;
     s->p++; /* '{' */
     jl_ws(s);
     if (s->p < s->end && *s->p == '}') {
@@ -352,35 +397,50 @@ static int jl_skip_object(struct jl *s)
         const char *k;
         size_t kl;
         bool esc;
-        if (s->p >= s->end || *s->p != '"' || !jl_string(s, &k, &kl, &esc) || esc)
-            return 0;
-        for (size_t i = 0; i < nk; i++)
-            if (keys[i].n == kl && memcmp(keys[i].k, k, kl) == 0)
-                return 0; /* a duplicate: jansson's verdict, as jl_object's */
-        if (nk == JL_SKIP_KEYS)
-            return -1;
-        keys[nk].k = k;
+        if (s->p >= s->end || *s->p != '"' || !jl_string(s, &k, &kl, &esc))
+            break;
+        size_t off = 0;
+        if (esc && !jl_keep(s, k, kl, &off))
+            break;
+        if (esc)
+            k = s->keep + off;
+        size_t i;
+        for (i = 0; i < nk; i++)
+            if (keys[i].n == kl &&
+                memcmp(keys[i].k ? keys[i].k : s->keep + keys[i].off, k, kl) == 0)
+                break;
+        if (i < nk)
+            break; /* a duplicate: jansson's verdict, as jl_object's */
+        if (nk == JL_SKIP_KEYS) {
+            r = -1;
+            break;
+        }
+        keys[nk].k = esc ? NULL : k;
+        keys[nk].off = off;
         keys[nk++].n = kl;
         jl_ws(s);
         if (s->p >= s->end || *s->p != ':')
-            return 0;
+            break;
         s->p++;
         jl_ws(s);
-        int r = jl_skip(s);
-        if (r != 1)
-            return r;
+        if ((r = jl_skip(s)) != 1)
+            break;
+        r = 0;
         jl_ws(s);
         if (s->p >= s->end)
-            return 0;
+            break;
         if (*s->p == '}') {
             s->p++;
-            return 1;
+            r = 1;
+            break;
         }
         if (*s->p != ',')
-            return 0;
+            break;
         s->p++;
         jl_ws(s);
     }
+    s->nkeep = base;
+    return r;
 }
 
 static int jl_skip_array(struct jl *s)
@@ -417,12 +477,8 @@ static int jl_skip(struct jl *s)
     if (s->p >= s->end)
         return 0;
     switch (*s->p) {
-    case '"': {
-        const char *b;
-        size_t n;
-        bool esc;
-        return jl_string(s, &b, &n, &esc);
-    }
+    case '"':
+        return jl_string_skip(s);
     case '{':
     case '[': {
         if (++s->depth > JL_MAX_DEPTH) {
@@ -452,11 +508,13 @@ static int jl_skip(struct jl *s)
 static bool jl_drop(struct jl *s)
 {
     const char *at = s->p;
+    size_t nkeep = s->nkeep;
     int depth = s->depth, r = jl_skip(s);
     if (r >= 0)
         return r == 1;
     s->p = at;
     s->depth = depth;
+    s->nkeep = nkeep;
     json_t *v = jl_value(s, NULL);
     json_decref(v);
     return v != NULL;
@@ -622,8 +680,11 @@ static json_t *jl_object(struct jl *s, const struct gp_kube_jskip *sk, enum jl_l
         const char *k;
         size_t kl;
         bool esc;
-        if (s->p >= s->end || *s->p != '"' || !jl_string(s, &k, &kl, &esc) || esc)
-            break; /* an escaped key: s->tmp is the value's next */
+        if (s->p >= s->end || *s->p != '"' || !jl_string(s, &k, &kl, &esc))
+            break;
+        size_t koff = 0; /* an escaped name: kept (s->tmp is the value's next) */
+        if (esc && !jl_keep(s, k, kl, &koff))
+            break;
         jl_ws(s);
         if (s->p >= s->end || *s->p != ':')
             break;
@@ -660,9 +721,13 @@ static json_t *jl_object(struct jl *s, const struct gp_kube_jskip *sk, enum jl_l
             s->ru->meta_read = v != NULL;
         } else {
             v = jl_value(s, kid);
-            if (lvl == JL_META && v && json_is_string(v))
-                jl_meta_id(s->ru, k, kl, json_string_value(v));
         }
+        if (esc) { /* the kept name, where the stack is now */
+            k = s->keep + koff;
+            s->nkeep = koff;
+        }
+        if (lvl == JL_META && v && json_is_string(v))
+            jl_meta_id(s->ru, k, kl, json_string_value(v));
         if (meta && v && !s->asked && s->ru->prev) {
             s->asked = true;
             s->prev = s->ru->prev(v, s->ru->ctx, &s->pm, &s->npm);
@@ -672,6 +737,8 @@ static json_t *jl_object(struct jl *s, const struct gp_kube_jskip *sk, enum jl_l
         if (!v || json_object_setn_new_nocheck(o, k, kl, v) != 0 || json_object_size(o) != ++nset)
             break; /* a duplicate key: jansson's rule (last wins, or refused) */
     next:
+        if (esc)
+            s->nkeep = koff;
         jl_ws(s);
         if (s->p >= s->end)
             break;
@@ -753,7 +820,7 @@ static json_t *jl_value(struct jl *s, const struct gp_kube_jskip *sk)
 static json_t *jload_lean(const char *text, size_t len, const struct gp_kube_jskip *sk,
                           struct gp_kube_jreuse *ru)
 {
-    struct jl s = {text, text + len, NULL, 0, 0, ru, NULL, NULL, 0, false, ++jl_gen};
+    struct jl s = {.p = text, .end = text + len, .ru = ru, .gen = ++jl_gen};
     jl_ws(&s);
     json_t *v = NULL;
     if (ru && s.p < s.end && *s.p == '{') {
@@ -768,6 +835,7 @@ static json_t *jload_lean(const char *text, size_t len, const struct gp_kube_jsk
         v = NULL;
     }
     free(s.tmp);
+    free(s.keep);
     return v;
 }
 
@@ -920,7 +988,7 @@ bool gp_kube_jload_members(const char *text, size_t len, size_t flags, json_erro
     if (ru)
         jl_reuse_start(ru);
     if (n <= 64 && !(flags & JSON_DECODE_INT_AS_REAL)) {
-        struct jl s = {text, text + len, NULL, 0, 0, ru, NULL, NULL, 0, false, ++jl_gen};
+        struct jl s = {.p = text, .end = text + len, .ru = ru, .gen = ++jl_gen};
         jl_ws(&s);
         bool read = false;
         if (s.p < s.end && *s.p == '{') {
@@ -937,6 +1005,7 @@ bool gp_kube_jload_members(const char *text, size_t len, size_t flags, json_erro
             }
         }
         free(s.tmp);
+        free(s.keep);
         if (read)
             return true;
     }

@@ -37,11 +37,11 @@ static inline bool gp_kube_json_special8(uint64_t x)
 /* The document in text[0, len), an object or an array, as a new reference:
  * the tree json_loadb(text, len, flags) would give (members in the text's
  * order), or NULL when the scanner cannot say. It cannot say for text
- * outside its subset: a string with a byte >= 0x80, a \u escape or an
- * escaped key; a number with a fraction, an exponent or more than 18
- * digits; a duplicate key; nesting deeper than 64; and for every text
- * jansson refuses. So a tree it gives is always jansson's tree, and NULL
- * means: ask jansson. */
+ * outside its subset: a string (a key too) with a byte >= 0x80 or a \u
+ * escape; a number with a fraction, an exponent or more than 18 digits; a
+ * duplicate key (keys compared with their escapes undone, as jansson's);
+ * nesting deeper than 64; and for every text jansson refuses. So a tree it gives is always
+ * jansson's tree, and NULL means: ask jansson. */
 json_t *gp_kube_jload_lean(const char *text, size_t len);
 
 /* gp_kube_jload_lean, then json_loadb(text, len, flags, err) when it cannot

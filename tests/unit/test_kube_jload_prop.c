@@ -242,7 +242,9 @@ static void gen_string(struct buf *o, bool key)
             } else if (gen_plain) {
                 puts_(o, "p");
             } else if (r == 1) {
-                puts_(o, pick(2) ? "\\u00e9" : "\\u0041");
+                static const char *const u[] = {"\\u00e9", "\\u0041", "\\ud800",
+                                                "\\u12g4", "\\u0000", "\\ud83d\\ude00"};
+                puts_(o, u[pick(6)]); /* a lone surrogate, a bad digit, NUL: refused */
             } else if (r == 2) {
                 puts_(o, "\xc3\xa9");
             } else if (r == 3 && pick(8) == 0) {
