@@ -37,6 +37,7 @@ struct object {
     json_t *cur;           /* NULL once deleted */
     struct text *text;     /* cur's text (a reference; NULL when none could be made) */
     struct object *hnext;  /* the next in its hash bucket */
+    size_t last_event;     /* 1 + the index in S.events of its last event; 0: none */
     double delete_at;      /* graceful deletion: when it goes (mono()); 0 none */
 };
 
@@ -52,6 +53,9 @@ struct event {
                         * from the two whether the object came into its view or left it */
     struct text *text; /* obj's text (made once: the write's answer and every watch's line;
                         * a reference), for the last EVENT_TEXTS events; NULL before */
+    size_t before;     /* 1 + the index of the event that recorded prev (0: none) */
+    long seen_by;      /* the watch (listwatch.c's number; 0 none) whose field selector */
+    bool seen;         /* ... was last matched against obj: whether it matched */
 };
 
 /* A list's item: a stored version (a reference; a list shows it without

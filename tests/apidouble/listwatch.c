@@ -160,7 +160,10 @@ struct watch {
     double sent_s; /* when its last chunk went (mono()); 0 none yet */
     struct MHD_Connection *c;
     struct parked park; /* suspended while it has nothing to send (park.c) */
+    long id;            /* its number (> 0), which the events' field-selector memo names */
 };
+
+static long watch_ids; /* the last watch's number */
 
 double mono(void)
 {
@@ -204,16 +207,32 @@ static char *event_line_text(const struct event *e)
     return s;
 }
 
+/* fsel_match(&w->fs, e->obj), kept on the event for w: the next event of
+ * the object asks it again of its version before (a version never changes,
+ * nor does a watch's selector). */
+static bool seen_match(const struct watch *w, struct event *e)
+{
+    if (e->seen_by != w->id) {
+        e->seen = fsel_match(&w->fs, e->obj);
+        e->seen_by = w->id;
+    }
+    return e->seen;
+}
+
 /* An event as a watch with a field selector sees it, as the watch cache's
  * cacheWatcher.convertToWatchEvent (k8s.io/apiserver/pkg/storage/cacher):
  * ADDED when the object comes into the selector's view, MODIFIED while it
  * stays in it, DELETED with the version before (at the event's
  * resourceVersion) when it leaves it or is deleted; NULL when the watch
  * sees neither version. */
-static char *selected_line(const struct watch *w, const struct event *e)
+static char *selected_line(const struct watch *w, struct event *e)
 {
-    bool now = strcmp(e->type, "DELETED") != 0 && fsel_match(&w->fs, e->obj);
-    bool before = e->prev && fsel_match(&w->fs, e->prev);
+    bool now = strcmp(e->type, "DELETED") != 0 && seen_match(w, e);
+    /* the version before is the object of the object's event before (record): its
+     * match is known when this watch looked at that event */
+    struct event *b = e->before ? &S.events[e->before - 1] : NULL;
+    bool before =
+        e->prev && (b && b->obj == e->prev ? seen_match(w, b) : fsel_match(&w->fs, e->prev));
     if (now) {
         if (before || strcmp(e->type, "MODIFIED") != 0)
             return event_line_text(e);
@@ -428,6 +447,7 @@ struct MHD_Response *do_watch(struct MHD_Connection *c, const struct route *r,
 {
     struct watch *w = calloc(1, sizeof *w);
     w->c = c;
+    w->id = ++watch_ids;
     w->r = *r;
     w->fs = *fs;
     w->bookmarks = bookmarks;

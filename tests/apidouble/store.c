@@ -28,7 +28,14 @@ void now_rfc3339(char *buf, size_t n)
         strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &tm);
         last = t;
     }
-    snprintf(buf, n, "%s", text);
+    /* as snprintf(buf, n, "%s", text) would cut it, with no printf a write */
+    size_t len = strlen(text);
+    if (n == 0)
+        return;
+    if (len >= n)
+        len = n - 1;
+    memcpy(buf, text, len);
+    buf[len] = '\0';
 }
 
 static size_t key_hash(const char *res, const char *ns, const char *name)
@@ -138,7 +145,9 @@ void record(struct object *o, const char *type, json_t *obj)
     /* what the version shares with the one before is copied from its text */
     struct text *text = text_make(obj, o->text);
     /* the version before passes to the event (no copy) */
-    S.events[S.nevents++] = (struct event){rv, type, o, json_incref(obj), o->cur, text};
+    S.events[S.nevents++] =
+        (struct event){rv, type, o, json_incref(obj), o->cur, text, o->last_event, 0, false};
+    o->last_event = S.nevents;
     bool gone = strcmp(type, "DELETED") == 0;
     o->cur = gone ? NULL : json_incref(obj);
     text_unref(o->text);
