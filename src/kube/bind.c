@@ -933,9 +933,9 @@ void gp_ks_bind_dispatch(struct gp_kube_sched *s, struct spod *const *m, size_t 
 {
     if (k == 0)
         return;
-    /* a pod whose claims are provisioned for its node first (volumes_bind.c) */
-    if (k == 1 && m[0]->recheck_at == 0 && m[0]->rebind_at == 0 && !m[0]->resume &&
-        gp_ks_volumes_bind_hold(s, m[0]))
+    /* a pod's claims provisioned for its node first, a gang's every
+     * member's before any is written (volumes_bind.c) */
+    if (gp_ks_volumes_bind_hold(s, m, k))
         return;
     /* which members are bound now: those whose node's slot is free, one
      * per node (a re-check only reads); a gang's members all in one job,

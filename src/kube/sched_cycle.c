@@ -360,8 +360,12 @@ void gp_ks_resume(struct gp_kube_sched *s, size_t *bound)
         } else if (p->st == SP_ASSUMED && p->resume && !p->job && !p->wait_on) {
             gp_ks_bind_dispatch(s, &p, 1, bound); /* its node's slot permitting */
         } else if (p->st == SP_ASSUMED && p->prov_at > 0 && !p->job && !p->wait_on) {
-            /* its claims being provisioned (volumes_bind.c): bound once they are */
-            gp_ks_bind_dispatch(s, &p, 1, bound);
+            /* its claims being provisioned (volumes_bind.c): bound once they
+             * are, a gang's member once every member's are */
+            if (p->prov_gang > 0)
+                gp_ks_volumes_gang_resume(s, p, bound);
+            else
+                gp_ks_bind_dispatch(s, &p, 1, bound);
             waiting |= p->prov_at > 0;
         }
     }
@@ -907,8 +911,10 @@ enum gp_err gp_ks_write_decisions(struct gp_kube_sched *s, size_t n, double atte
         const struct gp_decision *d = &s->dec[i];
         struct spod *p = gp_ks_by_eng(s, d->pod);
         /* (a gang's member kept by its job, run here without binders,
-         * waits out its back-off: gp_ks_resume) */
-        if (d->kind != GP_DECISION_BIND || !p || p->st != SP_ASSUMED || p->job || p->rebind_at > 0)
+         * waits out its back-off; one held for its gang's claims, dispatched
+         * with it before, is looked at again: gp_ks_resume) */
+        if (d->kind != GP_DECISION_BIND || !p || p->st != SP_ASSUMED || p->job ||
+            p->rebind_at > 0 || p->prov_at > 0)
             continue;
         if (!p->spec.group) {
             gp_ks_bind_dispatch(s, &p, 1, bound);
@@ -923,7 +929,7 @@ enum gp_err gp_ks_write_decisions(struct gp_kube_sched *s, size_t n, double atte
             const struct gp_decision *e = &s->dec[j];
             struct spod *q = gp_ks_by_eng(s, e->pod);
             if (e->kind != GP_DECISION_BIND || !q || q->spec.group != p->spec.group ||
-                q->st != SP_ASSUMED || q->job || q->rebind_at > 0)
+                q->st != SP_ASSUMED || q->job || q->rebind_at > 0 || q->prov_at > 0)
                 continue;
             if (k == s->capgang && !oom) {
                 size_t cap = s->capgang ? s->capgang * 2 : 64;

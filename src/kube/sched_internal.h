@@ -100,7 +100,10 @@ struct spod {
      * since then (0: not) */
     double prov_at;
     uint64_t prov_rv; /* the newest resourceVersion its claims' patches made */
-    json_t *vol_pvs;  /* the volumes it binds its claims to: "ns/claim" -> {pv, rv}; NULL none */
+    /* with prov_at: held with its gang's members, this many (the gang's
+     * decision waits for every member's claims); 0: a pod's own wait */
+    size_t prov_gang;
+    json_t *vol_pvs; /* the volumes it binds its claims to: "ns/claim" -> {pv, rv}; NULL none */
 };
 
 struct snode {
@@ -457,12 +460,17 @@ void gp_ks_volumes_forget(struct gp_kube_sched *s, struct spod *p);
 struct gp_ks_words;
 bool gp_ks_volumes_words(struct gp_kube_sched *s, struct gp_ks_words *w, const struct spod *p,
                          const struct gp_explain *x, char *msg, size_t size);
-/* volumes_bind.c: at the dispatch of p's bind (ASSUMED on its engine
- * node): true when its claims of a WaitForFirstConsumer class are being
- * provisioned for that node (annotated now if not yet; gp_ks_resume asks
- * again), or were not and its decision was taken back (an Event, backed
- * off); false: go on with the annotation patch and the Binding. */
-bool gp_ks_volumes_bind_hold(struct gp_kube_sched *s, struct spod *p);
+/* volumes_bind.c: at the dispatch of the bind of m[0..k) (ASSUMED on
+ * their engine nodes; a gang's members together): true when their claims
+ * of a WaitForFirstConsumer class are being provisioned or bound for
+ * those nodes (annotated now if not yet; gp_ks_resume asks again), or
+ * were not and the decision was taken back (a gang's: every member's;
+ * Events, backed off); false: go on with the annotation patches and the
+ * Bindings. gp_ks_volumes_gang_resume: p held with its gang (prov_gang),
+ * the members held with it dispatched again together, once a pass (by the
+ * first of them in s->pods; s->gang used). */
+bool gp_ks_volumes_bind_hold(struct gp_kube_sched *s, struct spod *const *m, size_t k);
+void gp_ks_volumes_gang_resume(struct gp_kube_sched *s, struct spod *p, size_t *bound);
 /* sched.c: a pending pod of ours read again from its object (its volumes
  * changed) and queued again with the new spec. */
 void gp_ks_pod_reread(struct gp_kube_sched *s, struct spod *p);

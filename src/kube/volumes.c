@@ -402,17 +402,10 @@ static void topo_terms(struct vrd *r, const json_t *topo, struct gp_node_term *t
  *    nothing and the claim would be provisioned, but the PV controller
  *    binds a claim to the volume claimRef'd to it whatever the node
  *    (syncUnboundClaim), so gpuplane lets only its nodes pass.
- * Refused in gpuplane's words: a gang's member (its members are bound as
- * one job, which does not wait for volumes). */
-static void provision_condition(struct vrd *r, const json_t *pvc, const char *cn, bool gang)
+ * A gang's member alike: its gang's decision waits for every member's
+ * claims before any member is written (volumes_bind.c gang_hold). */
+static void provision_condition(struct vrd *r, const json_t *pvc)
 {
-    if (gang) {
-        snprintf(r->msg, sizeof r->msg,
-                 "persistentvolumeclaim \"%s\" waits for its first consumer "
-                 "(WaitForFirstConsumer): gpuplane does not bind claims of a gang's pods",
-                 cn);
-        return;
-    }
     const json_t *sc = json_object_get(r->s->scs, gp_ks_claim_class(pvc));
     const char *prov = str_of(sc, "provisioner");
     bool can_provision = prov && prov[0] && strcmp(prov, "kubernetes.io/no-provisioner") != 0;
@@ -550,8 +543,7 @@ static void decide(struct vrd *r, const json_t *pod, const struct gp_kube_pod_in
             char key[600];
             gp_kube_key_make(ns, c->name[i], key, sizeof key);
             if (c->provision[i])
-                provision_condition(r, json_object_get(r->s->pvcs, key), c->name[i],
-                                    in->group != NULL);
+                provision_condition(r, json_object_get(r->s->pvcs, key));
         }
     }
     if (!r->msg[0]) {

@@ -31,7 +31,11 @@
  * scheduler's cache), gpuplane does not take the annotation off a claim:
  * the provisioner does when it cannot provision (rescheduleProvisioning),
  * and while it is on the retried pod may go to that node alone (volumes.c,
- * FindPodVolumes' fast path). */
+ * FindPodVolumes' fast path).
+ *
+ * A gang's decision is held whole (gang_hold): every member's claims made
+ * ready for its node before any member is annotated or bound, one
+ * member's failure taking every member's decision back. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -344,20 +348,22 @@ static enum step claim_step(struct gp_kube_sched *s, struct spod *p, const char 
     return ST_FAIL;
 }
 
-bool gp_ks_volumes_bind_hold(struct gp_kube_sched *s, struct spod *p)
+/* Where pod p's claims stand for its decision (p->prov_at 0: a new one,
+ * its bindings chosen and its claims annotated now; else looked at as
+ * the informers show them), its wait begun (prov_at) or past
+ * bind_timeout_s; why a failure, in msg. Nothing is cleared here
+ * (wait_end). */
+static enum step pod_step(struct gp_kube_sched *s, struct spod *p, char *msg, size_t size)
 {
-    if (!p->ours || !p->info.claims || !s->e || p->node == SP_NONE)
-        return false;
     const struct gp_node *nd = gp_engine_node(s->e, p->node);
     const char *node = nd ? nd->spec.name : NULL;
     struct snode *sn = node ? gp_ks_node_get(s, node, false) : NULL;
     if (!node)
-        return false;
+        return ST_READY;
     const json_t *labels =
         json_object_get(json_object_get(sn ? sn->obj : NULL, "metadata"), "labels");
     const char *ns = p->info.ns ? p->info.ns : "default";
     enum step worst = ST_READY;
-    char msg[1024] = "";
     if (p->prov_at == 0) { /* a new decision: its bindings chosen anew */
         json_decref(p->vol_pvs);
         p->vol_pvs = NULL;
@@ -376,7 +382,7 @@ bool gp_ks_volumes_bind_hold(struct gp_kube_sched *s, struct spod *p)
         else
             continue;
         gp_kube_key_make(ns, cn, key, sizeof key);
-        enum step st = claim_step(s, p, key, node, labels, p->prov_at == 0, msg, sizeof msg);
+        enum step st = claim_step(s, p, key, node, labels, p->prov_at == 0, msg, size);
         worst = st > worst ? st : worst;
         if (st == ST_FAIL)
             break;
@@ -385,25 +391,177 @@ bool gp_ks_volumes_bind_hold(struct gp_kube_sched *s, struct spod *p)
         p->prov_at = s->now_s > 0 ? s->now_s : 1e-9;
     if (worst == ST_WAIT && s->now_s >= p->prov_at + s->o.bind_timeout_s) {
         worst = ST_FAIL; /* BindPodVolumes' wait.PollUntilContextTimeout */
-        snprintf(msg, sizeof msg, "binding volumes: timed out waiting for the condition");
+        snprintf(msg, size, "binding volumes: timed out waiting for the condition");
     }
-    if (worst == ST_WAIT) {
-        s->maybe_resume = true; /* looked at again by gp_ks_resume */
-        return true;
-    }
+    return worst;
+}
+
+/* p's wait for its claims over (ready, or its decision taken back). */
+static void wait_end(struct spod *p)
+{
     p->prov_at = 0;
     p->prov_rv = 0;
+    p->prov_gang = 0;
     json_decref(p->vol_pvs);
     p->vol_pvs = NULL;
-    if (worst == ST_READY)
-        return false;
-    /* PreBind failed: the pod's words (schedule_one.go bindingCycle:
-     * "running PreBind plugin ...") and its decision taken back */
+}
+
+/* PreBind failed: the pod's words (schedule_one.go bindingCycle:
+ * "running PreBind plugin ...") */
+static void prebind_failed(struct gp_kube_sched *s, const struct spod *p, const char *msg)
+{
     char note[1200];
     snprintf(note, sizeof note, "running PreBind plugin \"VolumeBinding\": %s", msg);
     gp_ks_event(s, "Pod", p->info.ns, p->info.name, p->info.uid, "Warning", "FailedScheduling",
                 "Scheduling", note);
+}
+
+static bool holds_claims(const struct gp_kube_sched *s, const struct spod *p)
+{
+    return p->ours && p->info.claims && s->e && p->node != SP_NONE;
+}
+
+/* One pod's decision (not a gang's): held while its claims are
+ * provisioned or bound, taken back when that fails. */
+static bool pod_hold(struct gp_kube_sched *s, struct spod *p)
+{
+    if (!holds_claims(s, p))
+        return false;
+    if (p->prov_at == 0)
+        p->prov_gang = 0; /* (a pod's own wait) */
+    char msg[1024] = "";
+    enum step worst = pod_step(s, p, msg, sizeof msg);
+    if (worst == ST_WAIT) {
+        s->maybe_resume = true; /* looked at again by gp_ks_resume */
+        return true;
+    }
+    wait_end(p);
+    if (worst == ST_READY)
+        return false;
+    prebind_failed(s, p, msg); /* and its decision taken back */
     s->st.claim_failures++;
     gp_ks_release(s, p);
     return true;
+}
+
+/* Gang member p (its decision taken back, as every other member's) told why. */
+static void gang_back(struct gp_kube_sched *s, struct spod *p, const char *why)
+{
+    gp_ks_gang_event(s, p, why);
+    s->st.claim_failures++;
+    wait_end(p);
+    gp_ks_release(s, p);
+}
+
+/* A gang's decision, its members m[0..k): kube-scheduler's coscheduling
+ * holds every member at Permit until all are assumed
+ * (scheduler-plugins pkg/coscheduling/coscheduling.go Permit), then each
+ * member's binding cycle runs PreBind, VolumeBinding's included, before
+ * its Binding; a member failing there is unreserved, and Unreserve
+ * rejects the members still waiting and denies the PodGroup for a while
+ * (AddDeniedPodGroup), the gang tried again. gpuplane binds a gang all or
+ * none, so every member's claims are provisioned or bound for its node
+ * (pod_step, member by member: its claims annotated, its volumes
+ * claimRef'd) before any member is annotated or bound, the members held
+ * meanwhile (prov_at, the same for all; prov_gang, their number): their
+ * GPUs booked in the engine, nothing written to a pod. One member's
+ * failure (a patch refused, the provisioner giving up, a volume's node
+ * affinity not met, the gang's bind_timeout_s passed) or a member gone or
+ * changed while they wait takes every member's decision back: the failed
+ * member's PreBind words, the others' a gang Event, all backed off; as for
+ * one pod, what was written to the claims and volumes stays. */
+static bool gang_hold(struct gp_kube_sched *s, struct spod *const *m, size_t k)
+{
+    size_t held = 0, bad = k;
+    double since = 0; /* the gang's wait began */
+    for (size_t i = 0; i < k; i++)
+        if (m[i]->prov_at > 0) {
+            held += m[i]->prov_gang == k;
+            since = since == 0 || m[i]->prov_at < since ? m[i]->prov_at : since;
+        }
+    char msg[1024] = "", why[1400];
+    if (since > 0 && held != k) { /* a member went (deleted, bound elsewhere, decided anew) */
+        for (size_t i = 0; i < k; i++)
+            gang_back(s, m[i],
+                      "a member of its gang left while the gang's claims were provisioned: "
+                      "every member's decision taken back");
+        return true;
+    }
+    enum step worst = ST_READY;
+    for (size_t i = 0; i < k && worst != ST_FAIL; i++) {
+        if (!holds_claims(s, m[i]))
+            continue;
+        enum step st = pod_step(s, m[i], msg, sizeof msg);
+        worst = st > worst ? st : worst;
+        bad = st == ST_FAIL ? i : bad;
+        if (st == ST_WAIT && since == 0)
+            since = m[i]->prov_at;
+    }
+    if (worst == ST_WAIT) {
+        for (size_t i = 0; i < k; i++) {
+            m[i]->prov_at = since;
+            m[i]->prov_gang = k;
+        }
+        s->maybe_resume = true; /* looked at again by gp_ks_resume (gp_ks_volumes_gang_resume) */
+        return true;
+    }
+    if (worst == ST_READY) {
+        for (size_t i = 0; i < k; i++)
+            wait_end(m[i]);
+        return false;
+    }
+    prebind_failed(s, m[bad], msg);
+    s->st.claim_failures++;
+    wait_end(m[bad]);
+    gp_ks_release(s, m[bad]);
+    snprintf(why, sizeof why,
+             "its gang's member %.300s failed its PreBind (\"VolumeBinding\": %.900s): every "
+             "member's decision taken back, none bound",
+             m[bad]->info.name, msg);
+    for (size_t i = 0; i < k; i++)
+        if (i != bad)
+            gang_back(s, m[i], why);
+    return true;
+}
+
+bool gp_ks_volumes_bind_hold(struct gp_kube_sched *s, struct spod *const *m, size_t k)
+{
+    for (size_t i = 0; i < k; i++)
+        if (m[i]->recheck_at > 0 || m[i]->rebind_at > 0 || m[i]->resume)
+            return false; /* written before (its claims were ready then), or maybe bound */
+    if (k == 0)
+        return false;
+    return k > 1 || m[0]->prov_gang > 0 ? gang_hold(s, m, k) : pod_hold(s, m[0]);
+}
+
+/* q is held with p's gang (gang_hold). */
+static bool gang_held(const struct spod *q, const struct spod *p)
+{
+    const struct gp_kube_pod_info *a = &q->info, *b = &p->info;
+    return q->st == SP_ASSUMED && q->prov_at > 0 && q->prov_gang > 0 && !q->job && !q->wait_on &&
+           a->group && b->group && strcmp(a->group, b->group) == 0 && a->ns && b->ns &&
+           strcmp(a->ns, b->ns) == 0;
+}
+
+void gp_ks_volumes_gang_resume(struct gp_kube_sched *s, struct spod *p, size_t *bound)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < s->npods; i++) {
+        struct spod *q = s->pods[i];
+        if (!gang_held(q, p))
+            continue;
+        if (k == 0 && q != p)
+            return; /* a member before it in s->pods did it this pass */
+        if (k == s->capgang) {
+            size_t cap = s->capgang ? s->capgang * 2 : 64;
+            struct spod **v = realloc(s->gang, cap * sizeof *v);
+            if (!v)
+                return; /* (out of memory) looked at again next pass */
+            s->gang = v;
+            s->capgang = cap;
+        }
+        s->gang[k++] = q;
+    }
+    if (k > 0)
+        gp_ks_bind_dispatch(s, s->gang, k, bound);
 }
