@@ -5,7 +5,8 @@
  * claims (tests/apidouble/provision.c):
  *  - every member's claims provisioned for its node before any member is
  *    written or bound, the members held meanwhile with their GPUs booked
- *    (a pod that only their GPUs would fit stays pending, the audit clean);
+ *    (a pod that only their GPUs would fit stays pending, the audit clean),
+ *    with and without binder threads;
  *  - one member's claim patch refused, or its provisioning given up, or
  *    the gang's wait past bindTimeoutSeconds: every member's decision
  *    taken back, none bound, and the gang bound together once retried;
@@ -114,11 +115,16 @@ static void both_bound(struct vworld *v)
  * gang's pods"), no claim annotated; and with the gang's job not held
  * (bind.c dispatching a gang as before), w0 is bound while w1's claim
  * waits. */
-static void test_gang_wffc_bound(void **state)
+static void gang_wffc_bound(unsigned binders)
 {
-    (void)state;
     struct vworld v;
     gang_world(&v);
+    struct gp_kube_client *bc[2] = {NULL, NULL};
+    for (unsigned i = 0; i < binders; i++)
+        bc[i] = kd_client();
+    struct gp_diag d = {""};
+    if (binders)
+        assert_int_equal(gp_kube_sched_start_binders(v.w.s, bc, binders, NULL, NULL, &d), GP_OK);
     kd_call(v.w.admin, "POST", "/_control/provisioner", "{\"ms\":-1}", 200);
     assert_int_equal(v_cycle(&v), 0);
     char s0[32], s1[32];
@@ -143,13 +149,40 @@ static void test_gang_wffc_bound(void **state)
     assert_string_equal(claim_at(&v, "w1-data", "spec", NULL, "volumeName"), "");
     /* w1's provisioned: both bound together */
     touch(&v, "w1-data");
-    assert_int_equal(v_cycles_until(&v, "w1", 6), 2);
+    size_t n = 0;
+    for (int i = 0; i < 8 && !w_node_of(&v.w, "w1", NULL)[0]; i++) {
+        struct timespec ts = {0, 30 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+        size_t more = 0;
+        n += v_cycle(&v);
+        gp_kube_sched_wait_binds(v.w.s, &more); /* (with binders: their results) */
+        n += more;
+        w_sync(&v.w);
+    }
+    assert_int_equal(n, 2);
     both_bound(&v);
     assert_string_equal(w_node_of(&v.w, "other", NULL), "");
     assert_int_equal(gp_kube_sched_stats(v.w.s).claim_failures, 0);
     assert_int_equal(gp_kube_sched_stats(v.w.s).rollbacks, 0);
     assert_string_equal(w_events(&v.w, "FailedScheduling", "w0"), "");
+    if (binders)
+        gp_kube_sched_stop_binders(v.w.s);
     v_close(&v);
+    for (unsigned i = 0; i < binders; i++)
+        gp_kube_client_free(bc[i]);
+}
+
+static void test_gang_wffc_bound(void **state)
+{
+    (void)state;
+    gang_wffc_bound(0);
+}
+
+/* The same with binder threads: the gang's job handed to them once held no more. */
+static void test_gang_wffc_bound_binders(void **state)
+{
+    (void)state;
+    gang_wffc_bound(2);
 }
 
 /* Whether the two members' FailedScheduling Events are one member's
@@ -279,6 +312,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_gang_wffc_bound, kd_start, kd_stop),
+        cmocka_unit_test_setup_teardown(test_gang_wffc_bound_binders, kd_start, kd_stop),
         cmocka_unit_test_setup_teardown(test_gang_wffc_refused, kd_start, kd_stop),
         cmocka_unit_test_setup_teardown(test_gang_wffc_given_up_and_timeout, kd_start, kd_stop),
         cmocka_unit_test_setup_teardown(test_gang_wffc_member_gone, kd_start, kd_stop),
