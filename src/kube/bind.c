@@ -48,6 +48,10 @@ struct bind_member {
     bool bind;     /* false: annotated only, its node's slot being taken (sched_slot.c) */
     bool check;    /* only read back: maybe bound (BO_UNSURE before) */
     bool phase;    /* gpuplane.io/phase written: it asks a GPU (gp_ks_asks_gpu) */
+    /* keys the pod carries that this decision does not write (copied from
+     * a running pod, or left by a decision taken back): removed by the
+     * patch (null), which a Binding cannot do, so never a plain job */
+    bool drop_phase, drop_mig;
     /* a gang's member past the point of no return (its gang's decision
      * written and a member bound, or maybe bound): a failure that shows it
      * not bound keeps it (BO_KEPT), never takes it back */
@@ -158,7 +162,7 @@ static void put_raw(char **p, const char *s)
 /* A body of up to n strings and the fixed text between them: room for all. */
 static char *body_alloc(const char *const *v, size_t n)
 {
-    size_t need = 256;
+    size_t need = 512; /* the fixed text of the longest body (an annotated Binding) and more */
     for (size_t i = 0; i < n; i++)
         need += 6 * strlen(v[i]) + 2;
     return malloc(need);
@@ -216,6 +220,10 @@ static void put_annotations(char **p, const struct bind_member *m)
         put_raw(p, ",\"" GP_KUBE_ANN_MIG "\":");
         put_str(p, m->mig);
     }
+    if (m->drop_phase) /* (a merge patch's null removes a key: RFC 7386) */
+        put_raw(p, ",\"" GP_KUBE_ANN_PHASE "\":null");
+    if (m->drop_mig)
+        put_raw(p, ",\"" GP_KUBE_ANN_MIG "\":null");
     put_raw(p, "}");
 }
 
@@ -477,10 +485,12 @@ static void job_run(struct binder *b, struct bind_job *j)
 }
 
 /* A job of one pod that is annotated then bound now, not a kept gang
- * member (most are): one of a batch. */
+ * member, with no key of ours to remove (most are): one of a batch. */
 static bool job_plain(const struct bind_job *j)
 {
-    return j->n == 1 && j->m[0].annotate && j->m[0].bind && !j->m[0].check && !j->m[0].keep;
+    const struct bind_member *m = &j->m[0];
+    return j->n == 1 && m->annotate && m->bind && !m->check && !m->keep && !m->drop_phase &&
+           !m->drop_mig;
 }
 
 /* Plain jobs js[0..k) side by side on one connection, each one write:
@@ -875,6 +885,8 @@ static struct bind_job *job_make(struct gp_kube_sched *s, struct spod *const *m,
         b->group = put(&cur, tx[i].group);
         b->check = p->recheck_at > 0;
         b->phase = gp_ks_asks_gpu(p);
+        b->drop_phase = !b->phase && p->info.ann_phase;
+        b->drop_mig = !tx[i].mig[0] && p->info.ann_mig;
         /* a kept gang member (BO_KEPT) is annotated again (the same values,
          * from the newest version seen), then bound */
         b->annotate = (!p->resume || p->rebind_at > 0) && !b->check;

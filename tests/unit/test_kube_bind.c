@@ -334,12 +334,53 @@ static void test_pipelined_batch(void **state)
     w_close(&w);
 }
 
+/* A pod that carries keys of ours its decision does not write (copied
+ * from a running pod: a MIG placement, the agent's "allocated"): a
+ * Binding merges annotations and cannot remove one, so such a pod is
+ * annotated first, the stale keys removed (null in the merge patch), then
+ * bound; the others of the cycle keep their one write. */
+static void test_copied_annotations(void **state)
+{
+    (void)state;
+    w_auto_allocate_ms = -1; /* no agent: the phase as the decision wrote it */
+    struct world w;
+    w_open(&w, true);
+    w_node(&w, "n1", 1); /* a GPU pod a node: one pod allocating per node (sched_slot.c) */
+    w_node(&w, "n2", 1);
+    w_node(&w, "n3", 1);
+    w_pod_full(&w, "gpu", 1, 0, "gpuplane",
+               ",\"annotations\":{\"" GP_KUBE_ANN_MIG "\":\"1g.10gb:0@0\",\"" GP_KUBE_ANN_PHASE
+               "\":\"allocated\"}");
+    w_pod_full(&w, "cpu", 0, 0, "gpuplane",
+               ",\"annotations\":{\"" GP_KUBE_ANN_PHASE "\":\"allocated\"}");
+    w_pod(&w, "plain", 1);
+    w_cycle(&w);
+    w_cycle(&w);
+    assert_string_not_equal(w_node_of(&w, "gpu", NULL), "");
+    assert_string_not_equal(w_node_of(&w, "plain", NULL), "");
+    char cpu_node[64];
+    snprintf(cpu_node, sizeof cpu_node, "%s", w_node_of(&w, "cpu", NULL));
+    assert_string_not_equal(cpu_node, "");
+    assert_string_equal(w_ann(&w, "gpu", GP_KUBE_ANN_MIG), ""); /* not a MIG decision */
+    assert_string_equal(w_ann(&w, "gpu", GP_KUBE_ANN_PHASE), "allocating");
+    assert_string_equal(w_ann(&w, "cpu", GP_KUBE_ANN_PHASE), ""); /* asks no GPU: no phase */
+    assert_string_equal(w_ann(&w, "cpu", GP_KUBE_ANN_NODE), cpu_node);
+    /* the two with stale keys patched, the plain one not */
+    assert_int_equal(requests_of(&w, "PATCH", "/api/v1/namespaces/default/pods/gpu"), 1);
+    assert_int_equal(requests_of(&w, "PATCH", "/api/v1/namespaces/default/pods/cpu"), 1);
+    assert_int_equal(requests_of(&w, "PATCH", "/api/v1/namespaces/default/pods/plain"), 0);
+    w_check_distinct(&w);
+    w_close(&w);
+    w_auto_allocate_ms = 0;
+}
+
 int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_parallel_failures, kd_start, kd_stop),
         cmocka_unit_test_setup_teardown(test_parallel_leader_lost, kd_start, kd_stop),
         cmocka_unit_test_setup_teardown(test_pipelined_batch, kd_start, kd_stop),
+        cmocka_unit_test_setup_teardown(test_copied_annotations, kd_start, kd_stop),
     };
     return kd_main(argc, argv, tests, NULL, NULL);
 }
