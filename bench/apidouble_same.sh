@@ -14,6 +14,7 @@
 run() { # run DOUBLE OUTDIR
 D=$1; O=$2; rm -rf $O; mkdir -p $O
 coproc DBL { exec $D --port 0 --bookmark-ms 0 --auto-allocate 0; }
+trap 'kill $DBL_PID 2>/dev/null' EXIT # not left running if this stops early
 read -r _ port <&${DBL[0]}
 U=http://127.0.0.1:$port
 n=0
