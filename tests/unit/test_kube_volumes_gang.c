@@ -10,7 +10,9 @@
  *  - one member's claim patch refused, or its provisioning given up, or
  *    the gang's wait past bindTimeoutSeconds: every member's decision
  *    taken back, none bound, and the gang bound together once retried;
- *  - a member deleted while its gang waits: the others taken back. */
+ *  - a member deleted while its gang waits: the others taken back;
+ *  - static binding: two members' claims given two volumes of one node,
+ *    the second member's choice passing over the first's. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -308,6 +310,78 @@ static void test_gang_wffc_member_gone(void **state)
     v_close(&v);
 }
 
+/* A local volume of class "local" (no provisioner) on node n1, made
+ * Available as the PV controller makes an unclaimed volume. */
+static void local_pv(struct vworld *v, const char *name, const char *size)
+{
+    char b[1024], path[200];
+    snprintf(b, sizeof b,
+             "{\"apiVersion\":\"v1\",\"kind\":\"PersistentVolume\",\"metadata\":{\"name\":\"%s\"},"
+             "\"spec\":{\"capacity\":{\"storage\":\"%s\"},\"accessModes\":[\"ReadWriteOnce\"],"
+             "\"storageClassName\":\"local\",\"local\":{\"path\":\"/mnt/%s\"},\"nodeAffinity\":"
+             "{\"required\":{\"nodeSelectorTerms\":[{\"matchExpressions\":[{\"key\":"
+             "\"kubernetes.io/hostname\",\"operator\":\"In\",\"values\":[\"n1\"]}]}]}}}}",
+             name, size, name);
+    kd_call(v->w.admin, "POST", "/api/v1/persistentvolumes", b, 201);
+    snprintf(path, sizeof path, "/api/v1/persistentvolumes/%s/status", name);
+    kd_call(v->w.admin, "PATCH", path, "{\"status\":{\"phase\":\"Available\"}}", 200);
+}
+
+/* Static binding for a gang: both members on n1, its two local volumes,
+ * each member's claim claimRef'd to a volume of its own (the second
+ * member's choice passing over the first's: binder.go's assume cache)
+ * before either pod is written, both bound once the PV controller bound
+ * the claims. Fails without the change (the members refused at the
+ * filter), and when the members' choices do not see each other (both
+ * claims given local-a, the second taken back). */
+static void test_gang_static(void **state)
+{
+    (void)state;
+    struct vworld v;
+    v_open(&v);
+    wsc(&v, "local", "kubernetes.io/no-provisioner", NULL);
+    lnode(&v, "n1", 2, "\"kubernetes.io/hostname\":\"n1\"");
+    local_pv(&v, "local-a", "10Gi");
+    local_pv(&v, "local-b", "20Gi");
+    podgroup(&v, "train", 2);
+    pvc(&v, "w0-data", "local", NULL, NULL);
+    pvc(&v, "w1-data", "local", NULL, NULL);
+    gpod(&v, "w0", "train", "w0-data");
+    gpod(&v, "w1", "train", "w1-data");
+    kd_call(v.w.admin, "POST", "/_control/provisioner", "{\"ms\":-1}", 200);
+    assert_int_equal(v_cycle(&v), 0);
+    none_written(&v);
+    json_t *a = get(&v, "/api/v1/persistentvolumes/local-a");
+    json_t *b = get(&v, "/api/v1/persistentvolumes/local-b");
+    const char *ca = json_string_value(
+        json_object_get(json_object_get(json_object_get(a, "spec"), "claimRef"), "name"));
+    const char *cb = json_string_value(
+        json_object_get(json_object_get(json_object_get(b, "spec"), "claimRef"), "name"));
+    assert_non_null(ca);
+    assert_non_null(cb);
+    assert_string_not_equal(ca, cb);
+    json_decref(a);
+    json_decref(b);
+    /* the PV controller on (the volumes written again: its resync) */
+    kd_call(v.w.admin, "POST", "/_control/provisioner", "{\"ms\":0}", 200);
+    kd_call(v.w.admin, "PATCH", "/api/v1/persistentvolumes/local-a",
+            "{\"metadata\":{\"labels\":{\"touched\":\"yes\"}}}", 200);
+    kd_call(v.w.admin, "PATCH", "/api/v1/persistentvolumes/local-b",
+            "{\"metadata\":{\"labels\":{\"touched\":\"yes\"}}}", 200);
+    provisioned(&v, "w0-data");
+    provisioned(&v, "w1-data");
+    v_cycles_until(&v, "w0", 6);
+    v_cycles_until(&v, "w1", 6);
+    assert_string_equal(w_node_of(&v.w, "w0", NULL), "n1");
+    assert_string_equal(w_node_of(&v.w, "w1", NULL), "n1");
+    char v0[64];
+    snprintf(v0, sizeof v0, "%s", claim_at(&v, "w0-data", "spec", NULL, "volumeName"));
+    assert_string_not_equal(v0, claim_at(&v, "w1-data", "spec", NULL, "volumeName"));
+    assert_int_equal(gp_kube_sched_stats(v.w.s).claim_failures, 0);
+    w_check_distinct(&v.w);
+    v_close(&v);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -316,6 +390,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_gang_wffc_refused, kd_start, kd_stop),
         cmocka_unit_test_setup_teardown(test_gang_wffc_given_up_and_timeout, kd_start, kd_stop),
         cmocka_unit_test_setup_teardown(test_gang_wffc_member_gone, kd_start, kd_stop),
+        cmocka_unit_test_setup_teardown(test_gang_static, kd_start, kd_stop),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
