@@ -102,6 +102,7 @@ void gp_engine_free(struct gp_engine *e)
     gp_eng_topo_free(e);
     gp_eng_ports_free(e);
     gp_eng_claims_free(e);
+    gp_eng_csi_free(e);
     GP_VEC_FREE(&e->cands);
     free(e);
 }
@@ -247,6 +248,7 @@ size_t gp_engine_schedule(struct gp_engine *e, double now_s, size_t budget, stru
     gp_eng_pods_reap(e);
     gp_eng_mature_check(e);
     gp_eng_claims_recount(e);
+    gp_eng_csi_recount(e);
     if (e->order != GP_ORDER_FAIR || e->backfill) {
         ndec = gp_eng_schedule_ordered(e, budget, out, cap);
         goto compact;

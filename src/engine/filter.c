@@ -29,6 +29,7 @@ const char *gp_filter_name(enum gp_filter f)
                                         "gpu-replica",
                                         "mig",
                                         "volume-restrictions",
+                                        "node-volume-limits",
                                         "volume-binding",
                                         "volume-bind-conflict",
                                         "volume-zone",
@@ -47,7 +48,7 @@ bool gp_filter_optional(enum gp_filter f)
            f == GP_FILTER_POD_ANTI_AFFINITY || f == GP_FILTER_EXISTING_ANTI_AFFINITY ||
            f == GP_FILTER_PODS || f == GP_FILTER_SCALAR || f == GP_FILTER_PORTS ||
            f == GP_FILTER_VOLUME_BINDING || f == GP_FILTER_VOLUME_ZONE || f == GP_FILTER_RWOP ||
-           f == GP_FILTER_VOLUME_BIND;
+           f == GP_FILTER_VOLUME_BIND || f == GP_FILTER_VOLUME_LIMITS;
 }
 
 enum gp_filter gp_eng_volumes_filter(const struct gp_node *n, const struct gp_pod *p)
@@ -218,7 +219,8 @@ bool gp_eng_fits_empty(const struct gp_engine *e, const struct gp_node *n, const
         (p->spec.constraints && p->spec.constraints->nnode_required &&
          !gp_eng_node_affinity_ok(n, p)) ||
         (n->spec.ntaints && !gp_eng_taints_tolerated(n, p)) ||
-        ((p->label_filters & 4) && gp_eng_volumes_filter(n, p) != GP_FILTER_COUNT))
+        ((p->label_filters & 4) && gp_eng_volumes_filter(n, p) != GP_FILTER_COUNT) ||
+        (p->spec.ncsi_volumes && n->spec.ncsi_limits && gp_eng_csi_exceeds(NULL, n, p)))
         return false;
     (void)e;
     if (p->spec.cpu_milli > n->spec.cpu_milli || p->spec.mem_mib > n->spec.mem_mib ||

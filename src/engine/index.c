@@ -350,7 +350,8 @@ static int explain_static(const struct cap_class *c, const struct gp_pod *p)
     /* a pod limit (filter_own's PODS, before the free capacity the tree
      * sums) and the other resources: node by node, where the tree's sums
      * cannot say (the common case pays nothing on a bind) */
-    if (c->ntaint > 0 || c->nlimited > 0 || p->spec.nscalars || p->spec.nhost_ports)
+    if (c->ntaint > 0 || c->nlimited > 0 || p->spec.nscalars || p->spec.nhost_ports ||
+        p->spec.ncsi_volumes)
         return -1;
     if (p->spec.gpu_count == 0 || c->model == NONE)
         return GP_FILTER_COUNT;

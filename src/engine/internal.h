@@ -35,6 +35,8 @@ struct claim_map {
     bool broken;
 };
 
+struct csi_list; /* csi.c */
+
 struct gp_engine {
     const struct gp_policy_ops *policy;
     void *policy_state;
@@ -47,6 +49,13 @@ struct gp_engine {
     size_t nnode_ports;
     bool ports_broken;
     struct claim_map claims;
+    /* csi.c: per node id, the CSI volumes its bound pods hold (made as
+     * pods with CSI volumes bind), and whether one could not be counted
+     * (out of memory: nodes with a limit refuse such pods until the next
+     * cycle counts them again) */
+    struct csi_list *node_csi;
+    size_t nnode_csi;
+    bool csi_broken;
     struct pod_store pods;       /* pod_at(), px_at() */
     GP_VEC(struct queue) queues; /* queue 0 is the default queue */
     size_t npending;             /* pods in the queues' pending lists */
@@ -537,6 +546,16 @@ void gp_eng_claims_bind(struct gp_engine *e, const struct gp_pod *p, int sign);
 bool gp_eng_claims_held(const struct gp_engine *e, const struct gp_pod *p);
 void gp_eng_claims_recount(struct gp_engine *e);
 void gp_eng_claims_free(struct gp_engine *e);
+
+/* csi.c: p's CSI volumes counted on node `node` (sign 1, as it binds) or
+ * not (-1); whether p's new volumes would take node n past one of its
+ * drivers' limits (NodeVolumeLimits' Filter, GP_FILTER_VOLUME_LIMITS; e
+ * NULL: n as if empty, the "never fits" test); the counts made again
+ * from the bound pods when one was lost (the cycle's start); freed. */
+void gp_eng_csi_bind(struct gp_engine *e, const struct gp_pod *p, uint32_t node, int sign);
+bool gp_eng_csi_exceeds(const struct gp_engine *e, const struct gp_node *n, const struct gp_pod *p);
+void gp_eng_csi_recount(struct gp_engine *e);
+void gp_eng_csi_free(struct gp_engine *e);
 void gp_eng_scalars_take(struct gp_node *n, const struct gp_pod *p, int sign);
 
 /* ---- pending.c: pending pods by shape, and the walk over them ------------- */
@@ -714,6 +733,10 @@ static inline enum gp_filter filter_own(const struct gp_engine *e, const struct 
     /* VolumeRestrictions runs after NodeResourcesFit, before VolumeBinding */
     if (f == GP_FILTER_COUNT && (p->label_filters & 8) && gp_eng_claims_held(e, p))
         f = GP_FILTER_RWOP;
+    /* NodeVolumeLimits after VolumeRestrictions, before VolumeBinding */
+    if (f == GP_FILTER_COUNT && p->spec.ncsi_volumes && n->spec.ncsi_limits &&
+        gp_eng_csi_exceeds(e, n, p))
+        f = GP_FILTER_VOLUME_LIMITS;
     if (f == GP_FILTER_COUNT && (p->label_filters & 4))
         f = gp_eng_volumes_filter(n, p);
     return f;

@@ -193,6 +193,25 @@ struct gp_claim_use {
     bool rwop;
 };
 
+/* A CSI volume a pod's claim puts on its node, as kube-scheduler's
+ * NodeVolumeLimits counts it (nodevolumelimits/csi.go
+ * filterAttachableVolumes): the driver and the volume's unique name (one
+ * volume however many pods of the node use it: "driver/volumeHandle" for
+ * a bound claim's CSI PersistentVolume). */
+struct gp_csi_volume {
+    const char *driver;
+    const char *name;
+};
+
+/* How many CSI volumes of one driver a node may hold (CSINode
+ * spec.drivers[].allocatable.count; getVolumeLimits): a pod whose new
+ * volumes would take the node's count of that driver past max is refused
+ * there (GP_FILTER_VOLUME_LIMITS). */
+struct gp_csi_limit {
+    const char *driver;
+    uint32_t max;
+};
+
 struct gp_node_spec {
     const char *name;
     const char *pool;      /* node pool name; may be NULL */
@@ -225,6 +244,10 @@ struct gp_node_spec {
      * GP_MAX_SCALARS: a pod asking one it lacks does not fit */
     const struct gp_scalar *scalars;
     size_t nscalars;
+    /* its CSI drivers' volume limits (struct gp_csi_limit, each driver
+     * once; borrowed); none: no limit */
+    const struct gp_csi_limit *csi_limits;
+    size_t ncsi_limits;
 };
 
 /* The extended resource a pod asks its GPUs with, as NVIDIA's device
@@ -303,6 +326,10 @@ struct gp_pod_spec {
      * simulator's pods */
     const struct gp_claim_use *claims;
     size_t nclaims;
+    /* the CSI volumes its claims put on its node (borrowed); none for the
+     * simulator's pods */
+    const struct gp_csi_volume *csi_volumes;
+    size_t ncsi_volumes;
 };
 
 /* One GPU's free capacity inside a node. On a shared GPU (docs/sharing.md)
@@ -433,6 +460,7 @@ struct gp_pod {
     X(MIG, "no free MIG instance of the profile")                                                  \
     X(RWOP, "node has pod using PersistentVolumeClaim with the same name and ReadWriteOncePod "    \
             "access mode")                                                                         \
+    X(VOLUME_LIMITS, "node(s) exceed max volume count")                                            \
     X(VOLUME_BINDING, "node(s) had volume node affinity conflict")                                 \
     X(VOLUME_BIND, "node(s) didn't find available persistent volumes to bind")                     \
     X(VOLUME_ZONE, "node(s) had no available volume zone")                                         \

@@ -208,6 +208,8 @@ void gp_eng_commit(struct gp_engine *e, struct gp_pod *p, struct gp_node *n,
         gp_eng_ports_bind(e, p, n->id, 1);
     if (p->spec.nclaims)
         gp_eng_claims_bind(e, p, 1);
+    if (p->spec.ncsi_volumes)
+        gp_eng_csi_bind(e, p, n->id, 1);
     if (e->policy && e->policy->on_bind)
         e->policy->on_bind(e->policy_state, e, n, p);
     gp_eng_index_touch(e, n->id);
@@ -237,6 +239,8 @@ void gp_eng_release(struct gp_engine *e, struct gp_pod *p, bool grow)
         gp_eng_ports_bind(e, p, n->id, -1);
     if (p->spec.nclaims)
         gp_eng_claims_bind(e, p, -1);
+    if (p->spec.ncsi_volumes)
+        gp_eng_csi_bind(e, p, n->id, -1);
     if (grow) {
         e->generation++;
         e->victim_gen++;

@@ -154,6 +154,8 @@ struct shape_key {
      * of where it fits) */
     const struct gp_claim_use *claims;
     size_t nclaims;
+    const struct gp_csi_volume *csi_volumes; /* by content */
+    size_t ncsi_volumes;
 };
 
 struct shape {

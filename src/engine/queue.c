@@ -160,7 +160,7 @@ enum gp_err gp_engine_pod_add(struct gp_engine *e, const struct gp_pod_spec *spe
         spec->gpu_resource, spec->mig_profile,    spec->constraints,     spec->labels,
         spec->nlabels,      spec->namespace_name, spec->cuda_driver_min, spec->gpu_container_max,
         spec->scalars,      spec->nscalars,       spec->host_ports,      spec->nhost_ports,
-        spec->claims,       spec->nclaims};
+        spec->claims,       spec->nclaims,        spec->csi_volumes,     spec->ncsi_volumes};
     p.shape = shape_intern(e, &k);
     if (p.shape == NONE)
         return GP_ENOMEM;

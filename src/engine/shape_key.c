@@ -139,6 +139,8 @@ uint64_t gp_eng_shape_hash(const struct shape_key *k)
     for (size_t i = 0; i < k->nclaims; i++)
         if (k->claims[i].rwop)
             h = str_hash(h, k->claims[i].key);
+    for (size_t i = 0; i < k->ncsi_volumes; i++)
+        h = str_hash(str_hash(h, k->csi_volumes[i].driver), k->csi_volumes[i].name);
     h ^= h >> 29; /* the table takes the low bits */
     h *= 0xbf58476d1ce4e5b9ULL;
     return h ^ (h >> 32);
@@ -259,6 +261,17 @@ static bool ports_eq(const struct gp_host_port *a, const struct gp_host_port *b,
     return true;
 }
 
+static bool csi_eq(const struct gp_csi_volume *a, const struct gp_csi_volume *b, size_t na,
+                   size_t nb)
+{
+    if (na != nb)
+        return false;
+    for (size_t i = 0; i < na && a != b; i++)
+        if (!same_str(a[i].driver, b[i].driver) || !same_str(a[i].name, b[i].name))
+            return false;
+    return true;
+}
+
 /* The ReadWriteOncePod claims of a and b, in order, the same. */
 static bool claims_eq(const struct gp_claim_use *a, size_t na, const struct gp_claim_use *b,
                       size_t nb)
@@ -327,5 +340,6 @@ bool gp_eng_shape_eq(const struct shape_key *a, const struct shape_key *b)
            scalars_eq(a->scalars, b->scalars, a->nscalars, b->nscalars) &&
            ports_eq(a->host_ports, b->host_ports, a->nhost_ports, b->nhost_ports) &&
            claims_eq(a->claims, a->nclaims, b->claims, b->nclaims) &&
+           csi_eq(a->csi_volumes, b->csi_volumes, a->ncsi_volumes, b->ncsi_volumes) &&
            gp_eng_cons_eq(a->constraints, b->constraints);
 }

@@ -222,6 +222,36 @@ static enum gp_err claim_item(struct gp_evl_rd *r, const json_t *e, const char *
 static const struct items_how claims_how = {"expected an array of [claim, rwop]", false,
                                             sizeof(struct gp_claim_use), claim_item};
 
+/* [driver, name]: a CSI volume the pod's claims put on its node (model.h) */
+static enum gp_err csi_volume_item(struct gp_evl_rd *r, const json_t *e, const char *field,
+                                   void *item)
+{
+    struct gp_csi_volume *v = item;
+    if (!json_is_array(e) || json_array_size(e) != 2)
+        return gp_evl_bad(r, field, "expected an array of [driver, volume name]");
+    enum gp_err err = str_item(r, json_array_get(e, 0), field, &v->driver);
+    return err == GP_OK ? str_item(r, json_array_get(e, 1), field, &v->name) : err;
+}
+
+static const struct items_how csi_volumes_how = {"expected an array of [driver, name]", false,
+                                                 sizeof(struct gp_csi_volume), csi_volume_item};
+
+/* [driver, max]: a node's CSI volume limit (model.h) */
+static enum gp_err csi_limit_item(struct gp_evl_rd *r, const json_t *e, const char *field,
+                                  void *item)
+{
+    struct gp_csi_limit *l = item;
+    const json_t *max = json_array_get(e, 1);
+    if (!json_is_array(e) || json_array_size(e) != 2 || !json_is_integer(max) ||
+        json_integer_value(max) < 0 || json_integer_value(max) > UINT32_MAX)
+        return gp_evl_bad(r, field, "expected an array of [driver, count 0 or more]");
+    l->max = (uint32_t)json_integer_value(max);
+    return str_item(r, json_array_get(e, 0), field, &l->driver);
+}
+
+static const struct items_how csi_limits_how = {"expected an array of [driver, max]", false,
+                                                sizeof(struct gp_csi_limit), csi_limit_item};
+
 /* o's "scalars", sorted by name with each once, at most GP_MAX_SCALARS. */
 static enum gp_err scalars_of(struct gp_evl_rd *r, const json_t *o, const char *field,
                               const struct gp_scalar **out, size_t *n)
@@ -513,7 +543,12 @@ enum gp_err gp_evl_node(struct gp_evl_rd *r, const json_t *o, struct gp_node_spe
         n->pods_limited = true;
         n->pods_max = (uint32_t)json_integer_value(pm);
     }
-    return err == GP_OK ? scalars_of(r, o, "node.scalars", &n->scalars, &n->nscalars) : err;
+    if (err == GP_OK)
+        err = scalars_of(r, o, "node.scalars", &n->scalars, &n->nscalars);
+    if (err == GP_OK)
+        n->csi_limits = items_of(r, json_object_get(o, "csi_limits"), "node.csi_limits",
+                                 &csi_limits_how, &n->ncsi_limits, &err);
+    return err;
 }
 
 /* --- a pod's affinity and spreading ---------------------------------------- */
@@ -770,6 +805,10 @@ enum gp_err gp_evl_pod(struct gp_evl_rd *r, const json_t *o, struct gp_pod_spec 
         return err;
     p->claims =
         items_of(r, json_object_get(o, "claims"), "pod.claims", &claims_how, &p->nclaims, &err);
+    if (err != GP_OK)
+        return err;
+    p->csi_volumes = items_of(r, json_object_get(o, "csi_volumes"), "pod.csi_volumes",
+                              &csi_volumes_how, &p->ncsi_volumes, &err);
     return err;
 }
 

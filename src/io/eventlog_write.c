@@ -128,6 +128,20 @@ static json_t *claim_json(const void *item)
     return json_pack("[s?,b]", c->key, c->rwop);
 }
 
+/* [driver, name] */
+static json_t *csi_volume_json(const void *item)
+{
+    const struct gp_csi_volume *v = item;
+    return json_pack("[s?,s?]", v->driver, v->name);
+}
+
+/* [driver, max] */
+static json_t *csi_limit_json(const void *item)
+{
+    const struct gp_csi_limit *l = item;
+    return json_pack("[s?,I]", l->driver, (json_int_t)l->max);
+}
+
 static void set_scalars(json_t *o, const struct gp_scalar *s, size_t n)
 {
     if (n)
@@ -224,6 +238,9 @@ static json_t *node_json(const struct gp_node_spec *n)
     if (n->pods_limited)
         json_object_set_new(o, "pods_max", json_integer(n->pods_max));
     set_scalars(o, n->scalars, n->nscalars);
+    if (n->ncsi_limits)
+        json_object_set_new(o, "csi_limits",
+                            ARRAY_JSON(n->csi_limits, n->ncsi_limits, csi_limit_json));
     return o;
 }
 
@@ -344,6 +361,9 @@ static json_t *pod_json(const struct gp_pod_spec *p)
         json_object_set_new(o, "host_ports", ARRAY_JSON(p->host_ports, p->nhost_ports, port_json));
     if (p->nclaims)
         json_object_set_new(o, "claims", ARRAY_JSON(p->claims, p->nclaims, claim_json));
+    if (p->ncsi_volumes)
+        json_object_set_new(o, "csi_volumes",
+                            ARRAY_JSON(p->csi_volumes, p->ncsi_volumes, csi_volume_json));
     return o;
 }
 

@@ -408,6 +408,7 @@ const char *const gp_km_informer_names[] = {"pods",
                                             "persistentvolumes",
                                             "storageclasses",
                                             "namespaces",
+                                            "csinodes",
                                             NULL};
 const double gp_km_duration_buckets_s[15] = {0.001, 0.002, 0.004, 0.008, 0.016, 0.032, 0.064, 0.128,
                                              0.256, 0.512, 1.024, 2.048, 4.096, 8.192, 16.384};

@@ -162,6 +162,7 @@ enum gp_km_informer {
     GP_KM_INF_PVS,            /* "persistentvolumes" */
     GP_KM_INF_STORAGECLASSES, /* "storageclasses" */
     GP_KM_INF_NAMESPACES,     /* "namespaces" */
+    GP_KM_INF_CSINODES,       /* "csinodes" */
     GP_KM_INFORMER_COUNT
 };
 

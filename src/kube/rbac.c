@@ -103,6 +103,12 @@ const struct gp_rbac_rule gp_rbac_rules[] = {
      {"list", "watch"},
      NULL,
      "an unbound claim's class: Immediate or WaitForFirstConsumer binding"},
+    {GP_RBAC_CLUSTER,
+     "storage.k8s.io",
+     "csinodes",
+     {"list", "watch"},
+     NULL,
+     "each node's CSI volume limits (NodeVolumeLimits: spec.drivers[].allocatable.count)"},
     /* namespaces (namespaces.c, FILTERS): what InterPodAffinity reads */
     {GP_RBAC_CLUSTER,
      "",

@@ -375,6 +375,8 @@ static bool drain(struct runq *q, struct gp_kube_sched *s, struct run_config *cw
             gp_kube_sched_sc_change(c->type, c->obj, NULL, s);
         else if (s && c->kind == 9)
             gp_kube_sched_namespace_change(c->type, c->obj, NULL, s);
+        else if (s && c->kind == 10)
+            gp_kube_sched_csinode_change(c->type, c->obj, NULL, s);
         else if (s)
             gp_kube_sched_pod_change(c->type, c->obj, NULL, s);
         json_decref(c->obj);
@@ -429,6 +431,7 @@ struct run_state {
     struct feed pdbs;           /* PodDisruptionBudgets (kind 5): preemption's victims */
     struct feed pvcs, pvs, scs; /* claims, volumes, classes (kinds 6-8): volumes.c */
     struct feed nss;            /* Namespaces (kind 9): their labels, namespaces.c */
+    struct feed csinodes;       /* CSINodes (kind 10): volume limits, volumes_limits.c */
     struct run_config cw;
     /* o->client with the run's one rate limit in it: every client but the
      * Lease's borrows it (limits_make) */
@@ -554,8 +557,8 @@ static enum gp_err not_synced(const struct gp_kube_run_opts *o, struct run_state
 {
     if (o->stop && *o->stop)
         return GP_OK;
-    struct feed *f[] = {&r->config, &r->groups, &r->volcano, &r->prios, &r->pdbs, &r->pvcs,
-                        &r->pvs,    &r->scs,    &r->nss,     &r->nodes, &r->pods};
+    struct feed *f[] = {&r->config, &r->groups, &r->volcano, &r->prios,    &r->pdbs,  &r->pvcs,
+                        &r->pvs,    &r->scs,    &r->nss,     &r->csinodes, &r->nodes, &r->pods};
     pthread_mutex_lock(&r->q.mu);
     size_t i = 0;
     while (i + 1 < sizeof f / sizeof f[0] && f[i]->synced)
@@ -576,7 +579,7 @@ static enum gp_err run_loop(const struct gp_kube_run_opts *o, struct run_state *
         pthread_mutex_lock(&r->q.mu);
         bool synced = r->nodes.synced && r->pods.synced && r->groups.synced && r->volcano.synced &&
                       r->prios.synced && r->config.synced && r->pdbs.synced && r->pvcs.synced &&
-                      r->pvs.synced && r->scs.synced && r->nss.synced;
+                      r->pvs.synced && r->scs.synced && r->nss.synced && r->csinodes.synced;
         pthread_mutex_unlock(&r->q.mu);
         if (synced)
             break;
@@ -858,6 +861,7 @@ enum gp_err gp_kube_run(const struct gp_kube_run_opts *o, struct gp_kube_run_res
     feed_report(&r.pvcs, o, km, GP_KM_INF_PVCS);
     feed_report(&r.pvs, o, km, GP_KM_INF_PVS);
     feed_report(&r.scs, o, km, GP_KM_INF_STORAGECLASSES);
+    feed_report(&r.csinodes, o, km, GP_KM_INF_CSINODES);
     feed_report(&r.nss, o, km, GP_KM_INF_NAMESPACES);
     if (err == GP_OK) /* PodGroups first: a gang's members wait for theirs */
         err = feed_start(&r.groups, &r.q, 2, "/apis/scheduling.x-k8s.io/v1alpha1/podgroups", o,
@@ -880,6 +884,8 @@ enum gp_err gp_kube_run(const struct gp_kube_run_opts *o, struct gp_kube_run_res
         err = feed_start(&r.pvcs, &r.q, 6, "/api/v1/persistentvolumeclaims", o, &r.co, d);
     if (err == GP_OK) /* the namespaces' labels (namespaces.c), for affinity's namespaceSelector */
         err = feed_start(&r.nss, &r.q, 9, "/api/v1/namespaces", o, &r.co, d);
+    if (err == GP_OK) /* the nodes' CSI volume limits (volumes_limits.c), before the nodes */
+        err = feed_start(&r.csinodes, &r.q, 10, "/apis/storage.k8s.io/v1/csinodes", o, &r.co, d);
     if (err == GP_OK)
         err = feed_start(&r.nodes, &r.q, 1, "/api/v1/nodes", o, &r.co, d);
     if (err == GP_OK)
@@ -897,6 +903,7 @@ enum gp_err gp_kube_run(const struct gp_kube_run_opts *o, struct gp_kube_run_res
     feed_stop(&r.pvcs);
     feed_stop(&r.pvs);
     feed_stop(&r.scs);
+    feed_stop(&r.csinodes);
     feed_stop(&r.nss);
     feed_stop(&r.nodes);
     feed_stop(&r.pods);

@@ -476,7 +476,11 @@ void gp_kube_sched_node_change(enum gp_kube_event_type type, const json_t *obj, 
     struct gp_node_spec spec;
     struct gp_kube_node_info info;
     struct gp_diag d = {""};
-    if (gp_kube_node_read(obj, &a, &spec, &info, &d) != GP_OK) {
+    uint64_t csi_print = 0; /* its CSINode's limits (volumes_limits.c) */
+    enum gp_err err = gp_kube_node_read(obj, &a, &spec, &info, &d);
+    if (err == GP_OK && gp_ks_csi_node(s, name, &a, &spec, &csi_print) != GP_OK)
+        err = gp_diag_set(&d, GP_ENOMEM, "out of memory (CSINode)");
+    if (err != GP_OK) {
         gp_arena_free(&a);     /* kept as it was: its pods still count */
         if (!n->unread_said) { /* once a spell: a line and a Warning Event, as pod_read */
             n->unread_said = true;
@@ -491,7 +495,7 @@ void gp_kube_sched_node_change(enum gp_kube_event_type type, const json_t *obj, 
         return;
     }
     n->unread_said = false;
-    uint64_t print = node_print(obj, info.schedulable);
+    uint64_t print = node_print(obj, info.schedulable) ^ csi_print;
     bool known = n->obj != NULL, changed = print != n->print;
     bool agent = n->agent;
     json_decref(n->obj);
@@ -555,6 +559,8 @@ static void pod_read(struct gp_kube_sched *s, struct spod *p, const json_t *obj)
                          "one)") == GP_OK;
     if (ok && p->ours) /* its claims' conditions (volumes.c: docs/kube.md, "Volumes") */
         ok = gp_ks_volumes_apply(s, p, obj, &a, &spec, &d) == GP_OK;
+    if (ok && gp_ks_csi_pod(s, obj, &p->info, &a, &spec) != GP_OK) /* every pod's CSI volumes */
+        ok = gp_diag_set(&d, GP_ENOMEM, "out of memory (CSI volumes)") == GP_OK;
     spec_retire(s, &p->arena);
     p->arena = a;
     p->spec = spec;

@@ -159,6 +159,11 @@ void gp_kube_sched_pv_change(enum gp_kube_event_type type, const json_t *obj, co
                              void *ctx);
 void gp_kube_sched_sc_change(enum gp_kube_event_type type, const json_t *obj, const json_t *old,
                              void *ctx);
+/* CSINodes (storage.k8s.io/v1), volumes_limits.c: each node's CSI volume
+ * limits, as kube-scheduler's NodeVolumeLimits reads them (docs/kube.md,
+ * "CSI volume limits"). */
+void gp_kube_sched_csinode_change(enum gp_kube_event_type type, const json_t *obj,
+                                  const json_t *old, void *ctx);
 /* Namespaces (namespaces.c): their labels, which a pod affinity term's
  * namespaceSelector selects by, given to the engine (gp_engine_namespace_set)
  * when they change. */

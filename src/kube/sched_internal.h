@@ -237,6 +237,7 @@ struct gp_kube_sched {
     /* volumes.c: PersistentVolumeClaims ("ns/name"), PersistentVolumes and
      * StorageClasses (by name) as their informers deliver them; NULL until one comes */
     json_t *pvcs, *pvs, *scs;
+    json_t *csinodes;    /* volumes_limits.c: CSINodes by name; NULL until one comes */
     struct spod **vpods; /* the pods of ours with claims read so far */
     size_t nvpods, capvpods;
     /* namespaces.c: namespace name -> its metadata.labels as last given to
@@ -471,6 +472,18 @@ bool gp_ks_volumes_words(struct gp_kube_sched *s, struct gp_ks_words *w, const s
  * first of them in s->pods; s->gang used). */
 bool gp_ks_volumes_bind_hold(struct gp_kube_sched *s, struct spod *const *m, size_t k);
 void gp_ks_volumes_gang_resume(struct gp_kube_sched *s, struct spod *p, size_t *bound);
+/* volumes_limits.c (NodeVolumeLimits): node `name`'s CSI volume limits
+ * from its CSINode into spec (strings in a), *print a hash of them (0:
+ * none); pod's CSI volumes into spec (in: its info; strings in a), for
+ * every pod; a hash of those the pod would have now. GP_ENOMEM: out of
+ * memory. */
+enum gp_err gp_ks_csi_node(struct gp_kube_sched *s, const char *name, struct gp_arena *a,
+                           struct gp_node_spec *spec, uint64_t *print);
+enum gp_err gp_ks_csi_pod(struct gp_kube_sched *s, const json_t *pod,
+                          const struct gp_kube_pod_info *in, struct gp_arena *a,
+                          struct gp_pod_spec *spec);
+uint64_t gp_ks_csi_print(const struct gp_kube_sched *s, const json_t *pod,
+                         const struct gp_kube_pod_info *in);
 /* sched.c: a pending pod of ours read again from its object (its volumes
  * changed) and queued again with the new spec. */
 void gp_ks_pod_reread(struct gp_kube_sched *s, struct spod *p);

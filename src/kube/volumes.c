@@ -688,7 +688,7 @@ enum gp_err gp_ks_volumes_apply(struct gp_kube_sched *s, struct spod *p, const j
     struct vrd r;
     if (!evaluate(s, pod, &p->info, a, &r))
         return gp_diag_set(d, GP_ENOMEM, "out of memory (volumes)");
-    p->vol_print = print_of(&r);
+    p->vol_print = print_of(&r) ^ gp_ks_csi_print(s, pod, &p->info); /* (volumes_limits.c) */
     if (r.msg[0] && !(p->vol_msg = strdup(r.msg)))
         return gp_diag_set(d, GP_ENOMEM, "out of memory (volumes)");
     if (r.rwop && spec->nclaims) { /* the claims marked (a copy: the reader's is const) */
@@ -749,7 +749,7 @@ static void recheck(struct gp_kube_sched *s, const char *ns)
         gp_arena_init(&a);
         struct vrd r;
         bool ok = evaluate(s, p->obj, &p->info, &a, &r);
-        uint64_t print = ok ? print_of(&r) : 0;
+        uint64_t print = ok ? print_of(&r) ^ gp_ks_csi_print(s, p->obj, &p->info) : 0;
         gp_arena_free(&a);
         if (ok && print != p->vol_print)
             gp_ks_pod_reread(s, p); /* sched.c (p keeps its place in s->vpods) */
@@ -817,7 +817,8 @@ void gp_ks_volumes_free(struct gp_kube_sched *s)
     json_decref(s->pvcs);
     json_decref(s->pvs);
     json_decref(s->scs);
-    s->pvcs = s->pvs = s->scs = NULL;
+    json_decref(s->csinodes);
+    s->pvcs = s->pvs = s->scs = s->csinodes = NULL;
     free(s->vpods);
     s->vpods = NULL;
     s->nvpods = s->capvpods = 0;

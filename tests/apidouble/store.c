@@ -106,6 +106,7 @@ const char *kind_of(const char *res)
         {"persistentvolumeclaims", "PersistentVolumeClaim"},
         {"persistentvolumes", "PersistentVolume"},
         {"storage.k8s.io/storageclasses", "StorageClass"},
+        {"storage.k8s.io/csinodes", "CSINode"},
         {"namespaces", "Namespace"},
     };
     for (size_t i = 0; i < sizeof table / sizeof *table; i++)

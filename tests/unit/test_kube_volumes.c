@@ -632,7 +632,7 @@ static void test_wffc_moved_keeps_volume(void **state)
     v_close(&v);
 }
 
-/* render --self grants the volumes' list and watch, the claims' patch
+/* render --self grants the volumes' (and CSINodes') list and watch, the claims' patch
  * (the selected-node annotation: volumes_bind.c) and the volumes' patch
  * (a static binding's claimRef), nothing more. */
 static void test_rbac(void **state)
@@ -645,6 +645,8 @@ static void test_rbac(void **state)
         {"watch", "", "persistentvolumes"},
         {"list", "storage.k8s.io", "storageclasses"},
         {"watch", "storage.k8s.io", "storageclasses"},
+        {"list", "storage.k8s.io", "csinodes"},
+        {"watch", "storage.k8s.io", "csinodes"},
         {"patch", "", "persistentvolumeclaims"},
         {"patch", "", "persistentvolumes"},
     };
@@ -653,7 +655,7 @@ static void test_rbac(void **state)
         {"create", "", "persistentvolumeclaims"}, {"delete", "", "persistentvolumeclaims"},
         {"create", "", "persistentvolumes"},      {"get", "", "persistentvolumes"},
         {"update", "", "persistentvolumes"},      {"get", "storage.k8s.io", "storageclasses"},
-        {"list", "storage.k8s.io", "csinodes"},
+        {"get", "storage.k8s.io", "csinodes"},    {"update", "storage.k8s.io", "csinodes"},
     };
     for (size_t i = 0; i < sizeof yes / sizeof yes[0]; i++)
         if (!gp_rbac_allows(yes[i][0], yes[i][1], yes[i][2], NULL))
