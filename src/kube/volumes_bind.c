@@ -36,12 +36,14 @@
  * A gang's decision is held whole (gang_hold): every member's claims made
  * ready for its node before any member is annotated or bound, one
  * member's failure taking every member's decision back. */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "kube/sched_internal.h"
 #include "kube/volumes_internal.h"
+#include "util/units.h"
 
 #define ANN_BIND_COMPLETED "pv.kubernetes.io/bind-completed"
 
@@ -214,10 +216,11 @@ static bool provisioned(const json_t *sc)
 
 /* One claim of the pod, for node `node` (labels its labels): ready (bound,
  * its volume's affinity met; or not one to provision), waiting, or failed
- * (why in msg). A claim to annotate is annotated (write). */
+ * (why in msg). A claim to bind or annotate is written (write): to the
+ * volume plan (plan_claims) names for it, else annotated to be provisioned. */
 static enum step claim_step(struct gp_kube_sched *s, struct spod *p, const char *key,
-                            const char *node, const json_t *labels, bool write, char *msg,
-                            size_t size)
+                            const char *node, const json_t *labels, bool write, const json_t *plan,
+                            char *msg, size_t size)
 {
     const json_t *pvc = json_object_get(s->pvcs, key);
     if (!pvc) {
@@ -253,16 +256,10 @@ static enum step claim_step(struct gp_kube_sched *s, struct spod *p, const char 
         return ST_READY; /* (volumes.c refused it else) */
     const char *sel = str_of(ann, GP_KUBE_ANN_SELECTED_NODE);
     if (write && !sel) {
-        /* findMatchingVolumes for the node chosen: a volume bound to the
-         * claim, else provisioned (a class with a provisioner whose
-         * allowedTopologies the node meets) */
+        /* the volume plan_claims chose for it, else provisioned (plan_claims
+         * found the class can provision it on the node) */
         const json_t *same = NULL;
         json_t *skip = chosen(s, p, key, &same);
-        bool pre = false;
-        const char *pvn = skip ? gp_ks_pv_find(s->pvs, pvc, labels, skip, &pre) : NULL;
-        const json_t *sc = json_object_get(s->scs, gp_ks_claim_class(pvc));
-        char pvname[300];
-        snprintf(pvname, sizeof pvname, "%s", pvn ? pvn : "");
         json_decref(skip);
         if (!skip) {
             snprintf(msg, size, "binding volumes: out of memory");
@@ -276,16 +273,11 @@ static enum step claim_step(struct gp_kube_sched *s, struct spod *p, const char 
             }
             return check_static(s, pvc, json_object_get(p->vol_pvs, key), node, labels, msg, size);
         }
-        if (pvname[0])
-            return bind_static(s, p, key, pvc, pvname, msg, size);
-        if (pre) { /* claimRef'd to a volume the node does not reach (volumes.c) */
-            snprintf(msg, size,
-                     "binding volumes: pvc \"%.200s\" is claimed by a persistent volume that "
-                     "does not reach node \"%.200s\"",
-                     name ? name : key, node);
-            return ST_FAIL;
-        }
-        if (!provisioned(sc) || !gp_ks_topology_fits(sc, labels)) {
+        const json_t *sc = json_object_get(s->scs, gp_ks_claim_class(pvc));
+        const char *pvn = str_of(plan, key);
+        if (pvn)
+            return bind_static(s, p, key, pvc, pvn, msg, size);
+        if (!json_object_get(plan, key) || !provisioned(sc) || !gp_ks_topology_fits(sc, labels)) {
             snprintf(msg, size,
                      "binding volumes: pvc \"%.200s\": no available persistent volume reaches "
                      "node \"%.200s\" and none can be provisioned there",
@@ -348,11 +340,137 @@ static enum step claim_step(struct gp_kube_sched *s, struct spod *p, const char 
     return ST_FAIL;
 }
 
+/* The key ("namespace/name") of the claim of volume vol of pod p (a
+ * persistentVolumeClaim's, or an ephemeral volume's: pod name + "-" +
+ * volume name); false when vol has none. */
+static bool claim_key(const struct spod *p, const json_t *vol, char *key, size_t size)
+{
+    const json_t *pc = json_object_get(vol, "persistentVolumeClaim");
+    const char *ns = p->info.ns ? p->info.ns : "default";
+    char cn[300];
+    if (pc)
+        snprintf(cn, sizeof cn, "%s", str_of(pc, "claimName") ? str_of(pc, "claimName") : "");
+    else if (json_object_get(vol, "ephemeral"))
+        snprintf(cn, sizeof cn, "%s-%s", p->info.name,
+                 str_of(vol, "name") ? str_of(vol, "name") : "");
+    else
+        return false;
+    gp_kube_key_make(ns, cn, key, size);
+    return true;
+}
+
+/* A claim's requested storage in bytes (0 when none or it does not parse:
+ * volumes_match.c refuses such a claim every volume). */
+static int64_t request_bytes(const json_t *pvc)
+{
+    const char *q = str_of(
+        json_object_get(json_object_get(json_object_get(pvc, "spec"), "resources"), "requests"),
+        "storage");
+    int64_t b = 0;
+    if (q && gp_units_quantity(q, 0, 0, INT64_MAX, &b) != GP_UNITS_QTY_OK)
+        b = 0;
+    return b;
+}
+
+/* findMatchingVolumes for the node decided, before anything is written
+ * (binder.go FindPodVolumes/findMatchingVolumes, v1.28): the pod's claims
+ * to bind (unbound, of a WaitForFirstConsumer class, not annotated for a
+ * node, not one another waiting pod binds already) sorted by requested
+ * size, smallest first (byPVCSize; equals in the pod's order), each given
+ * the volume FindMatchingVolume finds among those not chosen yet
+ * (chosenPVs: this pod's earlier claims' and every waiting pod's), else,
+ * its class having a provisioner whose allowedTopologies the node meets,
+ * provisioned (checkVolumeProvisions). *plan: claim key -> the volume's
+ * name, or null to provision (the caller's). A claim neither serves fails
+ * the plan (ST_FAIL, why in msg) with no claim or volume written: a
+ * claimRef, once patched, is the PV controller's to bind, so a node that
+ * holds a volume for one claim of the pod but not for another takes
+ * nothing (the decision taken back). */
+static enum step plan_claims(struct gp_kube_sched *s, const struct spod *p, const char *node,
+                             const json_t *labels, json_t **plan, char *msg, size_t size)
+{
+    enum step res = ST_FAIL;
+    json_t *keys = json_array(), *skip = NULL;
+    *plan = json_object();
+    snprintf(msg, size, "binding volumes: out of memory");
+    if (!keys || !*plan)
+        goto done;
+    size_t i;
+    json_t *vol;
+    json_array_foreach(json_object_get(json_object_get(p->obj, "spec"), "volumes"), i, vol)
+    {
+        char key[600];
+        if (!claim_key(p, vol, key, sizeof key))
+            continue;
+        const json_t *pvc = json_object_get(s->pvcs, key), *same = NULL;
+        const char *vn = str_of(json_object_get(pvc, "spec"), "volumeName");
+        if (!pvc || (vn && vn[0]) || !delayed(s, pvc) || json_object_get(*plan, key) ||
+            str_of(json_object_get(json_object_get(pvc, "metadata"), "annotations"),
+                   GP_KUBE_ANN_SELECTED_NODE))
+            continue; /* (claim_step reads it) */
+        json_t *t = chosen(s, p, key, &same);
+        json_decref(t);
+        if (!t)
+            goto done;
+        if (same)
+            continue; /* another pod's binding, this pod's too (claim_step) */
+        /* (insertion by size, after its equals) */
+        int64_t b = request_bytes(pvc);
+        size_t at = json_array_size(keys);
+        while (at > 0 && request_bytes(json_object_get(
+                             s->pvcs, json_string_value(json_array_get(keys, at - 1)))) > b)
+            at--;
+        if (json_array_insert_new(keys, at, json_string(key)) != 0 ||
+            json_object_set_new(*plan, key, json_null()) != 0)
+            goto done;
+    }
+    json_t *k;
+    json_array_foreach(keys, i, k)
+    {
+        const char *key = json_string_value(k), *pn;
+        const json_t *pvc = json_object_get(s->pvcs, key), *same = NULL, *v;
+        json_decref(skip);
+        if (!(skip = chosen(s, p, key, &same)))
+            goto done;
+        json_object_foreach(*plan, pn, v) /* chosenPVs */
+        {
+            if (json_is_string(v) && json_object_set_new(skip, json_string_value(v), json_true()))
+                goto done;
+        }
+        bool pre = false;
+        const char *pvn = gp_ks_pv_find(s->pvs, pvc, labels, skip, &pre);
+        const json_t *sc = json_object_get(s->scs, gp_ks_claim_class(pvc));
+        const char *name = str_of(json_object_get(pvc, "metadata"), "name");
+        if (pvn) {
+            if (json_object_set_new(*plan, key, json_string(pvn)) != 0)
+                goto done;
+        } else if (pre) { /* claimRef'd to a volume the node does not reach (volumes.c) */
+            snprintf(msg, size,
+                     "binding volumes: pvc \"%.200s\" is claimed by a persistent volume that "
+                     "does not reach node \"%.200s\"",
+                     name ? name : key, node);
+            goto done;
+        } else if (!provisioned(sc) || !gp_ks_topology_fits(sc, labels)) {
+            snprintf(msg, size,
+                     "binding volumes: pvc \"%.200s\": no available persistent volume reaches "
+                     "node \"%.200s\" and none can be provisioned there",
+                     name ? name : key, node);
+            goto done;
+        }
+    }
+    msg[0] = '\0';
+    res = ST_READY;
+done:
+    json_decref(keys);
+    json_decref(skip);
+    return res;
+}
+
 /* Where pod p's claims stand for its decision (p->prov_at 0: a new one,
- * its bindings chosen and its claims annotated now; else looked at as
- * the informers show them), its wait begun (prov_at) or past
- * bind_timeout_s; why a failure, in msg. Nothing is cleared here
- * (wait_end). */
+ * its bindings planned (plan_claims), then chosen and its claims
+ * annotated now; else looked at as the informers show them), its wait
+ * begun (prov_at) or past bind_timeout_s; why a failure, in msg. Nothing
+ * is cleared here (wait_end). */
 static enum step pod_step(struct gp_kube_sched *s, struct spod *p, char *msg, size_t size)
 {
     const struct gp_node *nd = gp_engine_node(s->e, p->node);
@@ -362,31 +480,24 @@ static enum step pod_step(struct gp_kube_sched *s, struct spod *p, char *msg, si
         return ST_READY;
     const json_t *labels =
         json_object_get(json_object_get(sn ? sn->obj : NULL, "metadata"), "labels");
-    const char *ns = p->info.ns ? p->info.ns : "default";
     enum step worst = ST_READY;
+    json_t *plan = NULL;
     if (p->prov_at == 0) { /* a new decision: its bindings chosen anew */
         json_decref(p->vol_pvs);
         p->vol_pvs = NULL;
+        worst = plan_claims(s, p, node, labels, &plan, msg, size);
     }
     size_t i;
     json_t *vol;
     json_array_foreach(json_object_get(json_object_get(p->obj, "spec"), "volumes"), i, vol)
     {
-        const json_t *pc = json_object_get(vol, "persistentVolumeClaim");
-        char cn[300], key[600];
-        if (pc)
-            snprintf(cn, sizeof cn, "%s", str_of(pc, "claimName") ? str_of(pc, "claimName") : "");
-        else if (json_object_get(vol, "ephemeral"))
-            snprintf(cn, sizeof cn, "%s-%s", p->info.name,
-                     str_of(vol, "name") ? str_of(vol, "name") : "");
-        else
+        char key[600];
+        if (worst == ST_FAIL || !claim_key(p, vol, key, sizeof key))
             continue;
-        gp_kube_key_make(ns, cn, key, sizeof key);
-        enum step st = claim_step(s, p, key, node, labels, p->prov_at == 0, msg, size);
+        enum step st = claim_step(s, p, key, node, labels, p->prov_at == 0, plan, msg, size);
         worst = st > worst ? st : worst;
-        if (st == ST_FAIL)
-            break;
     }
+    json_decref(plan);
     if (worst == ST_WAIT && p->prov_at == 0)
         p->prov_at = s->now_s > 0 ? s->now_s : 1e-9;
     if (worst == ST_WAIT && s->now_s >= p->prov_at + s->o.bind_timeout_s) {

@@ -391,6 +391,73 @@ static void test_static_shared_claim(void **state)
     v_close(&v);
 }
 
+/* A claim of size `size` of class "local" (raw: pvc() asks 10Gi). */
+static void spvc(struct vworld *v, const char *name, const char *size)
+{
+    char b[1024];
+    snprintf(b, sizeof b,
+             "{\"apiVersion\":\"v1\",\"kind\":\"PersistentVolumeClaim\",\"metadata\":{\"name\":"
+             "\"%s\"},\"spec\":{\"accessModes\":[\"ReadWriteOnce\"],\"storageClassName\":"
+             "\"local\",\"resources\":{\"requests\":{\"storage\":\"%s\"}}}}",
+             name, size);
+    kd_call(v->w.admin, "POST", "/api/v1/namespaces/default/persistentvolumeclaims", b, 201);
+}
+
+/* Two claims of one pod, of a class without a provisioner, and one volume
+ * (n1's) that either would match: whatever node the pod is decided for,
+ * PreBind plans both claims before writing (findMatchingVolumes'
+ * chosenPVs), the second finds nothing, so n1-a keeps no claimRef (a
+ * claimRef once patched is the PV controller's to bind) and no claim is
+ * bound; the pod stays pending. Fails without the plan (n1-a claimRef'd
+ * to d1, then the decision taken back with the volume gone for good). */
+static void test_static_two_claims_one_volume(void **state)
+{
+    (void)state;
+    struct vworld v;
+    v_open(&v);
+    wsc(&v, "local", "kubernetes.io/no-provisioner", NULL);
+    three_nodes(&v);
+    lpv(&v, "n1-a", "20Gi", "n1");
+    pvc(&v, "d1", "local", NULL, NULL);
+    pvc(&v, "d2", "local", NULL, NULL);
+    vpod(&v, "a",
+         "{\"name\":\"x\",\"persistentVolumeClaim\":{\"claimName\":\"d1\"}},"
+         "{\"name\":\"y\",\"persistentVolumeClaim\":{\"claimName\":\"d2\"}}");
+    assert_int_equal(v_cycles_until(&v, "a", 4), 0);
+    assert_string_equal(w_node_of(&v.w, "a", NULL), "");
+    assert_string_equal(pv_at(&v, "n1-a", "spec", "claimRef", "name"), "");
+    assert_string_equal(claim_at(&v, "d1", "spec", NULL, "volumeName"), "");
+    assert_string_equal(claim_at(&v, "d2", "spec", NULL, "volumeName"), "");
+    v_close(&v);
+}
+
+/* findMatchingVolumes sorts the pod's claims by requested size (byPVCSize,
+ * smallest first): the pod names the 20Gi claim before the 10Gi one, and
+ * n2 has volumes of 20Gi and 30Gi; the 10Gi claim takes the 20Gi volume
+ * (FindMatchingVolume's smallest), the 20Gi claim the 30Gi one. Fails
+ * with the claims matched in the pod's order (the 20Gi claim takes the
+ * 20Gi volume, the 10Gi claim the 30Gi one). */
+static void test_static_smallest_first(void **state)
+{
+    (void)state;
+    struct vworld v;
+    v_open(&v);
+    wsc(&v, "local", "kubernetes.io/no-provisioner", NULL);
+    three_nodes(&v);
+    lpv(&v, "n2-20", "20Gi", "n2");
+    lpv(&v, "n2-30", "30Gi", "n2");
+    spvc(&v, "big", "20Gi");
+    spvc(&v, "small", "10Gi");
+    vpod(&v, "a",
+         "{\"name\":\"x\",\"persistentVolumeClaim\":{\"claimName\":\"big\"}},"
+         "{\"name\":\"y\",\"persistentVolumeClaim\":{\"claimName\":\"small\"}}");
+    assert_int_equal(v_cycles_until(&v, "a", 6), 1);
+    assert_string_equal(w_node_of(&v.w, "a", NULL), "n2");
+    assert_string_equal(claim_at(&v, "small", "spec", NULL, "volumeName"), "n2-20");
+    assert_string_equal(claim_at(&v, "big", "spec", NULL, "volumeName"), "n2-30");
+    v_close(&v);
+}
+
 int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
@@ -402,6 +469,8 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup_teardown(test_static_one_volume_two_pods, kd_start, kd_stop),
         cmocka_unit_test_setup_teardown(test_static_moved_stays, kd_start, kd_stop),
         cmocka_unit_test_setup_teardown(test_static_shared_claim, kd_start, kd_stop),
+        cmocka_unit_test_setup_teardown(test_static_two_claims_one_volume, kd_start, kd_stop),
+        cmocka_unit_test_setup_teardown(test_static_smallest_first, kd_start, kd_stop),
     };
     if (gp_shared_mode(argc, argv)) {
         if (!gp_shared_have(SCHEMAS "/api__v1_openapi.json"))
