@@ -215,12 +215,57 @@ static void test_limit_unbound(void **state)
     l_close(&l);
 }
 
+/* A pod of priority `prio` asking `gpus` GPUs, naming claim `claim`. */
+static void prio_pod(struct lworld *l, const char *name, int prio, unsigned gpus, const char *claim)
+{
+    char b[1536];
+    snprintf(b, sizeof b,
+             "{\"metadata\":{\"name\":\"%s\"},\"spec\":{\"schedulerName\":\"gpuplane\","
+             "\"priority\":%d,\"terminationGracePeriodSeconds\":30,\"containers\":[{\"name\":"
+             "\"c\",\"image\":\"x\",\"resources\":{\"requests\":{\"cpu\":\"1\",\"memory\":"
+             "\"1Gi\",\"nvidia.com/gpu\":\"%u\"},\"limits\":{\"nvidia.com/gpu\":\"%u\"}}}],"
+             "\"volumes\":[{\"name\":\"data\",\"persistentVolumeClaim\":{\"claimName\":\"%s\"}}]}}",
+             name, prio, gpus, gpus, claim);
+    kd_call(l->v.w.admin, "POST", "/api/v1/namespaces/default/pods", b, 201);
+}
+
+/* Preemption frees a volume slot (the filter is Unschedulable; upstream's
+ * NodeInfo has the victim removed): a pod of priority 100 whose volume
+ * would pass n1's limit of 1 evicts the priority-0 pod (of no GPU)
+ * holding pv1 there, waits while the victim stops, and is bound on n1
+ * once it is gone. */
+static void test_limit_preempt(void **state)
+{
+    (void)state;
+    struct lworld l;
+    l_open(&l);
+    sc(&l.v, "standard", NULL);
+    w_node(&l.v.w, "n1", 4);
+    csinode(&l, "n1", drv(PD, "n1", 1), false);
+    claims(&l, 1, 2);
+    prio_pod(&l, "low", 0, 0, "c1"); /* (no GPU: its volume alone is what it holds there) */
+    assert_int_equal(l_cycle(&l), 1);
+    prio_pod(&l, "high", 100, 1, "c2");
+    assert_int_equal(l_cycle(&l), 0);
+    json_t *o = w_pod_get(&l.v.w, "low");
+    assert_non_null(json_object_get(json_object_get(o, "metadata"), "deletionTimestamp"));
+    json_decref(o);
+    assert_int_equal(l_cycle(&l), 0); /* the victim still stopping */
+    assert_string_equal(w_node_of(&l.v.w, "high", NULL), "");
+    kd_call(l.v.w.admin, "POST", "/_control/finish_deletions", NULL, 200);
+    for (int i = 0; i < 3 && !w_node_of(&l.v.w, "high", NULL)[0]; i++)
+        l_cycle(&l);
+    assert_string_equal(w_node_of(&l.v.w, "high", NULL), "n1");
+    l_close(&l);
+}
+
 int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_limit, kd_start, kd_stop),
         cmocka_unit_test_setup_teardown(test_limit_other_node, kd_start, kd_stop),
         cmocka_unit_test_setup_teardown(test_limit_unbound, kd_start, kd_stop),
+        cmocka_unit_test_setup_teardown(test_limit_preempt, kd_start, kd_stop),
     };
     if (gp_shared_mode(argc, argv)) {
         if (!gp_shared_have(SCHEMAS "/api__v1_openapi.json"))
