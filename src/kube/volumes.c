@@ -489,6 +489,156 @@ static void provision_condition(struct vrd *r, const json_t *pvc)
     g->nterms = k;
 }
 
+/* The pod's claims that joint_condition matches together: one candidate
+ * volume's node terms (pv_append's; every: it reaches every node). */
+struct jvol {
+    struct gp_node_term *t;
+    size_t n;
+    bool every;
+};
+struct joint {
+    struct vrd *r;
+    size_t k;             /* claims */
+    struct jvol *vol[32]; /* claim i's candidates, nv[i] of them */
+    size_t nv[32];
+    const json_t *pv[32][64]; /* (which volume each candidate is) */
+    const json_t *used[32];   /* the volumes chosen on the path */
+    const struct gp_match_expr *acc[32 * 8];
+    size_t nacc, steps;
+    struct gp_node_term out[256];
+    size_t nout;
+    bool every, big;
+};
+
+/* The assignments of distinct volumes to claims i.. (the path's label
+ * expressions in acc), each one term: its volumes' terms ANDed. */
+static void joint_walk(struct joint *j, size_t i)
+{
+    if (j->every || j->big || ++j->steps > 4096) {
+        j->big = j->big || !j->every;
+        return;
+    }
+    if (i == j->k) {
+        if (j->nacc == 0) { /* volumes that reach every node */
+            j->every = true;
+            return;
+        }
+        struct gp_match_expr *x = vr_alloc(j->r, j->nacc * sizeof *x);
+        if (!x || j->nout == 256) {
+            j->big = true;
+            return;
+        }
+        for (size_t a = 0; a < j->nacc; a++)
+            x[a] = *j->acc[a];
+        j->out[j->nout++] = (struct gp_node_term){x, j->nacc, NULL, 0, 0};
+        return;
+    }
+    for (size_t v = 0; v < j->nv[i]; v++) {
+        bool taken = false;
+        for (size_t u = 0; u < i; u++)
+            taken = taken || j->used[u] == j->pv[i][v];
+        if (taken)
+            continue;
+        j->used[i] = j->pv[i][v];
+        const struct jvol *jv = &j->vol[i][v];
+        for (size_t t = 0; t < (jv->every ? 1 : jv->n); t++) {
+            size_t before = j->nacc, nl = jv->every ? 0 : jv->t[t].nlabels;
+            if (before + nl > sizeof j->acc / sizeof j->acc[0]) {
+                j->big = true;
+                return;
+            }
+            for (size_t l = 0; l < nl; l++)
+                j->acc[j->nacc++] = &jv->t[t].labels[l];
+            joint_walk(j, i + 1);
+            j->nacc = before;
+        }
+    }
+}
+
+/* findMatchingVolumes matches a pod's unbound claims together (binder.go,
+ * v1.28: each claim, smallest first, excluding the volumes chosen for the
+ * pod's claims before it, chosenPVs): the claims of classes without a
+ * provisioner (no volume, no node; not annotated for a node, not
+ * claimRef'd to by a volume) get one condition, a node passing where
+ * distinct candidate volumes reach it for all of them - the terms of
+ * every assignment of distinct volumes to the claims, each the ANDed
+ * node terms of its volumes, ORed. It is a matching's condition where
+ * upstream matches greedily (a node where only another order finds
+ * volumes passes here; volumes_bind.c's plan then refuses it, writing
+ * nothing). joined[i]: claim i is in it (its own condition not made);
+ * more than 256 terms (or a long search): none joined, each claim its
+ * own condition as before. */
+static void joint_condition(struct vrd *r, const char *ns, const struct claims *c, bool *joined)
+{
+    struct joint *j = calloc(1, sizeof *j);
+    size_t idx[32];
+    if (!j) {
+        r->oom = true;
+        return;
+    }
+    j->r = r;
+    for (size_t i = 0; i < c->n; i++) {
+        char key[600];
+        gp_kube_key_make(ns, c->name[i], key, sizeof key);
+        const json_t *pvc = json_object_get(r->s->pvcs, key);
+        const json_t *sc = json_object_get(r->s->scs, gp_ks_claim_class(pvc));
+        const char *prov = str_of(sc, "provisioner");
+        bool dup = false;
+        for (size_t u = 0; u < i; u++)
+            dup = dup || strcmp(c->name[u], c->name[i]) == 0;
+        if (!c->provision[i] || dup ||
+            (prov && prov[0] && strcmp(prov, "kubernetes.io/no-provisioner") != 0) ||
+            str_of(json_object_get(json_object_get(pvc, "metadata"), "annotations"),
+                   GP_KUBE_ANN_SELECTED_NODE))
+            continue;
+        const char *pvn;
+        const json_t *pv;
+        bool pre = false;
+        size_t nv = 0;
+        json_object_foreach(r->s->pvs, pvn, pv)
+        {
+            enum gp_pvm m = gp_ks_pv_match(pvc, pv);
+            pre = pre || m == GP_PVM_PREBOUND;
+            nv += m == GP_PVM_YES;
+        }
+        if (pre || nv > 64)
+            goto done; /* (a claimRef'd claim, or too many: each its own) */
+        struct jvol *jv = vr_alloc(r, nv * sizeof *jv);
+        size_t v = 0;
+        json_object_foreach(r->s->pvs, pvn, pv)
+        {
+            if (!jv || gp_ks_pv_match(pvc, pv) != GP_PVM_YES)
+                continue;
+            jv[v].t = vr_alloc(r, pv_nterms(pv) * sizeof *jv[v].t);
+            jv[v].n = 0;
+            jv[v].every = pv_nterms(pv) == 0 || pv_append(r, pv, jv[v].t, &jv[v].n);
+            j->pv[j->k][v++] = pv;
+        }
+        if (r->oom)
+            goto done;
+        j->vol[j->k] = jv;
+        j->nv[j->k] = nv;
+        idx[j->k++] = i;
+    }
+    if (j->k < 2)
+        goto done; /* (one claim: its own condition says as much) */
+    joint_walk(j, 0);
+    if (j->big || r->oom)
+        goto done;
+    for (size_t i = 0; i < j->k; i++)
+        joined[idx[i]] = true;
+    if (j->every)
+        goto done; /* every node */
+    struct gp_node_term *t = NULL;
+    struct gp_volume_terms *g = vr_group(r, j->nout, false, &t);
+    if (g) {
+        g->bind = true;
+        memcpy(t, j->out, j->nout * sizeof *t);
+    }
+done:
+    free(j);
+}
+
 /* What the plugins decide for the pod: r->msg (a refusal) or r->g. */
 static void decide(struct vrd *r, const json_t *pod, const struct gp_kube_pod_info *in)
 {
@@ -539,10 +689,12 @@ static void decide(struct vrd *r, const json_t *pod, const struct gp_kube_pod_in
         /* the claims to provision: their conditions first (FindPodVolumes
          * checks the bound claims, then the unbound ones; the first
          * condition a node fails names it, and either is VolumeBinding's) */
+        bool joined[32] = {false};
+        joint_condition(r, ns, c, joined);
         for (size_t i = 0; i < c->n && !r->msg[0]; i++) {
             char key[600];
             gp_kube_key_make(ns, c->name[i], key, sizeof key);
-            if (c->provision[i])
+            if (c->provision[i] && !joined[i])
                 provision_condition(r, json_object_get(r->s->pvcs, key));
         }
     }

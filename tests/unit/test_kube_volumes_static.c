@@ -458,6 +458,34 @@ static void test_static_smallest_first(void **state)
     v_close(&v);
 }
 
+/* Two claims of one pod, of a class without a provisioner: n1 (best-fit's
+ * choice) has one matching volume, n2 two. Upstream's findMatchingVolumes
+ * matches the claims together (chosenPVs): n1 fails, the pod goes to n2,
+ * n1-a keeping no claimRef. Fails with a condition per claim (n1 passes,
+ * its PreBind plan refuses it: the pod never placed). */
+static void test_static_two_claims(void **state)
+{
+    (void)state;
+    struct vworld v;
+    v_open(&v);
+    wsc(&v, "local", "kubernetes.io/no-provisioner", NULL);
+    three_nodes(&v);
+    lpv(&v, "n1-a", "20Gi", "n1");
+    lpv(&v, "n2-a", "20Gi", "n2");
+    lpv(&v, "n2-b", "20Gi", "n2");
+    pvc(&v, "d1", "local", NULL, NULL);
+    pvc(&v, "d2", "local", NULL, NULL);
+    vpod(&v, "a",
+         "{\"name\":\"x\",\"persistentVolumeClaim\":{\"claimName\":\"d1\"}},"
+         "{\"name\":\"y\",\"persistentVolumeClaim\":{\"claimName\":\"d2\"}}");
+    v_cycles_until(&v, "a", 6);
+    assert_string_equal(w_node_of(&v.w, "a", NULL), "n2");
+    assert_string_equal(pv_at(&v, "n1-a", "spec", "claimRef", "name"), "");
+    assert_string_equal(claim_at(&v, "d1", "spec", NULL, "volumeName"), "n2-a");
+    assert_string_equal(claim_at(&v, "d2", "spec", NULL, "volumeName"), "n2-b");
+    v_close(&v);
+}
+
 int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
@@ -471,6 +499,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup_teardown(test_static_shared_claim, kd_start, kd_stop),
         cmocka_unit_test_setup_teardown(test_static_two_claims_one_volume, kd_start, kd_stop),
         cmocka_unit_test_setup_teardown(test_static_smallest_first, kd_start, kd_stop),
+        cmocka_unit_test_setup_teardown(test_static_two_claims, kd_start, kd_stop),
     };
     if (gp_shared_mode(argc, argv)) {
         if (!gp_shared_have(SCHEMAS "/api__v1_openapi.json"))
