@@ -631,9 +631,10 @@ static void joint_condition(struct vrd *r, const char *ns, const struct claims *
         goto done; /* every node */
     struct gp_node_term *t = NULL;
     struct gp_volume_terms *g = vr_group(r, j->nout, false, &t);
-    if (g) {
+    if (g) { /* (no assignment: no term, no node) */
         g->bind = true;
-        memcpy(t, j->out, j->nout * sizeof *t);
+        if (j->nout)
+            memcpy(t, j->out, j->nout * sizeof *t);
     }
 done:
     free(j);
