@@ -110,7 +110,7 @@ static const char *vr_str(struct vrd *r, const char *x)
 }
 
 /* metav1.IsControlledBy(pvc, pod): a controller owner reference of the pod's uid. */
-static bool owned_by(const json_t *pvc, const char *uid)
+bool gp_ks_pvc_owned_by(const json_t *pvc, const char *uid)
 {
     size_t i;
     json_t *o;
@@ -188,7 +188,7 @@ static bool has_pvcs(struct vrd *r, const struct claims *c, const char *ns, cons
             snprintf(r->msg, sizeof r->msg, "persistentvolumeclaim \"%s\" is being deleted", cn);
             return false;
         }
-        if (c->ephemeral[i] && !owned_by(pvc, uid)) {
+        if (c->ephemeral[i] && !gp_ks_pvc_owned_by(pvc, uid)) {
             snprintf(r->msg, sizeof r->msg,
                      "PVC %s/%s was not created for pod %s/%s (pod is not owner)", ns, cn, ns,
                      pod_name);

@@ -43,6 +43,10 @@ enum gp_pvm gp_ks_pv_match(const json_t *pvc, const json_t *pv);
  * No required terms: every node. */
 bool gp_ks_pv_fits(const json_t *pv, const json_t *labels);
 
+/* metav1.IsControlledBy(pvc, pod): pvc has a controller owner reference
+ * of uid (a generic ephemeral volume's claim is its pod's). */
+bool gp_ks_pvc_owned_by(const json_t *pvc, const char *uid);
+
 /* FindMatchingVolume for a node of these labels: among pvs (name -> PV)
  * the volume claimRef'd to pvc when there is one (NULL when it does not
  * fit the node), else the candidate of the least capacity that fits (the

@@ -126,20 +126,6 @@ enum gp_err gp_ks_csi_node(struct gp_kube_sched *s, const char *name, struct gp_
     return GP_OK;
 }
 
-/* metav1.IsControlledBy(pvc, pod): a controller owner reference of uid. */
-static bool owned_by(const json_t *pvc, const char *uid)
-{
-    size_t i;
-    json_t *o;
-    json_array_foreach(json_object_get(json_object_get(pvc, "metadata"), "ownerReferences"), i, o)
-    {
-        const char *ou = str_of(o, "uid");
-        if (json_is_true(json_object_get(o, "controller")) && uid && ou && strcmp(uid, ou) == 0)
-            return true;
-    }
-    return false;
-}
-
 /* getCSIDriverInfo for claim pvc (key "ns/name"): its driver and unique
  * name into drv and name; false: not counted. */
 static bool csi_of(const struct gp_kube_sched *s, const json_t *pvc, const char *key, char *drv,
@@ -193,7 +179,7 @@ static size_t each_volume(const struct gp_kube_sched *s, const json_t *pod, cons
             continue;
         gp_kube_key_make(ns, claim, key, sizeof key);
         const json_t *pvc = json_object_get(s->pvcs, key);
-        if (!pvc || (eph && !owned_by(pvc, uid)) ||
+        if (!pvc || (eph && !gp_ks_pvc_owned_by(pvc, uid)) ||
             !csi_of(s, pvc, key, drv, sizeof drv, name, sizeof name))
             continue;
         if (f)
