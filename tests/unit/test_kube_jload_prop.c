@@ -202,7 +202,8 @@ static void put(struct buf *o, const char *s, size_t n)
         o->b = realloc(o->b, o->cap);
         assert_non_null(o->b);
     }
-    memcpy(o->b + o->n, s, n);
+    if (n) /* (an empty part has no text yet: memcpy takes no NULL) */
+        memcpy(o->b + o->n, s, n);
     o->n += n;
     o->b[o->n] = '\0';
 }
