@@ -182,13 +182,11 @@ __attribute__((unused)) static const char *why(struct vworld *v, const char *pod
     return out;
 }
 
-/* A claim's member (a/b: "metadata/annotations") as a string, in a static buffer. */
-__attribute__((unused)) static const char *claim_at(struct vworld *v, const char *claim,
-                                                    const char *a, const char *b, const char *k)
+/* An object's member (a/b, b may be NULL) as a string, in a static buffer. */
+__attribute__((unused)) static const char *object_at(struct vworld *v, const char *path,
+                                                     const char *a, const char *b, const char *k)
 {
     static char out[256];
-    char path[200];
-    snprintf(path, sizeof path, "/api/v1/namespaces/default/persistentvolumeclaims/%s", claim);
     json_t *o = get(v, path);
     const json_t *at = json_object_get(o, a);
     if (b)
@@ -197,6 +195,24 @@ __attribute__((unused)) static const char *claim_at(struct vworld *v, const char
     snprintf(out, sizeof out, "%s", s ? s : "");
     json_decref(o);
     return out;
+}
+
+/* A claim's member (a/b: "metadata/annotations") as a string, in a static buffer. */
+__attribute__((unused)) static const char *claim_at(struct vworld *v, const char *claim,
+                                                    const char *a, const char *b, const char *k)
+{
+    char path[200];
+    snprintf(path, sizeof path, "/api/v1/namespaces/default/persistentvolumeclaims/%s", claim);
+    return object_at(v, path, a, b, k);
+}
+
+/* A volume's member (a/b: "spec/claimRef") as a string, in a static buffer. */
+__attribute__((unused)) static const char *pv_at(struct vworld *v, const char *pvn, const char *a,
+                                                 const char *b, const char *k)
+{
+    char path[200];
+    snprintf(path, sizeof path, "/api/v1/persistentvolumes/%s", pvn);
+    return object_at(v, path, a, b, k);
 }
 
 /* Cycles (each a second later, the double's provisioner given time to

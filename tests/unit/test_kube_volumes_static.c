@@ -53,23 +53,6 @@ static void lpv(struct vworld *v, const char *name, const char *size, const char
     spv(v, name, "local", size, "[\"ReadWriteOnce\"]", host, NULL);
 }
 
-/* A volume's member (a/b: "spec/claimRef") as a string, in a static buffer. */
-static const char *pv_at(struct vworld *v, const char *pvn, const char *a, const char *b,
-                         const char *k)
-{
-    static char out[256];
-    char path[200];
-    snprintf(path, sizeof path, "/api/v1/persistentvolumes/%s", pvn);
-    json_t *o = get(v, path);
-    const json_t *at = json_object_get(o, a);
-    if (b)
-        at = json_object_get(at, b);
-    const char *s = json_string_value(json_object_get(at, k));
-    snprintf(out, sizeof out, "%s", s ? s : "");
-    json_decref(o);
-    return out;
-}
-
 /* Nodes n1 (1 GPU, the tightest: best-fit's choice), n2 and n3 (2 GPUs),
  * each labelled with its hostname. */
 static void three_nodes(struct vworld *v)
